@@ -1,0 +1,123 @@
+// Backend: the ops of one device, its memory, and graph capture.
+//
+// Two implementations: backend/cpu (float32 reference, runs everywhere) and
+// backend/cuda (bf16/fp16/fp32). Each op checks shapes at its boundary.
+//
+// Graph rules (DESIGN.md "Graph runtime"): between begin_capture() and
+// end_capture() ops are *recorded*, not run; replay() runs the recording with
+// the shapes and pointers baked in. Everything that changes per step must
+// therefore live in device buffers with fixed addresses and be read by the op
+// when it runs; host scalars passed to an op (n_tokens, n_seqs, ...) are baked.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace seam {
+
+// Metadata of one attention call. Sequences are ordered prefill (extend) rows
+// first, then decode rows; a decode row has exactly one new token.
+// Token i of sequence s sits at row qo_indptr[s] + j of q/out and has
+// position seq_lens[s] - (qo_indptr[s+1]-qo_indptr[s]) + j; it attends
+// causally to positions [0, its own position] of its sequence, whose KV slots
+// are page_table[req_rows[s]][0 .. seq_lens[s]).
+struct AttentionBatch {
+  int n_tokens = 0;        // rows of q / out (host, baked in a graph)
+  int n_seqs = 0;          // sequences (host, baked in a graph)
+  int n_prefill_seqs = 0;  // the first n_prefill_seqs sequences are extend rows
+  int n_prefill_tokens = 0;
+  int max_seq_len = 0;     // upper bound on seq_lens; 0 = unknown (decode graphs)
+  Tensor qo_indptr;        // [n_seqs + 1] i32, device
+  Tensor seq_lens;         // [n_seqs] i32, device: KV length including new tokens
+  Tensor req_rows;         // [n_seqs] i32, device: row of page_table
+  Tensor page_table;       // [max_reqs, max_context] i32, device: KV slot per position
+};
+
+// Per-row sampling parameters, all device buffers of n rows.
+struct SamplingBatch {
+  int n = 0;
+  Tensor temperature;  // [n] f32; <= 0 means greedy
+  Tensor top_k;        // [n] i32; <= 0 means off
+  Tensor top_p;        // [n] f32; 1 means off
+  Tensor min_p;        // [n] f32; 0 means off
+  Tensor seed;         // [n] i64 (bit pattern of a u64 seed)
+  Tensor step;         // [n] i32: index of the token being sampled for this request
+};
+
+// Penalties for the rows that use them, as a CSR list of the tokens each row
+// has seen: for row r, entries [indptr[r], indptr[r+1]) give a token id, how
+// often it occurs in the output so far (0: only in the prompt).
+struct PenaltyBatch {
+  int n = 0;
+  int nnz = 0;
+  Tensor indptr;       // [n + 1] i32
+  Tensor tokens;       // [nnz] i32
+  Tensor out_counts;   // [nnz] i32
+  Tensor frequency;    // [n] f32 (OpenAI frequency_penalty, output tokens)
+  Tensor presence;     // [n] f32 (OpenAI presence_penalty, output tokens)
+  Tensor repetition;   // [n] f32 (HF repetition_penalty, prompt + output; 1 = off)
+};
+
+// A recorded sequence of ops (CUDA graph exec, or the CPU op list).
+class Graph {
+ public:
+  virtual ~Graph() = default;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+  virtual std::string name() const = 0;
+
+  // ---- memory (start-up only; never in the step loop) ----
+  virtual void* alloc(size_t bytes) = 0;
+  virtual void release(void* p) = 0;
+  virtual size_t free_memory() const = 0;  // bytes the device still has
+  // Copies are ordered with the ops on the backend's stream.
+  virtual void copy_h2d(void* dst, const void* src, size_t bytes) = 0;
+  virtual void copy_d2h(void* dst, const void* src, size_t bytes) = 0;
+  virtual void copy_d2d(void* dst, const void* src, size_t bytes) = 0;
+  virtual void fill(Tensor t, float value) = 0;  // any float dtype; used to poison in tests
+  virtual void synchronize() = 0;
+
+  // ---- ops ----
+  // out[i] = table[ids[i]].   out [n, hidden], ids [n] i32, table [vocab, hidden]
+  virtual void embedding(Tensor out, Tensor ids, Tensor table) = 0;
+  // out = rms_norm(x) * weight.   x, out [n, d] (rows may be strided), weight [d]
+  virtual void rms_norm(Tensor out, Tensor x, Tensor weight, float eps) = 0;
+  // residual += delta; out = rms_norm(residual) * weight.   all [n, d]
+  virtual void add_rms_norm(Tensor out, Tensor residual, Tensor delta, Tensor weight, float eps) = 0;
+  // out = x @ w^T (+ bias).   x [n, in], w [out, in] (HF layout), bias [out] or undefined, out [n, out]
+  virtual void linear(Tensor out, Tensor x, Tensor w, Tensor bias) = 0;
+  // Rotary embedding in place on q [n, n_heads, d] and k [n, n_kv_heads, d] (rows may be
+  // strided), HF rotate_half convention: pairs (i, i + d/2).
+  // positions [n] i32, inv_freq [d/2] f32 (llama3 scaling already applied).
+  virtual void rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) = 0;
+  // out = silu(gate) * up where gate_up = [gate | up].   gate_up [n, 2*inter], out [n, inter]
+  virtual void silu_mul(Tensor out, Tensor gate_up) = 0;
+  // k_cache[slots[i]] = k[i], same for v.   k, v [n, n_kv_heads, d] (rows may be strided);
+  // caches [n_slots, n_kv_heads, d]; slots [n] i32
+  virtual void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) = 0;
+  // Causal grouped-query attention over the paged cache (which already holds this step's KV).
+  // q [n_tokens, n_heads, d] (rows may be strided), out [n_tokens, n_heads, d]
+  virtual void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
+                         float scale) = 0;
+  // out[i] = x[idx[i]].   x [n, d], idx [m] i32, out [m, d]
+  virtual void gather_rows(Tensor out, Tensor x, Tensor idx) = 0;
+  // Applies penalties to logits [n, vocab] f32 in place.
+  virtual void apply_penalties(Tensor logits, const PenaltyBatch& p) = 0;
+  // out_ids[r] = sample(logits[r]).   logits [n, vocab] f32 (may be modified), out_ids [n] i32.
+  // The draw of row r depends only on (seed[r], step[r]) and logits[r]: see sampling_rng.h.
+  virtual void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) = 0;
+
+  // ---- graphs ----
+  virtual void begin_capture() = 0;
+  virtual std::unique_ptr<Graph> end_capture() = 0;
+  virtual void replay(const Graph& g) = 0;
+  virtual bool capturing() const = 0;
+};
+
+}  // namespace seam

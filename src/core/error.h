@@ -1,0 +1,40 @@
+// Errors: one exception type that carries a one-line, user-facing message.
+// Bad input (model folder, request, flags) throws seam::Error; the CLI prints
+// the message and exits non-zero, the server turns it into an HTTP 4xx.
+#pragma once
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace seam {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& msg) : std::runtime_error(msg) {}
+};
+
+namespace detail {
+template <typename... Args>
+std::string concat(Args&&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+}  // namespace detail
+
+// SEAM_CHECK(cond, parts...): throws seam::Error with the concatenated parts.
+#define SEAM_CHECK(cond, ...)                                       \
+  do {                                                              \
+    if (!(cond)) throw ::seam::Error(::seam::detail::concat(__VA_ARGS__)); \
+  } while (0)
+
+// SEAM_ASSERT: an internal invariant (a bug if it fails), with file and line.
+#define SEAM_ASSERT(cond, ...)                                                    \
+  do {                                                                            \
+    if (!(cond))                                                                  \
+      throw ::seam::Error(::seam::detail::concat(__FILE__, ":", __LINE__,         \
+                                                 ": internal invariant '", #cond, \
+                                                 "' failed. ", ##__VA_ARGS__));   \
+  } while (0)
+
+}  // namespace seam

@@ -1,0 +1,62 @@
+// Checkpoint: the tensors of a Hugging Face folder (*.safetensors, memory-mapped,
+// one file or sharded through model.safetensors.index.json), validated against
+// the ModelConfig and grouped by role. Data stays in the mapping; the backend
+// converts/uploads it once at load.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "model/model_config.h"
+
+namespace seam {
+
+// A tensor inside a mapped safetensors file.
+struct HostTensor {
+  std::string name;
+  DType dtype = DType::f32;  // F32, F16 or BF16
+  std::vector<int64_t> shape;
+  const void* data = nullptr;  // points into the mapping; valid while the Checkpoint lives
+  int64_t numel() const {
+    int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
+  bool defined() const { return data != nullptr; }
+};
+
+struct LayerTensors {
+  HostTensor input_layernorm;           // [hidden]
+  HostTensor q_proj, k_proj, v_proj;    // [q_size, hidden], [kv_size, hidden], [kv_size, hidden]
+  HostTensor q_bias, k_bias, v_bias;    // [q_size], [kv_size], [kv_size]   (attention_bias only)
+  HostTensor q_norm, k_norm;            // [head_dim]                        (qk_norm only)
+  HostTensor o_proj;                    // [hidden, q_size]
+  HostTensor post_attention_layernorm;  // [hidden]
+  HostTensor gate_proj, up_proj;        // [inter, hidden]
+  HostTensor down_proj;                 // [hidden, inter]
+};
+
+class Checkpoint {
+ public:
+  // Maps every safetensors file of `dir` and checks every tensor the config needs:
+  // present, shape as expected, dtype F32/F16/BF16, data inside the file.
+  // Throws seam::Error with a one-line message naming the file and the problem.
+  static std::unique_ptr<Checkpoint> open(const std::string& dir, const ModelConfig& config);
+  ~Checkpoint();
+  Checkpoint(const Checkpoint&) = delete;
+  Checkpoint& operator=(const Checkpoint&) = delete;
+
+  HostTensor embed_tokens;  // [vocab, hidden]
+  std::vector<LayerTensors> layers;
+  HostTensor norm;          // [hidden]
+  HostTensor lm_head;       // [vocab, hidden]; equals embed_tokens when tied
+
+ private:
+  Checkpoint() = default;
+  struct Mapping;
+  std::vector<std::unique_ptr<Mapping>> mappings_;
+};
+
+}  // namespace seam

@@ -1,0 +1,32 @@
+// Tokenizer: text <-> token ids. Two implementations: SentencePiece
+// (tokenizer.model) and Hugging Face tokenizer.json (byte-level BPE and
+// SentencePiece-style BPE). load_tokenizer picks tokenizer.json when present.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace seam {
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  // add_special_tokens: BOS etc. as the folder's tokenizer_config / post-processor says.
+  virtual std::vector<int32_t> encode(std::string_view text, bool add_special_tokens) const = 0;
+  // Decodes ids to text; special tokens are dropped when skip_special_tokens.
+  virtual std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const = 0;
+  virtual int vocab_size() const = 0;
+  virtual int32_t bos_id() const = 0;  // -1 when none
+  virtual int32_t eos_id() const = 0;  // -1 when none
+  virtual bool is_special(int32_t id) const = 0;
+  // The id of a token string such as "<|eot_id|>", or -1.
+  virtual int32_t token_to_id(std::string_view token) const = 0;
+};
+
+// Loads `dir/tokenizer.json` if present, else `dir/tokenizer.model` (with
+// `dir/tokenizer_config.json`). Throws seam::Error naming the file and the problem.
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& dir);
+
+}  // namespace seam
