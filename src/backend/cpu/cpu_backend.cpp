@@ -1,0 +1,349 @@
+#include "backend/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "backend/cpu/sampling_cpu.h"
+
+namespace seam {
+
+namespace {
+
+// Row r of a 2-D (or row-major n-D) float view.
+inline float* row_ptr(const Tensor& t, int64_t r) { return t.ptr<float>() + r * t.stride[0]; }
+
+void check_f32(const Tensor& t, const char* what) {
+  SEAM_CHECK(t.device == Device::cpu, what, ": tensor is not on the cpu");
+  check_dtype(t, DType::f32, what);
+}
+void check_i32(const Tensor& t, const char* what) {
+  SEAM_CHECK(t.device == Device::cpu, what, ": tensor is not on the cpu");
+  check_dtype(t, DType::i32, what);
+}
+
+}  // namespace
+
+void* CpuBackend::alloc(size_t bytes) {
+  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  SEAM_CHECK(p != nullptr || bytes == 0, "cpu: out of memory allocating ", bytes, " bytes");
+  return p;
+}
+void CpuBackend::release(void* p) { std::free(p); }
+size_t CpuBackend::free_memory() const { return size_t(1) << 40; }  // host memory: not the limit
+void CpuBackend::copy_h2d(void* dst, const void* src, size_t bytes) {
+  launch([=] { std::memcpy(dst, src, bytes); });
+}
+void CpuBackend::copy_d2h(void* dst, const void* src, size_t bytes) {
+  launch([=] { std::memcpy(dst, src, bytes); });
+}
+void CpuBackend::copy_d2d(void* dst, const void* src, size_t bytes) {
+  launch([=] { std::memmove(dst, src, bytes); });
+}
+void CpuBackend::fill(Tensor t, float value) {
+  SEAM_CHECK(t.contiguous(), "fill: tensor must be contiguous");
+  launch([=] {
+    if (t.dtype == DType::f32) {
+      std::fill_n(t.ptr<float>(), t.numel(), value);
+    } else if (t.dtype == DType::i32) {
+      std::fill_n(t.ptr<int32_t>(), t.numel(), int32_t(value));
+    } else {
+      std::vector<float> v(size_t(t.numel()), value);
+      convert_from_f32(v.data(), t.dtype, t.data, v.size());
+    }
+  });
+}
+
+void CpuBackend::launch(std::function<void()> op) {
+  if (capturing_)
+    recording_.push_back(std::move(op));
+  else
+    op();
+}
+
+// ---------------------------------------------------------------- ops
+
+void CpuBackend::embedding(Tensor out, Tensor ids, Tensor table) {
+  check_f32(out, "embedding out");
+  check_f32(table, "embedding table");
+  check_i32(ids, "embedding ids");
+  check_shape(out, {ids.size(0), table.size(1)}, "embedding out");
+  launch([=] {
+    const int64_t n = out.size(0), h = out.size(1), vocab = table.size(0);
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t id = ids.ptr<int32_t>()[i];
+      // Padded rows may carry anything; clamp so they never read out of bounds.
+      if (id < 0 || id >= vocab) id = 0;
+      std::memcpy(row_ptr(out, i), row_ptr(table, id), size_t(h) * 4);
+    }
+  });
+}
+
+namespace {
+void rms_norm_row(float* out, const float* x, const float* w, int64_t d, float eps) {
+  double ss = 0;
+  for (int64_t j = 0; j < d; ++j) ss += double(x[j]) * x[j];
+  const float scale = 1.f / std::sqrt(float(ss / double(d)) + eps);
+  for (int64_t j = 0; j < d; ++j) out[j] = x[j] * scale * w[j];
+}
+}  // namespace
+
+void CpuBackend::rms_norm(Tensor out, Tensor x, Tensor weight, float eps) {
+  check_f32(out, "rms_norm out");
+  check_f32(x, "rms_norm x");
+  check_f32(weight, "rms_norm weight");
+  SEAM_CHECK(x.ndim == 2 && x.rows_contiguous(), "rms_norm x: expected [n, d] with packed rows");
+  check_shape(out, {x.size(0), x.size(1)}, "rms_norm out");
+  check_shape(weight, {x.size(1)}, "rms_norm weight");
+  launch([=] {
+    for (int64_t i = 0; i < x.size(0); ++i)
+      rms_norm_row(row_ptr(out, i), row_ptr(x, i), weight.ptr<float>(), x.size(1), eps);
+  });
+}
+
+void CpuBackend::add_rms_norm(Tensor out, Tensor residual, Tensor delta, Tensor weight, float eps) {
+  check_f32(out, "add_rms_norm out");
+  check_f32(residual, "add_rms_norm residual");
+  check_f32(delta, "add_rms_norm delta");
+  check_shape(residual, {out.size(0), out.size(1)}, "add_rms_norm residual");
+  check_shape(delta, {out.size(0), out.size(1)}, "add_rms_norm delta");
+  check_shape(weight, {out.size(1)}, "add_rms_norm weight");
+  launch([=] {
+    const int64_t d = out.size(1);
+    for (int64_t i = 0; i < out.size(0); ++i) {
+      float* r = row_ptr(residual, i);
+      const float* dl = row_ptr(delta, i);
+      for (int64_t j = 0; j < d; ++j) r[j] += dl[j];
+      rms_norm_row(row_ptr(out, i), r, weight.ptr<float>(), d, eps);
+    }
+  });
+}
+
+void CpuBackend::linear(Tensor out, Tensor x, Tensor w, Tensor bias) {
+  check_f32(out, "linear out");
+  check_f32(x, "linear x");
+  check_f32(w, "linear w");
+  SEAM_CHECK(x.ndim == 2 && w.ndim == 2 && w.contiguous(), "linear: expected x [n, in], w [out, in]");
+  check_shape(out, {x.size(0), w.size(0)}, "linear out");
+  SEAM_CHECK(x.size(1) == w.size(1), "linear: x has ", x.size(1), " columns, w has ", w.size(1));
+  if (bias.defined()) check_shape(bias, {w.size(0)}, "linear bias");
+  launch([=] {
+    const int64_t n = x.size(0), n_in = x.size(1), n_out = w.size(0);
+    for (int64_t i = 0; i < n; ++i) {
+      const float* xr = row_ptr(x, i);
+      float* o = row_ptr(out, i);
+      for (int64_t j = 0; j < n_out; ++j) {
+        const float* wr = w.ptr<float>() + j * n_in;
+        float acc = 0.f;
+        for (int64_t k = 0; k < n_in; ++k) acc += xr[k] * wr[k];
+        o[j] = acc + (bias.defined() ? bias.ptr<float>()[j] : 0.f);
+      }
+    }
+  });
+}
+
+void CpuBackend::rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) {
+  check_f32(q, "rope q");
+  check_f32(k, "rope k");
+  check_i32(positions, "rope positions");
+  SEAM_CHECK(q.ndim == 3 && k.ndim == 3 && q.rows_contiguous() && k.rows_contiguous(),
+             "rope: expected q [n, heads, d], k [n, kv_heads, d]");
+  const int64_t d = q.size(2);
+  SEAM_CHECK(k.size(2) == d && k.size(0) == q.size(0) && d % 2 == 0, "rope: q/k shapes disagree");
+  check_shape(positions, {q.size(0)}, "rope positions");
+  check_shape(inv_freq, {d / 2}, "rope inv_freq");
+  launch([=] {
+    const int64_t half = d / 2;
+    for (int64_t i = 0; i < q.size(0); ++i) {
+      const float pos = float(positions.ptr<int32_t>()[i]);
+      for (const Tensor* t : {&q, &k}) {
+        for (int64_t h = 0; h < t->size(1); ++h) {
+          float* v = t->ptr<float>() + i * t->stride[0] + h * d;
+          for (int64_t j = 0; j < half; ++j) {
+            const float angle = pos * inv_freq.ptr<float>()[j];
+            const float c = std::cos(angle), s = std::sin(angle);
+            const float a = v[j], b = v[j + half];
+            v[j] = a * c - b * s;
+            v[j + half] = b * c + a * s;
+          }
+        }
+      }
+    }
+  });
+}
+
+void CpuBackend::silu_mul(Tensor out, Tensor gate_up) {
+  check_f32(out, "silu_mul out");
+  check_f32(gate_up, "silu_mul gate_up");
+  check_shape(gate_up, {out.size(0), 2 * out.size(1)}, "silu_mul gate_up");
+  launch([=] {
+    const int64_t inter = out.size(1);
+    for (int64_t i = 0; i < out.size(0); ++i) {
+      const float* g = row_ptr(gate_up, i);
+      float* o = row_ptr(out, i);
+      for (int64_t j = 0; j < inter; ++j) o[j] = g[j] / (1.f + std::exp(-g[j])) * g[j + inter];
+    }
+  });
+}
+
+void CpuBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) {
+  check_f32(k_cache, "store_kv k_cache");
+  check_f32(v_cache, "store_kv v_cache");
+  check_i32(slots, "store_kv slots");
+  SEAM_CHECK(k.ndim == 3 && v.ndim == 3 && k.rows_contiguous() && v.rows_contiguous(),
+             "store_kv: expected k, v [n, kv_heads, d]");
+  check_shape(k_cache, {-1, k.size(1), k.size(2)}, "store_kv k_cache");
+  check_shape(v_cache, {k_cache.size(0), k.size(1), k.size(2)}, "store_kv v_cache");
+  check_shape(v, {k.size(0), k.size(1), k.size(2)}, "store_kv v");
+  check_shape(slots, {k.size(0)}, "store_kv slots");
+  launch([=] {
+    const int64_t width = k.size(1) * k.size(2);
+    for (int64_t i = 0; i < k.size(0); ++i) {
+      const int32_t s = slots.ptr<int32_t>()[i];
+      SEAM_ASSERT(s >= 0 && s < k_cache.size(0), "KV slot ", s, " out of range");
+      std::memcpy(k_cache.ptr<float>() + s * width, k.ptr<float>() + i * k.stride[0], size_t(width) * 4);
+      std::memcpy(v_cache.ptr<float>() + s * width, v.ptr<float>() + i * v.stride[0], size_t(width) * 4);
+    }
+  });
+}
+
+void CpuBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
+                           float scale) {
+  check_f32(out, "attention out");
+  check_f32(q, "attention q");
+  SEAM_CHECK(q.ndim == 3 && q.rows_contiguous(), "attention q: expected [n, heads, d]");
+  check_shape(out, {b.n_tokens, q.size(1), q.size(2)}, "attention out");
+  SEAM_CHECK(q.size(0) >= b.n_tokens, "attention: q has fewer rows than n_tokens");
+  check_shape(k_cache, {-1, -1, q.size(2)}, "attention k_cache");
+  SEAM_CHECK(q.size(1) % k_cache.size(1) == 0, "attention: heads not a multiple of kv heads");
+  SEAM_CHECK(b.n_prefill_seqs <= b.n_seqs, "attention: n_prefill_seqs > n_seqs");
+  check_i32(b.qo_indptr, "attention qo_indptr");
+  check_i32(b.seq_lens, "attention seq_lens");
+  check_i32(b.req_rows, "attention req_rows");
+  check_i32(b.page_table, "attention page_table");
+  const AttentionBatch meta = b;
+  launch([=] {
+    const int64_t n_heads = q.size(1), d = q.size(2), n_kv = k_cache.size(1);
+    const int64_t group = n_heads / n_kv, max_ctx = meta.page_table.size(1);
+    const int32_t* indptr = meta.qo_indptr.ptr<int32_t>();
+    std::vector<float> scores;
+    for (int s = 0; s < meta.n_seqs; ++s) {
+      const int32_t begin = indptr[s], end = indptr[s + 1];
+      const int32_t seq_len = meta.seq_lens.ptr<int32_t>()[s];
+      const int32_t* slots = meta.page_table.ptr<int32_t>() + int64_t(meta.req_rows.ptr<int32_t>()[s]) * max_ctx;
+      const int32_t first_pos = seq_len - (end - begin);
+      SEAM_ASSERT(first_pos >= 0 && seq_len <= max_ctx, "attention: bad seq_len ", seq_len);
+      scores.resize(size_t(seq_len));
+      for (int32_t t = begin; t < end; ++t) {
+        const int32_t n_ctx = first_pos + (t - begin) + 1;  // causal: up to and including itself
+        for (int64_t h = 0; h < n_heads; ++h) {
+          const float* qv = q.ptr<float>() + t * q.stride[0] + h * d;
+          const int64_t kvh = h / group;
+          float mx = -INFINITY;
+          for (int32_t p = 0; p < n_ctx; ++p) {
+            const float* kv = k_cache.ptr<float>() + (int64_t(slots[p]) * n_kv + kvh) * d;
+            float dot = 0.f;
+            for (int64_t j = 0; j < d; ++j) dot += qv[j] * kv[j];
+            scores[p] = dot * scale;
+            mx = std::max(mx, scores[p]);
+          }
+          float sum = 0.f;
+          for (int32_t p = 0; p < n_ctx; ++p) {
+            scores[p] = std::exp(scores[p] - mx);
+            sum += scores[p];
+          }
+          float* o = out.ptr<float>() + t * out.stride[0] + h * d;
+          std::fill_n(o, d, 0.f);
+          for (int32_t p = 0; p < n_ctx; ++p) {
+            const float* vv = v_cache.ptr<float>() + (int64_t(slots[p]) * n_kv + kvh) * d;
+            const float wgt = scores[p] / sum;
+            for (int64_t j = 0; j < d; ++j) o[j] += wgt * vv[j];
+          }
+        }
+      }
+    }
+  });
+}
+
+void CpuBackend::gather_rows(Tensor out, Tensor x, Tensor idx) {
+  check_f32(out, "gather_rows out");
+  check_f32(x, "gather_rows x");
+  check_i32(idx, "gather_rows idx");
+  check_shape(out, {idx.size(0), x.size(1)}, "gather_rows out");
+  launch([=] {
+    for (int64_t i = 0; i < idx.size(0); ++i) {
+      int32_t r = idx.ptr<int32_t>()[i];
+      if (r < 0 || r >= x.size(0)) r = 0;  // padded rows
+      std::memcpy(row_ptr(out, i), row_ptr(x, r), size_t(x.size(1)) * 4);
+    }
+  });
+}
+
+void CpuBackend::apply_penalties(Tensor logits, const PenaltyBatch& p) {
+  check_f32(logits, "apply_penalties logits");
+  SEAM_CHECK(logits.size(0) >= p.n, "apply_penalties: more rows than logits");
+  const PenaltyBatch pb = p;
+  launch([=] {
+    const int64_t vocab = logits.size(1);
+    for (int r = 0; r < pb.n; ++r) {
+      float* l = row_ptr(logits, r);
+      const float freq = pb.frequency.ptr<float>()[r], pres = pb.presence.ptr<float>()[r];
+      const float rep = pb.repetition.ptr<float>()[r];
+      for (int32_t e = pb.indptr.ptr<int32_t>()[r]; e < pb.indptr.ptr<int32_t>()[r + 1]; ++e) {
+        const int32_t tok = pb.tokens.ptr<int32_t>()[e];
+        if (tok < 0 || tok >= vocab) continue;
+        const int32_t count = pb.out_counts.ptr<int32_t>()[e];
+        // HF repetition penalty: divide positive logits, multiply negative ones.
+        if (rep != 1.f) l[tok] = l[tok] > 0 ? l[tok] / rep : l[tok] * rep;
+        if (count > 0) l[tok] -= freq * float(count) + pres;
+      }
+    }
+  });
+}
+
+void CpuBackend::sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) {
+  check_f32(logits, "sample logits");
+  check_i32(out_ids, "sample out_ids");
+  SEAM_CHECK(logits.size(0) >= s.n && out_ids.size(0) >= s.n, "sample: fewer rows than n");
+  const SamplingBatch sb = s;
+  launch([=] {
+    for (int r = 0; r < sb.n; ++r) {
+      out_ids.ptr<int32_t>()[r] =
+          sample_row(row_ptr(logits, r), int(logits.size(1)), sb.temperature.ptr<float>()[r],
+                     sb.top_k.ptr<int32_t>()[r], sb.top_p.ptr<float>()[r], sb.min_p.ptr<float>()[r],
+                     uint64_t(sb.seed.ptr<int64_t>()[r]), uint32_t(sb.step.ptr<int32_t>()[r]));
+    }
+  });
+}
+
+// ---------------------------------------------------------------- graphs
+
+namespace {
+struct CpuGraph final : Graph {
+  std::vector<std::function<void()>> ops;
+};
+}  // namespace
+
+void CpuBackend::begin_capture() {
+  SEAM_ASSERT(!capturing_, "nested capture");
+  capturing_ = true;
+  recording_.clear();
+}
+
+std::unique_ptr<Graph> CpuBackend::end_capture() {
+  SEAM_ASSERT(capturing_, "end_capture without begin_capture");
+  capturing_ = false;
+  auto g = std::make_unique<CpuGraph>();
+  g->ops = std::move(recording_);
+  recording_.clear();
+  return g;
+}
+
+void CpuBackend::replay(const Graph& g) {
+  SEAM_ASSERT(!capturing_, "replay while capturing");
+  for (const auto& op : static_cast<const CpuGraph&>(g).ops) op();
+}
+
+}  // namespace seam

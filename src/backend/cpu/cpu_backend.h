@@ -1,0 +1,59 @@
+// CpuBackend: the float32 reference backend. Runs everywhere (CI, tiny models)
+// and is the reference every CUDA op is tested against.
+//
+// Graphs: while capturing, each op is recorded as a closure holding its
+// arguments by value (pointers, shapes, host scalars) instead of running;
+// replay() runs the list. So a CPU graph behaves like a CUDA graph: shapes and
+// addresses are baked, and per-step data must come through fixed buffers.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace seam {
+
+class CpuBackend final : public Backend {
+ public:
+  Device device() const override { return Device::cpu; }
+  std::string name() const override { return "cpu"; }
+
+  void* alloc(size_t bytes) override;
+  void release(void* p) override;
+  size_t free_memory() const override;
+  void copy_h2d(void* dst, const void* src, size_t bytes) override;
+  void copy_d2h(void* dst, const void* src, size_t bytes) override;
+  void copy_d2d(void* dst, const void* src, size_t bytes) override;
+  void fill(Tensor t, float value) override;
+  void synchronize() override {}
+
+  void embedding(Tensor out, Tensor ids, Tensor table) override;
+  void rms_norm(Tensor out, Tensor x, Tensor weight, float eps) override;
+  void add_rms_norm(Tensor out, Tensor residual, Tensor delta, Tensor weight, float eps) override;
+  void linear(Tensor out, Tensor x, Tensor w, Tensor bias) override;
+  void rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) override;
+  void silu_mul(Tensor out, Tensor gate_up) override;
+  void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) override;
+  void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
+                 float scale) override;
+  void gather_rows(Tensor out, Tensor x, Tensor idx) override;
+  void apply_penalties(Tensor logits, const PenaltyBatch& p) override;
+  void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) override;
+
+  void begin_capture() override;
+  std::unique_ptr<Graph> end_capture() override;
+  void replay(const Graph& g) override;
+  bool capturing() const override { return capturing_; }
+
+  // Ops recorded so far by the current capture (for tests).
+  size_t n_recorded() const { return recording_.size(); }
+
+ private:
+  // Runs `op` now, or records it while capturing.
+  void launch(std::function<void()> op);
+
+  bool capturing_ = false;
+  std::vector<std::function<void()>> recording_;
+};
+
+}  // namespace seam
