@@ -86,7 +86,8 @@ class Backend {
   // ---- ops ----
   // out[i] = table[ids[i]].   out [n, hidden], ids [n] i32, table [vocab, hidden]
   virtual void embedding(Tensor out, Tensor ids, Tensor table) = 0;
-  // out = rms_norm(x) * weight.   x, out [n, d] (rows may be strided), weight [d]
+  // out = rms_norm(x) * weight over the last dim.   x, out [n, d] or [n, heads, d] (per-head norm,
+  // Qwen3 q/k norm; may be in place on a strided view of q/k inside qkv); rows may be strided; weight [d]
   virtual void rms_norm(Tensor out, Tensor x, Tensor weight, float eps) = 0;
   // residual += delta; out = rms_norm(residual) * weight.   all [n, d]
   virtual void add_rms_norm(Tensor out, Tensor residual, Tensor delta, Tensor weight, float eps) = 0;

@@ -91,15 +91,21 @@ void rms_norm_row(float* out, const float* x, const float* w, int64_t d, float e
 }  // namespace
 
 void CpuBackend::rms_norm(Tensor out, Tensor x, Tensor weight, float eps) {
+  // x, out: [n, d], or [n, heads, d] for per-head norms (Qwen3 q/k norm); rows may be strided.
   check_f32(out, "rms_norm out");
   check_f32(x, "rms_norm x");
   check_f32(weight, "rms_norm weight");
-  SEAM_CHECK(x.ndim == 2 && x.rows_contiguous(), "rms_norm x: expected [n, d] with packed rows");
-  check_shape(out, {x.size(0), x.size(1)}, "rms_norm out");
-  check_shape(weight, {x.size(1)}, "rms_norm weight");
+  SEAM_CHECK((x.ndim == 2 || x.ndim == 3) && x.rows_contiguous() && out.rows_contiguous(),
+             "rms_norm x: expected [n, d] or [n, heads, d] with packed rows");
+  SEAM_CHECK(out.ndim == x.ndim && out.size(0) == x.size(0) && out.size(-1) == x.size(-1) &&
+                 (x.ndim == 2 || out.size(1) == x.size(1)),
+             "rms_norm: out ", out.shape_str(), " does not match x ", x.shape_str());
+  check_shape(weight, {x.size(-1)}, "rms_norm weight");
   launch([=] {
+    const int64_t d = x.size(-1), heads = x.ndim == 3 ? x.size(1) : 1;
     for (int64_t i = 0; i < x.size(0); ++i)
-      rms_norm_row(row_ptr(out, i), row_ptr(x, i), weight.ptr<float>(), x.size(1), eps);
+      for (int64_t h = 0; h < heads; ++h)
+        rms_norm_row(row_ptr(out, i) + h * d, row_ptr(x, i) + h * d, weight.ptr<float>(), d, eps);
   });
 }
 
