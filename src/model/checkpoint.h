@@ -33,6 +33,7 @@ struct LayerTensors {
   HostTensor q_bias, k_bias, v_bias;    // [q_size], [kv_size], [kv_size]   (attention_bias only)
   HostTensor q_norm, k_norm;            // [head_dim]                        (qk_norm only)
   HostTensor o_proj;                    // [hidden, q_size]
+  HostTensor o_bias;                    // [hidden]                          (o_proj_bias only)
   HostTensor post_attention_layernorm;  // [hidden]
   HostTensor gate_proj, up_proj;        // [inter, hidden]
   HostTensor down_proj;                 // [hidden, inter]

@@ -38,6 +38,7 @@ struct ModelConfig {
   bool tie_word_embeddings = false;
   bool attention_bias = false;  // q/k/v projections have a bias (Qwen2, or attention_bias: true)
   bool qk_norm = false;         // Qwen3
+  bool o_proj_bias = false;     // o_proj has a bias too (attention_bias: true on Llama/Mistral/Qwen3; never Qwen2)
   DType torch_dtype = DType::f32;  // the checkpoint's declared dtype ("auto" resolves to this)
 
   // generation_config.json (falls back to config.json's eos/bos ids)
