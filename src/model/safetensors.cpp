@@ -113,7 +113,8 @@ void SafetensorsFile::parse_header() {
     }
     e.begin = (*off)[0].get<uint64_t>();
     e.end = (*off)[1].get<uint64_t>();
-    SEAM_CHECK(e.begin <= e.end && e.end <= data_size_, what, ": data_offsets ", offsets_str(e.begin, e.end),
+    SEAM_CHECK(e.begin <= e.end, what, ": data_offsets ", offsets_str(e.begin, e.end), " begin after they end");
+    SEAM_CHECK(e.end <= data_size_, what, ": data_offsets ", offsets_str(e.begin, e.end),
                " are outside the data section (", data_size_, " bytes); the file is truncated or corrupt");
     uint64_t elem = safetensors_dtype_size(e.dtype);
     uint64_t want = 0;

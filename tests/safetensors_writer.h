@@ -1,0 +1,158 @@
+// Test helper (header-only): writes safetensors files and small model folders
+// so the loader tests can build valid checkpoints and then break them one way at a time.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/dtype.h"
+#include "model/model_config.h"
+#include "test_util.h"
+
+namespace seam::test {
+
+struct StTensor {
+  std::string name;
+  std::string dtype;  // safetensors spelling: "F32", "F16", "BF16", "I8", ...
+  std::vector<int64_t> shape;
+  std::string bytes;  // raw little-endian data
+};
+
+// The deterministic value of element i of a tensor with this seed, before rounding.
+inline float test_value(int64_t i, int seed) { return 0.5f * std::sin(0.37f * float(i) + 1.3f * float(seed)); }
+
+// The value element i holds once stored as `dtype` (rounded for F16/BF16).
+inline float stored_value(int64_t i, int seed, const std::string& dtype) {
+  float v = test_value(i, seed);
+  if (dtype == "F16") return f16_to_f32(f32_to_f16(v));
+  if (dtype == "BF16") return bf16_to_f32(f32_to_bf16(v));
+  return v;
+}
+
+inline int64_t numel_of(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+// A tensor filled with test_value(i, seed) in F32/F16/BF16 (I8: the low byte of i).
+inline StTensor make_tensor(const std::string& name, const std::string& dtype, std::vector<int64_t> shape,
+                            int seed) {
+  StTensor t{name, dtype, std::move(shape), {}};
+  const int64_t n = numel_of(t.shape);
+  for (int64_t i = 0; i < n; ++i) {
+    float v = test_value(i, seed);
+    if (dtype == "F32") {
+      t.bytes.append(reinterpret_cast<const char*>(&v), 4);
+    } else if (dtype == "F16" || dtype == "BF16") {
+      uint16_t h = dtype == "F16" ? f32_to_f16(v) : f32_to_bf16(v);
+      t.bytes.append(reinterpret_cast<const char*>(&h), 2);
+    } else {
+      t.bytes.push_back(char(i));
+    }
+  }
+  return t;
+}
+
+// The file image: u64 LE header length, header JSON (spaces pad it to 8 bytes), data.
+inline std::string raw_safetensors(const std::string& header, const std::string& data) {
+  std::string h = header;
+  while (h.size() % 8) h.push_back(' ');
+  std::string out(8, '\0');
+  uint64_t n = h.size();
+  for (int i = 0; i < 8; ++i) out[i] = char((n >> (8 * i)) & 0xff);
+  return out + h + data;
+}
+
+inline nlohmann::json safetensors_header(const std::vector<StTensor>& tensors) {
+  nlohmann::json h = nlohmann::json::object();
+  h["__metadata__"] = {{"format", "pt"}};
+  uint64_t off = 0;
+  for (const auto& t : tensors) {
+    h[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {off, off + t.bytes.size()}}};
+    off += t.bytes.size();
+  }
+  return h;
+}
+
+inline std::string safetensors_bytes(const std::vector<StTensor>& tensors) {
+  std::string data;
+  for (const auto& t : tensors) data += t.bytes;
+  return raw_safetensors(safetensors_header(tensors).dump(), data);
+}
+
+inline void write_safetensors(const std::string& path, const std::vector<StTensor>& tensors) {
+  write_file(path, safetensors_bytes(tensors));
+}
+
+// A small config.json of `arch` (hidden 16, 4 heads of 4, 2 KV heads, 2 layers).
+inline nlohmann::json tiny_config_json(const std::string& arch = "LlamaForCausalLM") {
+  return {{"architectures", {arch}},
+          {"hidden_size", 16},
+          {"intermediate_size", 24},
+          {"num_hidden_layers", 2},
+          {"num_attention_heads", 4},
+          {"num_key_value_heads", 2},
+          {"vocab_size", 32},
+          {"max_position_embeddings", 64},
+          {"hidden_act", "silu"},
+          {"rms_norm_eps", 1e-5},
+          {"rope_theta", 10000.0},
+          {"tie_word_embeddings", false},
+          {"torch_dtype", "float32"},
+          {"bos_token_id", 1},
+          {"eos_token_id", 2}};
+}
+
+inline void write_config(const std::string& dir, const nlohmann::json& config) {
+  write_file(dir + "/config.json", config.dump(2));
+}
+
+// Every tensor `c` needs, with HF names and shapes, each with its own seed
+// (its position in the list), stored as `dtype`.
+inline std::vector<StTensor> model_tensors(const ModelConfig& c, const std::string& dtype) {
+  const int64_t hidden = c.hidden_size, inter = c.intermediate_size, vocab = c.vocab_size;
+  const int64_t q = c.q_size(), kv = c.kv_size(), hd = c.head_dim;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> specs;
+  specs.push_back({"model.embed_tokens.weight", {vocab, hidden}});
+  for (int i = 0; i < c.n_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    specs.push_back({p + "input_layernorm.weight", {hidden}});
+    specs.push_back({p + "self_attn.q_proj.weight", {q, hidden}});
+    specs.push_back({p + "self_attn.k_proj.weight", {kv, hidden}});
+    specs.push_back({p + "self_attn.v_proj.weight", {kv, hidden}});
+    if (c.attention_bias) {
+      specs.push_back({p + "self_attn.q_proj.bias", {q}});
+      specs.push_back({p + "self_attn.k_proj.bias", {kv}});
+      specs.push_back({p + "self_attn.v_proj.bias", {kv}});
+    }
+    if (c.qk_norm) {
+      specs.push_back({p + "self_attn.q_norm.weight", {hd}});
+      specs.push_back({p + "self_attn.k_norm.weight", {hd}});
+    }
+    specs.push_back({p + "self_attn.o_proj.weight", {hidden, q}});
+    if (c.o_proj_bias) specs.push_back({p + "self_attn.o_proj.bias", {hidden}});
+    specs.push_back({p + "post_attention_layernorm.weight", {hidden}});
+    specs.push_back({p + "mlp.gate_proj.weight", {inter, hidden}});
+    specs.push_back({p + "mlp.up_proj.weight", {inter, hidden}});
+    specs.push_back({p + "mlp.down_proj.weight", {hidden, inter}});
+  }
+  specs.push_back({"model.norm.weight", {hidden}});
+  if (!c.tie_word_embeddings) specs.push_back({"lm_head.weight", {vocab, hidden}});
+  std::vector<StTensor> out;
+  for (size_t i = 0; i < specs.size(); ++i) out.push_back(make_tensor(specs[i].first, dtype, specs[i].second, int(i)));
+  return out;
+}
+
+// The seed model_tensors gave `name` (its index), or -1.
+inline int seed_of(const std::vector<StTensor>& tensors, const std::string& name) {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == name) return int(i);
+  return -1;
+}
+
+}  // namespace seam::test
