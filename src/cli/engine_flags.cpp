@@ -1,0 +1,46 @@
+#include "cli/engine_flags.h"
+
+#include "backend/backend_factory.h"
+#include "core/error.h"
+
+namespace seam::cli {
+
+void EngineFlags::add_to(CLI::App& app) {
+  EngineConfig& c = config;
+  app.add_option("--model-path", c.model_path, "Hugging Face model folder")->required();
+  app.add_option("--tokenizer-path", c.tokenizer_path, "tokenizer folder (default: the model folder)");
+  app.add_option("--device", device, "cpu | cuda | auto (cuda when a GPU is present)");
+  app.add_option("--dtype", c.dtype, "auto | bfloat16 | float16 | float32");
+  app.add_option("--mem-fraction-static", c.mem_fraction_static, "fraction of GPU memory for weights + KV cache");
+  app.add_option("--max-total-tokens", c.max_total_tokens, "cap on the KV pool, in tokens");
+  app.add_option("--chunked-prefill-size", c.chunked_prefill_size, "token budget of one step");
+  app.add_option("--max-running-requests", c.max_running_requests, "cap on running requests");
+  app.add_flag("--enable-mixed-chunk", c.enable_mixed_chunk, "decode rows ride along with prefill chunks");
+  app.add_flag("--disable-radix-cache", c.disable_radix_cache, "turn the prefix cache off");
+  app.add_option("--context-length", c.context_length, "max prompt + output tokens");
+  app.add_option("--random-seed", c.random_seed, "seed for requests that give none");
+  app.add_flag("--disable-cuda-graph", c.disable_cuda_graph, "run every step eagerly");
+  app.add_flag("--disable-piecewise-cuda-graph", c.disable_piecewise_cuda_graph, "no piecewise graphs");
+  app.add_option("--cuda-graph-max-bs", c.cuda_graph_max_bs, "largest decode graph batch size");
+  app.add_option("--cuda-graph-bs", c.cuda_graph_bs, "decode graph batch sizes, e.g. 1,2,4,8");
+  app.add_option("--piecewise-cuda-graph-max-tokens", c.piecewise_cuda_graph_max_tokens,
+                 "largest piecewise graph token count (default: the chunked-prefill size)");
+  app.add_option("--piecewise-cuda-graph-tokens", c.piecewise_cuda_graph_tokens,
+                 "piecewise graph token counts, e.g. 16,64,256");
+}
+
+EngineConfig EngineFlags::finish() {
+  EngineConfig c = config;
+  if (device == "auto") {
+    c.device = cuda_device_available() ? Device::cuda : Device::cpu;
+  } else if (device == "cpu") {
+    c.device = Device::cpu;
+  } else if (device == "cuda") {
+    c.device = Device::cuda;
+  } else {
+    throw Error("--device: '" + device + "' is not one of cpu, cuda, auto");
+  }
+  return c;
+}
+
+}  // namespace seam::cli

@@ -1,0 +1,20 @@
+// The engine flags shared by `generate`, `serve` and `bench-one-batch`
+// (sglang's names), bound to an EngineConfig.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "engine/engine_config.h"
+
+namespace seam::cli {
+
+struct EngineFlags {
+  EngineConfig config;
+  std::string device = "auto";
+  // Adds the flags to `app`; call finish() after parsing.
+  void add_to(CLI::App& app);
+  // Resolves --device auto and other derived values; throws seam::Error.
+  EngineConfig finish();
+};
+
+}  // namespace seam::cli

@@ -1,0 +1,90 @@
+// seam generate: offline generation. All prompts of one call run batched
+// together through the engine loop.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/engine_flags.h"
+#include "cli/request_json.h"
+#include "engine/engine.h"
+
+namespace seam::cli {
+
+int generate_command(int argc, char** argv) {
+  CLI::App app("seam generate: offline generation", "seam generate");
+  EngineFlags flags;
+  flags.add_to(app);
+  std::vector<std::string> prompts;
+  std::string prompts_file;
+  SamplingParams defaults;
+  bool as_json = false, print_stats = false;
+  app.add_option("--prompt", prompts, "a prompt (repeatable)");
+  app.add_option("--prompts-file", prompts_file, "JSON lines: {prompt | input_ids, max_new_tokens, temperature, ...}");
+  app.add_option("--max-new-tokens", defaults.max_new_tokens, "default max new tokens");
+  app.add_option("--temperature", defaults.temperature, "default temperature (0 = greedy)");
+  app.add_option("--top-p", defaults.top_p, "default top-p");
+  app.add_option("--top-k", defaults.top_k, "default top-k (-1 = off)");
+  app.add_option("--min-p", defaults.min_p, "default min-p");
+  app.add_option("--repetition-penalty", defaults.repetition_penalty, "default repetition penalty");
+  app.add_option("--frequency-penalty", defaults.frequency_penalty, "default frequency penalty");
+  app.add_option("--presence-penalty", defaults.presence_penalty, "default presence penalty");
+  app.add_option("--seed", defaults.seed, "default per-request seed");
+  app.add_flag("--ignore-eos", defaults.ignore_eos, "do not stop at EOS");
+  app.add_flag("--json", as_json, "one JSON line per prompt: index, prompt_ids, output_ids, text, finish_reason");
+  app.add_flag("--stats", print_stats, "print engine stats as one JSON line on stderr at the end");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  SEAM_CHECK(!prompts.empty() || !prompts_file.empty(), "give --prompt TEXT or --prompts-file FILE");
+  SEAM_CHECK(prompts.empty() || prompts_file.empty(), "give --prompt or --prompts-file, not both");
+
+  // Parse the whole input before loading the model: bad input fails fast.
+  std::vector<RequestSpec> specs;
+  if (!prompts_file.empty()) {
+    std::ifstream in(prompts_file);
+    SEAM_CHECK(in.good(), prompts_file, ": cannot open");
+    std::string line;
+    int line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      specs.push_back(parse_request_line(line, defaults, prompts_file + ":" + std::to_string(line_no)));
+    }
+    SEAM_CHECK(!specs.empty(), prompts_file, ": no prompts");
+  } else {
+    for (auto& p : prompts) specs.push_back(RequestSpec{p, {}, false, defaults});
+  }
+
+  Engine engine(flags.finish());
+  std::vector<std::vector<int32_t>> ids;
+  std::vector<SamplingParams> params;
+  for (auto& s : specs) {
+    ids.push_back(s.has_ids ? s.input_ids : engine.tokenizer().encode(s.prompt, true));
+    params.push_back(s.params);
+  }
+  std::vector<GenerateResult> results = engine.generate(ids, params);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const GenerateResult& r = results[i];
+    if (as_json) {
+      nlohmann::json j;
+      j["index"] = i;
+      j["prompt_ids"] = r.prompt_ids;
+      j["output_ids"] = r.output_ids;
+      j["text"] = r.text;
+      j["finish_reason"] = finish_reason_name(r.finish_reason);
+      std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    } else {
+      std::cout << (specs[i].has_ids ? std::string() : specs[i].prompt) << r.text << "\n";
+      if (results.size() > 1) std::cout << "\n";
+    }
+  }
+  std::cout.flush();
+  if (print_stats) std::cerr << engine.stats().dump() << std::endl;
+  return 0;
+}
+
+}  // namespace seam::cli

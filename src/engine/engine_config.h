@@ -1,0 +1,34 @@
+// EngineConfig: every engine option, validated once; derived values computed
+// here. CLI -> EngineConfig -> each component gets only what it needs.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace seam {
+
+struct EngineConfig {
+  std::string model_path;
+  std::string tokenizer_path;  // defaults to model_path
+  Device device = Device::cpu;
+  std::string dtype = "auto";  // auto | bfloat16 | float16 | float32
+  double mem_fraction_static = 0.88;
+  int max_total_tokens = 0;        // KV pool cap in tokens; 0 = from memory
+  int chunked_prefill_size = 0;    // 0 = default for the device
+  int max_running_requests = 0;    // 0 = default
+  bool enable_mixed_chunk = false;
+  bool disable_radix_cache = false;
+  int context_length = 0;          // 0 = the model's max_position_embeddings
+  uint64_t random_seed = 0;        // seeds requests that give none
+  // graphs
+  bool disable_cuda_graph = false;
+  bool disable_piecewise_cuda_graph = false;
+  int cuda_graph_max_bs = 0;       // 0 = default
+  std::string cuda_graph_bs;       // comma list, overrides the default buckets
+  int piecewise_cuda_graph_max_tokens = 0;  // 0 = chunked_prefill_size
+  std::string piecewise_cuda_graph_tokens;  // comma list
+  int max_queued_requests = 0;     // 0 = unlimited (server)
+};
+
+}  // namespace seam

@@ -1,0 +1,92 @@
+#include "engine/engine_setup.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "graph/graph_buckets.h"
+
+namespace seam {
+
+namespace {
+DType parse_dtype(const std::string& s, const ModelConfig& model, Device device) {
+  if (s == "float32" || s == "fp32") return DType::f32;
+  if (s == "bfloat16" || s == "bf16") return DType::bf16;
+  if (s == "float16" || s == "fp16" || s == "half") return DType::f16;
+  SEAM_CHECK(s == "auto", "--dtype: '", s, "' is not one of auto, bfloat16, float16, float32");
+  if (device == Device::cpu) return DType::f32;
+  return model.torch_dtype;  // as sglang: the checkpoint's dtype
+}
+}  // namespace
+
+ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, Device device) {
+  ResolvedSetup r;
+  r.dtype = parse_dtype(cfg.dtype, model, device);
+  SEAM_CHECK(device != Device::cpu || r.dtype == DType::f32, "--dtype ", dtype_name(r.dtype),
+             ": the cpu backend computes in float32 only");
+  SEAM_CHECK(cfg.context_length >= 0, "--context-length must be >= 0");
+  r.max_context = cfg.context_length > 0 ? cfg.context_length : model.max_position_embeddings;
+  SEAM_CHECK(r.max_context >= 2, "context length ", r.max_context, " is too small");
+
+  SchedulerConfig& s = r.scheduler;
+  // sglang's defaults: 8192-token chunks on a big GPU; the CPU backend uses small steps.
+  s.chunked_prefill_size = cfg.chunked_prefill_size > 0 ? cfg.chunked_prefill_size
+                                                        : (device == Device::cpu ? 512 : 8192);
+  SEAM_CHECK(cfg.chunked_prefill_size >= 0, "--chunked-prefill-size must be > 0");
+  s.max_running_requests = cfg.max_running_requests > 0 ? cfg.max_running_requests
+                                                        : (device == Device::cpu ? 64 : 256);
+  SEAM_CHECK(cfg.max_running_requests >= 0, "--max-running-requests must be > 0");
+  s.enable_mixed_chunk = cfg.enable_mixed_chunk;
+  s.max_context = r.max_context;
+
+  GraphConfig& g = r.graphs;
+  g.disable_cuda_graph = cfg.disable_cuda_graph;
+  g.disable_piecewise_cuda_graph = cfg.disable_piecewise_cuda_graph;
+  if (!cfg.disable_cuda_graph) {
+    const int max_bs = cfg.cuda_graph_max_bs > 0 ? cfg.cuda_graph_max_bs
+                                                 : std::min(s.max_running_requests, device == Device::cpu ? 16 : 256);
+    g.decode_buckets = cfg.cuda_graph_bs.empty() ? default_decode_buckets(max_bs)
+                                                 : parse_bucket_list(cfg.cuda_graph_bs, "--cuda-graph-bs");
+    // A decode batch never exceeds the running cap; larger keys would never be used.
+    std::erase_if(g.decode_buckets, [&](int b) { return b > s.max_running_requests; });
+    if (!cfg.disable_piecewise_cuda_graph) {
+      const int max_tokens = cfg.piecewise_cuda_graph_max_tokens > 0 ? cfg.piecewise_cuda_graph_max_tokens
+                                                                      : s.chunked_prefill_size;
+      g.piecewise_buckets = cfg.piecewise_cuda_graph_tokens.empty()
+                                ? default_piecewise_buckets(max_tokens)
+                                : parse_bucket_list(cfg.piecewise_cuda_graph_tokens, "--piecewise-cuda-graph-tokens");
+      std::erase_if(g.piecewise_buckets, [&](int b) { return b > s.chunked_prefill_size; });
+    }
+  }
+  return r;
+}
+
+int kv_pool_slots(const EngineConfig& cfg, const ResolvedSetup& setup, Device device, size_t free_at_start,
+                  size_t free_now, size_t weight_bytes, size_t bytes_per_slot, const StepBufferSizes& sizes,
+                  const ModelConfig& model) {
+  (void)sizes;
+  (void)model;
+  int64_t slots = 0;
+  if (device == Device::cpu) {
+    // Host memory is plentiful for the models the CPU backend serves: enough
+    // for every running request at full context, capped at 64k tokens.
+    slots = std::min<int64_t>(int64_t(setup.scheduler.max_running_requests) * setup.max_context, 1 << 16);
+  } else {
+    SEAM_CHECK(cfg.mem_fraction_static > 0 && cfg.mem_fraction_static < 1, "--mem-fraction-static must be in (0, 1)");
+    // sglang's rule: weights + KV take mem_fraction_static of the memory free at
+    // start; the rest is left for activations, workspaces and graphs.
+    const int64_t budget = int64_t(double(free_at_start) * cfg.mem_fraction_static) - int64_t(weight_bytes);
+    const int64_t graph_reserve = int64_t(512) << 20;  // measured use is printed at capture
+    const int64_t usable = std::min<int64_t>(budget, int64_t(free_now) - graph_reserve);
+    SEAM_CHECK(usable > int64_t(bytes_per_slot) * 16, "not enough device memory for the KV cache: ", usable / (1 << 20),
+               " MiB left after weights (", weight_bytes / (1 << 20), " MiB)");
+    slots = usable / int64_t(bytes_per_slot);
+  }
+  if (cfg.max_total_tokens > 0) slots = std::min<int64_t>(slots, int64_t(cfg.max_total_tokens) + 1);
+  slots = std::min<int64_t>(slots, int64_t(1) << 30);
+  SEAM_CHECK(slots >= 2, "KV pool of ", slots, " slots is too small");
+  std::fprintf(stderr, "seam: KV pool %lld tokens (%.1f MiB)\n", (long long)(slots - 1),
+               double(slots) * double(bytes_per_slot) / (1 << 20));
+  return int(slots);
+}
+
+}  // namespace seam

@@ -1,0 +1,76 @@
+// LlamaModel: the Llama-family forward pass on a backend, written as a
+// sequence of pieces separated by attention calls (the seams):
+//
+//   piece 0        : embed, norm, qkv, [q/k norm], rope, store KV      (layer 0 pre-attention)
+//   attention 0
+//   piece i (1..L-1): o_proj, add+norm, MLP, add+norm, qkv, ..., store KV (layer i-1 post, layer i pre)
+//   attention i
+//   piece L        : o_proj, add+norm, MLP, final add+norm              (layer L-1 post)
+//
+// Pieces contain no mode-dependent work: they act on every one of the n
+// (possibly padded) rows alike, so EXTEND and MIXED batches of the same token
+// count can replay the same captured piece. Attention is the only op that
+// sees the real prefill/decode split.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "backend/backend.h"
+#include "model/checkpoint.h"
+#include "model/model_config.h"
+#include "runtime/step_buffers.h"
+
+namespace seam {
+
+class KvPool;
+
+class LlamaModel {
+ public:
+  // Converts and uploads the checkpoint's weights to `backend` in dtype `act` (once).
+  LlamaModel(Backend& backend, const ModelConfig& config, const Checkpoint& ckpt, DType act);
+  ~LlamaModel();
+  LlamaModel(const LlamaModel&) = delete;
+  LlamaModel& operator=(const LlamaModel&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  DType dtype() const { return act_; }
+  size_t weight_bytes() const { return weight_bytes_; }
+  int n_pieces() const { return config_.n_layers + 1; }
+
+  // Runs piece `i` on the first n rows of the step buffers.
+  void run_piece(int i, StepBuffers& buf, const KvPool& kv, int n) const;
+  // Attention of layer `layer` on the real tokens: reads q from buf.qkv, writes buf.attn_out.
+  void run_attention(int layer, StepBuffers& buf, const KvPool& kv, const AttentionBatch& b) const;
+  // logits[0..n_seqs) = lm_head(final hidden at last_idx), float32.
+  void run_logits(StepBuffers& buf, int n_seqs) const;
+
+ private:
+  struct Layer {
+    Tensor ln_in;    // [hidden]
+    Tensor w_qkv;    // [q_size + 2 * kv_size, hidden]
+    Tensor b_qkv;    // [q_size + 2 * kv_size] or undefined
+    Tensor q_norm;   // [head_dim] or undefined
+    Tensor k_norm;   // [head_dim] or undefined
+    Tensor w_o;      // [hidden, q_size]
+    Tensor ln_post;  // [hidden]
+    Tensor w_gate_up;  // [2 * inter, hidden]
+    Tensor w_down;   // [hidden, inter]
+  };
+
+  Tensor upload(const std::vector<const HostTensor*>& parts, DType dtype);
+  void pre_attention(int layer, StepBuffers& buf, const KvPool& kv, int n) const;
+  void post_attention(int layer, StepBuffers& buf, int n) const;
+
+  Backend& backend_;
+  ModelConfig config_;
+  DType act_;
+  Tensor embed_;     // [vocab, hidden]
+  Tensor norm_;      // [hidden]
+  Tensor lm_head_;   // [vocab, hidden] (the embedding when tied)
+  Tensor inv_freq_;  // [head_dim / 2] f32
+  std::vector<Layer> layers_;
+  std::vector<void*> allocations_;
+  size_t weight_bytes_ = 0;
+};
+
+}  // namespace seam

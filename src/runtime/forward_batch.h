@@ -1,0 +1,76 @@
+// ForwardBatch: everything one forward step needs, on the host. The scheduler
+// builds it; the ModelRunner copies it into fixed device buffers (StepBuffers)
+// and runs it. Sequences are ordered prefill (extend) rows first, then decode
+// rows (one token each); tokens follow the same order.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace seam {
+
+enum class ForwardMode { extend, decode, mixed, idle };
+
+inline const char* forward_mode_name(ForwardMode m) {
+  switch (m) {
+    case ForwardMode::extend: return "extend";
+    case ForwardMode::decode: return "decode";
+    case ForwardMode::mixed: return "mixed";
+    case ForwardMode::idle: return "idle";
+  }
+  return "?";
+}
+
+struct SeqSampling {
+  float temperature = 0.f;  // <= 0: greedy
+  int32_t top_k = -1;
+  float top_p = 1.f;
+  float min_p = 0.f;
+  uint64_t seed = 0;
+  int32_t step = 0;  // index of the token being sampled (= output tokens so far)
+  // penalties (applied only when enabled)
+  float frequency_penalty = 0.f;
+  float presence_penalty = 0.f;
+  float repetition_penalty = 1.f;
+  bool uses_penalties() const {
+    return frequency_penalty != 0.f || presence_penalty != 0.f || repetition_penalty != 1.f;
+  }
+};
+
+struct ForwardBatch {
+  ForwardMode mode = ForwardMode::idle;
+  std::vector<int32_t> input_ids;      // [n_tokens]
+  std::vector<int32_t> positions;      // [n_tokens]
+  std::vector<int32_t> out_cache_loc;  // [n_tokens] KV write slot of each token
+  std::vector<int32_t> qo_indptr;      // [n_seqs + 1] ragged offsets (cu_seqlens of the new tokens)
+  std::vector<int32_t> seq_lens;       // [n_seqs] KV length after this step
+  std::vector<int32_t> req_rows;       // [n_seqs] page-table row of each sequence
+  int n_prefill_seqs = 0;              // the first n_prefill_seqs sequences are extend rows
+  std::vector<SeqSampling> sampling;   // [n_seqs]
+  // Penalty inputs for the sequences that use penalties (CSR over sequences).
+  std::vector<int32_t> penalty_indptr;  // [n_seqs + 1] or empty when no sequence uses penalties
+  std::vector<int32_t> penalty_tokens;  // [nnz]
+  std::vector<int32_t> penalty_counts;  // [nnz] occurrences in the output (0: prompt only)
+
+  int n_tokens() const { return int(input_ids.size()); }
+  int n_seqs() const { return int(seq_lens.size()); }
+  int n_prefill_tokens() const { return n_prefill_seqs ? qo_indptr[size_t(n_prefill_seqs)] : 0; }
+  int n_decode_seqs() const { return n_seqs() - n_prefill_seqs; }
+  int max_seq_len() const {
+    int m = 0;
+    for (int32_t l : seq_lens) m = l > m ? l : m;
+    return m;
+  }
+};
+
+// How one step ran: the path, its key, padding and (for eager) why.
+enum class StepPath { decode_graph, piecewise_graph, eager };
+
+struct StepReport {
+  StepPath path = StepPath::eager;
+  int graph_key = 0;         // the bucket replayed (tokens or batch size), 0 for eager
+  int n_padding = 0;         // padded rows added to reach the bucket
+  std::string eager_reason;  // empty unless path == eager
+};
+
+}  // namespace seam

@@ -1,0 +1,215 @@
+#include "runtime/model_runner.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "graph/decode_graph_runner.h"
+#include "graph/piecewise_graph_runner.h"
+#include "kv/slot_allocator.h"
+
+namespace seam {
+
+ModelRunner::ModelRunner(Backend& backend, LlamaModel& model, KvPool& kv, const StepBufferSizes& sizes,
+                         const GraphConfig& graphs)
+    : backend_(backend), model_(model), kv_(kv), graph_config_(graphs) {
+  StepBufferSizes s = sizes;
+  // Graph buckets may pad past the scheduler's limits: size the buffers for the largest key.
+  for (int b : graphs.decode_buckets) s.max_seqs = std::max(s.max_seqs, b), s.max_tokens = std::max(s.max_tokens, b);
+  for (int b : graphs.piecewise_buckets) s.max_tokens = std::max(s.max_tokens, b);
+  buf_ = std::make_unique<StepBuffers>(backend, model.config(), model.dtype(), s);
+  const size_t T = size_t(s.max_tokens), S = size_t(s.max_seqs);
+  for (auto* v : {&h_ids_, &h_pos_, &h_loc_}) v->resize(T);
+  for (auto* v : {&h_lens_, &h_rows_, &h_last_, &h_topk_, &h_step_}) v->resize(S);
+  h_indptr_.resize(S + 1);
+  for (auto* v : {&h_temp_, &h_topp_, &h_minp_, &h_freq_, &h_pres_, &h_rep_}) v->resize(S);
+  h_seed_.resize(S);
+}
+
+ModelRunner::~ModelRunner() = default;
+
+void ModelRunner::capture_graphs() {
+  SEAM_ASSERT(!sealed_, "capture_graphs called twice");
+  if (!graph_config_.disable_cuda_graph && !graph_config_.decode_buckets.empty()) {
+    decode_graphs_ = std::make_unique<DecodeGraphRunner>(*this, graph_config_.decode_buckets);
+    decode_graphs_->capture_all(stats_);
+  }
+  if (!graph_config_.disable_cuda_graph && !graph_config_.disable_piecewise_cuda_graph &&
+      !graph_config_.piecewise_buckets.empty()) {
+    piecewise_graphs_ = std::make_unique<PiecewiseGraphRunner>(*this, graph_config_.piecewise_buckets);
+    piecewise_graphs_->capture_all(stats_);
+  }
+  sealed_ = true;
+  if (decode_graphs_) decode_graphs_->seal();
+  if (piecewise_graphs_) piecewise_graphs_->seal();
+}
+
+void ModelRunner::upload(const ForwardBatch& fb, int T, int S) {
+  const int n = fb.n_tokens(), n_seqs = fb.n_seqs();
+  SEAM_ASSERT(n <= T && n_seqs <= S && T <= buf_->sizes.max_tokens && S <= buf_->sizes.max_seqs,
+              "batch of ", n, " tokens / ", n_seqs, " seqs does not fit buffers padded to ", T, "/", S);
+  // Padding contract: padded tokens are id 0 at position 0 writing the scratch
+  // slot; padded sequences are one such token reading the scratch row.
+  for (int i = 0; i < T; ++i) {
+    const bool real = i < n;
+    h_ids_[size_t(i)] = real ? fb.input_ids[size_t(i)] : 0;
+    h_pos_[size_t(i)] = real ? fb.positions[size_t(i)] : 0;
+    h_loc_[size_t(i)] = real ? fb.out_cache_loc[size_t(i)] : SlotAllocator::kScratchSlot;
+  }
+  h_indptr_[0] = 0;
+  for (int s = 0; s < S; ++s) {
+    const bool real = s < n_seqs;
+    h_indptr_[size_t(s) + 1] = real ? fb.qo_indptr[size_t(s) + 1] : std::min(T, h_indptr_[size_t(s)] + 1);
+    h_lens_[size_t(s)] = real ? fb.seq_lens[size_t(s)] : 1;
+    h_rows_[size_t(s)] = real ? fb.req_rows[size_t(s)] : kv_.scratch_row();
+    h_last_[size_t(s)] = real ? fb.qo_indptr[size_t(s) + 1] - 1 : std::min(T - 1, n + (s - n_seqs));
+    const SeqSampling ss = real ? fb.sampling[size_t(s)] : SeqSampling{};
+    h_temp_[size_t(s)] = ss.temperature;
+    h_topk_[size_t(s)] = ss.top_k;
+    h_topp_[size_t(s)] = ss.top_p;
+    h_minp_[size_t(s)] = ss.min_p;
+    h_seed_[size_t(s)] = int64_t(ss.seed);
+    h_step_[size_t(s)] = ss.step;
+    h_freq_[size_t(s)] = ss.frequency_penalty;
+    h_pres_[size_t(s)] = ss.presence_penalty;
+    h_rep_[size_t(s)] = ss.repetition_penalty;
+  }
+  StepBuffers& b = *buf_;
+  backend_.copy_h2d(b.input_ids.data, h_ids_.data(), size_t(T) * 4);
+  backend_.copy_h2d(b.positions.data, h_pos_.data(), size_t(T) * 4);
+  backend_.copy_h2d(b.out_cache_loc.data, h_loc_.data(), size_t(T) * 4);
+  backend_.copy_h2d(b.qo_indptr.data, h_indptr_.data(), size_t(S + 1) * 4);
+  backend_.copy_h2d(b.seq_lens.data, h_lens_.data(), size_t(S) * 4);
+  backend_.copy_h2d(b.req_rows.data, h_rows_.data(), size_t(S) * 4);
+  backend_.copy_h2d(b.last_idx.data, h_last_.data(), size_t(S) * 4);
+  backend_.copy_h2d(b.temperature.data, h_temp_.data(), size_t(S) * 4);
+  backend_.copy_h2d(b.top_k.data, h_topk_.data(), size_t(S) * 4);
+  backend_.copy_h2d(b.top_p.data, h_topp_.data(), size_t(S) * 4);
+  backend_.copy_h2d(b.min_p.data, h_minp_.data(), size_t(S) * 4);
+  backend_.copy_h2d(b.seed.data, h_seed_.data(), size_t(S) * 8);
+  backend_.copy_h2d(b.step.data, h_step_.data(), size_t(S) * 4);
+  if (!fb.penalty_indptr.empty()) {
+    SEAM_CHECK(fb.penalty_tokens.size() <= size_t(b.pen_tokens.size(0)), "penalty entries (",
+               fb.penalty_tokens.size(), ") exceed the buffer of ", b.pen_tokens.size(0));
+    backend_.copy_h2d(b.pen_indptr.data, fb.penalty_indptr.data(), fb.penalty_indptr.size() * 4);
+    backend_.copy_h2d(b.pen_tokens.data, fb.penalty_tokens.data(), fb.penalty_tokens.size() * 4);
+    backend_.copy_h2d(b.pen_counts.data, fb.penalty_counts.data(), fb.penalty_counts.size() * 4);
+    backend_.copy_h2d(b.pen_frequency.data, h_freq_.data(), size_t(n_seqs) * 4);
+    backend_.copy_h2d(b.pen_presence.data, h_pres_.data(), size_t(n_seqs) * 4);
+    backend_.copy_h2d(b.pen_repetition.data, h_rep_.data(), size_t(n_seqs) * 4);
+  }
+}
+
+AttentionBatch ModelRunner::attention_batch(int n_tokens, int n_seqs, int n_prefill_seqs, int n_prefill_tokens,
+                                            int max_seq_len) const {
+  AttentionBatch a;
+  a.n_tokens = n_tokens;
+  a.n_seqs = n_seqs;
+  a.n_prefill_seqs = n_prefill_seqs;
+  a.n_prefill_tokens = n_prefill_tokens;
+  a.max_seq_len = max_seq_len;
+  a.qo_indptr = buf_->qo_indptr.rows(n_seqs + 1);
+  a.seq_lens = buf_->seq_lens.rows(n_seqs);
+  a.req_rows = buf_->req_rows.rows(n_seqs);
+  a.page_table = kv_.page_table();
+  return a;
+}
+
+void ModelRunner::run_layers_eager(int n, const AttentionBatch& attn) {
+  for (int i = 0; i < model_.n_pieces(); ++i) {
+    model_.run_piece(i, *buf_, kv_, n);
+    if (i < model_.config().n_layers) model_.run_attention(i, *buf_, kv_, attn);
+  }
+}
+
+void ModelRunner::sample(const ForwardBatch& fb, std::vector<int32_t>& sampled) {
+  const int S = fb.n_seqs();
+  StepBuffers& b = *buf_;
+  if (!fb.penalty_indptr.empty()) {
+    PenaltyBatch p;
+    p.n = S;
+    p.nnz = int(fb.penalty_tokens.size());
+    p.indptr = b.pen_indptr.rows(S + 1);
+    p.tokens = b.pen_tokens;
+    p.out_counts = b.pen_counts;
+    p.frequency = b.pen_frequency.rows(S);
+    p.presence = b.pen_presence.rows(S);
+    p.repetition = b.pen_repetition.rows(S);
+    backend_.apply_penalties(b.logits.rows(S), p);
+  }
+  SamplingBatch s;
+  s.n = S;
+  s.temperature = b.temperature.rows(S);
+  s.top_k = b.top_k.rows(S);
+  s.top_p = b.top_p.rows(S);
+  s.min_p = b.min_p.rows(S);
+  s.seed = b.seed.rows(S);
+  s.step = b.step.rows(S);
+  backend_.sample(b.sampled.rows(S), b.logits.rows(S), s);
+  sampled.resize(size_t(S));
+  backend_.copy_d2h(sampled.data(), b.sampled.data, size_t(S) * 4);
+  backend_.synchronize();
+}
+
+void ModelRunner::note_eager(const std::string& reason, StepReport* report) {
+  stats_.eager_steps++;
+  stats_.eager_by_reason[reason]++;
+  if (report) {
+    report->path = StepPath::eager;
+    report->eager_reason = reason;
+  }
+}
+
+void ModelRunner::forward_eager(const ForwardBatch& fb, std::vector<int32_t>& sampled) {
+  const int n = fb.n_tokens(), S = fb.n_seqs();
+  upload(fb, n, S);
+  run_layers_eager(n, attention_batch(n, S, fb.n_prefill_seqs, fb.n_prefill_tokens(), fb.max_seq_len()));
+  model_.run_logits(*buf_, S);
+  sample(fb, sampled);
+}
+
+void ModelRunner::forward(const ForwardBatch& fb, std::vector<int32_t>& sampled, StepReport* report) {
+  SEAM_ASSERT(fb.mode != ForwardMode::idle && fb.n_tokens() > 0);
+  if (report) *report = StepReport{};
+  const int n = fb.n_tokens(), S = fb.n_seqs();
+  std::string reason;
+  if (fb.mode == ForwardMode::decode) {
+    const int bs = decode_graphs_ ? decode_graphs_->bucket_for(S) : 0;
+    if (bs > 0) {
+      upload(fb, bs, bs);
+      decode_graphs_->replay(bs);
+      stats_.decode_graph_replays++;
+      stats_.padding_tokens += uint64_t(bs - S);
+      if (report) *report = StepReport{StepPath::decode_graph, bs, bs - S, ""};
+      sample(fb, sampled);
+      return;
+    }
+    reason = graph_config_.disable_cuda_graph ? "disabled" : "batch too large";
+  } else {
+    const int T = piecewise_graphs_ ? piecewise_graphs_->bucket_for(n) : 0;
+    if (T > 0) {
+      upload(fb, T, S);
+      piecewise_graphs_->replay(T, attention_batch(n, S, fb.n_prefill_seqs, fb.n_prefill_tokens(),
+                                                   fb.max_seq_len()));
+      model_.run_logits(*buf_, S);
+      stats_.piecewise_replays++;
+      (fb.mode == ForwardMode::mixed ? stats_.piecewise_replays_mixed : stats_.piecewise_replays_extend)++;
+      stats_.padding_tokens += uint64_t(T - n);
+      if (report) *report = StepReport{StepPath::piecewise_graph, T, T - n, ""};
+      sample(fb, sampled);
+      return;
+    }
+    reason = graph_config_.disable_cuda_graph || graph_config_.disable_piecewise_cuda_graph ? "disabled"
+                                                                                           : "too many tokens";
+  }
+  note_eager(reason, report);
+  forward_eager(fb, sampled);
+}
+
+std::vector<float> ModelRunner::last_logits(int n_seqs) {
+  std::vector<float> out(size_t(n_seqs) * size_t(model_.config().vocab_size));
+  backend_.copy_d2h(out.data(), buf_->logits.data, out.size() * 4);
+  backend_.synchronize();
+  return out;
+}
+
+}  // namespace seam

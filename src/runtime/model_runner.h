@@ -1,0 +1,81 @@
+// ModelRunner: runs one ForwardBatch and returns the sampled ids. It owns the
+// fixed step buffers and routes each batch (DESIGN.md "runtime"):
+//   DECODE          -> the full decode graph of the smallest batch-size bucket >= n_seqs
+//   EXTEND / MIXED  -> the piecewise graphs of the smallest token bucket >= n_tokens
+//   anything else   -> eager, counted by reason
+// Graphs are captured once at start-up (capture_graphs) and sealed after.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "graph/graph_stats.h"
+#include "kv/kv_pool.h"
+#include "model/llama_model.h"
+#include "runtime/forward_batch.h"
+#include "runtime/step_buffers.h"
+
+namespace seam {
+
+class DecodeGraphRunner;
+class PiecewiseGraphRunner;
+
+struct GraphConfig {
+  bool disable_cuda_graph = false;            // no decode graphs (and no piecewise graphs)
+  bool disable_piecewise_cuda_graph = false;  // no piecewise graphs
+  std::vector<int> decode_buckets;            // batch sizes, ascending
+  std::vector<int> piecewise_buckets;         // token counts, ascending
+};
+
+class ModelRunner {
+ public:
+  ModelRunner(Backend& backend, LlamaModel& model, KvPool& kv, const StepBufferSizes& sizes,
+              const GraphConfig& graphs);
+  ~ModelRunner();
+
+  // Captures every configured graph, largest bucket first, then seals.
+  void capture_graphs();
+  // Runs one step; sampled[i] is the token drawn for sequence i.
+  void forward(const ForwardBatch& fb, std::vector<int32_t>& sampled, StepReport* report = nullptr);
+  // Runs the step eagerly whatever graphs exist (tests compare paths with it).
+  void forward_eager(const ForwardBatch& fb, std::vector<int32_t>& sampled);
+  // The float32 logits of the last step, [n_seqs, vocab] (tests).
+  std::vector<float> last_logits(int n_seqs);
+
+  const GraphStats& graph_stats() const { return stats_; }
+  StepBuffers& buffers() { return *buf_; }
+  Backend& backend() { return backend_; }
+  LlamaModel& model() { return model_; }
+  KvPool& kv() { return kv_; }
+  bool sealed() const { return sealed_; }
+
+  // ---- used by the graph runners ----
+  // Copies the batch into the step buffers, padded to n_tokens_padded rows and n_seqs_padded sequences.
+  void upload(const ForwardBatch& fb, int n_tokens_padded, int n_seqs_padded);
+  AttentionBatch attention_batch(int n_tokens, int n_seqs, int n_prefill_seqs, int n_prefill_tokens,
+                                 int max_seq_len) const;
+  // Pieces and attentions of the whole forward on n rows, eager.
+  void run_layers_eager(int n, const AttentionBatch& attn);
+
+ private:
+  void sample(const ForwardBatch& fb, std::vector<int32_t>& sampled);
+  void note_eager(const std::string& reason, StepReport* report);
+
+  Backend& backend_;
+  LlamaModel& model_;
+  KvPool& kv_;
+  std::unique_ptr<StepBuffers> buf_;
+  std::unique_ptr<DecodeGraphRunner> decode_graphs_;
+  std::unique_ptr<PiecewiseGraphRunner> piecewise_graphs_;
+  GraphConfig graph_config_;
+  GraphStats stats_;
+  bool sealed_ = false;
+  // Host staging reused every step (sized at start-up: no allocation in the loop).
+  std::vector<int32_t> h_ids_, h_pos_, h_loc_, h_indptr_, h_lens_, h_rows_, h_last_, h_topk_, h_step_;
+  std::vector<float> h_temp_, h_topp_, h_minp_, h_freq_, h_pres_, h_rep_;
+  std::vector<int64_t> h_seed_;
+};
+
+}  // namespace seam

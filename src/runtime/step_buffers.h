@@ -1,0 +1,66 @@
+// StepBuffers: the fixed-address device buffers of one forward step. Allocated
+// once at start-up for the largest step (max_tokens rows, max_seqs sequences);
+// every graph bakes these addresses, so they never move.
+#pragma once
+#include <vector>
+
+#include "backend/backend.h"
+#include "model/model_config.h"
+
+namespace seam {
+
+struct StepBufferSizes {
+  int max_tokens = 0;   // rows of the token-sized buffers
+  int max_seqs = 0;     // rows of the sequence-sized buffers
+  int max_penalty_entries = 0;
+};
+
+struct StepBuffers {
+  StepBuffers(Backend& backend, const ModelConfig& c, DType act, const StepBufferSizes& sizes);
+  ~StepBuffers();
+  StepBuffers(const StepBuffers&) = delete;
+  StepBuffers& operator=(const StepBuffers&) = delete;
+
+  StepBufferSizes sizes;
+  // per token
+  Tensor input_ids;      // [max_tokens] i32
+  Tensor positions;      // [max_tokens] i32
+  Tensor out_cache_loc;  // [max_tokens] i32
+  Tensor residual;       // [max_tokens, hidden]
+  Tensor normed;         // [max_tokens, hidden]
+  Tensor delta;          // [max_tokens, hidden]   output of o_proj / down_proj
+  Tensor qkv;            // [max_tokens, q_size + 2 * kv_size]
+  Tensor attn_out;       // [max_tokens, q_size]   the bridge: written by attention, read by the next piece
+  Tensor gate_up;        // [max_tokens, 2 * inter]
+  Tensor act;            // [max_tokens, inter]
+  // per sequence
+  Tensor qo_indptr;      // [max_seqs + 1] i32
+  Tensor seq_lens;       // [max_seqs] i32
+  Tensor req_rows;       // [max_seqs] i32
+  Tensor last_idx;       // [max_seqs] i32 row of each sequence's last token
+  Tensor last_hidden;    // [max_seqs, hidden]
+  Tensor logits;         // [max_seqs, vocab] f32
+  Tensor sampled;        // [max_seqs] i32
+  Tensor temperature;    // [max_seqs] f32
+  Tensor top_k;          // [max_seqs] i32
+  Tensor top_p;          // [max_seqs] f32
+  Tensor min_p;          // [max_seqs] f32
+  Tensor seed;           // [max_seqs] i64
+  Tensor step;           // [max_seqs] i32
+  // penalties
+  Tensor pen_indptr;     // [max_seqs + 1] i32
+  Tensor pen_tokens;     // [max_penalty_entries] i32
+  Tensor pen_counts;     // [max_penalty_entries] i32
+  Tensor pen_frequency;  // [max_seqs] f32
+  Tensor pen_presence;   // [max_seqs] f32
+  Tensor pen_repetition; // [max_seqs] f32
+
+  size_t bytes = 0;
+
+ private:
+  Backend& backend_;
+  std::vector<void*> allocations_;
+  Tensor make(DType t, std::initializer_list<int64_t> dims);
+};
+
+}  // namespace seam

@@ -1,0 +1,92 @@
+// Scheduler: the waiting queue and the running set; each step it builds one
+// batch under the token budget (chunked_prefill_size), the running-request
+// cap and the KV budget: EXTEND (prefill chunks), DECODE, or with mixed chunk
+// on, MIXED (prefill rows first, then one row per decoding request, the total
+// never above the budget). When KV runs out it retracts the newest requests
+// back to the waiting queue; generated tokens are kept, so nothing is lost.
+// Pure CPU: no device code; the page table is written through a callback.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "kv/radix_cache.h"
+#include "kv/slot_allocator.h"
+#include "runtime/forward_batch.h"
+#include "scheduler/request.h"
+
+namespace seam {
+
+struct SchedulerConfig {
+  int chunked_prefill_size = 8192;  // token budget of one step
+  int max_running_requests = 256;
+  bool enable_mixed_chunk = false;
+  int max_context = 4096;           // page-table columns: prompt + output never exceeds it
+};
+
+struct SchedulerStats {
+  uint64_t steps_extend = 0, steps_decode = 0, steps_mixed = 0;
+  uint64_t retractions = 0;
+  uint64_t prefix_cache_hit_tokens = 0;
+  uint64_t prefill_tokens = 0;  // tokens computed in prefill rows
+  int peak_running = 0;
+  uint64_t budget_violations = 0;  // must stay 0 (checked by tests)
+};
+
+// One sequence of a scheduled batch.
+struct ScheduledSeq {
+  Request* req = nullptr;
+  int n_new = 0;       // tokens fed this step
+  bool sample = false; // this step produces the request's next token
+};
+
+class Scheduler {
+ public:
+  // Writes page_table[row][begin .. begin+n) = slots.
+  using PageTableWriter = std::function<void(int row, int begin, const int32_t* slots, int n)>;
+
+  Scheduler(const SchedulerConfig& config, SlotAllocator& slots, RadixCache& cache, PageTableWriter writer);
+
+  void add(Request* req);  // to the back of the waiting queue
+  // Removes a request wherever it is and frees its KV; returns false if unknown.
+  bool abort(Request* req);
+  // Builds the next batch; mode idle when there is nothing to run.
+  ForwardBatch schedule();
+  // The sequences of the last schedule(), in batch order.
+  const std::vector<ScheduledSeq>& scheduled() const { return scheduled_; }
+  // After the forward: advances KV state. The caller appends sampled tokens.
+  void commit();
+  // Releases a finished request's KV (into the prefix cache when on) and its row.
+  void finish(Request* req);
+
+  bool has_work() const { return !waiting_.empty() || !running_.empty(); }
+  size_t n_waiting() const { return waiting_.size(); }
+  size_t n_running() const { return running_.size(); }
+  const SchedulerStats& stats() const { return stats_; }
+  const SchedulerConfig& config() const { return config_; }
+  const std::deque<Request*>& waiting() const { return waiting_; }
+  const std::vector<Request*>& running() const { return running_; }
+
+ private:
+  bool alloc_slots(Request* r, int n);  // evicts from the prefix cache if needed
+  void release_kv(Request* r);
+  void retract(Request* r);
+  bool admit(Request* r);
+  void take_prefill(int budget, std::vector<ScheduledSeq>& out);
+  bool ensure_decode_slots(std::vector<Request*>& decoding);
+  void build(ForwardBatch& fb, ForwardMode mode, int n_prefill_seqs);
+
+  SchedulerConfig config_;
+  SlotAllocator& slots_;
+  RadixCache& cache_;
+  PageTableWriter write_page_table_;
+  std::deque<Request*> waiting_;
+  std::vector<Request*> running_;  // admission order
+  std::vector<int> free_rows_;
+  std::vector<ScheduledSeq> scheduled_;
+  uint64_t admit_counter_ = 0;
+  SchedulerStats stats_;
+};
+
+}  // namespace seam

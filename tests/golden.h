@@ -1,0 +1,23 @@
+// The golden greedy outputs of stories260K (../shared/golden), and a helper
+// that runs them through an engine configuration.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "test_util.h"
+
+namespace seam::test {
+
+struct GoldenCase {
+  std::string id, prompt, generated_text;
+  std::vector<int32_t> prompt_ids, generated_ids;
+};
+
+std::vector<GoldenCase> golden_cases();
+EngineConfig cpu_engine_config();  // stories260K on the cpu backend, defaults otherwise
+// Greedy sampling params that reproduce a case (max_new_tokens = its length).
+SamplingParams golden_params(const GoldenCase& c);
+
+}  // namespace seam::test
