@@ -1,0 +1,182 @@
+#include "tokenizer/hf_tokenizer.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "tokenizer/json_fields.h"
+#include "tokenizer/utf8.h"
+
+namespace seam {
+
+namespace {
+
+using json_fields::json;
+
+json read_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  SEAM_CHECK(in, path, ": cannot open");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  try {
+    return json::parse(buffer.str());
+  } catch (const json::exception& e) {
+    throw Error(path + ": not valid JSON: " + e.what());
+  }
+}
+
+const json* optional_object(const json& root, const char* key) {
+  auto it = root.find(key);
+  return it == root.end() || it->is_null() ? nullptr : &*it;
+}
+
+}  // namespace
+
+HfTokenizer::HfTokenizer(const std::string& json_path, const TokenizerConfig& config) : path_(json_path) {
+  const json root = read_json(json_path);
+  SEAM_CHECK(root.is_object(), json_path, ": expected a JSON object at the top level");
+  try {
+    const json& model = json_fields::require(root, "model", json_path);
+    const std::string type = json_fields::optional_string(model, "type", "BPE", json_path + ".model");
+    SEAM_CHECK(type == "BPE", json_path, ".model.type: unsupported model type '", type,
+               "' (seam supports BPE tokenizer.json files)");
+    model_ = std::make_unique<BpeModel>(model, json_path + ".model");
+    if (const json* n = optional_object(root, "normalizer")) normalizer_ = make_normalizer(*n, json_path + ".normalizer");
+    if (const json* p = optional_object(root, "pre_tokenizer"))
+      pre_tokenizer_ = make_pre_tokenizer(*p, json_path + ".pre_tokenizer");
+    if (const json* p = optional_object(root, "post_processor"))
+      post_processor_ = make_post_processor(*p, json_path + ".post_processor");
+    if (const json* d = optional_object(root, "decoder")) decoder_ = make_decoder(*d, json_path + ".decoder");
+
+    std::vector<AddedToken> tokens;
+    if (const json* list = optional_object(root, "added_tokens")) {
+      SEAM_CHECK(list->is_array(), json_path, ".added_tokens: expected an array");
+      for (size_t i = 0; i < list->size(); ++i) {
+        const std::string where = json_path + ".added_tokens[" + std::to_string(i) + "]";
+        const json& t = (*list)[i];
+        AddedToken token;
+        const int64_t id = json_fields::require_int(t, "id", where);
+        SEAM_CHECK(id >= 0 && id < (int64_t{1} << 28), where, ".id: ", id, " out of range");
+        token.id = static_cast<int32_t>(id);
+        token.content = json_fields::require_string(t, "content", where);
+        SEAM_CHECK(!token.content.empty(), where, ".content: must not be empty");
+        SEAM_CHECK(utf8::find_invalid(token.content) == std::string::npos, where, ".content: not valid UTF-8");
+        token.single_word = json_fields::optional_bool(t, "single_word", false, where);
+        token.lstrip = json_fields::optional_bool(t, "lstrip", false, where);
+        token.rstrip = json_fields::optional_bool(t, "rstrip", false, where);
+        token.special = json_fields::optional_bool(t, "special", false, where);
+        token.normalized = json_fields::optional_bool(t, "normalized", !token.special, where);
+        tokens.push_back(std::move(token));
+      }
+    }
+    // HF lists special tokens before the others in its matcher; with
+    // leftmost-longest matching the order only matters for identical
+    // contents, which the vocabulary keeps once.
+    std::stable_partition(tokens.begin(), tokens.end(), [](const AddedToken& t) { return t.special; });
+    added_.build(std::move(tokens), [this](const std::string& content) {
+      std::string s = content;
+      if (normalizer_) normalizer_->normalize(s);
+      return s;
+    });
+  } catch (const json::exception& e) {
+    throw Error(json_path + ": unexpected JSON content: " + e.what());
+  }
+
+  vocab_size_ = model_->id_limit();
+  for (const AddedToken& t : added_.tokens()) vocab_size_ = std::max(vocab_size_, t.id + 1);
+
+  // BOS/EOS: tokenizer_config.json names them; otherwise BOS is the first
+  // token the post-processor puts in front of the text.
+  if (!config.bos_token.empty()) bos_id_ = token_to_id(config.bos_token);
+  if (bos_id_ < 0 && post_processor_) {
+    const std::vector<int32_t> prefix = post_processor_->prefix_ids();
+    if (!prefix.empty()) bos_id_ = prefix.front();
+  }
+  if (!config.eos_token.empty()) eos_id_ = token_to_id(config.eos_token);
+  if (!post_processor_ && config.add_bos_token.value_or(false) && bos_id_ >= 0)
+    bos_when_no_post_processor_.push_back(bos_id_);
+}
+
+bool HfTokenizer::is_special(int32_t id) const {
+  const AddedToken* t = added_.find_id(id);
+  return t != nullptr && t->special;
+}
+
+int32_t HfTokenizer::token_to_id(std::string_view token) const {
+  const int32_t added = added_.find_content(token);
+  return added >= 0 ? added : model_->token_to_id(token);
+}
+
+void HfTokenizer::encode_segment(std::string_view text, bool at_text_start, std::vector<int32_t>& ids) const {
+  thread_local std::vector<PreToken> pieces;
+  pieces.clear();
+  pieces.push_back({std::string(text), at_text_start});
+  if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(pieces);
+  for (const PreToken& p : pieces) model_->tokenize(p.text, ids);
+}
+
+std::vector<int32_t> HfTokenizer::encode(std::string_view text, bool add_special_tokens) const {
+  const size_t bad = utf8::find_invalid(text);
+  SEAM_CHECK(bad == std::string_view::npos, "tokenizer: the text is not valid UTF-8 (byte ", bad, ")");
+  std::vector<int32_t> ids;
+  ids.reserve(text.size() / 3 + 4);
+  std::vector<TextSpan> raw, normalized_spans;
+  added_.split_raw(text, raw);
+  std::string normalized;
+  for (const TextSpan& span : raw) {
+    if (span.id >= 0) {
+      ids.push_back(span.id);
+      continue;
+    }
+    if (span.end == span.begin) continue;
+    const bool at_start = span.begin == 0;
+    normalized.assign(text.substr(span.begin, span.end - span.begin));
+    if (normalizer_) normalizer_->normalize(normalized);
+    normalized_spans.clear();
+    added_.split_normalized(normalized, normalized_spans);
+    for (const TextSpan& sub : normalized_spans) {
+      if (sub.id >= 0) {
+        ids.push_back(sub.id);
+      } else if (sub.end > sub.begin) {
+        encode_segment(std::string_view(normalized).substr(sub.begin, sub.end - sub.begin),
+                       at_start && sub.begin == 0, ids);
+      }
+    }
+  }
+  if (add_special_tokens) {
+    if (post_processor_) {
+      post_processor_->process(ids);
+    } else {
+      ids.insert(ids.begin(), bos_when_no_post_processor_.begin(), bos_when_no_post_processor_.end());
+    }
+  }
+  return ids;
+}
+
+std::string HfTokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
+  for (int32_t id : ids) {
+    if (const AddedToken* t = added_.find_id(id)) {
+      if (!(skip_special_tokens && t->special)) tokens.push_back(t->content);
+      continue;
+    }
+    const std::string* token = model_->id_to_token(id);
+    if (token == nullptr) continue;  // unknown ids are dropped, as in HF
+    if (skip_special_tokens && is_special(added_.find_content(*token))) continue;
+    tokens.push_back(*token);
+  }
+  if (!decoder_) {
+    std::string out;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (i) out += ' ';
+      out += tokens[i];
+    }
+    return out;
+  }
+  decoder_->decode_chain(tokens);
+  std::string out;
+  for (const std::string& t : tokens) out += t;
+  return out;
+}
+
+}  // namespace seam
