@@ -23,6 +23,7 @@ nlohmann::json run_all(const EngineConfig& cfg, const std::vector<GoldenCase>& c
     EXPECT_EQ(results[i].output_ids, cases[i].generated_ids) << "case " << cases[i].id;
     EXPECT_EQ(results[i].text, cases[i].generated_text) << "case " << cases[i].id;
   }
+  engine.wait_idle();
   auto stats = engine.stats();
   EXPECT_EQ(stats["budget_violations"], 0);
   EXPECT_EQ(stats["captures_after_seal"], 0);
@@ -100,6 +101,7 @@ TEST(EngineGolden, PrefixCacheSharesPrefixes) {
       EXPECT_EQ(r[0].output_ids, c.generated_ids) << c.id << " round " << round;
     }
   }
+  engine.wait_idle();
   EXPECT_GT(engine.stats()["prefix_cache_hit_tokens"], 0);
 }
 

@@ -103,6 +103,7 @@ uint64_t Engine::submit(std::vector<int32_t> prompt_ids, const SamplingParams& p
   const uint64_t id = req->id;
   incoming_.push_back(Live{std::move(req), std::move(callback)});
   ++n_in_flight_;
+  stats_idle_ = false;
   cv_.notify_all();
   return id;
 }
@@ -279,12 +280,11 @@ void Engine::finish_request(uint64_t id) {
   live_.erase(it);
   std::lock_guard<std::mutex> lock(mu_);
   --n_in_flight_;
-  if (n_in_flight_ == 0) idle_cv_.notify_all();
 }
 
 void Engine::wait_idle() {
   std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [&] { return n_in_flight_ == 0; });
+  idle_cv_.wait(lock, [&] { return n_in_flight_ == 0 && incoming_.empty() && stats_idle_; });
 }
 
 std::vector<GenerateResult> Engine::generate(const std::vector<std::vector<int32_t>>& prompts,
@@ -354,6 +354,9 @@ void Engine::publish_stats() {
   j["host_process_ms_per_step"] = 1e3 * host_process_s_ / steps;
   std::lock_guard<std::mutex> lock(mu_);
   stats_snapshot_ = std::move(j);
+  // Idle only once the snapshot reflects every finished request.
+  stats_idle_ = n_in_flight_ == 0 && incoming_.empty();
+  if (stats_idle_) idle_cv_.notify_all();
 }
 
 nlohmann::json Engine::stats() const {

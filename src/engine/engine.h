@@ -76,7 +76,7 @@ class Engine {
                                        const std::vector<SamplingParams>& params);
   // A snapshot of engine stats as one JSON object. Thread-safe.
   nlohmann::json stats() const;
-  // Blocks until no request is waiting or running.
+  // Blocks until no request is waiting or running and stats() reflects them all.
   void wait_idle();
 
  private:
@@ -118,6 +118,7 @@ class Engine {
   size_t n_in_flight_ = 0;  // submitted and not finished
   nlohmann::json stats_snapshot_;
   bool stop_ = false;
+  bool stats_idle_ = true;  // the snapshot was taken with nothing in flight
   std::thread thread_;
 
   // Loop-thread counters.

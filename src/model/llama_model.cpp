@@ -54,6 +54,7 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
       l.k_norm = upload({&lt.k_norm}, act);
     }
     l.w_o = upload({&lt.o_proj}, act);
+    if (c.o_proj_bias) l.b_o = upload({&lt.o_bias}, act);
     l.ln_post = upload({&lt.post_attention_layernorm}, act);
     l.w_gate_up = upload({&lt.gate_proj, &lt.up_proj}, act);
     l.w_down = upload({&lt.down_proj}, act);
@@ -91,7 +92,7 @@ void LlamaModel::pre_attention(int i, StepBuffers& buf, const KvPool& kv, int n)
 void LlamaModel::post_attention(int i, StepBuffers& buf, int n) const {
   const Layer& l = layers_[size_t(i)];
   Tensor normed = buf.normed.rows(n), delta = buf.delta.rows(n);
-  backend_.linear(delta, buf.attn_out.rows(n), l.w_o, Tensor());
+  backend_.linear(delta, buf.attn_out.rows(n), l.w_o, l.b_o);
   backend_.add_rms_norm(normed, buf.residual.rows(n), delta, l.ln_post, config_.rms_norm_eps);
   backend_.linear(buf.gate_up.rows(n), normed, l.w_gate_up, Tensor());
   backend_.silu_mul(buf.act.rows(n), buf.gate_up.rows(n));

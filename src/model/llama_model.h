@@ -52,6 +52,7 @@ class LlamaModel {
     Tensor q_norm;   // [head_dim] or undefined
     Tensor k_norm;   // [head_dim] or undefined
     Tensor w_o;      // [hidden, q_size]
+    Tensor b_o;      // [hidden] or undefined (attention_bias on Llama/Mistral/Qwen3)
     Tensor ln_post;  // [hidden]
     Tensor w_gate_up;  // [2 * inter, hidden]
     Tensor w_down;   // [hidden, inter]
