@@ -1,0 +1,263 @@
+#include "server/chat_template.h"
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "tokenizer/tokenizer_config.h"
+
+namespace seam {
+
+namespace {
+
+// Python's str.strip() / Jinja's |trim on ASCII whitespace.
+std::string strip(const std::string& s) {
+  const char* ws = " \t\n\r\f\v";
+  const size_t b = s.find_first_not_of(ws);
+  if (b == std::string::npos) return "";
+  const size_t e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A quoted literal in the Jinja source, in either quote style.
+bool has_literal(const std::string& jinja, const std::string& text) {
+  return contains(jinja, "'" + text + "'") || contains(jinja, "\"" + text + "\"");
+}
+
+// ChatML templates with a built-in default system message (Qwen) write it as
+// one literal '<|im_start|>system\n...<|im_end|>\n'; the Jinja source holds
+// either the two characters backslash-n or a newline.
+std::string chatml_default_system(const std::string& jinja) {
+  for (const std::string head : {"<|im_start|>system\\n", "<|im_start|>system\n"}) {
+    size_t pos = 0;
+    while ((pos = jinja.find(head, pos)) != std::string::npos) {
+      const size_t begin = pos + head.size();
+      const size_t end = jinja.find("<|im_end|>", begin);
+      if (end == std::string::npos) break;
+      const std::string body = jinja.substr(begin, end - begin);
+      if (!body.empty() && body.find_first_of("'\"{}+\\\n") == std::string::npos) return body;
+      pos = begin;
+    }
+  }
+  return "";
+}
+
+// HF defines strftime_now for templates (Llama 3.2) that print today's date.
+std::string today_string() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%d %b %Y", &tm);
+  return buf;
+}
+
+void check_alternation(const std::vector<ChatMessage>& loop, size_t first, const char* family) {
+  for (size_t i = first; i < loop.size(); ++i) {
+    const bool expect_user = (i - first) % 2 == 0;
+    SEAM_CHECK((loop[i].role == "user") == expect_user,
+               "messages: the ", family,
+               " chat template needs roles alternating user/assistant/user/... after an optional first system "
+               "message; message ",
+               i, " has role '", loop[i].role, "'");
+    SEAM_CHECK(loop[i].role == "user" || loop[i].role == "assistant", "messages: message ", i, " has role '",
+               loop[i].role, "'; the ", family, " chat template supports user and assistant after the system message");
+  }
+}
+
+}  // namespace
+
+ChatTemplate ChatTemplate::from_name(const std::string& name, const std::string& bos, const std::string& eos) {
+  ChatTemplate t;
+  t.bos_token_ = bos;
+  t.eos_token_ = eos;
+  if (name == "plain") {
+    t.family_ = ChatFamily::plain;
+  } else if (name == "llama-2") {
+    t.family_ = ChatFamily::llama2;
+  } else if (name == "llama-3") {
+    t.family_ = ChatFamily::llama3;
+  } else if (name == "llama-3.1") {
+    t.family_ = ChatFamily::llama31;
+  } else if (name == "chatml") {
+    t.family_ = ChatFamily::chatml;
+  } else if (name == "mistral") {
+    t.family_ = ChatFamily::mistral;
+  } else {
+    throw Error("--chat-template: '" + name +
+                "' is neither a file nor one of llama-2, llama-3, llama-3.1, chatml, mistral, plain");
+  }
+  if (t.bos_token_.empty() && (t.family_ == ChatFamily::llama3 || t.family_ == ChatFamily::llama31))
+    t.bos_token_ = "<|begin_of_text|>";
+  if (t.bos_token_.empty() && (t.family_ == ChatFamily::llama2 || t.family_ == ChatFamily::mistral))
+    t.bos_token_ = "<s>";
+  if (t.eos_token_.empty() && (t.family_ == ChatFamily::llama2 || t.family_ == ChatFamily::mistral))
+    t.eos_token_ = "</s>";
+  return t;
+}
+
+std::optional<ChatTemplate> ChatTemplate::from_jinja(const std::string& jinja, const std::string& bos,
+                                                     const std::string& eos) {
+  std::optional<ChatTemplate> t;
+  if (contains(jinja, "<|start_header_id|>")) {
+    t = from_name(contains(jinja, "Cutting Knowledge Date") ? "llama-3.1" : "llama-3", bos, eos);
+    if (contains(jinja, "strftime_now")) t->date_string_ = today_string();
+  } else if (contains(jinja, "<|im_start|>")) {
+    t = from_name("chatml", bos, eos);
+    t->default_system_ = chatml_default_system(jinja);
+  } else if (contains(jinja, "[INST]") && contains(jinja, "<<SYS>>")) {
+    t = from_name("llama-2", bos, eos);
+  } else if (contains(jinja, "[INST]")) {
+    t = from_name("mistral", bos, eos);
+    t->inst_space_ = has_literal(jinja, "[INST] ");
+    t->close_space_ = has_literal(jinja, " [/INST]");
+    t->assistant_space_ = contains(jinja, "' ' + message") || contains(jinja, "\" \" + message");
+    t->eos_space_ = contains(jinja, "eos_token + ' '") || contains(jinja, "eos_token + \" \"");
+    t->system_supported_ = contains(jinja, "system_message");
+  }
+  return t;
+}
+
+ChatTemplate ChatTemplate::for_model(const std::string& tokenizer_dir, const std::string& override_spec) {
+  const TokenizerConfig cfg = read_tokenizer_config(tokenizer_dir + "/tokenizer_config.json");
+  if (!override_spec.empty()) {
+    if (!std::filesystem::is_regular_file(override_spec)) return from_name(override_spec, cfg.bos_token, cfg.eos_token);
+    std::ifstream in(override_spec, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto t = from_jinja(ss.str(), cfg.bos_token, cfg.eos_token);
+    SEAM_CHECK(t.has_value(), override_spec,
+               ": not a chat template seam recognises (llama-2, llama-3, llama-3.1, chatml, mistral); "
+               "pass one of those names to --chat-template");
+    return *t;
+  }
+  const std::string path = tokenizer_dir + "/tokenizer_config.json";
+  std::string jinja;
+  if (cfg.present) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+    if (j.is_object() && j.contains("chat_template")) {
+      const auto& ct = j["chat_template"];
+      if (ct.is_string()) {
+        jinja = ct.get<std::string>();
+      } else if (ct.is_array()) {  // [{name, template}]: the "default" one
+        for (const auto& e : ct)
+          if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string())
+            jinja = e["template"].get<std::string>();
+      }
+    }
+  }
+  if (jinja.empty()) return from_name("plain", cfg.bos_token, cfg.eos_token);
+  auto t = from_jinja(jinja, cfg.bos_token, cfg.eos_token);
+  SEAM_CHECK(t.has_value(), path,
+             ": chat_template is not one seam recognises (llama-2, llama-3, llama-3.1, chatml, mistral); "
+             "pass --chat-template NAME");
+  return *t;
+}
+
+const char* ChatTemplate::name() const {
+  switch (family_) {
+    case ChatFamily::plain: return "plain";
+    case ChatFamily::llama2: return "llama-2";
+    case ChatFamily::llama3: return "llama-3";
+    case ChatFamily::llama31: return "llama-3.1";
+    case ChatFamily::chatml: return "chatml";
+    case ChatFamily::mistral: return "mistral";
+  }
+  return "?";
+}
+
+bool ChatTemplate::writes_bos() const {
+  return family_ == ChatFamily::llama2 || family_ == ChatFamily::llama3 || family_ == ChatFamily::llama31 ||
+         family_ == ChatFamily::mistral;
+}
+
+std::vector<std::string> ChatTemplate::end_of_turn_tokens() const {
+  switch (family_) {
+    case ChatFamily::llama3:
+    case ChatFamily::llama31: return {"<|eot_id|>"};
+    case ChatFamily::chatml: return {"<|im_end|>"};
+    default: return {};
+  }
+}
+
+std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+  SEAM_CHECK(!messages.empty(), "messages: the conversation is empty");
+  std::string out;
+  const bool has_system = messages[0].role == "system";
+  switch (family_) {
+    case ChatFamily::plain:
+      for (const auto& m : messages) out += m.content + "\n";
+      return out;
+
+    case ChatFamily::llama2: {
+      check_alternation(messages, has_system ? 1 : 0, "llama-2");
+      for (size_t i = has_system ? 1 : 0, k = 0; i < messages.size(); ++i, ++k) {
+        std::string content = messages[i].content;
+        if (k == 0 && has_system) content = "<<SYS>>\n" + messages[0].content + "\n<</SYS>>\n\n" + content;
+        if (messages[i].role == "user") {
+          out += bos_token_ + "[INST] " + strip(content) + " [/INST]";
+        } else {
+          out += " " + strip(content) + " " + eos_token_;
+        }
+      }
+      return out;
+    }
+
+    case ChatFamily::llama3:
+      for (size_t i = 0; i < messages.size(); ++i) {
+        if (i == 0) out += bos_token_;
+        out += "<|start_header_id|>" + messages[i].role + "<|end_header_id|>\n\n" + strip(messages[i].content) +
+               "<|eot_id|>";
+      }
+      if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+      return out;
+
+    case ChatFamily::llama31:
+      out += bos_token_ + "<|start_header_id|>system<|end_header_id|>\n\n";
+      out += "Cutting Knowledge Date: December 2023\nToday Date: " + date_string_ + "\n\n";
+      out += (has_system ? strip(messages[0].content) : std::string()) + "<|eot_id|>";
+      for (size_t i = has_system ? 1 : 0; i < messages.size(); ++i)
+        out += "<|start_header_id|>" + messages[i].role + "<|end_header_id|>\n\n" + strip(messages[i].content) +
+               "<|eot_id|>";
+      if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+      return out;
+
+    case ChatFamily::chatml:
+      if (!has_system && !default_system_.empty()) out += "<|im_start|>system\n" + default_system_ + "<|im_end|>\n";
+      for (const auto& m : messages) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+      if (add_generation_prompt) out += "<|im_start|>assistant\n";
+      return out;
+
+    case ChatFamily::mistral: {
+      SEAM_CHECK(!has_system || system_supported_,
+                 "messages: this mistral chat template supports only user and assistant roles (no system message)");
+      const size_t first = has_system ? 1 : 0;
+      check_alternation(messages, first, "mistral");
+      out += bos_token_;
+      const std::string open = inst_space_ ? "[INST] " : "[INST]";
+      const std::string close = close_space_ ? " [/INST]" : "[/INST]";
+      for (size_t i = first; i < messages.size(); ++i) {
+        const ChatMessage& m = messages[i];
+        if (m.role == "user") {
+          const bool with_system = has_system && i + 1 == messages.size();
+          out += open + (with_system ? messages[0].content + "\n\n" : std::string()) + m.content + close;
+        } else {
+          out += (assistant_space_ ? " " : "") + m.content + eos_token_ + (eos_space_ ? " " : "");
+        }
+      }
+      return out;
+    }
+  }
+  return out;
+}
+
+}  // namespace seam

@@ -1,0 +1,257 @@
+// ChatTemplate: each built-in family renders a system+user+assistant+user
+// conversation exactly as Hugging Face's apply_chat_template renders that
+// family's Jinja template (the expected strings were produced by jinja2 with
+// HF's settings: trim_blocks, lstrip_blocks, add_generation_prompt=True).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "server/chat_template.h"
+#include "test_util.h"
+
+namespace seam {
+namespace {
+
+// The Jinja sources as they appear in the models' tokenizer_config.json.
+const char* k_llama2 = R"JINJA({% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}{% set system_message = messages[0]['content'] %}{% else %}{% set loop_messages = messages %}{% set system_message = false %}{% endif %}{% for message in loop_messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if loop.index0 == 0 and system_message != false %}{% set content = '<<SYS>>\n' + system_message + '\n<</SYS>>\n\n' + message['content'] %}{% else %}{% set content = message['content'] %}{% endif %}{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content.strip() + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ ' '  + content.strip() + ' ' + eos_token }}{% endif %}{% endfor %})JINJA";
+const char* k_llama3 = R"JINJA({% set loop_messages = messages %}{% for message in loop_messages %}{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>
+
+'+ message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>
+
+' }}{% endif %})JINJA";
+const char* k_llama31 = R"JINJA({{- bos_token }}
+{%- if custom_tools is defined %}
+    {%- set tools = custom_tools %}
+{%- endif %}
+{%- if not tools_in_user_message is defined %}
+    {%- set tools_in_user_message = true %}
+{%- endif %}
+{%- if not date_string is defined %}
+    {%- set date_string = "26 Jul 2024" %}
+{%- endif %}
+{%- if not tools is defined %}
+    {%- set tools = none %}
+{%- endif %}
+
+{#- This block extracts the system message, so we can slot it into the right place. #}
+{%- if messages[0]['role'] == 'system' %}
+    {%- set system_message = messages[0]['content']|trim %}
+    {%- set messages = messages[1:] %}
+{%- else %}
+    {%- set system_message = "" %}
+{%- endif %}
+
+{#- System message + builtin tools #}
+{{- "<|start_header_id|>system<|end_header_id|>\n\n" }}
+{%- if builtin_tools is defined or tools is not none %}
+    {{- "Environment: ipython\n" }}
+{%- endif %}
+{{- "Cutting Knowledge Date: December 2023\n" }}
+{{- "Today Date: " + date_string + "\n\n" }}
+{{- system_message }}
+{{- "<|eot_id|>" }}
+
+{%- for message in messages %}
+    {%- if not (message.role == 'ipython' or message.role == 'tool' or 'tool_calls' in message) %}
+        {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' }}
+{%- endif %}
+)JINJA";
+const char* k_chatml = R"JINJA({% for message in messages %}{{'<|im_start|>' + message['role'] + '
+' + message['content'] + '<|im_end|>' + '
+'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant
+' }}{% endif %})JINJA";
+const char* k_qwen2 = R"JINJA({% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system
+You are a helpful assistant.<|im_end|>
+' }}{% endif %}{{'<|im_start|>' + message['role'] + '
+' + message['content'] + '<|im_end|>' + '
+'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant
+' }}{% endif %})JINJA";
+const char* k_mistral_v01 = R"JINJA({{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token + ' ' }}{% else %}{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %})JINJA";
+const char* k_mistral = R"JINJA({%- if messages[0]['role'] == 'system' %}
+    {%- set system_message = messages[0]['content'] %}
+    {%- set loop_messages = messages[1:] %}
+{%- else %}
+    {%- set loop_messages = messages %}
+{%- endif %}
+
+{{- bos_token }}
+{%- for message in loop_messages %}
+    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}
+        {{- raise_exception('After the optional system message, conversation roles must alternate user/assistant/user/assistant/...') }}
+    {%- endif %}
+    {%- if message['role'] == 'user' %}
+        {%- if loop.last and system_message is defined %}
+            {{- '[INST] ' + system_message + '\n\n' + message['content'] + '[/INST]' }}
+        {%- else %}
+            {{- '[INST] ' + message['content'] + '[/INST]' }}
+        {%- endif %}
+    {%- elif message['role'] == 'assistant' %}
+        {{- ' ' + message['content'] + eos_token}}
+    {%- else %}
+        {{- raise_exception('Only user and assistant roles are supported, with the exception of an initial optional system message!') }}
+    {%- endif %}
+{%- endfor %}
+)JINJA";
+
+std::vector<ChatMessage> conversation(bool with_system) {
+  std::vector<ChatMessage> m;
+  if (with_system) m.push_back({"system", "You are terse."});
+  m.push_back({"user", " Hi there "});
+  m.push_back({"assistant", "Hello! How can I help?\n"});
+  m.push_back({"user", "Tell me a story."});
+  return m;
+}
+
+ChatTemplate detect(const char* jinja, const std::string& bos, const std::string& eos) {
+  auto t = ChatTemplate::from_jinja(jinja, bos, eos);
+  EXPECT_TRUE(t.has_value());
+  return t.value_or(ChatTemplate::from_name("plain", bos, eos));
+}
+
+TEST(ChatTemplate, Llama2) {
+  ChatTemplate t = detect(k_llama2, "<s>", "</s>");
+  EXPECT_STREQ(t.name(), "llama-2");
+  EXPECT_TRUE(t.writes_bos());
+  EXPECT_EQ(t.render(conversation(true), true),
+            "<s>[INST] <<SYS>>\nYou are terse.\n<</SYS>>\n\n Hi there [/INST] Hello! How can I help? </s><s>[INST] "
+            "Tell me a story. [/INST]");
+  EXPECT_EQ(t.render(conversation(false), true),
+            "<s>[INST] Hi there [/INST] Hello! How can I help? </s><s>[INST] Tell me a story. [/INST]");
+  EXPECT_EQ(ChatTemplate::from_name("llama-2", "", "").render(conversation(false), true),
+            t.render(conversation(false), true));
+}
+
+TEST(ChatTemplate, Llama3) {
+  ChatTemplate t = detect(k_llama3, "<|begin_of_text|>", "<|eot_id|>");
+  EXPECT_STREQ(t.name(), "llama-3");
+  EXPECT_EQ(t.render(conversation(true), true),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nYou are terse.<|eot_id|><|start_header_id|>"
+            "user<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHello! How can "
+            "I help?<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nTell me a story.<|eot_id|><|start_header_id|>"
+            "assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(t.render(conversation(false), true),
+            "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>"
+            "assistant<|end_header_id|>\n\nHello! How can I help?<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n"
+            "Tell me a story.<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(t.end_of_turn_tokens(), std::vector<std::string>{"<|eot_id|>"});
+}
+
+TEST(ChatTemplate, Llama31) {
+  ChatTemplate t = detect(k_llama31, "<|begin_of_text|>", "<|eot_id|>");
+  EXPECT_STREQ(t.name(), "llama-3.1");
+  EXPECT_EQ(t.render(conversation(true), true),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December "
+            "2023\nToday Date: 26 Jul 2024\n\nYou are terse.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi "
+            "there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHello! How can I "
+            "help?<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nTell me a "
+            "story.<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(t.render(conversation(false), true),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December "
+            "2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi "
+            "there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHello! How can I "
+            "help?<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nTell me a "
+            "story.<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
+TEST(ChatTemplate, ChatMl) {
+  ChatTemplate t = detect(k_chatml, "", "<|im_end|>");
+  EXPECT_STREQ(t.name(), "chatml");
+  EXPECT_FALSE(t.writes_bos());
+  EXPECT_EQ(t.render(conversation(true), true),
+            "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\n Hi there <|im_end|>\n<|im_start|>"
+            "assistant\nHello! How can I help?\n<|im_end|>\n<|im_start|>user\nTell me a story.<|im_end|>\n"
+            "<|im_start|>assistant\n");
+  EXPECT_EQ(t.render(conversation(false), true),
+            "<|im_start|>user\n Hi there <|im_end|>\n<|im_start|>assistant\nHello! How can I help?\n<|im_end|>\n"
+            "<|im_start|>user\nTell me a story.<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(t.render(conversation(false), false),
+            "<|im_start|>user\n Hi there <|im_end|>\n<|im_start|>assistant\nHello! How can I help?\n<|im_end|>\n"
+            "<|im_start|>user\nTell me a story.<|im_end|>\n");
+}
+
+TEST(ChatTemplate, QwenDefaultSystem) {
+  ChatTemplate t = detect(k_qwen2, "", "<|im_end|>");
+  EXPECT_STREQ(t.name(), "chatml");
+  EXPECT_EQ(t.render(conversation(true), true),
+            "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\n Hi there <|im_end|>\n<|im_start|>"
+            "assistant\nHello! How can I help?\n<|im_end|>\n<|im_start|>user\nTell me a story.<|im_end|>\n"
+            "<|im_start|>assistant\n");
+  EXPECT_EQ(t.render(conversation(false), true),
+            "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n Hi there <|im_end|>\n"
+            "<|im_start|>assistant\nHello! How can I help?\n<|im_end|>\n<|im_start|>user\nTell me a story.<|im_end|>\n"
+            "<|im_start|>assistant\n");
+}
+
+TEST(ChatTemplate, Mistral) {
+  ChatTemplate t = detect(k_mistral, "<s>", "</s>");
+  EXPECT_STREQ(t.name(), "mistral");
+  EXPECT_EQ(t.render(conversation(true), true),
+            "<s>[INST]  Hi there [/INST] Hello! How can I help?\n</s>[INST] You are terse.\n\nTell me a story.[/INST]");
+  EXPECT_EQ(t.render(conversation(false), true),
+            "<s>[INST]  Hi there [/INST] Hello! How can I help?\n</s>[INST] Tell me a story.[/INST]");
+  EXPECT_EQ(ChatTemplate::from_name("mistral", "<s>", "</s>").render(conversation(true), true),
+            t.render(conversation(true), true));
+}
+
+TEST(ChatTemplate, MistralV01RejectsSystem) {
+  ChatTemplate t = detect(k_mistral_v01, "<s>", "</s>");
+  EXPECT_STREQ(t.name(), "mistral");
+  EXPECT_EQ(t.render(conversation(false), true),
+            "<s>[INST]  Hi there  [/INST]Hello! How can I help?\n</s> [INST] Tell me a story. [/INST]");
+  EXPECT_THROW(t.render(conversation(true), true), Error);
+}
+
+TEST(ChatTemplate, Plain) {
+  ChatTemplate t = ChatTemplate::from_name("plain", "<s>", "</s>");
+  EXPECT_FALSE(t.writes_bos());
+  EXPECT_EQ(t.render(conversation(true), true),
+            "You are terse.\n Hi there \nHello! How can I help?\n\nTell me a story.\n");
+}
+
+TEST(ChatTemplate, RolesMustAlternate) {
+  for (const char* name : {"llama-2", "mistral"}) {
+    ChatTemplate t = ChatTemplate::from_name(name, "<s>", "</s>");
+    EXPECT_THROW(t.render({{"user", "a"}, {"user", "b"}}, true), Error) << name;
+    EXPECT_THROW(t.render({{"assistant", "a"}}, true), Error) << name;
+    EXPECT_THROW(t.render({{"user", "a"}, {"assistant", "b"}, {"system", "c"}}, true), Error) << name;
+  }
+  EXPECT_THROW(ChatTemplate::from_name("plain", "", "").render({}, true), Error);
+}
+
+TEST(ChatTemplate, UnknownNameAndTemplate) {
+  EXPECT_THROW(ChatTemplate::from_name("vicuna", "", ""), Error);
+  EXPECT_FALSE(ChatTemplate::from_jinja("{{ messages[0]['content'] }}", "", "").has_value());
+}
+
+TEST(ChatTemplate, ForModel) {
+  // stories260K has no chat_template: plain.
+  EXPECT_STREQ(ChatTemplate::for_model(test::stories_dir(), "").name(), "plain");
+  EXPECT_STREQ(ChatTemplate::for_model(test::stories_dir(), "llama-2").name(), "llama-2");
+  const std::string dir = test::make_temp_dir("chat_template");
+  test::write_file(dir + "/tokenizer_config.json",
+                   nlohmann::json({{"bos_token", "<|begin_of_text|>"}, {"chat_template", k_llama3}}).dump());
+  ChatTemplate t = ChatTemplate::for_model(dir, "");
+  EXPECT_STREQ(t.name(), "llama-3");
+  EXPECT_EQ(t.render({{"user", "x"}}, true),
+            "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nx<|eot_id|><|start_header_id|>assistant<|"
+            "end_header_id|>\n\n");
+  // A template file given to --chat-template.
+  test::write_file(dir + "/t.jinja", k_chatml);
+  EXPECT_STREQ(ChatTemplate::for_model(dir, dir + "/t.jinja").name(), "chatml");
+  test::write_file(dir + "/bad.jinja", "{{ messages }}");
+  EXPECT_THROW(ChatTemplate::for_model(dir, dir + "/bad.jinja"), Error);
+  // An unrecognised template in the model folder needs --chat-template.
+  test::write_file(dir + "/tokenizer_config.json", nlohmann::json({{"chat_template", "{{ x }}"}}).dump());
+  EXPECT_THROW(ChatTemplate::for_model(dir, ""), Error);
+  EXPECT_STREQ(ChatTemplate::for_model(dir, "plain").name(), "plain");
+}
+
+}  // namespace
+}  // namespace seam
