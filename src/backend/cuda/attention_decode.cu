@@ -1,0 +1,231 @@
+// Flash-decoding: grid (split, kv head, decode sequence), 4 warps per block.
+//
+// Within a block the warps take 16-key tiles of the split's range in turn, each
+// with its own 3-stage cp.async ring (warp-local: no block barrier in the loop).
+// A warp's 16 MMA rows are the `group` query heads that share the KV head (rows
+// past the group are zero), so each K/V byte is read once for the whole group.
+// The 4 warps' partial softmax states are merged through shared memory; with
+// one split the block writes the output, else an fp32 partial (unnormalised
+// sum, max, denominator) that combine_kernel merges.
+#include "backend/cuda/attention_decode.h"
+
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/flash_mma.cuh"
+
+namespace seam::cuda {
+
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kTileKeys = 16;  // keys per warp tile
+constexpr int kStages = 3;     // cp.async ring depth per warp
+constexpr int kMaxSplits = 64;
+
+template <typename T, int D>
+constexpr size_t decode_smem_bytes() {
+  const size_t ring = size_t(kWarps) * kStages * 2 * kTileKeys * D * sizeof(T);
+  const size_t merge = size_t(kWarps) * 16 * (D + 2) * sizeof(float);
+  return ring > merge ? ring : merge;
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionParams p, int n_splits, float* part_o,
+                                                                   float* part_ml) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  constexpr int kTile = kTileKeys * D;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int split = blockIdx.x, kvh = blockIdx.y, dseq = blockIdx.z;
+  const int seq = p.n_prefill_seqs + dseq;
+  const int group = p.group;
+  const int token = p.qo_indptr[seq];
+  const int seq_len = p.seq_lens[seq];
+  const int32_t* slots = p.page_table + int64_t(p.req_rows[seq]) * p.pt_stride;
+  const T* k_cache = static_cast<const T*>(p.k_cache);
+  const T* v_cache = static_cast<const T*>(p.v_cache);
+
+  // This split's keys: equal chunks rounded to whole tiles.
+  const int chunk = ((seq_len + n_splits - 1) / n_splits + kTileKeys - 1) / kTileKeys * kTileKeys;
+  const int k_begin = split * chunk, k_end = min(seq_len, k_begin + chunk);
+  const int n_tiles = k_end > k_begin ? (k_end - k_begin + kTileKeys - 1) / kTileKeys : 0;
+
+  const T* q = static_cast<const T*>(p.q) + int64_t(token) * p.q_stride + int64_t(kvh) * group * D;
+  const int r_lo = lane >> 2, r_hi = r_lo + 8;
+  uint32_t qf[D / 16][4];
+  flash::load_q_fragments<T, D>(qf, r_lo < group ? q + r_lo * D : nullptr, r_hi < group ? q + r_hi * D : nullptr,
+                                lane);
+
+  float o[D / 8][4];
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+  const float scale_log2 = p.scale * 1.4426950408889634f;
+
+  T* ring = reinterpret_cast<T*>(smem_raw) + size_t(warp) * kStages * 2 * kTile;
+  // Warp w handles tiles w, w + 4, ...: its i-th tile is tile w + 4i.
+  const int my_tiles = n_tiles > warp ? (n_tiles - warp + kWarps - 1) / kWarps : 0;
+  auto issue = [&](int i) {
+    if (i < my_tiles) {
+      T* kt = ring + (i % kStages) * 2 * kTile;
+      flash::load_kv_tile<T, D, kTileKeys>(kt, kt + kTile, k_cache, v_cache, slots, k_begin + (warp + kWarps * i) * kTileKeys,
+                                           k_end, p.n_kv_heads, kvh, lane, 32);
+    }
+    flash::cp_async_commit();  // always commit (maybe empty) so the group count stays aligned
+  };
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) issue(i);
+  for (int i = 0; i < my_tiles; ++i) {
+    issue(i + kStages - 1);
+    flash::cp_async_wait<kStages - 1>();
+    __syncwarp();
+    const T* k_tile = ring + (i % kStages) * 2 * kTile;
+    float s[kTileKeys / 8][4];
+    flash::qk_tile<T, D, kTileKeys / 8>(s, qf, k_tile, lane);
+    const int key0 = k_begin + (warp + kWarps * i) * kTileKeys;
+#pragma unroll
+    for (int n = 0; n < kTileKeys / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int key = key0 + n * 8 + (lane & 3) * 2 + (e & 1);
+        s[n][e] = key < k_end ? s[n][e] * scale_log2 : -INFINITY;
+      }
+    flash::softmax_update<D, kTileKeys / 8>(s, o, m, l);
+    flash::pv_tile<T, D, kTileKeys / 8>(o, s, k_tile + kTile, lane);
+    __syncwarp();  // the ring slot is refilled kStages - 1 tiles later
+  }
+  flash::cp_async_wait<0>();
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+  }
+
+  // Merge the 4 warps: each writes its rows' (m, l) and o to shared memory.
+  __syncthreads();
+  float* ms = reinterpret_cast<float*>(smem_raw);   // [kWarps][16]
+  float* ls = ms + kWarps * 16;                     // [kWarps][16]
+  float* os = ls + kWarps * 16;                     // [kWarps][16][D]
+  const int t2 = (lane & 3) * 2;
+  if ((lane & 3) == 0) {
+    ms[warp * 16 + r_lo] = m[0];
+    ms[warp * 16 + r_hi] = m[1];
+    ls[warp * 16 + r_lo] = l[0];
+    ls[warp * 16 + r_hi] = l[1];
+  }
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d) {
+    float* lo = os + (warp * 16 + r_lo) * D + d * 8 + t2;
+    float* hi = os + (warp * 16 + r_hi) * D + d * 8 + t2;
+    lo[0] = o[d][0];
+    lo[1] = o[d][1];
+    hi[0] = o[d][2];
+    hi[1] = o[d][3];
+  }
+  __syncthreads();
+  for (int it = threadIdx.x; it < group * D; it += kWarps * 32) {
+    const int row = it / D, d = it % D;
+    float mx = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, ms[w * 16 + row]);
+    const float m_use = mx == -INFINITY ? 0.f : mx;
+    float sum_l = 0.f, sum_o = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float f = exp2f(ms[w * 16 + row] - m_use);
+      sum_l += ls[w * 16 + row] * f;
+      sum_o += os[(w * 16 + row) * D + d] * f;
+    }
+    const int head = kvh * group + row;
+    if (n_splits == 1) {
+      T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(head) * D;
+      dst[d] = from_float<T>(sum_l > 0.f ? sum_o / sum_l : 0.f);
+    } else {
+      const int64_t part = (int64_t(dseq) * p.n_heads + head) * n_splits + split;
+      part_o[part * D + d] = sum_o;
+      if (d == 0) {
+        part_ml[part * 2] = mx;
+        part_ml[part * 2 + 1] = sum_l;
+      }
+    }
+  }
+}
+
+// Merges the splits of one (decode sequence, head): out = sum_i o_i 2^(m_i - M) / sum_i l_i 2^(m_i - M).
+template <typename T>
+__global__ void combine_kernel(AttentionParams p, int n_splits, const float* part_o, const float* part_ml) {
+  const int dseq = blockIdx.x / p.n_heads, head = blockIdx.x % p.n_heads;
+  const int D = p.head_dim;
+  const int64_t base = (int64_t(dseq) * p.n_heads + head) * n_splits;
+  float mx = -INFINITY;
+  for (int i = 0; i < n_splits; ++i) mx = fmaxf(mx, part_ml[(base + i) * 2]);
+  const float m_use = mx == -INFINITY ? 0.f : mx;
+  float sum_l = 0.f;
+  for (int i = 0; i < n_splits; ++i) sum_l += part_ml[(base + i) * 2 + 1] * exp2f(part_ml[(base + i) * 2] - m_use);
+  const float inv = sum_l > 0.f ? 1.f / sum_l : 0.f;
+  const int token = p.qo_indptr[p.n_prefill_seqs + dseq];
+  T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(head) * D;
+  for (int d = threadIdx.x; d < D; d += blockDim.x) {
+    float acc = 0.f;
+    for (int i = 0; i < n_splits; ++i)
+      acc += part_o[(base + i) * D + d] * exp2f(part_ml[(base + i) * 2] - m_use);
+    dst[d] = from_float<T>(acc * inv);
+  }
+}
+
+template <typename T, int D>
+void launch_typed(const AttentionParams& p, int n_splits, float* scratch, cudaStream_t stream) {
+  constexpr size_t smem = decode_smem_bytes<T, D>();
+  static const bool attr_ok = [] {  // once per instantiation, host-side
+    SEAM_CUDA_CHECK(
+        cudaFuncSetAttribute(flash_decode_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    return true;
+  }();
+  (void)attr_ok;
+  const int n_dec = p.n_seqs - p.n_prefill_seqs;
+  const int64_t n_parts = int64_t(n_dec) * p.n_heads * n_splits;
+  float* part_o = scratch;                    // [n_dec, n_heads, n_splits, D]
+  float* part_ml = scratch + n_parts * D;     // [n_dec, n_heads, n_splits, 2]
+  const dim3 grid(unsigned(n_splits), unsigned(p.n_kv_heads), unsigned(n_dec));
+  flash_decode_kernel<T, D><<<grid, kWarps * 32, smem, stream>>>(p, n_splits, part_o, part_ml);
+  SEAM_CUDA_CHECK_LAUNCH();
+  if (n_splits > 1) {
+    combine_kernel<T><<<unsigned(n_dec * p.n_heads), D, 0, stream>>>(p, n_splits, part_o, part_ml);
+    SEAM_CUDA_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace
+
+bool flash_decode_supported(DType dtype, int head_dim, int group) {
+  return (dtype == DType::bf16 || dtype == DType::f16) && (head_dim == 64 || head_dim == 128) && group >= 1 &&
+         group <= 16;
+}
+
+int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sms) {
+  const int64_t n_dec = p.n_seqs - p.n_prefill_seqs;
+  if (n_dec <= 0) return 1;
+  // Aim at about two waves of resident blocks (2 blocks of 4 warps per SM).
+  const int64_t target_blocks = int64_t(2) * 2 * n_sms;
+  int64_t splits = std::max<int64_t>(1, target_blocks / (n_dec * p.n_kv_heads));
+  splits = std::min<int64_t>(splits, kMaxSplits);
+  // With a known context bound (eager), keep at least ~256 keys per split.
+  if (p.max_seq_len > 0) splits = std::min<int64_t>(splits, std::max(1, (p.max_seq_len + 255) / 256));
+  // The partials must fit the scratch.
+  const int64_t per_split = n_dec * p.n_heads * (p.head_dim + 2) * int64_t(sizeof(float));
+  splits = std::min<int64_t>(splits, std::max<int64_t>(1, int64_t(scratch_bytes) / per_split));
+  return int(splits);
+}
+
+void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int n_sms,
+                         cudaStream_t stream) {
+  if (p.n_seqs - p.n_prefill_seqs <= 0) return;
+  SEAM_ASSERT(flash_decode_supported(dtype, p.head_dim, p.group));
+  const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms);
+  if (dtype == DType::bf16) {
+    if (p.head_dim == 64) return launch_typed<__nv_bfloat16, 64>(p, n_splits, scratch, stream);
+    return launch_typed<__nv_bfloat16, 128>(p, n_splits, scratch, stream);
+  }
+  if (p.head_dim == 64) return launch_typed<__half, 64>(p, n_splits, scratch, stream);
+  return launch_typed<__half, 128>(p, n_splits, scratch, stream);
+}
+
+}  // namespace seam::cuda

@@ -1,0 +1,26 @@
+// Split-KV (flash-decoding) tensor-core attention for the decode rows of a batch.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "backend/cuda/attention_params.h"
+#include "core/dtype.h"
+
+namespace seam::cuda {
+
+// True when the kernel covers this dtype / head dim / GQA group (bf16 or f16; d 64 or 128;
+// group <= 16: one warp's 16 MMA rows hold a KV head's query heads).
+bool flash_decode_supported(DType dtype, int head_dim, int group);
+
+// Attention of sequences [n_prefill_seqs, n_seqs): one new token each, seeing its whole
+// context. The KV range of each (sequence, kv head) is cut into a number of splits fixed by
+// host sizes only (never by seq_lens, which live on the device and change between graph
+// replays): each split's range is computed on the device from seq_lens. Splits > 1 write
+// fp32 partials into `scratch` (allocated once by the backend: `scratch_bytes`), merged by a
+// combine kernel; the split count is capped so the partials always fit.
+void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int n_sms,
+                         cudaStream_t stream);
+
+// The split count launch_flash_decode uses for these sizes (exposed for tests and the bench).
+int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sms);
+
+}  // namespace seam::cuda

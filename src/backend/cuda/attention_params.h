@@ -1,0 +1,26 @@
+// AttentionParams: one attention call's pointers, strides and host sizes, as the
+// attention kernels take them (by value). Built once per call from the op's tensors.
+#pragma once
+#include <cstdint>
+
+namespace seam::cuda {
+
+struct AttentionParams {
+  void* out = nullptr;          // [n_tokens, n_heads, d]
+  int64_t out_stride = 0;       // row stride (elements)
+  const void* q = nullptr;      // [n_tokens, n_heads, d], rows may be strided (a view inside qkv)
+  int64_t q_stride = 0;
+  const void* k_cache = nullptr;  // [n_slots, n_kv_heads, d]
+  const void* v_cache = nullptr;  // [n_slots, n_kv_heads, d]
+  int n_heads = 0, n_kv_heads = 0, head_dim = 0, group = 0;  // group = n_heads / n_kv_heads
+  const int32_t* qo_indptr = nullptr;   // [n_seqs + 1]
+  const int32_t* seq_lens = nullptr;    // [n_seqs]
+  const int32_t* req_rows = nullptr;    // [n_seqs]
+  const int32_t* page_table = nullptr;  // [max_reqs, pt_stride]
+  int64_t pt_stride = 0;
+  int n_tokens = 0, n_seqs = 0, n_prefill_seqs = 0, n_prefill_tokens = 0;
+  int max_seq_len = 0;  // 0 = unknown (graphs)
+  float scale = 1.f;
+};
+
+}  // namespace seam::cuda

@@ -1,0 +1,15 @@
+// Tensor-core flash attention for the extend (prefill) rows of a batch.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "backend/cuda/attention_params.h"
+#include "core/dtype.h"
+
+namespace seam::cuda {
+// True when the kernel covers this dtype / head dim (bf16 or f16; d 64 or 128).
+bool flash_prefill_supported(DType dtype, int head_dim);
+// Causal attention of the first n_prefill_seqs sequences (rows [0, n_prefill_tokens)).
+// The grid depends only on host sizes (n_prefill_tokens, n_prefill_seqs, heads): per-sequence
+// lengths are read on the device.
+void launch_flash_prefill(const AttentionParams& p, DType dtype, cudaStream_t stream);
+}  // namespace seam::cuda

@@ -1,0 +1,138 @@
+// CudaBackend: construction, memory, copies, graphs, and the public factory.
+// The ops' boundary checks and launches are in cuda_backend_ops.cpp.
+#include "backend/cuda/cuda_backend.h"
+
+#include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/fill.h"
+
+namespace seam {
+
+bool cuda_device_present(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    if (why) *why = detail::concat("no usable CUDA device: ", cudaGetErrorString(e));
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    return false;
+  }
+  if (n == 0) {
+    if (why) *why = "no CUDA device is visible";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device_id) { return std::make_unique<cuda::CudaBackend>(device_id); }
+
+void* cuda_backend_stream(Backend& backend) {
+  auto* cb = dynamic_cast<cuda::CudaBackend*>(&backend);
+  SEAM_CHECK(cb != nullptr, "cuda_backend_stream: backend '", backend.name(), "' is not the CUDA backend");
+  return cb->stream();
+}
+
+namespace cuda {
+
+namespace {
+struct CudaGraph final : Graph {
+  cudaGraphExec_t exec = nullptr;
+  ~CudaGraph() override {
+    if (exec) cudaGraphExecDestroy(exec);  // destructor: no throw
+  }
+};
+}  // namespace
+
+CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
+  int n = 0;
+  SEAM_CUDA_CHECK(cudaGetDeviceCount(&n));
+  SEAM_CHECK(device_id >= 0 && device_id < n, "--device-id ", device_id, ": only ", n, " CUDA device(s) visible");
+  SEAM_CUDA_CHECK(cudaSetDevice(device_id));
+  cudaDeviceProp prop{};
+  SEAM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_id));
+  n_sms_ = prop.multiProcessorCount;
+  device_name_ = prop.name;
+  SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  gemm_ = std::make_unique<CublasLtGemm>();
+  SEAM_CUDA_CHECK(cudaMalloc(&attention_scratch_, kAttentionScratchBytes));
+}
+
+CudaBackend::~CudaBackend() {
+  // Destructor: errors cannot be reported; release in reverse order.
+  if (stream_) cudaStreamSynchronize(stream_);
+  gemm_.reset();
+  cudaFree(attention_scratch_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+std::string CudaBackend::name() const { return "cuda:" + std::to_string(device_id_) + " (" + device_name_ + ")"; }
+
+void* CudaBackend::alloc(size_t bytes) {
+  SEAM_CHECK(!capturing_, "cuda alloc during graph capture");
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, bytes == 0 ? 1 : bytes);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    throw Error(detail::concat("cuda: out of device memory allocating ", bytes, " bytes (", free_memory(),
+                               " bytes free)"));
+  }
+  SEAM_CUDA_CHECK(e);
+  return p;
+}
+
+void CudaBackend::release(void* p) {
+  if (p) SEAM_CUDA_CHECK(cudaFree(p));
+}
+
+size_t CudaBackend::free_memory() const {
+  size_t free_b = 0, total_b = 0;
+  SEAM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return free_b;
+}
+
+void CudaBackend::copy_h2d(void* dst, const void* src, size_t bytes) {
+  if (bytes) SEAM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+}
+void CudaBackend::copy_d2h(void* dst, const void* src, size_t bytes) {
+  if (bytes) SEAM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+}
+void CudaBackend::copy_d2d(void* dst, const void* src, size_t bytes) {
+  if (bytes) SEAM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+}
+
+void CudaBackend::fill(Tensor t, float value) {
+  SEAM_CHECK(t.device == Device::cuda, "fill: tensor is not on the cuda device");
+  SEAM_CHECK(t.contiguous(), "fill: tensor must be contiguous");
+  launch_fill(t, value, stream_);
+}
+
+void CudaBackend::synchronize() { SEAM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+// ---------------------------------------------------------------- graphs
+
+void CudaBackend::begin_capture() {
+  SEAM_ASSERT(!capturing_, "nested capture");
+  SEAM_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  capturing_ = true;
+}
+
+std::unique_ptr<Graph> CudaBackend::end_capture() {
+  SEAM_ASSERT(capturing_, "end_capture without begin_capture");
+  capturing_ = false;
+  cudaGraph_t graph = nullptr;
+  SEAM_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+  auto g = std::make_unique<CudaGraph>();
+  const cudaError_t e = cudaGraphInstantiate(&g->exec, graph, 0);
+  cudaGraphDestroy(graph);  // the exec keeps what it needs
+  SEAM_CUDA_CHECK(e);
+  return g;
+}
+
+void CudaBackend::replay(const Graph& g) {
+  SEAM_ASSERT(!capturing_, "replay while capturing");
+  const auto* cg = dynamic_cast<const CudaGraph*>(&g);
+  SEAM_ASSERT(cg != nullptr, "replay of a graph another backend recorded");
+  SEAM_CUDA_CHECK(cudaGraphLaunch(cg->exec, stream_));
+}
+
+}  // namespace cuda
+}  // namespace seam

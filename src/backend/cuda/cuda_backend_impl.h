@@ -1,0 +1,77 @@
+// CudaBackend: the Backend on one GPU. Internal to backend/cuda (it names CUDA
+// types); everything else reaches it through cuda_backend.h.
+//
+// Streams and copies: every op and copy is enqueued on one non-blocking compute
+// stream, in call order. copy_d2h is asynchronous like the rest: the host may read
+// the destination only after synchronize(). Copies from/to pageable host memory
+// are legal but stage through the driver; pinned host memory (cudaHostAlloc) is
+// the caller's business where it matters.
+//
+// Memory: alloc() is cudaMalloc (start-up only). The backend itself allocates,
+// once, at construction: the cuBLASLt workspace (32 MiB) and the split-KV
+// attention scratch (kAttentionScratchBytes). Nothing is allocated in the step loop.
+//
+// Graphs: begin_capture() starts stream capture (thread-local mode) on the compute
+// stream; end_capture() instantiates a CUDA graph; replay() launches it on the stream.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <memory>
+
+#include "backend/backend.h"
+#include "backend/cuda/cublaslt_gemm.h"
+
+namespace seam::cuda {
+
+class CudaBackend final : public Backend {
+ public:
+  // Split-KV partials: ~32k (sequence, head, split) rows of d <= 128; the split count is
+  // capped to fit (attention_decode.h).
+  static constexpr size_t kAttentionScratchBytes = size_t(16) << 20;
+
+  explicit CudaBackend(int device_id);
+  ~CudaBackend() override;
+
+  Device device() const override { return Device::cuda; }
+  std::string name() const override;
+
+  void* alloc(size_t bytes) override;
+  void release(void* p) override;
+  size_t free_memory() const override;
+  void copy_h2d(void* dst, const void* src, size_t bytes) override;
+  void copy_d2h(void* dst, const void* src, size_t bytes) override;
+  void copy_d2d(void* dst, const void* src, size_t bytes) override;
+  void fill(Tensor t, float value) override;
+  void synchronize() override;
+
+  void embedding(Tensor out, Tensor ids, Tensor table) override;
+  void rms_norm(Tensor out, Tensor x, Tensor weight, float eps) override;
+  void add_rms_norm(Tensor out, Tensor residual, Tensor delta, Tensor weight, float eps) override;
+  void linear(Tensor out, Tensor x, Tensor w, Tensor bias) override;
+  void rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) override;
+  void silu_mul(Tensor out, Tensor gate_up) override;
+  void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) override;
+  void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
+                 float scale) override;
+  void gather_rows(Tensor out, Tensor x, Tensor idx) override;
+  void apply_penalties(Tensor logits, const PenaltyBatch& p) override;
+  void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) override;
+
+  void begin_capture() override;
+  std::unique_ptr<Graph> end_capture() override;
+  void replay(const Graph& g) override;
+  bool capturing() const override { return capturing_; }
+
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  int device_id_ = 0;
+  int n_sms_ = 0;
+  std::string device_name_;
+  cudaStream_t stream_ = nullptr;
+  bool capturing_ = false;
+  std::unique_ptr<CublasLtGemm> gemm_;
+  float* attention_scratch_ = nullptr;  // [kAttentionScratchBytes / 4]
+};
+
+}  // namespace seam::cuda

@@ -1,0 +1,98 @@
+// Device helpers shared by the CUDA kernels: element conversion, 16-byte vector
+// access, dtype dispatch, block reductions. Included by .cu files only.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backend/cuda/cuda_check.h"
+#include "core/tensor.h"
+
+namespace seam::cuda {
+
+// ---- scalar conversion (all arithmetic is float32) ----
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// ---- 16-byte vectors: kVec<T> elements per aligned 16-byte access ----
+template <typename T>
+constexpr int kVec = 16 / int(sizeof(T));
+
+template <typename T>
+__device__ __forceinline__ void load_vec(const T* p, float (&f)[kVec<T>]) {
+  const uint4 raw = *reinterpret_cast<const uint4*>(p);
+  const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < kVec<T>; ++i) f[i] = to_float(e[i]);
+}
+
+template <typename T>
+__device__ __forceinline__ void store_vec(T* p, const float (&f)[kVec<T>]) {
+  uint4 raw;
+  T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < kVec<T>; ++i) e[i] = from_float<T>(f[i]);
+  *reinterpret_cast<uint4*>(p) = raw;
+}
+
+// ---- reductions ----
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it.
+// `scratch` holds 32 floats. Fixed reduction order: deterministic.
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
+  v = warp_sum(v);
+  __syncthreads();  // scratch may still be read by a previous call
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < n_warps ? scratch[lane] : 0.f;
+  return warp_sum(v);
+}
+
+// ---- host side: dtype dispatch and alignment tests ----
+#define SEAM_DISPATCH_FLOAT_TYPES(dtype, T, what, ...)                                      \
+  [&] {                                                                                     \
+    switch (dtype) {                                                                        \
+      case ::seam::DType::f32: { using T = float; return __VA_ARGS__(); }                   \
+      case ::seam::DType::f16: { using T = __half; return __VA_ARGS__(); }                  \
+      case ::seam::DType::bf16: { using T = __nv_bfloat16; return __VA_ARGS__(); }          \
+      default: throw ::seam::Error(::seam::detail::concat(what, ": unsupported dtype ",     \
+                                                          ::seam::dtype_name(dtype)));      \
+    }                                                                                       \
+  }()
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// True when rows of `t` (width `width` elements, row stride stride[0]) can be
+// read with 16-byte vectors.
+inline bool rows_vectorizable(const Tensor& t, int64_t width) {
+  const int64_t vec = 16 / int64_t(dtype_size(t.dtype));
+  return aligned16(t.data) && width % vec == 0 && (t.size(0) <= 1 || t.stride[0] % vec == 0);
+}
+
+inline unsigned int div_up(int64_t a, int64_t b) { return unsigned((a + b - 1) / b); }
+
+}  // namespace seam::cuda

@@ -1,0 +1,188 @@
+// Warp-level building blocks of the tensor-core attention kernels (prefill and
+// decode): mma.sync m16n8k16 with fp32 accumulation, ldmatrix from swizzled
+// shared-memory K/V tiles, cp.async gathers of paged KV rows.
+//
+// Fragment layout (PTX ISA, m16n8k16, g = lane / 4, t = lane % 4):
+//   A (16x16, row-major): a0 = (g, 2t..2t+1), a1 = (g+8, 2t..), a2 = (g, 2t+8..), a3 = (g+8, 2t+8..)
+//   B (16x8, "col"):      b0 = (k 2t..2t+1, n g), b1 = (k 2t+8.., n g)
+//   C (16x8):             c0,c1 = (g, 2t..2t+1), c2,c3 = (g+8, 2t..2t+1)
+// A K row tile [keys][D] gives B of S = Q K^T with plain ldmatrix; a V tile gives B of
+// O = P V with ldmatrix.trans; the C fragments of S are the A fragments of P.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace seam::cuda::flash {
+
+__device__ __forceinline__ void mma_16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
+                                          __nv_bfloat16) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void mma_16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, __half) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// 16-byte global -> shared copy; when !valid the destination is zero-filled (src not read).
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// Two floats as one packed pair of T (the low half is `lo`).
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi);
+template <>
+__device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+template <>
+__device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
+  __half2 v = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+
+// Element offset of (row, 16-byte chunk) in a [rows][D] tile whose chunks are XOR-swizzled
+// by row % 8, so the 8 rows one ldmatrix matrix reads hit 8 different bank groups.
+template <int D>
+__device__ __forceinline__ int tile_offset(int row, int chunk) {
+  return row * D + ((chunk ^ (row & 7)) << 3);
+}
+
+// Gathers keys [key0, key0 + ROWS) of one KV head into a K and a V tile (cp.async, one
+// group not committed here). Keys at or past `key_end` are zero-filled: their scores are
+// masked, and zero V rows keep 0 * garbage out of the output. `tid`/`n_threads` split the work.
+template <typename T, int D, int ROWS>
+__device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_cache, const T* v_cache,
+                                             const int32_t* slots, int key0, int key_end, int n_kv_heads, int kvh,
+                                             int tid, int n_threads) {
+  constexpr int kChunks = D / 8;
+  for (int c = tid; c < ROWS * kChunks; c += n_threads) {
+    const int row = c / kChunks, chunk = c % kChunks;
+    const int key = key0 + row;
+    const bool valid = key < key_end;
+    const int64_t slot = valid ? slots[key] : 0;
+    const int64_t src = (slot * n_kv_heads + kvh) * D + chunk * 8;
+    const int dst = tile_offset<D>(row, chunk);
+    cp_async_16(k_tile + dst, k_cache + src, valid);
+    cp_async_16(v_tile + dst, v_cache + src, valid);
+  }
+}
+
+// S (16 rows x 8*NT keys) = Q K^T for one warp; q holds the warp's A fragments for all D/16 k-steps.
+template <typename T, int D, int NT>
+__device__ __forceinline__ void qk_tile(float (&s)[NT][4], const uint32_t (&q)[D / 16][4], const T* k_tile,
+                                        int lane) {
+#pragma unroll
+  for (int n = 0; n < NT; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+  const int mi = lane >> 3, r8 = lane & 7;
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ++ks) {
+#pragma unroll
+    for (int np = 0; np < NT / 2; ++np) {
+      uint32_t b[4];
+      ldmatrix_x4(b, smem_addr(k_tile + tile_offset<D>(np * 16 + (mi >> 1) * 8 + r8, 2 * ks + (mi & 1))));
+      mma_16816(s[2 * np], q[ks], b[0], b[1], T{});
+      mma_16816(s[2 * np + 1], q[ks], b[2], b[3], T{});
+    }
+  }
+}
+
+// O (16 rows x D) += P V for one warp, P given as the C fragments of S (already exponentiated).
+template <typename T, int D, int NT>
+__device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const float (&p)[NT][4], const T* v_tile, int lane) {
+  const int mi = lane >> 3, r8 = lane & 7;
+#pragma unroll
+  for (int kk = 0; kk < NT / 2; ++kk) {
+    const uint32_t a[4] = {pack2<T>(p[2 * kk][0], p[2 * kk][1]), pack2<T>(p[2 * kk][2], p[2 * kk][3]),
+                           pack2<T>(p[2 * kk + 1][0], p[2 * kk + 1][1]),
+                           pack2<T>(p[2 * kk + 1][2], p[2 * kk + 1][3])};
+#pragma unroll
+    for (int dp = 0; dp < D / 16; ++dp) {
+      uint32_t b[4];
+      ldmatrix_x4_trans(b, smem_addr(v_tile + tile_offset<D>(kk * 16 + (mi & 1) * 8 + r8, 2 * dp + (mi >> 1))));
+      mma_16816(o[2 * dp], a, b[0], b[1], T{});
+      mma_16816(o[2 * dp + 1], a, b[2], b[3], T{});
+    }
+  }
+}
+
+// Online-softmax update for the thread's two rows (h = 0: row g, h = 1: row g+8). `s` holds
+// scores already in log2 units and masked (-inf); they become probabilities relative to the
+// new running max m. l is this thread's partial row sum (reduced over the 4 lanes at the end).
+template <int D, int NT>
+__device__ __forceinline__ void softmax_update(float (&s)[NT][4], float (&o)[D / 8][4], float (&m)[2], float (&l)[2]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int n = 0; n < NT; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(m[h], mx);
+    const float m_use = m_new == -INFINITY ? 0.f : m_new;  // a row with nothing unmasked yet
+    const float alpha = exp2f(m[h] - m_use);
+    float sum = 0.f;
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+      s[n][2 * h] = exp2f(s[n][2 * h] - m_use);
+      s[n][2 * h + 1] = exp2f(s[n][2 * h + 1] - m_use);
+      sum += s[n][2 * h] + s[n][2 * h + 1];
+    }
+    l[h] = l[h] * alpha + sum;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) {
+      o[d][2 * h] *= alpha;
+      o[d][2 * h + 1] *= alpha;
+    }
+    m[h] = m_new;
+  }
+}
+
+// The A fragments of 16 query rows: row i of the fragment is q_rows[i] (nullptr: a zero row).
+template <typename T, int D>
+__device__ __forceinline__ void load_q_fragments(uint32_t (&q)[D / 16][4], const T* row_lo, const T* row_hi,
+                                                 int lane) {
+  const int t2 = (lane & 3) * 2;
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ++ks) {
+    const int c = ks * 16 + t2;
+    q[ks][0] = row_lo ? *reinterpret_cast<const uint32_t*>(row_lo + c) : 0u;
+    q[ks][1] = row_hi ? *reinterpret_cast<const uint32_t*>(row_hi + c) : 0u;
+    q[ks][2] = row_lo ? *reinterpret_cast<const uint32_t*>(row_lo + c + 8) : 0u;
+    q[ks][3] = row_hi ? *reinterpret_cast<const uint32_t*>(row_hi + c + 8) : 0u;
+  }
+}
+
+}  // namespace seam::cuda::flash

@@ -1,0 +1,51 @@
+#include "backend/cuda/store_kv.h"
+
+#include "backend/cuda/cuda_common.cuh"
+
+namespace seam::cuda {
+
+namespace {
+
+// One block per token; U is the copy granule (uint4 when aligned, else one element).
+template <typename U>
+__global__ void store_kv_kernel(U* k_cache, U* v_cache, int64_t n_slots, const U* k, int64_t k_stride, const U* v,
+                                int64_t v_stride, const int32_t* slots, int64_t width) {
+  const int64_t i = blockIdx.x;
+  const int64_t s = slots[i];
+  if (s < 0 || s >= n_slots) return;
+  const U* kr = k + i * k_stride;
+  const U* vr = v + i * v_stride;
+  U* kc = k_cache + s * width;
+  U* vc = v_cache + s * width;
+  for (int64_t j = threadIdx.x; j < width; j += blockDim.x) {
+    kc[j] = kr[j];
+    vc[j] = vr[j];
+  }
+}
+
+template <typename U>
+void launch_units(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v,
+                  const Tensor& slots, int64_t unit_elems, cudaStream_t stream) {
+  const int64_t width = k.size(1) * k.size(2) / unit_elems;
+  const int threads = int(std::min<int64_t>(256, (width + 31) / 32 * 32));
+  store_kv_kernel<U><<<unsigned(k.size(0)), threads, 0, stream>>>(
+      k_cache.ptr<U>(), v_cache.ptr<U>(), k_cache.size(0), k.ptr<U>(), k.stride[0] / unit_elems, v.ptr<U>(),
+      v.stride[0] / unit_elems, slots.ptr<int32_t>(), width);
+  SEAM_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launch_store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v,
+                     const Tensor& slots, cudaStream_t stream) {
+  if (k.size(0) == 0) return;
+  const int64_t width = k.size(1) * k.size(2);
+  const int64_t esize = int64_t(dtype_size(k.dtype));
+  if (rows_vectorizable(k, width) && rows_vectorizable(v, width) && rows_vectorizable(k_cache, width) &&
+      rows_vectorizable(v_cache, width))
+    return launch_units<uint4>(k_cache, v_cache, k, v, slots, 16 / esize, stream);
+  if (esize == 4) return launch_units<uint32_t>(k_cache, v_cache, k, v, slots, 1, stream);
+  return launch_units<uint16_t>(k_cache, v_cache, k, v, slots, 1, stream);
+}
+
+}  // namespace seam::cuda

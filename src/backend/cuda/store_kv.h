@@ -1,0 +1,13 @@
+// store_kv: writes this step's K and V rows into the paged cache at their slots.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "core/tensor.h"
+
+namespace seam::cuda {
+// k_cache[slots[i]] = k[i], v_cache[slots[i]] = v[i].   k, v [n, n_kv_heads, d] (rows may be strided),
+// caches [n_slots, n_kv_heads, d] contiguous, slots [n] i32 (device). A slot outside [0, n_slots)
+// is skipped: a device kernel cannot throw, and writing it would corrupt memory.
+void launch_store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v,
+                     const Tensor& slots, cudaStream_t stream);
+}
