@@ -56,7 +56,10 @@ TEST_P(ChunkSizes, AllCases) {
   cfg.chunked_prefill_size = std::get<0>(GetParam());
   cfg.enable_mixed_chunk = std::get<1>(GetParam());
   auto stats = run_all(cfg, golden_cases());
-  if (cfg.enable_mixed_chunk && cfg.chunked_prefill_size >= 16) EXPECT_GT(stats["mixed"], 0);
+  // With 16- and 64-token chunks the prompts (about 330 tokens) take several
+  // steps, so early requests decode while later ones prefill.
+  if (cfg.enable_mixed_chunk && (cfg.chunked_prefill_size == 16 || cfg.chunked_prefill_size == 64))
+    EXPECT_GT(stats["mixed"], 0);
   if (!cfg.enable_mixed_chunk) EXPECT_EQ(stats["mixed"], 0);
 }
 INSTANTIATE_TEST_SUITE_P(Scheduler, ChunkSizes,

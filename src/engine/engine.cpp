@@ -87,7 +87,9 @@ uint64_t Engine::submit(std::vector<int32_t> prompt_ids, const SamplingParams& p
   SEAM_CHECK(n_prompt < max_context_, "the prompt has ", n_prompt, " tokens; the context length is ", max_context_);
   // A request must fit the KV pool on its own, or retraction could never make room.
   // The last sampled token is never fed back, so n_prompt + n_output may reach max_context + 1.
-  const int64_t worst = int64_t(n_prompt) + std::min<int64_t>(params.max_new_tokens, max_context_ + 1 - n_prompt);
+  // KV holds every token but the last sampled one.
+  const int64_t worst =
+      int64_t(n_prompt) + std::min<int64_t>(params.max_new_tokens, max_context_ + 1 - n_prompt) - 1;
   SEAM_CHECK(worst <= kv_pool_tokens(), "the prompt (", n_prompt, " tokens) plus max_new_tokens (", params.max_new_tokens,
              ") needs ", worst, " KV slots; the pool has ", kv_pool_tokens());
   auto req = std::make_unique<Request>();

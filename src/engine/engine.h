@@ -76,6 +76,9 @@ class Engine {
                                        const std::vector<SamplingParams>& params);
   // A snapshot of engine stats as one JSON object. Thread-safe.
   nlohmann::json stats() const;
+  // The model runner, for benchmarks that drive forward steps directly. Only
+  // while no request is in flight (the engine loop then never touches it).
+  ModelRunner& runner_for_benchmark() { return *runner_; }
   // Blocks until no request is waiting or running and stats() reflects them all.
   void wait_idle();
 

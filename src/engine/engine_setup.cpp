@@ -49,8 +49,11 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
     // A decode batch never exceeds the running cap; larger keys would never be used.
     std::erase_if(g.decode_buckets, [&](int b) { return b > s.max_running_requests; });
     if (!cfg.disable_piecewise_cuda_graph) {
+      // On the cpu, graphs are a test vehicle and each capture's warm-up costs a
+      // real forward: keep the default keys small there.
       const int max_tokens = cfg.piecewise_cuda_graph_max_tokens > 0 ? cfg.piecewise_cuda_graph_max_tokens
-                                                                      : s.chunked_prefill_size;
+                             : device == Device::cpu ? std::min(s.chunked_prefill_size, 512)
+                                                     : s.chunked_prefill_size;
       g.piecewise_buckets = cfg.piecewise_cuda_graph_tokens.empty()
                                 ? default_piecewise_buckets(max_tokens)
                                 : parse_bucket_list(cfg.piecewise_cuda_graph_tokens, "--piecewise-cuda-graph-tokens");
@@ -69,7 +72,7 @@ int kv_pool_slots(const EngineConfig& cfg, const ResolvedSetup& setup, Device de
   if (device == Device::cpu) {
     // Host memory is plentiful for the models the CPU backend serves: enough
     // for every running request at full context, capped at 64k tokens.
-    slots = std::min<int64_t>(int64_t(setup.scheduler.max_running_requests) * setup.max_context, 1 << 16);
+    slots = 1 + std::min<int64_t>(int64_t(setup.scheduler.max_running_requests) * setup.max_context, 1 << 16);
   } else {
     SEAM_CHECK(cfg.mem_fraction_static > 0 && cfg.mem_fraction_static < 1, "--mem-fraction-static must be in (0, 1)");
     // sglang's rule: weights + KV take mem_fraction_static of the memory free at

@@ -1,0 +1,120 @@
+// Sampling determinism by seed and the stop rules, through the engine.
+#include <gtest/gtest.h>
+
+#include "backend/cpu/sampling_cpu.h"
+#include "golden.h"
+
+namespace seam::test {
+namespace {
+
+SamplingParams sampled(uint64_t seed, int n = 40) {
+  SamplingParams p;
+  p.temperature = 0.9f;
+  p.top_p = 0.95f;
+  p.top_k = 50;
+  p.seed = seed;
+  p.max_new_tokens = n;
+  p.ignore_eos = true;
+  return p;
+}
+
+TEST(Sampling, SameSeedSameOutputWhateverTheBatch) {
+  Engine engine(cpu_engine_config());
+  const std::vector<int32_t> prompt = golden_cases()[0].prompt_ids;
+  auto alone = engine.generate({prompt}, {sampled(42)})[0].output_ids;
+  // The same request among others with other seeds and prompts.
+  std::vector<std::vector<int32_t>> prompts = {golden_cases()[1].prompt_ids, prompt, golden_cases()[2].prompt_ids};
+  auto batch = engine.generate(prompts, {sampled(1), sampled(42), sampled(7)});
+  EXPECT_EQ(batch[1].output_ids, alone);
+  auto other = engine.generate({prompt}, {sampled(43)})[0].output_ids;
+  EXPECT_NE(other, alone);  // 40 draws at temperature 0.9: different seeds differ
+}
+
+TEST(Sampling, RowRuleMatchesDefinition) {
+  std::vector<float> logits = {1.f, 3.f, 2.f, 3.f, -1.f};
+  auto l = logits;
+  EXPECT_EQ(sample_row(l.data(), 5, 0.f, -1, 1.f, 0.f, 0, 0), 1);  // greedy: ties to the lowest id
+  // top_k = 1 always gives the argmax; min_p = 1 keeps only the max-probability tokens.
+  for (uint32_t step = 0; step < 50; ++step) {
+    l = logits;
+    EXPECT_EQ(sample_row(l.data(), 5, 1.f, 1, 1.f, 0.f, 9, step), 1);
+    l = logits;
+    int id = sample_row(l.data(), 5, 1.f, -1, 1.f, 1.f, 9, step);
+    EXPECT_TRUE(id == 1 || id == 3);
+    l = logits;
+    id = sample_row(l.data(), 5, 1.f, 3, 1.f, 0.f, 9, step);
+    EXPECT_TRUE(id == 1 || id == 2 || id == 3);
+  }
+}
+
+TEST(Stops, MaxNewTokensEosStopIdsAndStrings) {
+  Engine engine(cpu_engine_config());
+  const GoldenCase c = golden_cases()[0];  // greedy: ", there was a little girl named Lily. ..."
+  SamplingParams p;
+  p.temperature = 0.f;
+  p.max_new_tokens = 10;
+  auto r = engine.generate({c.prompt_ids}, {p})[0];
+  EXPECT_EQ(r.finish_reason, FinishReason::length);
+  EXPECT_EQ(r.output_ids, std::vector<int32_t>(c.generated_ids.begin(), c.generated_ids.begin() + 10));
+
+  // A stop token id: generation ends before it, the id is not in the output.
+  p.max_new_tokens = 64;
+  p.stop_token_ids = {c.generated_ids[5]};
+  r = engine.generate({c.prompt_ids}, {p})[0];
+  EXPECT_EQ(r.finish_reason, FinishReason::stop);
+  EXPECT_EQ(r.output_ids, std::vector<int32_t>(c.generated_ids.begin(), c.generated_ids.begin() + 5));
+
+  // A stop string: the text ends right before it.
+  p.stop_token_ids.clear();
+  p.stop = {"girl"};
+  r = engine.generate({c.prompt_ids}, {p})[0];
+  EXPECT_EQ(r.finish_reason, FinishReason::stop);
+  EXPECT_EQ(r.text, c.generated_text.substr(0, c.generated_text.find("girl")));
+
+  // EOS (BOS here: generation_config lists [1, 2]) ends a story unless ignore_eos.
+  SamplingParams q;
+  q.temperature = 0.f;
+  q.max_new_tokens = 400;
+  auto with_eos = engine.generate({{1}}, {q})[0];
+  q.ignore_eos = true;
+  auto without = engine.generate({{1}}, {q})[0];
+  if (with_eos.finish_reason == FinishReason::stop) {
+    EXPECT_LT(with_eos.output_ids.size(), without.output_ids.size());
+    EXPECT_EQ(std::vector<int32_t>(without.output_ids.begin(), without.output_ids.begin() + long(with_eos.output_ids.size())),
+              with_eos.output_ids);
+    EXPECT_TRUE(without.output_ids[with_eos.output_ids.size()] == 1 || without.output_ids[with_eos.output_ids.size()] == 2);
+  } else {
+    ADD_FAILURE() << "the empty-prompt story never emitted EOS in 400 tokens";
+  }
+  EXPECT_EQ(without.finish_reason, FinishReason::length);
+}
+
+TEST(Stops, ContextLengthEndsGeneration) {
+  auto cfg = cpu_engine_config();
+  cfg.context_length = 32;
+  Engine engine(cfg);
+  SamplingParams p;
+  p.temperature = 0.f;
+  p.max_new_tokens = 100;
+  p.ignore_eos = true;
+  auto r = engine.generate({golden_cases()[0].prompt_ids}, {p})[0];
+  EXPECT_EQ(r.finish_reason, FinishReason::length);
+  EXPECT_EQ(int(r.prompt_ids.size() + r.output_ids.size()), 33);  // the last token is never fed back
+}
+
+TEST(BadInput, RejectedWithClearErrors) {
+  Engine engine(cpu_engine_config());
+  auto cb = [](const RequestOutput&) {};
+  SamplingParams p;
+  EXPECT_THROW(engine.submit({}, p, cb), Error);
+  EXPECT_THROW(engine.submit({1, 99999}, p, cb), Error);
+  EXPECT_THROW(engine.submit(std::vector<int32_t>(600, 5), p, cb), Error);  // over the 512 context
+  p.temperature = -1;
+  EXPECT_THROW(engine.submit({1}, p, cb), Error);
+  p = SamplingParams{};
+  p.top_p = 0;
+  EXPECT_THROW(engine.submit({1}, p, cb), Error);
+}
+
+}  // namespace
+}  // namespace seam::test
