@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Makes random-weight Hugging Face models of real shapes and reference outputs.
+
+Run on the GPU machine (transformers + torch there). For each shape it writes
+DIR/<name>/ (config.json, model.safetensors in bf16, a tokenizer.json copied
+from --tokenizer) and DIR/<name>/reference.json: for prompts of 1, 17 and 1000
+random token ids, transformers' last-token logits (bf16 model, float32 logits)
+and its first 32 greedy ids, so tests/cuda/hf_parity_test.cpp can compare.
+"""
+import argparse, json, os, shutil, sys, time
+
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM
+
+SHAPES = {
+    "llama-3.1-8b": dict(model_type="llama", architectures=["LlamaForCausalLM"], hidden_size=4096,
+                         intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                         num_key_value_heads=8, vocab_size=128256, max_position_embeddings=131072,
+                         rope_theta=500000.0, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                         rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0,
+                                           high_freq_factor=4.0, original_max_position_embeddings=8192)),
+    "llama-3.2-1b": dict(model_type="llama", architectures=["LlamaForCausalLM"], hidden_size=2048,
+                         intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
+                         num_key_value_heads=8, head_dim=64, vocab_size=128256, max_position_embeddings=131072,
+                         rope_theta=500000.0, rms_norm_eps=1e-5, tie_word_embeddings=True,
+                         rope_scaling=dict(rope_type="llama3", factor=32.0, low_freq_factor=1.0,
+                                           high_freq_factor=4.0, original_max_position_embeddings=8192)),
+    "qwen2.5-0.5b": dict(model_type="qwen2", architectures=["Qwen2ForCausalLM"], hidden_size=896,
+                         intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+                         num_key_value_heads=2, vocab_size=151936, max_position_embeddings=32768,
+                         rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True),
+    "qwen3-0.6b": dict(model_type="qwen3", architectures=["Qwen3ForCausalLM"], hidden_size=1024,
+                       intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
+                       num_key_value_heads=8, head_dim=128, vocab_size=151936, max_position_embeddings=40960,
+                       rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True,
+                       attention_bias=False),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--tokenizer", required=True, help="a tokenizer.json to put in each folder")
+    ap.add_argument("--only", default="", help="comma list of shapes")
+    ap.add_argument("--no-reference", action="store_true")
+    args = ap.parse_args()
+    names = args.only.split(",") if args.only else list(SHAPES)
+    torch.manual_seed(0)
+    for name in names:
+        t0 = time.time()
+        d = os.path.join(args.out, name)
+        os.makedirs(d, exist_ok=True)
+        cfg = AutoConfig.for_model(**{k: v for k, v in SHAPES[name].items()})
+        cfg.torch_dtype = torch.bfloat16
+        with torch.device("cuda"):
+            model = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16)
+        model.eval()
+        model.save_pretrained(d, safe_serialization=True)
+        shutil.copy(args.tokenizer, os.path.join(d, "tokenizer.json"))
+        ref = {"prompts": []}
+        if not args.no_reference:
+            g = torch.Generator().manual_seed(1)
+            prompts = [torch.randint(0, cfg.vocab_size, (n,), generator=g).tolist() for n in (1, 17, 1000)]
+            with torch.no_grad():
+                for p in prompts:
+                    ids = torch.tensor([p], device="cuda")
+                    logits = model(ids).logits[0, -1].float().cpu()
+                    out = model.generate(ids, max_new_tokens=32, do_sample=False, min_new_tokens=32,
+                                         eos_token_id=None, pad_token_id=0)
+                    ref["prompts"].append({"ids": p, "last_logits": logits.tolist(),
+                                           "greedy_ids": out[0, len(p):].tolist()})
+        with open(os.path.join(d, "reference.json"), "w") as f:
+            json.dump(ref, f)
+        del model
+        torch.cuda.empty_cache()
+        print(f"{name}: written in {time.time() - t0:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
