@@ -1,0 +1,54 @@
+// ApiError: a request the server refuses, with its HTTP status and the fields of
+// an OpenAI error body {"error": {"message", "type", "param", "code"}}.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace seam {
+
+class ApiError : public Error {
+ public:
+  ApiError(int status, std::string message, std::string param = "", std::string type = "", std::string code = "")
+      : Error(message), status_(status), param_(std::move(param)), type_(std::move(type)), code_(std::move(code)) {
+    if (type_.empty()) type_ = default_type(status_);
+  }
+  int status() const { return status_; }
+  const std::string& param() const { return param_; }
+  const std::string& type() const { return type_; }
+  const std::string& code() const { return code_; }
+
+  nlohmann::json body() const { return error_body(what(), type_, param_, code_); }
+
+  static nlohmann::json error_body(const std::string& message, const std::string& type, const std::string& param,
+                                   const std::string& code) {
+    nlohmann::json e;
+    e["message"] = message;
+    e["type"] = type;
+    e["param"] = param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param);
+    e["code"] = code.empty() ? nlohmann::json(nullptr) : nlohmann::json(code);
+    return nlohmann::json{{"error", e}};
+  }
+
+  static const char* default_type(int status) {
+    if (status == 404) return "not_found_error";
+    if (status == 429 || status == 503) return "server_overloaded";
+    if (status >= 500) return "internal_server_error";
+    return "invalid_request_error";
+  }
+
+ private:
+  int status_;
+  std::string param_;
+  std::string type_;
+  std::string code_;
+};
+
+// 400 naming the offending field.
+inline ApiError bad_request(const std::string& message, const std::string& param = "") {
+  return ApiError(400, message, param);
+}
+
+}  // namespace seam

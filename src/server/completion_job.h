@@ -1,0 +1,105 @@
+// CompletionJob: one /v1/completions or /v1/chat/completions request on its
+// way through the engine. The HTTP thread prepares it (template, tokenize,
+// check against the model), submits one engine request per choice, then either
+// waits for the whole answer or streams chunks. Engine callbacks (on the engine
+// thread) only append to the job's queue under its mutex and notify; the HTTP
+// thread drains the queue and does all the formatting and writing.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/engine.h"
+#include "server/chat_template.h"
+#include "server/openai_request.h"
+#include "server/openai_response.h"
+#include "server/server_metrics.h"
+
+namespace seam {
+
+// What a job needs from the server. Everything here outlives every job's
+// engine requests (the engine is destroyed, or idle, before the server).
+struct ServerContext {
+  Engine* engine = nullptr;
+  const ChatTemplate* chat_template = nullptr;
+  std::vector<int32_t> chat_stop_ids;  // end-of-turn tokens of the chat template
+  ServerMetrics* metrics = nullptr;
+  std::atomic<int64_t>* n_in_flight = nullptr;  // engine requests not finished
+  int max_queued_requests = 0;                  // 0: no limit
+  std::string model_name;
+};
+
+class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
+ public:
+  CompletionJob(const ServerContext& ctx, ApiRequest request);
+  ~CompletionJob();
+
+  // Renders, tokenizes and checks every prompt, then submits every choice.
+  // Throws ApiError: 400 for input the model cannot take, 503 when the server
+  // is at --max-queued-requests. Nothing stays submitted after a throw.
+  void submit();
+
+  // Blocks until every choice finished; the response body. Throws ApiError(500)
+  // when the engine failed a choice.
+  nlohmann::json wait_response();
+
+  // Streams SSE events through `write` (false: the client is gone) until every
+  // choice finished and "data: [DONE]" is written. Returns false when a write
+  // failed; the unfinished choices are then aborted.
+  bool stream(const std::function<bool(const std::string&)>& write);
+
+  // Aborts every choice that has not finished (client gone, server stopping).
+  void abort_unfinished();
+  bool all_finished() const;
+
+ private:
+  struct Choice {
+    uint64_t engine_id = 0;
+    bool submitted = false;
+    bool finished = false;  // as seen by the engine thread
+    bool got_first = false;
+    std::chrono::steady_clock::time_point t_last;
+    // Drained side (HTTP thread).
+    std::string text;
+    FinishReason finish = FinishReason::none;
+    int n_prompt = 0, n_output = 0, n_cached = 0;
+  };
+  struct Event {
+    int choice = 0;
+    std::string new_text;
+    bool finished = false;
+    FinishReason finish = FinishReason::none;
+    int n_prompt = 0, n_output = 0, n_cached = 0;
+    std::string error;
+  };
+
+  void on_output(int choice, const RequestOutput& out);  // engine thread
+  std::deque<Event> take_events(std::chrono::milliseconds timeout);
+  void apply(const Event& e);
+  Usage usage() const;
+
+  const ServerContext ctx_;
+  ApiRequest request_;
+  ResponseHeader header_;
+  std::vector<std::vector<int32_t>> prompt_ids_;  // [n_prompts][n_prompt_tokens]
+  std::vector<Choice> choices_;                   // [n_prompts * n]
+  std::chrono::steady_clock::time_point t_start_;
+  int64_t n_reserved_ = 0;  // slots taken in ctx_.n_in_flight and not yet returned
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Event> events_;
+  int n_finished_events_ = 0;  // drained side
+  std::string first_error_;
+};
+
+}  // namespace seam

@@ -1,0 +1,43 @@
+// The body of an OpenAI /v1/completions or /v1/chat/completions request,
+// parsed and type-checked. Every problem throws ApiError(400) naming the
+// field; checks that need the model (context length, vocabulary, the served
+// name) are the server's.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scheduler/sampling_params.h"
+#include "server/chat_template.h"
+
+namespace seam {
+
+enum class ApiKind { completion, chat };
+
+// One completion prompt: text, or token ids (OpenAI allows both).
+struct PromptInput {
+  std::string text;
+  std::vector<int32_t> ids;
+  bool is_ids = false;
+};
+
+struct ApiRequest {
+  ApiKind kind = ApiKind::completion;
+  std::string model;                 // empty when not given
+  std::vector<PromptInput> prompts;  // completion: one or more prompts (a batch)
+  std::vector<ChatMessage> messages; // chat
+  SamplingParams params;             // max_new_tokens from max_tokens / max_completion_tokens
+  bool max_tokens_given = false;     // chat without max_tokens: the rest of the context
+  int n = 1;                         // choices per prompt
+  bool stream = false;
+  bool include_usage = false;        // stream_options.include_usage
+};
+
+constexpr int k_max_n = 16;             // choices per prompt
+constexpr int k_max_choices = 1024;     // prompts x n of one request
+
+// Parses `body`; throws ApiError(400) for malformed JSON, invalid UTF-8, a
+// wrongly typed or out-of-range field, or an unsupported feature.
+ApiRequest parse_api_request(const std::string& body, ApiKind kind);
+
+}  // namespace seam
