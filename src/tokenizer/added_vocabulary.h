@@ -19,6 +19,9 @@ struct AddedToken {
   bool rstrip = false;
   bool normalized = false;
   bool special = false;
+  // How the token appears in normalized text (set by AddedVocabulary::build);
+  // HF decodes a normalized=true token to this form.
+  std::string normalized_content;
 };
 
 // One part of a text after splitting on added tokens: either an added token
@@ -57,11 +60,12 @@ class AddedVocabulary {
   void build(std::vector<AddedToken> tokens, NormalizeFn&& normalize) {
     tokens_ = std::move(tokens);
     for (size_t i = 0; i < tokens_.size(); ++i) {
-      const AddedToken& t = tokens_[i];
+      AddedToken& t = tokens_[i];
       by_content_[t.content] = t.id;
       by_id_[t.id] = static_cast<int>(i);
+      t.normalized_content = t.normalized ? normalize(t.content) : t.content;
       if (t.normalized) {
-        normalized_matcher_.add(normalize(t.content), static_cast<int>(i));
+        normalized_matcher_.add(t.normalized_content, static_cast<int>(i));
       } else {
         raw_matcher_.add(t.content, static_cast<int>(i));
       }

@@ -157,7 +157,8 @@ std::string HfTokenizer::decode(const std::vector<int32_t>& ids, bool skip_speci
   tokens.reserve(ids.size());
   for (int32_t id : ids) {
     if (const AddedToken* t = added_.find_id(id)) {
-      if (!(skip_special_tokens && t->special)) tokens.push_back(t->content);
+      // A normalized token decodes as its normalized form, as in HF.
+      if (!(skip_special_tokens && t->special)) tokens.push_back(t->normalized_content);
       continue;
     }
     const std::string* token = model_->id_to_token(id);
