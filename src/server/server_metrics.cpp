@@ -1,15 +1,20 @@
 #include "server/server_metrics.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 namespace seam {
 
 namespace {
 
+// The shortest text that reads back as the same double ("0.1", not "0.10000000000000001").
 std::string number(double x) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, x);
+    if (std::strtod(buf, nullptr) == x) break;
+  }
   return buf;
 }
 

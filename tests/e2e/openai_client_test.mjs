@@ -1,0 +1,163 @@
+// End-to-end test of `seam serve` with the official openai npm client.
+// usage: node openai_client_test.mjs PORT GOLDEN_JSON
+// Runs completions, chat completions and streaming against the server and
+// checks that greedy completions of the golden prompts give the golden text.
+import fs from "node:fs";
+import OpenAI from "openai";
+
+const [port, goldenPath] = process.argv.slice(2);
+if (!port || !goldenPath) {
+  console.error("usage: node openai_client_test.mjs PORT GOLDEN_JSON");
+  process.exit(2);
+}
+const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "none", maxRetries: 0, timeout: 300000 });
+
+let failures = 0;
+function check(cond, what) {
+  if (!cond) {
+    failures++;
+    console.error(`FAIL: ${what}`);
+  }
+}
+function checkEq(actual, expected, what) {
+  check(actual === expected, `${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+}
+
+async function expectStatus(promise, status, what) {
+  try {
+    await promise;
+    check(false, `${what}: expected HTTP ${status}, the call succeeded`);
+  } catch (e) {
+    checkEq(e.status, status, `${what}: status`);
+    check(typeof e.error?.message === "string" && e.error.message.length > 0, `${what}: error.message`);
+  }
+}
+
+async function streamText(params) {
+  const stream = await client.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
+  let text = "";
+  let finish = null;
+  let usage = null;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    for (const c of chunk.choices) {
+      text += c.text;
+      if (c.finish_reason) finish = c.finish_reason;
+    }
+  }
+  return { text, finish, usage };
+}
+
+async function main() {
+  const models = await client.models.list();
+  const card = models.data[0];
+  check(models.data.length === 1 && typeof card.id === "string", "models.list gives one model");
+  const model = card.id;
+  const maxLen = card.max_model_len;
+
+  // Golden greedy completions, all in flight at once.
+  const golden = JSON.parse(fs.readFileSync(goldenPath, "utf8"));
+  let nGolden = 0;
+  await Promise.all(
+    golden.cases.map(async (c, i) => {
+      const n = c.generated_ids.length;
+      const byBos = c.stop === "bos";  // the model ended the story with BOS (id 1): an EOS id
+      const maxTokens = byBos ? n + 1 : n;
+      const params = { model, prompt: c.prompt, max_tokens: maxTokens, temperature: 0 };
+      if (c.prompt_ids.length + maxTokens > maxLen) {
+        // Over the context: refused, never truncated.
+        await expectStatus(client.completions.create(params), 400, `golden case ${i} over the context`);
+        return;
+      }
+      const r = await client.completions.create(params);
+      checkEq(r.choices[0].text, c.generated_text, `golden case ${i} text`);
+      checkEq(r.choices[0].finish_reason, byBos ? "stop" : "length", `golden case ${i} finish_reason`);
+      checkEq(r.usage.prompt_tokens, c.prompt_ids.length, `golden case ${i} usage.prompt_tokens`);
+      checkEq(r.usage.completion_tokens, n, `golden case ${i} usage.completion_tokens`);
+      checkEq(r.object, "text_completion", "completion object");
+      const s = await streamText(params);
+      checkEq(s.text, c.generated_text, `golden case ${i} streamed text`);
+      checkEq(s.finish, byBos ? "stop" : "length", `golden case ${i} streamed finish_reason`);
+      checkEq(s.usage?.completion_tokens, n, `golden case ${i} streamed usage.completion_tokens`);
+      nGolden++;
+    }),
+  );
+  check(nGolden >= golden.cases.length - 1, `golden cases run: ${nGolden} of ${golden.cases.length}`);
+
+  // The prompt as token ids gives the same greedy text as the prompt as text.
+  const g0 = golden.cases[0];
+  const byIds = await client.completions.create({
+    model, prompt: g0.prompt_ids, max_tokens: g0.generated_ids.length, temperature: 0,
+  });
+  checkEq(byIds.choices[0].text, g0.generated_text, "prompt as token ids");
+
+  // Stop strings end the text before the match.
+  const stopped = await client.completions.create({
+    model, prompt: g0.prompt, max_tokens: 64, temperature: 0, stop: [" little"],
+  });
+  const cut = g0.generated_text.indexOf(" little");
+  checkEq(stopped.choices[0].text, g0.generated_text.slice(0, cut), "stop string text");
+  checkEq(stopped.choices[0].finish_reason, "stop", "stop string finish_reason");
+
+  // Chat: stories260K has no chat template, so the plain one renders
+  // "content\n" per message; chat must equal the completion of that text.
+  const messages = [{ role: "user", content: "Once upon a time" }];
+  const chat = await client.chat.completions.create({ model, messages, max_tokens: 24, temperature: 0 });
+  checkEq(chat.object, "chat.completion", "chat object");
+  checkEq(chat.choices[0].message.role, "assistant", "chat role");
+  checkEq(chat.choices[0].finish_reason, "length", "chat finish_reason");
+  checkEq(chat.usage.completion_tokens, 24, "chat usage.completion_tokens");
+  const plain = await client.completions.create({ model, prompt: "Once upon a time\n", max_tokens: 24, temperature: 0 });
+  checkEq(chat.choices[0].message.content, plain.choices[0].text, "chat == completion of the plain template");
+  check(chat.choices[0].message.content.length > 0, "chat content is not empty");
+
+  // Chat streaming: a role delta first, then content equal to the non-streamed answer.
+  const cs = await client.chat.completions.create({
+    model, messages, max_completion_tokens: 24, temperature: 0, stream: true, stream_options: { include_usage: true },
+  });
+  let content = "";
+  let sawRole = false;
+  let first = true;
+  let chatFinish = null;
+  let chatUsage = null;
+  for await (const chunk of cs) {
+    checkEq(chunk.object, "chat.completion.chunk", "chat chunk object");
+    if (chunk.usage) chatUsage = chunk.usage;
+    for (const c of chunk.choices) {
+      if (first) sawRole = c.delta.role === "assistant";
+      first = false;
+      content += c.delta.content ?? "";
+      if (c.finish_reason) chatFinish = c.finish_reason;
+    }
+  }
+  check(sawRole, "the first chat chunk carries role assistant");
+  checkEq(content, chat.choices[0].message.content, "streamed chat content");
+  checkEq(chatFinish, "length", "streamed chat finish_reason");
+  checkEq(chatUsage?.completion_tokens, 24, "streamed chat usage");
+
+  // n samples with a seed: n choices, reproducible.
+  const sampled = { model, prompt: "The cat", max_tokens: 16, temperature: 1.0, n: 3, seed: 7 };
+  const a = await client.completions.create(sampled);
+  const b = await client.completions.create(sampled);
+  checkEq(a.choices.length, 3, "n choices");
+  checkEq(a.choices.map((c) => c.index).join(","), "0,1,2", "choice indices");
+  checkEq(JSON.stringify(a.choices.map((c) => c.text)), JSON.stringify(b.choices.map((c) => c.text)), "seeded n");
+  check(new Set(a.choices.map((c) => c.text)).size > 1, "n samples differ");
+  checkEq(a.usage.completion_tokens, 48, "usage sums the n choices");
+
+  // Errors come back as OpenAI errors.
+  await expectStatus(client.completions.create({ model: "no-such-model", prompt: "x" }), 404, "unknown model");
+  await expectStatus(client.completions.create({ model, prompt: "x", max_tokens: -1 }), 400, "negative max_tokens");
+  await expectStatus(client.chat.completions.create({ model, messages: [] }), 400, "empty messages");
+
+  if (failures > 0) {
+    console.error(`${failures} check(s) failed`);
+    process.exit(1);
+  }
+  console.log(`openai client e2e: all checks passed (${nGolden} golden cases)`);
+}
+
+main().catch((e) => {
+  console.error("FAIL: unexpected error:", e);
+  process.exit(1);
+});
