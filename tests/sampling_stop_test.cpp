@@ -118,3 +118,21 @@ TEST(BadInput, RejectedWithClearErrors) {
 
 }  // namespace
 }  // namespace seam::test
+
+namespace seam::test {
+namespace {
+TEST(Timing, PerRequestTimesAreOrdered) {
+  Engine engine(cpu_engine_config());
+  const GoldenCase c = golden_cases()[0];
+  auto r = engine.generate({c.prompt_ids, c.prompt_ids}, {golden_params(c), golden_params(c)});
+  for (const auto& g : r) {
+    ASSERT_EQ(g.token_times_s.size(), g.output_ids.size());
+    EXPECT_GE(g.ttft_s, g.queue_time_s);
+    EXPECT_GT(g.ttft_s, 0);
+    EXPECT_DOUBLE_EQ(g.token_times_s.front(), g.ttft_s);
+    for (size_t i = 1; i < g.token_times_s.size(); ++i) EXPECT_GE(g.token_times_s[i], g.token_times_s[i - 1]);
+    EXPECT_GE(g.e2e_s, g.token_times_s.back());
+  }
+}
+}  // namespace
+}  // namespace seam::test

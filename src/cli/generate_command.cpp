@@ -76,6 +76,7 @@ int generate_command(int argc, char** argv) {
       j["output_ids"] = r.output_ids;
       j["text"] = r.text;
       j["finish_reason"] = finish_reason_name(r.finish_reason);
+      j["meta"] = {{"queue_time_s", r.queue_time_s}, {"ttft_s", r.ttft_s}, {"e2e_s", r.e2e_s}};
       std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       std::cout << (specs[i].has_ids ? std::string() : specs[i].prompt) << r.text << "\n";

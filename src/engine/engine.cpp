@@ -271,6 +271,15 @@ void Engine::emit(Request& r, std::vector<int32_t> new_ids, bool finished) {
   out.n_prompt_tokens = int(r.prompt_ids.size());
   out.n_output_tokens = int(r.output_ids.size());
   out.n_cached_tokens = r.n_prefix_shared;
+  if (finished) {
+    auto since = [&](Clock::time_point t) {
+      return t == Clock::time_point{} ? 0.0 : std::chrono::duration<double>(t - r.t_arrival).count();
+    };
+    out.queue_time_s = since(r.t_admitted);
+    out.ttft_s = since(r.t_first_token);
+    out.e2e_s = seconds_since(r.t_arrival);
+    out.token_times_s = r.token_times_s;
+  }
   live_.at(r.id).callback(out);
 }
 
@@ -305,6 +314,10 @@ std::vector<GenerateResult> Engine::generate(const std::vector<std::vector<int32
       g.text += o.new_text;
       if (o.finished) {
         g.finish_reason = o.finish_reason;
+        g.queue_time_s = o.queue_time_s;
+        g.ttft_s = o.ttft_s;
+        g.e2e_s = o.e2e_s;
+        g.token_times_s = o.token_times_s;
         ++n_done;
         cv.notify_all();
       }

@@ -43,6 +43,11 @@ struct RequestOutput {
   int n_output_tokens = 0;
   int n_cached_tokens = 0;
   std::string error;             // set when the engine failed the request
+  // Timing (seconds since arrival), filled on the final callback.
+  double queue_time_s = 0;       // arrival -> first scheduled
+  double ttft_s = 0;             // arrival -> first token
+  double e2e_s = 0;              // arrival -> finish
+  std::vector<double> token_times_s;  // arrival -> each output token
 };
 using StreamCallback = std::function<void(const RequestOutput&)>;
 
@@ -51,6 +56,8 @@ struct GenerateResult {
   std::vector<int32_t> output_ids;
   std::string text;
   FinishReason finish_reason = FinishReason::none;
+  double queue_time_s = 0, ttft_s = 0, e2e_s = 0;
+  std::vector<double> token_times_s;
 };
 
 class Engine {
