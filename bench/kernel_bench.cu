@@ -1,0 +1,354 @@
+// seam_kernel_bench: times the CUDA backend's ops at Llama-3.1-8B shapes and prints,
+// per op and shape, the median time and the achieved rate against the device's
+// ceilings (/work/shared/DEVICE.md: copy ~4.0 TB/s, bf16 GEMM ~790-890 TFLOP/s).
+//
+// Method: each measured op is captured R times into a CUDA graph (so host launch
+// cost stays out) and the graph is replayed after warm-up; the median over replays,
+// divided by R, is the op's time. Ops whose inputs could sit in the 60 MB L2 rotate
+// among several input copies so each call reads from device memory. Inputs are
+// random (never zeros). Usage: seam_kernel_bench [--quick]
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_check.h"
+#include "core/tensor.h"
+
+namespace seam {
+namespace {
+
+constexpr double kCopyTBs = 4.0;       // device-to-device copy ceiling, TB/s
+constexpr double kGemmTFlops = 790.0;  // bf16 dense GEMM on random data, TFLOP/s
+
+// Uniform(-scale, scale) from a hash of (seed, index): random, reproducible, never zero-filled.
+template <typename T>
+__global__ void random_fill_kernel(T* p, int64_t n, uint64_t seed, float scale) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t x = seed ^ (uint64_t(i) * 0x9e3779b97f4a7c15ull);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    const float u = float(x >> 40) * (1.f / 16777216.f) * 2.f - 1.f;
+    p[i] = T(u * scale);
+  }
+}
+
+class Bench {
+ public:
+  Bench() : gpu_(make_cuda_backend(0)), stream_(static_cast<cudaStream_t>(cuda_backend_stream(*gpu_))) {
+    SEAM_CUDA_CHECK(cudaEventCreate(&start_));
+    SEAM_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~Bench() {
+    gpu_->synchronize();
+    for (void* p : allocs_) gpu_->release(p);
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  Backend& gpu() { return *gpu_; }
+
+  Tensor random(DType t, std::initializer_list<int64_t> dims, float scale = 1.f) {
+    Tensor x = alloc(t, dims);
+    const int64_t n = x.numel();
+    const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 8192));
+    if (t == DType::bf16)
+      random_fill_kernel<<<blocks, 256, 0, stream_>>>(x.ptr<__nv_bfloat16>(), n, seed_++, scale);
+    else if (t == DType::f16)
+      random_fill_kernel<<<blocks, 256, 0, stream_>>>(x.ptr<__half>(), n, seed_++, scale);
+    else
+      random_fill_kernel<<<blocks, 256, 0, stream_>>>(x.ptr<float>(), n, seed_++, scale);
+    SEAM_CUDA_CHECK_LAUNCH();
+    return x;
+  }
+  Tensor alloc(DType t, std::initializer_list<int64_t> dims) {
+    Tensor probe(nullptr, t, Device::cuda, dims);
+    void* p = gpu_->alloc(probe.nbytes());
+    allocs_.push_back(p);
+    return Tensor(p, t, Device::cuda, dims);
+  }
+  Tensor upload_i32(const std::vector<int32_t>& v, std::initializer_list<int64_t> dims) {
+    Tensor x = alloc(DType::i32, dims);
+    gpu_->copy_h2d(x.data, v.data(), v.size() * 4);
+    gpu_->synchronize();
+    return x;
+  }
+  template <typename V>
+  Tensor upload(const std::vector<V>& v, DType t, std::initializer_list<int64_t> dims) {
+    Tensor x = alloc(t, dims);
+    gpu_->copy_h2d(x.data, v.data(), v.size() * sizeof(V));
+    gpu_->synchronize();
+    return x;
+  }
+  void release_all() {
+    gpu_->synchronize();
+    for (void* p : allocs_) gpu_->release(p);
+    allocs_.clear();
+  }
+
+  // Median microseconds of one call of op(i) (i = call index, for rotating inputs).
+  double time_us(const std::function<void(int)>& op, int calls_per_graph = 10, int replays = 15) {
+    op(0);  // plans, attributes: everything host-side happens before capture
+    gpu_->synchronize();
+    gpu_->begin_capture();
+    for (int i = 0; i < calls_per_graph; ++i) op(i);
+    auto graph = gpu_->end_capture();
+    for (int w = 0; w < 3; ++w) gpu_->replay(*graph);
+    std::vector<float> ms;
+    for (int r = 0; r < replays; ++r) {
+      SEAM_CUDA_CHECK(cudaEventRecord(start_, stream_));
+      gpu_->replay(*graph);
+      SEAM_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+      SEAM_CUDA_CHECK(cudaEventSynchronize(stop_));
+      float t = 0;
+      SEAM_CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
+      ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    return double(ms[ms.size() / 2]) * 1000.0 / calls_per_graph;
+  }
+
+  // One table row: bytes moved (read + write, each once) and FLOPs give the rates.
+  void row(const std::string& op, const std::string& shape, double us, double bytes, double flops) {
+    char rate[64] = "", ceil[32] = "";
+    const double gbs = bytes / (us * 1e-6) / 1e9, tflops = flops / (us * 1e-6) / 1e12;
+    if (flops > 0 && tflops / kGemmTFlops > gbs / (kCopyTBs * 1000)) {
+      std::snprintf(rate, sizeof rate, "%8.1f TFLOP/s", tflops);
+      std::snprintf(ceil, sizeof ceil, "%5.1f%% of %g", 100 * tflops / kGemmTFlops, kGemmTFlops);
+    } else {
+      std::snprintf(rate, sizeof rate, "%8.0f GB/s", gbs);
+      std::snprintf(ceil, sizeof ceil, "%5.1f%% of %g TB/s", 100 * gbs / (kCopyTBs * 1000), kCopyTBs);
+    }
+    std::printf("| %-26s | %-34s | %10.1f | %-16s | %-18s |\n", op.c_str(), shape.c_str(), us, rate, ceil);
+    std::fflush(stdout);
+  }
+
+ private:
+  std::unique_ptr<Backend> gpu_;
+  cudaStream_t stream_;
+  cudaEvent_t start_{}, stop_{};
+  std::vector<void*> allocs_;
+  uint64_t seed_ = 12345;
+};
+
+// ---- Llama-3.1-8B shapes ----
+constexpr int64_t kHidden = 4096, kHeads = 32, kKvHeads = 8, kHeadDim = 128, kInter = 14336, kVocab = 128256;
+constexpr int64_t kQkv = (kHeads + 2 * kKvHeads) * kHeadDim;  // 6144
+constexpr double kL2Bytes = 60e6;
+
+void bench_gemms(Bench& b, bool quick) {
+  struct G {
+    const char* name;
+    int64_t n_out, n_in;
+    bool f32_out;
+  };
+  const G gemms[] = {{"qkv_proj", kQkv, kHidden, false},
+                     {"o_proj", kHidden, kHeads * kHeadDim, false},
+                     {"gate_up_proj", 2 * kInter, kHidden, false},
+                     {"down_proj", kHidden, kInter, false},
+                     {"lm_head (f32 out)", kVocab, kHidden, true}};
+  for (int64_t m : {int64_t(1), int64_t(64), int64_t(4096)}) {
+    if (quick && m == 64) continue;
+    for (const G& g : gemms) {
+      const double w_bytes = double(g.n_out * g.n_in) * 2;
+      // Enough weight copies that one pass over them is 3x the L2 (matters for small M).
+      const int copies = m >= 1024 ? 1 : std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
+      std::vector<Tensor> ws;
+      for (int c = 0; c < copies; ++c) ws.push_back(b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
+      Tensor x = b.random(DType::bf16, {m, g.n_in});
+      Tensor out = b.alloc(g.f32_out ? DType::f32 : DType::bf16, {m, g.n_out});
+      const double us = b.time_us([&](int i) { b.gpu().linear(out, x, ws[size_t(i % copies)], Tensor{}); });
+      const double bytes = w_bytes + double(m * g.n_in) * 2 + double(m * g.n_out) * (g.f32_out ? 4 : 2);
+      b.row(std::string("linear ") + g.name,
+            "M=" + std::to_string(m) + " N=" + std::to_string(g.n_out) + " K=" + std::to_string(g.n_in), us, bytes,
+            2.0 * double(m) * double(g.n_out) * double(g.n_in));
+      b.release_all();
+    }
+  }
+}
+
+// Decode attention: `batch` sequences of `ctx` tokens each (this step's token included).
+void bench_decode_attention(Bench& b, int batch, int ctx, bool shuffled) {
+  const int64_t n_slots = int64_t(batch) * ctx;
+  Tensor kc = b.random(DType::bf16, {n_slots, kKvHeads, kHeadDim});
+  Tensor vc = b.random(DType::bf16, {n_slots, kKvHeads, kHeadDim});
+  Tensor q = b.random(DType::bf16, {batch, kHeads, kHeadDim});
+  Tensor out = b.alloc(DType::bf16, {batch, kHeads, kHeadDim});
+  std::vector<int32_t> pt(static_cast<size_t>(n_slots));
+  std::iota(pt.begin(), pt.end(), 0);
+  if (shuffled) {  // pages scattered over the pool, as after many allocations and frees
+    std::mt19937 rng(7);
+    std::shuffle(pt.begin(), pt.end(), rng);
+  }
+  std::vector<int32_t> indptr(size_t(batch) + 1), lens(size_t(batch), ctx), rows(static_cast<size_t>(batch));
+  std::iota(indptr.begin(), indptr.end(), 0);
+  std::iota(rows.begin(), rows.end(), 0);
+  AttentionBatch ab;
+  ab.n_tokens = batch;
+  ab.n_seqs = batch;
+  ab.max_seq_len = 0;  // as in a decode graph
+  ab.qo_indptr = b.upload_i32(indptr, {batch + 1});
+  ab.seq_lens = b.upload_i32(lens, {batch});
+  ab.req_rows = b.upload_i32(rows, {batch});
+  ab.page_table = b.upload_i32(pt, {batch, ctx});
+  const float scale = 1.f / std::sqrt(float(kHeadDim));
+  const double us = b.time_us([&](int) { b.gpu().attention(out, q, kc, vc, ab, scale); }, 5, 11);
+  const double kv_bytes = double(n_slots) * kKvHeads * kHeadDim * 2 * 2;
+  b.row(std::string("attention decode") + (shuffled ? " (shuffled)" : ""),
+        "batch " + std::to_string(batch) + " ctx " + std::to_string(ctx) + " 32/8x128", us, kv_bytes,
+        4.0 * double(batch) * ctx * kHeads * kHeadDim);
+  b.release_all();
+}
+
+void bench_prefill_attention(Bench& b, int n_tokens) {
+  Tensor qkv = b.random(DType::bf16, {n_tokens, kQkv});
+  Tensor kc = b.random(DType::bf16, {n_tokens, kKvHeads, kHeadDim});
+  Tensor vc = b.random(DType::bf16, {n_tokens, kKvHeads, kHeadDim});
+  Tensor out = b.alloc(DType::bf16, {n_tokens, kHeads, kHeadDim});
+  std::vector<int32_t> pt(static_cast<size_t>(n_tokens));
+  std::iota(pt.begin(), pt.end(), 0);
+  AttentionBatch ab;
+  ab.n_tokens = n_tokens;
+  ab.n_seqs = 1;
+  ab.n_prefill_seqs = 1;
+  ab.n_prefill_tokens = n_tokens;
+  ab.max_seq_len = n_tokens;
+  ab.qo_indptr = b.upload_i32({0, n_tokens}, {2});
+  ab.seq_lens = b.upload_i32({n_tokens}, {1});
+  ab.req_rows = b.upload_i32({0}, {1});
+  ab.page_table = b.upload_i32(pt, {1, n_tokens});
+  Tensor q = qkv.slice_cols(0, kHeads * kHeadDim).unflatten_last(kHeads, kHeadDim);
+  const double us =
+      b.time_us([&](int) { b.gpu().attention(out, q, kc, vc, ab, 1.f / std::sqrt(float(kHeadDim))); }, 5, 11);
+  // Causal: half of the n x n score matrix (plus the diagonal), QK^T and PV.
+  const double flops = 4.0 * (double(n_tokens) * (n_tokens + 1) / 2) * kHeadDim * kHeads;
+  b.row("attention prefill causal", std::to_string(n_tokens) + " tok 32/8x128", us, 0, flops);
+  std::printf("|   -> 32 layers             | %-34s | %10.1f |                  |                    |\n",
+              "attention share of a prefill", us * 32);
+  b.release_all();
+}
+
+void bench_elementwise(Bench& b) {
+  const int64_t n = 4096;
+  {
+    const int copies = 4;
+    std::vector<Tensor> xs;
+    for (int c = 0; c < copies; ++c) xs.push_back(b.random(DType::bf16, {n, kHidden}));
+    Tensor w = b.random(DType::bf16, {kHidden}), out = b.alloc(DType::bf16, {n, kHidden});
+    const double us = b.time_us([&](int i) { b.gpu().rms_norm(out, xs[size_t(i % copies)], w, 1e-5f); });
+    b.row("rms_norm", "4096 x 4096 bf16", us, 2.0 * n * kHidden * 2, 0);
+    Tensor res = b.random(DType::bf16, {n, kHidden});
+    const double us2 =
+        b.time_us([&](int i) { b.gpu().add_rms_norm(out, res, xs[size_t(i % copies)], w, 1e-5f); });
+    b.row("add_rms_norm", "4096 x 4096 bf16", us2, 4.0 * n * kHidden * 2, 0);
+    b.release_all();
+  }
+  {
+    Tensor qkv = b.random(DType::bf16, {n, kQkv});
+    std::vector<int32_t> pos(static_cast<size_t>(n));
+    std::iota(pos.begin(), pos.end(), 0);
+    Tensor pos_d = b.upload_i32(pos, {n});
+    std::vector<float> inv(static_cast<size_t>(kHeadDim / 2));
+    for (int64_t j = 0; j < kHeadDim / 2; ++j) inv[size_t(j)] = std::pow(500000.f, -2.f * float(j) / kHeadDim);
+    Tensor freq = b.upload(inv, DType::f32, {kHeadDim / 2});
+    Tensor q = qkv.slice_cols(0, kHeads * kHeadDim).unflatten_last(kHeads, kHeadDim);
+    Tensor k = qkv.slice_cols(kHeads * kHeadDim, kKvHeads * kHeadDim).unflatten_last(kKvHeads, kHeadDim);
+    const double us = b.time_us([&](int) { b.gpu().rope(q, k, pos_d, freq); });
+    b.row("rope (q,k in qkv)", "4096 tok 32+8 heads x128", us, 2.0 * n * (kHeads + kKvHeads) * kHeadDim * 2, 0);
+    Tensor kc = b.alloc(DType::bf16, {2 * n, kKvHeads, kHeadDim}), vc = b.alloc(DType::bf16, {2 * n, kKvHeads, kHeadDim});
+    Tensor v = qkv.slice_cols((kHeads + kKvHeads) * kHeadDim, kKvHeads * kHeadDim).unflatten_last(kKvHeads, kHeadDim);
+    const double us2 = b.time_us([&](int) { b.gpu().store_kv(kc, vc, k, v, pos_d); });
+    b.row("store_kv", "4096 tok 8 kv heads x128", us2, 4.0 * n * kKvHeads * kHeadDim * 2, 0);
+    b.release_all();
+  }
+  {
+    Tensor gu = b.random(DType::bf16, {n, 2 * kInter}), out = b.alloc(DType::bf16, {n, kInter});
+    const double us = b.time_us([&](int) { b.gpu().silu_mul(out, gu); });
+    b.row("silu_mul", "4096 x 14336 bf16", us, 3.0 * n * kInter * 2, 0);
+    b.release_all();
+  }
+}
+
+void bench_sampling(Bench& b, int n, bool greedy) {
+  Tensor logits0 = b.random(DType::f32, {n, kVocab}, 8.f);
+  Tensor logits = b.alloc(DType::f32, {n, kVocab});
+  Tensor out = b.alloc(DType::i32, {n});
+  std::vector<float> temp(static_cast<size_t>(n)), top_p(static_cast<size_t>(n)), min_p(size_t(n), 0.f);
+  std::vector<int32_t> top_k(static_cast<size_t>(n)), step(static_cast<size_t>(n));
+  std::vector<int64_t> seed(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {  // a mix: plain temperature, top-k 50, top-p 0.9, min-p
+    temp[size_t(i)] = greedy ? 0.f : 0.8f;
+    top_k[size_t(i)] = i % 4 == 1 ? 50 : 0;
+    top_p[size_t(i)] = i % 4 == 2 ? 0.9f : 1.f;
+    min_p[size_t(i)] = i % 4 == 3 ? 0.05f : 0.f;
+    seed[size_t(i)] = 1000 + i;
+    step[size_t(i)] = i;
+  }
+  SamplingBatch s;
+  s.n = n;
+  s.temperature = b.upload(temp, DType::f32, {n});
+  s.top_k = b.upload(top_k, DType::i32, {n});
+  s.top_p = b.upload(top_p, DType::f32, {n});
+  s.min_p = b.upload(min_p, DType::f32, {n});
+  s.seed = b.upload(seed, DType::i64, {n});
+  s.step = b.upload(step, DType::i32, {n});
+  // sample overwrites its logits with probabilities: restore them before each call and
+  // subtract the restore copy's own time.
+  const size_t bytes = size_t(n) * kVocab * 4;
+  const double copy_us = b.time_us([&](int) { b.gpu().copy_d2d(logits.data, logits0.data, bytes); });
+  const double both_us = b.time_us([&](int) {
+    b.gpu().copy_d2d(logits.data, logits0.data, bytes);
+    b.gpu().sample(out, logits, s);
+  });
+  b.row(std::string("sample ") + (greedy ? "greedy" : "top-k/p/min-p mix"),
+        std::to_string(n) + " x " + std::to_string(kVocab) + " f32", both_us - copy_us, double(bytes), 0);
+  b.release_all();
+}
+
+int run(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  std::string why;
+  if (!cuda_device_present(&why)) {
+    std::printf("seam_kernel_bench: no GPU (%s)\n", why.c_str());
+    return 0;
+  }
+  Bench b;
+  std::printf("seam kernel bench on %s (Llama-3.1-8B shapes, bf16; ceilings: copy %.1f TB/s, GEMM %.0f TFLOP/s)\n\n",
+              b.gpu().name().c_str(), kCopyTBs, kGemmTFlops);
+  std::printf("| %-26s | %-34s | %10s | %-16s | %-18s |\n", "op", "shape", "time (us)", "achieved", "of ceiling");
+  std::printf("|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(), std::string(36, '-').c_str(),
+              std::string(12, '-').c_str(), std::string(18, '-').c_str(), std::string(20, '-').c_str());
+  for (int batch : {1, 8, 64}) bench_decode_attention(b, batch, 32768, false);
+  bench_decode_attention(b, 8, 32768, true);
+  if (!quick) bench_decode_attention(b, 64, 2048, false);
+  bench_prefill_attention(b, 4096);
+  bench_gemms(b, quick);
+  bench_elementwise(b);
+  for (int n : {1, 64}) {
+    bench_sampling(b, n, true);
+    bench_sampling(b, n, false);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace seam
+
+int main(int argc, char** argv) {
+  try {
+    return seam::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "seam_kernel_bench: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,78 @@
+// linear (cuBLASLt) against the CPU reference: f32 (COMPUTE_32F, no TF32: ~1e-5), bf16/f16
+// with fp32 accumulation, optional bias, strided x rows, f32 logits out of bf16/f16 inputs.
+#include "cuda_test_util.h"
+
+namespace seam::test {
+namespace {
+
+class CudaLinear : public CudaTest {
+ protected:
+  // Runs out = x @ w^T (+ bias) on both backends; x is a strided view when `strided`.
+  void check(DType t, DType out_t, int64_t n, int64_t in, int64_t n_out, bool with_bias, bool strided) {
+    SCOPED_TRACE(std::string(short_name(t)) + "->" + short_name(out_t) + " n " + std::to_string(n) + " in " +
+                 std::to_string(in) + " out " + std::to_string(n_out) + (with_bias ? " bias" : "") +
+                 (strided ? " strided" : ""));
+    const int64_t wide = strided ? in + 8 : in;
+    auto x_h = round_to(random_normal(size_t(n * wide), rng), t);
+    auto w_h = round_to(random_normal(size_t(n_out * in), rng, 1.f / std::sqrt(float(in))), t);
+    auto b_h = round_to(random_normal(size_t(n_out), rng), t);
+    Tensor x_buf = upload(x_h, t, {n, wide});
+    Tensor x = strided ? x_buf.slice_cols(8, in) : x_buf;
+    Tensor w = upload(w_h, t, {n_out, in});
+    Tensor bias = with_bias ? upload(b_h, t, {n_out}) : Tensor{};
+    Tensor out = empty(out_t, {n, n_out});
+    gpu->linear(out, x, w, bias);
+    std::vector<float> ref(static_cast<size_t>(n * n_out));
+    Tensor xr = host_view(x_h, {n, wide});
+    cpu.linear(host_view(ref, {n, n_out}), strided ? xr.slice_cols(8, in) : xr, host_view(w_h, {n_out, in}),
+               with_bias ? host_view(b_h, {n_out}) : Tensor{});
+    // fp32 out of bf16/f16 inputs carries no output rounding: only accumulation order.
+    const Tolerance tol = out_t == DType::f32 ? Tolerance{1e-4, 1e-5} : tolerance_for(t);
+    expect_close(download(out), round_to(ref, out_t), t == DType::f32 ? Tolerance{1e-5, 1e-5} : tol, "linear");
+  }
+};
+
+TEST_F(CudaLinear, MatchesCpuOverShapesAndDtypes) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+    check(t, t, 1, 64, 48, false, false);
+    check(t, t, 7, 40, 24, true, false);
+    check(t, t, 33, 256, 384, true, true);
+    check(t, t, 130, 512, 136, false, true);
+    check(t, t, 5, 4096, 96, true, false);
+  }
+}
+
+TEST_F(CudaLinear, OddSizesFallBackToUnalignedKernels) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+    check(t, t, 3, 37, 13, true, false);
+    check(t, t, 1, 9, 5, false, false);
+  }
+}
+
+TEST_F(CudaLinear, LogitsInF32FromLowPrecisionInputs) {
+  for (DType t : {DType::f16, DType::bf16}) {
+    check(t, DType::f32, 4, 256, 1000, false, false);
+    check(t, DType::f32, 2, 128, 72, true, true);  // bias in the weights' dtype: separate kernel
+  }
+}
+
+TEST_F(CudaLinear, RepeatedShapesReuseThePlanAndStayCorrect) {
+  // Two biases of one shape share a cached plan: each call must use its own bias.
+  const int64_t n = 4, in = 64, n_out = 32;
+  auto x_h = random_normal(size_t(n * in), rng);
+  auto w_h = random_normal(size_t(n_out * in), rng);
+  auto b1 = random_normal(size_t(n_out), rng), b2 = random_normal(size_t(n_out), rng);
+  Tensor x = upload(x_h, DType::f32, {n, in}), w = upload(w_h, DType::f32, {n_out, in});
+  Tensor bd1 = upload(b1, DType::f32, {n_out}), bd2 = upload(b2, DType::f32, {n_out});
+  Tensor o1 = empty(DType::f32, {n, n_out}), o2 = empty(DType::f32, {n, n_out});
+  gpu->linear(o1, x, w, bd1);
+  gpu->linear(o2, x, w, bd2);
+  std::vector<float> r1(static_cast<size_t>(n * n_out)), r2 = r1;
+  cpu.linear(host_view(r1, {n, n_out}), host_view(x_h, {n, in}), host_view(w_h, {n_out, in}), host_view(b1, {n_out}));
+  cpu.linear(host_view(r2, {n, n_out}), host_view(x_h, {n, in}), host_view(w_h, {n_out, in}), host_view(b2, {n_out}));
+  expect_close(download(o1), r1, {1e-5, 1e-5}, "bias 1");
+  expect_close(download(o2), r2, {1e-5, 1e-5}, "bias 2");
+}
+
+}  // namespace
+}  // namespace seam::test

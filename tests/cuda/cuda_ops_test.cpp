@@ -1,0 +1,277 @@
+// Every elementwise / normalisation / copy op of the CUDA backend against the CPU
+// reference, on fresh random inputs, poisoned outputs, several shapes and all
+// activation dtypes (f32, f16, bf16), including strided views inside fused buffers.
+#include <algorithm>
+#include <numeric>
+
+#include "cuda_test_util.h"
+
+namespace seam::test {
+namespace {
+
+const DType kDtypes[] = {DType::f32, DType::f16, DType::bf16};
+
+class CudaOps : public CudaTest {};
+
+TEST_F(CudaOps, FillWritesEveryDtype) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+    Tensor x = empty(t, {3, 37});
+    gpu->fill(x, 1.5f);
+    for (float v : download(x)) ASSERT_EQ(v, 1.5f) << short_name(t);
+  }
+  Tensor i = empty(DType::i32, {41});
+  gpu->fill(i, 17.f);
+  for (int32_t v : download_i32(i)) ASSERT_EQ(v, 17);
+}
+
+TEST_F(CudaOps, EmbeddingAndGatherRowsCopyRowsExactly) {
+  for (DType t : kDtypes) {
+    for (int64_t hidden : {8, 37, 64, 4096}) {
+      SCOPED_TRACE(std::string(short_name(t)) + " hidden " + std::to_string(hidden));
+      const int64_t vocab = 300, n = 13;
+      auto table_h = round_to(random_normal(size_t(vocab * hidden), rng), t);
+      std::vector<int32_t> ids(n);
+      std::uniform_int_distribution<int32_t> pick(0, int32_t(vocab - 1));
+      for (auto& id : ids) id = pick(rng);
+      ids[3] = -1;            // padded rows: out of range reads row 0, like the CPU reference
+      ids[7] = int32_t(vocab) + 5;
+      Tensor table = upload(table_h, t, {vocab, hidden});
+      Tensor ids_d = upload_index(ids, {n});
+      Tensor out = empty(t, {n, hidden});
+      gpu->embedding(out, ids_d, table);
+      std::vector<float> ref(static_cast<size_t>(n * hidden));
+      cpu.embedding(host_view(ref, {n, hidden}), host_index(ids, {n}), host_view(table_h, {vocab, hidden}));
+      EXPECT_EQ(download(out), ref);
+
+      // gather_rows from a strided view (the middle columns of a wider buffer).
+      const int64_t wide = hidden + 6;
+      auto x_h = round_to(random_normal(size_t(vocab * wide), rng), t);
+      Tensor x_buf = upload(x_h, t, {vocab, wide});
+      Tensor x = x_buf.slice_cols(2, hidden);
+      Tensor g = empty(t, {n, hidden});
+      gpu->gather_rows(g, x, ids_d);
+      std::vector<float> g_ref(static_cast<size_t>(n * hidden));
+      cpu.gather_rows(host_view(g_ref, {n, hidden}), host_view(x_h, {vocab, wide}).slice_cols(2, hidden),
+                      host_index(ids, {n}));
+      EXPECT_EQ(download(g), g_ref);
+    }
+  }
+}
+
+TEST_F(CudaOps, RmsNormMatchesCpu) {
+  for (DType t : kDtypes) {
+    for (int64_t d : {8, 37, 128, 4096, 5120}) {
+      SCOPED_TRACE(std::string(short_name(t)) + " d " + std::to_string(d));
+      const int64_t n = 19, wide = d + 8;
+      // x is a strided view (columns [4, 4+d) of a wider buffer).
+      auto x_h = round_to(random_normal(size_t(n * wide), rng, 2.f), t);
+      auto w_h = round_to(random_normal(size_t(d), rng), t);
+      Tensor x_buf = upload(x_h, t, {n, wide});
+      Tensor w = upload(w_h, t, {d});
+      Tensor out = empty(t, {n, d});
+      gpu->rms_norm(out, x_buf.slice_cols(4, d), w, 1e-5f);
+      std::vector<float> ref(static_cast<size_t>(n * d));
+      cpu.rms_norm(host_view(ref, {n, d}), host_view(x_h, {n, wide}).slice_cols(4, d), host_view(w_h, {d}), 1e-5f);
+      expect_close(download(out), round_to(ref, t), tolerance_for(t), "rms_norm");
+    }
+  }
+}
+
+// Qwen3 q/k norm: per-head norm in place on [n, heads, d] views of q inside qkv.
+TEST_F(CudaOps, PerHeadRmsNormInPlaceOnQkvView) {
+  for (DType t : kDtypes) {
+    for (int64_t d : {64, 128}) {
+      SCOPED_TRACE(std::string(short_name(t)) + " d " + std::to_string(d));
+      const int64_t n = 11, heads = 4, kv_heads = 2, width = (heads + 2 * kv_heads) * d;
+      auto qkv_h = round_to(random_normal(size_t(n * width), rng), t);
+      auto w_h = round_to(random_normal(size_t(d), rng), t);
+      Tensor qkv = upload(qkv_h, t, {n, width});
+      Tensor w = upload(w_h, t, {d});
+      Tensor q = qkv.slice_cols(0, heads * d).unflatten_last(heads, d);
+      Tensor k = qkv.slice_cols(heads * d, kv_heads * d).unflatten_last(kv_heads, d);
+      gpu->rms_norm(q, q, w, 1e-6f);
+      gpu->rms_norm(k, k, w, 1e-6f);
+      auto ref = qkv_h;
+      Tensor rq = host_view(ref, {n, width}).slice_cols(0, heads * d).unflatten_last(heads, d);
+      Tensor rk = host_view(ref, {n, width}).slice_cols(heads * d, kv_heads * d).unflatten_last(kv_heads, d);
+      cpu.rms_norm(rq, rq, host_view(w_h, {d}), 1e-6f);
+      cpu.rms_norm(rk, rk, host_view(w_h, {d}), 1e-6f);
+      // The v columns must be untouched: compare the whole buffer.
+      expect_close(download(qkv), round_to(ref, t), tolerance_for(t), "per-head rms_norm");
+    }
+  }
+}
+
+TEST_F(CudaOps, AddRmsNormUpdatesResidualAndNormalises) {
+  for (DType t : kDtypes) {
+    for (int64_t d : {8, 37, 4096}) {
+      SCOPED_TRACE(std::string(short_name(t)) + " d " + std::to_string(d));
+      const int64_t n = 9;
+      auto res_h = round_to(random_normal(size_t(n * d), rng), t);
+      auto delta_h = round_to(random_normal(size_t(n * d), rng), t);
+      auto w_h = round_to(random_normal(size_t(d), rng), t);
+      Tensor res = upload(res_h, t, {n, d});
+      Tensor delta = upload(delta_h, t, {n, d});
+      Tensor w = upload(w_h, t, {d});
+      Tensor out = empty(t, {n, d});
+      gpu->add_rms_norm(out, res, delta, w, 1e-5f);
+      std::vector<float> ref(static_cast<size_t>(n * d));
+      auto res_ref = res_h;
+      cpu.add_rms_norm(host_view(ref, {n, d}), host_view(res_ref, {n, d}), host_view(delta_h, {n, d}),
+                       host_view(w_h, {d}), 1e-5f);
+      expect_close(download(res), round_to(res_ref, t), tolerance_for(t), "add_rms_norm residual");
+      expect_close(download(out), round_to(ref, t), tolerance_for(t), "add_rms_norm out");
+    }
+  }
+}
+
+TEST_F(CudaOps, RopeRotatesQkViewsInsideQkv) {
+  for (DType t : kDtypes) {
+    for (int64_t d : {8, 64, 128}) {
+      SCOPED_TRACE(std::string(short_name(t)) + " d " + std::to_string(d));
+      const int64_t n = 23, heads = 6, kv_heads = 2, width = (heads + 2 * kv_heads) * d;
+      auto qkv_h = round_to(random_normal(size_t(n * width), rng), t);
+      std::vector<int32_t> pos(n);
+      std::uniform_int_distribution<int32_t> pick(0, 32767);
+      for (auto& p : pos) p = pick(rng);
+      std::vector<float> inv_freq(static_cast<size_t>(d / 2));
+      for (int64_t j = 0; j < d / 2; ++j) inv_freq[j] = std::pow(500000.f, -2.f * float(j) / float(d));
+      Tensor qkv = upload(qkv_h, t, {n, width});
+      Tensor pos_d = upload_index(pos, {n});
+      Tensor freq_d = upload(inv_freq, DType::f32, {d / 2});
+      gpu->rope(qkv.slice_cols(0, heads * d).unflatten_last(heads, d),
+                qkv.slice_cols(heads * d, kv_heads * d).unflatten_last(kv_heads, d), pos_d, freq_d);
+      auto ref = qkv_h;
+      Tensor r = host_view(ref, {n, width});
+      cpu.rope(r.slice_cols(0, heads * d).unflatten_last(heads, d),
+               r.slice_cols(heads * d, kv_heads * d).unflatten_last(kv_heads, d), host_index(pos, {n}),
+               host_view(inv_freq, {d / 2}));
+      // Angles up to 32767 rad: sin/cos of a large float argument carry ~1e-6 absolute error.
+      expect_close(download(qkv), round_to(ref, t), tolerance_for(t, {1e-5, 5e-6}), "rope");
+    }
+  }
+}
+
+TEST_F(CudaOps, SiluMulMatchesCpu) {
+  for (DType t : kDtypes) {
+    for (int64_t inter : {3, 172, 14336}) {
+      SCOPED_TRACE(std::string(short_name(t)) + " inter " + std::to_string(inter));
+      const int64_t n = 7;
+      auto gu_h = round_to(random_normal(size_t(n * 2 * inter), rng, 3.f), t);
+      Tensor gu = upload(gu_h, t, {n, 2 * inter});
+      Tensor out = empty(t, {n, inter});
+      gpu->silu_mul(out, gu);
+      std::vector<float> ref(static_cast<size_t>(n * inter));
+      cpu.silu_mul(host_view(ref, {n, inter}), host_view(gu_h, {n, 2 * inter}));
+      expect_close(download(out), round_to(ref, t), tolerance_for(t), "silu_mul");
+    }
+  }
+}
+
+TEST_F(CudaOps, StoreKvWritesSlotsFromQkvViews) {
+  for (DType t : kDtypes) {
+    for (int64_t d : {8, 128}) {
+      SCOPED_TRACE(std::string(short_name(t)) + " d " + std::to_string(d));
+      const int64_t n = 17, heads = 4, kv = 2, width = (heads + 2 * kv) * d, n_slots = 64;
+      auto qkv_h = round_to(random_normal(size_t(n * width), rng), t);
+      std::vector<int32_t> perm(n_slots);
+      std::iota(perm.begin(), perm.end(), 0);
+      std::shuffle(perm.begin(), perm.end(), rng);
+      std::vector<int32_t> slots(perm.begin(), perm.begin() + n);
+      Tensor qkv = upload(qkv_h, t, {n, width});
+      Tensor slots_d = upload_index(slots, {n});
+      Tensor kc = empty(t, {n_slots, kv, d}), vc = empty(t, {n_slots, kv, d});  // NaN-poisoned
+      Tensor k = qkv.slice_cols(heads * d, kv * d).unflatten_last(kv, d);
+      Tensor v = qkv.slice_cols((heads + kv) * d, kv * d).unflatten_last(kv, d);
+      gpu->store_kv(kc, vc, k, v, slots_d);
+      std::vector<float> kc_ref(size_t(n_slots * kv * d), NAN), vc_ref = kc_ref;
+      Tensor r = host_view(qkv_h, {n, width});
+      cpu.store_kv(host_view(kc_ref, {n_slots, kv, d}), host_view(vc_ref, {n_slots, kv, d}),
+                   r.slice_cols(heads * d, kv * d).unflatten_last(kv, d),
+                   r.slice_cols((heads + kv) * d, kv * d).unflatten_last(kv, d), host_index(slots, {n}));
+      // Written slots equal exactly; unwritten ones still hold the poison.
+      const auto kg = download(kc), vg = download(vc);
+      for (size_t i = 0; i < kg.size(); ++i) {
+        ASSERT_EQ(std::isnan(kg[i]), std::isnan(kc_ref[i])) << i;
+        if (!std::isnan(kc_ref[i])) ASSERT_EQ(kg[i], kc_ref[i]) << i;
+        if (!std::isnan(vc_ref[i])) ASSERT_EQ(vg[i], vc_ref[i]) << i;
+      }
+    }
+  }
+}
+
+TEST_F(CudaOps, StoreKvSkipsOutOfRangeSlots) {
+  const int64_t n = 3, kv = 2, d = 64, n_slots = 8;
+  auto k_h = random_normal(size_t(n * kv * d), rng);
+  Tensor k = upload(k_h, DType::f32, {n, kv, d});
+  std::vector<int32_t> slots = {5, -1, 100};
+  Tensor slots_d = upload_index(slots, {n});
+  Tensor kc = empty(DType::f32, {n_slots, kv, d}), vc = empty(DType::f32, {n_slots, kv, d});
+  gpu->store_kv(kc, vc, k, k, slots_d);
+  const auto kg = download(kc);
+  for (int64_t s = 0; s < n_slots; ++s)
+    for (int64_t j = 0; j < kv * d; ++j) {
+      const float g = kg[size_t(s * kv * d + j)];
+      if (s == 5)
+        ASSERT_EQ(g, k_h[size_t(j)]);
+      else
+        ASSERT_TRUE(std::isnan(g)) << "slot " << s << " written";
+    }
+}
+
+TEST_F(CudaOps, ApplyPenaltiesMatchesCpu) {
+  const int64_t n = 5, vocab = 1000;
+  auto logits_h = random_normal(size_t(n * vocab), rng, 4.f);
+  std::vector<int32_t> indptr = {0}, tokens, counts;
+  std::uniform_int_distribution<int32_t> pick_count(0, 4);
+  for (int64_t r = 0; r < n; ++r) {
+    std::vector<int32_t> ids(static_cast<size_t>(vocab));
+    std::iota(ids.begin(), ids.end(), 0);
+    std::shuffle(ids.begin(), ids.end(), rng);
+    const int m = std::vector<int>{3, 40, 0, 80, 10}[size_t(r)];  // row 2 has no entries
+    for (int i = 0; i < m; ++i) {
+      tokens.push_back(ids[size_t(i)]);
+      counts.push_back(pick_count(rng));
+    }
+    if (r == 4) tokens.back() = int32_t(vocab) + 3;  // out of range: ignored
+    indptr.push_back(int32_t(tokens.size()));
+  }
+  std::vector<float> freq = {0.5f, 0.f, 1.f, -0.3f, 0.2f}, pres = {0.f, 0.7f, 0.5f, 0.1f, -0.4f},
+                     rep = {1.f, 1.3f, 1.f, 0.8f, 1.1f};
+  const int64_t nnz = int64_t(tokens.size());
+  Tensor logits = upload(logits_h, DType::f32, {n, vocab});
+  PenaltyBatch pb;
+  pb.n = int(n);
+  pb.nnz = int(nnz);
+  pb.indptr = upload_index(indptr, {n + 1});
+  pb.tokens = upload_index(tokens, {nnz});
+  pb.out_counts = upload_index(counts, {nnz});
+  pb.frequency = upload(freq, DType::f32, {n});
+  pb.presence = upload(pres, DType::f32, {n});
+  pb.repetition = upload(rep, DType::f32, {n});
+  gpu->apply_penalties(logits, pb);
+  PenaltyBatch hb = pb;
+  hb.indptr = host_index(indptr, {n + 1});
+  hb.tokens = host_index(tokens, {nnz});
+  hb.out_counts = host_index(counts, {nnz});
+  hb.frequency = host_view(freq, {n});
+  hb.presence = host_view(pres, {n});
+  hb.repetition = host_view(rep, {n});
+  auto ref = logits_h;
+  cpu.apply_penalties(host_view(ref, {n, vocab}), hb);
+  expect_close(download(logits), ref, {1e-6, 1e-7}, "apply_penalties");
+  EXPECT_NE(ref, logits_h);  // the case changes something
+}
+
+TEST_F(CudaOps, BadInputsThrowClearErrors) {
+  Tensor a = empty(DType::bf16, {4, 8});
+  Tensor w = empty(DType::f32, {8});
+  EXPECT_THROW(gpu->rms_norm(a, a, w, 1e-5f), Error);  // dtype mismatch
+  std::vector<float> host(32);
+  EXPECT_THROW(gpu->silu_mul(host_view(host, {4, 8}), a), Error);  // host tensor
+  Tensor b = empty(DType::bf16, {4, 5});
+  EXPECT_THROW(gpu->silu_mul(b, a), Error);  // shape
+}
+
+}  // namespace
+}  // namespace seam::test
