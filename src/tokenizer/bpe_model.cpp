@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "tokenizer/json_fields.h"
 #include "tokenizer/utf8.h"
@@ -11,6 +12,24 @@ namespace seam {
 namespace {
 
 using json_fields::json;
+
+// A fast 64-bit hash of short strings (8 bytes per step, then a final mix).
+uint64_t hash_bytes(std::string_view s) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, s.data() + i, s.size() - i);
+  h = (h ^ tail) * 0x94D049BB133111EBull;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 32);
+}
 
 struct Symbol {
   int32_t id;
@@ -30,7 +49,7 @@ struct QueuedMerge {
 
 }  // namespace
 
-BpeModel::BpeModel(const json& model, const std::string& where) : cache_(new CacheShard[kCacheShards]) {
+BpeModel::BpeModel(const json& model, const std::string& where) {
   const json& vocab = json_fields::require(model, "vocab", where);
   SEAM_CHECK(vocab.is_object(), where, ".vocab: expected an object {token: id}, got ", vocab.type_name());
   int64_t max_id = -1;
@@ -122,31 +141,41 @@ const std::string* BpeModel::id_to_token(int32_t id) const {
 
 void BpeModel::tokenize(std::string_view piece, std::vector<int32_t>& out) const {
   if (piece.empty()) return;
-  if (ignore_merges_) {
+  // ignore_merges: a pre-token that is itself in the vocabulary is that token.
+  auto whole_token = [&]() -> bool {
+    if (!ignore_merges_) return false;
     auto it = vocab_.find(piece);
-    if (it != vocab_.end()) {
-      out.push_back(it->second);
-      return;
-    }
-  }
-  if (piece.size() > kMaxCachedLength) {
-    merge_word(piece, out);
+    if (it == vocab_.end()) return false;
+    out.push_back(it->second);
+    return true;
+  };
+  if (piece.size() > kMaxKeyBytes) {
+    if (!whole_token()) merge_word(piece, out);
     return;
   }
-  CacheShard& shard = cache_[std::hash<std::string_view>{}(piece) % kCacheShards];
+  // The cache holds tokenize()'s full answer (ignore_merges included), so it is asked first.
+  const uint64_t hash = hash_bytes(piece);
+  const size_t slot = hash & (kCacheSlots - 1);
+  CacheEntry& entry = cache_.entries[slot];
+  std::mutex& lock = cache_.locks[slot / kSlotsPerLock];
   {
-    std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.map.find(piece);
-    if (it != shard.map.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
+    std::lock_guard<std::mutex> guard(lock);
+    if (entry.n_ids > 0 && entry.hash == hash && entry.key_len == piece.size() &&
+        std::memcmp(entry.key, piece.data(), piece.size()) == 0) {
+      out.insert(out.end(), entry.ids, entry.ids + entry.n_ids);
       return;
     }
   }
   const size_t first = out.size();
-  merge_word(piece, out);
-  std::lock_guard<std::mutex> lock(shard.mutex);
-  if (shard.map.size() >= kShardCapacity) shard.map.clear();
-  shard.map.emplace(std::string(piece), std::vector<int32_t>(out.begin() + first, out.end()));
+  if (!whole_token()) merge_word(piece, out);
+  const size_t n_ids = out.size() - first;
+  if (n_ids == 0 || n_ids > kMaxIds) return;
+  std::lock_guard<std::mutex> guard(lock);
+  entry.hash = hash;
+  entry.key_len = static_cast<uint8_t>(piece.size());
+  entry.n_ids = static_cast<uint8_t>(n_ids);
+  std::memcpy(entry.key, piece.data(), piece.size());
+  std::copy(out.begin() + static_cast<long>(first), out.end(), entry.ids);
 }
 
 void BpeModel::merge_word(std::string_view word, std::vector<int32_t>& out) const {

@@ -61,16 +61,25 @@ class BpeModel {
   std::string end_of_word_suffix_;
   int32_t byte_ids_[256];  // id of "<0xXX>" per byte, -1 when missing
 
-  // The cache: pre-token -> ids, in shards so that threads rarely contend.
-  // A full shard is cleared (bounded memory; hits come back within a text).
-  static constexpr int kCacheShards = 16;
-  static constexpr size_t kShardCapacity = 4096;
-  static constexpr size_t kMaxCachedLength = 256;  // bytes; longer pre-tokens are not cached
-  struct CacheShard {
-    std::mutex mutex;
-    std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> map;
+  // The cache: pre-token -> ids, direct-mapped (a new entry replaces the one
+  // in its slot), so memory is bounded by construction. Only short
+  // pre-tokens with few ids are kept -- nearly every word of real text.
+  static constexpr size_t kCacheSlots = size_t{1} << 16;
+  static constexpr size_t kSlotsPerLock = 256;
+  static constexpr size_t kMaxKeyBytes = 30;
+  static constexpr size_t kMaxIds = 8;
+  struct CacheEntry {
+    uint64_t hash = 0;
+    uint8_t key_len = 0;
+    uint8_t n_ids = 0;  // 0: empty slot
+    char key[kMaxKeyBytes];
+    int32_t ids[kMaxIds];
   };
-  mutable std::unique_ptr<CacheShard[]> cache_;
+  struct Cache {
+    std::unique_ptr<CacheEntry[]> entries{new CacheEntry[kCacheSlots]};
+    std::unique_ptr<std::mutex[]> locks{new std::mutex[kCacheSlots / kSlotsPerLock]};
+  };
+  mutable Cache cache_;
 };
 
 }  // namespace seam

@@ -107,11 +107,12 @@ int32_t HfTokenizer::token_to_id(std::string_view token) const {
 }
 
 void HfTokenizer::encode_segment(std::string_view text, bool at_text_start, std::vector<int32_t>& ids) const {
-  thread_local std::vector<PreToken> pieces;
-  pieces.clear();
-  pieces.push_back({std::string(text), at_text_start});
-  if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(pieces);
-  for (const PreToken& p : pieces) model_->tokenize(p.text, ids);
+  if (!pre_tokenizer_) {
+    model_->tokenize(text, ids);
+    return;
+  }
+  pre_tokenizer_->pre_tokenize(text, at_text_start,
+                               [&](std::string_view piece, bool) { model_->tokenize(piece, ids); });
 }
 
 std::vector<int32_t> HfTokenizer::encode(std::string_view text, bool add_special_tokens) const {

@@ -1,5 +1,6 @@
 #include "tokenizer/pre_tokenizer.h"
 
+#include <vector>
 
 #include "tokenizer/byte_level.h"
 #include "tokenizer/json_fields.h"
@@ -31,22 +32,33 @@ struct Part {
   bool is_match;
 };
 
-// Cuts `piece` at the regex matches, following HF's SplitDelimiterBehavior,
-// and appends the non-empty results to `out`.
-void split_piece(const PreToken& piece, const Regex& regex, Behavior behavior, bool invert,
-                 std::vector<PreToken>& out, std::vector<std::pair<size_t, size_t>>& scratch) {
-  const std::string& s = piece.text;
-  scratch.clear();
-  regex.find_all(s, scratch);
+// Cuts `text` at the regex matches following HF's SplitDelimiterBehavior and
+// hands the non-empty results to `sink`. Isolated and Removed stream; the
+// merging behaviours fold the list of parts as HF does.
+void split_text(std::string_view text, bool at_text_start, const Regex& regex, Behavior behavior, bool invert,
+                const PreTokenizer::Sink& sink) {
+  auto emit = [&](size_t begin, size_t end) {
+    if (end > begin) sink(text.substr(begin, end - begin), at_text_start && begin == 0);
+  };
+  if (behavior == Behavior::kIsolated || (behavior == Behavior::kRemoved && !invert)) {
+    size_t prev = 0;
+    const bool keep_matches = behavior == Behavior::kIsolated;
+    regex.for_each_match(text, [&](size_t b, size_t e) {
+      emit(prev, b);
+      if (keep_matches) emit(b, e);
+      prev = e;
+    });
+    emit(prev, text.size());
+    return;
+  }
   std::vector<Part> parts;
-  parts.reserve(scratch.size() * 2 + 1);
   size_t prev = 0;
-  for (auto [b, e] : scratch) {
+  regex.for_each_match(text, [&](size_t b, size_t e) {
     if (prev != b) parts.push_back({prev, b, invert});
     parts.push_back({b, e, !invert});
     prev = e;
-  }
-  if (prev != s.size()) parts.push_back({prev, s.size(), invert});
+  });
+  if (prev != text.size()) parts.push_back({prev, text.size(), invert});
 
   std::vector<Part> merged;
   merged.reserve(parts.size());
@@ -71,7 +83,7 @@ void split_piece(const PreToken& piece, const Regex& regex, Behavior behavior, b
       break;
     }
     case Behavior::kMergedWithNext: {
-      // Built back to front (as HF folds the reversed list); read back in reverse below.
+      // Built back to front (as HF folds the reversed list), emitted in reverse.
       bool previous_match = false;
       for (size_t i = parts.size(); i-- > 0;) {
         const Part& p = parts[i];
@@ -82,10 +94,7 @@ void split_piece(const PreToken& piece, const Regex& regex, Behavior behavior, b
         }
         previous_match = p.is_match;
       }
-      for (size_t i = merged.size(); i-- > 0;) {
-        const Part& p = merged[i];
-        if (p.end > p.begin) out.push_back({s.substr(p.begin, p.end - p.begin), piece.at_text_start && p.begin == 0});
-      }
+      for (size_t i = merged.size(); i-- > 0;) emit(merged[i].begin, merged[i].end);
       return;
     }
     case Behavior::kContiguous: {
@@ -101,10 +110,7 @@ void split_piece(const PreToken& piece, const Regex& regex, Behavior behavior, b
       break;
     }
   }
-  for (const Part& p : merged) {
-    if (p.end == p.begin) continue;
-    out.push_back({s.substr(p.begin, p.end - p.begin), piece.at_text_start && p.begin == 0});
-  }
+  for (const Part& p : merged) emit(p.begin, p.end);
 }
 
 class SplitPreTokenizer : public PreTokenizer {
@@ -112,12 +118,8 @@ class SplitPreTokenizer : public PreTokenizer {
   SplitPreTokenizer(const std::string& pattern, Behavior behavior, bool invert, const std::string& where)
       : regex_(pattern, where), behavior_(behavior), invert_(invert) {}
 
-  void pre_tokenize(std::vector<PreToken>& pieces) const override {
-    std::vector<PreToken> out;
-    out.reserve(pieces.size() * 4);
-    std::vector<std::pair<size_t, size_t>> scratch;
-    for (const PreToken& p : pieces) split_piece(p, regex_, behavior_, invert_, out, scratch);
-    pieces = std::move(out);
+  void pre_tokenize(std::string_view text, bool at_text_start, const Sink& sink) const override {
+    split_text(text, at_text_start, regex_, behavior_, invert_, sink);
   }
 
  private:
@@ -126,26 +128,34 @@ class SplitPreTokenizer : public PreTokenizer {
   bool invert_;
 };
 
+// ByteLevel: optional prefix space, optional GPT-2 regex split, then every
+// byte of each piece becomes its printable character.
 class ByteLevelPreTokenizer : public PreTokenizer {
  public:
-  ByteLevelPreTokenizer(bool add_prefix_space, bool use_regex)
-      : add_prefix_space_(add_prefix_space) {
+  ByteLevelPreTokenizer(bool add_prefix_space, bool use_regex) : add_prefix_space_(add_prefix_space) {
     if (use_regex) regex_ = std::make_unique<Regex>(kGpt2Pattern, "ByteLevel pre-tokenizer");
   }
 
-  void pre_tokenize(std::vector<PreToken>& pieces) const override {
-    if (add_prefix_space_) {
-      for (PreToken& p : pieces)
-        if (!p.text.empty() && p.text[0] != ' ') p.text.insert(0, 1, ' ');
+  void pre_tokenize(std::string_view text, bool at_text_start, const Sink& sink) const override {
+    if (text.empty()) return;
+    std::string prefixed;
+    if (add_prefix_space_ && text[0] != ' ') {
+      prefixed.reserve(text.size() + 1);
+      prefixed += ' ';
+      prefixed += text;
+      text = prefixed;
     }
+    std::string mapped;  // short pieces stay in the small-string buffer
+    auto map_and_emit = [&](std::string_view piece, bool start) {
+      mapped.clear();
+      byte_level::encode_append(piece, mapped);
+      sink(mapped, start);
+    };
     if (regex_) {
-      std::vector<PreToken> out;
-      out.reserve(pieces.size() * 4);
-      std::vector<std::pair<size_t, size_t>> scratch;
-      for (const PreToken& p : pieces) split_piece(p, *regex_, Behavior::kIsolated, false, out, scratch);
-      pieces = std::move(out);
+      split_text(text, at_text_start, *regex_, Behavior::kIsolated, false, map_and_emit);
+    } else {
+      map_and_emit(text, at_text_start);
     }
-    for (PreToken& p : pieces) p.text = byte_level::encode(p.text);
   }
 
  private:
@@ -163,32 +173,25 @@ class MetaspacePreTokenizer : public PreTokenizer {
         split_(split),
         regex_(Regex::escape(replacement_), "Metaspace pre-tokenizer") {}
 
-  void pre_tokenize(std::vector<PreToken>& pieces) const override {
-    std::vector<PreToken> out;
-    std::vector<std::pair<size_t, size_t>> scratch;
-    for (PreToken& p : pieces) {
-      std::string s;
-      s.reserve(p.text.size() + 3);
-      for (char c : p.text) {
-        if (c == ' ') {
-          s += replacement_;
-        } else {
-          s += c;
-        }
-      }
-      const bool starts = s.compare(0, replacement_.size(), replacement_) == 0;
-      if (!starts && !s.empty() && (scheme_ == PrependScheme::kAlways ||
-                      (scheme_ == PrependScheme::kFirst && p.at_text_start))) {
-        s.insert(0, replacement_);
-      }
-      PreToken rewritten{std::move(s), p.at_text_start};
-      if (split_) {
-        split_piece(rewritten, regex_, Behavior::kMergedWithNext, false, out, scratch);
-      } else if (!rewritten.text.empty()) {
-        out.push_back(std::move(rewritten));
+  void pre_tokenize(std::string_view text, bool at_text_start, const Sink& sink) const override {
+    if (text.empty()) return;
+    std::string s;
+    s.reserve(text.size() + 3);
+    for (char c : text) {
+      if (c == ' ') {
+        s += replacement_;
+      } else {
+        s += c;
       }
     }
-    pieces = std::move(out);
+    const bool starts = s.compare(0, replacement_.size(), replacement_) == 0;
+    if (!starts && (scheme_ == PrependScheme::kAlways || (scheme_ == PrependScheme::kFirst && at_text_start)))
+      s.insert(0, replacement_);
+    if (split_) {
+      split_text(s, at_text_start, regex_, Behavior::kMergedWithNext, false, sink);
+    } else {
+      sink(s, at_text_start);
+    }
   }
 
  private:
@@ -201,11 +204,20 @@ class MetaspacePreTokenizer : public PreTokenizer {
 class SequencePreTokenizer : public PreTokenizer {
  public:
   explicit SequencePreTokenizer(std::vector<std::unique_ptr<PreTokenizer>> parts) : parts_(std::move(parts)) {}
-  void pre_tokenize(std::vector<PreToken>& pieces) const override {
-    for (const auto& p : parts_) p->pre_tokenize(pieces);
+  void pre_tokenize(std::string_view text, bool at_text_start, const Sink& sink) const override {
+    run(0, text, at_text_start, sink);
   }
 
  private:
+  void run(size_t i, std::string_view text, bool at_text_start, const Sink& sink) const {
+    if (i == parts_.size()) {
+      sink(text, at_text_start);
+      return;
+    }
+    parts_[i]->pre_tokenize(text, at_text_start,
+                            [&](std::string_view piece, bool start) { run(i + 1, piece, start, sink); });
+  }
+
   std::vector<std::unique_ptr<PreTokenizer>> parts_;
 };
 

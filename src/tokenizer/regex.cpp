@@ -3,7 +3,6 @@
 
 #include <pcre2.h>
 
-#include <memory>
 
 #include "core/error.h"
 #include "tokenizer/utf8.h"
@@ -57,10 +56,15 @@ std::string translate(const std::string& pattern) {
   return out;
 }
 
+// Per-thread match state. The match data is shared by every Regex of the
+// thread: a match's offsets are copied out before the callback runs, so a
+// callback may run another regex.
 struct ThreadMatchState {
   pcre2_jit_stack* jit_stack = nullptr;
   pcre2_match_context* context = nullptr;
+  pcre2_match_data* data = nullptr;
   ThreadMatchState() {
+    data = pcre2_match_data_create(16, nullptr);
     // The default 32 KiB JIT stack is too small for long runs under
     // backtracking patterns such as \s+(?!\S); grow up to 64 MiB.
     jit_stack = pcre2_jit_stack_create(32 * 1024, 64 * 1024 * 1024, nullptr);
@@ -68,6 +72,7 @@ struct ThreadMatchState {
     if (jit_stack && context) pcre2_jit_stack_assign(context, nullptr, jit_stack);
   }
   ~ThreadMatchState() {
+    if (data) pcre2_match_data_free(data);
     if (context) pcre2_match_context_free(context);
     if (jit_stack) pcre2_jit_stack_free(jit_stack);
   }
@@ -117,28 +122,32 @@ std::string Regex::escape(std::string_view literal) {
 }
 
 void Regex::find_all(std::string_view s, std::vector<std::pair<size_t, size_t>>& out) const {
+  for_each_match(s, [&out](size_t start, size_t end) { out.emplace_back(start, end); });
+}
+
+void Regex::for_each_match(std::string_view s, const std::function<void(size_t, size_t)>& on_match) const {
   auto* code = static_cast<pcre2_code*>(code_);
-  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(
-      pcre2_match_data_create_from_pattern(code, nullptr), &pcre2_match_data_free);
-  SEAM_CHECK(data != nullptr, what_, ": out of memory for regex match data");
   ThreadMatchState& state = thread_state();
+  SEAM_CHECK(state.data != nullptr && state.context != nullptr, what_, ": out of memory for regex matching");
+  pcre2_match_data* data = state.data;
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(s.data());
   size_t pos = 0;
   while (pos <= s.size()) {
-    int rc = jit_ ? pcre2_jit_match(code, subject, s.size(), pos, 0, data.get(), state.context)
-                  : pcre2_match(code, subject, s.size(), pos, PCRE2_NO_UTF_CHECK, data.get(),
+    int rc = jit_ ? pcre2_jit_match(code, subject, s.size(), pos, 0, data, state.context)
+                  : pcre2_match(code, subject, s.size(), pos, PCRE2_NO_UTF_CHECK, data,
                                 state.context);
     if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
       // Fall back to the interpreter, which keeps its backtracking on the heap.
-      rc = pcre2_match(code, subject, s.size(), pos, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, data.get(),
+      rc = pcre2_match(code, subject, s.size(), pos, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, data,
                        nullptr);
     }
     if (rc == PCRE2_ERROR_NOMATCH) break;
     SEAM_CHECK(rc >= 0, what_, ": regex match failed: ", pcre2_message(rc));
-    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data.get());
+    // rc == 0: more groups than the ovector holds; the whole-match offsets are still set.
+    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(data);
     const size_t start = ovector[0], end = ovector[1];
     if (end > start) {
-      out.emplace_back(start, end);
+      on_match(start, end);
       pos = end;
     } else {
       // An empty match: step over one character (HF drops empty splits).

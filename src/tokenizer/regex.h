@@ -6,6 +6,7 @@
 // U+180E), is rewritten to Oniguruma's White_Space set before compiling.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,8 @@ class Regex {
   // Appends the [start, end) byte ranges of all non-overlapping, non-empty
   // matches in s (valid UTF-8), left to right. Thread-safe.
   void find_all(std::string_view s, std::vector<std::pair<size_t, size_t>>& out) const;
+  // The same matches, handed to `on_match(start, end)` one by one as they are found.
+  void for_each_match(std::string_view s, const std::function<void(size_t, size_t)>& on_match) const;
 
   // The pattern as PCRE2 sees it (after the \s rewrite).
   const std::string& pcre2_pattern() const { return translated_; }

@@ -61,19 +61,49 @@ uint8_t ccc(const Tables& t, char32_t cp) {
   return it == t.combining_class.end() ? 0 : it->second;
 }
 
-// True when nothing in s can change under normalization: the common case.
-bool is_stable(const Tables& t, std::string_view s) {
+// Normalizes only the regions that can change. A "stable" character (no
+// decomposition, class 0, never the second of a composition) is a safe cut:
+// nothing before it interacts with anything after it. A region runs from the
+// stable character before an unstable run (it may compose with the run) to
+// the next stable character; everything else is copied as it is.
+template <typename NormalizeRegion>
+std::string normalize_unstable_regions(const Tables& t, std::string_view s, NormalizeRegion&& normalize_region) {
+  std::string out;
+  size_t copied = 0;     // s[0, copied) is in out (or out is not started)
+  size_t last_safe = 0;  // start of the last stable character seen
+  bool started = false;
   for (size_t pos = 0; pos < s.size();) {
     if (static_cast<unsigned char>(s[pos]) < 0x80) {
-      ++pos;
+      last_safe = pos++;
       continue;
     }
     size_t n;
-    const char32_t cp = utf8::decode_at(s, pos, &n);
-    if (t.may_change[cp]) return false;
-    pos += n;
+    char32_t cp = utf8::decode_at(s, pos, &n);
+    if (!t.may_change[cp]) {
+      last_safe = pos;
+      pos += n;
+      continue;
+    }
+    const size_t region_start = std::max(last_safe, copied);
+    size_t end = pos + n;
+    while (end < s.size()) {
+      cp = utf8::decode_at(s, end, &n);
+      if (!t.may_change[cp]) break;
+      end += n;
+    }
+    if (!started) {
+      out.reserve(s.size() + 16);
+      started = true;
+    }
+    out.append(s.substr(copied, region_start - copied));
+    out += normalize_region(s.substr(region_start, end - region_start));
+    copied = end;
+    last_safe = end;
+    pos = end;
   }
-  return true;
+  if (!started) return std::string(s);
+  out.append(s.substr(copied));
+  return out;
 }
 
 // Full canonical decomposition followed by the canonical ordering algorithm.
@@ -122,17 +152,9 @@ std::string to_utf8(const std::vector<char32_t>& cps) {
   return out;
 }
 
-}  // namespace
+std::string nfd_region(const Tables& t, std::string_view s) { return to_utf8(decompose(t, s)); }
 
-std::string nfd(std::string_view s) {
-  const Tables& t = tables();
-  if (is_stable(t, s)) return std::string(s);
-  return to_utf8(decompose(t, s));
-}
-
-std::string nfc(std::string_view s) {
-  const Tables& t = tables();
-  if (is_stable(t, s)) return std::string(s);
+std::string nfc_region(const Tables& t, std::string_view s) {
   std::vector<char32_t> cps = decompose(t, s);
   // Canonical composition: each character joins the last starter unless a
   // character in between blocks it (same or higher class, or a starter).
@@ -172,6 +194,18 @@ std::string nfc(std::string_view s) {
   }
   cps.resize(n_out);
   return to_utf8(cps);
+}
+
+}  // namespace
+
+std::string nfd(std::string_view s) {
+  const Tables& t = tables();
+  return normalize_unstable_regions(t, s, [&t](std::string_view r) { return nfd_region(t, r); });
+}
+
+std::string nfc(std::string_view s) {
+  const Tables& t = tables();
+  return normalize_unstable_regions(t, s, [&t](std::string_view r) { return nfc_region(t, r); });
 }
 
 }  // namespace seam::unicode
