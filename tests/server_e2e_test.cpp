@@ -1,0 +1,46 @@
+// The official openai npm client against a real `seam serve` process:
+// tests/e2e/openai_client_test.mjs (completions, chat, streaming, golden
+// greedy texts). Needs node and tests/e2e/node_modules (tests/e2e/setup.sh);
+// without them the test is skipped, except under CI=true where it fails.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "server_process.h"
+#include "test_util.h"
+
+namespace seam {
+namespace {
+
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci && std::string(ci) == "true";
+}
+
+TEST(ServerE2e, OpenAiNodeClient) {
+  const std::string e2e_dir = std::string(SEAM_SOURCE_DIR) + "/tests/e2e";
+  std::string missing;
+  if (std::system("command -v node > /dev/null 2>&1") != 0) {
+    missing = "node is not installed";
+  } else if (!std::filesystem::exists(e2e_dir + "/node_modules/openai/package.json")) {
+    missing = "tests/e2e/node_modules is missing (run tests/e2e/setup.sh)";
+  }
+  if (!missing.empty()) {
+    if (in_ci()) FAIL() << missing << " (CI=true: the e2e test must run)";
+    GTEST_SKIP() << missing;
+  }
+
+  test::ServerProcess server;
+  const std::string out = test::make_temp_dir("e2e") + "/node.log";
+  const std::string cmd = "node " + e2e_dir + "/openai_client_test.mjs " + std::to_string(server.port()) + " " +
+                          test::shared_dir() + "/golden/stories260K_greedy.json > " + out + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  const std::string log = test::read_file(out);
+  EXPECT_EQ(rc, 0) << "node client failed:\n" << log << "\nserver log:\n" << server.log();
+  EXPECT_NE(log.find("all checks passed"), std::string::npos) << log;
+  std::printf("%s", log.c_str());
+}
+
+}  // namespace
+}  // namespace seam
