@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "core/tensor.h"
@@ -76,6 +77,10 @@ class Backend {
   virtual void* alloc(size_t bytes) = 0;
   virtual void release(void* p) = 0;
   virtual size_t free_memory() const = 0;  // bytes the device still has
+  // Host memory the device copies from without staging (pinned on CUDA). The
+  // default is plain host memory.
+  virtual void* alloc_host(size_t bytes) { return ::operator new(bytes); }
+  virtual void release_host(void* p) { ::operator delete(p); }
   // Copies are ordered with the ops on the backend's stream.
   virtual void copy_h2d(void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_d2h(void* dst, const void* src, size_t bytes) = 0;

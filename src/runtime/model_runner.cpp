@@ -17,12 +17,8 @@ ModelRunner::ModelRunner(Backend& backend, LlamaModel& model, KvPool& kv, const 
   for (int b : graphs.decode_buckets) s.max_seqs = std::max(s.max_seqs, b), s.max_tokens = std::max(s.max_tokens, b);
   for (int b : graphs.piecewise_buckets) s.max_tokens = std::max(s.max_tokens, b);
   buf_ = std::make_unique<StepBuffers>(backend, model.config(), model.dtype(), s);
-  const size_t T = size_t(s.max_tokens), S = size_t(s.max_seqs);
-  for (auto* v : {&h_ids_, &h_pos_, &h_loc_}) v->resize(T);
-  for (auto* v : {&h_lens_, &h_rows_, &h_last_, &h_topk_, &h_step_}) v->resize(S);
-  h_indptr_.resize(S + 1);
-  for (auto* v : {&h_temp_, &h_topp_, &h_minp_, &h_freq_, &h_pres_, &h_rep_}) v->resize(S);
-  h_seed_.resize(S);
+  const size_t S = size_t(s.max_seqs);
+  for (auto* v : {&h_freq_, &h_pres_, &h_rep_}) v->resize(S);
 }
 
 ModelRunner::~ModelRunner() = default;
@@ -45,48 +41,49 @@ void ModelRunner::capture_graphs() {
 
 void ModelRunner::upload(const ForwardBatch& fb, int T, int S) {
   const int n = fb.n_tokens(), n_seqs = fb.n_seqs();
-  SEAM_ASSERT(n <= T && n_seqs <= S && T <= buf_->sizes.max_tokens && S <= buf_->sizes.max_seqs,
+  StepBuffers& b = *buf_;
+  SEAM_ASSERT(n <= T && n_seqs <= S && T <= b.sizes.max_tokens && S <= b.sizes.max_seqs,
               "batch of ", n, " tokens / ", n_seqs, " seqs does not fit buffers padded to ", T, "/", S);
+  int32_t* ids = b.host<int32_t>(b.input_ids);
+  int32_t* pos = b.host<int32_t>(b.positions);
+  int32_t* loc = b.host<int32_t>(b.out_cache_loc);
   // Padding contract: padded tokens are id 0 at position 0 writing the scratch
   // slot; padded sequences are one such token reading the scratch row.
-  for (int i = 0; i < T; ++i) {
-    const bool real = i < n;
-    h_ids_[size_t(i)] = real ? fb.input_ids[size_t(i)] : 0;
-    h_pos_[size_t(i)] = real ? fb.positions[size_t(i)] : 0;
-    h_loc_[size_t(i)] = real ? fb.out_cache_loc[size_t(i)] : SlotAllocator::kScratchSlot;
-  }
-  h_indptr_[0] = 0;
+  std::copy(fb.input_ids.begin(), fb.input_ids.end(), ids);
+  std::copy(fb.positions.begin(), fb.positions.end(), pos);
+  std::copy(fb.out_cache_loc.begin(), fb.out_cache_loc.end(), loc);
+  std::fill(ids + n, ids + T, 0);
+  std::fill(pos + n, pos + T, 0);
+  std::fill(loc + n, loc + T, SlotAllocator::kScratchSlot);
+  int32_t* indptr = b.host<int32_t>(b.qo_indptr);
+  int32_t* lens = b.host<int32_t>(b.seq_lens);
+  int32_t* rows = b.host<int32_t>(b.req_rows);
+  int32_t* last = b.host<int32_t>(b.last_idx);
+  float* temp = b.host<float>(b.temperature);
+  int32_t* topk = b.host<int32_t>(b.top_k);
+  float* topp = b.host<float>(b.top_p);
+  float* minp = b.host<float>(b.min_p);
+  int64_t* seed = b.host<int64_t>(b.seed);
+  int32_t* step = b.host<int32_t>(b.step);
+  indptr[0] = 0;
   for (int s = 0; s < S; ++s) {
     const bool real = s < n_seqs;
-    h_indptr_[size_t(s) + 1] = real ? fb.qo_indptr[size_t(s) + 1] : std::min(T, h_indptr_[size_t(s)] + 1);
-    h_lens_[size_t(s)] = real ? fb.seq_lens[size_t(s)] : 1;
-    h_rows_[size_t(s)] = real ? fb.req_rows[size_t(s)] : kv_.scratch_row();
-    h_last_[size_t(s)] = real ? fb.qo_indptr[size_t(s) + 1] - 1 : std::min(T - 1, n + (s - n_seqs));
+    indptr[s + 1] = real ? fb.qo_indptr[size_t(s) + 1] : std::min(T, indptr[s] + 1);
+    lens[s] = real ? fb.seq_lens[size_t(s)] : 1;
+    rows[s] = real ? fb.req_rows[size_t(s)] : kv_.scratch_row();
+    last[s] = real ? fb.qo_indptr[size_t(s) + 1] - 1 : std::min(T - 1, n + (s - n_seqs));
     const SeqSampling ss = real ? fb.sampling[size_t(s)] : SeqSampling{};
-    h_temp_[size_t(s)] = ss.temperature;
-    h_topk_[size_t(s)] = ss.top_k;
-    h_topp_[size_t(s)] = ss.top_p;
-    h_minp_[size_t(s)] = ss.min_p;
-    h_seed_[size_t(s)] = int64_t(ss.seed);
-    h_step_[size_t(s)] = ss.step;
+    temp[s] = ss.temperature;
+    topk[s] = ss.top_k;
+    topp[s] = ss.top_p;
+    minp[s] = ss.min_p;
+    seed[s] = int64_t(ss.seed);
+    step[s] = ss.step;
     h_freq_[size_t(s)] = ss.frequency_penalty;
     h_pres_[size_t(s)] = ss.presence_penalty;
     h_rep_[size_t(s)] = ss.repetition_penalty;
   }
-  StepBuffers& b = *buf_;
-  backend_.copy_h2d(b.input_ids.data, h_ids_.data(), size_t(T) * 4);
-  backend_.copy_h2d(b.positions.data, h_pos_.data(), size_t(T) * 4);
-  backend_.copy_h2d(b.out_cache_loc.data, h_loc_.data(), size_t(T) * 4);
-  backend_.copy_h2d(b.qo_indptr.data, h_indptr_.data(), size_t(S + 1) * 4);
-  backend_.copy_h2d(b.seq_lens.data, h_lens_.data(), size_t(S) * 4);
-  backend_.copy_h2d(b.req_rows.data, h_rows_.data(), size_t(S) * 4);
-  backend_.copy_h2d(b.last_idx.data, h_last_.data(), size_t(S) * 4);
-  backend_.copy_h2d(b.temperature.data, h_temp_.data(), size_t(S) * 4);
-  backend_.copy_h2d(b.top_k.data, h_topk_.data(), size_t(S) * 4);
-  backend_.copy_h2d(b.top_p.data, h_topp_.data(), size_t(S) * 4);
-  backend_.copy_h2d(b.min_p.data, h_minp_.data(), size_t(S) * 4);
-  backend_.copy_h2d(b.seed.data, h_seed_.data(), size_t(S) * 8);
-  backend_.copy_h2d(b.step.data, h_step_.data(), size_t(S) * 4);
+  b.upload_inputs();  // one copy for every per-step input
   if (!fb.penalty_indptr.empty()) {
     SEAM_CHECK(fb.penalty_tokens.size() <= size_t(b.pen_tokens.size(0)), "penalty entries (",
                fb.penalty_tokens.size(), ") exceed the buffer of ", b.pen_tokens.size(0));

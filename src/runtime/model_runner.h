@@ -72,10 +72,8 @@ class ModelRunner {
   GraphConfig graph_config_;
   GraphStats stats_;
   bool sealed_ = false;
-  // Host staging reused every step (sized at start-up: no allocation in the loop).
-  std::vector<int32_t> h_ids_, h_pos_, h_loc_, h_indptr_, h_lens_, h_rows_, h_last_, h_topk_, h_step_;
-  std::vector<float> h_temp_, h_topp_, h_minp_, h_freq_, h_pres_, h_rep_;
-  std::vector<int64_t> h_seed_;
+  // Host staging of the penalty inputs (sized at start-up: no allocation in the loop).
+  std::vector<float> h_freq_, h_pres_, h_rep_;
 };
 
 }  // namespace seam

@@ -57,10 +57,23 @@ struct StepBuffers {
 
   size_t bytes = 0;
 
+  // Every per-step input above (ids .. step) lives in one device block with a
+  // host mirror (pinned on CUDA): the runner writes the mirror and uploads the
+  // block with one copy per step.
+  template <typename T>
+  T* host(const Tensor& t) const {
+    return reinterpret_cast<T*>(static_cast<char*>(inputs_host_) + (static_cast<char*>(t.data) - static_cast<char*>(inputs_dev_)));
+  }
+  void upload_inputs();
+
  private:
   Backend& backend_;
   std::vector<void*> allocations_;
+  void* inputs_dev_ = nullptr;
+  void* inputs_host_ = nullptr;
+  size_t inputs_bytes_ = 0;
   Tensor make(DType t, std::initializer_list<int64_t> dims);
+  Tensor make_input(DType t, std::initializer_list<int64_t> dims);
 };
 
 }  // namespace seam
