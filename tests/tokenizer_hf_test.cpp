@@ -4,7 +4,9 @@
 // on small tokenizer.json files written here.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/error.h"
 #include "test_util.h"
@@ -44,6 +46,39 @@ TEST(HfTokenizer, Llama3StyleBasics) {
   EXPECT_EQ(tok->decode(ids, true), "userhi");
   // Unknown ids are dropped, as HF does.
   EXPECT_EQ(tok->decode({999999, -5}, false), "");
+}
+
+TEST(HfTokenizer, LongAndAdversarialInputsRoundTrip) {
+  auto tok = load_tokenizer(llama3_dir());
+  std::string spaces(1 << 20, ' ');
+  spaces += "x";
+  std::string as(1 << 20, 'a');
+  std::string emoji;
+  for (int i = 0; i < 50000; ++i) emoji += "👨‍👩‍👧 ";
+  std::string newlines;
+  for (int i = 0; i < 100000; ++i) newlines += " \r\n\t";
+  for (const std::string* text : {&spaces, &as, &emoji, &newlines}) {
+    const auto ids = tok->encode(*text, true);
+    EXPECT_EQ(tok->decode(ids, true), *text);
+  }
+}
+
+// Encoding from several threads at once (shared cache, per-thread regex
+// state) gives the same ids as one thread.
+TEST(HfTokenizer, ConcurrentEncodeIsConsistent) {
+  auto tok = load_tokenizer(llama3_dir());
+  const json cases = json::parse(test::read_file(llama3_dir() + "/cases.json")).at("cases");
+  std::vector<std::thread> threads;
+  std::atomic<int> n_bad{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&]() {
+      for (int rep = 0; rep < 20; ++rep)
+        for (const json& c : cases)
+          if (tok->encode(c.at("text").get<std::string>(), false) != c.at("ids").get<std::vector<int32_t>>()) ++n_bad;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(n_bad.load(), 0);
 }
 
 // ---- small tokenizer.json files for the pipeline parts ----
