@@ -14,7 +14,10 @@
 # The device machine lacks cpp-httplib and the PCRE2 headers: they travel in the
 # git-ignored folder .carry/ (name it in the device call's `carry`):
 #   .carry/include/{httplib.h,pcre2.h}, .carry/lib/{libpcre2-8.so,libcpp-httplib.so.0.11},
-#   .carry/pkgconfig/libpcre2-8.pc (prefix relative to the .pc file).
+#   .carry/pkgconfig/libpcre2-8.pc (prefix relative to the .pc file), plus the headers
+#   httplib.h includes (brotli/, openssl/, zlib.h). A .carry/shared/ (copy of the shared
+#   folder's small models, golden outputs, tokenizers) becomes SEAM_SHARED_DIR: ../shared
+#   does not travel.
 # The build dir (build-gpu/) persists only while the device machine stays warm.
 set -uo pipefail
 
@@ -48,7 +51,9 @@ section_info() {
 
 section_configure() {
   note "configure ($BUILD)"
-  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEAM_CUDA=ON \
+  local shared=()
+  [ -d "$CARRY/shared" ] && shared=(-DSEAM_SHARED_DIR="$CARRY/shared")
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEAM_CUDA=ON "${shared[@]}" \
     -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DHTTPLIB_INCLUDE_DIR="$CARRY/include" \
     -DHTTPLIB_LIBRARY="$CARRY/lib/libcpp-httplib.so.0.11" 2>&1 | tee "$OUT/configure.log" | tail -5

@@ -63,13 +63,23 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   T* ring = reinterpret_cast<T*>(smem_raw) + size_t(warp) * kStages * 2 * kTile;
   // Warp w handles tiles w, w + 4, ...: its i-th tile is tile w + 4i.
   const int my_tiles = n_tiles > warp ? (n_tiles - warp + kWarps - 1) / kWarps : 0;
+  // Page-table entries travel a tile ahead: lane l (< 16) holds in `slot_next` the slot of key l
+  // of the next tile to issue, and the copies take it by shuffle.
+  auto fetch_slot = [&](int i) -> int32_t {
+    const int key = k_begin + (warp + kWarps * i) * kTileKeys + (lane & 15);
+    return i < my_tiles && key < k_end ? slots[key] : 0;
+  };
+  int32_t slot_next = fetch_slot(0);
   auto issue = [&](int i) {
     if (i < my_tiles) {
       T* kt = ring + (i % kStages) * 2 * kTile;
-      flash::load_kv_tile<T, D, kTileKeys>(kt, kt + kTile, k_cache, v_cache, slots, k_begin + (warp + kWarps * i) * kTileKeys,
-                                           k_end, p.n_kv_heads, kvh, lane, 32);
+      const int32_t held = slot_next;
+      flash::load_kv_tile<T, D, kTileKeys>(
+          kt, kt + kTile, k_cache, v_cache, [&](int row) { return __shfl_sync(0xffffffffu, held, row); },
+          k_begin + (warp + kWarps * i) * kTileKeys, k_end, p.n_kv_heads, kvh, lane, 32);
     }
     flash::cp_async_commit();  // always commit (maybe empty) so the group count stays aligned
+    slot_next = fetch_slot(i + 1);
   };
 #pragma unroll
   for (int i = 0; i < kStages - 1; ++i) issue(i);
@@ -172,14 +182,17 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, const float* par
 }
 
 template <typename T, int D>
-void launch_typed(const AttentionParams& p, int n_splits, float* scratch, cudaStream_t stream) {
+void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int n_sms, cudaStream_t stream) {
   constexpr size_t smem = decode_smem_bytes<T, D>();
-  static const bool attr_ok = [] {  // once per instantiation, host-side
+  static const int blocks_per_sm = [] {  // once per instantiation, host-side (before any capture)
     SEAM_CUDA_CHECK(
         cudaFuncSetAttribute(flash_decode_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    return true;
+    int n = 0;
+    SEAM_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, flash_decode_kernel<T, D>, kWarps * 32, smem));
+    return std::max(n, 1);
   }();
-  (void)attr_ok;
+  const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, blocks_per_sm);
   const int n_dec = p.n_seqs - p.n_prefill_seqs;
   const int64_t n_parts = int64_t(n_dec) * p.n_heads * n_splits;
   float* part_o = scratch;                    // [n_dec, n_heads, n_splits, D]
@@ -200,12 +213,13 @@ bool flash_decode_supported(DType dtype, int head_dim, int group) {
          group <= 16;
 }
 
-int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sms) {
+int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sms, int blocks_per_sm) {
   const int64_t n_dec = p.n_seqs - p.n_prefill_seqs;
   if (n_dec <= 0) return 1;
-  // Aim at about two waves of resident blocks (2 blocks of 4 warps per SM).
-  const int64_t target_blocks = int64_t(2) * 2 * n_sms;
-  int64_t splits = std::max<int64_t>(1, target_blocks / (n_dec * p.n_kv_heads));
+  // One full wave of resident blocks: a block's work is one split of one (sequence, kv head),
+  // so with equal lengths every block finishes together. Already a wave without splitting: 1.
+  const int64_t capacity = int64_t(blocks_per_sm) * n_sms, base = n_dec * p.n_kv_heads;
+  int64_t splits = std::max<int64_t>(1, capacity / base);
   splits = std::min<int64_t>(splits, kMaxSplits);
   // With a known context bound (eager), keep at least ~256 keys per split.
   if (p.max_seq_len > 0) splits = std::min<int64_t>(splits, std::max(1, (p.max_seq_len + 255) / 256));
@@ -219,13 +233,12 @@ void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, 
                          cudaStream_t stream) {
   if (p.n_seqs - p.n_prefill_seqs <= 0) return;
   SEAM_ASSERT(flash_decode_supported(dtype, p.head_dim, p.group));
-  const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms);
   if (dtype == DType::bf16) {
-    if (p.head_dim == 64) return launch_typed<__nv_bfloat16, 64>(p, n_splits, scratch, stream);
-    return launch_typed<__nv_bfloat16, 128>(p, n_splits, scratch, stream);
+    if (p.head_dim == 64) return launch_typed<__nv_bfloat16, 64>(p, scratch, scratch_bytes, n_sms, stream);
+    return launch_typed<__nv_bfloat16, 128>(p, scratch, scratch_bytes, n_sms, stream);
   }
-  if (p.head_dim == 64) return launch_typed<__half, 64>(p, n_splits, scratch, stream);
-  return launch_typed<__half, 128>(p, n_splits, scratch, stream);
+  if (p.head_dim == 64) return launch_typed<__half, 64>(p, scratch, scratch_bytes, n_sms, stream);
+  return launch_typed<__half, 128>(p, scratch, scratch_bytes, n_sms, stream);
 }
 
 }  // namespace seam::cuda

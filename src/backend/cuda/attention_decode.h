@@ -20,7 +20,8 @@ bool flash_decode_supported(DType dtype, int head_dim, int group);
 void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int n_sms,
                          cudaStream_t stream);
 
-// The split count launch_flash_decode uses for these sizes (exposed for tests and the bench).
-int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sms);
+// The split count for these sizes: one wave of resident blocks (blocks_per_sm from the
+// occupancy of the kernel), capped by kMaxSplits, the scratch and (eager) max_seq_len.
+int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sms, int blocks_per_sm);
 
 }  // namespace seam::cuda

@@ -24,7 +24,7 @@ constexpr size_t prefill_smem_bytes() {
 }
 
 template <typename T, int D>
-__global__ void __launch_bounds__(kWarps * 32) flash_prefill_kernel(AttentionParams p) {
+__global__ void __launch_bounds__(kWarps * 32, 3) flash_prefill_kernel(AttentionParams p) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
   constexpr int kTile = kBlockN * D;
@@ -86,15 +86,29 @@ __global__ void __launch_bounds__(kWarps * 32) flash_prefill_kernel(AttentionPar
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
   const float scale_log2 = p.scale * 1.4426950408889634f;
 
-  flash::load_kv_tile<T, D, kBlockN>(smem, smem + kTile, k_cache, v_cache, slots, 0, key_end, p.n_kv_heads, kvh,
-                                     tid, kWarps * 32);
+  // Page-table entries travel a tile ahead of the copies that use them: s_slots[j & 1] holds
+  // the slots of tile j, and `slot_next` (threads < kBlockN) is in flight for the tile after.
+  __shared__ int32_t s_slots[2][kBlockN];
+  auto slot_at = [&](int key) -> int32_t { return key < key_end ? slots[key] : 0; };
+  int32_t slot_next = 0;
+  if (tid < kBlockN) {
+    s_slots[0][tid] = slot_at(tid);
+    s_slots[1][tid] = slot_at(kBlockN + tid);
+    slot_next = slot_at(2 * kBlockN + tid);
+  }
+  __syncthreads();
+  flash::load_kv_tile<T, D, kBlockN>(
+      smem, smem + kTile, k_cache, v_cache, [&](int row) { return s_slots[0][row]; }, 0, key_end, p.n_kv_heads, kvh,
+      tid, kWarps * 32);
   flash::cp_async_commit();
   for (int it = 0; it < n_kv_tiles; ++it) {
     const int stage = it & 1;
     if (it + 1 < n_kv_tiles) {
       T* next = smem + (stage ^ 1) * 2 * kTile;
-      flash::load_kv_tile<T, D, kBlockN>(next, next + kTile, k_cache, v_cache, slots, (it + 1) * kBlockN, key_end,
-                                         p.n_kv_heads, kvh, tid, kWarps * 32);
+      const int32_t* next_slots = s_slots[stage ^ 1];
+      flash::load_kv_tile<T, D, kBlockN>(
+          next, next + kTile, k_cache, v_cache, [&](int row) { return next_slots[row]; }, (it + 1) * kBlockN,
+          key_end, p.n_kv_heads, kvh, tid, kWarps * 32);
       flash::cp_async_commit();
       flash::cp_async_wait<1>();
     } else {
@@ -119,6 +133,11 @@ __global__ void __launch_bounds__(kWarps * 32) flash_prefill_kernel(AttentionPar
     }
     flash::softmax_update<D, kBlockN / 8>(s, o, m, l);
     flash::pv_tile<T, D, kBlockN / 8>(o, s, v_tile, lane);
+    // Tile it's slots were used by the copies issued last iteration: reuse the entry for tile it+2.
+    if (tid < kBlockN) {
+      s_slots[stage][tid] = slot_next;
+      slot_next = slot_at((it + 3) * kBlockN + tid);
+    }
     __syncthreads();  // the next iteration's prefetch overwrites this stage's buffers
   }
 

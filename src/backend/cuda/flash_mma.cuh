@@ -81,18 +81,22 @@ __device__ __forceinline__ int tile_offset(int row, int chunk) {
 }
 
 // Gathers keys [key0, key0 + ROWS) of one KV head into a K and a V tile (cp.async, one
-// group not committed here). Keys at or past `key_end` are zero-filled: their scores are
-// masked, and zero V rows keep 0 * garbage out of the output. `tid`/`n_threads` split the work.
-template <typename T, int D, int ROWS>
+// group not committed here). slot_of(row) gives the KV slot of key key0 + row; it is
+// called by every thread for every chunk (it may shuffle), and the slots were fetched
+// a tile ahead, so no page-table load latency sits in front of the copies. Keys at or
+// past `key_end` are zero-filled: their scores are masked, and zero V rows keep
+// 0 * garbage out of the output. `tid`/`n_threads` split the work.
+template <typename T, int D, int ROWS, typename SlotOf>
 __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_cache, const T* v_cache,
-                                             const int32_t* slots, int key0, int key_end, int n_kv_heads, int kvh,
+                                             SlotOf slot_of, int key0, int key_end, int n_kv_heads, int kvh,
                                              int tid, int n_threads) {
   constexpr int kChunks = D / 8;
+#pragma unroll 4
   for (int c = tid; c < ROWS * kChunks; c += n_threads) {
     const int row = c / kChunks, chunk = c % kChunks;
-    const int key = key0 + row;
-    const bool valid = key < key_end;
-    const int64_t slot = valid ? slots[key] : 0;
+    const int32_t slot_raw = slot_of(row);
+    const bool valid = key0 + row < key_end;
+    const int64_t slot = valid ? slot_raw : 0;
     const int64_t src = (slot * n_kv_heads + kvh) * D + chunk * 8;
     const int dst = tile_offset<D>(row, chunk);
     cp_async_16(k_tile + dst, k_cache + src, valid);

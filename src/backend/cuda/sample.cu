@@ -6,7 +6,8 @@
 // keeps a prefix of that order, so each is "the first key, from the top, at which a
 // running count or running probability mass reaches a target". radix_select finds
 // that key with one histogram pass per 8 key bits (usually stopping early, when the
-// chosen bin holds one token).
+// chosen bin holds one token). p >= 0, so the key's top bit is 0 and the first digit
+// (bits 62..55) is p's exponent: the first level already spreads the tokens by binade.
 //
 // Determinism: probability mass is summed as 56-bit fixed point in integer
 // atomics, which are exact in any order, and every float reduction has a fixed
@@ -21,14 +22,19 @@ namespace seam::cuda {
 namespace {
 
 constexpr int kThreads = 1024;
-constexpr int kSub = 4;      // sub-histograms, to spread shared-memory atomic contention
+constexpr int kSub = 8;      // sub-histograms (by warp), to spread shared-memory atomic contention
 constexpr int kBins = 256;   // 8 key bits per pass
 constexpr double kFixedOne = 72057594037927936.0;  // 2^56: probability 1 in fixed point
 
 struct Smem {
   unsigned long long hist_w[kSub][kBins];  // fixed-point mass per bin
   unsigned int hist_c[kSub][kBins];        // tokens per bin
-  unsigned long long hist_key[kBins];      // largest key per bin (the token, when the bin holds one)
+  unsigned long long hist_key[kBins];      // some key of the bin: the token's, when the bin holds one
+  // The first radix level over all tokens (it does not depend on the target): built once, in
+  // the pass that writes the probabilities, and reused by every selection.
+  unsigned long long top_w[kBins];
+  unsigned int top_c[kBins];
+  unsigned long long top_key[kBins];
   unsigned long long red_u64[32];
   double red_f64[32];
   float red_val[32];
@@ -58,6 +64,90 @@ __device__ T block_reduce(T v, T* scratch, Op op) {
   return v;
 }
 
+// Calls f(i, l[i]) for every i of this thread's share of the row; 16-byte loads, two in
+// flight per thread, when the row is aligned.
+template <typename F>
+__device__ __forceinline__ void for_each_value(const float* l, int vocab, F f) {
+  const int tid = threadIdx.x, bd = blockDim.x;
+  if ((reinterpret_cast<uintptr_t>(l) & 15) == 0) {
+    const int n4 = vocab >> 2;
+    const float4* l4 = reinterpret_cast<const float4*>(l);
+    for (int i = tid; i < n4; i += 2 * bd) {
+      const float4 a = l4[i];
+      const bool has_b = i + bd < n4;
+      const float4 b = has_b ? l4[i + bd] : make_float4(0.f, 0.f, 0.f, 0.f);
+      f(4 * i, a.x);
+      f(4 * i + 1, a.y);
+      f(4 * i + 2, a.z);
+      f(4 * i + 3, a.w);
+      if (has_b) {
+        const int j = 4 * (i + bd);
+        f(j, b.x);
+        f(j + 1, b.y);
+        f(j + 2, b.z);
+        f(j + 3, b.w);
+      }
+    }
+    for (int i = 4 * n4 + tid; i < vocab; i += bd) f(i, l[i]);
+  } else {
+    for (int i = tid; i < vocab; i += bd) f(i, l[i]);
+  }
+}
+
+// l[i] = g(i, l[i]) over the row, like for_each_value.
+template <typename G>
+__device__ __forceinline__ void map_values(float* l, int vocab, G g) {
+  const int tid = threadIdx.x, bd = blockDim.x;
+  if ((reinterpret_cast<uintptr_t>(l) & 15) == 0) {
+    const int n4 = vocab >> 2;
+    float4* l4 = reinterpret_cast<float4*>(l);
+    for (int i = tid; i < n4; i += 2 * bd) {
+      float4 a = l4[i];
+      const bool has_b = i + bd < n4;
+      float4 b = has_b ? l4[i + bd] : make_float4(0.f, 0.f, 0.f, 0.f);
+      a = make_float4(g(4 * i, a.x), g(4 * i + 1, a.y), g(4 * i + 2, a.z), g(4 * i + 3, a.w));
+      l4[i] = a;
+      if (has_b) {
+        const int j = 4 * (i + bd);
+        l4[i + bd] = make_float4(g(j, b.x), g(j + 1, b.y), g(j + 2, b.z), g(j + 3, b.w));
+      }
+    }
+    for (int i = 4 * n4 + tid; i < vocab; i += bd) l[i] = g(i, l[i]);
+  } else {
+    for (int i = tid; i < vocab; i += bd) l[i] = g(i, l[i]);
+  }
+}
+
+// Radix digit of a level: bits 62..55 (p's exponent: the key's top bit is always 0), then 8
+// bits at a time; the last digit (bits 7..0) overlaps bit 7, already fixed by the prefix.
+__device__ __forceinline__ int digit_shift(int level) { return level < 7 ? 55 - 8 * level : 0; }
+
+// Histogram of the next digit of the keys matching (prefix, mask), added into the
+// warp's sub-histogram. hist_key gets some key of each bin by a plain store: when the bin
+// holds one token (the only case it is read) there is exactly one writer.
+__device__ __forceinline__ void add_to_histogram(Smem& sm, int sub, unsigned long long key, float p, int shift) {
+  const int bin = int((key >> shift) & 255);
+  atomicAdd(&sm.hist_c[sub][bin], 1u);
+  const unsigned long long w = fixed_mass(p);
+  if (w) atomicAdd(&sm.hist_w[sub][bin], w);
+  sm.hist_key[bin] = key;
+}
+
+__device__ __forceinline__ void clear_histograms(Smem& sm) {
+  for (int i = threadIdx.x; i < kSub * kBins; i += blockDim.x) {
+    (&sm.hist_w[0][0])[i] = 0;
+    (&sm.hist_c[0][0])[i] = 0;
+  }
+}
+__device__ __forceinline__ void fold_histograms(Smem& sm) {
+  for (int b = threadIdx.x; b < kBins; b += blockDim.x) {
+    for (int s = 1; s < kSub; ++s) {
+      sm.hist_w[0][b] += sm.hist_w[s][b];
+      sm.hist_c[0][b] += sm.hist_c[s][b];
+    }
+  }
+}
+
 struct Selected {
   unsigned long long key;    // the token's key
   unsigned long long cum_w;  // mass of every key >= key (inclusive)
@@ -70,31 +160,26 @@ __device__ Selected radix_select(const float* p, int vocab, bool by_count, unsig
   unsigned long long prefix = 0, mask = 0, acc_w = 0;
   unsigned int acc_c = 0;
   const int tid = threadIdx.x, lane = tid & 31, sub = (tid >> 5) % kSub;
-  for (int shift = 56; shift >= 0; shift -= 8) {
-    for (int i = tid; i < kSub * kBins; i += blockDim.x) {
-      (&sm.hist_w[0][0])[i] = 0;
-      (&sm.hist_c[0][0])[i] = 0;
-    }
-    for (int i = tid; i < kBins; i += blockDim.x) sm.hist_key[i] = 0;
-    __syncthreads();
-    for (int i = tid; i < vocab; i += blockDim.x) {
-      const float pi = p[i];
-      const unsigned long long key = make_key(pi, i);
-      if ((key & mask) != prefix) continue;
-      const int bin = int((key >> shift) & 255);
-      atomicAdd(&sm.hist_c[sub][bin], 1u);
-      const unsigned long long w = fixed_mass(pi);
-      if (w) atomicAdd(&sm.hist_w[sub][bin], w);
-      atomicMax(&sm.hist_key[bin], key);
-    }
-    __syncthreads();
-    for (int b = tid; b < kBins; b += blockDim.x) {
-      for (int s = 1; s < kSub; ++s) {
-        sm.hist_w[0][b] += sm.hist_w[s][b];
-        sm.hist_c[0][b] += sm.hist_c[s][b];
+  for (int level = 0; level < 8; ++level) {
+    const int shift = digit_shift(level);
+    if (level == 0) {  // over all tokens: the histogram built with the probabilities
+      for (int b = tid; b < kBins; b += blockDim.x) {
+        sm.hist_w[0][b] = sm.top_w[b];
+        sm.hist_c[0][b] = sm.top_c[b];
+        sm.hist_key[b] = sm.top_key[b];
       }
+      __syncthreads();
+    } else {
+      clear_histograms(sm);
+      __syncthreads();
+      for_each_value(p, vocab, [&](int i, float pi) {
+        const unsigned long long key = make_key(pi, i);
+        if ((key & mask) == prefix) add_to_histogram(sm, sub, key, pi, shift);
+      });
+      __syncthreads();
+      fold_histograms(sm);
+      __syncthreads();
     }
-    __syncthreads();
     if (tid < 32) {
       // Lane l owns bins 255-8l .. 248-8l (lane 0 the largest keys).
       unsigned long long w8 = 0;
@@ -150,7 +235,7 @@ __device__ Selected radix_select(const float* p, int vocab, bool by_count, unsig
     const unsigned int chosen_c = sm.chosen_c;
     const unsigned long long chosen_w = sm.chosen_w, chosen_key = sm.hist_key[chosen];
     __syncthreads();  // everyone has read the shared results before the next pass clears them
-    if (chosen_c == 1 || shift == 0) return {chosen_key, acc_w + chosen_w, true};
+    if (chosen_c == 1 || level == 7) return {chosen_key, acc_w + chosen_w, true};
     prefix |= static_cast<unsigned long long>(chosen) << shift;
     mask |= 255ull << shift;
   }
@@ -161,20 +246,19 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(int32_t* out_ids, floa
                                                           const float* temperature, const int32_t* top_k,
                                                           const float* top_p, const float* min_p, const int64_t* seed,
                                                           const int32_t* step) {
-  __shared__ Smem sm;  // ~15 KB
-  const int r = blockIdx.x, tid = threadIdx.x;
+  __shared__ Smem sm;
+  const int r = blockIdx.x, tid = threadIdx.x, sub = (tid >> 5) % kSub;
   float* l = logits + r * stride;
 
   // 1. argmax, ties to the lowest id.
   float best_v = -INFINITY;
   int best_i = vocab;  // no token yet (all -inf or NaN): fall back to 0 below
-  for (int i = tid; i < vocab; i += blockDim.x) {
-    const float v = l[i];
-    if (v > best_v) {
+  for_each_value(l, vocab, [&](int i, float v) {
+    if (v > best_v || (v == best_v && i < best_i)) {
       best_v = v;
       best_i = i;
     }
-  }
+  });
   {
     const int lane = tid & 31, warp = tid >> 5;
 #pragma unroll
@@ -208,26 +292,39 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(int32_t* out_ids, floa
     return;
   }
 
-  // 2. p = softmax(logits / temperature), written over the logits row.
+  // 2. p = softmax(logits / temperature), written over the logits row; with it the total
+  // fixed-point mass, the largest key and the first radix level's histogram.
   const float max_logit = best_v;
   double total = 0.0;
-  for (int i = tid; i < vocab; i += blockDim.x) {
-    const float e = expf((l[i] - max_logit) / temp);
-    l[i] = e;
+  map_values(l, vocab, [&](int, float v) {
+    const float e = expf((v - max_logit) / temp);
     total += e;
-  }
+    return e;
+  });
   total = block_reduce<double>(total, sm.red_f64, [](double a, double b) { return a + b; });
+  clear_histograms(sm);
+  __syncthreads();
   unsigned long long mass = 0, top_key = 0;
-  for (int i = tid; i < vocab; i += blockDim.x) {
-    const float p = float(double(l[i]) / total);
-    l[i] = p;
+  map_values(l, vocab, [&](int i, float e) {
+    const float p = float(double(e) / total);
+    const unsigned long long key = make_key(p, i);
     mass += fixed_mass(p);
-    top_key = max(top_key, make_key(p, i));
-  }
+    top_key = max(top_key, key);
+    add_to_histogram(sm, sub, key, p, digit_shift(0));
+    return p;
+  });
   mass = block_reduce<unsigned long long>(mass, sm.red_u64,
                                           [](unsigned long long a, unsigned long long b) { return a + b; });
   top_key = block_reduce<unsigned long long>(top_key, sm.red_u64,
                                              [](unsigned long long a, unsigned long long b) { return max(a, b); });
+  fold_histograms(sm);
+  __syncthreads();
+  for (int b = tid; b < kBins; b += blockDim.x) {
+    sm.top_w[b] = sm.hist_w[0][b];
+    sm.top_c[b] = sm.hist_c[0][b];
+    sm.top_key[b] = sm.hist_key[b];
+  }
+  __syncthreads();
   const float p_max = __uint_as_float(unsigned(top_key >> 32));
 
   // The kept set is always {key >= keep_key}, of mass keep_w.
@@ -257,10 +354,9 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(int32_t* out_ids, floa
     if (k_min > keep_key) {
       keep_key = k_min;
       unsigned long long w = 0;
-      for (int i = tid; i < vocab; i += blockDim.x) {
-        const float p = l[i];
+      for_each_value(l, vocab, [&](int i, float p) {
         if (make_key(p, i) >= keep_key) w += fixed_mass(p);
-      }
+      });
       keep_w = block_reduce<unsigned long long>(w, sm.red_u64,
                                                 [](unsigned long long a, unsigned long long b) { return a + b; });
     }
@@ -269,21 +365,20 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(int32_t* out_ids, floa
   const double u = sampling_uniform(uint64_t(seed[r]), uint32_t(step[r]));
   const unsigned long long target = (unsigned long long)(u * double(keep_w)) + 1ull;
   const Selected s = radix_select(l, vocab, false, target, sm);
-  const unsigned long long key = s.found && s.key >= keep_key ? s.key : keep_key;
-  // keep_key may be a bound, not a token's key (min-p); then the last kept token is the
-  // smallest token key >= keep_key, reached only when rounding leaves the target unmet.
-  if (tid == 0) out_ids[r] = int32_t(~unsigned(key & 0xffffffffu));
-  if (!(s.found && s.key >= keep_key) && (keep_key & 0xffffffffu) == 0) {
-    // Rare: find the smallest key >= keep_key (the last kept token) explicitly.
-    unsigned long long lo = ~0ull;
-    for (int i = tid; i < vocab; i += blockDim.x) {
-      const unsigned long long kk = make_key(l[i], i);
-      if (kk >= keep_key) lo = min(lo, kk);
-    }
-    lo = block_reduce<unsigned long long>(lo, sm.red_u64,
-                                          [](unsigned long long a, unsigned long long b) { return min(a, b); });
-    if (tid == 0) out_ids[r] = int32_t(~unsigned(lo & 0xffffffffu));
+  if (s.found && s.key >= keep_key) {
+    if (tid == 0) out_ids[r] = int32_t(~unsigned(s.key & 0xffffffffu));
+    return;
   }
+  // Rounding left the target unmet inside the kept set: the last kept token (the CPU rule's
+  // order[n_keep - 1]), i.e. the smallest key >= keep_key (keep_key may be a min-p bound).
+  unsigned long long lo = ~0ull;
+  for_each_value(l, vocab, [&](int i, float p) {
+    const unsigned long long kk = make_key(p, i);
+    if (kk >= keep_key) lo = min(lo, kk);
+  });
+  lo = block_reduce<unsigned long long>(lo, sm.red_u64,
+                                        [](unsigned long long a, unsigned long long b) { return min(a, b); });
+  if (tid == 0) out_ids[r] = int32_t(~unsigned(lo & 0xffffffffu));
 }
 
 }  // namespace
