@@ -41,14 +41,12 @@ __device__ __forceinline__ void store_n(T* p, const float (&f)[V]) {
   }
 }
 
-// TPR threads per row: 32 (one warp, rows of up to ~1k) or 256 (the block, one row).
-// Pass 1 sums squares, keeping the first kCache vectors of the thread's share in
-// registers; pass 2 scales them (re-reading only what did not fit). Each thread only
-// touches its own elements, so out may alias x.
+// TPR threads per row: 32 (one warp, rows of up to ~1k) or the whole block (one row).
+// Two passes over the row: sum of squares, then scale; the second pass re-reads the row
+// (L1/L2) and each thread only touches its own elements, so out may alias x.
 template <typename T, int TPR, int V, bool ADD>
 __global__ void rms_norm_kernel(T* out, RowMap out_map, T* x, RowMap x_map, const T* delta, RowMap delta_map,
                                 const T* weight, int64_t n_rows, int d, float eps) {
-  constexpr int kCache = 4;
   __shared__ float scratch[32];
   const int rows_per_block = blockDim.x / TPR;
   const int64_t row = int64_t(blockIdx.x) * rows_per_block + threadIdx.x / TPR;
@@ -56,8 +54,8 @@ __global__ void rms_norm_kernel(T* out, RowMap out_map, T* x, RowMap x_map, cons
   if (TPR == 32 && row >= n_rows) return;  // a whole warp leaves; reductions are per warp
   T* xr = x + x_map(row);
   float ss = 0.f;
-  float cache[kCache][V];
-  auto load_row = [&](int j, float (&v)[V]) {
+  for (int j = t * V; j < d; j += TPR * V) {
+    float v[V];
     load_n<T, V>(xr + j, v);
     if constexpr (ADD) {
       float dl[V];
@@ -68,35 +66,17 @@ __global__ void rms_norm_kernel(T* out, RowMap out_map, T* x, RowMap x_map, cons
     }
 #pragma unroll
     for (int i = 0; i < V; ++i) ss += v[i] * v[i];
-  };
-#pragma unroll
-  for (int c = 0; c < kCache; ++c) {
-    const int j = (t + c * TPR) * V;
-    if (j < d) load_row(j, cache[c]);
-  }
-  for (int j = (t + kCache * TPR) * V; j < d; j += TPR * V) {
-    float v[V];
-    load_row(j, v);
   }
   ss = TPR == 32 ? warp_sum(ss) : block_sum(ss, scratch);
   const float scale = 1.f / sqrtf(ss / float(d) + eps);
   T* o = out + out_map(row);
-  auto store_row = [&](int j, float (&v)[V]) {
-    float w[V];
+  for (int j = t * V; j < d; j += TPR * V) {
+    float v[V], w[V];
+    load_n<T, V>(xr + j, v);
     load_n<T, V>(weight + j, w);
 #pragma unroll
     for (int i = 0; i < V; ++i) v[i] = v[i] * scale * w[i];
     store_n<T, V>(o + j, v);
-  };
-#pragma unroll
-  for (int c = 0; c < kCache; ++c) {
-    const int j = (t + c * TPR) * V;
-    if (j < d) store_row(j, cache[c]);
-  }
-  for (int j = (t + kCache * TPR) * V; j < d; j += TPR * V) {
-    float v[V];
-    load_n<T, V>(xr + j, v);
-    store_row(j, v);
   }
 }
 
