@@ -83,6 +83,16 @@ void CudaBackend::release(void* p) {
   if (p) SEAM_CUDA_CHECK(cudaFree(p));
 }
 
+void* CudaBackend::alloc_host(size_t bytes) {
+  void* p = nullptr;
+  SEAM_CUDA_CHECK(cudaMallocHost(&p, bytes == 0 ? 1 : bytes));
+  return p;
+}
+
+void CudaBackend::release_host(void* p) {
+  if (p) SEAM_CUDA_CHECK(cudaFreeHost(p));
+}
+
 size_t CudaBackend::free_memory() const {
   size_t free_b = 0, total_b = 0;
   SEAM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));

@@ -38,6 +38,8 @@ class CudaBackend final : public Backend {
   void* alloc(size_t bytes) override;
   void release(void* p) override;
   size_t free_memory() const override;
+  void* alloc_host(size_t bytes) override;  // pinned (cudaMallocHost): async copies need no staging
+  void release_host(void* p) override;
   void copy_h2d(void* dst, const void* src, size_t bytes) override;
   void copy_d2h(void* dst, const void* src, size_t bytes) override;
   void copy_d2d(void* dst, const void* src, size_t bytes) override;
