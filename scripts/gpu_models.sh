@@ -18,11 +18,11 @@ log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 
 if has build; then
   log "build $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%FT%TZ)"
-  if [ -f scripts/gpu_env.sh ]; then source scripts/gpu_env.sh; fi
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEAM_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DSEAM_SHARED_DIR="$ROOT/.carry/shared" ${SEAM_CMAKE_ARGS:-} > "$OUT/build.log" 2>&1 &&
-  cmake --build "$BUILD" -j16 >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+  SEAM_GPU_BUILD="$ROOT/$BUILD" SEAM_GPU_TARGETS="seam seam_kernel_bench $(cd tests/cuda && ls *_test.cpp | sed 's/.cpp//' | tr '\n' ' ')" \
+    bash scripts/gpu_suite.sh configure build > "$OUT/build_steps.log" 2>&1 || { tail -30 "$OUT/build_steps.log"; exit 1; }
+  tail -3 "$OUT/build_steps.log"
 fi
+export LD_LIBRARY_PATH="$ROOT/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if has golden; then
   log "stories260K float32 golden on the GPU"
   "$BUILD/cuda_golden_test" 2>&1 | tail -5 | tee -a "$OUT/summary.txt"
@@ -36,24 +36,31 @@ if has parity; then
   log "transformers parity"
   SEAM_HF_MODELS="$MODELS" "$BUILD/hf_parity_test" 2>&1 | grep -E "rel err|greedy|OK|FAILED|Failure" | tee -a "$OUT/summary.txt"
 fi
+bench_one() {  # model, args...
+  local m=$1; shift
+  echo "## $m $*" >> "$OUT/bench.log"
+  local line
+  line=$("$BUILD/seam" bench-one-batch --device cuda --dtype bfloat16 --model-path "$MODELS/$m" "$@" 2>>"$OUT/bench.log" | tee -a "$OUT/bench.log" | tail -1)
+  echo "$m | $* | $line" >> "$OUT/bench.jsonl"
+  echo "$m | $* | $(echo "$line" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print({k: (round(v,6) if isinstance(v,float) else v) for k,v in d.items() if k.endswith(("latency_s","tok_s","path","capture_s","bytes"))})' 2>/dev/null)" | tee -a "$OUT/summary.txt"
+}
 if has bench; then
   log "bench-one-batch"
-  B="$BUILD/seam bench-one-batch --device cuda --dtype bfloat16"
-  for m in llama-3.1-8b llama-3.2-1b qwen2.5-0.5b; do
+  if [ -d "$MODELS/llama-3.1-8b" ]; then
+    bench_one llama-3.1-8b --batch-size 1 --input-len 128 --output-len 64
+    bench_one llama-3.1-8b --mode extend --batch-size 1 --input-len 4096 --reps 5
+    bench_one llama-3.1-8b --mode extend --batch-size 1 --input-len 4096 --reps 5 --disable-piecewise-cuda-graph
+    bench_one llama-3.1-8b --batch-size 64 --input-len 128 --output-len 128
+    bench_one llama-3.1-8b --mode mixed --batch-size 64 --input-len 512
+  fi
+  for m in llama-3.2-1b qwen2.5-0.5b; do
     [ -d "$MODELS/$m" ] || continue
-    for args in "--batch-size 1 --input-len 128 --output-len 64" "--batch-size 1 --input-len 4096 --output-len 8" \
-                "--batch-size 64 --input-len 128 --output-len 128" \
-                "--mode extend --batch-size 1 --input-len 16" "--mode extend --batch-size 1 --input-len 16 --disable-piecewise-cuda-graph" \
-                "--mode extend --batch-size 1 --input-len 64" "--mode extend --batch-size 1 --input-len 64 --disable-piecewise-cuda-graph" \
-                "--mode extend --batch-size 1 --input-len 128" "--mode extend --batch-size 1 --input-len 128 --disable-piecewise-cuda-graph" \
-                "--mode extend --batch-size 1 --input-len 512" "--mode extend --batch-size 1 --input-len 512 --disable-piecewise-cuda-graph" \
-                "--mode decode --batch-size 1 --input-len 512 --disable-cuda-graph" \
-                "--mode mixed --batch-size 64 --input-len 512"; do
-      echo "## $m $args" >> "$OUT/bench.log"
-      line=$($B --model-path "$MODELS/$m" $args 2>>"$OUT/bench.log" | tee -a "$OUT/bench.log" | tail -1)
-      echo "$m | $args | $line" >> "$OUT/bench.jsonl"
-      echo "$m | $args | $(echo "$line" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print({k: (round(v,6) if isinstance(v,float) else v) for k,v in d.items() if k.endswith(("latency_s","tok_s","path","capture_s","bytes"))})' 2>/dev/null)" | tee -a "$OUT/summary.txt"
+    bench_one $m --batch-size 1 --input-len 128 --output-len 64
+    for n in 16 64 128 512 2048; do
+      bench_one $m --mode extend --batch-size 1 --input-len $n --piecewise-cuda-graph-tokens $n
+      bench_one $m --mode extend --batch-size 1 --input-len $n --disable-piecewise-cuda-graph
     done
+    bench_one $m --mode decode --batch-size 1 --input-len 128 --disable-cuda-graph
   done
 fi
 if has serving; then

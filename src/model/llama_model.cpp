@@ -1,6 +1,7 @@
 #include "model/llama_model.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "kv/kv_pool.h"
 
@@ -8,20 +9,27 @@ namespace seam {
 
 
 Tensor LlamaModel::upload(const std::vector<const HostTensor*>& parts, DType dtype) {
-  // Concatenates parts along dim 0 (fused qkv / gate_up), converting to `dtype`.
+  // Concatenates parts along dim 0 (fused qkv / gate_up) in `dtype`. Parts
+  // already in `dtype` are copied as bytes; others go through float32 once.
   const HostTensor& first = *parts[0];
   int64_t rows = 0;
   for (const HostTensor* p : parts) rows += p->shape.empty() ? 1 : p->shape[0];
   const int64_t cols = first.shape.size() == 2 ? first.shape[1] : 1;
-  const int64_t numel = rows * cols;
-  std::vector<float> f32(static_cast<size_t>(numel));
-  int64_t at = 0;
+  const size_t esize = dtype_size(dtype);
+  std::vector<uint8_t> staged(size_t(rows * cols) * esize);
+  size_t at = 0;
+  std::vector<float> f32;
   for (const HostTensor* p : parts) {
-    convert_to_f32(p->data, p->dtype, f32.data() + at, size_t(p->numel()));
-    at += p->numel();
+    const size_t n = size_t(p->numel());
+    if (p->dtype == dtype) {
+      std::memcpy(staged.data() + at, p->data, n * esize);
+    } else {
+      f32.resize(n);
+      convert_to_f32(p->data, p->dtype, f32.data(), n);
+      convert_from_f32(f32.data(), dtype, staged.data() + at, n);
+    }
+    at += n * esize;
   }
-  std::vector<uint8_t> staged(size_t(numel) * dtype_size(dtype));
-  convert_from_f32(f32.data(), dtype, staged.data(), size_t(numel));
   void* dev = backend_.alloc(staged.size());
   allocations_.push_back(dev);
   backend_.copy_h2d(dev, staged.data(), staged.size());
