@@ -53,7 +53,10 @@ def main():
         cfg = AutoConfig.for_model(**{k: v for k, v in SHAPES[name].items()})
         cfg.torch_dtype = torch.bfloat16
         with torch.device("cuda"):
-            model = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16)
+            try:
+                model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16)
+            except TypeError:  # transformers < 5
+                model = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16)
         model.eval()
         model.save_pretrained(d, safe_serialization=True)
         shutil.copy(args.tokenizer, os.path.join(d, "tokenizer.json"))
