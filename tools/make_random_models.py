@@ -4,8 +4,11 @@
 Run on the GPU machine (transformers + torch there). For each shape it writes
 DIR/<name>/ (config.json, model.safetensors in bf16, a tokenizer.json copied
 from --tokenizer) and DIR/<name>/reference.json: for prompts of 1, 17 and 1000
-random token ids, transformers' last-token logits (bf16 model, float32 logits)
-and its first 32 greedy ids, so tests/cuda/hf_parity_test.cpp can compare.
+random token ids, transformers' last-token logits with the model in float32
+(the exact reference) and in bf16 (how far bf16 rounding alone moves them),
+and its first 32 greedy ids in float32, so tests/cuda/hf_parity_test.cpp can
+compare seam in float32 (must match closely) and in bf16 (must be no further
+from the float32 reference than transformers' own bf16 run, within a margin).
 """
 import argparse, json, os, shutil, sys, time
 
@@ -64,14 +67,19 @@ def main():
         if not args.no_reference:
             g = torch.Generator().manual_seed(1)
             prompts = [torch.randint(0, cfg.vocab_size, (n,), generator=g).tolist() for n in (1, 17, 1000)]
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
             with torch.no_grad():
-                for p in prompts:
+                bf16 = [model(torch.tensor([p], device="cuda")).logits[0, -1].float().cpu() for p in prompts]
+                model = model.float()  # the same weights, exactly representable in float32
+                for p, lb in zip(prompts, bf16):
                     ids = torch.tensor([p], device="cuda")
-                    logits = model(ids).logits[0, -1].float().cpu()
+                    lf = model(ids).logits[0, -1].float().cpu()
                     out = model.generate(ids, max_new_tokens=32, do_sample=False, min_new_tokens=32,
                                          eos_token_id=None, pad_token_id=0)
-                    ref["prompts"].append({"ids": p, "last_logits": logits.tolist(),
-                                           "greedy_ids": out[0, len(p):].tolist()})
+                    ref["prompts"].append({"ids": p, "last_logits_fp32": lf.tolist(),
+                                           "last_logits_bf16": lb.tolist(),
+                                           "greedy_ids_fp32": out[0, len(p):].tolist()})
         with open(os.path.join(d, "reference.json"), "w") as f:
             json.dump(ref, f)
         del model

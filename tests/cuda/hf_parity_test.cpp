@@ -1,8 +1,12 @@
 // seam on the GPU against Hugging Face transformers on random-weight models of
 // real shapes (made by tools/make_random_models.py on the GPU machine; the
-// folder is given by SEAM_HF_MODELS). Last-token logits within bf16 tolerance
-// for prompts of 1, 17 and 1000 tokens, alone and batched together, and the
-// first 32 greedy ids.
+// folder is given by SEAM_HF_MODELS), for prompts of 1, 17 and 1000 tokens,
+// alone and batched together:
+//  - float32: last-token logits within 1e-4 of transformers' float32 run, and
+//    the first 32 greedy ids equal (random weights give small margins, so only
+//    float32 can be held to exact ids);
+//  - bfloat16: no further from transformers' float32 logits than transformers'
+//    own bf16 run is (bf16 tolerance measured, not assumed).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,8 +23,8 @@ namespace seam::test {
 namespace {
 
 struct RefPrompt {
-  std::vector<int32_t> ids, greedy;
-  std::vector<float> logits;
+  std::vector<int32_t> ids, greedy_fp32;
+  std::vector<float> logits_fp32, logits_bf16;
 };
 
 double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
@@ -33,34 +37,9 @@ double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
   return std::sqrt(num / den);
 }
 
-class HfParity : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(HfParity, LogitsAndGreedyIds) {
-  std::string why;
-  if (!cuda_device_available(&why)) GTEST_SKIP() << "no GPU: " << why;
-  const char* root = std::getenv("SEAM_HF_MODELS");
-  if (!root) GTEST_SKIP() << "SEAM_HF_MODELS is not set (tools/make_random_models.py makes the models)";
-  const std::string dir = std::string(root) + "/" + GetParam();
-  if (!std::filesystem::exists(dir + "/reference.json")) GTEST_SKIP() << dir << " has no reference.json";
-  auto ref = nlohmann::json::parse(read_file(dir + "/reference.json"));
-  std::vector<RefPrompt> prompts;
-  for (auto& p : ref["prompts"])
-    prompts.push_back({p["ids"].get<std::vector<int32_t>>(), p["greedy_ids"].get<std::vector<int32_t>>(),
-                       p["last_logits"].get<std::vector<float>>()});
-  EngineConfig cfg;
-  cfg.model_path = dir;
-  cfg.device = Device::cuda;
-  cfg.dtype = "bfloat16";
-  cfg.context_length = 2048;
-  cfg.max_running_requests = 8;
-  cfg.chunked_prefill_size = 4096;
-  cfg.max_total_tokens = 16384;
-  cfg.mem_fraction_static = 0.5;
-  Engine engine(cfg);
-  ModelRunner& runner = engine.runner_for_benchmark();
-  const int V = engine.model_config().vocab_size;
-
-  // Logits: each prompt alone, then all three in one EXTEND batch.
+// Last-token logits of each prompt alone, then of all prompts in one EXTEND batch.
+std::vector<std::vector<float>> run_logits(ModelRunner& runner, const std::vector<RefPrompt>& prompts, int vocab) {
+  std::vector<std::vector<float>> out;
   auto run = [&](const std::vector<size_t>& which) {
     ForwardBatch fb;
     fb.mode = ForwardMode::extend;
@@ -84,39 +63,80 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
     fb.n_prefill_seqs = int(which.size());
     std::vector<int32_t> sampled;
     runner.forward(fb, sampled);
-    return runner.last_logits(int(which.size()));
+    auto all = runner.last_logits(int(which.size()));
+    for (size_t i = 0; i < which.size(); ++i)
+      out.emplace_back(all.begin() + long(i) * vocab, all.begin() + long(i + 1) * vocab);
   };
-  for (size_t w = 0; w < prompts.size(); ++w) {
-    auto logits = run({w});
-    const double e = rel_err(logits, prompts[w].logits);
-    std::printf("%s prompt %zu tokens: logits rel err %.4g\n", GetParam().c_str(), prompts[w].ids.size(), e);
-    EXPECT_LT(e, 2e-2) << "prompt of " << prompts[w].ids.size() << " tokens";
-  }
-  auto batched = run({0, 1, 2});
-  for (size_t w = 0; w < 3; ++w) {
-    std::vector<float> row(batched.begin() + long(w) * V, batched.begin() + long(w + 1) * V);
-    const double e = rel_err(row, prompts[w].logits);
-    std::printf("%s batched prompt %zu tokens: logits rel err %.4g\n", GetParam().c_str(), prompts[w].ids.size(), e);
-    EXPECT_LT(e, 2e-2);
-  }
-  // Greedy ids through the whole engine (graphs, scheduler).
-  std::vector<std::vector<int32_t>> ps;
-  std::vector<SamplingParams> params;
-  for (auto& p : prompts) {
-    ps.push_back(p.ids);
-    SamplingParams sp;
-    sp.temperature = 0;
-    sp.max_new_tokens = 32;
-    sp.ignore_eos = true;
-    params.push_back(sp);
-  }
-  auto results = engine.generate(ps, params);
-  for (size_t w = 0; w < prompts.size(); ++w) {
-    size_t same = 0;
-    while (same < 32 && results[w].output_ids[same] == prompts[w].greedy[same]) ++same;
-    std::printf("%s prompt %zu tokens: first %zu of 32 greedy ids equal\n", GetParam().c_str(),
-                prompts[w].ids.size(), same);
-    EXPECT_EQ(results[w].output_ids, prompts[w].greedy);
+  for (size_t w = 0; w < prompts.size(); ++w) run({w});
+  std::vector<size_t> every(prompts.size());
+  for (size_t w = 0; w < prompts.size(); ++w) every[w] = w;
+  run(every);
+  return out;  // [alone..., batched...]
+}
+
+class HfParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HfParity, LogitsAndGreedyIds) {
+  std::string why;
+  if (!cuda_device_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  const char* root = std::getenv("SEAM_HF_MODELS");
+  if (!root) GTEST_SKIP() << "SEAM_HF_MODELS is not set (tools/make_random_models.py makes the models)";
+  const std::string dir = std::string(root) + "/" + GetParam();
+  if (!std::filesystem::exists(dir + "/reference.json")) GTEST_SKIP() << dir << " has no reference.json";
+  auto ref = nlohmann::json::parse(read_file(dir + "/reference.json"));
+  std::vector<RefPrompt> prompts;
+  for (auto& p : ref["prompts"])
+    prompts.push_back({p["ids"].get<std::vector<int32_t>>(), p["greedy_ids_fp32"].get<std::vector<int32_t>>(),
+                       p["last_logits_fp32"].get<std::vector<float>>(), p["last_logits_bf16"].get<std::vector<float>>()});
+  const char* name = GetParam().c_str();
+  for (const char* dtype : {"float32", "bfloat16"}) {
+    EngineConfig cfg;
+    cfg.model_path = dir;
+    cfg.device = Device::cuda;
+    cfg.dtype = dtype;
+    cfg.context_length = 2048;
+    cfg.max_running_requests = 8;
+    cfg.chunked_prefill_size = 4096;
+    cfg.max_total_tokens = 16384;
+    cfg.mem_fraction_static = 0.6;
+    Engine engine(cfg);
+    const int V = engine.model_config().vocab_size;
+    const bool fp32 = std::string(dtype) == "float32";
+    auto logits = run_logits(engine.runner_for_benchmark(), prompts, V);
+    for (size_t i = 0; i < logits.size(); ++i) {
+      const RefPrompt& p = prompts[i % prompts.size()];
+      const char* how = i < prompts.size() ? "alone" : "batched";
+      const double err = rel_err(logits[i], p.logits_fp32);
+      const double hf_bf16_err = rel_err(p.logits_bf16, p.logits_fp32);
+      std::printf("%s %s %s prompt %zu tokens: rel err vs transformers fp32 %.3g (transformers bf16: %.3g)\n", name,
+                  dtype, how, p.ids.size(), err, hf_bf16_err);
+      if (fp32) {
+        EXPECT_LT(err, 1e-4) << dtype << " " << how << " prompt of " << p.ids.size();  // same math, fp32 rounding
+      } else {
+        // bf16 rounds differently from transformers' bf16 run but must not be
+        // less accurate than it (25% margin for where the roundings fall).
+        EXPECT_LT(err, 1.25 * hf_bf16_err + 1e-3) << dtype << " " << how << " prompt of " << p.ids.size();
+      }
+    }
+    if (!fp32) continue;
+    // Greedy ids through the whole engine (scheduler, graphs) against transformers' fp32 generate.
+    std::vector<std::vector<int32_t>> ps;
+    std::vector<SamplingParams> params;
+    for (auto& p : prompts) {
+      ps.push_back(p.ids);
+      SamplingParams sp;
+      sp.temperature = 0;
+      sp.max_new_tokens = 32;
+      sp.ignore_eos = true;
+      params.push_back(sp);
+    }
+    auto results = engine.generate(ps, params);
+    for (size_t w = 0; w < prompts.size(); ++w) {
+      size_t same = 0;
+      while (same < 32 && results[w].output_ids[same] == prompts[w].greedy_fp32[same]) ++same;
+      std::printf("%s float32 prompt %zu tokens: first %zu of 32 greedy ids equal\n", name, prompts[w].ids.size(), same);
+      EXPECT_EQ(results[w].output_ids, prompts[w].greedy_fp32);
+    }
   }
 }
 
