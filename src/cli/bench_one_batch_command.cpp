@@ -150,12 +150,14 @@ int bench_one_batch_command(int argc, char** argv) {
   }
   if (mode == "mixed") {
     // Decode rows at context input_len ride along with one input_len-token chunk.
-    ForwardBatch fill;
-    fill.mode = ForwardMode::extend;
-    for (int s = 0; s < batch_size; ++s) b.add_seq(fill, s, 0, input_len);
-    fill.n_prefill_seqs = batch_size;
     std::vector<int32_t> ids;
-    runner.forward_eager(fill, ids);
+    for (int s = 0; s < batch_size; ++s) {  // one sequence per step: the buffers hold one chunk
+      ForwardBatch fill;
+      fill.mode = ForwardMode::extend;
+      b.add_seq(fill, s, 0, input_len);
+      fill.n_prefill_seqs = 1;
+      runner.forward_eager(fill, ids);
+    }
     std::vector<double> t_mixed, t_chunk;
     for (int k = 0; k <= reps; ++k) {
       ForwardBatch fb;
