@@ -3,7 +3,7 @@
 # on the GPU, random-weight models of real shapes with transformers references,
 # parity tests, bench-one-batch and serving benchmarks. Logs go to $OUT.
 # Usage: bash scripts/gpu_models.sh [sections...]   (default: all)
-#   sections: build golden models parity bench serving
+#   sections: build golden models parity bench mixed serving
 set -uo pipefail
 OUT=${OUT:-/tmp/seam_out}
 mkdir -p "$OUT"
@@ -62,6 +62,11 @@ if has bench; then
     done
     bench_one $m --mode decode --batch-size 1 --input-len 128 --disable-cuda-graph
   done
+fi
+if has mixed; then
+  log "bench-one-batch mixed"
+  bench_one llama-3.1-8b --mode mixed --batch-size 64 --input-len 512 --reps 10
+  bench_one llama-3.1-8b --mode mixed --batch-size 64 --input-len 512 --reps 10 --disable-piecewise-cuda-graph
 fi
 if has serving; then
   log "serving"
