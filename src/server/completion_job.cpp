@@ -134,21 +134,18 @@ void CompletionJob::submit() {
   }
 }
 
+// On the engine thread, once per request per step: a time stamp, a queue
+// append and a notify. Latency metrics are observed later by the HTTP thread
+// from the stamps; only a request's end is counted here, so that requests
+// whose client went away (nobody drains them) are still counted.
 void CompletionJob::on_output(int k, const RequestOutput& out) {
   const auto now = Clock::now();
   std::lock_guard<std::mutex> lock(mu_);
   Choice& c = choices_[size_t(k)];
-  if (!out.new_ids.empty()) {
-    if (!c.got_first) {
-      ctx_.metrics->observe_ttft(seconds(now - t_start_));
-      c.got_first = true;
-    } else {
-      ctx_.metrics->observe_itl(seconds(now - c.t_last), out.new_ids.size());
-    }
-    c.t_last = now;
-  }
   Event e;
   e.choice = k;
+  e.t = now;
+  e.n_new_ids = out.new_ids.size();
   e.new_text = out.new_text;
   e.finished = out.finished;
   e.finish = out.finish_reason;
@@ -158,8 +155,7 @@ void CompletionJob::on_output(int k, const RequestOutput& out) {
   e.error = out.error;
   if (out.finished && !c.finished) {
     c.finished = true;
-    ctx_.metrics->observe_e2e(seconds(now - t_start_));
-    ctx_.metrics->count_finished(out.finish_reason, !out.error.empty());
+    ctx_.metrics->count_finished(out.finish_reason, !out.error.empty(), seconds(now - t_start_));
     ctx_.n_in_flight->fetch_sub(1);
   }
   events_.push_back(std::move(e));
@@ -176,6 +172,15 @@ std::deque<CompletionJob::Event> CompletionJob::take_events(std::chrono::millise
 
 void CompletionJob::apply(const Event& e) {
   Choice& c = choices_[size_t(e.choice)];
+  if (e.n_new_ids > 0) {
+    if (!c.got_first) {
+      ctx_.metrics->observe_ttft(seconds(e.t - t_start_));
+      c.got_first = true;
+    } else {
+      ctx_.metrics->observe_itl(seconds(e.t - c.t_last), e.n_new_ids);
+    }
+    c.t_last = e.t;
+  }
   c.text += e.new_text;
   c.n_prompt = e.n_prompt;
   c.n_output = e.n_output;

@@ -66,15 +66,17 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
     uint64_t engine_id = 0;
     bool submitted = false;
     bool finished = false;  // as seen by the engine thread
+    // Drained side (HTTP thread).
     bool got_first = false;
     std::chrono::steady_clock::time_point t_last;
-    // Drained side (HTTP thread).
     std::string text;
     FinishReason finish = FinishReason::none;
     int n_prompt = 0, n_output = 0, n_cached = 0;
   };
   struct Event {
     int choice = 0;
+    std::chrono::steady_clock::time_point t;  // when the engine emitted it
+    size_t n_new_ids = 0;
     std::string new_text;
     bool finished = false;
     FinishReason finish = FinishReason::none;

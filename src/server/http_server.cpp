@@ -1,5 +1,6 @@
 #include "server/http_server.h"
 
+#include <chrono>
 #include <csignal>
 #include <sys/socket.h>
 
@@ -63,7 +64,10 @@ void HttpServer::start() {
   }
   SEAM_CHECK(listener_->set_backlog(options_.listen_backlog), "cannot set the listen backlog to ",
              options_.listen_backlog);
-  thread_ = std::thread([this] { listener_->listen_after_bind(); });
+  thread_ = std::thread([this] {
+    listener_->listen_after_bind();
+    listen_done_.store(true);
+  });
 }
 
 void HttpServer::attach(Engine& engine) {
@@ -89,8 +93,13 @@ void HttpServer::stop() {
     for (auto& w : jobs_)
       if (auto job = w.lock()) job->abort_unfinished();
   }
-  listener_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) {
+    // httplib's stop() does nothing until listen_after_bind has entered its
+    // accept loop; a stop right after start() must wait for that.
+    while (!listener_->is_running() && !listen_done_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    listener_->stop();
+    thread_.join();
+  }
 }
 
 void HttpServer::track(const std::shared_ptr<CompletionJob>& job) {

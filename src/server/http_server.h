@@ -62,6 +62,7 @@ class HttpServer {
 
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> listen_done_{false};  // the listener thread has returned
   Engine* engine_ = nullptr;  // set once by attach() before ready_
   std::unique_ptr<ChatTemplate> chat_template_;
   ServerContext ctx_;

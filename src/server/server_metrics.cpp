@@ -89,14 +89,10 @@ void ServerMetrics::observe_itl(double s, uint64_t n_tokens) {
   itl_.observe(s / double(n_tokens), n_tokens);
 }
 
-void ServerMetrics::observe_e2e(double s) {
-  std::lock_guard<std::mutex> lock(mu_);
-  e2e_.observe(s);
-}
-
-void ServerMetrics::count_finished(FinishReason reason, bool error) {
+void ServerMetrics::count_finished(FinishReason reason, bool error, double e2e_seconds) {
   std::lock_guard<std::mutex> lock(mu_);
   ++finished_[error ? "error" : finish_reason_name(reason)];
+  e2e_.observe(e2e_seconds);
 }
 
 void ServerMetrics::count_rejected(int status) {

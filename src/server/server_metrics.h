@@ -36,9 +36,8 @@ class ServerMetrics {
   ServerMetrics();
   void observe_ttft(double seconds);
   void observe_itl(double seconds, uint64_t n_tokens);  // one gap spread over n tokens
-  void observe_e2e(double seconds);
-  // A choice ended; `error` when the engine failed it.
-  void count_finished(FinishReason reason, bool error);
+  // A choice ended after `e2e_seconds`; `error` when the engine failed it.
+  void count_finished(FinishReason reason, bool error, double e2e_seconds);
   // A request refused before it reached the engine (HTTP status).
   void count_rejected(int status);
 
