@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "server_process.h"
 #include "test_util.h"
 
@@ -40,6 +42,33 @@ TEST(ServerE2e, OpenAiNodeClient) {
   EXPECT_EQ(rc, 0) << "node client failed:\n" << log << "\nserver log:\n" << server.log();
   EXPECT_NE(log.find("all checks passed"), std::string::npos) << log;
   std::printf("%s", log.c_str());
+}
+
+// seam bench-serving against seam serve: every request completes, and with
+// range ratio 1 the token totals are exact (ids prompts, ignore_eos, usage).
+TEST(ServerE2e, BenchServingRuns) {
+  test::ServerProcess server;
+  const std::string dir = test::make_temp_dir("bench");
+  const std::string cmd = std::string(SEAM_BINARY) + " bench-serving --port " + std::to_string(server.port()) +
+                          " --num-prompts 24 --random-input-len 40 --random-output-len 12 --random-range-ratio 1" +
+                          " --max-concurrency 8 --seed 5 --output-file " + dir + "/out.jsonl > " + dir +
+                          "/stdout.txt 2>&1";
+  const int rc = std::system(cmd.c_str());
+  const std::string out = test::read_file(dir + "/stdout.txt");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("Serving Benchmark Result"), std::string::npos) << out;
+  const auto j = nlohmann::json::parse(test::read_file(dir + "/out.jsonl"));
+  EXPECT_EQ(j["completed"], 24);
+  EXPECT_EQ(j["failed"], 0);
+  EXPECT_EQ(j["total_input_tokens"], 24 * 40);
+  EXPECT_EQ(j["total_output_tokens"], 24 * 12);
+  EXPECT_EQ(j["max_concurrency"], 8);
+  EXPECT_GT(j["output_throughput"].get<double>(), 0.0);
+  EXPECT_GT(j["mean_ttft_ms"].get<double>(), 0.0);
+  EXPECT_GT(j["mean_tpot_ms"].get<double>(), 0.0);
+  EXPECT_GT(j["p99_itl_ms"].get<double>(), 0.0);
+  EXPECT_LE(j["median_e2e_latency_ms"].get<double>(), j["p99_e2e_latency_ms"].get<double>());
+  std::printf("%s", out.c_str());
 }
 
 }  // namespace

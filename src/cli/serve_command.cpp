@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "engine/engine.h"
+#include "server/chat_template.h"
 #include "server/http_server.h"
 
 namespace seam::cli {
@@ -42,6 +43,9 @@ int serve_command(int argc, char** argv) {
   SEAM_CHECK(opt.max_queued_requests >= 0, "--max-queued-requests must be >= 0, got ", opt.max_queued_requests);
   SEAM_CHECK(opt.listen_backlog >= 1, "--listen-backlog must be >= 1, got ", opt.listen_backlog);
   const EngineConfig config = flags.finish();
+  // A bad --chat-template fails now, not after the model has loaded.
+  (void)ChatTemplate::for_model(config.tokenizer_path.empty() ? config.model_path : config.tokenizer_path,
+                                opt.chat_template);
 
   HttpServer server(opt);
   server.start();
