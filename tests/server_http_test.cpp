@@ -108,6 +108,17 @@ TEST_F(ServerHttp, BadRequestsGet4xxAndTheServerKeepsServing) {
   EXPECT_EQ(res->status, 400);
   expect_error_body(res->body, "stream");
 
+  // A large body with curl's default content type is still read as JSON (not
+  // refused as an oversized form).
+  {
+    httplib::Client cli("127.0.0.1", port());
+    const std::string big = "{\"prompt\": \"" + std::string(20000, 'a') + "\", \"max_tokens\": 1}";
+    auto r = cli.Post("/v1/completions", big, "application/x-www-form-urlencoded");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_NE(r->body.find("maximum context length"), std::string::npos) << r->body;
+  }
+
   // Still serving.
   res = post(port(), "/v1/completions", "{\"prompt\": \"Once upon a time\", \"max_tokens\": 5, \"temperature\": 0}");
   ASSERT_TRUE(res);

@@ -136,12 +136,22 @@ void HttpServer::add_routes() {
     res.set_content(dump_json({{"object", "list"}, {"data", nlohmann::json::array({m})}}), "application/json");
   });
 
+  // The body is read through a content reader: httplib's plain handlers refuse
+  // bodies over 8 KiB sent as application/x-www-form-urlencoded (curl's
+  // default content type) with 413, and would parse JSON as a query string.
   auto completion = [this](ApiKind kind) {
-    return [this, kind](const httplib::Request& req, httplib::Response& res) {
+    return [this, kind](const httplib::Request&, httplib::Response& res, const httplib::ContentReader& reader) {
       try {
+        std::string body;
+        const size_t max_body = size_t(64) << 20;
+        reader([&](const char* data, size_t n) {
+          body.append(data, n);
+          return body.size() <= max_body;
+        });
+        if (body.size() > max_body) throw ApiError(413, "the request body is over 64 MiB");
         if (!ready_.load()) throw ApiError(503, "the model is still loading; wait for GET /health to return 200");
         if (stopping_.load()) throw ApiError(503, "the server is shutting down");
-        ApiRequest r = parse_api_request(req.body, kind);
+        ApiRequest r = parse_api_request(body, kind);
         if (!r.model.empty() && r.model != ctx_.model_name && r.model != engine_->config().model_path)
           throw ApiError(404, "The model '" + r.model + "' does not exist; this server serves '" + ctx_.model_name + "'",
                          "model", "invalid_request_error", "model_not_found");
