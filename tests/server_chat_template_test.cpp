@@ -251,6 +251,10 @@ TEST(ChatTemplate, ForModel) {
   test::write_file(dir + "/tokenizer_config.json", nlohmann::json({{"chat_template", "{{ x }}"}}).dump());
   EXPECT_THROW(ChatTemplate::for_model(dir, ""), Error);
   EXPECT_STREQ(ChatTemplate::for_model(dir, "plain").name(), "plain");
+  // A template saved as chat_template.jinja beside a config without one.
+  test::write_file(dir + "/tokenizer_config.json", "{}");
+  test::write_file(dir + "/chat_template.jinja", k_mistral);
+  EXPECT_STREQ(ChatTemplate::for_model(dir, "").name(), "mistral");
 }
 
 }  // namespace

@@ -155,9 +155,18 @@ ChatTemplate ChatTemplate::for_model(const std::string& tokenizer_dir, const std
       }
     }
   }
+  // Newer transformers save the template beside the config instead.
+  std::string where = path;
+  if (jinja.empty() && std::filesystem::is_regular_file(tokenizer_dir + "/chat_template.jinja")) {
+    where = tokenizer_dir + "/chat_template.jinja";
+    std::ifstream in(where, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    jinja = ss.str();
+  }
   if (jinja.empty()) return from_name("plain", cfg.bos_token, cfg.eos_token);
   auto t = from_jinja(jinja, cfg.bos_token, cfg.eos_token);
-  SEAM_CHECK(t.has_value(), path,
+  SEAM_CHECK(t.has_value(), where,
              ": chat_template is not one seam recognises (llama-2, llama-3, llama-3.1, chatml, mistral); "
              "pass --chat-template NAME");
   return *t;

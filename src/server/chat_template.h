@@ -40,8 +40,9 @@ class ChatTemplate {
                                                 const std::string& eos_token);
   // The template for a model folder: `override_spec` (a name, or a file holding
   // a Jinja template) if given, else the chat_template of
-  // `tokenizer_dir`/tokenizer_config.json, else plain. A template that is present
-  // but not recognised throws seam::Error (name the family with --chat-template).
+  // `tokenizer_dir`/tokenizer_config.json (or chat_template.jinja), else plain.
+  // A template that is present but not recognised throws seam::Error (name the
+  // family with --chat-template).
   static ChatTemplate for_model(const std::string& tokenizer_dir, const std::string& override_spec);
 
   // Renders the conversation; throws seam::Error for conversations the HF
