@@ -29,8 +29,7 @@ if has golden; then
 fi
 if has models; then
   log "random-weight models"
-  python3 tools/make_random_models.py "$MODELS" --tokenizer .carry/shared/tokenizers/llama3-style/tokenizer.json \
-    ${MODEL_SHAPES:+--only $MODEL_SHAPES} 2>&1 | grep -v Warning | tail -8 | tee -a "$OUT/summary.txt"
+  python3 tools/make_random_models.py "$MODELS" ${MODEL_SHAPES:+--only $MODEL_SHAPES} ${MODEL_ARGS:-} 2>&1 | grep -v Warning | tail -8 | tee -a "$OUT/summary.txt"
 fi
 if has parity; then
   log "transformers parity"

@@ -40,10 +40,43 @@ SHAPES = {
 }
 
 
+def bytes_to_unicode():
+    """GPT-2's byte <-> printable-character map (the ByteLevel alphabet)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) + \
+        list(range(ord("\xae"), ord("\xff") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, (chr(c) for c in cs)))
+
+
+def full_vocab_tokenizer(vocab_size):
+    """A byte-level tokenizer.json whose vocabulary covers every model id: the
+    256 bytes, then one word-like token per remaining id (" w<id>"), no merges.
+    Random-weight models sample ids all over the vocabulary; with a smaller
+    tokenizer most ids would decode to nothing and streamed chunks would bunch."""
+    b2u = bytes_to_unicode()
+    vocab = {b2u[b]: b for b in range(256)}
+    space = b2u[ord(" ")]
+    for i in range(256, vocab_size):
+        vocab[f"{space}w{i}"] = i
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": byte_level, "post_processor": None, "decoder": byte_level,
+            "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                      "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                      "ignore_merges": False, "vocab": vocab, "merges": []}}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--tokenizer", required=True, help="a tokenizer.json to put in each folder")
+    ap.add_argument("--tokenizer", default="", help="a tokenizer.json to put in each folder "
+                    "(default: a byte-level tokenizer covering the model's whole vocabulary)")
     ap.add_argument("--only", default="", help="comma list of shapes")
     ap.add_argument("--no-reference", action="store_true")
     args = ap.parse_args()
@@ -62,7 +95,11 @@ def main():
                 model = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16)
         model.eval()
         model.save_pretrained(d, safe_serialization=True)
-        shutil.copy(args.tokenizer, os.path.join(d, "tokenizer.json"))
+        if args.tokenizer:
+            shutil.copy(args.tokenizer, os.path.join(d, "tokenizer.json"))
+        else:
+            with open(os.path.join(d, "tokenizer.json"), "w") as f:
+                json.dump(full_vocab_tokenizer(cfg.vocab_size), f)
         ref = {"prompts": []}
         if not args.no_reference:
             g = torch.Generator().manual_seed(1)
@@ -86,6 +123,11 @@ def main():
         torch.cuda.empty_cache()
         print(f"{name}: written in {time.time() - t0:.1f} s", flush=True)
 
+
+if __name__ == "__main__" and len(sys.argv) > 2 and sys.argv[1] == "--tokenizer-only":
+    # tools/make_random_models.py --tokenizer-only VOCAB OUT.json (no torch needed beyond import)
+    json.dump(full_vocab_tokenizer(int(sys.argv[2])), open(sys.argv[3], "w"))
+    sys.exit(0)
 
 if __name__ == "__main__":
     sys.exit(main())
