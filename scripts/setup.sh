@@ -4,11 +4,15 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       libgtest-dev libgmock-dev libsentencepiece-dev nlohmann-json3-dev libcli11-dev
-      libcpp-httplib-dev libpcre2-dev nodejs npm)
+      libcpp-httplib-dev libpcre2-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
+# Node.js may come from elsewhere (NodeSource ships npm inside nodejs, and
+# Debian's npm package then conflicts): install Debian's only when absent.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
