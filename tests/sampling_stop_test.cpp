@@ -1,6 +1,9 @@
 // Sampling determinism by seed and the stop rules, through the engine.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/sampling_cpu.h"
 #include "golden.h"
 
@@ -133,6 +136,45 @@ TEST(Timing, PerRequestTimesAreOrdered) {
     for (size_t i = 1; i < g.token_times_s.size(); ++i) EXPECT_GE(g.token_times_s[i], g.token_times_s[i - 1]);
     EXPECT_GE(g.e2e_s, g.token_times_s.back());
   }
+}
+}  // namespace
+}  // namespace seam::test
+
+namespace seam::test {
+namespace {
+TEST(Penalties, CpuOpAppliesOpenAiAndHfRules) {
+  CpuBackend be;
+  // Two rows of 5 logits; row 0 penalised, row 1 untouched (no entries).
+  std::vector<float> logits = {2.f, -1.f, 0.5f, 3.f, -2.f, 1.f, 1.f, 1.f, 1.f, 1.f};
+  std::vector<int32_t> indptr = {0, 3, 3}, tokens = {0, 1, 3}, counts = {2, 0, 1};
+  std::vector<float> freq = {0.5f, 0.f}, pres = {0.25f, 0.f}, rep = {2.f, 1.f};
+  PenaltyBatch p;
+  p.n = 2;
+  p.nnz = 3;
+  p.indptr = Tensor(indptr.data(), DType::i32, Device::cpu, {3});
+  p.tokens = Tensor(tokens.data(), DType::i32, Device::cpu, {3});
+  p.out_counts = Tensor(counts.data(), DType::i32, Device::cpu, {3});
+  p.frequency = Tensor(freq.data(), DType::f32, Device::cpu, {2});
+  p.presence = Tensor(pres.data(), DType::f32, Device::cpu, {2});
+  p.repetition = Tensor(rep.data(), DType::f32, Device::cpu, {2});
+  be.apply_penalties(Tensor(logits.data(), DType::f32, Device::cpu, {2, 5}), p);
+  EXPECT_FLOAT_EQ(logits[0], 2.f / 2.f - 0.5f * 2 - 0.25f);  // output twice: rep, freq*2, presence
+  EXPECT_FLOAT_EQ(logits[1], -1.f * 2.f);                    // prompt only: repetition (negative: multiplied)
+  EXPECT_FLOAT_EQ(logits[2], 0.5f);                          // never seen
+  EXPECT_FLOAT_EQ(logits[3], 3.f / 2.f - 0.5f - 0.25f);
+  for (int i = 5; i < 10; ++i) EXPECT_FLOAT_EQ(logits[size_t(i)], 1.f);
+}
+
+TEST(Penalties, RepetitionPenaltyChangesGreedyOutput) {
+  Engine engine(cpu_engine_config());
+  const GoldenCase c = golden_cases()[0];
+  SamplingParams p = golden_params(c);
+  p.repetition_penalty = 1.5f;
+  auto r = engine.generate({c.prompt_ids}, {p})[0];
+  EXPECT_NE(r.output_ids, c.generated_ids);  // the golden story repeats tokens ("Lily", ".")
+  // Fewer repeated tokens than the unpenalised story.
+  auto distinct = [](const std::vector<int32_t>& v) { return std::set<int32_t>(v.begin(), v.end()).size(); };
+  EXPECT_GT(distinct(r.output_ids), distinct(c.generated_ids));
 }
 }  // namespace
 }  // namespace seam::test
