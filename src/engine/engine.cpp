@@ -50,7 +50,7 @@ Engine::Engine(const EngineConfig& cfg) : config_(cfg) {
   shape.dtype = setup.dtype;
   const size_t per_slot = KvPool::bytes_per_slot(shape);
   shape.n_slots = kv_pool_slots(cfg, setup, backend_->device(), free_at_start, backend_->free_memory(),
-                                model_->weight_bytes(), per_slot, sizes, model_config_);
+                                model_->weight_bytes(), per_slot);
   kv_ = std::make_unique<KvPool>(*backend_, shape);
   runner_ = std::make_unique<ModelRunner>(*backend_, *model_, *kv_, sizes, setup.graphs);
   runner_->capture_graphs();

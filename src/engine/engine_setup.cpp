@@ -64,10 +64,7 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
 }
 
 int kv_pool_slots(const EngineConfig& cfg, const ResolvedSetup& setup, Device device, size_t free_at_start,
-                  size_t free_now, size_t weight_bytes, size_t bytes_per_slot, const StepBufferSizes& sizes,
-                  const ModelConfig& model) {
-  (void)sizes;
-  (void)model;
+                  size_t free_now, size_t weight_bytes, size_t bytes_per_slot) {
   int64_t slots = 0;
   if (device == Device::cpu) {
     // Host memory is plentiful for the models the CPU backend serves: enough

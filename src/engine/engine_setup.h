@@ -21,7 +21,6 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
 
 // KV slots (tokens, scratch slot included) the pool gets.
 int kv_pool_slots(const EngineConfig& cfg, const ResolvedSetup& setup, Device device, size_t free_at_start,
-                  size_t free_now, size_t weight_bytes, size_t bytes_per_slot, const StepBufferSizes& sizes,
-                  const ModelConfig& model);
+                  size_t free_now, size_t weight_bytes, size_t bytes_per_slot);
 
 }  // namespace seam
