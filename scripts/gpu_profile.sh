@@ -3,7 +3,7 @@
 #
 #   OUT=$OUT bash scripts/gpu_profile.sh            (device machine, repo root, carry .carry)
 #
-# Builds build-gpu/seam if missing, makes random-weight models, then traces each case's
+# Builds build-gpu/seam (incrementally), makes random-weight models, then traces each case's
 # kernels. Tracing is a CUPTI activity tracer injected with CUDA_INJECTION64_PATH (its C++
 # source is below; built here with g++): the device image has no working Nsight Systems
 # (nsys is off the PATH, and the copy under nsight-compute cannot make reports). It sees
@@ -37,8 +37,10 @@ log "commit $(git rev-parse --short HEAD 2>/dev/null) dirty files: $(git status 
 git status --porcelain 2>/dev/null >> "$LOG"
 
 # ---------------------------------------------------------------- build
-if [ ! -x "$BUILD/seam" ]; then
+# Always (re)build: ninja is incremental, and a warm machine's build-gpu may predate the tree.
+if true; then
   log "build seam"
+  rm -f "$BUILD/seam"
   SEAM_GPU_BUILD="$ROOT/$BUILD" SEAM_GPU_TARGETS=seam OUT="$WORK/build" \
     bash scripts/gpu_suite.sh configure build > "$WORK/build_steps.log" 2>&1
   tail -4 "$WORK/build_steps.log" | tee -a "$LOG"
@@ -56,8 +58,6 @@ if [ ! -x "$BUILD/seam" ]; then
     [ -x "$BUILD/seam" ] || { tail -30 "$WORK/build_head/build.log" >> "$LOG"; log "build failed"; exit 1; }
     log "PROFILING THE COMMIT, not the working tree"
   fi
-else
-  log "reuse $BUILD/seam"
 fi
 
 # ---------------------------------------------------------------- models
