@@ -23,6 +23,8 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cublaslt_gemm.h"
+#include "backend/cuda/gemv.h"
 #include "core/tensor.h"
 
 namespace seam {
@@ -57,6 +59,7 @@ class Bench {
     cudaEventDestroy(stop_);
   }
   Backend& gpu() { return *gpu_; }
+  cudaStream_t stream() const { return stream_; }
 
   Tensor random(DType t, std::initializer_list<int64_t> dims, float scale = 1.f) {
     Tensor x = alloc(t, dims);
@@ -152,29 +155,44 @@ void bench_gemms(Bench& b, bool quick) {
     int64_t n_out, n_in;
     bool f32_out;
   };
+  // Llama-3.1-8B, then the decode projections of Llama-3.2-1B and Qwen2.5-0.5B.
   const G gemms[] = {{"qkv_proj", kQkv, kHidden, false},
                      {"o_proj", kHidden, kHeads * kHeadDim, false},
                      {"gate_up_proj", 2 * kInter, kHidden, false},
                      {"down_proj", kHidden, kInter, false},
                      {"lm_head (f32 out)", kVocab, kHidden, true}};
+  const G small[] = {{"1B qkv_proj", 3072, 2048, false},   {"1B o_proj", 2048, 2048, false},
+                     {"1B gate_up_proj", 16384, 2048, false}, {"1B down_proj", 2048, 8192, false},
+                     {"0.5B qkv_proj", 1152, 896, false},  {"0.5B o_proj", 896, 896, false},
+                     {"0.5B gate_up_proj", 9728, 896, false}, {"0.5B down_proj", 896, 4864, false}};
+  cuda::CublasLtGemm cublas;
+  auto one = [&](const G& g, int64_t m, bool with_cublas) {
+    const double w_bytes = double(g.n_out * g.n_in) * 2;
+    // Enough weight copies that one pass over them is 3x the L2 (matters for small M).
+    const int copies = m >= 1024 ? 1 : std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
+    std::vector<Tensor> ws;
+    for (int c = 0; c < copies; ++c) ws.push_back(b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
+    Tensor x = b.random(DType::bf16, {m, g.n_in});
+    Tensor out = b.alloc(g.f32_out ? DType::f32 : DType::bf16, {m, g.n_out});
+    const double bytes = w_bytes + double(m * g.n_in) * 2 + double(m * g.n_out) * (g.f32_out ? 4 : 2);
+    const std::string shape = "M=" + std::to_string(m) + " N=" + std::to_string(g.n_out) + " K=" +
+                              std::to_string(g.n_in);
+    const double flops = 2.0 * double(m) * double(g.n_out) * double(g.n_in);
+    const bool gemv = cuda::gemv_applies(out, x, ws[0], Tensor{});
+    const double us = b.time_us([&](int i) { b.gpu().linear(out, x, ws[size_t(i % copies)], Tensor{}); });
+    b.row(std::string("linear ") + g.name + (gemv ? " (gemv)" : ""), shape, us, bytes, flops);
+    if (with_cublas && gemv) {  // the same problem through cuBLASLt, for comparison
+      const double us_cublas =
+          b.time_us([&](int i) { cublas.run(out, x, ws[size_t(i % copies)], Tensor{}, b.stream()); });
+      b.row(std::string("linear ") + g.name + " (cuBLASLt)", shape, us_cublas, bytes, flops);
+    }
+    b.release_all();
+  };
   for (int64_t m : {int64_t(1), int64_t(64), int64_t(4096)}) {
     if (quick && m == 64) continue;
-    for (const G& g : gemms) {
-      const double w_bytes = double(g.n_out * g.n_in) * 2;
-      // Enough weight copies that one pass over them is 3x the L2 (matters for small M).
-      const int copies = m >= 1024 ? 1 : std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
-      std::vector<Tensor> ws;
-      for (int c = 0; c < copies; ++c) ws.push_back(b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
-      Tensor x = b.random(DType::bf16, {m, g.n_in});
-      Tensor out = b.alloc(g.f32_out ? DType::f32 : DType::bf16, {m, g.n_out});
-      const double us = b.time_us([&](int i) { b.gpu().linear(out, x, ws[size_t(i % copies)], Tensor{}); });
-      const double bytes = w_bytes + double(m * g.n_in) * 2 + double(m * g.n_out) * (g.f32_out ? 4 : 2);
-      b.row(std::string("linear ") + g.name,
-            "M=" + std::to_string(m) + " N=" + std::to_string(g.n_out) + " K=" + std::to_string(g.n_in), us, bytes,
-            2.0 * double(m) * double(g.n_out) * double(g.n_in));
-      b.release_all();
-    }
+    for (const G& g : gemms) one(g, m, m == 1);
   }
+  for (const G& g : small) one(g, 1, true);
 }
 
 // Decode attention: `batch` sequences of `ctx` tokens each (this step's token included).

@@ -107,6 +107,13 @@ class Backend {
   // k_cache[slots[i]] = k[i], same for v.   k, v [n, n_kv_heads, d] (rows may be strided);
   // caches [n_slots, n_kv_heads, d]; slots [n] i32
   virtual void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) = 0;
+  // rope(q, k, positions, inv_freq), then store_kv(k_cache, v_cache, k, v, slots), with the
+  // same shapes; a backend may fuse the two (CUDA does: one kernel per decode layer, not two).
+  virtual void rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, Tensor inv_freq, Tensor k_cache,
+                             Tensor v_cache, Tensor slots) {
+    rope(q, k, positions, inv_freq);
+    store_kv(k_cache, v_cache, k, v, slots);
+  }
   // Causal grouped-query attention over the paged cache (which already holds this step's KV).
   // q [n_tokens, n_heads, d] (rows may be strided), out [n_tokens, n_heads, d]
   virtual void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
@@ -124,6 +131,18 @@ class Backend {
   virtual std::unique_ptr<Graph> end_capture() = 0;
   virtual void replay(const Graph& g) = 0;
   virtual bool capturing() const = 0;
+
+  // ---- step timer (engine stats gpu_ms_per_step / gpu_busy_fraction) ----
+  // The device time of the work enqueued between timer_begin() and timer_end(): on CUDA two
+  // events recorded on the stream, so the span runs from the GPU reaching the first mark to it
+  // passing the second, idle gaps between ops included (an upper bound on busy time). Marks
+  // are never enqueued while capturing (a mark inside a graph would be baked into it), so the
+  // runner places them around a whole step, replays included. timer_elapsed_ms() is the last
+  // begin..end span; call it after synchronize() (it then never waits). A synchronous backend
+  // (CPU) runs each op as it is called: its span is the host wall time between the marks.
+  virtual void timer_begin() = 0;
+  virtual void timer_end() = 0;
+  virtual double timer_elapsed_ms() const = 0;
 };
 
 }  // namespace seam

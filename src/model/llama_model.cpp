@@ -93,8 +93,8 @@ void LlamaModel::pre_attention(int i, StepBuffers& buf, const KvPool& kv, int n)
     backend_.rms_norm(q, q, l.q_norm, c.rms_norm_eps);
     backend_.rms_norm(k, k, l.k_norm, c.rms_norm_eps);
   }
-  backend_.rope(q, k, buf.positions.rows(n), inv_freq_);
-  backend_.store_kv(kv.k_cache(i), kv.v_cache(i), k, v, buf.out_cache_loc.rows(n));
+  backend_.rope_store_kv(q, k, v, buf.positions.rows(n), inv_freq_, kv.k_cache(i), kv.v_cache(i),
+                         buf.out_cache_loc.rows(n));
 }
 
 void LlamaModel::post_attention(int i, StepBuffers& buf, int n) const {

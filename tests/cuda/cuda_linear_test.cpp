@@ -1,5 +1,6 @@
 // linear (cuBLASLt) against the CPU reference: f32 (COMPUTE_32F, no TF32: ~1e-5), bf16/f16
 // with fp32 accumulation, optional bias, strided x rows, f32 logits out of bf16/f16 inputs.
+#include "backend/cuda/gemv.h"
 #include "cuda_test_util.h"
 
 namespace seam::test {
@@ -54,6 +55,39 @@ TEST_F(CudaLinear, LogitsInF32FromLowPrecisionInputs) {
     check(t, DType::f32, 4, 256, 1000, false, false);
     check(t, DType::f32, 2, 128, 72, true, true);  // bias in the weights' dtype: separate kernel
   }
+}
+
+// Batches of 1..kGemvMaxRows rows in f16/bf16 take the weight-streaming GEMV kernel
+// (gemv.cu); shapes cover one partial unrolled sweep (in 40), several full ones (4096),
+// K split into 1, 2, 4 and 8 slices (a small n_out with in 256 / 512 / 1024 / 2048), widths that
+// are not a multiple of the block's rows (n_out 13, 1000), bias and f32 logits.
+TEST_F(CudaLinear, DecodeBatchesThroughTheGemvMatchCpu) {
+  for (DType t : {DType::f16, DType::bf16}) {
+    for (int64_t n = 1; n <= cuda::kGemvMaxRows; ++n) {
+      check(t, t, n, 40, 13, n % 2 == 1, n == 2);
+      check(t, t, n, 4096, 96, n % 2 == 0, false);
+      check(t, t, n, 896, 1000, true, n == 1);
+      for (int64_t in : {256, 512, 1024, 2048}) check(t, t, n, in, 100, n == 1, false);
+    }
+    check(t, DType::f32, 1, 2048, 1000, false, false);
+    check(t, DType::f32, 3, 128, 72, true, true);
+  }
+}
+
+TEST_F(CudaLinear, GemvAppliesOnlyWhereItIsExact) {
+  const int64_t in = 64, n_out = 32;
+  Tensor w = empty(DType::bf16, {n_out, in}), w16 = empty(DType::f16, {n_out, in});
+  const int64_t m = cuda::kGemvMaxRows;
+  Tensor x8 = empty(DType::bf16, {m, in}), x9 = empty(DType::bf16, {m + 1, in + 8});
+  Tensor o8 = empty(DType::bf16, {m, n_out}), o9 = empty(DType::bf16, {m + 1, n_out});
+  Tensor o8f = empty(DType::f32, {m, n_out});
+  EXPECT_TRUE(cuda::gemv_applies(o8, x8, w, Tensor{}));
+  EXPECT_TRUE(cuda::gemv_applies(o8f, x8, w, Tensor{}));
+  EXPECT_FALSE(cuda::gemv_applies(o9, x9.slice_cols(0, in), w, Tensor{}));        // too many rows: cuBLASLt
+  EXPECT_FALSE(cuda::gemv_applies(o8, x8, w16, Tensor{}));                         // mixed dtypes
+  EXPECT_FALSE(cuda::gemv_applies(o8, x9.rows(m).slice_cols(1, in), w, Tensor{}));  // unaligned rows
+  Tensor xf = empty(DType::f32, {m, in}), wf = empty(DType::f32, {n_out, in}), of = empty(DType::f32, {m, n_out});
+  EXPECT_FALSE(cuda::gemv_applies(of, xf, wf, Tensor{}));  // float32 stays on cuBLASLt (no TF32)
 }
 
 TEST_F(CudaLinear, RepeatedShapesReuseThePlanAndStayCorrect) {

@@ -200,6 +200,63 @@ TEST_F(CudaOps, StoreKvWritesSlotsFromQkvViews) {
   }
 }
 
+// The fused decode op: q and k rotated in place, the rotated k and v stored at their slots,
+// one out-of-range slot skipped; compared with the CPU's rope then store_kv.
+TEST_F(CudaOps, RopeStoreKvEqualsRopeThenStoreKv) {
+  for (DType t : kDtypes) {
+    for (int64_t d : {8, 64, 128}) {
+      SCOPED_TRACE(std::string(short_name(t)) + " d " + std::to_string(d));
+      const int64_t n = 13, heads = 6, kv = 2, width = (heads + 2 * kv) * d, n_slots = 40;
+      auto qkv_h = round_to(random_normal(size_t(n * width), rng), t);
+      std::vector<int32_t> pos(n), perm(n_slots);
+      std::uniform_int_distribution<int32_t> pick(0, 8191);
+      for (auto& p : pos) p = pick(rng);
+      std::iota(perm.begin(), perm.end(), 0);
+      std::shuffle(perm.begin(), perm.end(), rng);
+      std::vector<int32_t> slots(perm.begin(), perm.begin() + n);
+      slots[4] = int32_t(n_slots);  // out of range: skipped
+      std::vector<float> inv_freq(static_cast<size_t>(d / 2));
+      for (int64_t j = 0; j < d / 2; ++j) inv_freq[j] = std::pow(10000.f, -2.f * float(j) / float(d));
+      Tensor qkv = upload(qkv_h, t, {n, width});
+      Tensor kc = empty(t, {n_slots, kv, d}), vc = empty(t, {n_slots, kv, d});  // NaN-poisoned
+      auto heads_of = [&](Tensor x, int64_t from, int64_t count) {
+        return x.slice_cols(from * d, count * d).unflatten_last(count, d);
+      };
+      gpu->rope_store_kv(heads_of(qkv, 0, heads), heads_of(qkv, heads, kv), heads_of(qkv, heads + kv, kv),
+                         upload_index(pos, {n}), upload(inv_freq, DType::f32, {d / 2}), kc, vc,
+                         upload_index(slots, {n}));
+      auto ref = qkv_h;
+      std::vector<float> kc_ref(size_t(n_slots * kv * d), NAN), vc_ref = kc_ref;
+      Tensor r = host_view(ref, {n, width});
+      cpu.rope(heads_of(r, 0, heads), heads_of(r, heads, kv), host_index(pos, {n}), host_view(inv_freq, {d / 2}));
+      // The CPU reference rounds the rotated k to t, as the GPU stores it.
+      const auto rounded = round_to(ref, t);
+      std::copy(rounded.begin(), rounded.end(), ref.begin());  // in place: r views ref's storage
+      for (int64_t i = 0; i < n; ++i) {  // the CPU op asserts on bad slots: store the valid rows only
+        if (i == 4) continue;
+        std::vector<int32_t> one = {slots[size_t(i)]};
+        const Tensor row = r.slice_rows(i, 1);
+        cpu.store_kv(host_view(kc_ref, {n_slots, kv, d}), host_view(vc_ref, {n_slots, kv, d}),
+                     heads_of(row, heads, kv), heads_of(row, heads + kv, kv), host_index(one, {1}));
+      }
+      const Tolerance tol = tolerance_for(t, {1e-5, 5e-6});
+      expect_close(download(qkv), ref, tol, "rope_store_kv q/k");
+      const auto kg = download(kc), vg = download(vc);
+      std::vector<float> kg_w, kr_w;
+      for (size_t i = 0; i < kg.size(); ++i) {
+        ASSERT_EQ(std::isnan(kg[i]), std::isnan(kc_ref[i])) << i;
+        ASSERT_EQ(std::isnan(vg[i]), std::isnan(vc_ref[i])) << i;
+        if (std::isnan(kc_ref[i])) continue;
+        kg_w.push_back(kg[i]);
+        kr_w.push_back(kc_ref[i]);
+        ASSERT_EQ(vg[i], vc_ref[i]) << i;  // v is copied bit for bit
+      }
+      EXPECT_EQ(kg_w.size(), size_t((n - 1) * kv * d));
+      expect_close(kg_w, kr_w, tol, "rope_store_kv k_cache");
+    }
+  }
+}
+
 TEST_F(CudaOps, StoreKvSkipsOutOfRangeSlots) {
   const int64_t n = 3, kv = 2, d = 64, n_slots = 8;
   auto k_h = random_normal(size_t(n * kv * d), rng);

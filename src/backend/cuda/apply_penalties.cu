@@ -1,5 +1,4 @@
 #include "backend/cuda/apply_penalties.h"
-
 #include "backend/cuda/cuda_common.cuh"
 
 namespace seam::cuda {
@@ -8,8 +7,10 @@ namespace {
 
 // One block per row; threads stride over the row's entries.
 __global__ void apply_penalties_kernel(float* logits, int64_t stride, int64_t vocab, const int32_t* indptr,
-                                       const int32_t* tokens, const int32_t* out_counts, const float* frequency,
-                                       const float* presence, const float* repetition) {
+                                       const int32_t* tokens, const int32_t* out_counts,
+                                       const float* frequency, const float* presence,
+                                       const float* repetition) {
+  pdl_begin();
   const int r = blockIdx.x;
   float* l = logits + r * stride;
   const float freq = frequency[r], pres = presence[r], rep = repetition[r];
@@ -29,9 +30,9 @@ __global__ void apply_penalties_kernel(float* logits, int64_t stride, int64_t vo
 
 void launch_apply_penalties(const Tensor& logits, const PenaltyBatch& p, cudaStream_t stream) {
   if (p.n == 0) return;
-  apply_penalties_kernel<<<unsigned(p.n), 128, 0, stream>>>(
-      logits.ptr<float>(), logits.stride[0], logits.size(1), p.indptr.ptr<int32_t>(), p.tokens.ptr<int32_t>(),
-      p.out_counts.ptr<int32_t>(), p.frequency.ptr<float>(), p.presence.ptr<float>(), p.repetition.ptr<float>());
+  launch_kernel(apply_penalties_kernel, unsigned(p.n), 128, 0, stream, logits.ptr<float>(), logits.stride[0],
+                logits.size(1), p.indptr.ptr<int32_t>(), p.tokens.ptr<int32_t>(), p.out_counts.ptr<int32_t>(),
+                p.frequency.ptr<float>(), p.presence.ptr<float>(), p.repetition.ptr<float>());
   SEAM_CUDA_CHECK_LAUNCH();
 }
 

@@ -8,7 +8,6 @@
 // one split the block writes the output, else an fp32 partial (unnormalised
 // sum, max, denominator) that combine_kernel merges.
 #include "backend/cuda/attention_decode.h"
-
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
 
@@ -20,6 +19,16 @@ constexpr int kWarps = 4;
 constexpr int kTileKeys = 16;  // keys per warp tile
 constexpr int kStages = 3;     // cp.async ring depth per warp
 constexpr int kMaxSplits = 64;
+// Fewest keys a split is given (two tiles per warp). The split count is baked into a
+// graph for the longest context it may meet; a shorter context uses only
+// active_splits() of them, so short contexts skip the empty splits and, with one
+// active split, the combine pass.
+constexpr int kMinSplitKeys = 2 * kWarps * kTileKeys;
+
+// Splits that hold keys for a sequence of seq_len keys, out of n_splits launched.
+__device__ __forceinline__ int active_splits(int seq_len, int n_splits) {
+  return max(1, min(n_splits, (seq_len + kMinSplitKeys - 1) / kMinSplitKeys));
+}
 
 template <typename T, int D>
 constexpr size_t decode_smem_bytes() {
@@ -29,8 +38,9 @@ constexpr size_t decode_smem_bytes() {
 }
 
 template <typename T, int D>
-__global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionParams p, int n_splits, float* part_o,
-                                                                   float* part_ml) {
+__global__ void __launch_bounds__(kWarps * 32)
+    flash_decode_kernel(AttentionParams p, int n_splits, float* part_o, float* part_ml) {
+  pdl_begin();
   extern __shared__ __align__(128) unsigned char smem_raw[];
   constexpr int kTile = kTileKeys * D;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -43,16 +53,18 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   const T* k_cache = static_cast<const T*>(p.k_cache);
   const T* v_cache = static_cast<const T*>(p.v_cache);
 
+  const int n_active = active_splits(seq_len, n_splits);
+  if (split >= n_active) return;  // block-uniform: no barrier is skipped by part of a block
   // This split's keys: equal chunks rounded to whole tiles.
-  const int chunk = ((seq_len + n_splits - 1) / n_splits + kTileKeys - 1) / kTileKeys * kTileKeys;
+  const int chunk = ((seq_len + n_active - 1) / n_active + kTileKeys - 1) / kTileKeys * kTileKeys;
   const int k_begin = split * chunk, k_end = min(seq_len, k_begin + chunk);
   const int n_tiles = k_end > k_begin ? (k_end - k_begin + kTileKeys - 1) / kTileKeys : 0;
 
   const T* q = static_cast<const T*>(p.q) + int64_t(token) * p.q_stride + int64_t(kvh) * group * D;
   const int r_lo = lane >> 2, r_hi = r_lo + 8;
   uint32_t qf[D / 16][4];
-  flash::load_q_fragments<T, D>(qf, r_lo < group ? q + r_lo * D : nullptr, r_hi < group ? q + r_hi * D : nullptr,
-                                lane);
+  flash::load_q_fragments<T, D>(qf, r_lo < group ? q + r_lo * D : nullptr,
+                                r_hi < group ? q + r_hi * D : nullptr, lane);
 
   float o[D / 8][4];
 #pragma unroll
@@ -111,9 +123,9 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
 
   // Merge the 4 warps: each writes its rows' (m, l) and o to shared memory.
   __syncthreads();
-  float* ms = reinterpret_cast<float*>(smem_raw);   // [kWarps][16]
-  float* ls = ms + kWarps * 16;                     // [kWarps][16]
-  float* os = ls + kWarps * 16;                     // [kWarps][16][D]
+  float* ms = reinterpret_cast<float*>(smem_raw);  // [kWarps][16]
+  float* ls = ms + kWarps * 16;                    // [kWarps][16]
+  float* os = ls + kWarps * 16;                    // [kWarps][16][D]
   const int t2 = (lane & 3) * 2;
   if ((lane & 3) == 0) {
     ms[warp * 16 + r_lo] = m[0];
@@ -145,7 +157,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
       sum_o += os[(w * 16 + row) * D + d] * f;
     }
     const int head = kvh * group + row;
-    if (n_splits == 1) {
+    if (n_active == 1) {
       T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(head) * D;
       dst[d] = from_float<T>(sum_l > 0.f ? sum_o / sum_l : 0.f);
     } else {
@@ -162,31 +174,36 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
 // Merges the splits of one (decode sequence, head): out = sum_i o_i 2^(m_i - M) / sum_i l_i 2^(m_i - M).
 template <typename T>
 __global__ void combine_kernel(AttentionParams p, int n_splits, const float* part_o, const float* part_ml) {
+  pdl_begin();
   const int dseq = blockIdx.x / p.n_heads, head = blockIdx.x % p.n_heads;
   const int D = p.head_dim;
   const int64_t base = (int64_t(dseq) * p.n_heads + head) * n_splits;
+  const int n_active = active_splits(p.seq_lens[p.n_prefill_seqs + dseq], n_splits);
+  if (n_active == 1) return;  // the single split wrote the output itself
   float mx = -INFINITY;
-  for (int i = 0; i < n_splits; ++i) mx = fmaxf(mx, part_ml[(base + i) * 2]);
+  for (int i = 0; i < n_active; ++i) mx = fmaxf(mx, part_ml[(base + i) * 2]);
   const float m_use = mx == -INFINITY ? 0.f : mx;
   float sum_l = 0.f;
-  for (int i = 0; i < n_splits; ++i) sum_l += part_ml[(base + i) * 2 + 1] * exp2f(part_ml[(base + i) * 2] - m_use);
+  for (int i = 0; i < n_active; ++i)
+    sum_l += part_ml[(base + i) * 2 + 1] * exp2f(part_ml[(base + i) * 2] - m_use);
   const float inv = sum_l > 0.f ? 1.f / sum_l : 0.f;
   const int token = p.qo_indptr[p.n_prefill_seqs + dseq];
   T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(head) * D;
   for (int d = threadIdx.x; d < D; d += blockDim.x) {
     float acc = 0.f;
-    for (int i = 0; i < n_splits; ++i)
+    for (int i = 0; i < n_active; ++i)
       acc += part_o[(base + i) * D + d] * exp2f(part_ml[(base + i) * 2] - m_use);
     dst[d] = from_float<T>(acc * inv);
   }
 }
 
 template <typename T, int D>
-void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int n_sms, cudaStream_t stream) {
+void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int n_sms,
+                  cudaStream_t stream) {
   constexpr size_t smem = decode_smem_bytes<T, D>();
   static const int blocks_per_sm = [] {  // once per instantiation, host-side (before any capture)
-    SEAM_CUDA_CHECK(
-        cudaFuncSetAttribute(flash_decode_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_decode_kernel<T, D>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     int n = 0;
     SEAM_CUDA_CHECK(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, flash_decode_kernel<T, D>, kWarps * 32, smem));
@@ -195,13 +212,13 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
   const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, blocks_per_sm);
   const int n_dec = p.n_seqs - p.n_prefill_seqs;
   const int64_t n_parts = int64_t(n_dec) * p.n_heads * n_splits;
-  float* part_o = scratch;                    // [n_dec, n_heads, n_splits, D]
-  float* part_ml = scratch + n_parts * D;     // [n_dec, n_heads, n_splits, 2]
+  float* part_o = scratch;                 // [n_dec, n_heads, n_splits, D]
+  float* part_ml = scratch + n_parts * D;  // [n_dec, n_heads, n_splits, 2]
   const dim3 grid(unsigned(n_splits), unsigned(p.n_kv_heads), unsigned(n_dec));
-  flash_decode_kernel<T, D><<<grid, kWarps * 32, smem, stream>>>(p, n_splits, part_o, part_ml);
+  launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, p, n_splits, part_o, part_ml);
   SEAM_CUDA_CHECK_LAUNCH();
   if (n_splits > 1) {
-    combine_kernel<T><<<unsigned(n_dec * p.n_heads), D, 0, stream>>>(p, n_splits, part_o, part_ml);
+    launch_kernel(combine_kernel<T>, unsigned(n_dec * p.n_heads), D, 0, stream, p, n_splits, part_o, part_ml);
     SEAM_CUDA_CHECK_LAUNCH();
   }
 }
@@ -229,8 +246,8 @@ int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sm
   return int(splits);
 }
 
-void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int n_sms,
-                         cudaStream_t stream) {
+void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes,
+                         int n_sms, cudaStream_t stream) {
   if (p.n_seqs - p.n_prefill_seqs <= 0) return;
   SEAM_ASSERT(flash_decode_supported(dtype, p.head_dim, p.group));
   if (dtype == DType::bf16) {

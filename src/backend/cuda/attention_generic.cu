@@ -1,5 +1,4 @@
 #include "backend/cuda/attention_generic.h"
-
 #include "backend/cuda/cuda_common.cuh"
 
 namespace seam::cuda {
@@ -13,6 +12,7 @@ constexpr int kMaxPerThread = kGenericMaxHeadDim / kThreads;
 // (a dot product over d), then each thread accumulates its own output dims.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionParams p, int token_begin) {
+  pdl_begin();
   extern __shared__ float sh[];  // [d] q, then [kThreads] probabilities
   __shared__ float red[32];
   const int tok = token_begin + blockIdx.x, head = blockIdx.y, tid = threadIdx.x;
@@ -21,7 +21,10 @@ __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionPa
   int lo = 0, hi = p.n_seqs - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
-    if (p.qo_indptr[mid] <= tok) lo = mid; else hi = mid - 1;
+    if (p.qo_indptr[mid] <= tok)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   const int s = lo;
   const int n_q = p.qo_indptr[s + 1] - p.qo_indptr[s];
@@ -87,13 +90,15 @@ __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionPa
 
 }  // namespace
 
-void launch_attention_generic(const AttentionParams& p, DType dtype, int token_begin, int n, cudaStream_t stream) {
+void launch_attention_generic(const AttentionParams& p, DType dtype, int token_begin, int n,
+                              cudaStream_t stream) {
   if (n <= 0) return;
-  SEAM_CHECK(p.head_dim <= kGenericMaxHeadDim, "attention: head_dim ", p.head_dim, " above ", kGenericMaxHeadDim);
+  SEAM_CHECK(p.head_dim <= kGenericMaxHeadDim, "attention: head_dim ", p.head_dim, " above ",
+             kGenericMaxHeadDim);
   const dim3 grid(unsigned(n), unsigned(p.n_heads));
   const size_t smem = size_t(p.head_dim + kThreads) * sizeof(float);
   SEAM_DISPATCH_FLOAT_TYPES(dtype, T, "attention", [&] {
-    attention_generic_kernel<T><<<grid, kThreads, smem, stream>>>(p, token_begin);
+    launch_kernel(attention_generic_kernel<T>, grid, kThreads, smem, stream, p, token_begin);
   });
   SEAM_CUDA_CHECK_LAUNCH();
 }

@@ -54,6 +54,8 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   gemm_ = std::make_unique<CublasLtGemm>();
   SEAM_CUDA_CHECK(cudaMalloc(&attention_scratch_, kAttentionScratchBytes));
+  SEAM_CUDA_CHECK(cudaEventCreate(&timer_start_));  // timing events (not cudaEventDisableTiming)
+  SEAM_CUDA_CHECK(cudaEventCreate(&timer_stop_));
 }
 
 CudaBackend::~CudaBackend() {
@@ -61,6 +63,8 @@ CudaBackend::~CudaBackend() {
   if (stream_) cudaStreamSynchronize(stream_);
   gemm_.reset();
   cudaFree(attention_scratch_);
+  if (timer_stop_) cudaEventDestroy(timer_stop_);
+  if (timer_start_) cudaEventDestroy(timer_start_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -142,6 +146,28 @@ void CudaBackend::replay(const Graph& g) {
   const auto* cg = dynamic_cast<const CudaGraph*>(&g);
   SEAM_ASSERT(cg != nullptr, "replay of a graph another backend recorded");
   SEAM_CUDA_CHECK(cudaGraphLaunch(cg->exec, stream_));
+}
+
+// ---------------------------------------------------------------- step timer
+
+void CudaBackend::timer_begin() {
+  SEAM_ASSERT(!capturing_, "step timer marked during graph capture (the mark would be baked into the graph)");
+  SEAM_CUDA_CHECK(cudaEventRecord(timer_start_, stream_));
+  timer_stopped_ = false;
+}
+
+void CudaBackend::timer_end() {
+  SEAM_ASSERT(!capturing_, "step timer marked during graph capture (the mark would be baked into the graph)");
+  SEAM_CUDA_CHECK(cudaEventRecord(timer_stop_, stream_));
+  timer_stopped_ = true;
+}
+
+double CudaBackend::timer_elapsed_ms() const {
+  SEAM_ASSERT(timer_stopped_, "timer_elapsed_ms without timer_begin and timer_end");
+  float ms = 0;
+  // Both events have completed once the stream was synchronized: no wait here.
+  SEAM_CUDA_CHECK(cudaEventElapsedTime(&ms, timer_start_, timer_stop_));
+  return double(ms);
 }
 
 }  // namespace cuda

@@ -53,6 +53,8 @@ class CudaBackend final : public Backend {
   void rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) override;
   void silu_mul(Tensor out, Tensor gate_up) override;
   void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) override;
+  void rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, Tensor inv_freq, Tensor k_cache, Tensor v_cache,
+                     Tensor slots) override;
   void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
                  float scale) override;
   void gather_rows(Tensor out, Tensor x, Tensor idx) override;
@@ -63,6 +65,9 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Graph> end_capture() override;
   void replay(const Graph& g) override;
   bool capturing() const override { return capturing_; }
+  void timer_begin() override;  // cudaEventRecord on the stream (cuda_backend.cpp)
+  void timer_end() override;
+  double timer_elapsed_ms() const override;
 
   cudaStream_t stream() const { return stream_; }
 
@@ -74,6 +79,9 @@ class CudaBackend final : public Backend {
   bool capturing_ = false;
   std::unique_ptr<CublasLtGemm> gemm_;
   float* attention_scratch_ = nullptr;  // [kAttentionScratchBytes / 4]
+  // The step timer's two marks, created once at construction (never in the step loop).
+  cudaEvent_t timer_start_ = nullptr, timer_stop_ = nullptr;
+  bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
 };
 
 }  // namespace seam::cuda

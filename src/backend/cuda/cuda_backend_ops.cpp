@@ -9,6 +9,7 @@
 #include "backend/cuda/attention_generic.h"
 #include "backend/cuda/attention_prefill.h"
 #include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/gemv.h"
 #include "backend/cuda/gather_rows.h"
 #include "backend/cuda/rms_norm.h"
 #include "backend/cuda/rope.h"
@@ -41,6 +42,32 @@ void check_index(const Tensor& t, int64_t n, const char* what) {
 // A 2-D view with unit column stride (rows may be strided).
 void check_rows(const Tensor& t, const char* what) {
   SEAM_CHECK(t.ndim == 2 && t.rows_contiguous(), what, ": expected [n, d] with packed rows, got ", t.shape_str());
+}
+
+void check_rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq) {
+  check_float(q, "rope q");
+  check_same(k, q.dtype, "rope k");
+  SEAM_CHECK(q.ndim == 3 && k.ndim == 3 && q.rows_contiguous() && k.rows_contiguous(),
+             "rope: expected q [n, heads, d], k [n, kv_heads, d]");
+  const int64_t d = q.size(2);
+  SEAM_CHECK(k.size(2) == d && k.size(0) == q.size(0) && d % 2 == 0, "rope: q/k shapes disagree");
+  check_index(positions, q.size(0), "rope positions");
+  check_same(inv_freq, DType::f32, "rope inv_freq");
+  check_shape(inv_freq, {d / 2}, "rope inv_freq");
+}
+void check_store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v,
+                    const Tensor& slots) {
+  check_float(k, "store_kv k");
+  check_same(v, k.dtype, "store_kv v");
+  check_same(k_cache, k.dtype, "store_kv k_cache");
+  check_same(v_cache, k.dtype, "store_kv v_cache");
+  SEAM_CHECK(k.ndim == 3 && v.ndim == 3 && k.rows_contiguous() && v.rows_contiguous(),
+             "store_kv: expected k, v [n, kv_heads, d]");
+  SEAM_CHECK(k_cache.contiguous() && v_cache.contiguous(), "store_kv: caches must be contiguous");
+  check_shape(k_cache, {-1, k.size(1), k.size(2)}, "store_kv k_cache");
+  check_shape(v_cache, {k_cache.size(0), k.size(1), k.size(2)}, "store_kv v_cache");
+  check_shape(v, {k.size(0), k.size(1), k.size(2)}, "store_kv v");
+  check_index(slots, k.size(0), "store_kv slots");
 }
 
 }  // namespace
@@ -99,19 +126,16 @@ void CudaBackend::linear(Tensor out, Tensor x, Tensor w, Tensor bias) {
     SEAM_CHECK(bias.contiguous(), "linear bias: must be contiguous");
     check_shape(bias, {w.size(0)}, "linear bias");
   }
-  gemm_->run(out, x, w, bias, stream_);
+  // Decode-sized batches stream the weights through the GEMV kernel; everything else
+  // (prefill, large decode batches, float32) goes to cuBLASLt.
+  if (gemv_applies(out, x, w, bias))
+    launch_gemv(out, x, w, bias, stream_);
+  else
+    gemm_->run(out, x, w, bias, stream_);
 }
 
 void CudaBackend::rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) {
-  check_float(q, "rope q");
-  check_same(k, q.dtype, "rope k");
-  SEAM_CHECK(q.ndim == 3 && k.ndim == 3 && q.rows_contiguous() && k.rows_contiguous(),
-             "rope: expected q [n, heads, d], k [n, kv_heads, d]");
-  const int64_t d = q.size(2);
-  SEAM_CHECK(k.size(2) == d && k.size(0) == q.size(0) && d % 2 == 0, "rope: q/k shapes disagree");
-  check_index(positions, q.size(0), "rope positions");
-  check_same(inv_freq, DType::f32, "rope inv_freq");
-  check_shape(inv_freq, {d / 2}, "rope inv_freq");
+  check_rope(q, k, positions, inv_freq);
   launch_rope(q, k, positions, inv_freq, stream_);
 }
 
@@ -125,18 +149,15 @@ void CudaBackend::silu_mul(Tensor out, Tensor gate_up) {
 }
 
 void CudaBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) {
-  check_float(k, "store_kv k");
-  check_same(v, k.dtype, "store_kv v");
-  check_same(k_cache, k.dtype, "store_kv k_cache");
-  check_same(v_cache, k.dtype, "store_kv v_cache");
-  SEAM_CHECK(k.ndim == 3 && v.ndim == 3 && k.rows_contiguous() && v.rows_contiguous(),
-             "store_kv: expected k, v [n, kv_heads, d]");
-  SEAM_CHECK(k_cache.contiguous() && v_cache.contiguous(), "store_kv: caches must be contiguous");
-  check_shape(k_cache, {-1, k.size(1), k.size(2)}, "store_kv k_cache");
-  check_shape(v_cache, {k_cache.size(0), k.size(1), k.size(2)}, "store_kv v_cache");
-  check_shape(v, {k.size(0), k.size(1), k.size(2)}, "store_kv v");
-  check_index(slots, k.size(0), "store_kv slots");
+  check_store_kv(k_cache, v_cache, k, v, slots);
   launch_store_kv(k_cache, v_cache, k, v, slots, stream_);
+}
+
+void CudaBackend::rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, Tensor inv_freq, Tensor k_cache,
+                                Tensor v_cache, Tensor slots) {
+  check_rope(q, k, positions, inv_freq);
+  check_store_kv(k_cache, v_cache, k, v, slots);
+  launch_rope_store_kv(q, k, v, positions, inv_freq, k_cache, v_cache, slots, stream_);
 }
 
 void CudaBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "backend/cuda/cuda_check.h"
 #include "core/tensor.h"
@@ -70,6 +71,45 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
   __syncthreads();
   v = lane < n_warps ? scratch[lane] : 0.f;
   return warp_sum(v);
+}
+
+// ---- programmatic dependent launch (PDL) ----
+// Every seam kernel starts with pdl_begin() and is launched with launch_kernel(). The
+// launch lets a kernel be scheduled while the one before it on the stream is still
+// running; pdl_begin() then makes it wait until that kernel has completed and its
+// writes are visible (griddepcontrol.wait), and only after that lets the next kernel be
+// scheduled (griddepcontrol.launch_dependents). So no kernel reads or writes memory
+// before its predecessor is done — the same order as plain stream order — while the
+// launch latency and block scheduling of each kernel overlap the one before. Inside a
+// CUDA graph this becomes a programmatic edge: a decode step has ~10 dependent kernels a
+// layer, and the gaps between them are a visible part of a small model's step. Kernels
+// of other libraries (cuBLASLt) are ordinary stream-ordered launches; the wait is a
+// no-op when a kernel was launched without the attribute.
+__device__ __forceinline__ void pdl_begin() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// False when SEAM_CUDA_PDL=0 (a diagnostic switch to measure what PDL gains) or the
+// device is older than sm_90.
+bool pdl_enabled();
+
+template <typename... Params, typename... Args>
+void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                   Args&&... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl_enabled() ? 1 : 0;
+  SEAM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
 }
 
 // ---- host side: dtype dispatch and alignment tests ----

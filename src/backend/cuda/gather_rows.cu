@@ -1,6 +1,5 @@
-#include "backend/cuda/gather_rows.h"
-
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/gather_rows.h"
 
 namespace seam::cuda {
 
@@ -9,6 +8,7 @@ namespace {
 template <typename U>
 __global__ void gather_rows_kernel(U* out, int64_t out_stride, const U* x, int64_t x_stride, int64_t n_rows,
                                    const int32_t* idx, int64_t width) {
+  pdl_begin();
   const int64_t i = blockIdx.x;
   int64_t r = idx[i];
   if (r < 0 || r >= n_rows) r = 0;
@@ -18,12 +18,13 @@ __global__ void gather_rows_kernel(U* out, int64_t out_stride, const U* x, int64
 }
 
 template <typename U>
-void launch_units(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t unit_elems, cudaStream_t stream) {
+void launch_units(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t unit_elems,
+                  cudaStream_t stream) {
   const int64_t width = x.size(1) / unit_elems;
   const int threads = int(std::min<int64_t>(256, (width + 31) / 32 * 32));
-  gather_rows_kernel<U><<<unsigned(out.size(0)), threads, 0, stream>>>(
-      out.ptr<U>(), out.stride[0] / unit_elems, x.ptr<U>(), x.stride[0] / unit_elems, x.size(0),
-      idx.ptr<int32_t>(), width);
+  launch_kernel(gather_rows_kernel<U>, unsigned(out.size(0)), threads, 0, stream, out.ptr<U>(),
+                out.stride[0] / unit_elems, x.ptr<U>(), x.stride[0] / unit_elems, x.size(0),
+                idx.ptr<int32_t>(), width);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 }  // namespace

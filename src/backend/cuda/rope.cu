@@ -1,6 +1,5 @@
-#include "backend/cuda/rope.h"
-
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/rope.h"
 
 namespace seam::cuda {
 
@@ -11,12 +10,26 @@ struct alignas(P * sizeof(T)) Pack {
   T v[P];
 };
 
+// Where rope_kernel<STORE = true> also writes the token's rotated K and its V.
+template <typename T>
+struct KvDest {
+  const T* v = nullptr;  // [n, n_kv_heads, d], row stride v_stride
+  int64_t v_stride = 0;
+  T* k_cache = nullptr;  // [n_slots, n_kv_heads, d]
+  T* v_cache = nullptr;
+  const int32_t* slots = nullptr;  // [n]
+  int64_t n_slots = 0;
+};
+
 // One block per token. cos/sin of the token's angles are computed once into shared
 // memory (d/2 values), then every (head, pair-group) of q and k is rotated; each
-// thread handles P consecutive i (and their partners i + d/2).
-template <typename T, int P>
+// thread handles P consecutive i (and their partners i + d/2). With STORE the rotated
+// K and the V of the token also go to its KV slot (decode steps then launch one
+// kernel, not two); a slot outside [0, n_slots) is skipped like store_kv does.
+template <typename T, int P, bool STORE>
 __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k_stride, int n_kv_heads,
-                            const int32_t* positions, const float* inv_freq, int d) {
+                            const int32_t* positions, const float* inv_freq, int d, KvDest<T> kv) {
+  pdl_begin();
   extern __shared__ float cs[];  // [2, d/2]: cos then sin
   const int half = d / 2;
   const int64_t tok = blockIdx.x;
@@ -29,8 +42,19 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
   }
   __syncthreads();
   const int groups = half / P;
-  const int n_items = (n_heads + n_kv_heads) * groups;
+  const int n_rotate = (n_heads + n_kv_heads) * groups;
+  const int n_items = n_rotate + (STORE ? n_kv_heads * (d / P) : 0);
+  const int64_t slot = STORE ? kv.slots[tok] : -1;
+  const bool store = STORE && slot >= 0 && slot < kv.n_slots;
+  const int64_t width = int64_t(n_kv_heads) * d;
   for (int it = threadIdx.x; it < n_items; it += blockDim.x) {
+    if (STORE && it >= n_rotate) {  // V: a plain copy of P elements
+      if (!store) continue;
+      const int e = (it - n_rotate) * P;
+      *reinterpret_cast<Pack<T, P>*>(kv.v_cache + slot * width + e) =
+          *reinterpret_cast<const Pack<T, P>*>(kv.v + tok * kv.v_stride + e);
+      continue;
+    }
     const int h = it / groups, j = (it % groups) * P;
     T* v = h < n_heads ? q + tok * q_stride + int64_t(h) * d : k + tok * k_stride + int64_t(h - n_heads) * d;
     Pack<T, P> a = *reinterpret_cast<const Pack<T, P>*>(v + j);
@@ -44,28 +68,36 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
     }
     *reinterpret_cast<Pack<T, P>*>(v + j) = a;
     *reinterpret_cast<Pack<T, P>*>(v + j + half) = b;
+    if (store && h >= n_heads) {
+      T* c = kv.k_cache + slot * width + int64_t(h - n_heads) * d;
+      *reinterpret_cast<Pack<T, P>*>(c + j) = a;
+      *reinterpret_cast<Pack<T, P>*>(c + j + half) = b;
+    }
   }
 }
 
-template <typename T>
+template <typename T, bool STORE>
 void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq,
-                  cudaStream_t stream) {
+                  const KvDest<T>& kv, cudaStream_t stream) {
   const int d = int(q.size(2)), half = d / 2;
-  const int n_items = int((q.size(1) + k.size(1)) * half);
+  const int n_items = int((q.size(1) + k.size(1)) * half + (STORE ? k.size(1) * d / 2 : 0));
   const int threads = std::min(256, (n_items / 2 + 31) / 32 * 32 + 32);
   const size_t smem = size_t(d) * sizeof(float);
-  // Pairs of elements need an even half and every head start aligned to two elements.
-  const auto even = [](const Tensor& t) {
-    return (reinterpret_cast<uintptr_t>(t.data) % (2 * sizeof(T))) == 0 && t.stride[0] % 2 == 0;
+  // Pairs of elements need an even d/2 and every head start aligned to two elements in
+  // q, k and, when storing, v and the caches (whose rows of n_kv_heads * d are then even).
+  const auto even = [](const void* p, int64_t stride) {
+    return (reinterpret_cast<uintptr_t>(p) % (2 * sizeof(T))) == 0 && stride % 2 == 0;
   };
-  if (half % 2 == 0 && even(q) && even(k))
-    rope_kernel<T, 2><<<unsigned(q.size(0)), threads, smem, stream>>>(
-        q.ptr<T>(), q.stride[0], int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(),
-        inv_freq.ptr<float>(), d);
+  const bool pairs = half % 2 == 0 && even(q.data, q.stride[0]) && even(k.data, k.stride[0]) &&
+                     (!STORE || (even(kv.v, kv.v_stride) && even(kv.k_cache, 2) && even(kv.v_cache, 2)));
+  if (pairs)
+    launch_kernel(rope_kernel<T, 2, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(),
+                  q.stride[0], int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)),
+                  positions.ptr<int32_t>(), inv_freq.ptr<float>(), d, kv);
   else
-    rope_kernel<T, 1><<<unsigned(q.size(0)), threads, smem, stream>>>(
-        q.ptr<T>(), q.stride[0], int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(),
-        inv_freq.ptr<float>(), d);
+    launch_kernel(rope_kernel<T, 1, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(),
+                  q.stride[0], int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)),
+                  positions.ptr<int32_t>(), inv_freq.ptr<float>(), d, kv);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
@@ -74,7 +106,19 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, con
 void launch_rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq,
                  cudaStream_t stream) {
   if (q.size(0) == 0) return;
-  SEAM_DISPATCH_FLOAT_TYPES(q.dtype, T, "rope", [&] { launch_typed<T>(q, k, positions, inv_freq, stream); });
+  SEAM_DISPATCH_FLOAT_TYPES(q.dtype, T, "rope",
+                            [&] { launch_typed<T, false>(q, k, positions, inv_freq, KvDest<T>{}, stream); });
+}
+
+void launch_rope_store_kv(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& positions,
+                          const Tensor& inv_freq, const Tensor& k_cache, const Tensor& v_cache,
+                          const Tensor& slots, cudaStream_t stream) {
+  if (q.size(0) == 0) return;
+  SEAM_DISPATCH_FLOAT_TYPES(q.dtype, T, "rope_store_kv", [&] {
+    KvDest<T> kv{v.ptr<T>(),       v.stride[0],          k_cache.ptr<T>(),
+                 v_cache.ptr<T>(), slots.ptr<int32_t>(), k_cache.size(0)};
+    launch_typed<T, true>(q, k, positions, inv_freq, kv, stream);
+  });
 }
 
 }  // namespace seam::cuda

@@ -1,0 +1,27 @@
+// Weight-streaming GEMV for batch-1 decode, used by `linear` instead of cuBLASLt when it
+// applies (gemv_applies): there a projection is one pass over the weights, and cuBLASLt
+// reaches only 64-78 % of bandwidth on the 4096-wide qkv/o weights and pays several
+// microseconds of fixed cost on the small models' 896/2048-wide ones. From 2 rows on,
+// x traffic through L1 (rows x weight bytes) already made it slower than cuBLASLt on
+// the 8B shapes (measured: docs/performance.md), so those stay there.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "core/tensor.h"
+
+namespace seam::cuda {
+
+// The largest batch (rows of x) the GEMV serves.
+constexpr int64_t kGemvMaxRows = 1;
+
+// True when launch_gemv can compute this linear: x and w f16 or bf16 (one dtype), out that
+// dtype or f32, bias undefined or w's dtype, 1 <= rows <= kGemvMaxRows, in % 8 == 0, and
+// every row 16-byte aligned.
+bool gemv_applies(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias);
+
+// out [m, n_out] = x [m, n_in] @ w [n_out, n_in]^T (+ bias [n_out]), fp32 accumulation.
+// Requires gemv_applies(out, x, w, bias).
+void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
+                 cudaStream_t stream);
+
+}  // namespace seam::cuda
