@@ -233,13 +233,11 @@ bool flash_decode_supported(DType dtype, int head_dim, int group) {
 int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sms, int blocks_per_sm) {
   const int64_t n_dec = p.n_seqs - p.n_prefill_seqs;
   if (n_dec <= 0) return 1;
-  // About kWaves waves of resident blocks: a block's work is one split of one (sequence, kv
-  // head). One wave was too few once every block streams its range through a 3-deep ring per
-  // warp: 64 rows x 513 keys ran at 0.84 TB/s unsplit (profiled mixed step), so even a batch
-  // that fills a wave is split, down to kMinSplitKeys keys per split (on the device).
-  constexpr int64_t kWaves = 4;
+  // One full wave of resident blocks: a block's work is one split of one (sequence, kv head),
+  // so with equal lengths every block finishes together. Already a wave without splitting: 1.
+  // (Four waves were tried: 13-15 % slower at 8 and 64 rows of 2k-32k keys, docs/performance.md.)
   const int64_t capacity = int64_t(blocks_per_sm) * n_sms, base = n_dec * p.n_kv_heads;
-  int64_t splits = std::max<int64_t>(1, (kWaves * capacity + base - 1) / base);
+  int64_t splits = std::max<int64_t>(1, capacity / base);
   splits = std::min<int64_t>(splits, kMaxSplits);
   // With a known context bound (eager), no split is left without keys.
   if (p.max_seq_len > 0)

@@ -3,9 +3,6 @@
 #include "backend/cuda/bias_add.h"
 #include "backend/cuda/cuda_check.h"
 
-#include <algorithm>
-#include <cmath>
-
 namespace seam::cuda {
 
 namespace {
@@ -53,7 +50,7 @@ void CublasLtGemm::destroy(Plan& p) {
 // A = w as a column-major [n_in x n_out] matrix (ld n_in, op T), B = x as [n_in x n] (ld = row
 // stride), C = D = out as [n_out x n] (ld = row stride). The bias runs along n_out, the rows of C.
 CublasLtGemm::Plan CublasLtGemm::make_plan(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
-                                           bool fuse_bias, cudaStream_t stream, bool* found) {
+                                           bool fuse_bias, bool* found) {
   const uint64_t m = uint64_t(w.size(0)), n = uint64_t(x.size(0)), k = uint64_t(w.size(1));
   const cudaDataType_t ab_type = cuda_type(x.dtype), c_type = cuda_type(out.dtype);
   Plan p;
@@ -89,84 +86,31 @@ CublasLtGemm::Plan CublasLtGemm::make_plan(const Tensor& out, const Tensor& x, c
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof(al_c)));
   SEAM_CUBLAS_CHECK(
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof(al_c)));
-  cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
+  cublasLtMatmulHeuristicResult_t result{};
   int n_results = 0;
   const cublasStatus_t st =
-      cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.a, p.b, p.c, p.c, pref, kCandidates, results, &n_results);
+      cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &n_results);
   cublasLtMatmulPreferenceDestroy(pref);
   *found = st == CUBLAS_STATUS_SUCCESS && n_results > 0;
   if (*found) {
-    p.algo = results[0].algo;
+    p.algo = result.algo;
     p.fused_bias = fuse_bias;
-    if (n_results > 1 && x.dtype != DType::f32 && x.size(0) > 1 && !capturing(stream))
-      p.algo = fastest(p, results, n_results, out, x, w, bias, stream);
   }
   return p;
 }
 
-// Times each candidate on the call's own buffers (the call itself overwrites `out` next)
-// and keeps the fastest. The heuristic's first choice is not always the fastest: at 576
-// rows (a 512-token chunk plus 64 decode rows) its kernels ran 1.28-1.36x longer than at
-// 512 rows for 1.125x the work (profiled, docs/performance.md).
-// Host-synchronous, so only outside capture: plans are made in the warm-up runs before the
-// graphs are captured at start-up, or on an eager step's first use of a shape.
-cublasLtMatmulAlgo_t CublasLtGemm::fastest(const Plan& p, const cublasLtMatmulHeuristicResult_t* results,
-                                           int n_results, const Tensor& out, const Tensor& x, const Tensor& w,
-                                           const Tensor& bias, cudaStream_t stream) {
-  if (p.fused_bias) {
-    const void* bp = bias.data;
-    SEAM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof(bp)));
-  }
-  cudaEvent_t start = nullptr, stop = nullptr;
-  SEAM_CUDA_CHECK(cudaEventCreate(&start));
-  SEAM_CUDA_CHECK(cudaEventCreate(&stop));
-  const float alpha = 1.f, beta = 0.f;
-  auto matmul = [&](const cublasLtMatmulAlgo_t& algo) {
-    return cublasLtMatmul(handle_, p.desc, &alpha, w.data, p.a, x.data, p.b, &beta, out.data, p.c, out.data, p.c,
-                          &algo, workspace_, kWorkspaceBytes, stream);
-  };
-  int best = 0;
-  float best_ms = INFINITY;
-  for (int i = 0; i < n_results; ++i) {
-    if (results[i].state != CUBLAS_STATUS_SUCCESS || matmul(results[i].algo) != CUBLAS_STATUS_SUCCESS) continue;
-    float ms = INFINITY;
-    for (int rep = 0; rep < 2; ++rep) {  // the warm-up above, then the better of two
-      SEAM_CUDA_CHECK(cudaEventRecord(start, stream));
-      if (matmul(results[i].algo) != CUBLAS_STATUS_SUCCESS) break;
-      SEAM_CUDA_CHECK(cudaEventRecord(stop, stream));
-      SEAM_CUDA_CHECK(cudaEventSynchronize(stop));
-      float t = 0.f;
-      SEAM_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-      ms = std::min(ms, t);
-    }
-    if (ms < best_ms) {
-      best_ms = ms;
-      best = i;
-    }
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return results[best].algo;
-}
-
-bool CublasLtGemm::capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  SEAM_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
-  return status != cudaStreamCaptureStatusNone;
-}
-
 CublasLtGemm::Plan& CublasLtGemm::plan_for(const Key& key, const Tensor& out, const Tensor& x, const Tensor& w,
-                                           const Tensor& bias, cudaStream_t stream) {
+                                           const Tensor& bias) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
   bool found = false;
   Plan p;
   if (bias.defined() && bias.dtype == out.dtype) {
-    p = make_plan(out, x, w, bias, true, stream, &found);
+    p = make_plan(out, x, w, bias, true, &found);
     if (!found) destroy(p);
   }
   if (!found) {
-    p = make_plan(out, x, w, bias, false, stream, &found);
+    p = make_plan(out, x, w, bias, false, &found);
     if (!found) {
       destroy(p);
       throw Error(detail::concat("linear: cuBLASLt has no algorithm for x ", x.shape_str(), " ", dtype_name(x.dtype),
@@ -190,7 +134,7 @@ void CublasLtGemm::run(const Tensor& out, const Tensor& x, const Tensor& w, cons
                    alignment(x.data),
                    alignment(out.data),
                    bias.defined() ? alignment(bias.data) : 0};
-  Plan& p = plan_for(key, out, x, w, bias, stream);
+  Plan& p = plan_for(key, out, x, w, bias);
   if (p.fused_bias) {  // the plan is shared by every bias of this shape: point it at this one
     const void* bp = bias.data;
     SEAM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof(bp)));

@@ -40,18 +40,9 @@ class CublasLtGemm {
     cublasLtMatmulAlgo_t algo{};
     bool fused_bias = false;  // bias applied by the epilogue; else by a separate kernel
   };
-  // Heuristic candidates per shape; bf16/f16 plans with more than one row keep the fastest
-  // of them (timed once, outside capture), float32 and single rows the heuristic's first.
-  static constexpr int kCandidates = 8;
-
-  Plan& plan_for(const Key& key, const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
-                 cudaStream_t stream);
+  Plan& plan_for(const Key& key, const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias);
   Plan make_plan(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, bool fuse_bias,
-                 cudaStream_t stream, bool* found);
-  cublasLtMatmulAlgo_t fastest(const Plan& p, const cublasLtMatmulHeuristicResult_t* results, int n_results,
-                               const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
-                               cudaStream_t stream);
-  static bool capturing(cudaStream_t stream);
+                 bool* found);
   static void destroy(Plan& p);
 
   cublasLtHandle_t handle_ = nullptr;
