@@ -180,20 +180,36 @@ void Engine::loop() {
 }
 
 void Engine::step() {
-  auto t0 = Clock::now();
+  const auto t0 = Clock::now();
   ForwardBatch fb = scheduler_->schedule();
-  auto t1 = Clock::now();
+  const auto t1 = Clock::now();
   host_schedule_s_ += std::chrono::duration<double>(t1 - t0).count();
-  if (fb.mode == ForwardMode::idle) return;
+  if (fb.mode == ForwardMode::idle) {
+    step_wall_s_ += std::chrono::duration<double>(t1 - t0).count();
+    return;
+  }
   for (const ScheduledSeq& s : scheduler_->scheduled())
     if (s.req->t_admitted == Clock::time_point{}) s.req->t_admitted = t1;
   std::vector<int32_t> sampled;
   runner_->forward(fb, sampled);
-  auto t2 = Clock::now();
-  host_forward_s_ += std::chrono::duration<double>(t2 - t1).count();
+  const auto t2 = Clock::now();
+  // The runner's phases are consecutive inside forward(); what is left of [t1, t2)
+  // (the admission stamps, the call) is input preparation too.
+  const StepTiming& st = runner_->last_timing();
+  const double launch_s = 1e-3 * st.launch_ms, wait_s = 1e-3 * st.wait_ms;
+  host_prepare_s_ += std::max(0.0, std::chrono::duration<double>(t2 - t1).count() - launch_s - wait_s);
+  host_launch_s_ += launch_s;
+  host_wait_s_ += wait_s;
+  gpu_s_ += 1e-3 * st.gpu_ms;
+  const double detokenize_before = host_detokenize_s_, handoff_before = host_handoff_s_;
   scheduler_->commit();
   process_outputs(sampled);
-  host_process_s_ += seconds_since(t2);
+  const auto t3 = Clock::now();
+  // process_outputs times the detokenizer and the callbacks itself; the rest is bookkeeping.
+  const double output_s = std::chrono::duration<double>(t3 - t2).count();
+  host_process_s_ += std::max(0.0, output_s - (host_detokenize_s_ - detokenize_before) -
+                                       (host_handoff_s_ - handoff_before));
+  step_wall_s_ += std::chrono::duration<double>(t3 - t0).count();
   ++n_steps_;
 }
 
@@ -225,7 +241,9 @@ void Engine::process_outputs(const std::vector<int32_t>& sampled) {
       r.output_ids.push_back(token);
       new_ids.push_back(token);
       const size_t prev_len = r.text.size();
+      const auto t_detok = Clock::now();
       r.text += r.detok->feed(token);
+      host_detokenize_s_ += seconds_since(t_detok);
       ++n_generated_tokens_;
       // Stop strings: a new match must end inside the new text.
       size_t best = std::string::npos;
@@ -241,8 +259,16 @@ void Engine::process_outputs(const std::vector<int32_t>& sampled) {
       if (!r.finished() && (int(r.output_ids.size()) >= r.params.max_new_tokens || r.n_total() > max_context_))
         r.finish = FinishReason::length;
     }
-    if (r.finished() && r.matched_stop.empty()) r.text += r.detok->flush();
+    if (r.finished() && r.matched_stop.empty()) {
+      const auto t_flush = Clock::now();
+      r.text += r.detok->flush();
+      host_detokenize_s_ += seconds_since(t_flush);
+    }
+    // The hand-off: the output built and passed to the request's callback (the server's
+    // callback queues it for its HTTP thread).
+    const auto t_emit = Clock::now();
     emit(r, std::move(new_ids), r.finished());
+    host_handoff_s_ += seconds_since(t_emit);
     if (r.finished()) done.push_back(r.id);
   }
   for (uint64_t id : done) {
@@ -363,10 +389,20 @@ void Engine::publish_stats() {
   j["piecewise_capture_s"] = g.piecewise_capture_s;
   j["decode_graph_bytes"] = g.decode_graph_bytes;
   j["piecewise_graph_bytes"] = g.piecewise_graph_bytes;
+  // Means over steps that ran a batch; the phases add up to step_wall_ms_per_step.
   const double steps = double(std::max<uint64_t>(n_steps_, 1));
   j["host_schedule_ms_per_step"] = 1e3 * host_schedule_s_ / steps;
-  j["forward_ms_per_step"] = 1e3 * host_forward_s_ / steps;
+  j["host_prepare_ms_per_step"] = 1e3 * host_prepare_s_ / steps;
+  j["host_launch_ms_per_step"] = 1e3 * host_launch_s_ / steps;
+  j["host_wait_ms_per_step"] = 1e3 * host_wait_s_ / steps;
   j["host_process_ms_per_step"] = 1e3 * host_process_s_ / steps;
+  j["host_detokenize_ms_per_step"] = 1e3 * host_detokenize_s_ / steps;
+  j["host_handoff_ms_per_step"] = 1e3 * host_handoff_s_ / steps;
+  // prepare + launch + wait: the whole ModelRunner::forward (the name predates the split).
+  j["forward_ms_per_step"] = 1e3 * (host_prepare_s_ + host_launch_s_ + host_wait_s_) / steps;
+  j["step_wall_ms_per_step"] = 1e3 * step_wall_s_ / steps;
+  j["gpu_ms_per_step"] = 1e3 * gpu_s_ / steps;
+  j["gpu_busy_fraction"] = step_wall_s_ > 0 ? gpu_s_ / step_wall_s_ : 0.0;
   std::lock_guard<std::mutex> lock(mu_);
   stats_snapshot_ = std::move(j);
   // Idle only once the snapshot reflects every finished request.

@@ -131,9 +131,14 @@ class Engine {
   bool stats_idle_ = true;  // the snapshot was taken with nothing in flight
   std::thread thread_;
 
-  // Loop-thread counters.
+  // Loop-thread counters. Host time per step, by consecutive phase (seconds, summed
+  // over steps; architecture.md "Host time per step" says what each covers):
+  // schedule | prepare launch wait (ModelRunner::forward) | process detokenize handoff.
   uint64_t n_steps_ = 0;
-  double host_schedule_s_ = 0, host_forward_s_ = 0, host_process_s_ = 0;
+  double host_schedule_s_ = 0, host_prepare_s_ = 0, host_launch_s_ = 0, host_wait_s_ = 0;
+  double host_process_s_ = 0, host_detokenize_s_ = 0, host_handoff_s_ = 0;
+  double step_wall_s_ = 0;  // every step() call, start to end (the phases above add up to it)
+  double gpu_s_ = 0;        // the backend's step timer, summed
   uint64_t n_finished_ = 0, n_prompt_tokens_ = 0, n_generated_tokens_ = 0;
   void publish_stats();
 };

@@ -40,6 +40,11 @@ void ModelRunner::capture_graphs() {
 }
 
 void ModelRunner::upload(const ForwardBatch& fb, int T, int S) {
+  stage_inputs(fb, T, S);
+  copy_inputs(fb);
+}
+
+void ModelRunner::stage_inputs(const ForwardBatch& fb, int T, int S) {
   const int n = fb.n_tokens(), n_seqs = fb.n_seqs();
   StepBuffers& b = *buf_;
   SEAM_ASSERT(n <= T && n_seqs <= S && T <= b.sizes.max_tokens && S <= b.sizes.max_seqs,
@@ -83,6 +88,11 @@ void ModelRunner::upload(const ForwardBatch& fb, int T, int S) {
     h_pres_[size_t(s)] = ss.presence_penalty;
     h_rep_[size_t(s)] = ss.repetition_penalty;
   }
+}
+
+void ModelRunner::copy_inputs(const ForwardBatch& fb) {
+  StepBuffers& b = *buf_;
+  const int n_seqs = fb.n_seqs();
   b.upload_inputs();  // one copy for every per-step input
   if (!fb.penalty_indptr.empty()) {
     SEAM_CHECK(fb.penalty_tokens.size() <= size_t(b.pen_tokens.size(0)), "penalty entries (",
@@ -144,7 +154,27 @@ void ModelRunner::sample(const ForwardBatch& fb, std::vector<int32_t>& sampled) 
   backend_.sample(b.sampled.rows(S), b.logits.rows(S), s);
   sampled.resize(size_t(S));
   backend_.copy_d2h(sampled.data(), b.sampled.data, size_t(S) * 4);
+  backend_.timer_end();
+  timing_.launch_ms = lap_ms();
   backend_.synchronize();
+  timing_.gpu_ms = backend_.timer_elapsed_ms();  // the stream is idle: reading the marks never waits
+  timing_.wait_ms = lap_ms();
+}
+
+double ModelRunner::lap_ms() {
+  const Clock::time_point now = Clock::now();
+  const double ms = std::chrono::duration<double, std::milli>(now - lap_).count();
+  lap_ = now;
+  return ms;
+}
+
+void ModelRunner::start_step(const ForwardBatch& fb, int T, int S) {
+  stage_inputs(fb, T, S);
+  // The stream is idle here (the last step ended in synchronize), so the first mark
+  // fires when the input copy is issued: the span covers the whole step on the device.
+  backend_.timer_begin();
+  copy_inputs(fb);
+  timing_.prepare_ms = lap_ms();
 }
 
 void ModelRunner::note_eager(const std::string& reason, StepReport* report) {
@@ -157,8 +187,14 @@ void ModelRunner::note_eager(const std::string& reason, StepReport* report) {
 }
 
 void ModelRunner::forward_eager(const ForwardBatch& fb, std::vector<int32_t>& sampled) {
+  timing_ = StepTiming{};
+  lap_ = Clock::now();
+  run_eager(fb, sampled);
+}
+
+void ModelRunner::run_eager(const ForwardBatch& fb, std::vector<int32_t>& sampled) {
   const int n = fb.n_tokens(), S = fb.n_seqs();
-  upload(fb, n, S);
+  start_step(fb, n, S);
   run_layers_eager(n, attention_batch(n, S, fb.n_prefill_seqs, fb.n_prefill_tokens(), fb.max_seq_len()));
   model_.run_logits(*buf_, S);
   sample(fb, sampled);
@@ -166,13 +202,15 @@ void ModelRunner::forward_eager(const ForwardBatch& fb, std::vector<int32_t>& sa
 
 void ModelRunner::forward(const ForwardBatch& fb, std::vector<int32_t>& sampled, StepReport* report) {
   SEAM_ASSERT(fb.mode != ForwardMode::idle && fb.n_tokens() > 0);
+  timing_ = StepTiming{};
+  lap_ = Clock::now();
   if (report) *report = StepReport{};
   const int n = fb.n_tokens(), S = fb.n_seqs();
   std::string reason;
   if (fb.mode == ForwardMode::decode) {
     const int bs = decode_graphs_ ? decode_graphs_->bucket_for(S) : 0;
     if (bs > 0) {
-      upload(fb, bs, bs);
+      start_step(fb, bs, bs);
       decode_graphs_->replay(bs);
       stats_.decode_graph_replays++;
       stats_.padding_tokens += uint64_t(bs - S);
@@ -184,7 +222,7 @@ void ModelRunner::forward(const ForwardBatch& fb, std::vector<int32_t>& sampled,
   } else {
     const int T = piecewise_graphs_ ? piecewise_graphs_->bucket_for(n) : 0;
     if (T > 0) {
-      upload(fb, T, S);
+      start_step(fb, T, S);
       piecewise_graphs_->replay(T, attention_batch(n, S, fb.n_prefill_seqs, fb.n_prefill_tokens(),
                                                    fb.max_seq_len()));
       model_.run_logits(*buf_, S);
@@ -199,7 +237,7 @@ void ModelRunner::forward(const ForwardBatch& fb, std::vector<int32_t>& sampled,
                                                                                            : "too many tokens";
   }
   note_eager(reason, report);
-  forward_eager(fb, sampled);
+  run_eager(fb, sampled);
 }
 
 std::vector<float> ModelRunner::last_logits(int n_seqs) {

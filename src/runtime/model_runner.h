@@ -5,6 +5,7 @@
 //   anything else   -> eager, counted by reason
 // Graphs are captured once at start-up (capture_graphs) and sealed after.
 #pragma once
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 #include "model/llama_model.h"
 #include "runtime/forward_batch.h"
 #include "runtime/step_buffers.h"
+#include "runtime/step_timing.h"
 
 namespace seam {
 
@@ -41,6 +43,8 @@ class ModelRunner {
   void forward(const ForwardBatch& fb, std::vector<int32_t>& sampled, StepReport* report = nullptr);
   // Runs the step eagerly whatever graphs exist (tests compare paths with it).
   void forward_eager(const ForwardBatch& fb, std::vector<int32_t>& sampled);
+  // Host phases and device time of the last forward / forward_eager.
+  const StepTiming& last_timing() const { return timing_; }
   // The float32 logits of the last step, [n_seqs, vocab] (tests).
   std::vector<float> last_logits(int n_seqs);
 
@@ -60,8 +64,18 @@ class ModelRunner {
   void run_layers_eager(int n, const AttentionBatch& attn);
 
  private:
+  using Clock = std::chrono::steady_clock;
+  // upload() in two halves: the host mirror (and penalty staging), then the copies.
+  void stage_inputs(const ForwardBatch& fb, int T, int S);
+  void copy_inputs(const ForwardBatch& fb);
+  // A timed step: stage, start the step timer, copy; ends the prepare phase.
+  void start_step(const ForwardBatch& fb, int T, int S);
+  void run_eager(const ForwardBatch& fb, std::vector<int32_t>& sampled);
+  // Penalties, sampling, the d2h of the ids, then the wait for them (ends launch and wait).
   void sample(const ForwardBatch& fb, std::vector<int32_t>& sampled);
   void note_eager(const std::string& reason, StepReport* report);
+  // Milliseconds since the last phase boundary; moves the boundary to now.
+  double lap_ms();
 
   Backend& backend_;
   LlamaModel& model_;
@@ -74,6 +88,8 @@ class ModelRunner {
   bool sealed_ = false;
   // Host staging of the penalty inputs (sized at start-up: no allocation in the loop).
   std::vector<float> h_freq_, h_pres_, h_rep_;
+  StepTiming timing_;
+  Clock::time_point lap_;  // the last phase boundary of the step in flight
 };
 
 }  // namespace seam

@@ -169,11 +169,18 @@ std::string ServerMetrics::render(const nlohmann::json& s, int64_t n_in_flight) 
   counter("captures_after_seal", "seam_captures_after_seal_total", "graph captures after start-up (must stay 0)");
   counter("budget_violations", "seam_budget_violations_total", "batches over the token budget (must stay 0)");
   counter("padding_tokens", "seam_padding_tokens_total", "padded tokens of graph replays");
-  header(out, "seam_host_ms_per_step", "gauge", "mean host milliseconds per step, by phase");
-  sample(out, "seam_host_ms_per_step", num(s, "host_schedule_ms_per_step"), label("phase", "schedule"));
-  sample(out, "seam_host_ms_per_step", num(s, "forward_ms_per_step"), label("phase", "forward"));
-  sample(out, "seam_host_ms_per_step", num(s, "host_process_ms_per_step"), label("phase", "process"));
-  done.insert({"host_schedule_ms_per_step", "forward_ms_per_step", "host_process_ms_per_step"});
+  // The phases are consecutive and disjoint: they add up to seam_step_wall_ms_per_step.
+  header(out, "seam_host_ms_per_step", "gauge",
+         "mean host milliseconds per step, by phase (wait: blocked until the sampled ids are back)");
+  for (const char* phase : {"schedule", "prepare", "launch", "wait", "process", "detokenize", "handoff"}) {
+    const std::string key = std::string("host_") + phase + "_ms_per_step";
+    sample(out, "seam_host_ms_per_step", num(s, key.c_str()), label("phase", phase));
+    done.insert(key);
+  }
+  gauge("step_wall_ms_per_step", "seam_step_wall_ms_per_step", "mean wall milliseconds per engine step");
+  gauge("gpu_ms_per_step", "seam_gpu_ms_per_step",
+        "mean device milliseconds per step, first input copy to the sampled ids' copy (gaps included)");
+  gauge("gpu_busy_fraction", "seam_gpu_busy_fraction", "device time of the steps / their wall time");
   // Anything else the engine reports, as a gauge under its own name.
   for (auto it = s.begin(); it != s.end(); ++it) {
     if (done.count(it.key()) || !it->is_number()) continue;

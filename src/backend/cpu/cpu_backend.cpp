@@ -352,4 +352,23 @@ void CpuBackend::replay(const Graph& g) {
   for (const auto& op : static_cast<const CpuGraph&>(g).ops) op();
 }
 
+// ---------------------------------------------------------------- step timer
+
+void CpuBackend::timer_begin() {
+  SEAM_ASSERT(!capturing_, "step timer marked during graph capture (the mark would be baked into the graph)");
+  timer_start_ = std::chrono::steady_clock::now();
+  timer_stopped_ = false;
+}
+
+void CpuBackend::timer_end() {
+  SEAM_ASSERT(!capturing_, "step timer marked during graph capture (the mark would be baked into the graph)");
+  timer_stop_ = std::chrono::steady_clock::now();
+  timer_stopped_ = true;
+}
+
+double CpuBackend::timer_elapsed_ms() const {
+  SEAM_ASSERT(timer_stopped_, "timer_elapsed_ms without timer_begin and timer_end");
+  return std::chrono::duration<double, std::milli>(timer_stop_ - timer_start_).count();
+}
+
 }  // namespace seam

@@ -6,6 +6,7 @@
 // replay() runs the list. So a CPU graph behaves like a CUDA graph: shapes and
 // addresses are baked, and per-step data must come through fixed buffers.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <vector>
 
@@ -45,6 +46,11 @@ class CpuBackend final : public Backend {
   void replay(const Graph& g) override;
   bool capturing() const override { return capturing_; }
 
+  // Ops run as they are called: the step timer is the host wall clock between the marks.
+  void timer_begin() override;
+  void timer_end() override;
+  double timer_elapsed_ms() const override;
+
   // Ops recorded so far by the current capture (for tests).
   size_t n_recorded() const { return recording_.size(); }
 
@@ -54,6 +60,8 @@ class CpuBackend final : public Backend {
 
   bool capturing_ = false;
   std::vector<std::function<void()>> recording_;
+  std::chrono::steady_clock::time_point timer_start_, timer_stop_;
+  bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
 };
 
 }  // namespace seam
