@@ -68,6 +68,14 @@ TEST(CliGenerate, JsonLinesMatchGoldenInInputOrder) {
   for (const char* key : {"extend", "decode", "retractions", "prefix_cache_hit_tokens", "peak_running_requests",
                           "kv_pool_tokens", "kv_free_tokens"})
     EXPECT_TRUE(stats.contains(key)) << key;
+  // Host time per step by phase, and the device step timer (host_time_test checks the values).
+  for (const char* key : {"host_schedule_ms_per_step", "host_prepare_ms_per_step", "host_launch_ms_per_step",
+                          "host_wait_ms_per_step", "host_process_ms_per_step", "host_detokenize_ms_per_step",
+                          "host_handoff_ms_per_step", "forward_ms_per_step", "step_wall_ms_per_step",
+                          "gpu_ms_per_step", "gpu_busy_fraction"})
+    EXPECT_TRUE(stats.contains(key) && stats[key].get<double>() >= 0) << key;
+  EXPECT_GT(stats["gpu_busy_fraction"].get<double>(), 0);
+  EXPECT_LE(stats["gpu_busy_fraction"].get<double>(), 1);
 }
 
 TEST(CliGenerate, BadInputIsOneLineErrorAndNonZeroExit) {

@@ -154,7 +154,11 @@ TEST_F(ServerHttp, ModelsHealthAndMetrics) {
         "seam_num_running_reqs", "seam_num_waiting_reqs", "seam_kv_usage_ratio", "seam_kv_free_tokens",
         "seam_steps_by_path_total{path=\"decode_graph\"}", "seam_steps_by_path_total{path=\"piecewise\"}",
         "seam_steps_by_path_total{path=\"eager\"}", "seam_eager_steps_by_reason_total",
-        "seam_captures_after_seal_total 0", "seam_host_ms_per_step{phase=\"schedule\"}"})
+        "seam_captures_after_seal_total 0", "seam_host_ms_per_step{phase=\"schedule\"}",
+        "seam_host_ms_per_step{phase=\"prepare\"}", "seam_host_ms_per_step{phase=\"launch\"}",
+        "seam_host_ms_per_step{phase=\"wait\"}", "seam_host_ms_per_step{phase=\"process\"}",
+        "seam_host_ms_per_step{phase=\"detokenize\"}", "seam_host_ms_per_step{phase=\"handoff\"}",
+        "seam_gpu_ms_per_step", "seam_gpu_busy_fraction", "seam_step_wall_ms_per_step"})
     EXPECT_NE(metrics->body.find(name), std::string::npos) << name;
 }
 
