@@ -84,7 +84,12 @@ int generate_command(int argc, char** argv) {
     }
   }
   std::cout.flush();
-  if (print_stats) std::cerr << engine.stats().dump() << std::endl;
+  if (print_stats) {
+    // generate() returns once every output was delivered; the engine counts a request as
+    // finished just after its last callback, and publishes stats when idle.
+    engine.wait_idle();
+    std::cerr << engine.stats().dump() << std::endl;
+  }
   return 0;
 }
 

@@ -152,12 +152,12 @@ void ModelRunner::sample(const ForwardBatch& fb, std::vector<int32_t>& sampled) 
   s.seed = b.seed.rows(S);
   s.step = b.step.rows(S);
   backend_.sample(b.sampled.rows(S), b.logits.rows(S), s);
-  sampled.resize(size_t(S));
-  backend_.copy_d2h(sampled.data(), b.sampled.data, size_t(S) * 4);
+  backend_.copy_d2h(b.sampled_host, b.sampled.data, size_t(S) * 4);  // pinned: returns at once
   backend_.timer_end();
   timing_.launch_ms = lap_ms();
   backend_.synchronize();
   timing_.gpu_ms = backend_.timer_elapsed_ms();  // the stream is idle: reading the marks never waits
+  sampled.assign(b.sampled_host, b.sampled_host + S);
   timing_.wait_ms = lap_ms();
 }
 

@@ -42,6 +42,7 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   allocations_.push_back(inputs_dev_);
   inputs_host_ = backend_.alloc_host(inputs_bytes_);
   std::memset(inputs_host_, 0, inputs_bytes_);
+  sampled_host = static_cast<int32_t*>(backend_.alloc_host(size_t(S) * sizeof(int32_t)));
   bytes += inputs_bytes_;
   for (Tensor* t : {&input_ids, &positions, &out_cache_loc, &qo_indptr, &seq_lens, &req_rows, &last_idx,
                     &temperature, &top_k, &top_p, &min_p, &seed, &step})
@@ -76,6 +77,7 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
 StepBuffers::~StepBuffers() {
   for (void* p : allocations_) backend_.release(p);
   backend_.release_host(inputs_host_);
+  backend_.release_host(sampled_host);
 }
 
 }  // namespace seam

@@ -65,6 +65,9 @@ struct StepBuffers {
     return reinterpret_cast<T*>(static_cast<char*>(inputs_host_) + (static_cast<char*>(t.data) - static_cast<char*>(inputs_dev_)));
   }
   void upload_inputs();
+  // Pinned host landing place of `sampled` (max_seqs i32): a copy into pageable memory
+  // would block the host until the GPU is done, hiding the wait inside the launch phase.
+  int32_t* sampled_host = nullptr;
 
  private:
   Backend& backend_;
