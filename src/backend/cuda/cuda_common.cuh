@@ -84,8 +84,7 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 // CUDA graph this becomes a programmatic edge: a decode step has ~10 dependent kernels a
 // layer, and the gaps between them are a visible part of a small model's step. Kernels
 // of other libraries (cuBLASLt) are ordinary stream-ordered launches; the wait is a
-// no-op when a kernel was launched without the attribute. A kernel may touch memory
-// that no kernel writes (weights) before pdl_begin(): gemv.cu prefetches its weights.
+// no-op when a kernel was launched without the attribute.
 __device__ __forceinline__ void pdl_begin() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");

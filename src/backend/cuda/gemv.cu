@@ -36,23 +36,12 @@ template <typename T, typename TO, int M, int S>
 __global__ void __launch_bounds__(kWarps * 32)
     gemv_kernel(TO* __restrict__ out, int64_t out_stride, const T* __restrict__ x, int64_t x_stride,
                 const T* __restrict__ w, const T* __restrict__ bias, int n_out, int n_in) {
+  pdl_begin();
   __shared__ float partial[kWarps][M];  // [warp, x row]: each slice's sums
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int row = blockIdx.x * (kWarps / S) + warp / S, slice = warp % S;
   const int n_vec = n_in / 8, per_slice = (n_vec + S - 1) / S;
   const int v_begin = slice * per_slice, v_end = min(n_vec, v_begin + per_slice);
-  // The weights are constant: no kernel of a step writes them. So a block that was
-  // scheduled early (programmatic launch, while the previous kernel still runs) asks
-  // L2 for its slice of w before waiting for that kernel. The small latency-bound
-  // kernels between projections leave DRAM idle; this fills that time with the next
-  // projection's weight stream. Only x depends on the previous kernel.
-  if (row < n_out) {
-    const char* first = reinterpret_cast<const char*>(w + int64_t(row) * n_in) + int64_t(v_begin) * 16;
-    const int64_t bytes = int64_t(v_end - v_begin) * 16;
-    for (int64_t off = int64_t(lane) * 128; off < bytes; off += 32 * 128)
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(first + off));
-  }
-  pdl_begin();
   float acc[M];
 #pragma unroll
   for (int r = 0; r < M; ++r) acc[r] = 0.f;

@@ -21,9 +21,7 @@ struct KvDest {
   int64_t n_slots = 0;
 };
 
-// Blocks (token, part): the token's items are spread over gridDim.y blocks (decode steps
-// have few tokens; one block looping over a token's 40 heads took ~4 us). cos/sin of the
-// token's angles are computed into shared
+// One block per token. cos/sin of the token's angles are computed once into shared
 // memory (d/2 values), then every (head, pair-group) of q and k is rotated; each
 // thread handles P consecutive i (and their partners i + d/2). With STORE the rotated
 // K and the V of the token also go to its KV slot (decode steps then launch one
@@ -49,7 +47,7 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
   const int64_t slot = STORE ? kv.slots[tok] : -1;
   const bool store = STORE && slot >= 0 && slot < kv.n_slots;
   const int64_t width = int64_t(n_kv_heads) * d;
-  for (int it = blockIdx.y * blockDim.x + threadIdx.x; it < n_items; it += gridDim.y * blockDim.x) {
+  for (int it = threadIdx.x; it < n_items; it += blockDim.x) {
     if (STORE && it >= n_rotate) {  // V: a plain copy of P elements
       if (!store) continue;
       const int e = (it - n_rotate) * P;
@@ -92,18 +90,12 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, con
   };
   const bool pairs = half % 2 == 0 && even(q.data, q.stride[0]) && even(k.data, k.stride[0]) &&
                      (!STORE || (even(kv.v, kv.v_stride) && even(kv.k_cache, 2) && even(kv.v_cache, 2)));
-  // One item per thread while there are few tokens; a block per token once they fill the GPU.
-  const int64_t n_tokens = q.size(0);
-  const int P = pairs ? 2 : 1;
-  const int64_t kernel_items = (q.size(1) + k.size(1)) * (half / P) + (STORE ? k.size(1) * (d / P) : 0);
-  const unsigned parts = n_tokens >= 64 ? 1u : div_up(kernel_items, threads);
-  const dim3 grid(unsigned(n_tokens), parts);
   if (pairs)
-    launch_kernel(rope_kernel<T, 2, STORE>, grid, threads, smem, stream, q.ptr<T>(),
+    launch_kernel(rope_kernel<T, 2, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(),
                   q.stride[0], int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)),
                   positions.ptr<int32_t>(), inv_freq.ptr<float>(), d, kv);
   else
-    launch_kernel(rope_kernel<T, 1, STORE>, grid, threads, smem, stream, q.ptr<T>(),
+    launch_kernel(rope_kernel<T, 1, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(),
                   q.stride[0], int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)),
                   positions.ptr<int32_t>(), inv_freq.ptr<float>(), d, kv);
   SEAM_CUDA_CHECK_LAUNCH();
