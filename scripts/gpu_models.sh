@@ -83,7 +83,7 @@ if has serving; then
         "$BUILD/seam" bench-serving --port 30123 --num-prompts $n --random-input-len 1024 --random-output-len 256 \
           --random-range-ratio 1 --max-concurrency $cc 2>&1 | tee -a "$OUT/serving.log" | tail -3 | tee -a "$OUT/summary.txt"
       done
-      curl -s localhost:30123/metrics | grep -E "^seam_(host|steps|eager|captures)" | tee -a "$OUT/summary.txt" | head -20
+      curl -s localhost:30123/metrics | grep -E "^seam_(host|steps|eager|captures|gpu|step_wall)" | tee -a "$OUT/summary.txt" | head -30
       kill $pid; wait $pid 2>/dev/null
     done
   done
