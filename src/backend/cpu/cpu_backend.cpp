@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/cpu/sampling_cpu.h"
+#include "backend/op_checks.h"
 
 namespace seam {
 
@@ -15,13 +16,10 @@ namespace {
 // Row r of a 2-D (or row-major n-D) float view.
 inline float* row_ptr(const Tensor& t, int64_t r) { return t.ptr<float>() + r * t.stride[0]; }
 
-void check_f32(const Tensor& t, const char* what) {
-  SEAM_CHECK(t.device == Device::cpu, what, ": tensor is not on the cpu");
-  check_dtype(t, DType::f32, what);
-}
-void check_i32(const Tensor& t, const char* what) {
-  SEAM_CHECK(t.device == Device::cpu, what, ": tensor is not on the cpu");
-  check_dtype(t, DType::i32, what);
+// The CPU backend is the float32 reference: op_checks has checked that the float
+// arguments of an op agree; this requires them to be float32.
+void f32_only(const Tensor& t, const char* what) {
+  SEAM_CHECK(t.dtype == DType::f32, what, ": the cpu backend computes in float32 only, got ", dtype_name(t.dtype));
 }
 
 }  // namespace
@@ -66,10 +64,8 @@ void CpuBackend::launch(std::function<void()> op) {
 // ---------------------------------------------------------------- ops
 
 void CpuBackend::embedding(Tensor out, Tensor ids, Tensor table) {
-  check_f32(out, "embedding out");
-  check_f32(table, "embedding table");
-  check_i32(ids, "embedding ids");
-  check_shape(out, {ids.size(0), table.size(1)}, "embedding out");
+  op_checks::embedding(out, ids, table, Device::cpu);
+  f32_only(table, "embedding table");
   launch([=] {
     const int64_t n = out.size(0), h = out.size(1), vocab = table.size(0);
     for (int64_t i = 0; i < n; ++i) {
@@ -91,16 +87,8 @@ void rms_norm_row(float* out, const float* x, const float* w, int64_t d, float e
 }  // namespace
 
 void CpuBackend::rms_norm(Tensor out, Tensor x, Tensor weight, float eps) {
-  // x, out: [n, d], or [n, heads, d] for per-head norms (Qwen3 q/k norm); rows may be strided.
-  check_f32(out, "rms_norm out");
-  check_f32(x, "rms_norm x");
-  check_f32(weight, "rms_norm weight");
-  SEAM_CHECK((x.ndim == 2 || x.ndim == 3) && x.rows_contiguous() && out.rows_contiguous(),
-             "rms_norm x: expected [n, d] or [n, heads, d] with packed rows");
-  SEAM_CHECK(out.ndim == x.ndim && out.size(0) == x.size(0) && out.size(-1) == x.size(-1) &&
-                 (x.ndim == 2 || out.size(1) == x.size(1)),
-             "rms_norm: out ", out.shape_str(), " does not match x ", x.shape_str());
-  check_shape(weight, {x.size(-1)}, "rms_norm weight");
+  op_checks::rms_norm(out, x, weight, Device::cpu);
+  f32_only(x, "rms_norm x");
   launch([=] {
     const int64_t d = x.size(-1), heads = x.ndim == 3 ? x.size(1) : 1;
     for (int64_t i = 0; i < x.size(0); ++i)
@@ -110,12 +98,8 @@ void CpuBackend::rms_norm(Tensor out, Tensor x, Tensor weight, float eps) {
 }
 
 void CpuBackend::add_rms_norm(Tensor out, Tensor residual, Tensor delta, Tensor weight, float eps) {
-  check_f32(out, "add_rms_norm out");
-  check_f32(residual, "add_rms_norm residual");
-  check_f32(delta, "add_rms_norm delta");
-  check_shape(residual, {out.size(0), out.size(1)}, "add_rms_norm residual");
-  check_shape(delta, {out.size(0), out.size(1)}, "add_rms_norm delta");
-  check_shape(weight, {out.size(1)}, "add_rms_norm weight");
+  op_checks::add_rms_norm(out, residual, delta, weight, Device::cpu);
+  f32_only(residual, "add_rms_norm residual");
   launch([=] {
     const int64_t d = out.size(1);
     for (int64_t i = 0; i < out.size(0); ++i) {
@@ -128,13 +112,10 @@ void CpuBackend::add_rms_norm(Tensor out, Tensor residual, Tensor delta, Tensor 
 }
 
 void CpuBackend::linear(Tensor out, Tensor x, Tensor w, Tensor bias) {
-  check_f32(out, "linear out");
-  check_f32(x, "linear x");
-  check_f32(w, "linear w");
-  SEAM_CHECK(x.ndim == 2 && w.ndim == 2 && w.contiguous(), "linear: expected x [n, in], w [out, in]");
-  check_shape(out, {x.size(0), w.size(0)}, "linear out");
-  SEAM_CHECK(x.size(1) == w.size(1), "linear: x has ", x.size(1), " columns, w has ", w.size(1));
-  if (bias.defined()) check_shape(bias, {w.size(0)}, "linear bias");
+  op_checks::linear(out, x, w, bias, Device::cpu);
+  f32_only(x, "linear x");
+  f32_only(out, "linear out");
+  if (bias.defined()) f32_only(bias, "linear bias");
   launch([=] {
     const int64_t n = x.size(0), n_in = x.size(1), n_out = w.size(0);
     for (int64_t i = 0; i < n; ++i) {
@@ -151,17 +132,10 @@ void CpuBackend::linear(Tensor out, Tensor x, Tensor w, Tensor bias) {
 }
 
 void CpuBackend::rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) {
-  check_f32(q, "rope q");
-  check_f32(k, "rope k");
-  check_i32(positions, "rope positions");
-  SEAM_CHECK(q.ndim == 3 && k.ndim == 3 && q.rows_contiguous() && k.rows_contiguous(),
-             "rope: expected q [n, heads, d], k [n, kv_heads, d]");
-  const int64_t d = q.size(2);
-  SEAM_CHECK(k.size(2) == d && k.size(0) == q.size(0) && d % 2 == 0, "rope: q/k shapes disagree");
-  check_shape(positions, {q.size(0)}, "rope positions");
-  check_shape(inv_freq, {d / 2}, "rope inv_freq");
+  op_checks::rope(q, k, positions, inv_freq, Device::cpu);
+  f32_only(q, "rope q");
   launch([=] {
-    const int64_t half = d / 2;
+    const int64_t d = q.size(2), half = d / 2;
     for (int64_t i = 0; i < q.size(0); ++i) {
       const float pos = float(positions.ptr<int32_t>()[i]);
       for (const Tensor* t : {&q, &k}) {
@@ -181,9 +155,8 @@ void CpuBackend::rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) {
 }
 
 void CpuBackend::silu_mul(Tensor out, Tensor gate_up) {
-  check_f32(out, "silu_mul out");
-  check_f32(gate_up, "silu_mul gate_up");
-  check_shape(gate_up, {out.size(0), 2 * out.size(1)}, "silu_mul gate_up");
+  op_checks::silu_mul(out, gate_up, Device::cpu);
+  f32_only(out, "silu_mul out");
   launch([=] {
     const int64_t inter = out.size(1);
     for (int64_t i = 0; i < out.size(0); ++i) {
@@ -195,15 +168,8 @@ void CpuBackend::silu_mul(Tensor out, Tensor gate_up) {
 }
 
 void CpuBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) {
-  check_f32(k_cache, "store_kv k_cache");
-  check_f32(v_cache, "store_kv v_cache");
-  check_i32(slots, "store_kv slots");
-  SEAM_CHECK(k.ndim == 3 && v.ndim == 3 && k.rows_contiguous() && v.rows_contiguous(),
-             "store_kv: expected k, v [n, kv_heads, d]");
-  check_shape(k_cache, {-1, k.size(1), k.size(2)}, "store_kv k_cache");
-  check_shape(v_cache, {k_cache.size(0), k.size(1), k.size(2)}, "store_kv v_cache");
-  check_shape(v, {k.size(0), k.size(1), k.size(2)}, "store_kv v");
-  check_shape(slots, {k.size(0)}, "store_kv slots");
+  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cpu);
+  f32_only(k, "store_kv k");
   launch([=] {
     const int64_t width = k.size(1) * k.size(2);
     for (int64_t i = 0; i < k.size(0); ++i) {
@@ -217,18 +183,9 @@ void CpuBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Te
 
 void CpuBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
                            float scale) {
-  check_f32(out, "attention out");
-  check_f32(q, "attention q");
-  SEAM_CHECK(q.ndim == 3 && q.rows_contiguous(), "attention q: expected [n, heads, d]");
-  check_shape(out, {b.n_tokens, q.size(1), q.size(2)}, "attention out");
-  SEAM_CHECK(q.size(0) >= b.n_tokens, "attention: q has fewer rows than n_tokens");
-  check_shape(k_cache, {-1, -1, q.size(2)}, "attention k_cache");
-  SEAM_CHECK(q.size(1) % k_cache.size(1) == 0, "attention: heads not a multiple of kv heads");
-  SEAM_CHECK(b.n_prefill_seqs <= b.n_seqs, "attention: n_prefill_seqs > n_seqs");
-  check_i32(b.qo_indptr, "attention qo_indptr");
-  check_i32(b.seq_lens, "attention seq_lens");
-  check_i32(b.req_rows, "attention req_rows");
-  check_i32(b.page_table, "attention page_table");
+  op_checks::attention(out, q, k_cache, v_cache, b, Device::cpu);
+  f32_only(q, "attention q");
+  SEAM_CHECK(b.page_table.contiguous(), "attention page_table: the cpu backend needs it contiguous");
   const AttentionBatch meta = b;
   launch([=] {
     const int64_t n_heads = q.size(1), d = q.size(2), n_kv = k_cache.size(1);
@@ -274,12 +231,10 @@ void CpuBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache,
 }
 
 void CpuBackend::gather_rows(Tensor out, Tensor x, Tensor idx) {
-  check_f32(out, "gather_rows out");
-  check_f32(x, "gather_rows x");
-  check_i32(idx, "gather_rows idx");
-  check_shape(out, {idx.size(0), x.size(1)}, "gather_rows out");
+  op_checks::gather_rows(out, x, idx, Device::cpu);
+  f32_only(x, "gather_rows x");
   launch([=] {
-    for (int64_t i = 0; i < idx.size(0); ++i) {
+    for (int64_t i = 0; i < out.size(0); ++i) {  // idx may be longer (op_checks.h)
       int32_t r = idx.ptr<int32_t>()[i];
       if (r < 0 || r >= x.size(0)) r = 0;  // padded rows
       std::memcpy(row_ptr(out, i), row_ptr(x, r), size_t(x.size(1)) * 4);
@@ -288,8 +243,7 @@ void CpuBackend::gather_rows(Tensor out, Tensor x, Tensor idx) {
 }
 
 void CpuBackend::apply_penalties(Tensor logits, const PenaltyBatch& p) {
-  check_f32(logits, "apply_penalties logits");
-  SEAM_CHECK(logits.size(0) >= p.n, "apply_penalties: more rows than logits");
+  op_checks::apply_penalties(logits, p, Device::cpu);
   const PenaltyBatch pb = p;
   launch([=] {
     const int64_t vocab = logits.size(1);
@@ -310,9 +264,7 @@ void CpuBackend::apply_penalties(Tensor logits, const PenaltyBatch& p) {
 }
 
 void CpuBackend::sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) {
-  check_f32(logits, "sample logits");
-  check_i32(out_ids, "sample out_ids");
-  SEAM_CHECK(logits.size(0) >= s.n && out_ids.size(0) >= s.n, "sample: fewer rows than n");
+  op_checks::sample(out_ids, logits, s, Device::cpu);
   const SamplingBatch sb = s;
   launch([=] {
     for (int r = 0; r < sb.n; ++r) {

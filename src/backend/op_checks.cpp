@@ -1,0 +1,190 @@
+#include "backend/op_checks.h"
+
+namespace seam::op_checks {
+
+namespace {
+
+void on(const Tensor& t, Device dev, const char* what) {
+  SEAM_CHECK(t.defined(), what, ": tensor is undefined");
+  SEAM_CHECK(t.device == dev, what, ": tensor is not on the ", device_name(dev), " device");
+}
+bool is_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+void floating(const Tensor& t, Device dev, const char* what) {
+  on(t, dev, what);
+  SEAM_CHECK(is_float(t.dtype), what, ": dtype ", dtype_name(t.dtype), ", expected float32, float16 or bfloat16");
+}
+void same(const Tensor& t, DType d, Device dev, const char* what) {
+  on(t, dev, what);
+  check_dtype(t, d, what);
+}
+void index(const Tensor& t, int64_t n, Device dev, const char* what) {
+  same(t, DType::i32, dev, what);
+  SEAM_CHECK(t.ndim == 1 && t.size(0) >= n && t.contiguous(), what, ": expected [", n, "] i32, got ", t.shape_str());
+}
+// A per-row parameter vector: at least n contiguous values of dtype d.
+void params(const Tensor& t, DType d, int64_t n, Device dev, const char* what) {
+  same(t, d, dev, what);
+  SEAM_CHECK(t.ndim == 1 && t.size(0) >= n && t.contiguous(), what, ": expected [", n, "] ", dtype_name(d), ", got ",
+             t.shape_str());
+}
+// A 2-D view with unit column stride (rows may be strided).
+void rows(const Tensor& t, const char* what) {
+  SEAM_CHECK(t.ndim == 2 && t.rows_contiguous(), what, ": expected [n, d] with packed rows, got ", t.shape_str());
+}
+
+}  // namespace
+
+void embedding(const Tensor& out, const Tensor& ids, const Tensor& table, Device dev) {
+  floating(table, dev, "embedding table");
+  same(out, table.dtype, dev, "embedding out");
+  rows(table, "embedding table");
+  rows(out, "embedding out");
+  check_shape(out, {-1, table.size(1)}, "embedding out");
+  index(ids, out.size(0), dev, "embedding ids");
+}
+
+void rms_norm(const Tensor& out, const Tensor& x, const Tensor& weight, Device dev) {
+  floating(x, dev, "rms_norm x");
+  same(out, x.dtype, dev, "rms_norm out");
+  same(weight, x.dtype, dev, "rms_norm weight");
+  SEAM_CHECK((x.ndim == 2 || x.ndim == 3) && x.rows_contiguous() && out.rows_contiguous(),
+             "rms_norm x: expected [n, d] or [n, heads, d] with packed rows");
+  SEAM_CHECK(out.ndim == x.ndim && out.size(0) == x.size(0) && out.size(-1) == x.size(-1) &&
+                 (x.ndim == 2 || out.size(1) == x.size(1)),
+             "rms_norm: out ", out.shape_str(), " does not match x ", x.shape_str());
+  check_shape(weight, {x.size(-1)}, "rms_norm weight");
+  SEAM_CHECK(weight.contiguous(), "rms_norm weight: must be contiguous");
+}
+
+void add_rms_norm(const Tensor& out, const Tensor& residual, const Tensor& delta, const Tensor& weight, Device dev) {
+  floating(residual, dev, "add_rms_norm residual");
+  same(out, residual.dtype, dev, "add_rms_norm out");
+  same(delta, residual.dtype, dev, "add_rms_norm delta");
+  same(weight, residual.dtype, dev, "add_rms_norm weight");
+  rows(out, "add_rms_norm out");
+  rows(residual, "add_rms_norm residual");
+  rows(delta, "add_rms_norm delta");
+  check_shape(residual, {out.size(0), out.size(1)}, "add_rms_norm residual");
+  check_shape(delta, {out.size(0), out.size(1)}, "add_rms_norm delta");
+  check_shape(weight, {out.size(1)}, "add_rms_norm weight");
+  SEAM_CHECK(weight.contiguous(), "add_rms_norm weight: must be contiguous");
+}
+
+void linear(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, Device dev) {
+  floating(x, dev, "linear x");
+  same(w, x.dtype, dev, "linear w");
+  on(out, dev, "linear out");
+  SEAM_CHECK(out.dtype == x.dtype || out.dtype == DType::f32, "linear out: dtype ", dtype_name(out.dtype),
+             ", expected ", dtype_name(x.dtype), " or float32");
+  rows(x, "linear x");
+  rows(out, "linear out");
+  SEAM_CHECK(w.ndim == 2 && w.contiguous(), "linear w: expected contiguous [out, in], got ", w.shape_str());
+  check_shape(out, {x.size(0), w.size(0)}, "linear out");
+  SEAM_CHECK(x.size(1) == w.size(1), "linear: x has ", x.size(1), " columns, w has ", w.size(1));
+  if (bias.defined()) {
+    on(bias, dev, "linear bias");
+    SEAM_CHECK(bias.dtype == w.dtype || bias.dtype == out.dtype, "linear bias: dtype ", dtype_name(bias.dtype));
+    SEAM_CHECK(bias.contiguous(), "linear bias: must be contiguous");
+    check_shape(bias, {w.size(0)}, "linear bias");
+  }
+}
+
+void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq, Device dev) {
+  floating(q, dev, "rope q");
+  same(k, q.dtype, dev, "rope k");
+  SEAM_CHECK(q.ndim == 3 && k.ndim == 3 && q.rows_contiguous() && k.rows_contiguous(),
+             "rope: expected q [n, heads, d], k [n, kv_heads, d]");
+  const int64_t d = q.size(2);
+  SEAM_CHECK(k.size(2) == d && k.size(0) == q.size(0) && d % 2 == 0, "rope: q/k shapes disagree");
+  index(positions, q.size(0), dev, "rope positions");
+  same(inv_freq, DType::f32, dev, "rope inv_freq");
+  check_shape(inv_freq, {d / 2}, "rope inv_freq");
+  SEAM_CHECK(inv_freq.contiguous(), "rope inv_freq: must be contiguous");
+}
+
+void silu_mul(const Tensor& out, const Tensor& gate_up, Device dev) {
+  floating(out, dev, "silu_mul out");
+  same(gate_up, out.dtype, dev, "silu_mul gate_up");
+  rows(out, "silu_mul out");
+  rows(gate_up, "silu_mul gate_up");
+  check_shape(gate_up, {out.size(0), 2 * out.size(1)}, "silu_mul gate_up");
+}
+
+void store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v, const Tensor& slots,
+              Device dev) {
+  floating(k, dev, "store_kv k");
+  same(v, k.dtype, dev, "store_kv v");
+  same(k_cache, k.dtype, dev, "store_kv k_cache");
+  same(v_cache, k.dtype, dev, "store_kv v_cache");
+  SEAM_CHECK(k.ndim == 3 && v.ndim == 3 && k.rows_contiguous() && v.rows_contiguous(),
+             "store_kv: expected k, v [n, kv_heads, d]");
+  SEAM_CHECK(k_cache.contiguous() && v_cache.contiguous(), "store_kv: caches must be contiguous");
+  check_shape(k_cache, {-1, k.size(1), k.size(2)}, "store_kv k_cache");
+  check_shape(v_cache, {k_cache.size(0), k.size(1), k.size(2)}, "store_kv v_cache");
+  check_shape(v, {k.size(0), k.size(1), k.size(2)}, "store_kv v");
+  index(slots, k.size(0), dev, "store_kv slots");
+}
+
+void attention(const Tensor& out, const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+               const AttentionBatch& b, Device dev) {
+  floating(q, dev, "attention q");
+  same(out, q.dtype, dev, "attention out");
+  same(k_cache, q.dtype, dev, "attention k_cache");
+  same(v_cache, q.dtype, dev, "attention v_cache");
+  SEAM_CHECK(q.ndim == 3 && q.rows_contiguous(), "attention q: expected [n, heads, d]");
+  SEAM_CHECK(out.ndim == 3 && out.rows_contiguous(), "attention out: expected [n, heads, d]");
+  check_shape(out, {b.n_tokens, q.size(1), q.size(2)}, "attention out");
+  SEAM_CHECK(q.size(0) >= b.n_tokens, "attention: q has fewer rows than n_tokens");
+  check_shape(k_cache, {-1, -1, q.size(2)}, "attention k_cache");
+  check_shape(v_cache, {k_cache.size(0), k_cache.size(1), q.size(2)}, "attention v_cache");
+  SEAM_CHECK(k_cache.contiguous() && v_cache.contiguous(), "attention: caches must be contiguous");
+  SEAM_CHECK(q.size(1) % k_cache.size(1) == 0, "attention: heads not a multiple of kv heads");
+  SEAM_CHECK(b.n_prefill_seqs >= 0 && b.n_prefill_seqs <= b.n_seqs, "attention: n_prefill_seqs out of [0, n_seqs]");
+  SEAM_CHECK(b.n_prefill_tokens >= 0 && b.n_tokens - b.n_prefill_tokens == b.n_seqs - b.n_prefill_seqs,
+             "attention: decode rows must have one token each (n_tokens - n_prefill_tokens = ",
+             b.n_tokens - b.n_prefill_tokens, ", decode sequences = ", b.n_seqs - b.n_prefill_seqs, ")");
+  index(b.qo_indptr, b.n_seqs + 1, dev, "attention qo_indptr");
+  index(b.seq_lens, b.n_seqs, dev, "attention seq_lens");
+  index(b.req_rows, b.n_seqs, dev, "attention req_rows");
+  same(b.page_table, DType::i32, dev, "attention page_table");
+  SEAM_CHECK(b.page_table.ndim == 2 && b.page_table.rows_contiguous(), "attention page_table: expected [reqs, ctx]");
+}
+
+void gather_rows(const Tensor& out, const Tensor& x, const Tensor& idx, Device dev) {
+  on(x, dev, "gather_rows x");
+  same(out, x.dtype, dev, "gather_rows out");
+  SEAM_CHECK(x.dtype != DType::i64, "gather_rows: int64 rows are not supported");
+  rows(x, "gather_rows x");
+  rows(out, "gather_rows out");
+  check_shape(out, {-1, x.size(1)}, "gather_rows out");
+  index(idx, out.size(0), dev, "gather_rows idx");
+}
+
+void apply_penalties(const Tensor& logits, const PenaltyBatch& p, Device dev) {
+  same(logits, DType::f32, dev, "apply_penalties logits");
+  rows(logits, "apply_penalties logits");
+  SEAM_CHECK(logits.size(0) >= p.n, "apply_penalties: more rows than logits");
+  if (p.n == 0) return;
+  index(p.indptr, p.n + 1, dev, "apply_penalties indptr");
+  index(p.tokens, p.nnz, dev, "apply_penalties tokens");
+  index(p.out_counts, p.nnz, dev, "apply_penalties out_counts");
+  params(p.frequency, DType::f32, p.n, dev, "apply_penalties frequency");
+  params(p.presence, DType::f32, p.n, dev, "apply_penalties presence");
+  params(p.repetition, DType::f32, p.n, dev, "apply_penalties repetition");
+}
+
+void sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s, Device dev) {
+  same(logits, DType::f32, dev, "sample logits");
+  rows(logits, "sample logits");
+  index(out_ids, s.n, dev, "sample out_ids");
+  SEAM_CHECK(logits.size(0) >= s.n, "sample: fewer logits rows than n");
+  if (s.n == 0) return;
+  params(s.temperature, DType::f32, s.n, dev, "sample temperature");
+  index(s.top_k, s.n, dev, "sample top_k");
+  params(s.top_p, DType::f32, s.n, dev, "sample top_p");
+  params(s.min_p, DType::f32, s.n, dev, "sample min_p");
+  params(s.seed, DType::i64, s.n, dev, "sample seed");
+  index(s.step, s.n, dev, "sample step");
+}
+
+}  // namespace seam::op_checks

@@ -1,0 +1,29 @@
+// The boundary checks of the Backend ops, shared by every backend: devices, dtypes that
+// must agree, shapes, strides and index tensors. A backend's op calls its function here
+// first, then checks only what is its own (the CPU computes in float32 only; CUDA takes
+// float32, float16 and bfloat16). Every failure is a seam::Error naming the op and the
+// argument.
+//
+// Index tensors (ids, positions, slots, idx, the attention and sampling metadata) are
+// i32 and may be longer than the rows an op produces: an op reads the first n entries,
+// n being the rows of its output (graph buffers are sized for the largest batch).
+#pragma once
+#include "backend/backend.h"
+
+namespace seam::op_checks {
+
+void embedding(const Tensor& out, const Tensor& ids, const Tensor& table, Device dev);
+void rms_norm(const Tensor& out, const Tensor& x, const Tensor& weight, Device dev);
+void add_rms_norm(const Tensor& out, const Tensor& residual, const Tensor& delta, const Tensor& weight, Device dev);
+void linear(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, Device dev);
+void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq, Device dev);
+void silu_mul(const Tensor& out, const Tensor& gate_up, Device dev);
+void store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v, const Tensor& slots,
+              Device dev);
+void attention(const Tensor& out, const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+               const AttentionBatch& b, Device dev);
+void gather_rows(const Tensor& out, const Tensor& x, const Tensor& idx, Device dev);
+void apply_penalties(const Tensor& logits, const PenaltyBatch& p, Device dev);
+void sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s, Device dev);
+
+}  // namespace seam::op_checks
