@@ -6,7 +6,7 @@
 // past the group are zero), so each K/V byte is read once for the whole group.
 // The 4 warps' partial softmax states are merged through shared memory; with
 // one split the block writes the output, else an fp32 partial (unnormalised
-// sum, max, denominator); the last block of a (sequence, kv head) to finish merges them.
+// sum, max, denominator) that combine_kernel merges.
 #include "backend/cuda/attention_decode.h"
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
@@ -19,12 +19,10 @@ constexpr int kWarps = 4;
 constexpr int kTileKeys = 16;  // keys per warp tile
 constexpr int kStages = 3;     // cp.async ring depth per warp
 constexpr int kMaxSplits = 64;
-// Split counters at the end of the scratch: one int per (decode row, kv head).
-constexpr int64_t kCounters = 1 << 16;
 // Fewest keys a split is given (two tiles per warp). The split count is baked into a
 // graph for the longest context it may meet; a shorter context uses only
 // active_splits() of them, so short contexts skip the empty splits and, with one
-// active split, the merge.
+// active split, the combine pass.
 constexpr int kMinSplitKeys = 2 * kWarps * kTileKeys;
 
 // Splits that hold keys for a sequence of seq_len keys, out of n_splits launched.
@@ -41,7 +39,7 @@ constexpr size_t decode_smem_bytes() {
 
 template <typename T, int D>
 __global__ void __launch_bounds__(kWarps * 32)
-    flash_decode_kernel(AttentionParams p, int n_splits, int* counters, float* part_o, float* part_ml) {
+    flash_decode_kernel(AttentionParams p, int n_splits, float* part_o, float* part_ml) {
   pdl_begin();
   extern __shared__ __align__(128) unsigned char smem_raw[];
   constexpr int kTile = kTileKeys * D;
@@ -171,47 +169,31 @@ __global__ void __launch_bounds__(kWarps * 32)
       }
     }
   }
-  if (n_active == 1) return;
+}
 
-  // The last of the n_active blocks of this (sequence, kv head) to finish merges the
-  // partials (no combine kernel, one node less per layer): every block publishes its
-  // partials (fence), then counts itself in; the last one resets the counter, so every
-  // launch leaves the counters at zero. out = sum_i o_i 2^(m_i - M) / sum_i l_i 2^(m_i - M).
-  __shared__ int s_last;
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    int* counter = counters + int64_t(dseq) * p.n_kv_heads + kvh;
-    s_last = atomicAdd(counter, 1) == n_active - 1;
-    if (s_last) *counter = 0;
-  }
-  __syncthreads();
-  if (!s_last) return;
-  __threadfence();
-  float* factor = reinterpret_cast<float*>(smem_raw);  // [group, n_active]: 2^(m_i - M)
-  float* inv_l = factor + group * n_active;           // [group]
-  const int64_t first = (int64_t(dseq) * p.n_heads + int64_t(kvh) * group) * n_splits;  // row 0, split 0
-  for (int row = threadIdx.x; row < group; row += kWarps * 32) {
-    const float* ml = part_ml + (first + int64_t(row) * n_splits) * 2;
-    float mx = -INFINITY;
-    for (int i = 0; i < n_active; ++i) mx = fmaxf(mx, __ldcg(ml + i * 2));
-    const float m_use = mx == -INFINITY ? 0.f : mx;
-    float sum_l = 0.f;
-    for (int i = 0; i < n_active; ++i) {
-      const float f = exp2f(__ldcg(ml + i * 2) - m_use);
-      factor[row * n_active + i] = f;
-      sum_l += __ldcg(ml + i * 2 + 1) * f;
-    }
-    inv_l[row] = sum_l > 0.f ? 1.f / sum_l : 0.f;
-  }
-  __syncthreads();
-  for (int it = threadIdx.x; it < group * D; it += kWarps * 32) {
-    const int row = it / D, d = it % D;
-    const float* po = part_o + (first + int64_t(row) * n_splits) * D + d;
+// Merges the splits of one (decode sequence, head): out = sum_i o_i 2^(m_i - M) / sum_i l_i 2^(m_i - M).
+template <typename T>
+__global__ void combine_kernel(AttentionParams p, int n_splits, const float* part_o, const float* part_ml) {
+  pdl_begin();
+  const int dseq = blockIdx.x / p.n_heads, head = blockIdx.x % p.n_heads;
+  const int D = p.head_dim;
+  const int64_t base = (int64_t(dseq) * p.n_heads + head) * n_splits;
+  const int n_active = active_splits(p.seq_lens[p.n_prefill_seqs + dseq], n_splits);
+  if (n_active == 1) return;  // the single split wrote the output itself
+  float mx = -INFINITY;
+  for (int i = 0; i < n_active; ++i) mx = fmaxf(mx, part_ml[(base + i) * 2]);
+  const float m_use = mx == -INFINITY ? 0.f : mx;
+  float sum_l = 0.f;
+  for (int i = 0; i < n_active; ++i)
+    sum_l += part_ml[(base + i) * 2 + 1] * exp2f(part_ml[(base + i) * 2] - m_use);
+  const float inv = sum_l > 0.f ? 1.f / sum_l : 0.f;
+  const int token = p.qo_indptr[p.n_prefill_seqs + dseq];
+  T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(head) * D;
+  for (int d = threadIdx.x; d < D; d += blockDim.x) {
     float acc = 0.f;
-    for (int i = 0; i < n_active; ++i) acc += __ldcg(po + int64_t(i) * D) * factor[row * n_active + i];
-    T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(kvh * group + row) * D;
-    dst[d] = from_float<T>(acc * inv_l[row]);
+    for (int i = 0; i < n_active; ++i)
+      acc += part_o[(base + i) * D + d] * exp2f(part_ml[(base + i) * 2] - m_use);
+    dst[d] = from_float<T>(acc * inv);
   }
 }
 
@@ -227,17 +209,18 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, flash_decode_kernel<T, D>, kWarps * 32, smem));
     return std::max(n, 1);
   }();
-  const int n_dec = p.n_seqs - p.n_prefill_seqs;
-  SEAM_CHECK(int64_t(n_dec) * p.n_kv_heads <= kCounters, "attention: ", n_dec, " decode rows x ", p.n_kv_heads,
-             " kv heads exceed the ", kCounters, " split counters");
   const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, blocks_per_sm);
+  const int n_dec = p.n_seqs - p.n_prefill_seqs;
   const int64_t n_parts = int64_t(n_dec) * p.n_heads * n_splits;
   float* part_o = scratch;                 // [n_dec, n_heads, n_splits, D]
   float* part_ml = scratch + n_parts * D;  // [n_dec, n_heads, n_splits, 2]
-  int* counters = reinterpret_cast<int*>(scratch + scratch_bytes / sizeof(float)) - kCounters;  // [kCounters]
   const dim3 grid(unsigned(n_splits), unsigned(p.n_kv_heads), unsigned(n_dec));
-  launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, p, n_splits, counters, part_o, part_ml);
+  launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, p, n_splits, part_o, part_ml);
   SEAM_CUDA_CHECK_LAUNCH();
+  if (n_splits > 1) {
+    launch_kernel(combine_kernel<T>, unsigned(n_dec * p.n_heads), D, 0, stream, p, n_splits, part_o, part_ml);
+    SEAM_CUDA_CHECK_LAUNCH();
+  }
 }
 
 }  // namespace
@@ -261,8 +244,7 @@ int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sm
     splits = std::min<int64_t>(splits, std::max(1, (p.max_seq_len + kMinSplitKeys - 1) / kMinSplitKeys));
   // The partials must fit the scratch.
   const int64_t per_split = n_dec * p.n_heads * (p.head_dim + 2) * int64_t(sizeof(float));
-  const int64_t partial_bytes = int64_t(scratch_bytes) - kCounters * int64_t(sizeof(int));
-  splits = std::min<int64_t>(splits, std::max<int64_t>(1, partial_bytes / per_split));
+  splits = std::min<int64_t>(splits, std::max<int64_t>(1, int64_t(scratch_bytes) / per_split));
   return int(splits);
 }
 

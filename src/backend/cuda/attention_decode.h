@@ -15,10 +15,8 @@ bool flash_decode_supported(DType dtype, int head_dim, int group);
 // context. The KV range of each (sequence, kv head) is cut into a number of splits fixed by
 // host sizes only (never by seq_lens, which live on the device and change between graph
 // replays): each split's range is computed on the device from seq_lens. Splits > 1 write
-// fp32 partials into `scratch` (allocated once by the backend: `scratch_bytes`), and the
-// last split block to finish merges them, counted by per-(sequence, kv head) counters at
-// the end of the scratch: the scratch must be zeroed once when it is allocated (every
-// launch leaves the counters at zero). The split count is capped so the partials fit.
+// fp32 partials into `scratch` (allocated once by the backend: `scratch_bytes`), merged by a
+// combine kernel; the split count is capped so the partials always fit.
 void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int n_sms,
                          cudaStream_t stream);
 

@@ -54,8 +54,6 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   gemm_ = std::make_unique<CublasLtGemm>();
   SEAM_CUDA_CHECK(cudaMalloc(&attention_scratch_, kAttentionScratchBytes));
-  // Zeroed once: decode attention's split counters live in it (attention_decode.h).
-  SEAM_CUDA_CHECK(cudaMemset(attention_scratch_, 0, kAttentionScratchBytes));
   SEAM_CUDA_CHECK(cudaEventCreate(&timer_start_));  // timing events (not cudaEventDisableTiming)
   SEAM_CUDA_CHECK(cudaEventCreate(&timer_stop_));
 }
