@@ -1,4 +1,5 @@
 #include "backend/cuda/apply_penalties.h"
+
 #include "backend/cuda/cuda_common.cuh"
 
 namespace seam::cuda {
@@ -7,9 +8,8 @@ namespace {
 
 // One block per row; threads stride over the row's entries.
 __global__ void apply_penalties_kernel(float* logits, int64_t stride, int64_t vocab, const int32_t* indptr,
-                                       const int32_t* tokens, const int32_t* out_counts,
-                                       const float* frequency, const float* presence,
-                                       const float* repetition) {
+                                       const int32_t* tokens, const int32_t* out_counts, const float* frequency,
+                                       const float* presence, const float* repetition) {
   pdl_begin();
   const int r = blockIdx.x;
   float* l = logits + r * stride;

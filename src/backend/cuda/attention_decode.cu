@@ -8,6 +8,7 @@
 // one split the block writes the output, else an fp32 partial (unnormalised
 // sum, max, denominator) that combine_kernel merges.
 #include "backend/cuda/attention_decode.h"
+
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
 
@@ -38,8 +39,8 @@ constexpr size_t decode_smem_bytes() {
 }
 
 template <typename T, int D>
-__global__ void __launch_bounds__(kWarps * 32)
-    flash_decode_kernel(AttentionParams p, int n_splits, float* part_o, float* part_ml) {
+__global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionParams p, int n_splits, float* part_o,
+                                                                   float* part_ml) {
   pdl_begin();
   extern __shared__ __align__(128) unsigned char smem_raw[];
   constexpr int kTile = kTileKeys * D;
@@ -63,8 +64,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   const T* q = static_cast<const T*>(p.q) + int64_t(token) * p.q_stride + int64_t(kvh) * group * D;
   const int r_lo = lane >> 2, r_hi = r_lo + 8;
   uint32_t qf[D / 16][4];
-  flash::load_q_fragments<T, D>(qf, r_lo < group ? q + r_lo * D : nullptr,
-                                r_hi < group ? q + r_hi * D : nullptr, lane);
+  flash::load_q_fragments<T, D>(qf, r_lo < group ? q + r_lo * D : nullptr, r_hi < group ? q + r_hi * D : nullptr,
+                                lane);
 
   float o[D / 8][4];
 #pragma unroll
@@ -123,9 +124,9 @@ __global__ void __launch_bounds__(kWarps * 32)
 
   // Merge the 4 warps: each writes its rows' (m, l) and o to shared memory.
   __syncthreads();
-  float* ms = reinterpret_cast<float*>(smem_raw);  // [kWarps][16]
-  float* ls = ms + kWarps * 16;                    // [kWarps][16]
-  float* os = ls + kWarps * 16;                    // [kWarps][16][D]
+  float* ms = reinterpret_cast<float*>(smem_raw);   // [kWarps][16]
+  float* ls = ms + kWarps * 16;                     // [kWarps][16]
+  float* os = ls + kWarps * 16;                     // [kWarps][16][D]
   const int t2 = (lane & 3) * 2;
   if ((lane & 3) == 0) {
     ms[warp * 16 + r_lo] = m[0];
@@ -184,8 +185,7 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, const float* par
   for (int i = 0; i < n_active; ++i) mx = fmaxf(mx, part_ml[(base + i) * 2]);
   const float m_use = mx == -INFINITY ? 0.f : mx;
   float sum_l = 0.f;
-  for (int i = 0; i < n_active; ++i)
-    sum_l += part_ml[(base + i) * 2 + 1] * exp2f(part_ml[(base + i) * 2] - m_use);
+  for (int i = 0; i < n_active; ++i) sum_l += part_ml[(base + i) * 2 + 1] * exp2f(part_ml[(base + i) * 2] - m_use);
   const float inv = sum_l > 0.f ? 1.f / sum_l : 0.f;
   const int token = p.qo_indptr[p.n_prefill_seqs + dseq];
   T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(head) * D;
@@ -198,12 +198,11 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, const float* par
 }
 
 template <typename T, int D>
-void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int n_sms,
-                  cudaStream_t stream) {
+void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int n_sms, cudaStream_t stream) {
   constexpr size_t smem = decode_smem_bytes<T, D>();
   static const int blocks_per_sm = [] {  // once per instantiation, host-side (before any capture)
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_decode_kernel<T, D>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    SEAM_CUDA_CHECK(
+        cudaFuncSetAttribute(flash_decode_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     int n = 0;
     SEAM_CUDA_CHECK(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, flash_decode_kernel<T, D>, kWarps * 32, smem));
@@ -212,8 +211,8 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
   const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, blocks_per_sm);
   const int n_dec = p.n_seqs - p.n_prefill_seqs;
   const int64_t n_parts = int64_t(n_dec) * p.n_heads * n_splits;
-  float* part_o = scratch;                 // [n_dec, n_heads, n_splits, D]
-  float* part_ml = scratch + n_parts * D;  // [n_dec, n_heads, n_splits, 2]
+  float* part_o = scratch;                    // [n_dec, n_heads, n_splits, D]
+  float* part_ml = scratch + n_parts * D;     // [n_dec, n_heads, n_splits, 2]
   const dim3 grid(unsigned(n_splits), unsigned(p.n_kv_heads), unsigned(n_dec));
   launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, p, n_splits, part_o, part_ml);
   SEAM_CUDA_CHECK_LAUNCH();
@@ -248,8 +247,8 @@ int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sm
   return int(splits);
 }
 
-void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes,
-                         int n_sms, cudaStream_t stream) {
+void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int n_sms,
+                         cudaStream_t stream) {
   if (p.n_seqs - p.n_prefill_seqs <= 0) return;
   SEAM_ASSERT(flash_decode_supported(dtype, p.head_dim, p.group));
   if (dtype == DType::bf16) {

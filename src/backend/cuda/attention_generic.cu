@@ -1,4 +1,5 @@
 #include "backend/cuda/attention_generic.h"
+
 #include "backend/cuda/cuda_common.cuh"
 
 namespace seam::cuda {
@@ -21,10 +22,7 @@ __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionPa
   int lo = 0, hi = p.n_seqs - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
-    if (p.qo_indptr[mid] <= tok)
-      lo = mid;
-    else
-      hi = mid - 1;
+    if (p.qo_indptr[mid] <= tok) lo = mid; else hi = mid - 1;
   }
   const int s = lo;
   const int n_q = p.qo_indptr[s + 1] - p.qo_indptr[s];
@@ -90,11 +88,9 @@ __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionPa
 
 }  // namespace
 
-void launch_attention_generic(const AttentionParams& p, DType dtype, int token_begin, int n,
-                              cudaStream_t stream) {
+void launch_attention_generic(const AttentionParams& p, DType dtype, int token_begin, int n, cudaStream_t stream) {
   if (n <= 0) return;
-  SEAM_CHECK(p.head_dim <= kGenericMaxHeadDim, "attention: head_dim ", p.head_dim, " above ",
-             kGenericMaxHeadDim);
+  SEAM_CHECK(p.head_dim <= kGenericMaxHeadDim, "attention: head_dim ", p.head_dim, " above ", kGenericMaxHeadDim);
   const dim3 grid(unsigned(n), unsigned(p.n_heads));
   const size_t smem = size_t(p.head_dim + kThreads) * sizeof(float);
   SEAM_DISPATCH_FLOAT_TYPES(dtype, T, "attention", [&] {

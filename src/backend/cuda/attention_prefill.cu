@@ -6,6 +6,7 @@
 // (sequence, kv head); K/V tiles of 64 keys are gathered through the page table
 // with cp.async into double-buffered, swizzled shared memory.
 #include "backend/cuda/attention_prefill.h"
+
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
 
@@ -98,8 +99,8 @@ __global__ void __launch_bounds__(kWarps * 32, 3) flash_prefill_kernel(Attention
   }
   __syncthreads();
   flash::load_kv_tile<T, D, kBlockN>(
-      smem, smem + kTile, k_cache, v_cache, [&](int row) { return s_slots[0][row]; }, 0, key_end,
-      p.n_kv_heads, kvh, tid, kWarps * 32);
+      smem, smem + kTile, k_cache, v_cache, [&](int row) { return s_slots[0][row]; }, 0, key_end, p.n_kv_heads, kvh,
+      tid, kWarps * 32);
   flash::cp_async_commit();
   for (int it = 0; it < n_kv_tiles; ++it) {
     const int stage = it & 1;
@@ -156,8 +157,7 @@ __global__ void __launch_bounds__(kWarps * 32, 3) flash_prefill_kernel(Attention
     T* dst = out + row_off(p.out_stride, row);
 #pragma unroll
     for (int d = 0; d < D / 8; ++d)
-      *reinterpret_cast<uint32_t*>(dst + d * 8 + t2) =
-          flash::pack2<T>(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);
+      *reinterpret_cast<uint32_t*>(dst + d * 8 + t2) = flash::pack2<T>(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);
   }
 }
 
@@ -165,8 +165,8 @@ template <typename T, int D>
 void launch_typed(const AttentionParams& p, cudaStream_t stream) {
   constexpr size_t smem = prefill_smem_bytes<T, D>();
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, D>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    SEAM_CUDA_CHECK(
+        cudaFuncSetAttribute(flash_prefill_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     return true;
   }();
   (void)attr_ok;

@@ -1,5 +1,6 @@
-#include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/fill.h"
+
+#include "backend/cuda/cuda_common.cuh"
 
 namespace seam::cuda {
 
@@ -7,8 +8,7 @@ namespace {
 template <typename T>
 __global__ void fill_kernel(T* p, int64_t n, T value) {
   pdl_begin();
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     p[i] = value;
 }
 
@@ -24,16 +24,11 @@ void launch_typed(void* p, int64_t n, T value, cudaStream_t stream) {
 void launch_fill(const Tensor& t, float value, cudaStream_t stream) {
   const int64_t n = t.numel();
   switch (t.dtype) {
-    case DType::f32:
-      return launch_typed<float>(t.data, n, value, stream);
-    case DType::f16:
-      return launch_typed<__half>(t.data, n, __float2half_rn(value), stream);
-    case DType::bf16:
-      return launch_typed<__nv_bfloat16>(t.data, n, __float2bfloat16_rn(value), stream);
-    case DType::i32:
-      return launch_typed<int32_t>(t.data, n, int32_t(value), stream);
-    case DType::i64:
-      return launch_typed<int64_t>(t.data, n, int64_t(value), stream);
+    case DType::f32: return launch_typed<float>(t.data, n, value, stream);
+    case DType::f16: return launch_typed<__half>(t.data, n, __float2half_rn(value), stream);
+    case DType::bf16: return launch_typed<__nv_bfloat16>(t.data, n, __float2bfloat16_rn(value), stream);
+    case DType::i32: return launch_typed<int32_t>(t.data, n, int32_t(value), stream);
+    case DType::i64: return launch_typed<int64_t>(t.data, n, int64_t(value), stream);
   }
 }
 

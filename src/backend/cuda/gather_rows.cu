@@ -1,5 +1,6 @@
-#include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/gather_rows.h"
+
+#include "backend/cuda/cuda_common.cuh"
 
 namespace seam::cuda {
 
@@ -18,13 +19,11 @@ __global__ void gather_rows_kernel(U* out, int64_t out_stride, const U* x, int64
 }
 
 template <typename U>
-void launch_units(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t unit_elems,
-                  cudaStream_t stream) {
+void launch_units(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t unit_elems, cudaStream_t stream) {
   const int64_t width = x.size(1) / unit_elems;
   const int threads = int(std::min<int64_t>(256, (width + 31) / 32 * 32));
   launch_kernel(gather_rows_kernel<U>, unsigned(out.size(0)), threads, 0, stream, out.ptr<U>(),
-                out.stride[0] / unit_elems, x.ptr<U>(), x.stride[0] / unit_elems, x.size(0),
-                idx.ptr<int32_t>(), width);
+                out.stride[0] / unit_elems, x.ptr<U>(), x.stride[0] / unit_elems, x.size(0), idx.ptr<int32_t>(), width);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 }  // namespace

@@ -1,5 +1,6 @@
-#include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/gemv.h"
+
+#include "backend/cuda/cuda_common.cuh"
 
 namespace seam::cuda {
 
@@ -111,18 +112,16 @@ int slices_for(int n_out, int n_in) {
 }
 
 template <typename T, typename TO, int M, int S>
-void launch_sliced(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
-                   cudaStream_t stream) {
+void launch_sliced(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, cudaStream_t stream) {
   const int n_out = int(w.size(0)), n_in = int(w.size(1));
   launch_kernel(gemv_kernel<T, TO, M, S>, div_up(n_out, kWarps / S), kWarps * 32, 0, stream, out.ptr<TO>(),
-                out.stride[0], x.ptr<T>(), x.stride[0], w.ptr<T>(), bias.defined() ? bias.ptr<T>() : nullptr,
-                n_out, n_in);
+                out.stride[0], x.ptr<T>(), x.stride[0], w.ptr<T>(), bias.defined() ? bias.ptr<T>() : nullptr, n_out,
+                n_in);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T, typename TO, int M>
-void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
-                 cudaStream_t stream) {
+void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, cudaStream_t stream) {
   switch (slices_for(int(w.size(0)), int(w.size(1)))) {
     case 1:
       return launch_sliced<T, TO, M, 1>(out, x, w, bias, stream);
@@ -135,23 +134,10 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
   }
 }
 
-template <typename T, typename TO>
-void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
-                  cudaStream_t stream) {
-  // Each row count has its own kernel (M is the size of the accumulator array); the
-  // kernel takes any M, but at 2 rows cuBLASLt was already faster (gemv.h).
-  switch (x.size(0)) {
-    case 1:
-      return launch_rows<T, TO, 1>(out, x, w, bias, stream);
-    default:
-      throw Error(detail::concat("gemv: ", x.size(0), " rows, at most ", kGemvMaxRows));
-  }
-}
-
 }  // namespace
 
 bool gemv_applies(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias) {
-  static_assert(kGemvMaxRows == 1, "launch_typed instantiates the row count 1 only");
+  static_assert(kGemvMaxRows == 1, "launch_gemv instantiates the kernel for one row of x only");
   const bool half = x.dtype == DType::bf16 || x.dtype == DType::f16;
   const int64_t m = x.ndim == 2 ? x.size(0) : 0;
   return half && w.dtype == x.dtype && (out.dtype == x.dtype || out.dtype == DType::f32) &&
@@ -160,16 +146,16 @@ bool gemv_applies(const Tensor& out, const Tensor& x, const Tensor& w, const Ten
          w.size(1) < (int64_t(1) << 31) && aligned16(w.data) && rows_vectorizable(x, x.size(1));
 }
 
-void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
-                 cudaStream_t stream) {
+void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, cudaStream_t stream) {
   SEAM_ASSERT(gemv_applies(out, x, w, bias));
   if (w.size(0) == 0) return;
+  // One row of x (kGemvMaxRows): the kernel takes any M, but at 2 rows cuBLASLt was already faster (gemv.h).
   if (x.dtype == DType::bf16) {
-    if (out.dtype == DType::f32) return launch_typed<__nv_bfloat16, float>(out, x, w, bias, stream);
-    return launch_typed<__nv_bfloat16, __nv_bfloat16>(out, x, w, bias, stream);
+    if (out.dtype == DType::f32) return launch_rows<__nv_bfloat16, float, 1>(out, x, w, bias, stream);
+    return launch_rows<__nv_bfloat16, __nv_bfloat16, 1>(out, x, w, bias, stream);
   }
-  if (out.dtype == DType::f32) return launch_typed<__half, float>(out, x, w, bias, stream);
-  launch_typed<__half, __half>(out, x, w, bias, stream);
+  if (out.dtype == DType::f32) return launch_rows<__half, float, 1>(out, x, w, bias, stream);
+  launch_rows<__half, __half, 1>(out, x, w, bias, stream);
 }
 
 }  // namespace seam::cuda

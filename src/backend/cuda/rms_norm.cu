@@ -1,5 +1,6 @@
-#include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/rms_norm.h"
+
+#include "backend/cuda/cuda_common.cuh"
 
 namespace seam::cuda {
 
@@ -10,9 +11,7 @@ struct RowMap {
   int64_t s0 = 0;     // stride of dim 0
   int64_t s1 = 0;     // stride of the heads dim (= d: rows are packed)
   int64_t heads = 1;  // 1 for a 2-D view
-  __device__ __forceinline__ int64_t operator()(int64_t r) const {
-    return (r / heads) * s0 + (r % heads) * s1;
-  }
+  __device__ __forceinline__ int64_t operator()(int64_t r) const { return (r / heads) * s0 + (r % heads) * s1; }
 };
 
 RowMap row_map(const Tensor& t) {
@@ -83,17 +82,17 @@ __global__ void rms_norm_kernel(T* out, RowMap out_map, T* x, RowMap x_map, cons
 }
 
 template <typename T, int V, bool ADD>
-void launch_rows(T* out, RowMap om, T* x, RowMap xm, const T* delta, RowMap dm, const T* w, int64_t n_rows,
-                 int d, float eps, cudaStream_t stream) {
+void launch_rows(T* out, RowMap om, T* x, RowMap xm, const T* delta, RowMap dm, const T* w, int64_t n_rows, int d,
+                 float eps, cudaStream_t stream) {
   if (n_rows == 0) return;
   // A warp per row (8 rows a block) only when there are enough rows to fill the GPU:
   // a decode step's single row of 896 on one warp took 5.1 us, a block per row 2-3 us.
   if (d <= 1024 && n_rows >= 1024) {  // a warp per row, 8 rows per block
-    launch_kernel(rms_norm_kernel<T, 32, V, ADD>, div_up(n_rows, 8), 256, 0, stream, out, om, x, xm, delta,
-                  dm, w, n_rows, d, eps);
+    launch_kernel(rms_norm_kernel<T, 32, V, ADD>, div_up(n_rows, 8), 256, 0, stream, out, om, x, xm, delta, dm, w,
+                  n_rows, d, eps);
   } else {  // a block per row
-    launch_kernel(rms_norm_kernel<T, 256, V, ADD>, unsigned(n_rows), 256, 0, stream, out, om, x, xm, delta,
-                  dm, w, n_rows, d, eps);
+    launch_kernel(rms_norm_kernel<T, 256, V, ADD>, unsigned(n_rows), 256, 0, stream, out, om, x, xm, delta, dm, w,
+                  n_rows, d, eps);
   }
   SEAM_CUDA_CHECK_LAUNCH();
 }
@@ -111,19 +110,15 @@ void dispatch(const Tensor& out, const Tensor& x, const Tensor& delta, const Ten
   const int64_t n_rows = x.ndim == 3 ? x.size(0) * x.size(1) : x.size(0);
   T* dptr = ADD ? delta.ptr<T>() : nullptr;
   if (vec)
-    launch_rows<T, kVec<T>, ADD>(out.ptr<T>(), om, x.ptr<T>(), xm, dptr, dm, weight.ptr<T>(), n_rows, d, eps,
-                                 stream);
+    launch_rows<T, kVec<T>, ADD>(out.ptr<T>(), om, x.ptr<T>(), xm, dptr, dm, weight.ptr<T>(), n_rows, d, eps, stream);
   else
-    launch_rows<T, 1, ADD>(out.ptr<T>(), om, x.ptr<T>(), xm, dptr, dm, weight.ptr<T>(), n_rows, d, eps,
-                           stream);
+    launch_rows<T, 1, ADD>(out.ptr<T>(), om, x.ptr<T>(), xm, dptr, dm, weight.ptr<T>(), n_rows, d, eps, stream);
 }
 
 }  // namespace
 
-void launch_rms_norm(const Tensor& out, const Tensor& x, const Tensor& weight, float eps,
-                     cudaStream_t stream) {
-  SEAM_DISPATCH_FLOAT_TYPES(x.dtype, T, "rms_norm",
-                            [&] { dispatch<T, false>(out, x, Tensor{}, weight, eps, stream); });
+void launch_rms_norm(const Tensor& out, const Tensor& x, const Tensor& weight, float eps, cudaStream_t stream) {
+  SEAM_DISPATCH_FLOAT_TYPES(x.dtype, T, "rms_norm", [&] { dispatch<T, false>(out, x, Tensor{}, weight, eps, stream); });
 }
 
 void launch_add_rms_norm(const Tensor& out, const Tensor& residual, const Tensor& delta, const Tensor& weight,

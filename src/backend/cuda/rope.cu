@@ -1,5 +1,6 @@
-#include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/rope.h"
+
+#include "backend/cuda/cuda_common.cuh"
 
 namespace seam::cuda {
 
@@ -91,13 +92,13 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, con
   const bool pairs = half % 2 == 0 && even(q.data, q.stride[0]) && even(k.data, k.stride[0]) &&
                      (!STORE || (even(kv.v, kv.v_stride) && even(kv.k_cache, 2) && even(kv.v_cache, 2)));
   if (pairs)
-    launch_kernel(rope_kernel<T, 2, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(),
-                  q.stride[0], int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)),
-                  positions.ptr<int32_t>(), inv_freq.ptr<float>(), d, kv);
+    launch_kernel(rope_kernel<T, 2, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(), q.stride[0],
+                  int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(),
+                  inv_freq.ptr<float>(), d, kv);
   else
-    launch_kernel(rope_kernel<T, 1, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(),
-                  q.stride[0], int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)),
-                  positions.ptr<int32_t>(), inv_freq.ptr<float>(), d, kv);
+    launch_kernel(rope_kernel<T, 1, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(), q.stride[0],
+                  int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(),
+                  inv_freq.ptr<float>(), d, kv);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
@@ -111,12 +112,11 @@ void launch_rope(const Tensor& q, const Tensor& k, const Tensor& positions, cons
 }
 
 void launch_rope_store_kv(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& positions,
-                          const Tensor& inv_freq, const Tensor& k_cache, const Tensor& v_cache,
-                          const Tensor& slots, cudaStream_t stream) {
+                          const Tensor& inv_freq, const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots,
+                          cudaStream_t stream) {
   if (q.size(0) == 0) return;
   SEAM_DISPATCH_FLOAT_TYPES(q.dtype, T, "rope_store_kv", [&] {
-    KvDest<T> kv{v.ptr<T>(),       v.stride[0],          k_cache.ptr<T>(),
-                 v_cache.ptr<T>(), slots.ptr<int32_t>(), k_cache.size(0)};
+    KvDest<T> kv{v.ptr<T>(), v.stride[0], k_cache.ptr<T>(), v_cache.ptr<T>(), slots.ptr<int32_t>(), k_cache.size(0)};
     launch_typed<T, true>(q, k, positions, inv_freq, kv, stream);
   });
 }

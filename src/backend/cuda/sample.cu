@@ -12,8 +12,9 @@
 // Determinism: probability mass is summed as 56-bit fixed point in integer
 // atomics, which are exact in any order, and every float reduction has a fixed
 // order. So a row's draw depends only on its logits, seed and step.
-#include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/sample.h"
+
+#include "backend/cuda/cuda_common.cuh"
 #include "backend/sampling_rng.h"
 
 namespace seam::cuda {
@@ -21,8 +22,8 @@ namespace seam::cuda {
 namespace {
 
 constexpr int kThreads = 1024;
-constexpr int kSub = 8;     // sub-histograms (by warp), to spread shared-memory atomic contention
-constexpr int kBins = 256;  // 8 key bits per pass
+constexpr int kSub = 8;      // sub-histograms (by warp), to spread shared-memory atomic contention
+constexpr int kBins = 256;   // 8 key bits per pass
 constexpr double kFixedOne = 72057594037927936.0;  // 2^56: probability 1 in fixed point
 
 struct Smem {
@@ -47,9 +48,7 @@ struct Smem {
 __device__ __forceinline__ unsigned long long make_key(float p, int i) {
   return (static_cast<unsigned long long>(__float_as_uint(p)) << 32) | static_cast<unsigned int>(~i);
 }
-__device__ __forceinline__ unsigned long long fixed_mass(float p) {
-  return __double2ull_rd(double(p) * kFixedOne);
-}
+__device__ __forceinline__ unsigned long long fixed_mass(float p) { return __double2ull_rd(double(p) * kFixedOne); }
 
 // ---- block reductions (fixed order: deterministic) ----
 template <typename T, typename Op>
@@ -126,8 +125,7 @@ __device__ __forceinline__ int digit_shift(int level) { return level < 7 ? 55 - 
 // Histogram of the next digit of the keys matching (prefix, mask), added into the
 // warp's sub-histogram. hist_key gets some key of each bin by a plain store: when the bin
 // holds one token (the only case it is read) there is exactly one writer.
-__device__ __forceinline__ void add_to_histogram(Smem& sm, int sub, unsigned long long key, float p,
-                                                 int shift) {
+__device__ __forceinline__ void add_to_histogram(Smem& sm, int sub, unsigned long long key, float p, int shift) {
   const int bin = int((key >> shift) & 255);
   atomicAdd(&sm.hist_c[sub][bin], 1u);
   const unsigned long long w = fixed_mass(p);
@@ -158,8 +156,7 @@ struct Selected {
 
 // The first key (from the largest) whose inclusive running count (by_count) or running
 // mass reaches `target`. Every thread returns the same answer.
-__device__ Selected radix_select(const float* p, int vocab, bool by_count, unsigned long long target,
-                                 Smem& sm) {
+__device__ Selected radix_select(const float* p, int vocab, bool by_count, unsigned long long target, Smem& sm) {
   unsigned long long prefix = 0, mask = 0, acc_w = 0;
   unsigned int acc_c = 0;
   const int tid = threadIdx.x, lane = tid & 31, sub = (tid >> 5) % kSub;
@@ -245,10 +242,10 @@ __device__ Selected radix_select(const float* p, int vocab, bool by_count, unsig
   return {0, 0, false};  // not reached
 }
 
-__global__ void __launch_bounds__(kThreads)
-    sample_kernel(int32_t* out_ids, float* logits, int64_t stride, int vocab, const float* temperature,
-                  const int32_t* top_k, const float* top_p, const float* min_p, const int64_t* seed,
-                  const int32_t* step) {
+__global__ void __launch_bounds__(kThreads) sample_kernel(int32_t* out_ids, float* logits, int64_t stride, int vocab,
+                                                          const float* temperature, const int32_t* top_k,
+                                                          const float* top_p, const float* min_p, const int64_t* seed,
+                                                          const int32_t* step) {
   pdl_begin();
   __shared__ Smem sm;
   const int r = blockIdx.x, tid = threadIdx.x, sub = (tid >> 5) % kSub;
@@ -319,8 +316,8 @@ __global__ void __launch_bounds__(kThreads)
   });
   mass = block_reduce<unsigned long long>(mass, sm.red_u64,
                                           [](unsigned long long a, unsigned long long b) { return a + b; });
-  top_key = block_reduce<unsigned long long>(
-      top_key, sm.red_u64, [](unsigned long long a, unsigned long long b) { return max(a, b); });
+  top_key = block_reduce<unsigned long long>(top_key, sm.red_u64,
+                                             [](unsigned long long a, unsigned long long b) { return max(a, b); });
   fold_histograms(sm);
   __syncthreads();
   for (int b = tid; b < kBins; b += blockDim.x) {
@@ -361,8 +358,8 @@ __global__ void __launch_bounds__(kThreads)
       for_each_value(l, vocab, [&](int i, float p) {
         if (make_key(p, i) >= keep_key) w += fixed_mass(p);
       });
-      keep_w = block_reduce<unsigned long long>(
-          w, sm.red_u64, [](unsigned long long a, unsigned long long b) { return a + b; });
+      keep_w = block_reduce<unsigned long long>(w, sm.red_u64,
+                                                [](unsigned long long a, unsigned long long b) { return a + b; });
     }
   }
   // 6. the draw: the first kept token whose running mass exceeds u * kept mass.
@@ -389,10 +386,9 @@ __global__ void __launch_bounds__(kThreads)
 
 void launch_sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s, cudaStream_t stream) {
   if (s.n == 0) return;
-  launch_kernel(sample_kernel, unsigned(s.n), kThreads, 0, stream, out_ids.ptr<int32_t>(),
-                logits.ptr<float>(), logits.stride[0], int(logits.size(1)), s.temperature.ptr<float>(),
-                s.top_k.ptr<int32_t>(), s.top_p.ptr<float>(), s.min_p.ptr<float>(), s.seed.ptr<int64_t>(),
-                s.step.ptr<int32_t>());
+  launch_kernel(sample_kernel, unsigned(s.n), kThreads, 0, stream, out_ids.ptr<int32_t>(), logits.ptr<float>(),
+                logits.stride[0], int(logits.size(1)), s.temperature.ptr<float>(), s.top_k.ptr<int32_t>(),
+                s.top_p.ptr<float>(), s.min_p.ptr<float>(), s.seed.ptr<int64_t>(), s.step.ptr<int32_t>());
   SEAM_CUDA_CHECK_LAUNCH();
 }
 

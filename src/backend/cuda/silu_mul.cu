@@ -1,5 +1,6 @@
-#include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/silu_mul.h"
+
+#include "backend/cuda/cuda_common.cuh"
 
 namespace seam::cuda {
 
@@ -7,8 +8,8 @@ namespace {
 
 // Grid-stride over (row, vector) items; V elements per item (16-byte vectors when aligned).
 template <typename T, int V>
-__global__ void silu_mul_kernel(T* out, int64_t out_stride, const T* gate_up, int64_t gu_stride,
-                                int64_t n_rows, int inter) {
+__global__ void silu_mul_kernel(T* out, int64_t out_stride, const T* gate_up, int64_t gu_stride, int64_t n_rows,
+                                int inter) {
   pdl_begin();
   const int per_row = inter / V;
   const int64_t n_items = n_rows * per_row;
@@ -42,11 +43,11 @@ void launch_typed(const Tensor& out, const Tensor& gate_up, cudaStream_t stream)
   const int v = vec ? kVec<T> : 1;
   const unsigned blocks = unsigned(std::min<int64_t>(div_up(n * inter / v, 256), 132 * 16));
   if (vec)
-    launch_kernel(silu_mul_kernel<T, kVec<T>>, blocks, 256, 0, stream, out.ptr<T>(), out.stride[0],
-                  gate_up.ptr<T>(), gate_up.stride[0], n, inter);
+    launch_kernel(silu_mul_kernel<T, kVec<T>>, blocks, 256, 0, stream, out.ptr<T>(), out.stride[0], gate_up.ptr<T>(),
+                  gate_up.stride[0], n, inter);
   else
-    launch_kernel(silu_mul_kernel<T, 1>, blocks, 256, 0, stream, out.ptr<T>(), out.stride[0],
-                  gate_up.ptr<T>(), gate_up.stride[0], n, inter);
+    launch_kernel(silu_mul_kernel<T, 1>, blocks, 256, 0, stream, out.ptr<T>(), out.stride[0], gate_up.ptr<T>(),
+                  gate_up.stride[0], n, inter);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 

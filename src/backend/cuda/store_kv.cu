@@ -1,5 +1,6 @@
-#include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/store_kv.h"
+
+#include "backend/cuda/cuda_common.cuh"
 
 namespace seam::cuda {
 
@@ -7,8 +8,8 @@ namespace {
 
 // One block per token; U is the copy granule (uint4 when aligned, else one element).
 template <typename U>
-__global__ void store_kv_kernel(U* k_cache, U* v_cache, int64_t n_slots, const U* k, int64_t k_stride,
-                                const U* v, int64_t v_stride, const int32_t* slots, int64_t width) {
+__global__ void store_kv_kernel(U* k_cache, U* v_cache, int64_t n_slots, const U* k, int64_t k_stride, const U* v,
+                                int64_t v_stride, const int32_t* slots, int64_t width) {
   pdl_begin();
   const int64_t i = blockIdx.x;
   const int64_t s = slots[i];
@@ -28,9 +29,9 @@ void launch_units(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k,
                   const Tensor& slots, int64_t unit_elems, cudaStream_t stream) {
   const int64_t width = k.size(1) * k.size(2) / unit_elems;
   const int threads = int(std::min<int64_t>(256, (width + 31) / 32 * 32));
-  launch_kernel(store_kv_kernel<U>, unsigned(k.size(0)), threads, 0, stream, k_cache.ptr<U>(),
-                v_cache.ptr<U>(), k_cache.size(0), k.ptr<U>(), k.stride[0] / unit_elems, v.ptr<U>(),
-                v.stride[0] / unit_elems, slots.ptr<int32_t>(), width);
+  launch_kernel(store_kv_kernel<U>, unsigned(k.size(0)), threads, 0, stream, k_cache.ptr<U>(), v_cache.ptr<U>(),
+                k_cache.size(0), k.ptr<U>(), k.stride[0] / unit_elems, v.ptr<U>(), v.stride[0] / unit_elems,
+                slots.ptr<int32_t>(), width);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
