@@ -181,6 +181,18 @@ void bench_gemms(Bench& b, bool quick) {
     const bool gemv = cuda::gemv_applies(out, x, ws[0], Tensor{});
     const double us = b.time_us([&](int i) { b.gpu().linear(out, x, ws[size_t(i % copies)], Tensor{}); });
     b.row(std::string("linear ") + g.name + (gemv ? " (gemv)" : ""), shape, us, bytes, flops);
+    if (gemv) {  // the fused forms a decode step runs: RMSNorm in front, or the residual add behind
+      Tensor norm_w = b.random(DType::bf16, {g.n_in}, 1.f), normed = b.alloc(DType::bf16, {m, g.n_in});
+      const double us_norm = b.time_us(
+          [&](int i) { b.gpu().rms_norm_linear(out, normed, x, norm_w, 1e-5f, ws[size_t(i % copies)], Tensor{}); });
+      b.row(std::string("rms_norm + linear ") + g.name + " (gemv)", shape, us_norm, bytes, flops);
+      if (!g.f32_out) {
+        const double us_acc =
+            b.time_us([&](int i) { b.gpu().linear_accumulate(out, x, ws[size_t(i % copies)], Tensor{}); });
+        b.row(std::string("linear + residual add ") + g.name + " (gemv)", shape, us_acc, bytes + double(m * g.n_out) * 2,
+              flops);
+      }
+    }
     if (with_cublas && gemv) {  // the same problem through cuBLASLt, for comparison
       const double us_cublas =
           b.time_us([&](int i) { cublas.run(out, x, ws[size_t(i % copies)], Tensor{}, b.stream()); });
@@ -265,10 +277,6 @@ void bench_elementwise(Bench& b) {
     Tensor w = b.random(DType::bf16, {kHidden}), out = b.alloc(DType::bf16, {n, kHidden});
     const double us = b.time_us([&](int i) { b.gpu().rms_norm(out, xs[size_t(i % copies)], w, 1e-5f); });
     b.row("rms_norm", "4096 x 4096 bf16", us, 2.0 * n * kHidden * 2, 0);
-    Tensor res = b.random(DType::bf16, {n, kHidden});
-    const double us2 =
-        b.time_us([&](int i) { b.gpu().add_rms_norm(out, res, xs[size_t(i % copies)], w, 1e-5f); });
-    b.row("add_rms_norm", "4096 x 4096 bf16", us2, 4.0 * n * kHidden * 2, 0);
     b.release_all();
   }
   {

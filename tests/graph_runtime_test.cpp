@@ -21,7 +21,7 @@ GraphConfig small_graphs() {
 // Poisons every step buffer that padded rows could read with NaN.
 void poison(RunnerFixture& f) {
   StepBuffers& b = f.runner->buffers();
-  for (Tensor* t : {&b.residual, &b.normed, &b.delta, &b.qkv, &b.attn_out, &b.gate_up, &b.act, &b.last_hidden,
+  for (Tensor* t : {&b.residual, &b.normed, &b.qkv, &b.attn_out, &b.gate_up, &b.act, &b.last_hidden,
                     &b.logits})
     f.backend.fill(*t, NAN);
 }

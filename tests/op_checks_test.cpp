@@ -71,8 +71,6 @@ TEST_F(OpChecks, NormsLinearSiluMul) {
   expect_error([&] { cpu->rms_norm(out, x, f32({7}), 1e-5f); }, "rms_norm weight");
   expect_error([&] { cpu->rms_norm(f32({2, 8}), x, w, 1e-5f); }, "rms_norm");
   expect_error([&] { cpu->rms_norm(out, as(x, DType::bf16), as(w, DType::bf16), 1e-5f); }, "rms_norm");
-  cpu->add_rms_norm(out, x, f32({3, 8}), w, 1e-5f);
-  expect_error([&] { cpu->add_rms_norm(out, x, f32({3, 7}), w, 1e-5f); }, "add_rms_norm delta");
 
   Tensor wl = f32({6, 8}), bias = f32({6}), y = f32({3, 6});
   cpu->linear(y, x, wl, bias);
@@ -82,6 +80,15 @@ TEST_F(OpChecks, NormsLinearSiluMul) {
   expect_error([&] { cpu->linear(y, x, wl, f32({5})); }, "linear bias");
   expect_error([&] { cpu->linear(y, x, as(wl, DType::f16), Tensor{}); }, "linear w");
   expect_error([&] { cpu->linear(y, as(x, DType::f16), as(wl, DType::f16), Tensor{}); }, "cpu backend computes in float32");
+
+  cpu->linear_accumulate(y, x, wl, bias);
+  expect_error([&] { cpu->linear_accumulate(y, x, f32({6, 7}), Tensor{}); }, "linear");
+  Tensor both = f32({3, 8});  // out overlapping x: an in-place accumulate would read what it writes
+  expect_error([&] { cpu->linear_accumulate(both.slice_cols(0, 6), both, wl, Tensor{}); }, "overlaps x");
+  cpu->rms_norm_linear(y, out, x, w, 1e-5f, wl, bias);
+  expect_error([&] { cpu->rms_norm_linear(y, out, x, f32({7}), 1e-5f, wl, bias); }, "rms_norm weight");
+  expect_error([&] { cpu->rms_norm_linear(y, f32({3, 7}), x, w, 1e-5f, wl, bias); }, "rms_norm");
+  expect_error([&] { cpu->rms_norm_linear(f32({3, 5}), out, x, w, 1e-5f, wl, bias); }, "linear out");
 
   cpu->silu_mul(f32({3, 4}), x);
   expect_error([&] { cpu->silu_mul(f32({3, 3}), x); }, "silu_mul gate_up");

@@ -94,10 +94,20 @@ class Backend {
   // out = rms_norm(x) * weight over the last dim.   x, out [n, d] or [n, heads, d] (per-head norm,
   // Qwen3 q/k norm; may be in place on a strided view of q/k inside qkv); rows may be strided; weight [d]
   virtual void rms_norm(Tensor out, Tensor x, Tensor weight, float eps) = 0;
-  // residual += delta; out = rms_norm(residual) * weight.   all [n, d]
-  virtual void add_rms_norm(Tensor out, Tensor residual, Tensor delta, Tensor weight, float eps) = 0;
   // out = x @ w^T (+ bias).   x [n, in], w [out, in] (HF layout), bias [out] or undefined, out [n, out]
   virtual void linear(Tensor out, Tensor x, Tensor w, Tensor bias) = 0;
+  // out += x @ w^T (+ bias), in place: the residual stream takes o_proj's and down_proj's output
+  // this way, so no separate add (and no delta buffer) is needed. Shapes as linear; out has x's
+  // dtype and must not overlap x.
+  virtual void linear_accumulate(Tensor out, Tensor x, Tensor w, Tensor bias) = 0;
+  // normed = rms_norm(x) * norm_weight; out = normed @ w^T (+ bias).   x, normed [n, in], out [n, out]
+  // `normed` is scratch: a backend that fuses the norm into the product may leave it unwritten
+  // (CUDA does for one row: its batch-1 GEMV normalises x while it streams w).
+  virtual void rms_norm_linear(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps, Tensor w,
+                               Tensor bias) {
+    rms_norm(normed, x, norm_weight, eps);
+    linear(out, normed, w, bias);
+  }
   // Rotary embedding in place on q [n, n_heads, d] and k [n, n_kv_heads, d] (rows may be
   // strided), HF rotate_half convention: pairs (i, i + d/2).
   // positions [n] i32, inv_freq [d/2] f32 (llama3 scaling already applied).

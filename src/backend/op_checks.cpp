@@ -1,5 +1,8 @@
 #include "backend/op_checks.h"
 
+#include <cstdint>
+#include <utility>
+
 namespace seam::op_checks {
 
 namespace {
@@ -32,6 +35,20 @@ void rows(const Tensor& t, const char* what) {
   SEAM_CHECK(t.ndim == 2 && t.rows_contiguous(), what, ": expected [n, d] with packed rows, got ", t.shape_str());
 }
 
+// The bytes a view spans, first to last element.
+std::pair<uintptr_t, uintptr_t> span(const Tensor& t) {
+  int64_t last = 0;
+  for (int i = 0; i < t.ndim; ++i) last += (t.size(i) - 1) * t.stride[i];
+  const auto begin = reinterpret_cast<uintptr_t>(t.data);
+  return {begin, begin + uintptr_t(last + 1) * dtype_size(t.dtype)};
+}
+bool overlap(const Tensor& a, const Tensor& b) {
+  if (a.numel() == 0 || b.numel() == 0) return false;
+  const auto [a0, a1] = span(a);
+  const auto [b0, b1] = span(b);
+  return a0 < b1 && b0 < a1;
+}
+
 }  // namespace
 
 void embedding(const Tensor& out, const Tensor& ids, const Tensor& table, Device dev) {
@@ -56,20 +73,6 @@ void rms_norm(const Tensor& out, const Tensor& x, const Tensor& weight, Device d
   SEAM_CHECK(weight.contiguous(), "rms_norm weight: must be contiguous");
 }
 
-void add_rms_norm(const Tensor& out, const Tensor& residual, const Tensor& delta, const Tensor& weight, Device dev) {
-  floating(residual, dev, "add_rms_norm residual");
-  same(out, residual.dtype, dev, "add_rms_norm out");
-  same(delta, residual.dtype, dev, "add_rms_norm delta");
-  same(weight, residual.dtype, dev, "add_rms_norm weight");
-  rows(out, "add_rms_norm out");
-  rows(residual, "add_rms_norm residual");
-  rows(delta, "add_rms_norm delta");
-  check_shape(residual, {out.size(0), out.size(1)}, "add_rms_norm residual");
-  check_shape(delta, {out.size(0), out.size(1)}, "add_rms_norm delta");
-  check_shape(weight, {out.size(1)}, "add_rms_norm weight");
-  SEAM_CHECK(weight.contiguous(), "add_rms_norm weight: must be contiguous");
-}
-
 void linear(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, Device dev) {
   floating(x, dev, "linear x");
   same(w, x.dtype, dev, "linear w");
@@ -87,6 +90,21 @@ void linear(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& b
     SEAM_CHECK(bias.contiguous(), "linear bias: must be contiguous");
     check_shape(bias, {w.size(0)}, "linear bias");
   }
+}
+
+void linear_accumulate(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, Device dev) {
+  linear(out, x, w, bias, dev);
+  SEAM_CHECK(out.dtype == x.dtype, "linear_accumulate out: dtype ", dtype_name(out.dtype), ", expected ",
+             dtype_name(x.dtype));
+  SEAM_CHECK(!overlap(out, x), "linear_accumulate: out overlaps x");
+}
+
+void rms_norm_linear(const Tensor& out, const Tensor& normed, const Tensor& x, const Tensor& norm_weight,
+                     const Tensor& w, const Tensor& bias, Device dev) {
+  rms_norm(normed, x, norm_weight, dev);
+  SEAM_CHECK(x.ndim == 2, "rms_norm_linear x: expected [n, d], got ", x.shape_str());
+  linear(out, normed, w, bias, dev);
+  SEAM_CHECK(!overlap(out, x), "rms_norm_linear: out overlaps x");
 }
 
 void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq, Device dev) {

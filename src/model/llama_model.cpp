@@ -77,15 +77,10 @@ LlamaModel::~LlamaModel() {
 void LlamaModel::pre_attention(int i, StepBuffers& buf, const KvPool& kv, int n) const {
   const Layer& l = layers_[size_t(i)];
   const ModelConfig& c = config_;
-  Tensor normed = buf.normed.rows(n), residual = buf.residual.rows(n);
-  if (i == 0) {
-    backend_.embedding(residual, buf.input_ids.rows(n), embed_);
-    backend_.rms_norm(normed, residual, l.ln_in, c.rms_norm_eps);
-  } else {
-    backend_.add_rms_norm(normed, residual, buf.delta.rows(n), l.ln_in, c.rms_norm_eps);
-  }
+  Tensor residual = buf.residual.rows(n);  // [n, hidden]
+  if (i == 0) backend_.embedding(residual, buf.input_ids.rows(n), embed_);
   Tensor qkv = buf.qkv.rows(n);  // [n, q_size + 2 * kv_size]
-  backend_.linear(qkv, normed, l.w_qkv, l.b_qkv);
+  backend_.rms_norm_linear(qkv, buf.normed.rows(n), residual, l.ln_in, c.rms_norm_eps, l.w_qkv, l.b_qkv);
   Tensor q = qkv.slice_cols(0, c.q_size()).unflatten_last(c.n_heads, c.head_dim);  // [n, heads, d]
   Tensor k = qkv.slice_cols(c.q_size(), c.kv_size()).unflatten_last(c.n_kv_heads, c.head_dim);
   Tensor v = qkv.slice_cols(c.q_size() + c.kv_size(), c.kv_size()).unflatten_last(c.n_kv_heads, c.head_dim);
@@ -99,23 +94,18 @@ void LlamaModel::pre_attention(int i, StepBuffers& buf, const KvPool& kv, int n)
 
 void LlamaModel::post_attention(int i, StepBuffers& buf, int n) const {
   const Layer& l = layers_[size_t(i)];
-  Tensor normed = buf.normed.rows(n), delta = buf.delta.rows(n);
-  backend_.linear(delta, buf.attn_out.rows(n), l.w_o, l.b_o);
-  backend_.add_rms_norm(normed, buf.residual.rows(n), delta, l.ln_post, config_.rms_norm_eps);
-  backend_.linear(buf.gate_up.rows(n), normed, l.w_gate_up, Tensor());
-  backend_.silu_mul(buf.act.rows(n), buf.gate_up.rows(n));
-  backend_.linear(delta, buf.act.rows(n), l.w_down, Tensor());
+  Tensor residual = buf.residual.rows(n), gate_up = buf.gate_up.rows(n), act = buf.act.rows(n);
+  backend_.linear_accumulate(residual, buf.attn_out.rows(n), l.w_o, l.b_o);  // residual += o_proj(attn)
+  backend_.rms_norm_linear(gate_up, buf.normed.rows(n), residual, l.ln_post, config_.rms_norm_eps, l.w_gate_up,
+                           Tensor());
+  backend_.silu_mul(act, gate_up);
+  backend_.linear_accumulate(residual, act, l.w_down, Tensor());  // residual += down_proj(act)
 }
 
 void LlamaModel::run_piece(int i, StepBuffers& buf, const KvPool& kv, int n) const {
   SEAM_ASSERT(i >= 0 && i < n_pieces() && n > 0 && n <= buf.sizes.max_tokens);
   if (i > 0) post_attention(i - 1, buf, n);
-  if (i < config_.n_layers) {
-    pre_attention(i, buf, kv, n);
-  } else {
-    backend_.add_rms_norm(buf.normed.rows(n), buf.residual.rows(n), buf.delta.rows(n), norm_,
-                          config_.rms_norm_eps);
-  }
+  if (i < config_.n_layers) pre_attention(i, buf, kv, n);
 }
 
 void LlamaModel::run_attention(int layer, StepBuffers& buf, const KvPool& kv, const AttentionBatch& b) const {
@@ -126,9 +116,11 @@ void LlamaModel::run_attention(int layer, StepBuffers& buf, const KvPool& kv, co
 }
 
 void LlamaModel::run_logits(StepBuffers& buf, int n_seqs) const {
-  Tensor last = buf.last_hidden.rows(n_seqs);
-  backend_.gather_rows(last, buf.normed, buf.last_idx.rows(n_seqs));
-  backend_.linear(buf.logits.rows(n_seqs), last, lm_head_, Tensor());
+  // Only the last row of each sequence needs the final norm: gather first, then norm + lm_head.
+  Tensor last = buf.last_hidden.rows(n_seqs);  // [n_seqs, hidden]
+  backend_.gather_rows(last, buf.residual, buf.last_idx.rows(n_seqs));
+  backend_.rms_norm_linear(buf.logits.rows(n_seqs), buf.normed.rows(n_seqs), last, norm_, config_.rms_norm_eps,
+                           lm_head_, Tensor());
 }
 
 }  // namespace seam

@@ -50,7 +50,6 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   upload_inputs();
   residual = make(a, {T, c.hidden_size});
   normed = make(a, {T, c.hidden_size});
-  delta = make(a, {T, c.hidden_size});
   qkv = make(a, {T, c.q_size() + 2 * c.kv_size()});
   attn_out = make(a, {T, c.q_size()});
   gate_up = make(a, {T, 2 * c.intermediate_size});
@@ -67,7 +66,7 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   // Defined contents everywhere: padded rows of a graph read these buffers.
   // Defined contents everywhere: padded rows of a graph read these buffers.
   for (Tensor* t : {&sampled, &pen_indptr}) backend_.fill(*t, 0.f);
-  for (Tensor* t : {&residual, &normed, &delta, &qkv, &attn_out, &gate_up, &act, &last_hidden, &logits,
+  for (Tensor* t : {&residual, &normed, &qkv, &attn_out, &gate_up, &act, &last_hidden, &logits,
                     &pen_frequency, &pen_presence})
     backend_.fill(*t, 0.f);
   backend_.fill(pen_repetition, 1.f);

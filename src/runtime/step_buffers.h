@@ -26,9 +26,8 @@ struct StepBuffers {
   Tensor input_ids;      // [max_tokens] i32
   Tensor positions;      // [max_tokens] i32
   Tensor out_cache_loc;  // [max_tokens] i32
-  Tensor residual;       // [max_tokens, hidden]
-  Tensor normed;         // [max_tokens, hidden]
-  Tensor delta;          // [max_tokens, hidden]   output of o_proj / down_proj
+  Tensor residual;       // [max_tokens, hidden]   the residual stream, updated in place
+  Tensor normed;         // [max_tokens, hidden]   RMSNorm output (unwritten where a backend fuses the norm)
   Tensor qkv;            // [max_tokens, q_size + 2 * kv_size]
   Tensor attn_out;       // [max_tokens, q_size]   the bridge: written by attention, read by the next piece
   Tensor gate_up;        // [max_tokens, 2 * inter]

@@ -67,9 +67,8 @@ TEST_F(CudaGraphs, ReplayWithChangedInputsEqualsEager) {
     gpu->rope(q, k, pos, freq);
     gpu->store_kv(kc, vc, k, v, slots);
     gpu->attention(attn, q, kc, vc, b, 0.125f);
-    gpu->linear(o, attn.view({n, heads * d}), w_o, Tensor{});
-    gpu->add_rms_norm(h, x, o, norm_w, 1e-5f);
-    gpu->linear(gu, h, w_gu, Tensor{});
+    gpu->linear_accumulate(x, attn.view({n, heads * d}), w_o, Tensor{});
+    gpu->rms_norm_linear(gu, h, x, norm_w, 1e-5f, w_gu, Tensor{});
     gpu->silu_mul(act, gu);
     gpu->linear(logits, act, w_lm, Tensor{});
     gpu->sample(next, logits, sb);

@@ -1,4 +1,4 @@
-// linear (cuBLASLt) against the CPU reference: f32 (COMPUTE_32F, no TF32: ~1e-5), bf16/f16
+// linear (cuBLASLt and the batch-1 GEMV), and its fused forms, against the CPU reference: f32 (COMPUTE_32F, no TF32: ~1e-5), bf16/f16
 // with fp32 accumulation, optional bias, strided x rows, f32 logits out of bf16/f16 inputs.
 #include "backend/cuda/gemv.h"
 #include "cuda_test_util.h"
@@ -88,6 +88,50 @@ TEST_F(CudaLinear, GemvAppliesOnlyWhereItIsExact) {
   EXPECT_FALSE(cuda::gemv_applies(o8, x9.rows(m).slice_cols(1, in), w, Tensor{}));  // unaligned rows
   Tensor xf = empty(DType::f32, {m, in}), wf = empty(DType::f32, {n_out, in}), of = empty(DType::f32, {m, n_out});
   EXPECT_FALSE(cuda::gemv_applies(of, xf, wf, Tensor{}));  // float32 stays on cuBLASLt (no TF32)
+}
+
+// The fused forms the model uses: out += x @ w^T (+ bias) into a random residual, and
+// rms_norm(x) * g @ w^T (+ bias). One row in f16/bf16 takes the GEMV with the fusion inside
+// (shapes cover K split into 1..8 slices, whose sums of squares must combine); more rows,
+// and f32, take cuBLASLt (beta = 1) or the norm kernel then cuBLASLt.
+TEST_F(CudaLinear, FusedResidualAddAndNormMatchCpu) {
+  struct Case {
+    int64_t n, in, n_out;
+    bool bias;
+  };
+  const Case cases[] = {{1, 4096, 96, false}, {1, 896, 1000, true}, {1, 256, 100, false}, {1, 512, 100, true},
+                        {1, 1024, 100, false}, {1, 2048, 100, false}, {1, 40, 13, true},  {5, 256, 96, true},
+                        {33, 512, 136, false}};
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(short_name(t)) + " n " + std::to_string(c.n) + " in " + std::to_string(c.in) +
+                   " out " + std::to_string(c.n_out));
+      const int64_t n = c.n, in = c.in, n_out = c.n_out;
+      auto x_h = round_to(random_normal(size_t(n * in), rng, 3.f), t);  // not unit scale: the norm must act
+      auto g_h = round_to(random_normal(size_t(in), rng), t);
+      auto w_h = round_to(random_normal(size_t(n_out * in), rng, 1.f / std::sqrt(float(in))), t);
+      auto b_h = round_to(random_normal(size_t(n_out), rng), t);
+      auto res_h = round_to(random_normal(size_t(n * n_out), rng), t);
+      Tensor x = upload(x_h, t, {n, in}), g = upload(g_h, t, {in}), w = upload(w_h, t, {n_out, in});
+      Tensor bias = c.bias ? upload(b_h, t, {n_out}) : Tensor{};
+      Tensor host_bias = c.bias ? host_view(b_h, {n_out}) : Tensor{};
+
+      Tensor res = upload(res_h, t, {n, n_out});
+      gpu->linear_accumulate(res, x, w, bias);
+      auto res_ref = res_h;
+      cpu.linear_accumulate(host_view(res_ref, {n, n_out}), host_view(x_h, {n, in}), host_view(w_h, {n_out, in}),
+                            host_bias);
+      expect_close(download(res), round_to(res_ref, t), tolerance_for(t), "linear_accumulate");
+
+      Tensor out = empty(t, {n, n_out}), normed = empty(t, {n, in});
+      gpu->fill(out, NAN);
+      gpu->rms_norm_linear(out, normed, x, g, 1e-5f, w, bias);
+      std::vector<float> ref(size_t(n * n_out)), normed_ref(size_t(n * in));
+      cpu.rms_norm_linear(host_view(ref, {n, n_out}), host_view(normed_ref, {n, in}), host_view(x_h, {n, in}),
+                          host_view(g_h, {in}), 1e-5f, host_view(w_h, {n_out, in}), host_bias);
+      expect_close(download(out), round_to(ref, t), tolerance_for(t), "rms_norm_linear");
+    }
+  }
 }
 
 TEST_F(CudaLinear, RepeatedShapesReuseThePlanAndStayCorrect) {

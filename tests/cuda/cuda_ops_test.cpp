@@ -102,29 +102,6 @@ TEST_F(CudaOps, PerHeadRmsNormInPlaceOnQkvView) {
   }
 }
 
-TEST_F(CudaOps, AddRmsNormUpdatesResidualAndNormalises) {
-  for (DType t : kDtypes) {
-    for (int64_t d : {8, 37, 4096}) {
-      SCOPED_TRACE(std::string(short_name(t)) + " d " + std::to_string(d));
-      const int64_t n = 9;
-      auto res_h = round_to(random_normal(size_t(n * d), rng), t);
-      auto delta_h = round_to(random_normal(size_t(n * d), rng), t);
-      auto w_h = round_to(random_normal(size_t(d), rng), t);
-      Tensor res = upload(res_h, t, {n, d});
-      Tensor delta = upload(delta_h, t, {n, d});
-      Tensor w = upload(w_h, t, {d});
-      Tensor out = empty(t, {n, d});
-      gpu->add_rms_norm(out, res, delta, w, 1e-5f);
-      std::vector<float> ref(static_cast<size_t>(n * d));
-      auto res_ref = res_h;
-      cpu.add_rms_norm(host_view(ref, {n, d}), host_view(res_ref, {n, d}), host_view(delta_h, {n, d}),
-                       host_view(w_h, {d}), 1e-5f);
-      expect_close(download(res), round_to(res_ref, t), tolerance_for(t), "add_rms_norm residual");
-      expect_close(download(out), round_to(ref, t), tolerance_for(t), "add_rms_norm out");
-    }
-  }
-}
-
 TEST_F(CudaOps, RopeRotatesQkViewsInsideQkv) {
   for (DType t : kDtypes) {
     for (int64_t d : {8, 64, 128}) {

@@ -97,38 +97,38 @@ void CpuBackend::rms_norm(Tensor out, Tensor x, Tensor weight, float eps) {
   });
 }
 
-void CpuBackend::add_rms_norm(Tensor out, Tensor residual, Tensor delta, Tensor weight, float eps) {
-  op_checks::add_rms_norm(out, residual, delta, weight, Device::cpu);
-  f32_only(residual, "add_rms_norm residual");
-  launch([=] {
-    const int64_t d = out.size(1);
-    for (int64_t i = 0; i < out.size(0); ++i) {
-      float* r = row_ptr(residual, i);
-      const float* dl = row_ptr(delta, i);
-      for (int64_t j = 0; j < d; ++j) r[j] += dl[j];
-      rms_norm_row(row_ptr(out, i), r, weight.ptr<float>(), d, eps);
+namespace {
+// out[i] = x[i] @ w^T + bias (accumulate: out[i] += that). The sum is formed first and then
+// added, so an accumulating linear equals a linear followed by an add, bit for bit.
+void linear_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, bool accumulate) {
+  const int64_t n = x.size(0), n_in = x.size(1), n_out = w.size(0);
+  for (int64_t i = 0; i < n; ++i) {
+    const float* xr = row_ptr(x, i);
+    float* o = row_ptr(out, i);
+    for (int64_t j = 0; j < n_out; ++j) {
+      const float* wr = w.ptr<float>() + j * n_in;
+      float acc = 0.f;
+      for (int64_t k = 0; k < n_in; ++k) acc += xr[k] * wr[k];
+      const float y = acc + (bias.defined() ? bias.ptr<float>()[j] : 0.f);
+      o[j] = accumulate ? o[j] + y : y;
     }
-  });
+  }
 }
+}  // namespace
 
 void CpuBackend::linear(Tensor out, Tensor x, Tensor w, Tensor bias) {
   op_checks::linear(out, x, w, bias, Device::cpu);
   f32_only(x, "linear x");
   f32_only(out, "linear out");
   if (bias.defined()) f32_only(bias, "linear bias");
-  launch([=] {
-    const int64_t n = x.size(0), n_in = x.size(1), n_out = w.size(0);
-    for (int64_t i = 0; i < n; ++i) {
-      const float* xr = row_ptr(x, i);
-      float* o = row_ptr(out, i);
-      for (int64_t j = 0; j < n_out; ++j) {
-        const float* wr = w.ptr<float>() + j * n_in;
-        float acc = 0.f;
-        for (int64_t k = 0; k < n_in; ++k) acc += xr[k] * wr[k];
-        o[j] = acc + (bias.defined() ? bias.ptr<float>()[j] : 0.f);
-      }
-    }
-  });
+  launch([=] { linear_rows(out, x, w, bias, false); });
+}
+
+void CpuBackend::linear_accumulate(Tensor out, Tensor x, Tensor w, Tensor bias) {
+  op_checks::linear_accumulate(out, x, w, bias, Device::cpu);
+  f32_only(x, "linear_accumulate x");
+  if (bias.defined()) f32_only(bias, "linear_accumulate bias");
+  launch([=] { linear_rows(out, x, w, bias, true); });
 }
 
 void CpuBackend::rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) {

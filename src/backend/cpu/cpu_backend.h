@@ -30,8 +30,8 @@ class CpuBackend final : public Backend {
 
   void embedding(Tensor out, Tensor ids, Tensor table) override;
   void rms_norm(Tensor out, Tensor x, Tensor weight, float eps) override;
-  void add_rms_norm(Tensor out, Tensor residual, Tensor delta, Tensor weight, float eps) override;
   void linear(Tensor out, Tensor x, Tensor w, Tensor bias) override;
+  void linear_accumulate(Tensor out, Tensor x, Tensor w, Tensor bias) override;
   void rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) override;
   void silu_mul(Tensor out, Tensor gate_up) override;
   void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) override;

@@ -120,7 +120,8 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Key& key, const Tensor& out, co
   return plans_.emplace(key, p).first->second;
 }
 
-void CublasLtGemm::run(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, cudaStream_t stream) {
+void CublasLtGemm::run(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, cudaStream_t stream,
+                       bool accumulate) {
   if (x.size(0) == 0 || w.size(0) == 0) return;
   const Key key = {w.size(0),
                    x.size(0),
@@ -139,7 +140,7 @@ void CublasLtGemm::run(const Tensor& out, const Tensor& x, const Tensor& w, cons
     const void* bp = bias.data;
     SEAM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof(bp)));
   }
-  const float alpha = 1.f, beta = 0.f;
+  const float alpha = 1.f, beta = accumulate ? 1.f : 0.f;
   SEAM_CUBLAS_CHECK(cublasLtMatmul(handle_, p.desc, &alpha, w.data, p.a, x.data, p.b, &beta, out.data, p.c, out.data,
                                    p.c, &p.algo, workspace_, kWorkspaceBytes, stream));
   if (bias.defined() && !p.fused_bias) launch_bias_add(out, bias, stream);

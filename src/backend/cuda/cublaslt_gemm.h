@@ -29,7 +29,10 @@ class CublasLtGemm {
   // x, w: f32, f16 or bf16 (one dtype); out: that dtype or f32 (logits); bias: w's or out's dtype.
   // bf16/f16 accumulate in fp32; f32 uses CUBLAS_COMPUTE_32F (no TF32).
   // Rows of x and out may be strided (unit column stride); w is contiguous.
-  void run(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, cudaStream_t stream);
+  // accumulate: out += x @ w^T (+ bias) in place (beta = 1, C = D = out; the algorithm does not
+  // depend on beta, so both modes share a plan).
+  void run(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, cudaStream_t stream,
+           bool accumulate = false);
 
  private:
   // Everything that selects a plan: sizes, leading dims, types, pointer alignments, bias mode.

@@ -36,19 +36,39 @@ void CudaBackend::rms_norm(Tensor out, Tensor x, Tensor weight, float eps) {
   launch_rms_norm(out, x, weight, eps, stream_);
 }
 
-void CudaBackend::add_rms_norm(Tensor out, Tensor residual, Tensor delta, Tensor weight, float eps) {
-  op_checks::add_rms_norm(out, residual, delta, weight, Device::cuda);
-  launch_add_rms_norm(out, residual, delta, weight, eps, stream_);
-}
-
 void CudaBackend::linear(Tensor out, Tensor x, Tensor w, Tensor bias) {
   op_checks::linear(out, x, w, bias, Device::cuda);
   // Decode-sized batches stream the weights through the GEMV kernel; everything else
   // (prefill, large decode batches, float32) goes to cuBLASLt.
   if (gemv_applies(out, x, w, bias))
-    launch_gemv(out, x, w, bias, stream_);
+    launch_gemv(out, x, w, bias, GemvFusion{}, stream_);
   else
     gemm_->run(out, x, w, bias, stream_);
+}
+
+void CudaBackend::linear_accumulate(Tensor out, Tensor x, Tensor w, Tensor bias) {
+  op_checks::linear_accumulate(out, x, w, bias, Device::cuda);
+  if (gemv_applies(out, x, w, bias)) {
+    GemvFusion f;
+    f.accumulate = true;
+    launch_gemv(out, x, w, bias, f, stream_);
+  } else {
+    gemm_->run(out, x, w, bias, stream_, /*accumulate=*/true);
+  }
+}
+
+void CudaBackend::rms_norm_linear(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps, Tensor w,
+                                  Tensor bias) {
+  op_checks::rms_norm_linear(out, normed, x, norm_weight, w, bias, Device::cuda);
+  // One row: the GEMV normalises x as it streams w (normed stays unwritten): one kernel, not two.
+  if (gemv_applies(out, x, w, bias) && aligned16(norm_weight.data)) {
+    GemvFusion f;
+    f.norm_weight = norm_weight;
+    f.eps = eps;
+    return launch_gemv(out, x, w, bias, f, stream_);
+  }
+  launch_rms_norm(normed, x, norm_weight, eps, stream_);
+  linear(out, normed, w, bias);
 }
 
 void CudaBackend::rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) {

@@ -19,9 +19,17 @@ constexpr int64_t kGemvMaxRows = 1;
 // every row 16-byte aligned.
 bool gemv_applies(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias);
 
-// out [m, n_out] = x [m, n_in] @ w [n_out, n_in]^T (+ bias [n_out]), fp32 accumulation.
-// Requires gemv_applies(out, x, w, bias).
-void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
+// Work fused around the product (the default is none).
+struct GemvFusion {
+  // Defined: the product is taken with rms_norm(x) * norm_weight (HF RMSNorm, eps) instead of x.
+  Tensor norm_weight;  // [n_in], x's dtype, 16-byte aligned
+  float eps = 0.f;
+  bool accumulate = false;  // out += result (out has x's dtype) instead of out = result
+};
+
+// out [m, n_out] = x [m, n_in] @ w [n_out, n_in]^T (+ bias [n_out]), fp32 accumulation, with
+// the fusions of f. Requires gemv_applies(out, x, w, bias).
+void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const GemvFusion& f,
                  cudaStream_t stream);
 
 }  // namespace seam::cuda

@@ -44,27 +44,20 @@ __device__ __forceinline__ void store_n(T* p, const float (&f)[V]) {
 // TPR threads per row: 32 (one warp, rows of up to ~1k) or the whole block (one row).
 // Two passes over the row: sum of squares, then scale; the second pass re-reads the row
 // (L1/L2) and each thread only touches its own elements, so out may alias x.
-template <typename T, int TPR, int V, bool ADD>
-__global__ void rms_norm_kernel(T* out, RowMap out_map, T* x, RowMap x_map, const T* delta, RowMap delta_map,
-                                const T* weight, int64_t n_rows, int d, float eps) {
+template <typename T, int TPR, int V>
+__global__ void rms_norm_kernel(T* out, RowMap out_map, const T* x, RowMap x_map, const T* weight, int64_t n_rows,
+                                int d, float eps) {
   pdl_begin();
   __shared__ float scratch[32];
   const int rows_per_block = blockDim.x / TPR;
   const int64_t row = int64_t(blockIdx.x) * rows_per_block + threadIdx.x / TPR;
   const int t = threadIdx.x % TPR;
   if (TPR == 32 && row >= n_rows) return;  // a whole warp leaves; reductions are per warp
-  T* xr = x + x_map(row);
+  const T* xr = x + x_map(row);
   float ss = 0.f;
   for (int j = t * V; j < d; j += TPR * V) {
     float v[V];
     load_n<T, V>(xr + j, v);
-    if constexpr (ADD) {
-      float dl[V];
-      load_n<T, V>(delta + delta_map(row) + j, dl);
-#pragma unroll
-      for (int i = 0; i < V; ++i) v[i] = to_float(from_float<T>(v[i] + dl[i]));  // the stored residual
-      store_n<T, V>(xr + j, v);
-    }
 #pragma unroll
     for (int i = 0; i < V; ++i) ss += v[i] * v[i];
   }
@@ -81,50 +74,40 @@ __global__ void rms_norm_kernel(T* out, RowMap out_map, T* x, RowMap x_map, cons
   }
 }
 
-template <typename T, int V, bool ADD>
-void launch_rows(T* out, RowMap om, T* x, RowMap xm, const T* delta, RowMap dm, const T* w, int64_t n_rows, int d,
-                 float eps, cudaStream_t stream) {
+template <typename T, int V>
+void launch_rows(T* out, RowMap om, const T* x, RowMap xm, const T* w, int64_t n_rows, int d, float eps,
+                 cudaStream_t stream) {
   if (n_rows == 0) return;
   // A warp per row (8 rows a block) only when there are enough rows to fill the GPU:
   // a decode step's single row of 896 on one warp took 5.1 us, a block per row 2-3 us.
   if (d <= 1024 && n_rows >= 1024) {  // a warp per row, 8 rows per block
-    launch_kernel(rms_norm_kernel<T, 32, V, ADD>, div_up(n_rows, 8), 256, 0, stream, out, om, x, xm, delta, dm, w,
-                  n_rows, d, eps);
+    launch_kernel(rms_norm_kernel<T, 32, V>, div_up(n_rows, 8), 256, 0, stream, out, om, x, xm, w, n_rows, d, eps);
   } else {  // a block per row
-    launch_kernel(rms_norm_kernel<T, 256, V, ADD>, unsigned(n_rows), 256, 0, stream, out, om, x, xm, delta, dm, w,
-                  n_rows, d, eps);
+    launch_kernel(rms_norm_kernel<T, 256, V>, unsigned(n_rows), 256, 0, stream, out, om, x, xm, w, n_rows, d, eps);
   }
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
-template <typename T, bool ADD>
-void dispatch(const Tensor& out, const Tensor& x, const Tensor& delta, const Tensor& weight, float eps,
-              cudaStream_t stream) {
+template <typename T>
+void dispatch(const Tensor& out, const Tensor& x, const Tensor& weight, float eps, cudaStream_t stream) {
   const int d = int(x.size(-1));
-  RowMap om = row_map(out), xm = row_map(x), dm = ADD ? row_map(delta) : RowMap{};
+  const RowMap om = row_map(out), xm = row_map(x);
   // Vectors need every row start 16-byte aligned: base pointers, dim-0 strides and (3-D) head strides.
   auto vec_ok = [&](const Tensor& t) {
     return rows_vectorizable(t, d) && (t.ndim == 2 || t.stride[1] % kVec<T> == 0);
   };
-  const bool vec = vec_ok(out) && vec_ok(x) && (!ADD || vec_ok(delta)) && aligned16(weight.data);
+  const bool vec = vec_ok(out) && vec_ok(x) && aligned16(weight.data);
   const int64_t n_rows = x.ndim == 3 ? x.size(0) * x.size(1) : x.size(0);
-  T* dptr = ADD ? delta.ptr<T>() : nullptr;
   if (vec)
-    launch_rows<T, kVec<T>, ADD>(out.ptr<T>(), om, x.ptr<T>(), xm, dptr, dm, weight.ptr<T>(), n_rows, d, eps, stream);
+    launch_rows<T, kVec<T>>(out.ptr<T>(), om, x.ptr<T>(), xm, weight.ptr<T>(), n_rows, d, eps, stream);
   else
-    launch_rows<T, 1, ADD>(out.ptr<T>(), om, x.ptr<T>(), xm, dptr, dm, weight.ptr<T>(), n_rows, d, eps, stream);
+    launch_rows<T, 1>(out.ptr<T>(), om, x.ptr<T>(), xm, weight.ptr<T>(), n_rows, d, eps, stream);
 }
 
 }  // namespace
 
 void launch_rms_norm(const Tensor& out, const Tensor& x, const Tensor& weight, float eps, cudaStream_t stream) {
-  SEAM_DISPATCH_FLOAT_TYPES(x.dtype, T, "rms_norm", [&] { dispatch<T, false>(out, x, Tensor{}, weight, eps, stream); });
-}
-
-void launch_add_rms_norm(const Tensor& out, const Tensor& residual, const Tensor& delta, const Tensor& weight,
-                         float eps, cudaStream_t stream) {
-  SEAM_DISPATCH_FLOAT_TYPES(residual.dtype, T, "add_rms_norm",
-                            [&] { dispatch<T, true>(out, residual, delta, weight, eps, stream); });
+  SEAM_DISPATCH_FLOAT_TYPES(x.dtype, T, "rms_norm", [&] { dispatch<T>(out, x, weight, eps, stream); });
 }
 
 }  // namespace seam::cuda
