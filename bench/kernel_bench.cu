@@ -186,6 +186,13 @@ void bench_gemms(Bench& b, bool quick) {
       const double us_norm = b.time_us(
           [&](int i) { b.gpu().rms_norm_linear(out, normed, x, norm_w, 1e-5f, ws[size_t(i % copies)], Tensor{}); });
       b.row(std::string("rms_norm + linear ") + g.name + " (gemv)", shape, us_norm, bytes, flops);
+      if (std::string(g.name).find("gate_up") != std::string::npos) {  // + SiLU * up: writes [m, n_out / 2]
+        Tensor act = b.alloc(DType::bf16, {m, g.n_out / 2}), gate_up = b.alloc(DType::bf16, {m, g.n_out});
+        const double us_glu = b.time_us([&](int i) {
+          b.gpu().rms_norm_gate_up_silu(act, gate_up, normed, x, norm_w, 1e-5f, ws[size_t(i % copies)]);
+        });
+        b.row(std::string("rms_norm + linear + silu_mul ") + g.name + " (gemv)", shape, us_glu, bytes, flops);
+      }
       if (!g.f32_out) {
         const double us_acc =
             b.time_us([&](int i) { b.gpu().linear_accumulate(out, x, ws[size_t(i % copies)], Tensor{}); });

@@ -108,6 +108,15 @@ class Backend {
     rms_norm(normed, x, norm_weight, eps);
     linear(out, normed, w, bias);
   }
+  // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ w_gate_up^T, then
+  // act = silu(gate) * up.   x [n, hidden], w_gate_up [2 * inter, hidden], act [n, inter];
+  // normed [n, hidden] and gate_up [n, 2 * inter] are scratch a fusing backend may leave
+  // unwritten (CUDA does for one row).
+  virtual void rms_norm_gate_up_silu(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
+                                     float eps, Tensor w_gate_up) {
+    rms_norm_linear(gate_up, normed, x, norm_weight, eps, w_gate_up, Tensor());
+    silu_mul(act, gate_up);
+  }
   // Rotary embedding in place on q [n, n_heads, d] and k [n, n_kv_heads, d] (rows may be
   // strided), HF rotate_half convention: pairs (i, i + d/2).
   // positions [n] i32, inv_freq [d/2] f32 (llama3 scaling already applied).

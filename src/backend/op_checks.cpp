@@ -107,6 +107,15 @@ void rms_norm_linear(const Tensor& out, const Tensor& normed, const Tensor& x, c
   SEAM_CHECK(!overlap(out, x), "rms_norm_linear: out overlaps x");
 }
 
+void rms_norm_gate_up_silu(const Tensor& act, const Tensor& gate_up, const Tensor& normed, const Tensor& x,
+                           const Tensor& norm_weight, const Tensor& w_gate_up, Device dev) {
+  rms_norm_linear(gate_up, normed, x, norm_weight, w_gate_up, Tensor(), dev);
+  silu_mul(act, gate_up, dev);
+  SEAM_CHECK(gate_up.dtype == x.dtype, "rms_norm_gate_up_silu gate_up: dtype ", dtype_name(gate_up.dtype),
+             ", expected ", dtype_name(x.dtype));
+  SEAM_CHECK(!overlap(act, x), "rms_norm_gate_up_silu: act overlaps x");
+}
+
 void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq, Device dev) {
   floating(q, dev, "rope q");
   same(k, q.dtype, dev, "rope k");

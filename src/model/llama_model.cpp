@@ -96,9 +96,8 @@ void LlamaModel::post_attention(int i, StepBuffers& buf, int n) const {
   const Layer& l = layers_[size_t(i)];
   Tensor residual = buf.residual.rows(n), gate_up = buf.gate_up.rows(n), act = buf.act.rows(n);
   backend_.linear_accumulate(residual, buf.attn_out.rows(n), l.w_o, l.b_o);  // residual += o_proj(attn)
-  backend_.rms_norm_linear(gate_up, buf.normed.rows(n), residual, l.ln_post, config_.rms_norm_eps, l.w_gate_up,
-                           Tensor());
-  backend_.silu_mul(act, gate_up);
+  backend_.rms_norm_gate_up_silu(act, gate_up, buf.normed.rows(n), residual, l.ln_post, config_.rms_norm_eps,
+                                 l.w_gate_up);
   backend_.linear_accumulate(residual, act, l.w_down, Tensor());  // residual += down_proj(act)
 }
 

@@ -3,15 +3,16 @@
 //
 //   piece 0        : embed, norm+qkv, [q/k norm], rope, store KV         (layer 0 pre-attention)
 //   attention 0
-//   piece i (1..L-1): o_proj+add, norm+gate_up, SiLU, down+add, norm+qkv, ..., store KV
+//   piece i (1..L-1): o_proj+add, norm+gate_up+SiLU, down+add, norm+qkv, ..., store KV
 //                                                  (layer i-1 post, layer i pre)
 //   attention i
-//   piece L        : o_proj+add, norm+gate_up, SiLU, down+add            (layer L-1 post)
+//   piece L        : o_proj+add, norm+gate_up+SiLU, down+add             (layer L-1 post)
 //   logits         : gather the last rows, final norm+lm_head
 //
 // The residual stream is updated in place by the projections that feed it
 // (linear_accumulate), and every RMSNorm is paired with the linear it feeds
-// (rms_norm_linear), so a backend can fuse both: CUDA's batch-1 GEMV does.
+// (rms_norm_linear, rms_norm_gate_up_silu), so a backend can fuse them: CUDA's batch-1
+// GEMV does, and writes SiLU(gate) * up straight from the gate_up product.
 //
 // Pieces contain no mode-dependent work: they act on every one of the n
 // (possibly padded) rows alike, so EXTEND and MIXED batches of the same token

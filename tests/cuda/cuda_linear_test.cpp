@@ -130,6 +130,18 @@ TEST_F(CudaLinear, FusedResidualAddAndNormMatchCpu) {
       cpu.rms_norm_linear(host_view(ref, {n, n_out}), host_view(normed_ref, {n, in}), host_view(x_h, {n, in}),
                           host_view(g_h, {in}), 1e-5f, host_view(w_h, {n_out, in}), host_bias);
       expect_close(download(out), round_to(ref, t), tolerance_for(t), "rms_norm_linear");
+
+      // The same x, g and w as [gate | up] of an MLP with n_out / 2 features (n_out even).
+      if (n_out % 2 != 0) continue;
+      const int64_t inter = n_out / 2;
+      Tensor act = empty(t, {n, inter}), gate_up = empty(t, {n, n_out});
+      gpu->fill(act, NAN);
+      gpu->rms_norm_gate_up_silu(act, gate_up, normed, x, g, 1e-5f, w);
+      std::vector<float> act_ref(size_t(n * inter)), gate_up_ref(size_t(n * n_out));
+      cpu.rms_norm_gate_up_silu(host_view(act_ref, {n, inter}), host_view(gate_up_ref, {n, n_out}),
+                                host_view(normed_ref, {n, in}), host_view(x_h, {n, in}), host_view(g_h, {in}), 1e-5f,
+                                host_view(w_h, {n_out, in}));
+      expect_close(download(act), round_to(act_ref, t), tolerance_for(t), "rms_norm_gate_up_silu");
     }
   }
 }

@@ -52,6 +52,8 @@ class CudaBackend final : public Backend {
   void linear_accumulate(Tensor out, Tensor x, Tensor w, Tensor bias) override;
   void rms_norm_linear(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps, Tensor w,
                        Tensor bias) override;
+  void rms_norm_gate_up_silu(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                             Tensor w_gate_up) override;
   void rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) override;
   void silu_mul(Tensor out, Tensor gate_up) override;
   void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) override;

@@ -48,27 +48,37 @@ void CudaBackend::linear(Tensor out, Tensor x, Tensor w, Tensor bias) {
 
 void CudaBackend::linear_accumulate(Tensor out, Tensor x, Tensor w, Tensor bias) {
   op_checks::linear_accumulate(out, x, w, bias, Device::cuda);
-  if (gemv_applies(out, x, w, bias)) {
-    GemvFusion f;
-    f.accumulate = true;
+  GemvFusion f;
+  f.accumulate = true;
+  if (gemv_fusion_applies(out, x, w, bias, f))
     launch_gemv(out, x, w, bias, f, stream_);
-  } else {
+  else
     gemm_->run(out, x, w, bias, stream_, /*accumulate=*/true);
-  }
 }
 
 void CudaBackend::rms_norm_linear(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps, Tensor w,
                                   Tensor bias) {
   op_checks::rms_norm_linear(out, normed, x, norm_weight, w, bias, Device::cuda);
   // One row: the GEMV normalises x as it streams w (normed stays unwritten): one kernel, not two.
-  if (gemv_applies(out, x, w, bias) && aligned16(norm_weight.data)) {
-    GemvFusion f;
-    f.norm_weight = norm_weight;
-    f.eps = eps;
-    return launch_gemv(out, x, w, bias, f, stream_);
-  }
+  GemvFusion f;
+  f.norm_weight = norm_weight;
+  f.eps = eps;
+  if (gemv_fusion_applies(out, x, w, bias, f)) return launch_gemv(out, x, w, bias, f, stream_);
   launch_rms_norm(normed, x, norm_weight, eps, stream_);
   linear(out, normed, w, bias);
+}
+
+void CudaBackend::rms_norm_gate_up_silu(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
+                                        float eps, Tensor w_gate_up) {
+  op_checks::rms_norm_gate_up_silu(act, gate_up, normed, x, norm_weight, w_gate_up, Device::cuda);
+  // One row: norm, both projections and SiLU * up in one GEMV (gate_up and normed unwritten).
+  GemvFusion f;
+  f.norm_weight = norm_weight;
+  f.eps = eps;
+  f.silu_mul = true;
+  if (gemv_fusion_applies(act, x, w_gate_up, Tensor(), f)) return launch_gemv(act, x, w_gate_up, Tensor(), f, stream_);
+  rms_norm_linear(gate_up, normed, x, norm_weight, eps, w_gate_up, Tensor());
+  silu_mul(act, gate_up);
 }
 
 void CudaBackend::rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) {

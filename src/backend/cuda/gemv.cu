@@ -2,6 +2,10 @@
 
 #include "backend/cuda/cuda_common.cuh"
 
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
 namespace seam::cuda {
 
 namespace {
@@ -26,104 +30,172 @@ __device__ __forceinline__ void unpack(const uint4& raw, float (&f)[8]) {
   for (int i = 0; i < 8; ++i) f[i] = to_float(e[i]);
 }
 
+// Everything a launch passes, by value.
+template <typename T, typename TO>
+struct GemvArgs {
+  TO* out;             // [M, n_out] (row stride out_stride)
+  int64_t out_stride;
+  const T* x;          // [M, n_in] (row stride x_stride)
+  int64_t x_stride;
+  const T* w;          // [n_out, n_in]; with GLU [2 * n_out, n_in]: the gate rows, then the up rows
+  const T* bias;       // [n_out] or null (never with GLU)
+  const T* norm_w;     // NORM: [n_in]
+  float eps;
+  bool accumulate;     // out += result
+  bool early_load;     // issue the first weight loads before waiting for the previous kernel
+  int n_out, n_in;
+};
+
 // A block's 8 warps cover kWarps / S output features, S warps each (S "K slices": one
 // contiguous part of the row each). A warp streams its part of w's row in 16-byte
-// vectors, kUnroll at a time per lane, and dots each with the M rows of x (read through
-// L1, shared by all warps of the SM); shuffles reduce the lanes, shared memory the
-// slices. Slicing K keeps enough loads in flight when n_out is small (the 0.5B/1B
-// shapes' 896/2048 features would leave most SMs idle at one warp per feature).
+// vectors, kUnroll at a time per lane with the next kUnroll already in flight, and dots
+// each with the M rows of x; shuffles reduce the lanes, shared memory the slices.
+// Slicing K keeps enough loads in flight when n_out is small (the 0.5B/1B shapes'
+// 896/2048 features would leave most SMs idle at one warp per feature).
 //
-// Fusions (GemvFusion): with NORM the product is taken with rms_norm(x) * g instead of
-// x: the loop dots w with x * g and sums x^2 on the side (the slices of a row cover all
-// of x between them), and the epilogue scales by 1 / rms. No block needs x normalised
-// before it starts, so the norm costs no kernel, no barrier and no extra pass. With
-// `accumulate` the result is added to out (each element has one owner: in place is safe).
+// Fusions, each replacing a kernel of the decode step:
+//  * NORM: the product is taken with rms_norm(x) * g. The block first stages x * g (rounded
+//    to T, as HF rounds the normed activations) in shared memory while summing x^2; the
+//    epilogue scales by 1 / rms. The weight loads of the first sweep are already in flight.
+//  * GLU: a warp streams the gate row j and the up row n_out + j and writes
+//    silu(gate) * up: the MLP's [gate | up] never reaches memory.
+//  * accumulate: out += result (each element has one owner, so in place is safe); the old
+//    value is read at the start, off the critical path.
+// The weights never change during a run, so with early_load the first sweep's loads go out
+// before griddepcontrol.wait: with PDL they overlap the previous kernel's tail.
 // Invariant: n_in % 8 == 0 and every row 16-byte aligned (gemv_applies).
-template <typename T, typename TO, int M, int S, bool NORM>
-__global__ void __launch_bounds__(kWarps * 32)
-    gemv_kernel(TO* __restrict__ out, int64_t out_stride, const T* __restrict__ x, int64_t x_stride,
-                const T* __restrict__ w, const T* __restrict__ bias, const T* __restrict__ norm_w, float eps,
-                bool accumulate, int n_out, int n_in) {
-  pdl_begin();
-  __shared__ float partial[kWarps][M];     // [warp, x row]: each slice's sums
-  __shared__ float partial_ss[kWarps][M];  // [warp, x row]: each slice's sum of x^2 (NORM)
+template <typename T, typename TO, int M, int S, bool NORM, bool GLU>
+__global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
+  constexpr int R = GLU ? 2 : 1;  // weight rows a warp streams
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* xs = reinterpret_cast<T*>(smem_raw);  // NORM: [M, n_in] x * g
+  __shared__ float partial[kWarps][R][M];  // [warp, weight row, x row]: each slice's sums
+  __shared__ float scratch[32];            // block_sum
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int row = blockIdx.x * (kWarps / S) + warp / S, slice = warp % S;
-  const int n_vec = n_in / 8, per_slice = (n_vec + S - 1) / S;
+  const bool active = row < a.n_out;
+  const int n_in = a.n_in, n_vec = n_in / 8, per_slice = (n_vec + S - 1) / S;
   const int v_begin = slice * per_slice, v_end = min(n_vec, v_begin + per_slice);
-  float acc[M], ss[M];
+  const uint4* w_row[R];
 #pragma unroll
-  for (int r = 0; r < M; ++r) acc[r] = ss[r] = 0.f;
+  for (int q = 0; q < R; ++q)
+    w_row[q] = reinterpret_cast<const uint4*>(a.w + (int64_t(active ? row : 0) + q * a.n_out) * n_in);
 
-  if (row < n_out) {  // no early return: the slices meet at a barrier below
-    const uint4* w_row = reinterpret_cast<const uint4*>(w + int64_t(row) * n_in);
-    for (int base = v_begin + lane; base < v_end; base += 32 * kUnroll) {
-      uint4 wv[kUnroll];
+  uint4 wv[R][kUnroll];  // the next sweep's weights, in flight
+  auto load_sweep = [&](int base) {
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int j = base + u * 32;
-        wv[u] = j < v_end ? load_stream(w_row + j) : make_uint4(0, 0, 0, 0);
+    for (int u = 0; u < kUnroll; ++u) {
+      const int j = base + u * 32;
+#pragma unroll
+      for (int q = 0; q < R; ++q) wv[q][u] = active && j < v_end ? load_stream(w_row[q] + j) : make_uint4(0, 0, 0, 0);
+    }
+  };
+  int base = v_begin + lane;
+  if (a.early_load) load_sweep(base);
+  pdl_begin();
+  if (!a.early_load) load_sweep(base);
+
+  float prev[M];  // accumulate: the old output, owned by lane r
+#pragma unroll
+  for (int r = 0; r < M; ++r)
+    prev[r] = a.accumulate && active && lane == r ? to_float(a.out[r * a.out_stride + row]) : 0.f;
+
+  float inv_rms[M];
+#pragma unroll
+  for (int r = 0; r < M; ++r) inv_rms[r] = 1.f;
+  if constexpr (NORM) {
+    float ss[M];
+#pragma unroll
+    for (int r = 0; r < M; ++r) ss[r] = 0.f;
+    for (int v = threadIdx.x; v < n_vec; v += kWarps * 32) {
+      float gf[8];
+      unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.norm_w) + v), gf);
+#pragma unroll
+      for (int r = 0; r < M; ++r) {
+        float xf[8];
+        unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.x + r * a.x_stride) + v), xf);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          ss[r] = fmaf(xf[i], xf[i], ss[r]);
+          xf[i] *= gf[i];
+        }
+        store_vec<T>(xs + r * n_in + v * 8, xf);
       }
+    }
+#pragma unroll
+    for (int r = 0; r < M; ++r) inv_rms[r] = 1.f / sqrtf(block_sum(ss[r], scratch) / float(n_in) + a.eps);  // as rms_norm.cu
+    __syncthreads();  // xs complete (block_sum's barriers precede the last writes only for M = 1)
+  }
+
+  float acc[R][M];
+#pragma unroll
+  for (int q = 0; q < R; ++q)
+#pragma unroll
+    for (int r = 0; r < M; ++r) acc[q][r] = 0.f;
+  if (active) {  // no early return: the block meets at barriers below
+    for (; base < v_end; base += 32 * kUnroll) {
+      uint4 cur[R][kUnroll];
+#pragma unroll
+      for (int q = 0; q < R; ++q)
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) cur[q][u] = wv[q][u];
+      load_sweep(base + 32 * kUnroll);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int j = base + u * 32;
         if (j >= v_end) break;
-        float wf[8];
-        unpack<T>(wv[u], wf);
-        float gf[8];
-        if constexpr (NORM) unpack<T>(__ldg(reinterpret_cast<const uint4*>(norm_w) + j), gf);
 #pragma unroll
         for (int r = 0; r < M; ++r) {
           float xf[8];
-          unpack<T>(__ldg(reinterpret_cast<const uint4*>(x + r * x_stride) + j), xf);
-          if constexpr (NORM) {
+          if constexpr (NORM)
+            unpack<T>(reinterpret_cast<const uint4*>(xs + r * n_in)[j], xf);
+          else
+            unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.x + r * a.x_stride) + j), xf);
 #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-              ss[r] = fmaf(xf[i], xf[i], ss[r]);
-              xf[i] *= gf[i];
-            }
+          for (int q = 0; q < R; ++q) {
+            float wf[8];
+            unpack<T>(cur[q][u], wf);
+#pragma unroll
+            for (int i = 0; i < 8; ++i) acc[q][r] = fmaf(wf[i], xf[i], acc[q][r]);
           }
-#pragma unroll
-          for (int i = 0; i < 8; ++i) acc[r] = fmaf(wf[i], xf[i], acc[r]);
         }
       }
     }
   }
 #pragma unroll
-  for (int r = 0; r < M; ++r) {
-    acc[r] = warp_sum(acc[r]);
-    if constexpr (NORM) ss[r] = warp_sum(ss[r]);
-  }
+  for (int q = 0; q < R; ++q)
+#pragma unroll
+    for (int r = 0; r < M; ++r) acc[q][r] = warp_sum(acc[q][r]);
   if constexpr (S > 1) {
     if (lane == 0) {
 #pragma unroll
-      for (int r = 0; r < M; ++r) {
-        partial[warp][r] = acc[r];
-        if constexpr (NORM) partial_ss[warp][r] = ss[r];
-      }
+      for (int q = 0; q < R; ++q)
+#pragma unroll
+        for (int r = 0; r < M; ++r) partial[warp][q][r] = acc[q][r];
     }
     __syncthreads();
     if (slice != 0) return;
 #pragma unroll
-    for (int r = 0; r < M; ++r) {
-      acc[r] = ss[r] = 0.f;
+    for (int q = 0; q < R; ++q)
 #pragma unroll
-      for (int s = 0; s < S; ++s) {  // fixed order: deterministic
-        acc[r] += partial[warp + s][r];
-        if constexpr (NORM) ss[r] += partial_ss[warp + s][r];
+      for (int r = 0; r < M; ++r) {
+        acc[q][r] = 0.f;
+#pragma unroll
+        for (int s = 0; s < S; ++s) acc[q][r] += partial[warp + s][q][r];  // fixed order: deterministic
       }
-    }
   }
-  if (row >= n_out) return;
-  const float b = bias != nullptr ? to_float(bias[row]) : 0.f;
+  if (!active) return;
+  const float b = a.bias != nullptr ? to_float(a.bias[row]) : 0.f;
 #pragma unroll
   for (int r = 0; r < M; ++r) {
     if (lane != r) continue;
-    float y = acc[r];
-    if constexpr (NORM) y *= 1.f / sqrtf(ss[r] / float(n_in) + eps);  // as rms_norm.cu
-    y += b;
-    TO* o = out + r * out_stride + row;
-    *o = from_float<TO>(accumulate ? to_float(*o) + y : y);
+    float y = acc[0][r] * inv_rms[r];
+    if constexpr (GLU) {
+      const float up = acc[R - 1][r] * inv_rms[r];
+      y = y / (1.f + __expf(-y)) * up;
+    }
+    y += b + prev[r];
+    a.out[r * a.out_stride + row] = from_float<TO>(y);
   }
 }
 
@@ -143,30 +215,56 @@ int slices_for(int n_out, int n_in) {
   return s;
 }
 
-template <typename T, typename TO, int M, int S>
-void launch_sliced(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const GemvFusion& f,
-                   cudaStream_t stream) {
-  const int n_out = int(w.size(0)), n_in = int(w.size(1));
-  const T* norm_w = f.norm_weight.defined() ? f.norm_weight.ptr<T>() : nullptr;
-  auto kernel = norm_w != nullptr ? gemv_kernel<T, TO, M, S, true> : gemv_kernel<T, TO, M, S, false>;
-  launch_kernel(kernel, div_up(n_out, kWarps / S), kWarps * 32, 0, stream, out.ptr<TO>(), out.stride[0], x.ptr<T>(),
-                x.stride[0], w.ptr<T>(), bias.defined() ? bias.ptr<T>() : nullptr, norm_w, f.eps, f.accumulate,
-                n_out, n_in);
+// SEAM_GEMV_EARLY_LOAD=0 keeps every weight load behind the PDL wait (a diagnostic switch).
+bool early_load_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("SEAM_GEMV_EARLY_LOAD");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  return on;
+}
+
+template <typename T, typename TO, int M, int S, bool NORM, bool GLU>
+void launch_kernel_for(const GemvArgs<T, TO>& a, cudaStream_t stream) {
+  const size_t smem = NORM ? size_t(M) * size_t(a.n_in) * sizeof(T) : 0;
+  launch_kernel(gemv_kernel<T, TO, M, S, NORM, GLU>, div_up(a.n_out, kWarps / S), kWarps * 32, smem, stream, a);
   SEAM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, typename TO, int M, int S>
+void launch_sliced(const GemvArgs<T, TO>& a, bool glu, cudaStream_t stream) {
+  if (a.norm_w == nullptr) return launch_kernel_for<T, TO, M, S, false, false>(a, stream);
+  if constexpr (std::is_same_v<T, TO>) {
+    if (glu) return launch_kernel_for<T, TO, M, S, true, true>(a, stream);
+  }
+  launch_kernel_for<T, TO, M, S, true, false>(a, stream);
 }
 
 template <typename T, typename TO, int M>
 void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const GemvFusion& f,
                  cudaStream_t stream) {
-  switch (slices_for(int(w.size(0)), int(w.size(1)))) {
+  GemvArgs<T, TO> a{};
+  a.out = out.ptr<TO>();
+  a.out_stride = out.stride[0];
+  a.x = x.ptr<T>();
+  a.x_stride = x.stride[0];
+  a.w = w.ptr<T>();
+  a.bias = bias.defined() ? bias.ptr<T>() : nullptr;
+  a.norm_w = f.norm_weight.defined() ? f.norm_weight.ptr<T>() : nullptr;
+  a.eps = f.eps;
+  a.accumulate = f.accumulate;
+  a.early_load = early_load_enabled();
+  a.n_out = int(f.silu_mul ? w.size(0) / 2 : w.size(0));
+  a.n_in = int(w.size(1));
+  switch (slices_for(a.n_out, a.n_in)) {
     case 1:
-      return launch_sliced<T, TO, M, 1>(out, x, w, bias, f, stream);
+      return launch_sliced<T, TO, M, 1>(a, f.silu_mul, stream);
     case 2:
-      return launch_sliced<T, TO, M, 2>(out, x, w, bias, f, stream);
+      return launch_sliced<T, TO, M, 2>(a, f.silu_mul, stream);
     case 4:
-      return launch_sliced<T, TO, M, 4>(out, x, w, bias, f, stream);
+      return launch_sliced<T, TO, M, 4>(a, f.silu_mul, stream);
     default:
-      return launch_sliced<T, TO, M, 8>(out, x, w, bias, f, stream);
+      return launch_sliced<T, TO, M, 8>(a, f.silu_mul, stream);
   }
 }
 
@@ -182,13 +280,24 @@ bool gemv_applies(const Tensor& out, const Tensor& x, const Tensor& w, const Ten
          w.size(1) < (int64_t(1) << 31) && aligned16(w.data) && rows_vectorizable(x, x.size(1));
 }
 
+bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
+                         const GemvFusion& f) {
+  if (!gemv_applies(out, x, w, bias)) return false;
+  const int64_t n_in = w.size(1);
+  if (f.norm_weight.defined() &&
+      !(f.norm_weight.dtype == x.dtype && f.norm_weight.contiguous() && f.norm_weight.numel() == n_in &&
+        aligned16(f.norm_weight.data) && n_in * int64_t(dtype_size(x.dtype)) * kGemvMaxRows <= kGemvMaxStagedBytes))
+    return false;
+  if (f.accumulate && out.dtype != x.dtype) return false;
+  if (f.silu_mul && !(f.norm_weight.defined() && !f.accumulate && !bias.defined() && out.dtype == x.dtype &&
+                      w.size(0) % 2 == 0 && out.ndim == 2 && out.size(1) == w.size(0) / 2))
+    return false;
+  return true;
+}
+
 void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const GemvFusion& f,
                  cudaStream_t stream) {
-  SEAM_ASSERT(gemv_applies(out, x, w, bias));
-  SEAM_ASSERT(!f.norm_weight.defined() ||
-              (f.norm_weight.dtype == x.dtype && f.norm_weight.contiguous() && f.norm_weight.numel() == x.size(1) &&
-               aligned16(f.norm_weight.data)));
-  SEAM_ASSERT(!f.accumulate || out.dtype == x.dtype);
+  SEAM_ASSERT(gemv_fusion_applies(out, x, w, bias, f));
   if (w.size(0) == 0) return;
   // One row of x (kGemvMaxRows): the kernel takes any M, but at 2 rows cuBLASLt was already faster (gemv.h).
   if (x.dtype == DType::bf16) {

@@ -25,10 +25,21 @@ struct GemvFusion {
   Tensor norm_weight;  // [n_in], x's dtype, 16-byte aligned
   float eps = 0.f;
   bool accumulate = false;  // out += result (out has x's dtype) instead of out = result
+  // w is [gate | up] ([2 * inter, n_in]) and out [m, inter] = silu(x @ gate^T) * (x @ up^T).
+  // Only with norm_weight (the MLP's input norm), no bias, no accumulate.
+  bool silu_mul = false;
 };
 
+// The norm stages x * norm_weight in shared memory: rows of up to this many bytes.
+constexpr int64_t kGemvMaxStagedBytes = 32 << 10;
+
+// True when launch_gemv can compute this linear with the fusions of f: gemv_applies, and the
+// fusions' own requirements (above).
+bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
+                         const GemvFusion& f);
+
 // out [m, n_out] = x [m, n_in] @ w [n_out, n_in]^T (+ bias [n_out]), fp32 accumulation, with
-// the fusions of f. Requires gemv_applies(out, x, w, bias).
+// the fusions of f. Requires gemv_fusion_applies(out, x, w, bias, f).
 void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const GemvFusion& f,
                  cudaStream_t stream);
 
