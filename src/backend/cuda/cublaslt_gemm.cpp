@@ -165,6 +165,8 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Key& key, const Tensor& out, co
     size_t best = 0;
     for (size_t i = 1; i < us.size(); ++i)
       if (us[i] > 0 && (us[best] <= 0 || us[i] < us[best])) best = i;
+    // Within min_gain of the heuristic's pick is within timing noise: keep rank 0.
+    if (best != 0 && us[0] > 0 && us[best] > us[0] * (1.0 - tuner_->config.min_gain)) best = 0;
     if (us.empty() || us[best] <= 0) {
       st.n_skipped++;
     } else {

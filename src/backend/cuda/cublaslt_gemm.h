@@ -47,6 +47,7 @@ class CublasLtGemm {
   struct Tuning {
     int min_rows = 256;     // rows of x (M) from which a plan is tuned: compute-bound there
     int n_candidates = 8;   // heuristic results timed
+    double min_gain = 0.02; // another algorithm replaces rank 0 only when this much faster (noise guard)
     GemmTimingMethod method;
   };
   struct TuningStats {

@@ -165,8 +165,10 @@ void CudaBackend::end_startup() {
   const double gain = st.heuristic_us > 0 ? 100.0 * (1.0 - st.chosen_us / st.heuristic_us) : 0.0;
   std::fprintf(stderr,
                "seam: gemm autotune: %d plans tuned in %.2f s, %d changed algorithm (-%.1f %% of their GEMM time), "
-               "%d skipped\n",
-               st.n_tuned, st.seconds, st.n_changed, gain, st.n_skipped);
+               "%d skipped%s\n",
+               st.n_tuned, st.seconds, st.n_changed, gain, st.n_skipped,
+               st.n_tuned + st.n_skipped == 0 ? " (plans are tuned in graph warm-ups: graphs off, or no GEMM had enough rows)"
+                                              : "");
 }
 
 // ---------------------------------------------------------------- step timer

@@ -13,6 +13,7 @@ namespace {
 // practice, and harmless if it did (the buffer is scratch).
 __global__ void l2_flush_kernel(uint4* p, int64_t n) {
   uint32_t acc = 0;
+#pragma unroll 4
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const uint4 v = p[i];
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
