@@ -151,6 +151,21 @@ class Backend {
   virtual void replay(const Graph& g) = 0;
   virtual bool capturing() const = 0;
 
+  // ---- start-up ----
+  // GEMM tuning at start-up (CUDA; other backends ignore it): from this call until
+  // end_startup(), a GEMM plan created for >= min_rows rows outside graph capture times
+  // the library's first n_candidates algorithms and keeps the fastest (the warm-up runs
+  // before each graph capture create the plans). May allocate a scratch buffer, freed by
+  // end_startup().
+  struct GemmTuning {
+    int min_rows = 256;
+    int n_candidates = 8;
+  };
+  virtual void begin_gemm_tuning(const GemmTuning& t) { (void)t; }
+  // Start-up is over (graphs captured and sealed): no more tuning or start-up-only
+  // allocation. Prints what start-up tuning did, if any.
+  virtual void end_startup() {}
+
   // ---- step timer (engine stats gpu_ms_per_step / gpu_busy_fraction) ----
   // The device time of the work enqueued between timer_begin() and timer_end(): on CUDA two
   // events recorded on the stream, so the span runs from the GPU reaching the first mark to it

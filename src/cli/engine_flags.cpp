@@ -27,6 +27,12 @@ void EngineFlags::add_to(CLI::App& app) {
                  "largest piecewise graph token count (default: the chunked-prefill size)");
   app.add_option("--piecewise-cuda-graph-tokens", c.piecewise_cuda_graph_tokens,
                  "piecewise graph token counts, e.g. 16,64,256");
+  app.add_flag("--gemm-autotune", c.gemm_autotune,
+               "time cuBLASLt's candidate kernels for large GEMMs at start-up and keep the fastest (cuda)");
+  app.add_option("--gemm-autotune-min-rows", c.gemm_autotune_min_rows,
+                 "smallest GEMM row count (tokens) that is tuned (default 256)");
+  app.add_option("--gemm-autotune-candidates", c.gemm_autotune_candidates,
+                 "candidate kernels timed per GEMM shape (default 8)");
 }
 
 EngineConfig EngineFlags::finish() {

@@ -31,6 +31,9 @@ Engine::Engine(const EngineConfig& cfg) : config_(cfg) {
 
   const ResolvedSetup setup = resolve_setup(cfg, model_config_, backend_->device());
   max_context_ = setup.max_context;
+  // GEMM tuning runs in the graph warm-ups and ends when the runner seals (capture_graphs).
+  // Its scratch is allocated here, before the KV pool is sized, so the pool leaves room for it.
+  if (setup.gemm_autotune) backend_->begin_gemm_tuning(setup.gemm_tuning);
   model_ = std::make_unique<LlamaModel>(*backend_, model_config_, *checkpoint, setup.dtype);
   checkpoint.reset();  // weights are on the backend now; unmap the files
 

@@ -60,6 +60,15 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
       std::erase_if(g.piecewise_buckets, [&](int b) { return b > s.chunked_prefill_size; });
     }
   }
+  r.gemm_autotune = cfg.gemm_autotune;
+  SEAM_CHECK(cfg.gemm_autotune || (cfg.gemm_autotune_min_rows == 0 && cfg.gemm_autotune_candidates == 0),
+             "--gemm-autotune-min-rows / --gemm-autotune-candidates need --gemm-autotune");
+  SEAM_CHECK(cfg.gemm_autotune_min_rows >= 0, "--gemm-autotune-min-rows must be >= 1, got ",
+             cfg.gemm_autotune_min_rows);
+  SEAM_CHECK(cfg.gemm_autotune_candidates >= 0 && cfg.gemm_autotune_candidates <= 32,
+             "--gemm-autotune-candidates must be in [1, 32], got ", cfg.gemm_autotune_candidates);
+  if (cfg.gemm_autotune_min_rows > 0) r.gemm_tuning.min_rows = cfg.gemm_autotune_min_rows;
+  if (cfg.gemm_autotune_candidates > 0) r.gemm_tuning.n_candidates = cfg.gemm_autotune_candidates;
   return r;
 }
 

@@ -15,6 +15,8 @@ struct ResolvedSetup {
   int max_context = 0;
   SchedulerConfig scheduler;
   GraphConfig graphs;
+  bool gemm_autotune = false;
+  Backend::GemmTuning gemm_tuning;  // used when gemm_autotune
 };
 
 ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, Device device);

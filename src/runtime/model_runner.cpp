@@ -37,6 +37,7 @@ void ModelRunner::capture_graphs() {
   sealed_ = true;
   if (decode_graphs_) decode_graphs_->seal();
   if (piecewise_graphs_) piecewise_graphs_->seal();
+  backend_.end_startup();  // start-up-only work (GEMM tuning) stops with the seal
 }
 
 void ModelRunner::upload(const ForwardBatch& fb, int T, int S) {

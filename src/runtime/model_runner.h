@@ -37,7 +37,8 @@ class ModelRunner {
               const GraphConfig& graphs);
   ~ModelRunner();
 
-  // Captures every configured graph, largest bucket first, then seals.
+  // Captures every configured graph, largest bucket first, then seals and tells the
+  // backend start-up is over (Backend::end_startup: GEMM tuning stops).
   void capture_graphs();
   // Runs one step; sampled[i] is the token drawn for sequence i.
   void forward(const ForwardBatch& fb, std::vector<int32_t>& sampled, StepReport* report = nullptr);

@@ -1,5 +1,11 @@
 #include "backend/cuda/cublaslt_gemm.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
 #include "backend/cuda/bias_add.h"
 #include "backend/cuda/cuda_check.h"
 
@@ -25,6 +31,15 @@ int64_t alignment(const void* p) {
   return a;
 }
 
+// SEAM_GEMM_AUTOTUNE_LOG=1: one stderr line per tuned plan (shape, rank kept, medians).
+bool log_tuning() {
+  static const bool on = [] {
+    const char* env = std::getenv("SEAM_GEMM_AUTOTUNE_LOG");
+    return env != nullptr && std::strcmp(env, "0") != 0 && env[0] != 0;
+  }();
+  return on;
+}
+
 }  // namespace
 
 CublasLtGemm::CublasLtGemm() {
@@ -33,6 +48,11 @@ CublasLtGemm::CublasLtGemm() {
 }
 
 CublasLtGemm::~CublasLtGemm() {
+  if (tuner_) {  // destructor: no throw
+    cudaStreamSynchronize(tuner_->stream);
+    tuner_->timer.reset();
+    cudaFree(tuner_->scratch);
+  }
   for (auto& [key, plan] : plans_) destroy(plan);
   cudaFree(workspace_);  // destructor: no throw
   cublasLtDestroy(handle_);
@@ -50,7 +70,8 @@ void CublasLtGemm::destroy(Plan& p) {
 // A = w as a column-major [n_in x n_out] matrix (ld n_in, op T), B = x as [n_in x n] (ld = row
 // stride), C = D = out as [n_out x n] (ld = row stride). The bias runs along n_out, the rows of C.
 CublasLtGemm::Plan CublasLtGemm::make_plan(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
-                                           bool fuse_bias, bool* found) {
+                                           bool fuse_bias, int n_candidates,
+                                           std::vector<cublasLtMatmulHeuristicResult_t>* results) {
   const uint64_t m = uint64_t(w.size(0)), n = uint64_t(x.size(0)), k = uint64_t(w.size(1));
   const cudaDataType_t ab_type = cuda_type(x.dtype), c_type = cuda_type(out.dtype);
   Plan p;
@@ -86,15 +107,39 @@ CublasLtGemm::Plan CublasLtGemm::make_plan(const Tensor& out, const Tensor& x, c
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof(al_c)));
   SEAM_CUBLAS_CHECK(
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof(al_c)));
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> all(size_t(std::max(n_candidates, 1)));
   int n_results = 0;
-  const cublasStatus_t st =
-      cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &n_results);
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.a, p.b, p.c, p.c, pref,
+                                                           int(all.size()), all.data(), &n_results);
   cublasLtMatmulPreferenceDestroy(pref);
-  *found = st == CUBLAS_STATUS_SUCCESS && n_results > 0;
-  if (*found) {
-    p.algo = result.algo;
+  results->clear();
+  if (st == CUBLAS_STATUS_SUCCESS)
+    for (int i = 0; i < n_results; ++i)
+      if (all[size_t(i)].state == CUBLAS_STATUS_SUCCESS && all[size_t(i)].workspaceSize <= kWorkspaceBytes)
+        results->push_back(all[size_t(i)]);
+  if (!results->empty()) {
+    p.algo = (*results)[0].algo;
     p.fused_bias = fuse_bias;
+  }
+  return p;
+}
+
+CublasLtGemm::Plan CublasLtGemm::make_any_plan(const Tensor& out, const Tensor& x, const Tensor& w,
+                                               const Tensor& bias, int n_candidates,
+                                               std::vector<cublasLtMatmulHeuristicResult_t>* results) {
+  Plan p;
+  results->clear();
+  if (bias.defined() && bias.dtype == out.dtype) {
+    p = make_plan(out, x, w, bias, true, n_candidates, results);
+    if (results->empty()) destroy(p);
+  }
+  if (results->empty()) {
+    p = make_plan(out, x, w, bias, false, n_candidates, results);
+    if (results->empty()) {
+      destroy(p);
+      throw Error(detail::concat("linear: cuBLASLt has no algorithm for x ", x.shape_str(), " ", dtype_name(x.dtype),
+                                 ", w ", w.shape_str(), ", out ", dtype_name(out.dtype)));
+    }
   }
   return p;
 }
@@ -103,21 +148,135 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Key& key, const Tensor& out, co
                                            const Tensor& bias) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
-  bool found = false;
-  Plan p;
-  if (bias.defined() && bias.dtype == out.dtype) {
-    p = make_plan(out, x, w, bias, true, &found);
-    if (!found) destroy(p);
-  }
-  if (!found) {
-    p = make_plan(out, x, w, bias, false, &found);
-    if (!found) {
+  const bool tune = tunes(x);
+  std::vector<cublasLtMatmulHeuristicResult_t> cands;
+  Plan p = make_any_plan(out, x, w, bias, tune ? tuner_->config.n_candidates : 1, &cands);
+  if (tune && cands.size() > 1) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<double> us;
+    try {
+      us = time_plan(p, out, x, w, cands, tuner_->config.method);
+    } catch (...) {
       destroy(p);
-      throw Error(detail::concat("linear: cuBLASLt has no algorithm for x ", x.shape_str(), " ", dtype_name(x.dtype),
-                                 ", w ", w.shape_str(), ", out ", dtype_name(out.dtype)));
+      throw;
+    }
+    TuningStats& st = tuner_->stats;
+    st.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    size_t best = 0;
+    for (size_t i = 1; i < us.size(); ++i)
+      if (us[i] > 0 && (us[best] <= 0 || us[i] < us[best])) best = i;
+    // Within min_gain of the heuristic's pick is within timing noise: keep rank 0.
+    if (best != 0 && us[0] > 0 && us[best] > us[0] * (1.0 - tuner_->config.min_gain)) best = 0;
+    if (us.empty() || us[best] <= 0) {
+      st.n_skipped++;
+    } else {
+      p.algo = cands[best].algo;
+      st.n_tuned++;
+      st.n_changed += best != 0;
+      st.heuristic_us += us[0] > 0 ? us[0] : us[best];
+      st.chosen_us += us[best];
+      if (log_tuning())
+        std::fprintf(stderr, "seam: gemm autotune M=%lld N=%lld K=%lld: rank %zu of %zu, %.1f us (rank 0: %.1f us)\n",
+                     (long long)x.size(0), (long long)w.size(0), (long long)w.size(1), best, us.size(), us[best],
+                     us[0]);
     }
   }
   return plans_.emplace(key, p).first->second;
+}
+
+bool CublasLtGemm::tunes(const Tensor& x) const {
+  if (!tuner_ || (x.dtype != DType::bf16 && x.dtype != DType::f16) || x.size(0) < tuner_->config.min_rows)
+    return false;
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  SEAM_CUDA_CHECK(cudaStreamIsCapturing(tuner_->stream, &cs));
+  return cs == cudaStreamCaptureStatusNone;
+}
+
+bool CublasLtGemm::reserve_scratch(size_t bytes) {
+  Tuner& t = *tuner_;
+  bytes = std::max(bytes, t.flush_bytes);
+  if (bytes <= t.scratch_bytes) return true;
+  SEAM_CUDA_CHECK(cudaStreamSynchronize(t.stream));  // the old scratch may still be in use
+  t.timer.reset();
+  if (t.scratch) SEAM_CUDA_CHECK(cudaFree(t.scratch));
+  t.scratch = nullptr;
+  t.scratch_bytes = 0;
+  if (cudaMalloc(&t.scratch, bytes) != cudaSuccess) {
+    cudaGetLastError();  // out of memory is not sticky: clear it and go on untuned
+    t.scratch = nullptr;
+    return false;
+  }
+  t.scratch_bytes = bytes;
+  t.timer = std::make_unique<GemmTimer>(t.stream, t.scratch, t.flush_bytes);
+  return true;
+}
+
+std::vector<double> CublasLtGemm::time_plan(const Plan& p, const Tensor& out, const Tensor& x, const Tensor& w,
+                                            const std::vector<cublasLtMatmulHeuristicResult_t>& cands,
+                                            const GemmTimingMethod& m) {
+  // The scratch output has out's layout: rows of out.stride[0] elements.
+  const size_t out_bytes = size_t((out.size(0) - 1) * out.stride[0] + out.size(1)) * dtype_size(out.dtype);
+  if (!reserve_scratch(out_bytes)) return {};
+  GemmCall call;
+  call.handle = handle_;
+  call.desc = p.desc;
+  call.a = p.a;
+  call.b = p.b;
+  call.c = p.c;
+  call.a_data = w.data;
+  call.b_data = x.data;
+  call.d_data = tuner_->scratch;
+  call.workspace = workspace_;
+  call.workspace_bytes = kWorkspaceBytes;
+  std::vector<double> us;
+  for (const auto& c : cands) us.push_back(tuner_->timer->median_us(call, c.algo, m));
+  return us;
+}
+
+void CublasLtGemm::begin_tuning(const Tuning& t, cudaStream_t stream) {
+  SEAM_CHECK(t.min_rows >= 1, "gemm autotune: min rows must be >= 1, got ", t.min_rows);
+  SEAM_CHECK(t.n_candidates >= 1, "gemm autotune: candidates must be >= 1, got ", t.n_candidates);
+  end_tuning();
+  tuner_ = std::make_unique<Tuner>();
+  tuner_->config = t;
+  tuner_->stream = stream;
+  tuner_->flush_bytes = l2_flush_bytes();
+  if (!reserve_scratch(tuner_->flush_bytes)) {
+    tuner_.reset();
+    throw Error(detail::concat("gemm autotune: no device memory for the ", l2_flush_bytes() >> 20,
+                               " MiB L2-flush buffer"));
+  }
+}
+
+CublasLtGemm::TuningStats CublasLtGemm::end_tuning() {
+  if (!tuner_) return {};
+  SEAM_CUDA_CHECK(cudaStreamSynchronize(tuner_->stream));
+  const TuningStats st = tuner_->stats;
+  tuner_->timer.reset();
+  if (tuner_->scratch) SEAM_CUDA_CHECK(cudaFree(tuner_->scratch));
+  tuner_.reset();
+  return st;
+}
+
+std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_candidates(const Tensor& out, const Tensor& x,
+                                                                   const Tensor& w, const Tensor& bias, int n_max,
+                                                                   const GemmTimingMethod& m) {
+  SEAM_CHECK(tuner_ != nullptr, "time_candidates needs begin_tuning");
+  std::vector<cublasLtMatmulHeuristicResult_t> cands;
+  Plan p = make_any_plan(out, x, w, bias, n_max, &cands);
+  std::vector<double> us;
+  try {
+    us = time_plan(p, out, x, w, cands, m);
+  } catch (...) {
+    destroy(p);
+    throw;
+  }
+  destroy(p);
+  SEAM_CHECK(us.size() == cands.size(), "time_candidates: no device memory for a ", out.shape_str(),
+             " scratch output");
+  std::vector<TimedAlgo> r;
+  for (size_t i = 0; i < cands.size(); ++i) r.push_back(TimedAlgo{cands[i].algo, cands[i].workspaceSize, us[i]});
+  return r;
 }
 
 void CublasLtGemm::run(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, cudaStream_t stream,

@@ -4,6 +4,15 @@
 // to every matmul, so nothing is allocated on the device in the step loop (a
 // plan's first use creates host-side descriptors and queries the heuristic; both
 // are host work and are legal during stream capture).
+//
+// Start-up tuning (off unless begin_tuning() is called): the heuristic's first result
+// is not always the fastest kernel (Llama-3.1-8B gate_up at M=4096: 677 vs ~790
+// TFLOP/s). Between begin_tuning() and end_tuning() -- the warm-up runs before graph
+// capture -- a new bf16/f16 plan with >= min_rows rows times the heuristic's first
+// n_candidates algorithms with GemmTimer (L2 flushed, median of reps) and keeps the
+// fastest. Never while the stream is capturing; never after end_tuning() (the step
+// loop only uses plans, it never times or allocates). Timing writes a scratch output,
+// never the caller's `out`.
 #pragma once
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -11,7 +20,10 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <vector>
 
+#include "backend/cuda/gemm_timer.h"
 #include "core/tensor.h"
 
 namespace seam::cuda {
@@ -34,6 +46,38 @@ class CublasLtGemm {
   void run(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, cudaStream_t stream,
            bool accumulate = false);
 
+  // ---- start-up tuning ----
+  struct Tuning {
+    int min_rows = 256;     // rows of x (M) from which a plan is tuned: compute-bound there
+    int n_candidates = 8;   // heuristic results timed
+    double min_gain = 0.02; // another algorithm replaces rank 0 only when this much faster (noise guard)
+    GemmTimingMethod method;
+  };
+  struct TuningStats {
+    int n_tuned = 0;         // plans whose candidates were timed
+    int n_changed = 0;       // ... that kept another algorithm than the heuristic's first
+    int n_skipped = 0;       // eligible plans left untuned (scratch allocation failed)
+    double seconds = 0;      // host wall time spent timing
+    double heuristic_us = 0; // sum over tuned plans of the heuristic's first algorithm's median
+    double chosen_us = 0;    // ... and of the kept algorithm's median
+  };
+  // `stream` must be the stream run() is called with. Allocates the timing scratch
+  // (>= l2_flush_bytes()); start-up only.
+  void begin_tuning(const Tuning& t, cudaStream_t stream);
+  // Start-up is over: no plan is timed after this; frees the scratch. Idempotent.
+  TuningStats end_tuning();
+  bool tuning() const { return tuner_ != nullptr; }
+
+  // For the sweep tool (needs begin_tuning): the heuristic's first n_max algorithms for this
+  // call, with the plan's descriptors and preferences, each timed with `m`, in heuristic order.
+  struct TimedAlgo {
+    cublasLtMatmulAlgo_t algo{};
+    size_t workspace_bytes = 0;
+    double median_us = -1;  // negative: cuBLASLt refused to run it
+  };
+  std::vector<TimedAlgo> time_candidates(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
+                                         int n_max, const GemmTimingMethod& m);
+
  private:
   // Everything that selects a plan: sizes, leading dims, types, pointer alignments, bias mode.
   using Key = std::array<int64_t, 12>;
@@ -44,9 +88,30 @@ class CublasLtGemm {
     bool fused_bias = false;  // bias applied by the epilogue; else by a separate kernel
   };
   Plan& plan_for(const Key& key, const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias);
+  // The plan's descriptors plus up to n_candidates heuristic results (empty: no algorithm).
   Plan make_plan(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, bool fuse_bias,
-                 bool* found);
+                 int n_candidates, std::vector<cublasLtMatmulHeuristicResult_t>* results);
+  // make_plan with the epilogue bias when it applies, else without; throws when neither has an algorithm.
+  Plan make_any_plan(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, int n_candidates,
+                     std::vector<cublasLtMatmulHeuristicResult_t>* results);
   static void destroy(Plan& p);
+  // Whether a new plan for this call is timed now (tuning on, f16/bf16, enough rows, not capturing).
+  bool tunes(const Tensor& x) const;
+  // Medians of each candidate on this call (scratch output); empty when the scratch cannot hold out.
+  std::vector<double> time_plan(const Plan& p, const Tensor& out, const Tensor& x, const Tensor& w,
+                                const std::vector<cublasLtMatmulHeuristicResult_t>& cands, const GemmTimingMethod& m);
+  bool reserve_scratch(size_t bytes);  // grows the timing scratch; false when the device has no room
+
+  // Start-up tuning state: all null/empty outside [begin_tuning, end_tuning).
+  struct Tuner {
+    Tuning config;
+    cudaStream_t stream = nullptr;
+    void* scratch = nullptr;  // [scratch_bytes]: the flush buffer and the timed output
+    size_t scratch_bytes = 0, flush_bytes = 0;
+    std::unique_ptr<GemmTimer> timer;
+    TuningStats stats;
+  };
+  std::unique_ptr<Tuner> tuner_;
 
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;  // [kWorkspaceBytes]

@@ -2,6 +2,8 @@
 // The ops' boundary checks and launches are in cuda_backend_ops.cpp.
 #include "backend/cuda/cuda_backend.h"
 
+#include <cstdio>
+
 #include "backend/cuda/cuda_backend_impl.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/fill.h"
@@ -146,6 +148,27 @@ void CudaBackend::replay(const Graph& g) {
   const auto* cg = dynamic_cast<const CudaGraph*>(&g);
   SEAM_ASSERT(cg != nullptr, "replay of a graph another backend recorded");
   SEAM_CUDA_CHECK(cudaGraphLaunch(cg->exec, stream_));
+}
+
+// ---------------------------------------------------------------- start-up
+
+void CudaBackend::begin_gemm_tuning(const GemmTuning& t) {
+  CublasLtGemm::Tuning g;
+  g.min_rows = t.min_rows;
+  g.n_candidates = t.n_candidates;
+  gemm_->begin_tuning(g, stream_);
+}
+
+void CudaBackend::end_startup() {
+  if (!gemm_->tuning()) return;
+  const CublasLtGemm::TuningStats st = gemm_->end_tuning();
+  const double gain = st.heuristic_us > 0 ? 100.0 * (1.0 - st.chosen_us / st.heuristic_us) : 0.0;
+  std::fprintf(stderr,
+               "seam: gemm autotune: %d plans tuned in %.2f s, %d changed algorithm (-%.1f %% of their GEMM time), "
+               "%d skipped%s\n",
+               st.n_tuned, st.seconds, st.n_changed, gain, st.n_skipped,
+               st.n_tuned + st.n_skipped == 0 ? " (plans are tuned in graph warm-ups: graphs off, or no GEMM had enough rows)"
+                                              : "");
 }
 
 // ---------------------------------------------------------------- step timer

@@ -69,6 +69,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Graph> end_capture() override;
   void replay(const Graph& g) override;
   bool capturing() const override { return capturing_; }
+  void begin_gemm_tuning(const GemmTuning& t) override;  // cuda_backend.cpp
+  void end_startup() override;
   void timer_begin() override;  // cudaEventRecord on the stream (cuda_backend.cpp)
   void timer_end() override;
   double timer_elapsed_ms() const override;

@@ -1,0 +1,96 @@
+// Start-up GEMM tuning in CublasLtGemm: a tuned plan computes what the heuristic's
+// plan computes (bf16 tolerance: another kernel sums in another order), small row
+// counts and calls made while the stream is capturing are never timed, and nothing
+// is timed after end_tuning().
+#include "backend/cuda/cublaslt_gemm.h"
+#include "cuda_test_util.h"
+
+namespace seam::test {
+namespace {
+
+class CudaGemmTuning : public CudaTest {
+ protected:
+  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
+
+  struct Problem {
+    Tensor x, w, out_ref, out;
+  };
+  Problem make(int64_t m, int64_t n_out, int64_t in) {
+    Problem p;
+    p.x = upload(random_normal(size_t(m * in), rng), DType::bf16, {m, in});
+    p.w = upload(random_normal(size_t(n_out * in), rng, 1.f / std::sqrt(float(in))), DType::bf16, {n_out, in});
+    p.out_ref = empty(DType::bf16, {m, n_out});
+    p.out = empty(DType::bf16, {m, n_out});
+    return p;
+  }
+};
+
+TEST_F(CudaGemmTuning, TunedPlansMatchTheHeuristicsPlan) {
+  cuda::CublasLtGemm plain, tuned;
+  cuda::CublasLtGemm::Tuning t;
+  t.min_rows = 256;
+  t.n_candidates = 8;
+  tuned.begin_tuning(t, stream());
+  ASSERT_TRUE(tuned.tuning());
+  struct Shape {
+    int64_t m, n_out, in;
+  };
+  const Shape shapes[] = {{256, 3072, 2048}, {576, 2048, 2048}, {576, 4096, 1024}, {128, 1024, 1024}};
+  int n_eligible = 0;
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE("M " + std::to_string(s.m) + " N " + std::to_string(s.n_out) + " K " + std::to_string(s.in));
+    Problem p = make(s.m, s.n_out, s.in);
+    plain.run(p.out_ref, p.x, p.w, Tensor{}, stream());
+    tuned.run(p.out, p.x, p.w, Tensor{}, stream());
+    expect_close(download(p.out), download(p.out_ref), tolerance_for(DType::bf16), "tuned vs heuristic");
+    n_eligible += s.m >= t.min_rows;
+  }
+  const auto st = tuned.end_tuning();
+  EXPECT_FALSE(tuned.tuning());
+  // Every eligible shape was timed (the heuristic offers several bf16 kernels at these
+  // sizes); M=128 < min_rows was not.
+  EXPECT_EQ(st.n_tuned + st.n_skipped, n_eligible);
+  EXPECT_EQ(st.n_skipped, 0);
+  EXPECT_GT(st.seconds, 0);
+  EXPECT_LE(st.chosen_us, st.heuristic_us);  // the kept kernel is never slower than rank 0 as timed
+}
+
+TEST_F(CudaGemmTuning, NeverTimesWhileCapturingOrAfterEnd) {
+  cuda::CublasLtGemm plain, tuned;
+  tuned.begin_tuning(cuda::CublasLtGemm::Tuning{}, stream());
+  Problem p = make(512, 2048, 2048);
+  plain.run(p.out_ref, p.x, p.w, Tensor{}, stream());
+  // First use of the shape inside a capture: timing would synchronize the capturing
+  // stream (an error that invalidates the capture), so the plan takes the heuristic's pick.
+  gpu->begin_capture();
+  tuned.run(p.out, p.x, p.w, Tensor{}, stream());
+  auto graph = gpu->end_capture();
+  gpu->replay(*graph);
+  expect_close(download(p.out), download(p.out_ref), tolerance_for(DType::bf16), "captured");
+  // The plan exists now: an eager call reuses it, untimed.
+  tuned.run(p.out, p.x, p.w, Tensor{}, stream());
+  auto st = tuned.end_tuning();
+  EXPECT_EQ(st.n_tuned, 0);
+  EXPECT_EQ(st.n_skipped, 0);
+  // After end_tuning a new eligible shape is not timed either.
+  Problem q = make(1024, 2048, 2048);
+  tuned.run(q.out, q.x, q.w, Tensor{}, stream());
+  gpu->synchronize();
+  EXPECT_FALSE(tuned.tuning());
+  EXPECT_EQ(tuned.end_tuning().n_tuned, 0);
+}
+
+TEST_F(CudaGemmTuning, BackendHookTunesUntilEndStartup) {
+  Backend::GemmTuning t;
+  t.min_rows = 256;
+  gpu->begin_gemm_tuning(t);
+  Problem p = make(384, 2048, 1024);
+  cuda::CublasLtGemm plain;
+  plain.run(p.out_ref, p.x, p.w, Tensor{}, stream());
+  gpu->linear(p.out, p.x, p.w, Tensor{});
+  gpu->end_startup();  // prints the start-up line, frees the scratch
+  expect_close(download(p.out), download(p.out_ref), tolerance_for(DType::bf16), "backend linear");
+}
+
+}  // namespace
+}  // namespace seam::test
