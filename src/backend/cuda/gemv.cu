@@ -54,9 +54,15 @@ struct GemvArgs {
 // 896/2048 features would leave most SMs idle at one warp per feature).
 //
 // Fusions, each replacing a kernel of the decode step:
-//  * NORM: the product is taken with rms_norm(x) * g. The block first stages x * g (rounded
-//    to T, as HF rounds the normed activations) in shared memory while summing x^2; the
-//    epilogue scales by 1 / rms. The weight loads of the first sweep are already in flight.
+//  * Norm: the product is taken with rms_norm(x) * g, and the epilogue scales by 1 / rms.
+//    kNormInline: each warp multiplies the x it reads by g and sums x^2 on the side (the
+//    slices of a row cover all of x between them): no prologue, but g and x go through L1
+//    in every warp. kNormStaged: the block first stages x * g (rounded to T, as HF rounds the
+//    normed activations) in shared memory while summing x^2, with the first sweep's weight
+//    loads already in flight. Staging costs a read of x and g per block, so it pays only
+//    where a block streams many weight bytes: measured (H200, docs/performance.md), staged
+//    was free with GLU (two rows a warp) but 5-75 us slower than inline on single rows
+//    (qkv, lm_head), so GLU stages and single rows go inline.
 //  * GLU: a warp streams the gate row j and the up row n_out + j and writes
 //    silu(gate) * up: the MLP's [gate | up] never reaches memory.
 //  * accumulate: out += result (each element has one owner, so in place is safe); the old
@@ -64,12 +70,15 @@ struct GemvArgs {
 // The weights never change during a run, so with early_load the first sweep's loads go out
 // before griddepcontrol.wait: with PDL they overlap the previous kernel's tail.
 // Invariant: n_in % 8 == 0 and every row 16-byte aligned (gemv_applies).
-template <typename T, typename TO, int M, int S, bool NORM, bool GLU>
+enum NormMode { kNormNone, kNormInline, kNormStaged };
+
+template <typename T, typename TO, int M, int S, int NORM, bool GLU>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
   constexpr int R = GLU ? 2 : 1;  // weight rows a warp streams
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* xs = reinterpret_cast<T*>(smem_raw);  // NORM: [M, n_in] x * g
+  T* xs = reinterpret_cast<T*>(smem_raw);  // kNormStaged: [M, n_in] x * g
   __shared__ float partial[kWarps][R][M];  // [warp, weight row, x row]: each slice's sums
+  __shared__ float partial_ss[kWarps][M];  // kNormInline: each slice's sum of x^2
   __shared__ float scratch[32];            // block_sum
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int row = blockIdx.x * (kWarps / S) + warp / S, slice = warp % S;
@@ -103,7 +112,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
   float inv_rms[M];
 #pragma unroll
   for (int r = 0; r < M; ++r) inv_rms[r] = 1.f;
-  if constexpr (NORM) {
+  if constexpr (NORM == kNormStaged) {
     float ss[M];
 #pragma unroll
     for (int r = 0; r < M; ++r) ss[r] = 0.f;
@@ -123,15 +132,18 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
       }
     }
 #pragma unroll
-    for (int r = 0; r < M; ++r) inv_rms[r] = 1.f / sqrtf(block_sum(ss[r], scratch) / float(n_in) + a.eps);  // as rms_norm.cu
+    for (int r = 0; r < M; ++r)
+      inv_rms[r] = 1.f / sqrtf(block_sum(ss[r], scratch) / float(n_in) + a.eps);  // as rms_norm.cu
     __syncthreads();  // xs complete (block_sum's barriers precede the last writes only for M = 1)
   }
 
-  float acc[R][M];
+  float acc[R][M], ss[M];  // ss: kNormInline's sum of x^2 over this slice
 #pragma unroll
-  for (int q = 0; q < R; ++q)
+  for (int r = 0; r < M; ++r) {
+    ss[r] = 0.f;
 #pragma unroll
-    for (int r = 0; r < M; ++r) acc[q][r] = 0.f;
+    for (int q = 0; q < R; ++q) acc[q][r] = 0.f;
+  }
   if (active) {  // no early return: the block meets at barriers below
     for (; base < v_end; base += 32 * kUnroll) {
       uint4 cur[R][kUnroll];
@@ -144,13 +156,23 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
       for (int u = 0; u < kUnroll; ++u) {
         const int j = base + u * 32;
         if (j >= v_end) break;
+        float gf[8];
+        if constexpr (NORM == kNormInline) unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.norm_w) + j), gf);
 #pragma unroll
         for (int r = 0; r < M; ++r) {
           float xf[8];
-          if constexpr (NORM)
+          if constexpr (NORM == kNormStaged) {
             unpack<T>(reinterpret_cast<const uint4*>(xs + r * n_in)[j], xf);
-          else
+          } else {
             unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.x + r * a.x_stride) + j), xf);
+          }
+          if constexpr (NORM == kNormInline) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+              ss[r] = fmaf(xf[i], xf[i], ss[r]);
+              xf[i] *= gf[i];
+            }
+          }
 #pragma unroll
           for (int q = 0; q < R; ++q) {
             float wf[8];
@@ -163,26 +185,38 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
     }
   }
 #pragma unroll
-  for (int q = 0; q < R; ++q)
+  for (int r = 0; r < M; ++r) {
 #pragma unroll
-    for (int r = 0; r < M; ++r) acc[q][r] = warp_sum(acc[q][r]);
+    for (int q = 0; q < R; ++q) acc[q][r] = warp_sum(acc[q][r]);
+    if constexpr (NORM == kNormInline) ss[r] = warp_sum(ss[r]);
+  }
   if constexpr (S > 1) {
     if (lane == 0) {
 #pragma unroll
-      for (int q = 0; q < R; ++q)
+      for (int r = 0; r < M; ++r) {
 #pragma unroll
-        for (int r = 0; r < M; ++r) partial[warp][q][r] = acc[q][r];
+        for (int q = 0; q < R; ++q) partial[warp][q][r] = acc[q][r];
+        if constexpr (NORM == kNormInline) partial_ss[warp][r] = ss[r];
+      }
     }
     __syncthreads();
     if (slice != 0) return;
 #pragma unroll
-    for (int q = 0; q < R; ++q)
+    for (int r = 0; r < M; ++r) {
+      ss[r] = 0.f;
 #pragma unroll
-      for (int r = 0; r < M; ++r) {
-        acc[q][r] = 0.f;
+      for (int q = 0; q < R; ++q) acc[q][r] = 0.f;
 #pragma unroll
-        for (int s = 0; s < S; ++s) acc[q][r] += partial[warp + s][q][r];  // fixed order: deterministic
+      for (int s = 0; s < S; ++s) {  // fixed order: deterministic
+#pragma unroll
+        for (int q = 0; q < R; ++q) acc[q][r] += partial[warp + s][q][r];
+        if constexpr (NORM == kNormInline) ss[r] += partial_ss[warp + s][r];
       }
+    }
+  }
+  if constexpr (NORM == kNormInline) {
+#pragma unroll
+    for (int r = 0; r < M; ++r) inv_rms[r] = 1.f / sqrtf(ss[r] / float(n_in) + a.eps);  // as rms_norm.cu
   }
   if (!active) return;
   const float b = a.bias != nullptr ? to_float(a.bias[row]) : 0.f;
@@ -224,20 +258,20 @@ bool early_load_enabled() {
   return on;
 }
 
-template <typename T, typename TO, int M, int S, bool NORM, bool GLU>
+template <typename T, typename TO, int M, int S, int NORM, bool GLU>
 void launch_kernel_for(const GemvArgs<T, TO>& a, cudaStream_t stream) {
-  const size_t smem = NORM ? size_t(M) * size_t(a.n_in) * sizeof(T) : 0;
+  const size_t smem = NORM == kNormStaged ? size_t(M) * size_t(a.n_in) * sizeof(T) : 0;
   launch_kernel(gemv_kernel<T, TO, M, S, NORM, GLU>, div_up(a.n_out, kWarps / S), kWarps * 32, smem, stream, a);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T, typename TO, int M, int S>
 void launch_sliced(const GemvArgs<T, TO>& a, bool glu, cudaStream_t stream) {
-  if (a.norm_w == nullptr) return launch_kernel_for<T, TO, M, S, false, false>(a, stream);
+  if (a.norm_w == nullptr) return launch_kernel_for<T, TO, M, S, kNormNone, false>(a, stream);
   if constexpr (std::is_same_v<T, TO>) {
-    if (glu) return launch_kernel_for<T, TO, M, S, true, true>(a, stream);
+    if (glu) return launch_kernel_for<T, TO, M, S, kNormStaged, true>(a, stream);
   }
-  launch_kernel_for<T, TO, M, S, true, false>(a, stream);
+  launch_kernel_for<T, TO, M, S, kNormInline, false>(a, stream);
 }
 
 template <typename T, typename TO, int M>
