@@ -2,10 +2,19 @@
 //
 // Rows are packed by GQA group: row r of a sequence is (token r / group, head
 // kvh * group + r % group), so one block reads each K/V tile once for all the
-// query heads that share it. A block = 4 warps x 16 rows = 64 rows of one
+// query heads that share it. A block = 4 warps x (16 * MA) rows of one
 // (sequence, kv head); K/V tiles of 64 keys are gathered through the page table
 // with cp.async into double-buffered, swizzled shared memory.
+//
+// MA (row atoms per warp) is the variant: with MA = 1 every K/V fragment read from
+// shared memory feeds one MMA, which makes the kernel shared-memory-bandwidth bound
+// below half the tensor peak; MA = 2 (as FlashAttention-2's 128-row blocks) feeds two.
+// SEAM_PREFILL_ROWS_PER_WARP=16|32 picks it (default 32) so both can be A/B-timed.
 #include "backend/cuda/attention_prefill.h"
+
+#include <climits>
+#include <cstdlib>
+#include <string>
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
@@ -14,32 +23,60 @@ namespace seam::cuda {
 
 namespace {
 
-constexpr int kWarps = 4;
-constexpr int kBlockM = 16 * kWarps;  // query rows per block
-constexpr int kBlockN = 64;           // keys per tile
+template <int D, int MA>
+struct PrefillTiling {
+  static constexpr int kWarps = 4;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kWarpRows = 16 * MA;
+  static constexpr int kBlockM = kWarps * kWarpRows;  // query rows per block
+  static constexpr int kBlockN = 64;                  // keys per shared-memory stage
+  // Keys per softmax step (QK^T, softmax, PV on kSubN keys of the 64-key stage). Q stays in
+  // registers (D/4 * MA) beside o (D/2 * MA fp32) and S (kSubN/2 * MA fp32): at D = 128, MA = 2
+  // that is 64 + 128 + S of 255, so S covers 16 keys. The shared-memory bytes per MMA do not
+  // depend on kSubN, and the o rescale is skipped while no row max grows, so short steps cost
+  // little. Each value is the largest that ptxas -v shows without spills.
+  static constexpr int kSubN = MA == 1 && D == 64 ? 64 : 16;
+  // Blocks per SM the registers must allow: MA = 2 at D = 128 uses 255 registers (2 blocks,
+  // 8 warps); the others fit 3 blocks (168 registers).
+  static constexpr int kMinBlocks = D == 128 && MA == 2 ? 2 : 3;
+  template <typename T>
+  static constexpr size_t smem_bytes() {
+    return size_t(2) * 2 * kBlockN * D * sizeof(T);  // [stage][K|V][kBlockN][D]
+  }
+};
 
-template <typename T, int D>
-constexpr size_t prefill_smem_bytes() {
-  return size_t(2) * 2 * kBlockN * D * sizeof(T);  // [stage][K|V][kBlockN][D]
-}
-
-template <typename T, int D>
-__global__ void __launch_bounds__(kWarps * 32, 3) flash_prefill_kernel(AttentionParams p) {
+template <typename T, int D, int MA>
+__global__ void __launch_bounds__(PrefillTiling<D, MA>::kThreads, PrefillTiling<D, MA>::kMinBlocks)
+    flash_prefill_kernel(AttentionParams p) {
+  using Tl = PrefillTiling<D, MA>;
+  constexpr int kBlockM = Tl::kBlockM, kBlockN = Tl::kBlockN, kSubN = Tl::kSubN, kWarpRows = Tl::kWarpRows;
   pdl_begin();
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
   constexpr int kTile = kBlockN * D;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int group = p.group, kvh = blockIdx.y;
+  const int group = p.group;
 
-  // Which (sequence, row tile) this block is: walk the prefill sequences. Heavy tiles (late
-  // rows, long causal range) get the low block ids, so they start first.
-  __shared__ int s_seq, s_tile;
+  // Per-block values that the key loop needs once per tile or step live in shared memory,
+  // not registers: at D = 128 with two atoms, o (128) and Q (64) take most of the 255.
+  struct BlockInfo {
+    const int32_t* slots;  // the sequence's page-table row
+    int seq, tile, kvh, q_begin, first_pos, n_rows;
+    int key_end;                        // keys the block needs: up to its last valid row's position
+    int warp_key_end[Tl::kWarps];       // ... and each warp (0: the warp has no valid row)
+    int warp_unmasked_end[Tl::kWarps];  // keys below this are visible to all of the warp's rows
+  };
+  __shared__ BlockInfo info;
   if (tid == 0) {
-    int b = blockIdx.x, seq = -1, tile = 0;
+    // The kv head varies fastest in the block id, so the heavy tiles of EVERY head are
+    // dispatched in the first wave (with the head slowest, the last head's heaviest tiles
+    // would start near the end and leave a tail).
+    const int kvh = blockIdx.x % p.n_kv_heads;
+    // Which (sequence, row tile) this block is: walk the prefill sequences. Heavy tiles (late
+    // rows, long causal range) get the low block ids, so they start first.
+    int b = blockIdx.x / p.n_kv_heads, seq = -1, tile = 0;
     for (int s = 0; s < p.n_prefill_seqs; ++s) {
-      const int n_rows = (p.qo_indptr[s + 1] - p.qo_indptr[s]) * group;
-      const int n_tiles = (n_rows + kBlockM - 1) / kBlockM;
+      const int n_tiles = ((p.qo_indptr[s + 1] - p.qo_indptr[s]) * group + kBlockM - 1) / kBlockM;
       if (b < n_tiles) {
         seq = s;
         tile = n_tiles - 1 - b;
@@ -47,50 +84,61 @@ __global__ void __launch_bounds__(kWarps * 32, 3) flash_prefill_kernel(Attention
       }
       b -= n_tiles;
     }
-    s_seq = seq;
-    s_tile = tile;
+    info.seq = seq;
+    if (seq >= 0) {
+      const int q_begin = p.qo_indptr[seq], n_q = p.qo_indptr[seq + 1] - q_begin;
+      const int first_pos = p.seq_lens[seq] - n_q, n_rows = n_q * group;
+      info.slots = p.page_table + int64_t(p.req_rows[seq]) * p.pt_stride;
+      info.tile = tile;
+      info.kvh = kvh;
+      info.q_begin = q_begin;
+      info.first_pos = first_pos;
+      info.n_rows = n_rows;
+      info.key_end = first_pos + (min(tile * kBlockM + kBlockM, n_rows) - 1) / group + 1;
+      for (int w = 0; w < Tl::kWarps; ++w) {
+        const int row0 = tile * kBlockM + w * kWarpRows, last = min(row0 + kWarpRows, n_rows) - 1;
+        info.warp_key_end[w] = last >= row0 ? first_pos + last / group + 1 : 0;
+        info.warp_unmasked_end[w] = first_pos + row0 / group + 1;
+      }
+    }
   }
   __syncthreads();
-  const int seq = s_seq, tile = s_tile;
-  if (seq < 0) return;  // the grid is an upper bound on the tiles
+  if (info.seq < 0) return;  // block-uniform; the grid is an upper bound on the tiles
 
-  const int q_begin = p.qo_indptr[seq], n_q = p.qo_indptr[seq + 1] - q_begin;
-  const int seq_len = p.seq_lens[seq], first_pos = seq_len - n_q;
-  const int n_rows = n_q * group;
-  const int32_t* slots = p.page_table + int64_t(p.req_rows[seq]) * p.pt_stride;
-  const T* q = static_cast<const T*>(p.q);
-  T* out = static_cast<T*>(p.out);
-  const T* k_cache = static_cast<const T*>(p.k_cache);
-  const T* v_cache = static_cast<const T*>(p.v_cache);
-
-  // This thread's two rows (g and g+8 of the warp's 16).
-  const int row0 = tile * kBlockM + warp * 16 + (lane >> 2), row1 = row0 + 8;
+  // This thread's rows: atom a, half h is warp row a * 16 + h * 8 + lane / 4.
+  auto row_of = [&](int a, int h) {
+    return info.tile * kBlockM + warp * kWarpRows + a * 16 + h * 8 + (lane >> 2);
+  };
   auto row_off = [&](int64_t stride, int row) {  // element offset of a row in q / out
-    const int tok = q_begin + row / group, head = kvh * group + row % group;
+    const int tok = info.q_begin + row / group, head = info.kvh * group + row % group;
     return int64_t(tok) * stride + int64_t(head) * D;
   };
-  uint32_t qf[D / 16][4];
-  flash::load_q_fragments<T, D>(qf, row0 < n_rows ? q + row_off(p.q_stride, row0) : nullptr,
-                                row1 < n_rows ? q + row_off(p.q_stride, row1) : nullptr, lane);
-  const int pos0 = first_pos + row0 / group, pos1 = first_pos + row1 / group;
-
-  // Keys this tile needs: up to the last valid row's position; all keys below the first
-  // row's position are visible to every row (no mask needed there).
-  const int last_row = min(tile * kBlockM + kBlockM, n_rows) - 1;
-  const int key_end = first_pos + last_row / group + 1;
-  const int unmasked_end = first_pos + (tile * kBlockM) / group + 1;
-  const int n_kv_tiles = (key_end + kBlockN - 1) / kBlockN;
-
-  float o[D / 8][4];
+  uint32_t qf[MA][D / 16][4];  // the warp's Q A-fragments, in registers for the whole key loop
+  {
+    const T* q = static_cast<const T*>(p.q);
 #pragma unroll
-  for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
-  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+    for (int a = 0; a < MA; ++a) {
+      const int r0 = row_of(a, 0), r1 = row_of(a, 1);
+      flash::load_q_fragments<T, D>(qf[a], r0 < info.n_rows ? q + row_off(p.q_stride, r0) : nullptr,
+                                    r1 < info.n_rows ? q + row_off(p.q_stride, r1) : nullptr, lane);
+    }
+  }
+
+  float o[MA][D / 8][4];
+  float m[MA][2], l[MA][2];
+#pragma unroll
+  for (int a = 0; a < MA; ++a) {
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) o[a][d][0] = o[a][d][1] = o[a][d][2] = o[a][d][3] = 0.f;
+    m[a][0] = m[a][1] = -INFINITY;
+    l[a][0] = l[a][1] = 0.f;
+  }
   const float scale_log2 = p.scale * 1.4426950408889634f;
 
   // Page-table entries travel a tile ahead of the copies that use them: s_slots[j & 1] holds
   // the slots of tile j, and `slot_next` (threads < kBlockN) is in flight for the tile after.
   __shared__ int32_t s_slots[2][kBlockN];
-  auto slot_at = [&](int key) -> int32_t { return key < key_end ? slots[key] : 0; };
+  auto slot_at = [&](int key) -> int32_t { return key < info.key_end ? info.slots[key] : 0; };
   int32_t slot_next = 0;
   if (tid < kBlockN) {
     s_slots[0][tid] = slot_at(tid);
@@ -98,18 +146,21 @@ __global__ void __launch_bounds__(kWarps * 32, 3) flash_prefill_kernel(Attention
     slot_next = slot_at(2 * kBlockN + tid);
   }
   __syncthreads();
-  flash::load_kv_tile<T, D, kBlockN>(
-      smem, smem + kTile, k_cache, v_cache, [&](int row) { return s_slots[0][row]; }, 0, key_end, p.n_kv_heads, kvh,
-      tid, kWarps * 32);
+  // Copies tile j (keys j * kBlockN ...) into pipeline stage j & 1.
+  auto load_tile = [&](int j) {
+    T* k_dst = smem + (j & 1) * 2 * kTile;
+    const int64_t head = int64_t(info.kvh) * D;
+    flash::load_kv_tile<T, D, kBlockN>(
+        k_dst, k_dst + kTile, static_cast<const T*>(p.k_cache) + head, static_cast<const T*>(p.v_cache) + head,
+        [&](int row) { return s_slots[j & 1][row]; }, j * kBlockN, info.key_end, p.n_kv_heads, 0, tid, Tl::kThreads);
+  };
+  load_tile(0);
   flash::cp_async_commit();
+  const int n_kv_tiles = (info.key_end + kBlockN - 1) / kBlockN;
   for (int it = 0; it < n_kv_tiles; ++it) {
     const int stage = it & 1;
     if (it + 1 < n_kv_tiles) {
-      T* next = smem + (stage ^ 1) * 2 * kTile;
-      const int32_t* next_slots = s_slots[stage ^ 1];
-      flash::load_kv_tile<T, D, kBlockN>(
-          next, next + kTile, k_cache, v_cache, [&](int row) { return next_slots[row]; }, (it + 1) * kBlockN,
-          key_end, p.n_kv_heads, kvh, tid, kWarps * 32);
+      load_tile(it + 1);
       flash::cp_async_commit();
       flash::cp_async_wait<1>();
     } else {
@@ -119,21 +170,34 @@ __global__ void __launch_bounds__(kWarps * 32, 3) flash_prefill_kernel(Attention
     const T* k_tile = smem + stage * 2 * kTile;
     const T* v_tile = k_tile + kTile;
 
-    float s[kBlockN / 8][4];
-    flash::qk_tile<T, D, kBlockN / 8>(s, qf, k_tile, lane);
-    const int key0 = it * kBlockN;
-    const bool need_mask = key0 + kBlockN > unmasked_end;
+    // Not unrolled: with the steps unrolled the compiler overlaps them and runs out of
+    // registers at D = 128, two atoms.
+#pragma unroll 1
+    for (int sub = 0; sub < kBlockN / kSubN; ++sub) {
+      const int key0 = it * kBlockN + sub * kSubN;
+      // Warp-uniform: past the warp's last position every score is masked. Keys at or past
+      // key_end (zero-filled) lie past it too.
+      if (key0 >= info.warp_key_end[warp]) break;
+      float s[MA][kSubN / 8][4];
+      // Row offset sub * kSubN is a multiple of 8, so the swizzle pattern is unchanged.
+      flash::qk_tile_atoms<T, D, kSubN / 8, MA>(s, qf, k_tile + sub * kSubN * D, lane);
+      if (key0 + kSubN > info.warp_unmasked_end[warp]) {  // causal mask: only the diagonal steps
+        const int first_pos = info.first_pos;
 #pragma unroll
-    for (int n = 0; n < kBlockN / 8; ++n) {
+        for (int a = 0; a < MA; ++a) {
+          const int pos0 = first_pos + row_of(a, 0) / group, pos1 = first_pos + row_of(a, 1) / group;
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int key = key0 + n * 8 + (lane & 3) * 2 + (e & 1);
-        const int pos = e < 2 ? pos0 : pos1;
-        s[n][e] = need_mask && key > pos ? -INFINITY : s[n][e] * scale_log2;
+          for (int n = 0; n < kSubN / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int key = key0 + n * 8 + (lane & 3) * 2 + (e & 1);
+              if (key > (e < 2 ? pos0 : pos1)) s[a][n][e] = -INFINITY;
+            }
+        }
       }
+      flash::softmax_update_atoms<D, kSubN / 8, MA>(s, o, m, l, scale_log2);
+      flash::pv_tile_atoms<T, D, kSubN / 8, MA>(o, s, v_tile + sub * kSubN * D, lane);
     }
-    flash::softmax_update<D, kBlockN / 8>(s, o, m, l);
-    flash::pv_tile<T, D, kBlockN / 8>(o, s, v_tile, lane);
     // Tile it's slots were used by the copies issued last iteration: reuse the entry for tile it+2.
     if (tid < kBlockN) {
       s_slots[stage][tid] = slot_next;
@@ -143,37 +207,61 @@ __global__ void __launch_bounds__(kWarps * 32, 3) flash_prefill_kernel(Attention
   }
 
   // Normalise and store the valid rows.
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
-    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
-  }
+  T* out = static_cast<T*>(p.out);
   const int t2 = (lane & 3) * 2;
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int row = h ? row1 : row0;
-    if (row >= n_rows) continue;
-    const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
-    T* dst = out + row_off(p.out_stride, row);
+  for (int a = 0; a < MA; ++a) {
 #pragma unroll
-    for (int d = 0; d < D / 8; ++d)
-      *reinterpret_cast<uint32_t*>(dst + d * 8 + t2) = flash::pack2<T>(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);
+    for (int h = 0; h < 2; ++h) {
+      float sum = l[a][h];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const int row = row_of(a, h);
+      if (row >= info.n_rows) continue;
+      const float inv = sum > 0.f ? 1.f / sum : 0.f;
+      T* dst = out + row_off(p.out_stride, row);
+#pragma unroll
+      for (int d = 0; d < D / 8; ++d)
+        *reinterpret_cast<uint32_t*>(dst + d * 8 + t2) =
+            flash::pack2<T>(o[a][d][2 * h] * inv, o[a][d][2 * h + 1] * inv);
+    }
   }
 }
 
-template <typename T, int D>
+template <typename T, int D, int MA>
 void launch_typed(const AttentionParams& p, cudaStream_t stream) {
-  constexpr size_t smem = prefill_smem_bytes<T, D>();
+  using Tl = PrefillTiling<D, MA>;
+  constexpr size_t smem = Tl::template smem_bytes<T>();
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
-    SEAM_CUDA_CHECK(
-        cudaFuncSetAttribute(flash_prefill_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, D, MA>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     return true;
   }();
   (void)attr_ok;
-  const int64_t n_blocks = (int64_t(p.n_prefill_tokens) * p.group + kBlockM - 1) / kBlockM + p.n_prefill_seqs;
-  const dim3 grid(unsigned(n_blocks), unsigned(p.n_kv_heads));
-  launch_kernel(flash_prefill_kernel<T, D>, grid, kWarps * 32, smem, stream, p);
+  // Row tiles over all prefill sequences (+1 per sequence for its partial tile), times kv heads.
+  const int64_t n_walk = (int64_t(p.n_prefill_tokens) * p.group + Tl::kBlockM - 1) / Tl::kBlockM + p.n_prefill_seqs;
+  const int64_t n_blocks = n_walk * p.n_kv_heads;
+  SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill: ", n_blocks, " blocks exceed the grid limit");
+  launch_kernel(flash_prefill_kernel<T, D, MA>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
   SEAM_CUDA_CHECK_LAUNCH();
+}
+
+// Row atoms per warp, from SEAM_PREFILL_ROWS_PER_WARP (16 -> 1, 32 -> 2; default 32), read once.
+int prefill_row_atoms() {
+  static const int atoms = [] {
+    const char* env = std::getenv("SEAM_PREFILL_ROWS_PER_WARP");
+    if (env == nullptr || *env == '\0') return 2;
+    const std::string v = env;
+    SEAM_CHECK(v == "16" || v == "32", "SEAM_PREFILL_ROWS_PER_WARP: expected 16 or 32, got '", v, "'");
+    return v == "16" ? 1 : 2;
+  }();
+  return atoms;
+}
+
+template <typename T, int D>
+void launch_rows(const AttentionParams& p, cudaStream_t stream) {
+  if (prefill_row_atoms() == 1) return launch_typed<T, D, 1>(p, stream);
+  launch_typed<T, D, 2>(p, stream);
 }
 
 }  // namespace
@@ -185,12 +273,15 @@ bool flash_prefill_supported(DType dtype, int head_dim) {
 void launch_flash_prefill(const AttentionParams& p, DType dtype, cudaStream_t stream) {
   if (p.n_prefill_seqs == 0 || p.n_prefill_tokens == 0) return;
   SEAM_ASSERT(flash_prefill_supported(dtype, p.head_dim));
+  // The row max is taken over raw scores and then scaled, and the scale is folded into the
+  // exponent's FFMA: both need a positive scale (the max of scaled scores = scaled max).
+  SEAM_CHECK(p.scale > 0.f, "flash prefill: softmax scale must be positive, got ", p.scale);
   if (dtype == DType::bf16) {
-    if (p.head_dim == 64) return launch_typed<__nv_bfloat16, 64>(p, stream);
-    return launch_typed<__nv_bfloat16, 128>(p, stream);
+    if (p.head_dim == 64) return launch_rows<__nv_bfloat16, 64>(p, stream);
+    return launch_rows<__nv_bfloat16, 128>(p, stream);
   }
-  if (p.head_dim == 64) return launch_typed<__half, 64>(p, stream);
-  return launch_typed<__half, 128>(p, stream);
+  if (p.head_dim == 64) return launch_rows<__half, 64>(p, stream);
+  return launch_rows<__half, 128>(p, stream);
 }
 
 }  // namespace seam::cuda
