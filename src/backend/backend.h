@@ -61,6 +61,16 @@ struct PenaltyBatch {
   Tensor repetition;   // [n] f32 (HF repetition_penalty, prompt + output; 1 = off)
 };
 
+// Where rms_norm_qkv_rope_store rotates and stores: one layer's KV cache and this step's
+// positions and slots.
+struct RopeStoreArgs {
+  int n_heads = 0;          // q heads; n_kv_heads and head_dim are k_cache's [_, n_kv_heads, head_dim]
+  Tensor positions;         // [n] i32
+  Tensor inv_freq;          // [head_dim / 2] f32
+  Tensor k_cache, v_cache;  // [n_slots, n_kv_heads, head_dim]
+  Tensor slots;             // [n] i32
+};
+
 // A recorded sequence of ops (CUDA graph exec, or the CPU op list).
 class Graph {
  public:
@@ -107,6 +117,18 @@ class Backend {
                                Tensor bias) {
     rms_norm(normed, x, norm_weight, eps);
     linear(out, normed, w, bias);
+  }
+  // Attention's input stage (layers without q/k norm): qkv = rms_norm(x) * norm_weight @ w_qkv^T
+  // (+ b_qkv), then rope_store_kv on its q, k and v views. qkv [n, (n_heads + 2 n_kv_heads) d]
+  // is written (attention reads q from it); normed is scratch. CUDA fuses it all for one row.
+  virtual void rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                       Tensor w_qkv, Tensor b_qkv, const RopeStoreArgs& r) {
+    rms_norm_linear(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv);
+    const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
+    rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
+                  qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
+                  qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.inv_freq, r.k_cache,
+                  r.v_cache, r.slots);
   }
   // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ w_gate_up^T, then
   // act = silu(gate) * up.   x [n, hidden], w_gate_up [2 * inter, hidden], act [n, inter];

@@ -80,14 +80,25 @@ void LlamaModel::pre_attention(int i, StepBuffers& buf, const KvPool& kv, int n)
   Tensor residual = buf.residual.rows(n);  // [n, hidden]
   if (i == 0) backend_.embedding(residual, buf.input_ids.rows(n), embed_);
   Tensor qkv = buf.qkv.rows(n);  // [n, q_size + 2 * kv_size]
+  if (!c.qk_norm) {  // norm, qkv, RoPE and the KV store: one fused op (one kernel at batch 1 on CUDA)
+    RopeStoreArgs r;
+    r.n_heads = c.n_heads;
+    r.positions = buf.positions.rows(n);
+    r.inv_freq = inv_freq_;
+    r.k_cache = kv.k_cache(i);
+    r.v_cache = kv.v_cache(i);
+    r.slots = buf.out_cache_loc.rows(n);
+    backend_.rms_norm_qkv_rope_store(qkv, buf.normed.rows(n), residual, l.ln_in, c.rms_norm_eps, l.w_qkv, l.b_qkv,
+                                     r);
+    return;
+  }
   backend_.rms_norm_linear(qkv, buf.normed.rows(n), residual, l.ln_in, c.rms_norm_eps, l.w_qkv, l.b_qkv);
   Tensor q = qkv.slice_cols(0, c.q_size()).unflatten_last(c.n_heads, c.head_dim);  // [n, heads, d]
   Tensor k = qkv.slice_cols(c.q_size(), c.kv_size()).unflatten_last(c.n_kv_heads, c.head_dim);
   Tensor v = qkv.slice_cols(c.q_size() + c.kv_size(), c.kv_size()).unflatten_last(c.n_kv_heads, c.head_dim);
-  if (c.qk_norm) {  // Qwen3: RMSNorm over each head's d values, in place
-    backend_.rms_norm(q, q, l.q_norm, c.rms_norm_eps);
-    backend_.rms_norm(k, k, l.k_norm, c.rms_norm_eps);
-  }
+  // Qwen3: RMSNorm over each head's d values, in place, between the projection and RoPE.
+  backend_.rms_norm(q, q, l.q_norm, c.rms_norm_eps);
+  backend_.rms_norm(k, k, l.k_norm, c.rms_norm_eps);
   backend_.rope_store_kv(q, k, v, buf.positions.rows(n), inv_freq_, kv.k_cache(i), kv.v_cache(i),
                          buf.out_cache_loc.rows(n));
 }

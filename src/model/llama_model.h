@@ -1,9 +1,9 @@
 // LlamaModel: the Llama-family forward pass on a backend, written as a
 // sequence of pieces separated by attention calls (the seams):
 //
-//   piece 0        : embed, norm+qkv, [q/k norm], rope, store KV         (layer 0 pre-attention)
+//   piece 0        : embed, norm+qkv+rope+store KV (Qwen3: norm+qkv, q/k norm, rope+store)
 //   attention 0
-//   piece i (1..L-1): o_proj+add, norm+gate_up+SiLU, down+add, norm+qkv, ..., store KV
+//   piece i (1..L-1): o_proj+add, norm+gate_up+SiLU, down+add, norm+qkv+rope+store KV
 //                                                  (layer i-1 post, layer i pre)
 //   attention i
 //   piece L        : o_proj+add, norm+gate_up+SiLU, down+add             (layer L-1 post)
@@ -11,8 +11,10 @@
 //
 // The residual stream is updated in place by the projections that feed it
 // (linear_accumulate), and every RMSNorm is paired with the linear it feeds
-// (rms_norm_linear, rms_norm_gate_up_silu), so a backend can fuse them: CUDA's batch-1
-// GEMV does, and writes SiLU(gate) * up straight from the gate_up product.
+// (rms_norm_qkv_rope_store, rms_norm_gate_up_silu, rms_norm_linear), so a backend can fuse
+// them: CUDA's batch-1 GEMV does, and also applies RoPE, stores K/V and writes SiLU(gate) * up
+// straight from its accumulators: a decode layer is 6 kernels there (qkv, attention, combine,
+// o_proj, gate_up, down).
 //
 // Pieces contain no mode-dependent work: they act on every one of the n
 // (possibly padded) rows alike, so EXTEND and MIXED batches of the same token

@@ -3,6 +3,7 @@
 // activation dtypes (f32, f16, bf16), including strided views inside fused buffers.
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 #include "cuda_test_util.h"
 
@@ -230,6 +231,81 @@ TEST_F(CudaOps, RopeStoreKvEqualsRopeThenStoreKv) {
       }
       EXPECT_EQ(kg_w.size(), size_t((n - 1) * kv * d));
       expect_close(kg_w, kr_w, tol, "rope_store_kv k_cache");
+    }
+  }
+}
+
+// Attention's whole input stage against the CPU reference (norm, projection, RoPE, KV store).
+// One row in f16/bf16 runs as one fused GEMV on CUDA; more rows and f32 run the op sequence.
+TEST_F(CudaOps, NormQkvRopeStoreMatchesCpu) {
+  struct Case {
+    int64_t n, hidden, d;
+    bool bias, slot_in_pool;
+  };
+  const Case cases[] = {{1, 256, 64, false, true},  {1, 1024, 128, true, true}, {1, 4096, 128, false, true},
+                        {1, 256, 128, true, false}, {3, 512, 64, true, true}};
+  for (DType t : kDtypes) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(short_name(t)) + " n " + std::to_string(c.n) + " hidden " + std::to_string(c.hidden) +
+                   " d " + std::to_string(c.d) + (c.bias ? " bias" : "") + (c.slot_in_pool ? "" : " slot -1"));
+      const int64_t n = c.n, h = c.hidden, d = c.d, heads = 4, kv = 2, width = (heads + 2 * kv) * d, n_slots = 9;
+      auto x_h = round_to(random_normal(size_t(n * h), rng, 2.f), t);
+      auto g_h = round_to(random_normal(size_t(h), rng), t);
+      auto w_h = round_to(random_normal(size_t(width * h), rng, 1.f / std::sqrt(float(h))), t);
+      auto b_h = round_to(random_normal(size_t(width), rng), t);
+      std::vector<int32_t> pos(static_cast<size_t>(n)), slots(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        pos[size_t(i)] = int32_t(17 + 1000 * i);
+        slots[size_t(i)] = c.slot_in_pool ? int32_t((5 + 3 * i) % n_slots) : -1;
+      }
+      std::vector<float> inv_freq(static_cast<size_t>(d / 2));
+      for (int64_t j = 0; j < d / 2; ++j) inv_freq[size_t(j)] = std::pow(500000.f, -2.f * float(j) / float(d));
+
+      RopeStoreArgs r;
+      r.n_heads = int(heads);
+      r.positions = upload_index(pos, {n});
+      r.inv_freq = upload(inv_freq, DType::f32, {d / 2});
+      r.k_cache = empty(t, {n_slots, kv, d});  // NaN-poisoned: untouched slots stay NaN
+      r.v_cache = empty(t, {n_slots, kv, d});
+      r.slots = upload_index(slots, {n});
+      Tensor qkv = empty(t, {n, width}), normed = empty(t, {n, h});
+      gpu->rms_norm_qkv_rope_store(qkv, normed, upload(x_h, t, {n, h}), upload(g_h, t, {h}), 1e-5f,
+                                   upload(w_h, t, {width, h}), c.bias ? upload(b_h, t, {width}) : Tensor{}, r);
+
+      std::vector<float> qkv_ref(size_t(n * width)), normed_ref(size_t(n * h));
+      std::vector<float> kc_ref(size_t(n_slots * kv * d), NAN), vc_ref = kc_ref;
+      RopeStoreArgs rr;
+      rr.n_heads = int(heads);
+      rr.positions = host_index(pos, {n});
+      rr.inv_freq = host_view(inv_freq, {d / 2});
+      rr.k_cache = host_view(kc_ref, {n_slots, kv, d});
+      rr.v_cache = host_view(vc_ref, {n_slots, kv, d});
+      rr.slots = host_index(slots, {n});
+      if (c.slot_in_pool) {
+        cpu.rms_norm_qkv_rope_store(host_view(qkv_ref, {n, width}), host_view(normed_ref, {n, h}),
+                                    host_view(x_h, {n, h}), host_view(g_h, {h}), 1e-5f, host_view(w_h, {width, h}),
+                                    c.bias ? host_view(b_h, {width}) : Tensor{}, rr);
+      } else {  // the CPU store asserts on a slot outside the pool: run its parts without the store
+        Tensor qr = host_view(qkv_ref, {n, width});
+        cpu.rms_norm_linear(qr, host_view(normed_ref, {n, h}), host_view(x_h, {n, h}), host_view(g_h, {h}), 1e-5f,
+                            host_view(w_h, {width, h}), c.bias ? host_view(b_h, {width}) : Tensor{});
+        cpu.rope(qr.slice_cols(0, heads * d).unflatten_last(heads, d),
+                 qr.slice_cols(heads * d, kv * d).unflatten_last(kv, d), rr.positions, rr.inv_freq);
+      }
+      const Tolerance tol = tolerance_for(t, {1e-4, 1e-5}, {1e-2, 1e-2}, {3e-2, 3e-2});  // two roundings in bf16
+      expect_close(download(qkv), qkv_ref, tol, "qkv (q, k rotated; v)");
+      for (const auto& [got, want, what] : {std::tuple{download(r.k_cache), kc_ref, "k_cache"},
+                                            std::tuple{download(r.v_cache), vc_ref, "v_cache"}}) {
+        std::vector<float> got_w, want_w;
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(std::isnan(got[i]), std::isnan(want[i])) << what << " element " << i;
+          if (std::isnan(want[i])) continue;
+          got_w.push_back(got[i]);
+          want_w.push_back(want[i]);
+        }
+        EXPECT_EQ(got_w.size(), c.slot_in_pool ? size_t(n * kv * d) : size_t(0)) << what;
+        expect_close(got_w, want_w, tol, what);
+      }
     }
   }
 }

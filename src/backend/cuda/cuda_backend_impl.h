@@ -52,6 +52,8 @@ class CudaBackend final : public Backend {
   void linear_accumulate(Tensor out, Tensor x, Tensor w, Tensor bias) override;
   void rms_norm_linear(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps, Tensor w,
                        Tensor bias) override;
+  void rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps, Tensor w_qkv,
+                               Tensor b_qkv, const RopeStoreArgs& r) override;
   void rms_norm_gate_up_silu(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                              Tensor w_gate_up) override;
   void rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) override;

@@ -68,6 +68,33 @@ void CudaBackend::rms_norm_linear(Tensor out, Tensor normed, Tensor x, Tensor no
   linear(out, normed, w, bias);
 }
 
+void CudaBackend::rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                          Tensor w_qkv, Tensor b_qkv, const RopeStoreArgs& r) {
+  op_checks::rms_norm_linear(qkv, normed, x, norm_weight, w_qkv, b_qkv, Device::cuda);
+  SEAM_CHECK(r.k_cache.ndim == 3 && r.n_heads > 0, "rms_norm_qkv_rope_store: expected k_cache [slots, kv_heads, d]");
+  const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
+  SEAM_CHECK(qkv.ndim == 2 && qkv.size(1) == q_size + 2 * kv * d, "rms_norm_qkv_rope_store: qkv ", qkv.shape_str(),
+             " is not [n, (", r.n_heads, " + 2 * ", kv, ") * ", d, "]");
+  const Tensor q = qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d);
+  const Tensor k = qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d);
+  const Tensor v = qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d);
+  op_checks::rope(q, k, r.positions, r.inv_freq, Device::cuda);
+  op_checks::store_kv(r.k_cache, r.v_cache, k, v, r.slots, Device::cuda);
+  // One row: norm, projection, RoPE and the KV store in one GEMV (the rope_store_kv kernel drops out).
+  GemvFusion f;
+  f.norm_weight = norm_weight;
+  f.eps = eps;
+  f.rope_store = true;
+  f.rope.positions = r.positions;
+  f.rope.inv_freq = r.inv_freq;
+  f.rope.k_cache = r.k_cache;
+  f.rope.v_cache = r.v_cache;
+  f.rope.slots = r.slots;
+  f.rope.n_heads = r.n_heads;
+  if (gemv_fusion_applies(qkv, x, w_qkv, b_qkv, f)) return launch_gemv(qkv, x, w_qkv, b_qkv, f, stream_);
+  Backend::rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv, r);
+}
+
 void CudaBackend::rms_norm_gate_up_silu(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
                                         float eps, Tensor w_gate_up) {
   op_checks::rms_norm_gate_up_silu(act, gate_up, normed, x, norm_weight, w_gate_up, Device::cuda);

@@ -37,13 +37,21 @@ struct GemvArgs {
   int64_t out_stride;
   const T* x;          // [M, n_in] (row stride x_stride)
   int64_t x_stride;
-  const T* w;          // [n_out, n_in]; with GLU [2 * n_out, n_in]: the gate rows, then the up rows
-  const T* bias;       // [n_out] or null (never with GLU)
+  const T* w;          // [n_out, n_in]; GLU [2 * n_out, n_in]: gate rows, then up rows; ROPE [2 * n_out, n_in]
+  const T* bias;       // [n_out] (ROPE: [2 * n_out]) or null (never with GLU)
   const T* norm_w;     // NORM: [n_in]
   float eps;
   bool accumulate;     // out += result
   bool early_load;     // issue the first weight loads before waiting for the previous kernel
-  int n_out, n_in;
+  int n_out, n_in;     // n_out: the warps' items (rows; GLU: features; ROPE: rotary pairs)
+  // ROPE: the qkv projection, [q | k | v] heads of head_dim; see GemvFusion::rope_store.
+  const int32_t* positions;  // [1]
+  const float* inv_freq;     // [head_dim / 2]
+  T* k_cache;                // [n_slots, n_kv_heads, head_dim]
+  T* v_cache;
+  const int32_t* slots;      // [1]
+  int64_t n_slots;
+  int n_heads, n_kv_heads, head_dim;
 };
 
 // A block's 8 warps cover kWarps / S output features, S warps each (S "K slices": one
@@ -61,20 +69,25 @@ struct GemvArgs {
 //    normed activations) in shared memory while summing x^2, with the first sweep's weight
 //    loads already in flight. Staging costs a read of x and g per block, so it pays only
 //    where a block streams many weight bytes: measured (H200, docs/performance.md), staged
-//    was free with GLU (two rows a warp) but 5-75 us slower than inline on single rows
-//    (qkv, lm_head), so GLU stages and single rows go inline.
+//    was free with GLU (two rows a warp) at S = 1 but 5-75 us slower than inline on single
+//    rows (qkv, lm_head) and on GLU at S = 2, so only GLU at S = 1 stages.
 //  * GLU: a warp streams the gate row j and the up row n_out + j and writes
 //    silu(gate) * up: the MLP's [gate | up] never reaches memory.
+//  * ROPE: the qkv projection. A warp streams the rotary pair of rows i and i + d/2 of one
+//    head, rounds both to T, rotates q and k heads exactly as rope_kernel does (sincosf of
+//    position * inv_freq[i] in fp32) and stores k and v to the token's KV slot: the
+//    rope_store_kv kernel drops out and its results are bit-identical.
 //  * accumulate: out += result (each element has one owner, so in place is safe); the old
 //    value is read at the start, off the critical path.
 // The weights never change during a run, so with early_load the first sweep's loads go out
 // before griddepcontrol.wait: with PDL they overlap the previous kernel's tail.
 // Invariant: n_in % 8 == 0 and every row 16-byte aligned (gemv_applies).
 enum NormMode { kNormNone, kNormInline, kNormStaged };
+enum Epilogue { kEpiPlain, kEpiGlu, kEpiRope };
 
-template <typename T, typename TO, int M, int S, int NORM, bool GLU>
+template <typename T, typename TO, int M, int S, int NORM, int EPI>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
-  constexpr int R = GLU ? 2 : 1;  // weight rows a warp streams
+  constexpr int R = EPI == kEpiPlain ? 1 : 2;  // weight rows a warp streams
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* xs = reinterpret_cast<T*>(smem_raw);  // kNormStaged: [M, n_in] x * g
   __shared__ float partial[kWarps][R][M];  // [warp, weight row, x row]: each slice's sums
@@ -85,10 +98,20 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
   const bool active = row < a.n_out;
   const int n_in = a.n_in, n_vec = n_in / 8, per_slice = (n_vec + S - 1) / S;
   const int v_begin = slice * per_slice, v_end = min(n_vec, v_begin + per_slice);
+  // The weight rows of this warp's item.
+  int64_t rows[R];
+  const int item = active ? row : 0;
+  if constexpr (EPI == kEpiRope) {
+    const int half = a.head_dim / 2;
+    rows[0] = int64_t(item / half) * a.head_dim + item % half;
+    rows[R - 1] = rows[0] + half;
+  } else {
+#pragma unroll
+    for (int q = 0; q < R; ++q) rows[q] = int64_t(item) + q * a.n_out;
+  }
   const uint4* w_row[R];
 #pragma unroll
-  for (int q = 0; q < R; ++q)
-    w_row[q] = reinterpret_cast<const uint4*>(a.w + (int64_t(active ? row : 0) + q * a.n_out) * n_in);
+  for (int q = 0; q < R; ++q) w_row[q] = reinterpret_cast<const uint4*>(a.w + rows[q] * n_in);
 
   uint4 wv[R][kUnroll];  // the next sweep's weights, in flight
   auto load_sweep = [&](int base) {
@@ -219,12 +242,43 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
     for (int r = 0; r < M; ++r) inv_rms[r] = 1.f / sqrtf(ss[r] / float(n_in) + a.eps);  // as rms_norm.cu
   }
   if (!active) return;
+  if constexpr (EPI == kEpiRope) {
+    if (lane >= M) return;
+    const int r = lane;  // x row (M == 1 in practice: one token)
+    const int d = a.head_dim, half = d / 2, head = row / half, i = row % half;
+    T* out = reinterpret_cast<T*>(a.out) + r * a.out_stride;
+    float y[2];
+#pragma unroll
+    for (int q = 0; q < 2; ++q)  // rounded like the qkv product rope_kernel reads
+      y[q] = to_float(from_float<T>(acc[q][r] * inv_rms[r] + (a.bias != nullptr ? to_float(a.bias[rows[q]]) : 0.f)));
+    if (head < a.n_heads + a.n_kv_heads) {  // q or k: rotate the pair
+      float sn, cs;
+      sincosf(float(a.positions[r]) * a.inv_freq[i], &sn, &cs);
+      const float x0 = y[0], x1 = y[1];
+      y[0] = x0 * cs - x1 * sn;
+      y[1] = x1 * cs + x0 * sn;
+    }
+    const T t0 = from_float<T>(y[0]), t1 = from_float<T>(y[1]);
+    out[rows[0]] = t0;
+    out[rows[1]] = t1;
+    if (head >= a.n_heads) {  // k or v: also the token's KV slot (skipped outside the pool, like store_kv)
+      const int64_t slot = a.slots[r];
+      if (slot >= 0 && slot < a.n_slots) {
+        const bool is_k = head < a.n_heads + a.n_kv_heads;
+        const int kv_head = is_k ? head - a.n_heads : head - a.n_heads - a.n_kv_heads;
+        T* c = (is_k ? a.k_cache : a.v_cache) + (slot * a.n_kv_heads + kv_head) * d;
+        c[i] = t0;
+        c[i + half] = t1;
+      }
+    }
+    return;
+  }
   const float b = a.bias != nullptr ? to_float(a.bias[row]) : 0.f;
 #pragma unroll
   for (int r = 0; r < M; ++r) {
     if (lane != r) continue;
     float y = acc[0][r] * inv_rms[r];
-    if constexpr (GLU) {
+    if constexpr (EPI == kEpiGlu) {
       const float up = acc[R - 1][r] * inv_rms[r];
       y = y / (1.f + __expf(-y)) * up;
     }
@@ -258,20 +312,24 @@ bool early_load_enabled() {
   return on;
 }
 
-template <typename T, typename TO, int M, int S, int NORM, bool GLU>
+template <typename T, typename TO, int M, int S, int NORM, int EPI>
 void launch_kernel_for(const GemvArgs<T, TO>& a, cudaStream_t stream) {
   const size_t smem = NORM == kNormStaged ? size_t(M) * size_t(a.n_in) * sizeof(T) : 0;
-  launch_kernel(gemv_kernel<T, TO, M, S, NORM, GLU>, div_up(a.n_out, kWarps / S), kWarps * 32, smem, stream, a);
+  launch_kernel(gemv_kernel<T, TO, M, S, NORM, EPI>, div_up(a.n_out, kWarps / S), kWarps * 32, smem, stream, a);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T, typename TO, int M, int S>
-void launch_sliced(const GemvArgs<T, TO>& a, bool glu, cudaStream_t stream) {
-  if (a.norm_w == nullptr) return launch_kernel_for<T, TO, M, S, kNormNone, false>(a, stream);
+void launch_sliced(const GemvArgs<T, TO>& a, int epi, cudaStream_t stream) {
+  if (a.norm_w == nullptr) return launch_kernel_for<T, TO, M, S, kNormNone, kEpiPlain>(a, stream);
   if constexpr (std::is_same_v<T, TO>) {
-    if (glu) return launch_kernel_for<T, TO, M, S, kNormStaged, true>(a, stream);
+    // Staged only where each block streams whole rows (no K slices): run 3 measured GLU staged at
+    // S = 2 (1B: 24.9 us, 0.5B: 12.0) slower than norm + GEMV + SiLU kernels (22.4 / ~10.5).
+    constexpr int kPairNorm = S == 1 ? kNormStaged : kNormInline;
+    if (epi == kEpiGlu) return launch_kernel_for<T, TO, M, S, kPairNorm, kEpiGlu>(a, stream);
+    if (epi == kEpiRope) return launch_kernel_for<T, TO, M, S, kPairNorm, kEpiRope>(a, stream);
   }
-  launch_kernel_for<T, TO, M, S, kNormInline, false>(a, stream);
+  launch_kernel_for<T, TO, M, S, kNormInline, kEpiPlain>(a, stream);
 }
 
 template <typename T, typename TO, int M>
@@ -288,17 +346,30 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
   a.eps = f.eps;
   a.accumulate = f.accumulate;
   a.early_load = early_load_enabled();
-  a.n_out = int(f.silu_mul ? w.size(0) / 2 : w.size(0));
+  const int epi = f.silu_mul ? kEpiGlu : f.rope_store ? kEpiRope : kEpiPlain;
+  a.n_out = int(epi == kEpiPlain ? w.size(0) : w.size(0) / 2);
   a.n_in = int(w.size(1));
+  if (f.rope_store) {
+    const GemvFusion::RopeStore& rs = f.rope;
+    a.positions = rs.positions.ptr<int32_t>();
+    a.inv_freq = rs.inv_freq.ptr<float>();
+    a.k_cache = reinterpret_cast<T*>(rs.k_cache.data);
+    a.v_cache = reinterpret_cast<T*>(rs.v_cache.data);
+    a.slots = rs.slots.ptr<int32_t>();
+    a.n_slots = rs.k_cache.size(0);
+    a.n_heads = rs.n_heads;
+    a.n_kv_heads = int(rs.k_cache.size(1));
+    a.head_dim = int(rs.k_cache.size(2));
+  }
   switch (slices_for(a.n_out, a.n_in)) {
     case 1:
-      return launch_sliced<T, TO, M, 1>(a, f.silu_mul, stream);
+      return launch_sliced<T, TO, M, 1>(a, epi, stream);
     case 2:
-      return launch_sliced<T, TO, M, 2>(a, f.silu_mul, stream);
+      return launch_sliced<T, TO, M, 2>(a, epi, stream);
     case 4:
-      return launch_sliced<T, TO, M, 4>(a, f.silu_mul, stream);
+      return launch_sliced<T, TO, M, 4>(a, epi, stream);
     default:
-      return launch_sliced<T, TO, M, 8>(a, f.silu_mul, stream);
+      return launch_sliced<T, TO, M, 8>(a, epi, stream);
   }
 }
 
@@ -326,6 +397,16 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
   if (f.silu_mul && !(f.norm_weight.defined() && !f.accumulate && !bias.defined() && out.dtype == x.dtype &&
                       w.size(0) % 2 == 0 && out.ndim == 2 && out.size(1) == w.size(0) / 2))
     return false;
+  if (f.rope_store) {
+    const GemvFusion::RopeStore& rs = f.rope;
+    const bool caches = rs.k_cache.ndim == 3 && rs.v_cache.ndim == 3 && rs.k_cache.contiguous() &&
+                        rs.v_cache.contiguous() && rs.k_cache.dtype == x.dtype && rs.v_cache.dtype == x.dtype;
+    if (!caches || f.silu_mul || f.accumulate || !f.norm_weight.defined() || out.dtype != x.dtype) return false;
+    const int64_t d = rs.k_cache.size(2), kv = rs.k_cache.size(1);
+    if (d % 2 != 0 || w.size(0) != (rs.n_heads + 2 * kv) * d || rs.v_cache.size(1) != kv || rs.v_cache.size(2) != d ||
+        rs.v_cache.size(0) != rs.k_cache.size(0))
+      return false;
+  }
   return true;
 }
 

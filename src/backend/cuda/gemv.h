@@ -28,6 +28,16 @@ struct GemvFusion {
   // w is [gate | up] ([2 * inter, n_in]) and out [m, inter] = silu(x @ gate^T) * (x @ up^T).
   // Only with norm_weight (the MLP's input norm), no bias, no accumulate.
   bool silu_mul = false;
+  // w is the attention's fused [q | k | v] projection and out its [m, q + 2 kv] output (m = 1):
+  // q and k are rotated at positions[0] (HF rotate_half, as rope_kernel) and k, v also stored to
+  // the caches at slots[0] (skipped outside [0, n_slots), as store_kv). Only with norm_weight.
+  struct RopeStore {
+    Tensor positions, inv_freq;  // [>= 1] i32, [head_dim / 2] f32
+    Tensor k_cache, v_cache;     // [n_slots, n_kv_heads, head_dim], x's dtype
+    Tensor slots;                // [>= 1] i32
+    int n_heads = 0;
+  } rope;
+  bool rope_store = false;
 };
 
 // The norm stages x * norm_weight in shared memory: rows of up to this many bytes.
