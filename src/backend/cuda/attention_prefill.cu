@@ -38,10 +38,11 @@ struct PrefillTiling {
   // that is 64 + 128 + S of 255, so S covers 16 keys. The shared-memory bytes per MMA do not
   // depend on kSubN, and the o rescale is skipped while no row max grows, so short steps cost
   // little. Each value is the largest that ptxas -v shows without spills.
-  // With QS, Q is not in registers and S covers 32 keys: 8 independent accumulator chains
-  // per k-step in QK^T (4 with 16 keys) and half the serial max/shuffle/rescale phases,
-  // whose latency 2 warps per scheduler hide poorly. 64 keys spill (88 B) at MA = 2.
-  static constexpr int kSubN = QS ? 32 : MA == 1 && D == 64 ? 64 : 16;
+  // With QS, Q is not in registers and S covers the whole 64-key stage at D = 128: 16
+  // independent accumulator chains per k-step in QK^T (4 with 16 keys) and a quarter of the
+  // serial max/shuffle/rescale phases, whose latency 2 warps per scheduler hide poorly
+  // (255 registers, no spill). At D = 64 the 3-block cap of 168 registers spills at 64 keys.
+  static constexpr int kSubN = QS ? (D == 128 ? 64 : 32) : MA == 1 && D == 64 ? 64 : 16;
   // Blocks per SM the registers must allow: MA = 2 at D = 128 uses 255 registers (2 blocks,
   // 8 warps); the others fit 3 blocks (168 registers).
   static constexpr int kMinBlocks = D == 128 && MA == 2 ? 2 : 3;
@@ -219,7 +220,13 @@ __global__ void __launch_bounds__(PrefillTiling<D, MA, QS>::kThreads, PrefillTil
         }
       }
       flash::softmax_update_atoms<D, kSubN / 8, MA>(s, o, m, l, scale_log2);
-      flash::pv_tile_atoms<T, D, kSubN / 8, MA>(o, s, v_tile + sub * kSubN * D, lane);
+      if constexpr (QS) {
+        uint32_t pa[MA][kSubN / 16][4];
+        flash::pack_p_atoms<T, kSubN / 8, MA>(pa, s);
+        flash::pv_tile_atoms_packed<T, D, kSubN / 8, MA>(o, pa, v_tile + sub * kSubN * D, lane);
+      } else {
+        flash::pv_tile_atoms<T, D, kSubN / 8, MA>(o, s, v_tile + sub * kSubN * D, lane);
+      }
     }
     // Tile it's slots were used by the copies issued last iteration: reuse the entry for tile it+2.
     if (tid < kBlockN) {
