@@ -9,7 +9,10 @@
 // MA (row atoms per warp) is the variant: with MA = 1 every K/V fragment read from
 // shared memory feeds one MMA, which makes the kernel shared-memory-bandwidth bound
 // below half the tensor peak; MA = 2 (as FlashAttention-2's 128-row blocks) feeds two.
-// SEAM_PREFILL_ROWS_PER_WARP=16|32 picks it (default 32) so both can be A/B-timed.
+// QS (Q in shared memory) is the second switch: Q A-fragments are re-read with ldmatrix
+// per k-step instead of held in registers, which leaves room for 64-key softmax steps
+// (see PrefillTiling::kSubN). SEAM_PREFILL_ROWS_PER_WARP=16|32|32q picks the variant
+// (default 32; 32q = MA 2 with QS) so they can be A/B-timed.
 #include "backend/cuda/attention_prefill.h"
 
 #include <climits>
@@ -23,7 +26,7 @@ namespace seam::cuda {
 
 namespace {
 
-template <int D, int MA>
+template <int D, int MA, bool QS>
 struct PrefillTiling {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
@@ -35,20 +38,25 @@ struct PrefillTiling {
   // that is 64 + 128 + S of 255, so S covers 16 keys. The shared-memory bytes per MMA do not
   // depend on kSubN, and the o rescale is skipped while no row max grows, so short steps cost
   // little. Each value is the largest that ptxas -v shows without spills.
-  static constexpr int kSubN = MA == 1 && D == 64 ? 64 : 16;
+  // With QS, Q is not in registers and S covers the whole 64-key stage at D = 128: 16
+  // independent accumulator chains per k-step in QK^T (4 with 16 keys) and a quarter of the
+  // serial max/shuffle/rescale phases, whose latency 2 warps per scheduler hide poorly
+  // (255 registers, no spill). At D = 64 the 3-block cap of 168 registers spills at 64 keys.
+  static constexpr int kSubN = QS ? (D == 128 ? 64 : 32) : MA == 1 && D == 64 ? 64 : 16;
   // Blocks per SM the registers must allow: MA = 2 at D = 128 uses 255 registers (2 blocks,
   // 8 warps); the others fit 3 blocks (168 registers).
   static constexpr int kMinBlocks = D == 128 && MA == 2 ? 2 : 3;
+  // [stage][K|V][kBlockN][D], then with QS the block's Q rows [kBlockM][D]
   template <typename T>
   static constexpr size_t smem_bytes() {
-    return size_t(2) * 2 * kBlockN * D * sizeof(T);  // [stage][K|V][kBlockN][D]
+    return (size_t(2) * 2 * kBlockN + (QS ? kBlockM : 0)) * D * sizeof(T);
   }
 };
 
-template <typename T, int D, int MA>
-__global__ void __launch_bounds__(PrefillTiling<D, MA>::kThreads, PrefillTiling<D, MA>::kMinBlocks)
+template <typename T, int D, int MA, bool QS>
+__global__ void __launch_bounds__(PrefillTiling<D, MA, QS>::kThreads, PrefillTiling<D, MA, QS>::kMinBlocks)
     flash_prefill_kernel(AttentionParams p) {
-  using Tl = PrefillTiling<D, MA>;
+  using Tl = PrefillTiling<D, MA, QS>;
   constexpr int kBlockM = Tl::kBlockM, kBlockN = Tl::kBlockN, kSubN = Tl::kSubN, kWarpRows = Tl::kWarpRows;
   pdl_begin();
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -113,8 +121,20 @@ __global__ void __launch_bounds__(PrefillTiling<D, MA>::kThreads, PrefillTiling<
     const int tok = info.q_begin + row / group, head = info.kvh * group + row % group;
     return int64_t(tok) * stride + int64_t(head) * D;
   };
-  uint32_t qf[MA][D / 16][4];  // the warp's Q A-fragments, in registers for the whole key loop
-  {
+  uint32_t qf[MA][D / 16][4];  // without QS: the warp's Q A-fragments, in registers for the whole key loop
+  T* q_smem = smem + 2 * 2 * kTile;  // with QS: [kBlockM][D], swizzled like K/V
+  if constexpr (QS) {
+    // Joins tile 0's cp.async group (committed below). Rows past the end are zero-filled.
+    const T* q = static_cast<const T*>(p.q);
+    constexpr int kChunks = D / 8;
+#pragma unroll 4
+    for (int c = tid; c < kBlockM * kChunks; c += Tl::kThreads) {
+      const int r = c / kChunks, chunk = c % kChunks, row = info.tile * kBlockM + r;
+      const bool valid = row < info.n_rows;
+      flash::cp_async_16(q_smem + flash::tile_offset<D>(r, chunk), valid ? q + row_off(p.q_stride, row) + chunk * 8 : q,
+                         valid);
+    }
+  } else {
     const T* q = static_cast<const T*>(p.q);
 #pragma unroll
     for (int a = 0; a < MA; ++a) {
@@ -180,7 +200,11 @@ __global__ void __launch_bounds__(PrefillTiling<D, MA>::kThreads, PrefillTiling<
       if (key0 >= info.warp_key_end[warp]) break;
       float s[MA][kSubN / 8][4];
       // Row offset sub * kSubN is a multiple of 8, so the swizzle pattern is unchanged.
-      flash::qk_tile_atoms<T, D, kSubN / 8, MA>(s, qf, k_tile + sub * kSubN * D, lane);
+      if constexpr (QS)
+        flash::qk_tile_atoms_qsmem<T, D, kSubN / 8, MA>(s, q_smem + warp * kWarpRows * D, k_tile + sub * kSubN * D,
+                                                        lane);
+      else
+        flash::qk_tile_atoms<T, D, kSubN / 8, MA>(s, qf, k_tile + sub * kSubN * D, lane);
       if (key0 + kSubN > info.warp_unmasked_end[warp]) {  // causal mask: only the diagonal steps
         const int first_pos = info.first_pos;
 #pragma unroll
@@ -196,7 +220,13 @@ __global__ void __launch_bounds__(PrefillTiling<D, MA>::kThreads, PrefillTiling<
         }
       }
       flash::softmax_update_atoms<D, kSubN / 8, MA>(s, o, m, l, scale_log2);
-      flash::pv_tile_atoms<T, D, kSubN / 8, MA>(o, s, v_tile + sub * kSubN * D, lane);
+      if constexpr (QS) {
+        uint32_t pa[MA][kSubN / 16][4];
+        flash::pack_p_atoms<T, kSubN / 8, MA>(pa, s);
+        flash::pv_tile_atoms_packed<T, D, kSubN / 8, MA>(o, pa, v_tile + sub * kSubN * D, lane);
+      } else {
+        flash::pv_tile_atoms<T, D, kSubN / 8, MA>(o, s, v_tile + sub * kSubN * D, lane);
+      }
     }
     // Tile it's slots were used by the copies issued last iteration: reuse the entry for tile it+2.
     if (tid < kBlockN) {
@@ -228,12 +258,12 @@ __global__ void __launch_bounds__(PrefillTiling<D, MA>::kThreads, PrefillTiling<
   }
 }
 
-template <typename T, int D, int MA>
+template <typename T, int D, int MA, bool QS>
 void launch_typed(const AttentionParams& p, cudaStream_t stream) {
-  using Tl = PrefillTiling<D, MA>;
+  using Tl = PrefillTiling<D, MA, QS>;
   constexpr size_t smem = Tl::template smem_bytes<T>();
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, D, MA>,
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, D, MA, QS>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     return true;
   }();
@@ -242,26 +272,33 @@ void launch_typed(const AttentionParams& p, cudaStream_t stream) {
   const int64_t n_walk = (int64_t(p.n_prefill_tokens) * p.group + Tl::kBlockM - 1) / Tl::kBlockM + p.n_prefill_seqs;
   const int64_t n_blocks = n_walk * p.n_kv_heads;
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill: ", n_blocks, " blocks exceed the grid limit");
-  launch_kernel(flash_prefill_kernel<T, D, MA>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
+  launch_kernel(flash_prefill_kernel<T, D, MA, QS>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
-// Row atoms per warp, from SEAM_PREFILL_ROWS_PER_WARP (16 -> 1, 32 -> 2; default 32), read once.
-int prefill_row_atoms() {
-  static const int atoms = [] {
+enum class PrefillVariant { rows16, rows32, rows32_qsmem };
+
+// The variant, from SEAM_PREFILL_ROWS_PER_WARP (16: one atom; 32: two atoms; 32q: two atoms,
+// Q in shared memory and 64-key steps; default 32), read once.
+PrefillVariant prefill_variant() {
+  static const PrefillVariant variant = [] {
     const char* env = std::getenv("SEAM_PREFILL_ROWS_PER_WARP");
-    if (env == nullptr || *env == '\0') return 2;
+    if (env == nullptr || *env == '\0') return PrefillVariant::rows32;
     const std::string v = env;
-    SEAM_CHECK(v == "16" || v == "32", "SEAM_PREFILL_ROWS_PER_WARP: expected 16 or 32, got '", v, "'");
-    return v == "16" ? 1 : 2;
+    SEAM_CHECK(v == "16" || v == "32" || v == "32q", "SEAM_PREFILL_ROWS_PER_WARP: expected 16, 32 or 32q, got '", v,
+               "'");
+    return v == "16" ? PrefillVariant::rows16 : v == "32" ? PrefillVariant::rows32 : PrefillVariant::rows32_qsmem;
   }();
-  return atoms;
+  return variant;
 }
 
 template <typename T, int D>
 void launch_rows(const AttentionParams& p, cudaStream_t stream) {
-  if (prefill_row_atoms() == 1) return launch_typed<T, D, 1>(p, stream);
-  launch_typed<T, D, 2>(p, stream);
+  switch (prefill_variant()) {
+    case PrefillVariant::rows16: return launch_typed<T, D, 1, false>(p, stream);
+    case PrefillVariant::rows32: return launch_typed<T, D, 2, false>(p, stream);
+    case PrefillVariant::rows32_qsmem: return launch_typed<T, D, 2, true>(p, stream);
+  }
 }
 
 }  // namespace

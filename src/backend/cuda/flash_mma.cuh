@@ -228,6 +228,42 @@ __device__ __forceinline__ void qk_tile_atoms(float (&s)[MA][NT][4], const uint3
   }
 }
 
+// As qk_tile_atoms, but the Q A-fragments are read from shared memory (a [rows][D] tile
+// swizzled like K/V, `q_tile` at the warp's first row, a multiple of 8) with one ldmatrix
+// per atom and k-step, just before use. That frees the D/4 * MA registers that would hold
+// Q for the whole key loop, so S can cover 64 keys (16 independent accumulator chains per
+// k-step at MA = 2, and one softmax per 64 keys). Costs 2 * MA ldmatrix.x4 per k-step
+// beside the NT / 2 of K: at NT = 8, MA = 2, 192 B of shared memory per QK MMA instead of 128.
+template <typename T, int D, int NT, int MA>
+__device__ __forceinline__ void qk_tile_atoms_qsmem(float (&s)[MA][NT][4], const T* q_tile, const T* k_tile,
+                                                    int lane) {
+#pragma unroll
+  for (int a = 0; a < MA; ++a)
+#pragma unroll
+    for (int n = 0; n < NT; ++n) s[a][n][0] = s[a][n][1] = s[a][n][2] = s[a][n][3] = 0.f;
+  const int mi = lane >> 3, r8 = lane & 7;
+  // Unrolled by 2 only: fully unrolled, ptxas hoists the Q/K fragment loads of later k-steps
+  // and spills at NT = 8, MA = 2, D = 128 (s does not depend on ks, so rolling is free).
+#pragma unroll 2
+  for (int ks = 0; ks < D / 16; ++ks) {
+    // Matrices 0..3 of the x4 load are a0..a3: (rows 0-7 | 8-15) x (cols 0-7 | 8-15) of the k-step.
+    uint32_t qa[MA][4];
+#pragma unroll
+    for (int a = 0; a < MA; ++a)
+      ldmatrix_x4(qa[a], smem_addr(q_tile + tile_offset<D>(a * 16 + (mi & 1) * 8 + r8, 2 * ks + (mi >> 1))));
+#pragma unroll
+    for (int np = 0; np < NT / 2; ++np) {
+      uint32_t b[4];
+      ldmatrix_x4(b, smem_addr(k_tile + tile_offset<D>(np * 16 + (mi >> 1) * 8 + r8, 2 * ks + (mi & 1))));
+#pragma unroll
+      for (int a = 0; a < MA; ++a) {
+        mma_16816(s[a][2 * np], qa[a], b[0], b[1], T{});
+        mma_16816(s[a][2 * np + 1], qa[a], b[2], b[3], T{});
+      }
+    }
+  }
+}
+
 // O[a] (16 rows x D) += P[a] V for the warp's MA atoms, P given as the C fragments of S
 // (already exponentiated). Each V fragment pair is loaded once for all atoms.
 template <typename T, int D, int NT, int MA>
@@ -252,6 +288,41 @@ __device__ __forceinline__ void pv_tile_atoms(float (&o)[MA][D / 8][4], const fl
       for (int a = 0; a < MA; ++a) {
         mma_16816(o[a][2 * dp], a_frag[a], b[0], b[1], T{});
         mma_16816(o[a][2 * dp + 1], a_frag[a], b[2], b[3], T{});
+      }
+    }
+  }
+}
+
+// P (exponentiated S, C fragments) packed to T as the A fragments of P V: pa[a][kk] covers keys
+// 16 kk .. 16 kk + 15. Packing right after the softmax halves the registers P holds during PV.
+template <typename T, int NT, int MA>
+__device__ __forceinline__ void pack_p_atoms(uint32_t (&pa)[MA][NT / 2][4], const float (&p)[MA][NT][4]) {
+#pragma unroll
+  for (int a = 0; a < MA; ++a)
+#pragma unroll
+    for (int kk = 0; kk < NT / 2; ++kk) {
+      pa[a][kk][0] = pack2<T>(p[a][2 * kk][0], p[a][2 * kk][1]);
+      pa[a][kk][1] = pack2<T>(p[a][2 * kk][2], p[a][2 * kk][3]);
+      pa[a][kk][2] = pack2<T>(p[a][2 * kk + 1][0], p[a][2 * kk + 1][1]);
+      pa[a][kk][3] = pack2<T>(p[a][2 * kk + 1][2], p[a][2 * kk + 1][3]);
+    }
+}
+
+// As pv_tile_atoms with P already packed (pack_p_atoms).
+template <typename T, int D, int NT, int MA>
+__device__ __forceinline__ void pv_tile_atoms_packed(float (&o)[MA][D / 8][4], const uint32_t (&pa)[MA][NT / 2][4],
+                                                     const T* v_tile, int lane) {
+  const int mi = lane >> 3, r8 = lane & 7;
+#pragma unroll
+  for (int kk = 0; kk < NT / 2; ++kk) {
+#pragma unroll
+    for (int dp = 0; dp < D / 16; ++dp) {
+      uint32_t b[4];
+      ldmatrix_x4_trans(b, smem_addr(v_tile + tile_offset<D>(kk * 16 + (mi & 1) * 8 + r8, 2 * dp + (mi >> 1))));
+#pragma unroll
+      for (int a = 0; a < MA; ++a) {
+        mma_16816(o[a][2 * dp], pa[a][kk], b[0], b[1], T{});
+        mma_16816(o[a][2 * dp + 1], pa[a][kk], b[2], b[3], T{});
       }
     }
   }
