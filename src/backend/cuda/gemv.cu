@@ -303,6 +303,23 @@ int slices_for(int n_out, int n_in) {
   return s;
 }
 
+// The paired epilogues (GLU, ROPE) are fused only where a feature pair needs at most this many
+// K slices; above it the op runs as norm-fused GEMV plus its own kernel. A pair is two rows a
+// warp, so with many slices every warp holds little work and the fused kernel's latency can
+// exceed the kernel it saves (the 1B shapes, S = 2 and 8). SEAM_GEMV_PAIR_MAX_SLICES (1, 2, 4
+// or 8) is a diagnostic override.
+int pair_fusion_max_slices() {
+  static const int n = [] {
+    const char* e = std::getenv("SEAM_GEMV_PAIR_MAX_SLICES");
+    if (e == nullptr || *e == '\0') return kWarps;
+    const std::string v = e;
+    SEAM_CHECK(v == "1" || v == "2" || v == "4" || v == "8", "SEAM_GEMV_PAIR_MAX_SLICES: expected 1, 2, 4 or 8, got '",
+               v, "'");
+    return std::stoi(v);
+  }();
+  return n;
+}
+
 // SEAM_GEMV_EARLY_LOAD=0 keeps every weight load behind the PDL wait (a diagnostic switch).
 bool early_load_enabled() {
   static const bool on = [] {
@@ -396,6 +413,8 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
   if (f.accumulate && out.dtype != x.dtype) return false;
   if (f.silu_mul && !(f.norm_weight.defined() && !f.accumulate && !bias.defined() && out.dtype == x.dtype &&
                       w.size(0) % 2 == 0 && out.ndim == 2 && out.size(1) == w.size(0) / 2))
+    return false;
+  if ((f.silu_mul || f.rope_store) && slices_for(int(w.size(0) / 2), int(n_in)) > pair_fusion_max_slices())
     return false;
   if (f.rope_store) {
     const GemvFusion::RopeStore& rs = f.rope;
