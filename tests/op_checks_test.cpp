@@ -90,6 +90,11 @@ TEST_F(OpChecks, NormsLinearSiluMul) {
   expect_error([&] { cpu->rms_norm_linear(y, f32({3, 7}), x, w, 1e-5f, wl, bias); }, "rms_norm");
   expect_error([&] { cpu->rms_norm_linear(f32({3, 5}), out, x, w, 1e-5f, wl, bias); }, "linear out");
 
+  // The MLP's input stage: [gate | up] of 2 x 3 features.
+  Tensor act = f32({3, 3}), gu = f32({3, 6});
+  cpu->rms_norm_gate_up_silu(act, gu, out, x, w, 1e-5f, wl);
+  expect_error([&] { cpu->rms_norm_gate_up_silu(f32({3, 4}), gu, out, x, w, 1e-5f, wl); }, "silu_mul");
+
   cpu->silu_mul(f32({3, 4}), x);
   expect_error([&] { cpu->silu_mul(f32({3, 3}), x); }, "silu_mul gate_up");
 }
@@ -106,6 +111,26 @@ TEST_F(OpChecks, RopeAndKvStore) {
   expect_error([&] { cpu->store_kv(kc, vc, k, v, i32({1})); }, "store_kv slots");
   expect_error([&] { cpu->store_kv(kc, f32({n_slots + 1, kv, d}), k, v, i32({1, 2})); }, "store_kv v_cache");
   expect_error([&] { cpu->store_kv(kc, vc, k, f32({n, kv + 1, d}), i32({1, 2})); }, "store_kv v");
+
+  // Attention's whole input stage: hidden 16 -> qkv of (4 + 2 * 2) heads of 8.
+  const int64_t hidden = 16, width = (heads + 2 * kv) * d;
+  Tensor x = f32({n, hidden}), g = f32({hidden}), normed = f32({n, hidden}), w = f32({width, hidden});
+  RopeStoreArgs r;
+  r.n_heads = int(heads);
+  r.positions = i32({3, 4});
+  r.inv_freq = inv_freq;
+  r.k_cache = kc;
+  r.v_cache = vc;
+  r.slots = i32({1, 2});
+  cpu->rms_norm_qkv_rope_store(f32({n, width}), normed, x, g, 1e-5f, w, Tensor{}, r);
+  // A qkv that is not (n_heads + 2 n_kv_heads) * d wide: a clear error, not a view past its end.
+  expect_error([&] { cpu->rms_norm_qkv_rope_store(f32({n, width - d}), normed, x, g, 1e-5f,
+                                                  f32({width - d, hidden}), Tensor{}, r); },
+               "rms_norm_qkv_rope_store: qkv");
+  RopeStoreArgs bad = r;
+  bad.slots = i32({1});
+  expect_error([&] { cpu->rms_norm_qkv_rope_store(f32({n, width}), normed, x, g, 1e-5f, w, Tensor{}, bad); },
+               "store_kv slots");
 }
 
 TEST_F(OpChecks, AttentionMetadata) {

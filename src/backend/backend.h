@@ -123,6 +123,7 @@ class Backend {
   // is written (attention reads q from it); normed is scratch. CUDA fuses it all for one row.
   virtual void rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                        Tensor w_qkv, Tensor b_qkv, const RopeStoreArgs& r) {
+    check_rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, w_qkv, b_qkv, r);
     rms_norm_linear(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv);
     const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
     rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
@@ -167,6 +168,14 @@ class Backend {
   // The draw of row r depends only on (seed[r], step[r]) and logits[r]: see sampling_rng.h.
   virtual void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) = 0;
 
+ protected:
+  // op_checks::rms_norm_qkv_rope_store on this backend's device (backend.cpp: backend.h does not
+  // include op_checks.h, which includes it).
+  void check_rms_norm_qkv_rope_store(const Tensor& qkv, const Tensor& normed, const Tensor& x,
+                                     const Tensor& norm_weight, const Tensor& w_qkv, const Tensor& b_qkv,
+                                     const RopeStoreArgs& r) const;
+
+ public:
   // ---- graphs ----
   virtual void begin_capture() = 0;
   virtual std::unique_ptr<Graph> end_capture() = 0;

@@ -107,6 +107,21 @@ void rms_norm_linear(const Tensor& out, const Tensor& normed, const Tensor& x, c
   SEAM_CHECK(!overlap(out, x), "rms_norm_linear: out overlaps x");
 }
 
+void rms_norm_qkv_rope_store(const Tensor& qkv, const Tensor& normed, const Tensor& x, const Tensor& norm_weight,
+                             const Tensor& w_qkv, const Tensor& b_qkv, const RopeStoreArgs& r, Device dev) {
+  rms_norm_linear(qkv, normed, x, norm_weight, w_qkv, b_qkv, dev);
+  SEAM_CHECK(r.k_cache.defined() && r.k_cache.ndim == 3 && r.n_heads > 0,
+             "rms_norm_qkv_rope_store: expected k_cache [n_slots, n_kv_heads, d] and n_heads > 0");
+  const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
+  SEAM_CHECK(qkv.size(1) == q_size + 2 * kv * d, "rms_norm_qkv_rope_store: qkv ", qkv.shape_str(), " is not [n, (",
+             r.n_heads, " + 2 * ", kv, ") * ", d, "]");
+  const Tensor q = qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d);
+  const Tensor k = qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d);
+  const Tensor v = qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d);
+  rope(q, k, r.positions, r.inv_freq, dev);
+  store_kv(r.k_cache, r.v_cache, k, v, r.slots, dev);
+}
+
 void rms_norm_gate_up_silu(const Tensor& act, const Tensor& gate_up, const Tensor& normed, const Tensor& x,
                            const Tensor& norm_weight, const Tensor& w_gate_up, Device dev) {
   rms_norm_linear(gate_up, normed, x, norm_weight, w_gate_up, Tensor(), dev);

@@ -18,6 +18,8 @@ void linear(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& b
 void linear_accumulate(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, Device dev);
 void rms_norm_linear(const Tensor& out, const Tensor& normed, const Tensor& x, const Tensor& norm_weight,
                      const Tensor& w, const Tensor& bias, Device dev);
+void rms_norm_qkv_rope_store(const Tensor& qkv, const Tensor& normed, const Tensor& x, const Tensor& norm_weight,
+                             const Tensor& w_qkv, const Tensor& b_qkv, const RopeStoreArgs& r, Device dev);
 void rms_norm_gate_up_silu(const Tensor& act, const Tensor& gate_up, const Tensor& normed, const Tensor& x,
                            const Tensor& norm_weight, const Tensor& w_gate_up, Device dev);
 void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq, Device dev);

@@ -70,16 +70,7 @@ void CudaBackend::rms_norm_linear(Tensor out, Tensor normed, Tensor x, Tensor no
 
 void CudaBackend::rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                           Tensor w_qkv, Tensor b_qkv, const RopeStoreArgs& r) {
-  op_checks::rms_norm_linear(qkv, normed, x, norm_weight, w_qkv, b_qkv, Device::cuda);
-  SEAM_CHECK(r.k_cache.ndim == 3 && r.n_heads > 0, "rms_norm_qkv_rope_store: expected k_cache [slots, kv_heads, d]");
-  const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
-  SEAM_CHECK(qkv.ndim == 2 && qkv.size(1) == q_size + 2 * kv * d, "rms_norm_qkv_rope_store: qkv ", qkv.shape_str(),
-             " is not [n, (", r.n_heads, " + 2 * ", kv, ") * ", d, "]");
-  const Tensor q = qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d);
-  const Tensor k = qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d);
-  const Tensor v = qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d);
-  op_checks::rope(q, k, r.positions, r.inv_freq, Device::cuda);
-  op_checks::store_kv(r.k_cache, r.v_cache, k, v, r.slots, Device::cuda);
+  op_checks::rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, w_qkv, b_qkv, r, Device::cuda);
   // One row: norm, projection, RoPE and the KV store in one GEMV (the rope_store_kv kernel drops out).
   GemvFusion f;
   f.norm_weight = norm_weight;
