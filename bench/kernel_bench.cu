@@ -26,25 +26,15 @@
 #include "backend/cuda/cublaslt_gemm.h"
 #include "backend/cuda/gemv.h"
 #include "core/tensor.h"
+#include "random_fill.cuh"
 
 namespace seam {
 namespace {
 
+using bench::random_fill_kernel;
+
 constexpr double kCopyTBs = 4.0;       // device-to-device copy ceiling, TB/s
 constexpr double kGemmTFlops = 790.0;  // bf16 dense GEMM on random data, TFLOP/s
-
-// Uniform(-scale, scale) from a hash of (seed, index): random, reproducible, never zero-filled.
-template <typename T>
-__global__ void random_fill_kernel(T* p, int64_t n, uint64_t seed, float scale) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    uint64_t x = seed ^ (uint64_t(i) * 0x9e3779b97f4a7c15ull);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    const float u = float(x >> 40) * (1.f / 16777216.f) * 2.f - 1.f;
-    p[i] = T(u * scale);
-  }
-}
 
 class Bench {
  public:

@@ -64,8 +64,7 @@ void CudaBackend::rms_norm_linear(Tensor out, Tensor normed, Tensor x, Tensor no
   f.norm_weight = norm_weight;
   f.eps = eps;
   if (gemv_fusion_applies(out, x, w, bias, f)) return launch_gemv(out, x, w, bias, f, stream_);
-  launch_rms_norm(normed, x, norm_weight, eps, stream_);
-  linear(out, normed, w, bias);
+  Backend::rms_norm_linear(out, normed, x, norm_weight, eps, w, bias);
 }
 
 void CudaBackend::rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
@@ -95,8 +94,7 @@ void CudaBackend::rms_norm_gate_up_silu(Tensor act, Tensor gate_up, Tensor norme
   f.eps = eps;
   f.silu_mul = true;
   if (gemv_fusion_applies(act, x, w_gate_up, Tensor(), f)) return launch_gemv(act, x, w_gate_up, Tensor(), f, stream_);
-  rms_norm_linear(gate_up, normed, x, norm_weight, eps, w_gate_up, Tensor());
-  silu_mul(act, gate_up);
+  Backend::rms_norm_gate_up_silu(act, gate_up, normed, x, norm_weight, eps, w_gate_up);
 }
 
 void CudaBackend::rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) {

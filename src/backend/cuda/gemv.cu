@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
 #pragma unroll
     for (int r = 0; r < M; ++r)
       inv_rms[r] = 1.f / sqrtf(block_sum(ss[r], scratch) / float(n_in) + a.eps);  // as rms_norm.cu
-    __syncthreads();  // xs complete (block_sum's barriers precede the last writes only for M = 1)
+    __syncthreads();  // xs, written by every thread above, is read by every warp below
   }
 
   float acc[R][M], ss[M];  // ss: kNormInline's sum of x^2 over this slice
