@@ -351,6 +351,8 @@ int run(int argc, char** argv) {
   std::printf("| %-26s | %-34s | %10s | %-16s | %-18s |\n", "op", "shape", "time (us)", "achieved", "of ceiling");
   std::printf("|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(), std::string(36, '-').c_str(),
               std::string(12, '-').c_str(), std::string(18, '-').c_str(), std::string(20, '-').c_str());
+  // Batch 1 at the contexts of the decode benchmarks (latency-bound) and of serving's 1,024-token prompts.
+  for (int ctx : {160, 1152}) bench_decode_attention(b, 1, ctx, false);
   for (int batch : {1, 8, 64}) bench_decode_attention(b, batch, 32768, false);
   bench_decode_attention(b, 8, 32768, true);
   if (!quick) bench_decode_attention(b, 64, 2048, false);

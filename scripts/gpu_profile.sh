@@ -15,7 +15,7 @@
 # per-step kernel table (calls/step, avg us, us/step), kernel-time sum vs GPU span vs the
 # bench's latency, the mean idle gap between consecutive kernels, and one step's trace.
 # Only text stays in $OUT (at most 8 files come back).
-#   env: CASES="a b c d e" (subset), MODELS=/tmp/seam_models, BUILD=build-gpu, BUDGET_S=380
+#   env: CASES="a b c d e f" (subset; f = 8B prefill of 4,096 tokens), MODELS=/tmp/seam_models, BUILD=build-gpu, BUDGET_S=380
 set -uo pipefail
 OUT=${OUT:-/tmp/seam_profile_out}
 mkdir -p "$OUT"
@@ -349,6 +349,7 @@ for c in $CASES; do
     c) run_case c_llama8b_decode llama-3.1-8b last:31 --batch-size 1 --input-len 128 --output-len 32 ;;
     d) run_case d_llama8b_mixed llama-3.1-8b alt:5 --mode mixed --batch-size 64 --input-len 512 --reps 5 ;;
     e) run_case e_llama8b_extend llama-3.1-8b last:5 --mode extend --batch-size 1 --input-len 512 --reps 5 ;;
+    f) run_case f_llama8b_prefill4k llama-3.1-8b last:3 --mode extend --batch-size 1 --input-len 4096 --reps 3 ;;
   esac
 done
 

@@ -7,10 +7,17 @@
 // The 4 warps' partial softmax states are merged through shared memory; with
 // one split the block writes the output, else an fp32 partial (unnormalised
 // sum, max, denominator) that combine_kernel merges.
+//
+// With programmatic dependent launch the block starts while the qkv kernel before it
+// still runs: the page-table reads and the K/V copies of older keys go out before
+// griddepcontrol.wait, and only q and the tile holding the newest key wait for it.
 #include "backend/cuda/attention_decode.h"
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
+#include "core/error.h"
+
+#include <cstdlib>
 
 namespace seam::cuda {
 
@@ -20,15 +27,28 @@ constexpr int kWarps = 4;
 constexpr int kTileKeys = 16;  // keys per warp tile
 constexpr int kStages = 3;     // cp.async ring depth per warp
 constexpr int kMaxSplits = 64;
-// Fewest keys a split is given (two tiles per warp). The split count is baked into a
-// graph for the longest context it may meet; a shorter context uses only
-// active_splits() of them, so short contexts skip the empty splits and, with one
-// active split, the combine pass.
-constexpr int kMinSplitKeys = 2 * kWarps * kTileKeys;
+// Fewest keys a split is given by default (two tiles per warp). The split count is baked
+// into a graph for the longest context it may meet; a shorter context uses only
+// active_splits() of them, so short contexts skip the empty splits and, with one active
+// split, the combine pass. SEAM_DECODE_MIN_SPLIT_KEYS overrides it (a diagnostic switch).
+constexpr int kDefaultMinSplitKeys = 2 * kWarps * kTileKeys;
+
+int min_split_keys() {
+  static const int keys = [] {
+    const char* env = std::getenv("SEAM_DECODE_MIN_SPLIT_KEYS");
+    if (env == nullptr || *env == '\0') return kDefaultMinSplitKeys;
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    SEAM_CHECK(*end == '\0' && v >= kTileKeys && v <= (1 << 20),
+               "SEAM_DECODE_MIN_SPLIT_KEYS: expected an integer in [", kTileKeys, ", 1048576], got '", env, "'");
+    return int(v);
+  }();
+  return keys;
+}
 
 // Splits that hold keys for a sequence of seq_len keys, out of n_splits launched.
-__device__ __forceinline__ int active_splits(int seq_len, int n_splits) {
-  return max(1, min(n_splits, (seq_len + kMinSplitKeys - 1) / kMinSplitKeys));
+__device__ __forceinline__ int active_splits(int seq_len, int n_splits, int min_keys) {
+  return max(1, min(n_splits, (seq_len + min_keys - 1) / min_keys));
 }
 
 template <typename T, int D>
@@ -39,9 +59,11 @@ constexpr size_t decode_smem_bytes() {
 }
 
 template <typename T, int D>
-__global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionParams p, int n_splits, float* part_o,
-                                                                   float* part_ml) {
-  pdl_begin();
+__global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionParams p, int n_splits, int min_keys,
+                                                                   float* part_o, float* part_ml) {
+  // Until pdl_begin() the block reads only what the kernel before its predecessor had
+  // finished: the step's inputs (uploaded before the step) and the KV of earlier tokens.
+  // Only the newest key (seq_len - 1, stored by the predecessor) and q wait for it.
   extern __shared__ __align__(128) unsigned char smem_raw[];
   constexpr int kTile = kTileKeys * D;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -54,19 +76,15 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   const T* k_cache = static_cast<const T*>(p.k_cache);
   const T* v_cache = static_cast<const T*>(p.v_cache);
 
-  const int n_active = active_splits(seq_len, n_splits);
-  if (split >= n_active) return;  // block-uniform: no barrier is skipped by part of a block
+  const int n_active = active_splits(seq_len, n_splits, min_keys);
+  // Block-uniform, and split 0 always waits, so the grid still completes after its predecessor.
+  if (split >= n_active) return;
   // This split's keys: equal chunks rounded to whole tiles.
   const int chunk = ((seq_len + n_active - 1) / n_active + kTileKeys - 1) / kTileKeys * kTileKeys;
   const int k_begin = split * chunk, k_end = min(seq_len, k_begin + chunk);
   const int n_tiles = k_end > k_begin ? (k_end - k_begin + kTileKeys - 1) / kTileKeys : 0;
 
-  const T* q = static_cast<const T*>(p.q) + int64_t(token) * p.q_stride + int64_t(kvh) * group * D;
   const int r_lo = lane >> 2, r_hi = r_lo + 8;
-  uint32_t qf[D / 16][4];
-  flash::load_q_fragments<T, D>(qf, r_lo < group ? q + r_lo * D : nullptr, r_hi < group ? q + r_hi * D : nullptr,
-                                lane);
-
   float o[D / 8][4];
 #pragma unroll
   for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
@@ -94,8 +112,19 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
     flash::cp_async_commit();  // always commit (maybe empty) so the group count stays aligned
     slot_next = fetch_slot(i + 1);
   };
-#pragma unroll
-  for (int i = 0; i < kStages - 1; ++i) issue(i);
+  // The ring's first tiles go out before the wait unless they hold the newest key; the
+  // issue order (one commit group per tile) is the same either way.
+  int n_issued = 0;
+  while (n_issued < kStages - 1 &&
+         (n_issued >= my_tiles || k_begin + (warp + kWarps * n_issued + 1) * kTileKeys < seq_len))
+    issue(n_issued++);
+  pdl_begin();
+  while (n_issued < kStages - 1) issue(n_issued++);
+
+  const T* q = static_cast<const T*>(p.q) + int64_t(token) * p.q_stride + int64_t(kvh) * group * D;
+  uint32_t qf[D / 16][4];
+  flash::load_q_fragments<T, D>(qf, r_lo < group ? q + r_lo * D : nullptr, r_hi < group ? q + r_hi * D : nullptr,
+                                lane);
   for (int i = 0; i < my_tiles; ++i) {
     issue(i + kStages - 1);
     flash::cp_async_wait<kStages - 1>();
@@ -173,28 +202,38 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
 }
 
 // Merges the splits of one (decode sequence, head): out = sum_i o_i 2^(m_i - M) / sum_i l_i 2^(m_i - M).
+// The block first turns the splits' (m, l) into weights in shared memory (one split per
+// thread), then every thread sums one output dimension over the splits with independent
+// loads in flight: no serial chain of loads per split.
 template <typename T>
-__global__ void combine_kernel(AttentionParams p, int n_splits, const float* part_o, const float* part_ml) {
-  pdl_begin();
+__global__ void combine_kernel(AttentionParams p, int n_splits, int min_keys, const float* part_o,
+                               const float* part_ml) {
+  __shared__ float weight[kMaxSplits];  // 2^(m_i - M) / L per split
+  __shared__ float scratch[32];
   const int dseq = blockIdx.x / p.n_heads, head = blockIdx.x % p.n_heads;
   const int D = p.head_dim;
   const int64_t base = (int64_t(dseq) * p.n_heads + head) * n_splits;
-  const int n_active = active_splits(p.seq_lens[p.n_prefill_seqs + dseq], n_splits);
-  if (n_active == 1) return;  // the single split wrote the output itself
-  float mx = -INFINITY;
-  for (int i = 0; i < n_active; ++i) mx = fmaxf(mx, part_ml[(base + i) * 2]);
-  const float m_use = mx == -INFINITY ? 0.f : mx;
-  float sum_l = 0.f;
-  for (int i = 0; i < n_active; ++i) sum_l += part_ml[(base + i) * 2 + 1] * exp2f(part_ml[(base + i) * 2] - m_use);
-  const float inv = sum_l > 0.f ? 1.f / sum_l : 0.f;
+  const int n_active = active_splits(p.seq_lens[p.n_prefill_seqs + dseq], n_splits, min_keys);
   const int token = p.qo_indptr[p.n_prefill_seqs + dseq];
+  pdl_begin();
+  if (n_active == 1) return;  // the single split wrote the output itself (block-uniform)
+  // blockDim.x == D >= 64 >= kMaxSplits: thread i owns split i.
+  const int i = threadIdx.x;
+  const float m_i = i < n_active ? part_ml[(base + i) * 2] : -INFINITY;
+  const float l_i = i < n_active ? part_ml[(base + i) * 2 + 1] : 0.f;
+  const float mx = block_max(m_i, scratch);
+  const float m_use = mx == -INFINITY ? 0.f : mx;
+  const float w_i = i < n_active ? exp2f(m_i - m_use) : 0.f;
+  const float sum_l = block_sum(l_i * w_i, scratch);
+  const float inv = sum_l > 0.f ? 1.f / sum_l : 0.f;
+  if (i < kMaxSplits) weight[i] = w_i * inv;
+  __syncthreads();
   T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(head) * D;
-  for (int d = threadIdx.x; d < D; d += blockDim.x) {
-    float acc = 0.f;
-    for (int i = 0; i < n_active; ++i)
-      acc += part_o[(base + i) * D + d] * exp2f(part_ml[(base + i) * 2] - m_use);
-    dst[d] = from_float<T>(acc * inv);
-  }
+  const float* po = part_o + base * D + threadIdx.x;
+  float acc = 0.f;
+#pragma unroll 8
+  for (int s = 0; s < n_active; ++s) acc += po[int64_t(s) * D] * weight[s];
+  dst[threadIdx.x] = from_float<T>(acc);
 }
 
 template <typename T, int D>
@@ -214,10 +253,13 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
   float* part_o = scratch;                    // [n_dec, n_heads, n_splits, D]
   float* part_ml = scratch + n_parts * D;     // [n_dec, n_heads, n_splits, 2]
   const dim3 grid(unsigned(n_splits), unsigned(p.n_kv_heads), unsigned(n_dec));
-  launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, p, n_splits, part_o, part_ml);
+  const int min_keys = min_split_keys();
+  launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, p, n_splits, min_keys, part_o, part_ml);
   SEAM_CUDA_CHECK_LAUNCH();
   if (n_splits > 1) {
-    launch_kernel(combine_kernel<T>, unsigned(n_dec * p.n_heads), D, 0, stream, p, n_splits, part_o, part_ml);
+    static_assert(kMaxSplits <= 64, "combine_kernel gives each split one thread of a head_dim-wide block");
+    launch_kernel(combine_kernel<T>, unsigned(n_dec * p.n_heads), D, 0, stream, p, n_splits, min_keys, part_o,
+                  part_ml);
     SEAM_CUDA_CHECK_LAUNCH();
   }
 }
@@ -240,7 +282,7 @@ int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sm
   splits = std::min<int64_t>(splits, kMaxSplits);
   // With a known context bound (eager), no split is left without keys.
   if (p.max_seq_len > 0)
-    splits = std::min<int64_t>(splits, std::max(1, (p.max_seq_len + kMinSplitKeys - 1) / kMinSplitKeys));
+    splits = std::min<int64_t>(splits, std::max(1, (p.max_seq_len + min_split_keys() - 1) / min_split_keys()));
   // The partials must fit the scratch.
   const int64_t per_split = n_dec * p.n_heads * (p.head_dim + 2) * int64_t(sizeof(float));
   splits = std::min<int64_t>(splits, std::max<int64_t>(1, int64_t(scratch_bytes) / per_split));
