@@ -297,9 +297,17 @@ int slices_for(int n_out, int n_in) {
     SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
     return sms * threads / 32;
   }();
+  static const int max_slices = [] {  // SEAM_GEMV_MAX_SLICES (1, 2, 4 or 8): a diagnostic cap
+    const char* e = std::getenv("SEAM_GEMV_MAX_SLICES");
+    if (e == nullptr || *e == '\0') return kWarps;
+    const std::string v = e;
+    SEAM_CHECK(v == "1" || v == "2" || v == "4" || v == "8", "SEAM_GEMV_MAX_SLICES: expected 1, 2, 4 or 8, got '", v,
+               "'");
+    return std::stoi(v);
+  }();
   const int n_vec = n_in / 8;
   int s = 1;
-  while (s < kWarps && int64_t(n_out) * s < resident_warps && n_vec / (2 * s) >= 32) s *= 2;
+  while (s < max_slices && int64_t(n_out) * s < resident_warps && n_vec / (2 * s) >= 32) s *= 2;
   return s;
 }
 
