@@ -58,8 +58,9 @@ TEST_F(CudaLinear, LogitsInF32FromLowPrecisionInputs) {
 }
 
 // Batches of 1..kGemvMaxRows rows in f16/bf16 take the weight-streaming GEMV kernel
-// (gemv.cu); shapes cover one partial unrolled sweep (in 40), several full ones (4096),
-// K split into 1, 2, 4 and 8 slices (a small n_out with in 256 / 512 / 1024 / 2048), widths that
+// (gemv.cu); shapes cover one partial unrolled sweep (in 40), several full ones (4096), K split
+// into 1, 2, 4 and 8 slices (a small n_out with in 1024 / 2048 / 4096 / 8192: a slice keeps at
+// least one full sweep, gemv.cu's slices_for), widths that
 // are not a multiple of the block's rows (n_out 13, 1000), bias and f32 logits.
 TEST_F(CudaLinear, DecodeBatchesThroughTheGemvMatchCpu) {
   for (DType t : {DType::f16, DType::bf16}) {
@@ -67,7 +68,7 @@ TEST_F(CudaLinear, DecodeBatchesThroughTheGemvMatchCpu) {
       check(t, t, n, 40, 13, n % 2 == 1, n == 2);
       check(t, t, n, 4096, 96, n % 2 == 0, false);
       check(t, t, n, 896, 1000, true, n == 1);
-      for (int64_t in : {256, 512, 1024, 2048}) check(t, t, n, in, 100, n == 1, false);
+      for (int64_t in : {256, 1024, 2048, 4096, 8192}) check(t, t, n, in, 100, n == 1, false);
     }
     check(t, DType::f32, 1, 2048, 1000, false, false);
     check(t, DType::f32, 3, 128, 72, true, true);
@@ -92,16 +93,16 @@ TEST_F(CudaLinear, GemvAppliesOnlyWhereItIsExact) {
 
 // The fused forms the model uses: out += x @ w^T (+ bias) into a random residual, and
 // rms_norm(x) * g @ w^T (+ bias). One row in f16/bf16 takes the GEMV with the fusion inside
-// (shapes cover K split into 1..8 slices, whose sums of squares must combine); more rows,
-// and f32, take cuBLASLt (beta = 1) or the norm kernel then cuBLASLt.
+// (shapes cover K split into 1..8 slices: in 1024 / 2048 / 4096 / 8192; their sums of squares
+// must combine); more rows, and f32, take cuBLASLt (beta = 1) or the norm kernel then cuBLASLt.
 TEST_F(CudaLinear, FusedResidualAddAndNormMatchCpu) {
   struct Case {
     int64_t n, in, n_out;
     bool bias;
   };
   const Case cases[] = {{1, 4096, 96, false}, {1, 896, 1000, true}, {1, 256, 100, false}, {1, 512, 100, true},
-                        {1, 1024, 100, false}, {1, 2048, 100, false}, {1, 40, 13, true},  {5, 256, 96, true},
-                        {33, 512, 136, false}};
+                        {1, 1024, 100, false}, {1, 2048, 100, false}, {1, 8192, 100, true}, {1, 40, 13, true},
+                        {5, 256, 96, true},    {33, 512, 136, false}};
   for (DType t : {DType::f32, DType::f16, DType::bf16}) {
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(short_name(t)) + " n " + std::to_string(c.n) + " in " + std::to_string(c.in) +

@@ -242,8 +242,9 @@ TEST_F(CudaOps, NormQkvRopeStoreMatchesCpu) {
     int64_t n, hidden, d;
     bool bias, slot_in_pool;
   };
-  const Case cases[] = {{1, 256, 64, false, true},  {1, 1024, 128, true, true}, {1, 4096, 128, false, true},
-                        {1, 256, 128, true, false}, {3, 512, 64, true, true}};
+  // One row: the GEMV's K split into 1 (hidden 256, 1024), 2 (2048) and 4 (4096) slices.
+  const Case cases[] = {{1, 256, 64, false, true},  {1, 1024, 128, true, true}, {1, 2048, 64, true, true},
+                        {1, 4096, 128, false, true}, {1, 256, 128, true, false}, {3, 512, 64, true, true}};
   for (DType t : kDtypes) {
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(short_name(t)) + " n " + std::to_string(c.n) + " hidden " + std::to_string(c.hidden) +

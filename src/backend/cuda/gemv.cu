@@ -2,7 +2,12 @@
 
 #include "backend/cuda/cuda_common.cuh"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <utility>
 #include <string>
 #include <type_traits>
 
@@ -287,37 +292,14 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
   }
 }
 
-// K slices per feature: double while the grid has fewer warps than the GPU holds at
-// once and each slice keeps at least one vector per lane.
-int slices_for(int n_out, int n_in) {
-  static const int resident_warps = [] {
-    int dev = 0, sms = 0, threads = 0;
-    SEAM_CUDA_CHECK(cudaGetDevice(&dev));
-    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-    return sms * threads / 32;
-  }();
-  static const int max_slices = [] {  // SEAM_GEMV_MAX_SLICES (1, 2, 4 or 8): a diagnostic cap
-    const char* e = std::getenv("SEAM_GEMV_MAX_SLICES");
-    if (e == nullptr || *e == '\0') return kWarps;
-    const std::string v = e;
-    SEAM_CHECK(v == "1" || v == "2" || v == "4" || v == "8", "SEAM_GEMV_MAX_SLICES: expected 1, 2, 4 or 8, got '", v,
-               "'");
-    return std::stoi(v);
-  }();
-  const int n_vec = n_in / 8;
-  int s = 1;
-  while (s < max_slices && int64_t(n_out) * s < resident_warps && n_vec / (2 * s) >= 32) s *= 2;
-  return s;
-}
-
 // The paired epilogues (GLU, ROPE) are fused only where a feature pair needs at most this many
 // K slices; above it the op runs as norm-fused GEMV plus its own kernel. A pair is two rows a
 // warp, so with many slices every warp holds little work and the fused kernel's latency can
-// exceed the kernel it saves. Measured (H200, batch-1 decode step): Llama-3.2-1B 1.036 ms with
-// every pair fused (its qkv+RoPE pairs take 8 slices), 1.008 ms at 4, 1.026 ms at 1; Llama-3.1-8B
-// 4.329 ms at 8 (qkv+RoPE at 4 slices, GLU at 1), 4.407 ms at 2; Qwen2.5-0.5B (2 slices) 0.707
-// ms fused, 0.721 at 1. SEAM_GEMV_PAIR_MAX_SLICES (1, 2, 4 or 8) overrides it (diagnostic).
+// exceed the kernel it saves. Measured (H200, batch-1 decode step, with the earlier slice rule
+// that split 1B's qkv+RoPE pairs 8 ways): Llama-3.2-1B 1.036 ms with every pair fused, 1.008 ms
+// at 4, 1.026 ms at 1; Llama-3.1-8B 4.329 ms at 8, 4.407 ms at 2; Qwen2.5-0.5B 0.707 ms fused,
+// 0.721 at 1. The current slices_for gives pairs at most 2 slices on these shapes, so all fuse.
+// SEAM_GEMV_PAIR_MAX_SLICES (1, 2, 4 or 8) overrides it (diagnostic).
 constexpr int kPairMaxSlices = 4;
 int pair_fusion_max_slices() {
   static const int n = [] {
@@ -340,24 +322,103 @@ bool early_load_enabled() {
   return on;
 }
 
-template <typename T, typename TO, int M, int S, int NORM, int EPI>
-void launch_kernel_for(const GemvArgs<T, TO>& a, cudaStream_t stream) {
-  const size_t smem = NORM == kNormStaged ? size_t(M) * size_t(a.n_in) * sizeof(T) : 0;
-  launch_kernel(gemv_kernel<T, TO, M, S, NORM, EPI>, div_up(a.n_out, kWarps / S), kWarps * 32, smem, stream, a);
-  SEAM_CUDA_CHECK_LAUNCH();
+template <typename T, typename TO>
+using GemvKernel = void (*)(GemvArgs<T, TO>);
+
+// The instantiation a launch with S slices runs: the norm staged only where each block streams
+// whole rows of a pair (S = 1). Run 3 measured GLU staged at S = 2 (1B: 24.9 us, 0.5B: 12.0)
+// slower than norm + GEMV + SiLU kernels (22.4 / ~10.5), and staging on single rows slower too.
+template <typename T, typename TO, int M, int S>
+GemvKernel<T, TO> kernel_of(bool norm, int epi) {
+  if (!norm) return gemv_kernel<T, TO, M, S, kNormNone, kEpiPlain>;
+  if constexpr (std::is_same_v<T, TO>) {
+    constexpr int kPairNorm = S == 1 ? kNormStaged : kNormInline;
+    if (epi == kEpiGlu) return gemv_kernel<T, TO, M, S, kPairNorm, kEpiGlu>;
+    if (epi == kEpiRope) return gemv_kernel<T, TO, M, S, kPairNorm, kEpiRope>;
+  }
+  return gemv_kernel<T, TO, M, S, kNormInline, kEpiPlain>;
 }
 
-template <typename T, typename TO, int M, int S>
-void launch_sliced(const GemvArgs<T, TO>& a, int epi, cudaStream_t stream) {
-  if (a.norm_w == nullptr) return launch_kernel_for<T, TO, M, S, kNormNone, kEpiPlain>(a, stream);
-  if constexpr (std::is_same_v<T, TO>) {
-    // Staged only where each block streams whole rows (no K slices): run 3 measured GLU staged at
-    // S = 2 (1B: 24.9 us, 0.5B: 12.0) slower than norm + GEMV + SiLU kernels (22.4 / ~10.5).
-    constexpr int kPairNorm = S == 1 ? kNormStaged : kNormInline;
-    if (epi == kEpiGlu) return launch_kernel_for<T, TO, M, S, kPairNorm, kEpiGlu>(a, stream);
-    if (epi == kEpiRope) return launch_kernel_for<T, TO, M, S, kPairNorm, kEpiRope>(a, stream);
+template <typename T, typename TO, int M>
+GemvKernel<T, TO> kernel_of(int slices, bool norm, int epi) {
+  switch (slices) {
+    case 1: return kernel_of<T, TO, M, 1>(norm, epi);
+    case 2: return kernel_of<T, TO, M, 2>(norm, epi);
+    case 4: return kernel_of<T, TO, M, 4>(norm, epi);
+    default: return kernel_of<T, TO, M, 8>(norm, epi);
   }
-  launch_kernel_for<T, TO, M, S, kNormInline, kEpiPlain>(a, stream);
+}
+
+// Dynamic shared memory of a launch: the staged x * g.
+size_t staged_smem(int slices, bool norm, int epi, int M, int n_in, size_t elem) {
+  return norm && slices == 1 && epi != kEpiPlain ? size_t(M) * size_t(n_in) * elem : 0;
+}
+
+// Warps of this kernel resident on the whole GPU at once (its occupancy: registers, shared
+// memory), queried once per kernel and shared-memory size.
+int resident_warps(const void* kernel, size_t smem) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, size_t>, int> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find({kernel, smem});
+  if (it != cache.end()) return it->second;
+  int dev = 0, sms = 0, blocks = 0;
+  SEAM_CUDA_CHECK(cudaGetDevice(&dev));
+  SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  SEAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kWarps * 32, smem));
+  const int warps = std::max(1, blocks) * kWarps * sms;
+  cache.emplace(std::make_pair(kernel, smem), warps);
+  return warps;
+}
+
+int max_slices_cap() {  // SEAM_GEMV_MAX_SLICES (1, 2, 4 or 8): a diagnostic cap
+  static const int cap = [] {
+    const char* e = std::getenv("SEAM_GEMV_MAX_SLICES");
+    if (e == nullptr || *e == '\0') return kWarps;
+    const std::string v = e;
+    SEAM_CHECK(v == "1" || v == "2" || v == "4" || v == "8", "SEAM_GEMV_MAX_SLICES: expected 1, 2, 4 or 8, got '", v,
+               "'");
+    return std::stoi(v);
+  }();
+  return cap;
+}
+
+// K slices per item (1, 2, 4 or 8). A warp streams its slice in sweeps of 32 lanes x kUnroll
+// 16-byte vectors, so a slice shorter than one sweep leaves lanes idle; and the grid runs in
+// waves of the kernel's resident warps, so a last wave that is mostly empty leaves bandwidth
+// unused while it drains. The fewest slices whose grid fills its waves (>= kFill of a wave,
+// and of the last one) wins: fewer slices give each warp a longer stream. Where none does
+// (small layers), the slice count with the fullest waves. Measured against forced slice counts
+// on the H200 (seam_kernel_bench, docs/performance.md): it picks the fastest count for every
+// 8B, 1B and 0.5B projection, within 0.6 us; the earlier rule (split while the grid has fewer
+// warps than the GPU has thread slots) split 1B's o/down 8 and 4 ways (7.4 / 13.2 us against
+// 4.2 / 10.3 at 2 slices).
+template <typename T, typename TO, int M>
+int slices_for(int n_out, int n_in, bool norm, int epi) {
+  constexpr double kFill = 0.8;
+  constexpr int kSweepVecs = 32 * kUnroll;
+  const int n_vec = n_in / 8;
+  int best = 1;
+  double best_fill = -1.0;
+  for (int s = 1; s <= max_slices_cap(); s *= 2) {
+    if (s > 1 && n_vec / s < kSweepVecs) break;
+    const size_t smem = staged_smem(s, norm, epi, M, n_in, sizeof(T));
+    const double waves =
+        double(n_out) * s / resident_warps(reinterpret_cast<const void*>(kernel_of<T, TO, M>(s, norm, epi)), smem);
+    const double fill = waves / std::ceil(waves);  // of every wave, on average
+    if (waves >= kFill && fill >= kFill) return s;
+    if (fill > best_fill) best = s, best_fill = fill;
+  }
+  return best;
+}
+
+template <typename T, typename TO, int M>
+void launch_with_slices(const GemvArgs<T, TO>& a, int slices, int epi, cudaStream_t stream) {
+  const bool norm = a.norm_w != nullptr;
+  const size_t smem = staged_smem(slices, norm, epi, M, a.n_in, sizeof(T));
+  launch_kernel(kernel_of<T, TO, M>(slices, norm, epi), div_up(a.n_out, kWarps / slices), kWarps * 32, smem, stream,
+                a);
+  SEAM_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T, typename TO, int M>
@@ -389,16 +450,17 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
     a.n_kv_heads = int(rs.k_cache.size(1));
     a.head_dim = int(rs.k_cache.size(2));
   }
-  switch (slices_for(a.n_out, a.n_in)) {
-    case 1:
-      return launch_sliced<T, TO, M, 1>(a, epi, stream);
-    case 2:
-      return launch_sliced<T, TO, M, 2>(a, epi, stream);
-    case 4:
-      return launch_sliced<T, TO, M, 4>(a, epi, stream);
-    default:
-      return launch_sliced<T, TO, M, 8>(a, epi, stream);
+  launch_with_slices<T, TO, M>(a, slices_for<T, TO, M>(a.n_out, a.n_in, a.norm_w != nullptr, epi), epi, stream);
+}
+
+// slices_for over the runtime dtypes of one row of x.
+int slices_for(DType x, DType out, int n_out, int n_in, bool norm, int epi) {
+  if (x == DType::bf16) {
+    if (out == DType::f32) return slices_for<__nv_bfloat16, float, 1>(n_out, n_in, norm, epi);
+    return slices_for<__nv_bfloat16, __nv_bfloat16, 1>(n_out, n_in, norm, epi);
   }
+  if (out == DType::f32) return slices_for<__half, float, 1>(n_out, n_in, norm, epi);
+  return slices_for<__half, __half, 1>(n_out, n_in, norm, epi);
 }
 
 }  // namespace
@@ -425,7 +487,9 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
   if (f.silu_mul && !(f.norm_weight.defined() && !f.accumulate && !bias.defined() && out.dtype == x.dtype &&
                       w.size(0) % 2 == 0 && out.ndim == 2 && out.size(1) == w.size(0) / 2))
     return false;
-  if ((f.silu_mul || f.rope_store) && slices_for(int(w.size(0) / 2), int(n_in)) > pair_fusion_max_slices())
+  if ((f.silu_mul || f.rope_store) &&
+      slices_for(x.dtype, out.dtype, int(w.size(0) / 2), int(n_in), true, f.silu_mul ? kEpiGlu : kEpiRope) >
+          pair_fusion_max_slices())
     return false;
   if (f.rope_store) {
     const GemvFusion::RopeStore& rs = f.rope;
