@@ -217,8 +217,14 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, int min_keys, co
   const int token = p.qo_indptr[p.n_prefill_seqs + dseq];
   pdl_begin();
   if (n_active == 1) return;  // the single split wrote the output itself (block-uniform)
-  // blockDim.x == D >= 64 >= kMaxSplits: thread i owns split i.
+  // blockDim.x == D >= 64 >= kMaxSplits: thread i owns split i. The first kEarly splits' o go
+  // out with the (m, l) loads, so short contexts wait for one round of loads, not two.
+  constexpr int kEarly = 4;
   const int i = threadIdx.x;
+  const float* po = part_o + base * D + threadIdx.x;
+  float early[kEarly];
+#pragma unroll
+  for (int s = 0; s < kEarly; ++s) early[s] = s < n_active ? po[int64_t(s) * D] : 0.f;
   const float m_i = i < n_active ? part_ml[(base + i) * 2] : -INFINITY;
   const float l_i = i < n_active ? part_ml[(base + i) * 2 + 1] : 0.f;
   const float mx = block_max(m_i, scratch);
@@ -229,10 +235,11 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, int min_keys, co
   if (i < kMaxSplits) weight[i] = w_i * inv;
   __syncthreads();
   T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(head) * D;
-  const float* po = part_o + base * D + threadIdx.x;
   float acc = 0.f;
+#pragma unroll
+  for (int s = 0; s < kEarly; ++s) acc += s < n_active ? early[s] * weight[s] : 0.f;
 #pragma unroll 8
-  for (int s = 0; s < n_active; ++s) acc += po[int64_t(s) * D] * weight[s];
+  for (int s = kEarly; s < n_active; ++s) acc += po[int64_t(s) * D] * weight[s];
   dst[threadIdx.x] = from_float<T>(acc);
 }
 

@@ -388,7 +388,8 @@ int max_slices_cap() {  // SEAM_GEMV_MAX_SLICES (1, 2, 4 or 8): a diagnostic cap
 // waves of the kernel's resident warps, so a last wave that is mostly empty leaves bandwidth
 // unused while it drains. The fewest slices whose grid fills its waves (>= kFill of a wave,
 // and of the last one) wins: fewer slices give each warp a longer stream. Where none does
-// (small layers), the slice count with the fullest waves. Measured against forced slice counts
+// (small layers), the slice count with the fullest waves; a normed pair keeps one slice once it
+// fills a wave (below). Measured against forced slice counts
 // on the H200 (seam_kernel_bench, docs/performance.md): it picks the fastest count for every
 // 8B, 1B and 0.5B projection, within 0.6 us; the earlier rule (split while the grid has fewer
 // warps than the GPU has thread slots) split 1B's o/down 8 and 4 ways (7.4 / 13.2 us against
@@ -407,6 +408,10 @@ int slices_for(int n_out, int n_in, bool norm, int epi) {
         double(n_out) * s / resident_warps(reinterpret_cast<const void*>(kernel_of<T, TO, M>(s, norm, epi)), smem);
     const double fill = waves / std::ceil(waves);  // of every wave, on average
     if (waves >= kFill && fill >= kFill) return s;
+    // A pair with the norm stages x * g once per block at one slice, where more slices make
+    // every warp re-read x and g: one slice wins once the grid fills a wave, even with a partial
+    // last wave (8B qkv+RoPE, 1.45 waves: 4.22 ms a step against 4.29 at 2 slices).
+    if (s == 1 && staged_smem(s, norm, epi, M, n_in, sizeof(T)) > 0 && waves >= kFill) return s;
     if (fill > best_fill) best = s, best_fill = fill;
   }
   return best;
