@@ -2,24 +2,20 @@
 //
 // Rows are packed by GQA group: row r of a sequence is (token r / group, head
 // kvh * group + r % group), so one block reads each K/V tile once for all the
-// query heads that share it. A block = 4 warps x (16 * MA) rows of one
-// (sequence, kv head); K/V tiles of 64 keys are gathered through the page table
-// with cp.async into double-buffered, swizzled shared memory.
+// query heads that share it. A block = 4 warps x 32 rows of one (sequence, kv
+// head); K/V tiles of 64 keys are gathered through the page table with cp.async
+// into double-buffered, swizzled shared memory.
 //
-// MA (row atoms per warp) is the variant: with MA = 1 every K/V fragment read from
-// shared memory feeds one MMA, which makes the kernel shared-memory-bandwidth bound
-// below half the tensor peak; MA = 2 (as FlashAttention-2's 128-row blocks) feeds two.
-// QS (Q in shared memory) is the second switch: Q A-fragments are re-read with ldmatrix
-// per k-step instead of held in registers, which leaves room for 64-key softmax steps
-// (see PrefillTiling::kSubN). SEAM_PREFILL_ROWS_PER_WARP=16|32|32q picks the variant
-// (default 32q = MA 2 with QS; a diagnostic switch). Measured on the H200 (4,096 causal
-// tokens, 32/8 heads x 128, docs/performance.md): 16 rows/warp 661 us (the kernel before MA),
-// 32: 551-555 us, 32q: 492 us = 280 TFLOP/s.
+// A warp owns two row atoms of 16 rows (as FlashAttention-2's 128-row blocks): every K/V
+// fragment read from shared memory feeds two MMAs; with one atom the kernel was
+// shared-memory-bandwidth bound below half the tensor peak. Q sits in shared memory and its
+// A fragments are re-read with ldmatrix per k-step instead of held in registers, which
+// leaves room for 64-key softmax steps (see PrefillTiling::kSubN). Measured on the H200
+// (4,096 causal tokens, 32/8 heads x 128, docs/performance.md): 492 us = 280 TFLOP/s; the
+// removed variants took 661 us (one atom) and 551-555 us (two atoms, Q in registers).
 #include "backend/cuda/attention_prefill.h"
 
 #include <climits>
-#include <cstdlib>
-#include <string>
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
@@ -28,37 +24,36 @@ namespace seam::cuda {
 
 namespace {
 
-template <int D, int MA, bool QS>
+template <int D>
 struct PrefillTiling {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kWarpRows = 16 * MA;
+  static constexpr int kAtoms = 2;  // row atoms of 16 rows a warp
+  static constexpr int kWarpRows = 16 * kAtoms;
   static constexpr int kBlockM = kWarps * kWarpRows;  // query rows per block
   static constexpr int kBlockN = 64;                  // keys per shared-memory stage
-  // Keys per softmax step (QK^T, softmax, PV on kSubN keys of the 64-key stage). Q stays in
-  // registers (D/4 * MA) beside o (D/2 * MA fp32) and S (kSubN/2 * MA fp32): at D = 128, MA = 2
-  // that is 64 + 128 + S of 255, so S covers 16 keys. The shared-memory bytes per MMA do not
-  // depend on kSubN, and the o rescale is skipped while no row max grows, so short steps cost
-  // little. Each value is the largest that ptxas -v shows without spills.
-  // With QS, Q is not in registers and S covers the whole 64-key stage at D = 128: 16
-  // independent accumulator chains per k-step in QK^T (4 with 16 keys) and a quarter of the
-  // serial max/shuffle/rescale phases, whose latency 2 warps per scheduler hide poorly
-  // (255 registers, no spill). At D = 64 the 3-block cap of 168 registers spills at 64 keys.
-  static constexpr int kSubN = QS ? (D == 128 ? 64 : 32) : MA == 1 && D == 64 ? 64 : 16;
-  // Blocks per SM the registers must allow: MA = 2 at D = 128 uses 255 registers (2 blocks,
-  // 8 warps); the others fit 3 blocks (168 registers).
-  static constexpr int kMinBlocks = D == 128 && MA == 2 ? 2 : 3;
-  // [stage][K|V][kBlockN][D], then with QS the block's Q rows [kBlockM][D]
+  // Keys per softmax step (QK^T, softmax, PV on kSubN keys of the 64-key stage). Q is not in
+  // registers, so beside o (D/2 * 2 fp32) S (kSubN/2 * 2 fp32) covers the whole 64-key stage
+  // at D = 128: 16 independent accumulator chains per k-step in QK^T (4 with 16 keys) and a
+  // quarter of the serial max/shuffle/rescale phases, whose latency 2 warps per scheduler hide
+  // poorly (255 registers, no spill). At D = 64 the 3-block cap of 168 registers spills at
+  // 64 keys. Each value is the largest that ptxas -v shows without spills.
+  static constexpr int kSubN = D == 128 ? 64 : 32;
+  // Blocks per SM the registers must allow: D = 128 uses 255 registers (2 blocks, 8 warps);
+  // D = 64 fits 3 blocks (168 registers).
+  static constexpr int kMinBlocks = D == 128 ? 2 : 3;
+  // [stage][K|V][kBlockN][D], then the block's Q rows [kBlockM][D]
   template <typename T>
   static constexpr size_t smem_bytes() {
-    return (size_t(2) * 2 * kBlockN + (QS ? kBlockM : 0)) * D * sizeof(T);
+    return (size_t(2) * 2 * kBlockN + kBlockM) * D * sizeof(T);
   }
 };
 
-template <typename T, int D, int MA, bool QS>
-__global__ void __launch_bounds__(PrefillTiling<D, MA, QS>::kThreads, PrefillTiling<D, MA, QS>::kMinBlocks)
+template <typename T, int D>
+__global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::kMinBlocks)
     flash_prefill_kernel(AttentionParams p) {
-  using Tl = PrefillTiling<D, MA, QS>;
+  using Tl = PrefillTiling<D>;
+  constexpr int MA = Tl::kAtoms;
   constexpr int kBlockM = Tl::kBlockM, kBlockN = Tl::kBlockN, kSubN = Tl::kSubN, kWarpRows = Tl::kWarpRows;
   pdl_begin();
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -68,7 +63,7 @@ __global__ void __launch_bounds__(PrefillTiling<D, MA, QS>::kThreads, PrefillTil
   const int group = p.group;
 
   // Per-block values that the key loop needs once per tile or step live in shared memory,
-  // not registers: at D = 128 with two atoms, o (128) and Q (64) take most of the 255.
+  // not registers: at D = 128, o (128) and S (64) take most of the 255.
   struct BlockInfo {
     const int32_t* slots;  // the sequence's page-table row
     int seq, tile, kvh, q_begin, first_pos, n_rows;
@@ -123,27 +118,16 @@ __global__ void __launch_bounds__(PrefillTiling<D, MA, QS>::kThreads, PrefillTil
     const int tok = info.q_begin + row / group, head = info.kvh * group + row % group;
     return int64_t(tok) * stride + int64_t(head) * D;
   };
-  uint32_t qf[MA][D / 16][4];  // without QS: the warp's Q A-fragments, in registers for the whole key loop
-  T* q_smem = smem + 2 * 2 * kTile;  // with QS: [kBlockM][D], swizzled like K/V
-  if constexpr (QS) {
-    // Joins tile 0's cp.async group (committed below). Rows past the end are zero-filled.
-    const T* q = static_cast<const T*>(p.q);
-    constexpr int kChunks = D / 8;
+  // The block's Q rows join tile 0's cp.async group (committed below); rows past the end are zero-filled.
+  T* q_smem = smem + 2 * 2 * kTile;  // [kBlockM][D], swizzled like K/V
+  const T* q = static_cast<const T*>(p.q);
+  constexpr int kChunks = D / 8;
 #pragma unroll 4
-    for (int c = tid; c < kBlockM * kChunks; c += Tl::kThreads) {
-      const int r = c / kChunks, chunk = c % kChunks, row = info.tile * kBlockM + r;
-      const bool valid = row < info.n_rows;
-      flash::cp_async_16(q_smem + flash::tile_offset<D>(r, chunk), valid ? q + row_off(p.q_stride, row) + chunk * 8 : q,
-                         valid);
-    }
-  } else {
-    const T* q = static_cast<const T*>(p.q);
-#pragma unroll
-    for (int a = 0; a < MA; ++a) {
-      const int r0 = row_of(a, 0), r1 = row_of(a, 1);
-      flash::load_q_fragments<T, D>(qf[a], r0 < info.n_rows ? q + row_off(p.q_stride, r0) : nullptr,
-                                    r1 < info.n_rows ? q + row_off(p.q_stride, r1) : nullptr, lane);
-    }
+  for (int c = tid; c < kBlockM * kChunks; c += Tl::kThreads) {
+    const int r = c / kChunks, chunk = c % kChunks, row = info.tile * kBlockM + r;
+    const bool valid = row < info.n_rows;
+    flash::cp_async_16(q_smem + flash::tile_offset<D>(r, chunk), valid ? q + row_off(p.q_stride, row) + chunk * 8 : q,
+                       valid);
   }
 
   float o[MA][D / 8][4];
@@ -202,11 +186,7 @@ __global__ void __launch_bounds__(PrefillTiling<D, MA, QS>::kThreads, PrefillTil
       if (key0 >= info.warp_key_end[warp]) break;
       float s[MA][kSubN / 8][4];
       // Row offset sub * kSubN is a multiple of 8, so the swizzle pattern is unchanged.
-      if constexpr (QS)
-        flash::qk_tile_atoms_qsmem<T, D, kSubN / 8, MA>(s, q_smem + warp * kWarpRows * D, k_tile + sub * kSubN * D,
-                                                        lane);
-      else
-        flash::qk_tile_atoms<T, D, kSubN / 8, MA>(s, qf, k_tile + sub * kSubN * D, lane);
+      flash::qk_tile_atoms_qsmem<T, D, kSubN / 8, MA>(s, q_smem + warp * kWarpRows * D, k_tile + sub * kSubN * D, lane);
       if (key0 + kSubN > info.warp_unmasked_end[warp]) {  // causal mask: only the diagonal steps
         const int first_pos = info.first_pos;
 #pragma unroll
@@ -222,13 +202,9 @@ __global__ void __launch_bounds__(PrefillTiling<D, MA, QS>::kThreads, PrefillTil
         }
       }
       flash::softmax_update_atoms<D, kSubN / 8, MA>(s, o, m, l, scale_log2);
-      if constexpr (QS) {
-        uint32_t pa[MA][kSubN / 16][4];
-        flash::pack_p_atoms<T, kSubN / 8, MA>(pa, s);
-        flash::pv_tile_atoms_packed<T, D, kSubN / 8, MA>(o, pa, v_tile + sub * kSubN * D, lane);
-      } else {
-        flash::pv_tile_atoms<T, D, kSubN / 8, MA>(o, s, v_tile + sub * kSubN * D, lane);
-      }
+      uint32_t pa[MA][kSubN / 16][4];  // P packed right after the softmax: half the registers during PV
+      flash::pack_p_atoms<T, kSubN / 8, MA>(pa, s);
+      flash::pv_tile_atoms_packed<T, D, kSubN / 8, MA>(o, pa, v_tile + sub * kSubN * D, lane);
     }
     // Tile it's slots were used by the copies issued last iteration: reuse the entry for tile it+2.
     if (tid < kBlockN) {
@@ -260,13 +236,13 @@ __global__ void __launch_bounds__(PrefillTiling<D, MA, QS>::kThreads, PrefillTil
   }
 }
 
-template <typename T, int D, int MA, bool QS>
+template <typename T, int D>
 void launch_typed(const AttentionParams& p, cudaStream_t stream) {
-  using Tl = PrefillTiling<D, MA, QS>;
+  using Tl = PrefillTiling<D>;
   constexpr size_t smem = Tl::template smem_bytes<T>();
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, D, MA, QS>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    SEAM_CUDA_CHECK(
+        cudaFuncSetAttribute(flash_prefill_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     return true;
   }();
   (void)attr_ok;
@@ -274,33 +250,8 @@ void launch_typed(const AttentionParams& p, cudaStream_t stream) {
   const int64_t n_walk = (int64_t(p.n_prefill_tokens) * p.group + Tl::kBlockM - 1) / Tl::kBlockM + p.n_prefill_seqs;
   const int64_t n_blocks = n_walk * p.n_kv_heads;
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill: ", n_blocks, " blocks exceed the grid limit");
-  launch_kernel(flash_prefill_kernel<T, D, MA, QS>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
+  launch_kernel(flash_prefill_kernel<T, D>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
   SEAM_CUDA_CHECK_LAUNCH();
-}
-
-enum class PrefillVariant { rows16, rows32, rows32_qsmem };
-
-// The variant, from SEAM_PREFILL_ROWS_PER_WARP (16: one atom; 32: two atoms; 32q: two atoms,
-// Q in shared memory and 64-key steps; default 32q, the fastest), read once.
-PrefillVariant prefill_variant() {
-  static const PrefillVariant variant = [] {
-    const char* env = std::getenv("SEAM_PREFILL_ROWS_PER_WARP");
-    if (env == nullptr || *env == '\0') return PrefillVariant::rows32_qsmem;
-    const std::string v = env;
-    SEAM_CHECK(v == "16" || v == "32" || v == "32q", "SEAM_PREFILL_ROWS_PER_WARP: expected 16, 32 or 32q, got '", v,
-               "'");
-    return v == "16" ? PrefillVariant::rows16 : v == "32" ? PrefillVariant::rows32 : PrefillVariant::rows32_qsmem;
-  }();
-  return variant;
-}
-
-template <typename T, int D>
-void launch_rows(const AttentionParams& p, cudaStream_t stream) {
-  switch (prefill_variant()) {
-    case PrefillVariant::rows16: return launch_typed<T, D, 1, false>(p, stream);
-    case PrefillVariant::rows32: return launch_typed<T, D, 2, false>(p, stream);
-    case PrefillVariant::rows32_qsmem: return launch_typed<T, D, 2, true>(p, stream);
-  }
 }
 
 }  // namespace
@@ -316,11 +267,11 @@ void launch_flash_prefill(const AttentionParams& p, DType dtype, cudaStream_t st
   // exponent's FFMA: both need a positive scale (the max of scaled scores = scaled max).
   SEAM_CHECK(p.scale > 0.f, "flash prefill: softmax scale must be positive, got ", p.scale);
   if (dtype == DType::bf16) {
-    if (p.head_dim == 64) return launch_rows<__nv_bfloat16, 64>(p, stream);
-    return launch_rows<__nv_bfloat16, 128>(p, stream);
+    if (p.head_dim == 64) return launch_typed<__nv_bfloat16, 64>(p, stream);
+    return launch_typed<__nv_bfloat16, 128>(p, stream);
   }
-  if (p.head_dim == 64) return launch_rows<__half, 64>(p, stream);
-  return launch_rows<__half, 128>(p, stream);
+  if (p.head_dim == 64) return launch_typed<__half, 64>(p, stream);
+  return launch_typed<__half, 128>(p, stream);
 }
 
 }  // namespace seam::cuda

@@ -104,7 +104,27 @@ __device__ __forceinline__ void load_kv_tile(T* k_tile, T* v_tile, const T* k_ca
   }
 }
 
-// S (16 rows x 8*NT keys) = Q K^T for one warp; q holds the warp's A fragments for all D/16 k-steps.
+// 2^x by the SFU alone: exp2f adds range fix-ups for denormal results, which do not matter
+// for probabilities (a flushed 2^-126 is zero next to the row's max of 1). ex2(-inf) = +0.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// A warp owns MA row atoms of 16 query rows (prefill: MA = 2, decode: MA = 1), and every K/V
+// fragment read from shared memory with ldmatrix feeds the MMAs of all MA atoms. One fresh
+// 256 B B-fragment per m16n8k16 needs ~256 B/clk of shared-memory bandwidth at tensor peak,
+// twice what an SM has; MA = 2 halves the bytes per MMA.
+
+// An atom's array seen as an array of one atom: the MA = 1 case of the *_atoms helpers.
+template <typename A>
+__device__ __forceinline__ auto one_atom(A& x) -> A (&)[1] {
+  return reinterpret_cast<A(&)[1]>(x);
+}
+
+// S (16 rows x 8*NT keys) = Q K^T for one atom (decode); q holds its A fragments for all D/16
+// k-steps, in registers for the whole key loop (prefill reads Q from shared memory instead).
 template <typename T, int D, int NT>
 __device__ __forceinline__ void qk_tile(float (&s)[NT][4], const uint32_t (&q)[D / 16][4], const T* k_tile,
                                         int lane) {
@@ -123,57 +143,6 @@ __device__ __forceinline__ void qk_tile(float (&s)[NT][4], const uint32_t (&q)[D
   }
 }
 
-// O (16 rows x D) += P V for one warp, P given as the C fragments of S (already exponentiated).
-template <typename T, int D, int NT>
-__device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const float (&p)[NT][4], const T* v_tile, int lane) {
-  const int mi = lane >> 3, r8 = lane & 7;
-#pragma unroll
-  for (int kk = 0; kk < NT / 2; ++kk) {
-    const uint32_t a[4] = {pack2<T>(p[2 * kk][0], p[2 * kk][1]), pack2<T>(p[2 * kk][2], p[2 * kk][3]),
-                           pack2<T>(p[2 * kk + 1][0], p[2 * kk + 1][1]),
-                           pack2<T>(p[2 * kk + 1][2], p[2 * kk + 1][3])};
-#pragma unroll
-    for (int dp = 0; dp < D / 16; ++dp) {
-      uint32_t b[4];
-      ldmatrix_x4_trans(b, smem_addr(v_tile + tile_offset<D>(kk * 16 + (mi & 1) * 8 + r8, 2 * dp + (mi >> 1))));
-      mma_16816(o[2 * dp], a, b[0], b[1], T{});
-      mma_16816(o[2 * dp + 1], a, b[2], b[3], T{});
-    }
-  }
-}
-
-// Online-softmax update for the thread's two rows (h = 0: row g, h = 1: row g+8). `s` holds
-// scores already in log2 units and masked (-inf); they become probabilities relative to the
-// new running max m. l is this thread's partial row sum (reduced over the 4 lanes at the end).
-template <int D, int NT>
-__device__ __forceinline__ void softmax_update(float (&s)[NT][4], float (&o)[D / 8][4], float (&m)[2], float (&l)[2]) {
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    float mx = -INFINITY;
-#pragma unroll
-    for (int n = 0; n < NT; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float m_new = fmaxf(m[h], mx);
-    const float m_use = m_new == -INFINITY ? 0.f : m_new;  // a row with nothing unmasked yet
-    const float alpha = exp2f(m[h] - m_use);
-    float sum = 0.f;
-#pragma unroll
-    for (int n = 0; n < NT; ++n) {
-      s[n][2 * h] = exp2f(s[n][2 * h] - m_use);
-      s[n][2 * h + 1] = exp2f(s[n][2 * h + 1] - m_use);
-      sum += s[n][2 * h] + s[n][2 * h + 1];
-    }
-    l[h] = l[h] * alpha + sum;
-#pragma unroll
-    for (int d = 0; d < D / 8; ++d) {
-      o[d][2 * h] *= alpha;
-      o[d][2 * h + 1] *= alpha;
-    }
-    m[h] = m_new;
-  }
-}
-
 // The A fragments of 16 query rows: row i of the fragment is q_rows[i] (nullptr: a zero row).
 template <typename T, int D>
 __device__ __forceinline__ void load_q_fragments(uint32_t (&q)[D / 16][4], const T* row_lo, const T* row_hi,
@@ -189,46 +158,8 @@ __device__ __forceinline__ void load_q_fragments(uint32_t (&q)[D / 16][4], const
   }
 }
 
-// ---- Multi-atom variants (prefill). A warp owns MA row atoms of 16 query rows, and every
-// K/V fragment read from shared memory with ldmatrix feeds the MMAs of all MA atoms. One
-// fresh 256 B B-fragment per m16n8k16 needs ~256 B/clk of shared-memory bandwidth at tensor
-// peak, twice what an SM has; MA = 2 halves the bytes per MMA. The single-atom helpers
-// above stay as they are (decode uses them).
-
-// 2^x by the SFU alone: exp2f adds range fix-ups for denormal results, which do not matter
-// for probabilities (a flushed 2^-126 is zero next to the row's max of 1). ex2(-inf) = +0.
-__device__ __forceinline__ float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-// S[a] (16 rows x 8*NT keys) = Q[a] K^T for the warp's MA atoms; q[a] holds atom a's A
-// fragments for all D/16 k-steps. Each K fragment pair is loaded once for all atoms.
-template <typename T, int D, int NT, int MA>
-__device__ __forceinline__ void qk_tile_atoms(float (&s)[MA][NT][4], const uint32_t (&q)[MA][D / 16][4],
-                                              const T* k_tile, int lane) {
-#pragma unroll
-  for (int a = 0; a < MA; ++a)
-#pragma unroll
-    for (int n = 0; n < NT; ++n) s[a][n][0] = s[a][n][1] = s[a][n][2] = s[a][n][3] = 0.f;
-  const int mi = lane >> 3, r8 = lane & 7;
-#pragma unroll
-  for (int ks = 0; ks < D / 16; ++ks) {
-#pragma unroll
-    for (int np = 0; np < NT / 2; ++np) {
-      uint32_t b[4];
-      ldmatrix_x4(b, smem_addr(k_tile + tile_offset<D>(np * 16 + (mi >> 1) * 8 + r8, 2 * ks + (mi & 1))));
-#pragma unroll
-      for (int a = 0; a < MA; ++a) {
-        mma_16816(s[a][2 * np], q[a][ks], b[0], b[1], T{});
-        mma_16816(s[a][2 * np + 1], q[a][ks], b[2], b[3], T{});
-      }
-    }
-  }
-}
-
-// As qk_tile_atoms, but the Q A-fragments are read from shared memory (a [rows][D] tile
+// S[a] (16 rows x 8*NT keys) = Q[a] K^T for the warp's MA atoms; each K fragment pair is
+// loaded once for all atoms. The Q A-fragments are read from shared memory (a [rows][D] tile
 // swizzled like K/V, `q_tile` at the warp's first row, a multiple of 8) with one ldmatrix
 // per atom and k-step, just before use. That frees the D/4 * MA registers that would hold
 // Q for the whole key loop, so S can cover 64 keys (16 independent accumulator chains per
@@ -264,35 +195,6 @@ __device__ __forceinline__ void qk_tile_atoms_qsmem(float (&s)[MA][NT][4], const
   }
 }
 
-// O[a] (16 rows x D) += P[a] V for the warp's MA atoms, P given as the C fragments of S
-// (already exponentiated). Each V fragment pair is loaded once for all atoms.
-template <typename T, int D, int NT, int MA>
-__device__ __forceinline__ void pv_tile_atoms(float (&o)[MA][D / 8][4], const float (&p)[MA][NT][4],
-                                              const T* v_tile, int lane) {
-  const int mi = lane >> 3, r8 = lane & 7;
-#pragma unroll
-  for (int kk = 0; kk < NT / 2; ++kk) {
-    uint32_t a_frag[MA][4];
-#pragma unroll
-    for (int a = 0; a < MA; ++a) {
-      a_frag[a][0] = pack2<T>(p[a][2 * kk][0], p[a][2 * kk][1]);
-      a_frag[a][1] = pack2<T>(p[a][2 * kk][2], p[a][2 * kk][3]);
-      a_frag[a][2] = pack2<T>(p[a][2 * kk + 1][0], p[a][2 * kk + 1][1]);
-      a_frag[a][3] = pack2<T>(p[a][2 * kk + 1][2], p[a][2 * kk + 1][3]);
-    }
-#pragma unroll
-    for (int dp = 0; dp < D / 16; ++dp) {
-      uint32_t b[4];
-      ldmatrix_x4_trans(b, smem_addr(v_tile + tile_offset<D>(kk * 16 + (mi & 1) * 8 + r8, 2 * dp + (mi >> 1))));
-#pragma unroll
-      for (int a = 0; a < MA; ++a) {
-        mma_16816(o[a][2 * dp], a_frag[a], b[0], b[1], T{});
-        mma_16816(o[a][2 * dp + 1], a_frag[a], b[2], b[3], T{});
-      }
-    }
-  }
-}
-
 // P (exponentiated S, C fragments) packed to T as the A fragments of P V: pa[a][kk] covers keys
 // 16 kk .. 16 kk + 15. Packing right after the softmax halves the registers P holds during PV.
 template <typename T, int NT, int MA>
@@ -308,7 +210,8 @@ __device__ __forceinline__ void pack_p_atoms(uint32_t (&pa)[MA][NT / 2][4], cons
     }
 }
 
-// As pv_tile_atoms with P already packed (pack_p_atoms).
+// O[a] (16 rows x D) += P[a] V for the warp's MA atoms, P packed by pack_p_atoms. Each V
+// fragment pair is loaded once for all atoms.
 template <typename T, int D, int NT, int MA>
 __device__ __forceinline__ void pv_tile_atoms_packed(float (&o)[MA][D / 8][4], const uint32_t (&pa)[MA][NT / 2][4],
                                                      const T* v_tile, int lane) {
@@ -328,55 +231,87 @@ __device__ __forceinline__ void pv_tile_atoms_packed(float (&o)[MA][D / 8][4], c
   }
 }
 
-// Online-softmax update for the thread's 2*MA rows (atom a, h = 0: row g, h = 1: row g+8).
-// `s` holds RAW scores (masked ones -inf); the softmax scale (log2 units) is folded into one
-// FFMA per score, exp2(s * scale - m), instead of a separate multiply (needs scale > 0). m is
-// the running max in scaled units; l the thread's partial row sum (reduced over 4 lanes at
-// the end). The rescale of o (D/2 * MA multiplies a thread) is skipped when no row of the
-// warp has a new max: then every alpha is exactly 1, and past the first key tiles that is
-// the common case.
+// O (16 rows x D) += P V for one atom (decode), P given as the C fragments of S.
+template <typename T, int D, int NT>
+__device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const float (&p)[NT][4], const T* v_tile, int lane) {
+  uint32_t pa[1][NT / 2][4];
+  pack_p_atoms<T, NT, 1>(pa, one_atom(p));
+  pv_tile_atoms_packed<T, D, NT, 1>(one_atom(o), pa, v_tile, lane);
+}
+
+// Online-softmax step of one atom for the thread's two rows (h = 0: row g, h = 1: row g+8);
+// masked scores are -inf. m is the running max in log2 units; l the thread's partial row sum
+// (reduced over 4 lanes at the end); alpha[h] the factor row h of o must be scaled by.
+// `grew` is set when a row max grows. Two arithmetics, each exactly as its kernel had it:
+//  * kRawScores (prefill): `s` holds raw scores; the scale (log2 units) is folded into one
+//    FFMA per score, exp2_approx(s * scale - m), instead of a separate multiply (needs
+//    scale > 0: the max of scaled scores is then the scaled max).
+//  * else (decode): `s` is already in log2 units (scale_log2 unused); exp2f(s - m).
+template <int NT, bool kRawScores>
+__device__ __forceinline__ void softmax_rows(float (&s)[NT][4], float (&m)[2], float (&l)[2], float (&alpha)[2],
+                                             bool& grew, float scale_log2) {
+  const auto ex2 = [](float x) { return kRawScores ? exp2_approx(x) : exp2f(x); };
+  const auto shifted = [&](float x, float m_use) { return kRawScores ? fmaf(x, scale_log2, -m_use) : x - m_use; };
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int n = 0; n < NT; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(m[h], kRawScores ? mx * scale_log2 : mx);
+    grew |= m_new > m[h];
+    // A row with nothing unmasked yet keeps m = -inf; exponentiate against 0 so that
+    // -inf - (-inf) never makes a NaN (its p and alpha are then 0).
+    const float m_use = m_new == -INFINITY ? 0.f : m_new;
+    alpha[h] = ex2(m[h] - m_use);
+    float sum = 0.f;
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+      s[n][2 * h] = ex2(shifted(s[n][2 * h], m_use));
+      s[n][2 * h + 1] = ex2(shifted(s[n][2 * h + 1], m_use));
+      sum += s[n][2 * h] + s[n][2 * h + 1];
+    }
+    l[h] = l[h] * alpha[h] + sum;
+    m[h] = m_new;
+  }
+}
+
+template <int D>
+__device__ __forceinline__ void rescale_rows(float (&o)[D / 8][4], const float (&alpha)[2]) {
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d) {
+    o[d][0] *= alpha[0];
+    o[d][1] *= alpha[0];
+    o[d][2] *= alpha[1];
+    o[d][3] *= alpha[1];
+  }
+}
+
+// Online-softmax update of the warp's MA atoms (prefill: raw scores). The rescale of o
+// (D/2 * MA multiplies a thread) is skipped when no row of the warp has a new max: then
+// every alpha is exactly 1, and past the first key tiles that is the common case.
 template <int D, int NT, int MA>
 __device__ __forceinline__ void softmax_update_atoms(float (&s)[MA][NT][4], float (&o)[MA][D / 8][4],
                                                      float (&m)[MA][2], float (&l)[MA][2], float scale_log2) {
   float alpha[MA][2];
   bool grew = false;
 #pragma unroll
-  for (int a = 0; a < MA; ++a) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int n = 0; n < NT; ++n) mx = fmaxf(mx, fmaxf(s[a][n][2 * h], s[a][n][2 * h + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m[a][h], mx * scale_log2);
-      grew |= m_new > m[a][h];
-      // A row with nothing unmasked yet keeps m = -inf; exponentiate against 0 so that
-      // -inf - (-inf) never makes a NaN (its p and alpha are then 0).
-      const float m_use = m_new == -INFINITY ? 0.f : m_new;
-      alpha[a][h] = exp2_approx(m[a][h] - m_use);
-      float sum = 0.f;
-#pragma unroll
-      for (int n = 0; n < NT; ++n) {
-        s[a][n][2 * h] = exp2_approx(fmaf(s[a][n][2 * h], scale_log2, -m_use));
-        s[a][n][2 * h + 1] = exp2_approx(fmaf(s[a][n][2 * h + 1], scale_log2, -m_use));
-        sum += s[a][n][2 * h] + s[a][n][2 * h + 1];
-      }
-      l[a][h] = l[a][h] * alpha[a][h] + sum;
-      m[a][h] = m_new;
-    }
-  }
+  for (int a = 0; a < MA; ++a) softmax_rows<NT, true>(s[a], m[a], l[a], alpha[a], grew, scale_log2);
   if (__any_sync(0xffffffffu, grew)) {  // warp-uniform branch
 #pragma unroll
-    for (int a = 0; a < MA; ++a)
-#pragma unroll
-      for (int d = 0; d < D / 8; ++d) {
-        o[a][d][0] *= alpha[a][0];
-        o[a][d][1] *= alpha[a][0];
-        o[a][d][2] *= alpha[a][1];
-        o[a][d][3] *= alpha[a][1];
-      }
+    for (int a = 0; a < MA; ++a) rescale_rows<D>(o[a], alpha[a]);
   }
+}
+
+// Online-softmax update of one atom (decode): `s` already scaled to log2 units and masked;
+// o is always rescaled.
+template <int D, int NT>
+__device__ __forceinline__ void softmax_update(float (&s)[NT][4], float (&o)[D / 8][4], float (&m)[2], float (&l)[2]) {
+  float alpha[2];
+  bool grew = false;  // unused: o is always rescaled
+  softmax_rows<NT, false>(s, m, l, alpha, grew, 1.f);
+  rescale_rows<D>(o, alpha);
 }
 
 }  // namespace seam::cuda::flash

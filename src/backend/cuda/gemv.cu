@@ -159,10 +159,10 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
         store_vec<T>(xs + r * n_in + v * 8, xf);
       }
     }
+    // xs needs no barrier of its own: block_sum's first __syncthreads follows all writes above.
 #pragma unroll
     for (int r = 0; r < M; ++r)
       inv_rms[r] = 1.f / sqrtf(block_sum(ss[r], scratch) / float(n_in) + a.eps);  // as rms_norm.cu
-    __syncthreads();  // xs, written by every thread above, is read by every warp below
   }
 
   float acc[R][M], ss[M];  // ss: kNormInline's sum of x^2 over this slice
