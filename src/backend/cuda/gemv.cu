@@ -90,9 +90,10 @@ struct GemvArgs {
 enum NormMode { kNormNone, kNormInline, kNormStaged };
 enum Epilogue { kEpiPlain, kEpiGlu, kEpiRope };
 
-template <typename T, typename TO, int M, int S, int NORM, int EPI>
+template <typename T, typename TO, int M, int S, int NORM, int EPI, int PU = kUnroll>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
   constexpr int R = EPI == kEpiPlain ? 1 : 2;  // weight rows a warp streams
+  constexpr int U = EPI == kEpiPlain ? kUnroll : PU;  // vectors per row per sweep (pairs: PU)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* xs = reinterpret_cast<T*>(smem_raw);  // kNormStaged: [M, n_in] x * g
   __shared__ float partial[kWarps][R][M];  // [warp, weight row, x row]: each slice's sums
@@ -118,10 +119,10 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
 #pragma unroll
   for (int q = 0; q < R; ++q) w_row[q] = reinterpret_cast<const uint4*>(a.w + rows[q] * n_in);
 
-  uint4 wv[R][kUnroll];  // the next sweep's weights, in flight
+  uint4 wv[R][U];  // the next sweep's weights, in flight
   auto load_sweep = [&](int base) {
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int j = base + u * 32;
 #pragma unroll
       for (int q = 0; q < R; ++q) wv[q][u] = active && j < v_end ? load_stream(w_row[q] + j) : make_uint4(0, 0, 0, 0);
@@ -173,15 +174,15 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
     for (int q = 0; q < R; ++q) acc[q][r] = 0.f;
   }
   if (active) {  // no early return: the block meets at barriers below
-    for (; base < v_end; base += 32 * kUnroll) {
-      uint4 cur[R][kUnroll];
+    for (; base < v_end; base += 32 * U) {
+      uint4 cur[R][U];
 #pragma unroll
       for (int q = 0; q < R; ++q)
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) cur[q][u] = wv[q][u];
-      load_sweep(base + 32 * kUnroll);
+        for (int u = 0; u < U; ++u) cur[q][u] = wv[q][u];
+      load_sweep(base + 32 * U);
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
+      for (int u = 0; u < U; ++u) {
         const int j = base + u * 32;
         if (j >= v_end) break;
         float gf[8];
@@ -322,6 +323,19 @@ bool early_load_enabled() {
   return on;
 }
 
+// Vectors per row per sweep in the paired kernels (two rows a warp): SEAM_GEMV_PAIR_UNROLL=2|4
+// (default 4, as single rows). A diagnostic switch: 2 halves their registers for the weights.
+int pair_unroll() {
+  static const int u = [] {
+    const char* e = std::getenv("SEAM_GEMV_PAIR_UNROLL");
+    if (e == nullptr || *e == '\0') return kUnroll;
+    const std::string v = e;
+    SEAM_CHECK(v == "2" || v == "4", "SEAM_GEMV_PAIR_UNROLL: expected 2 or 4, got '", v, "'");
+    return std::stoi(v);
+  }();
+  return u;
+}
+
 template <typename T, typename TO>
 using GemvKernel = void (*)(GemvArgs<T, TO>);
 
@@ -333,6 +347,10 @@ GemvKernel<T, TO> kernel_of(bool norm, int epi) {
   if (!norm) return gemv_kernel<T, TO, M, S, kNormNone, kEpiPlain>;
   if constexpr (std::is_same_v<T, TO>) {
     constexpr int kPairNorm = S == 1 ? kNormStaged : kNormInline;
+    if (pair_unroll() == 2) {
+      if (epi == kEpiGlu) return gemv_kernel<T, TO, M, S, kPairNorm, kEpiGlu, 2>;
+      if (epi == kEpiRope) return gemv_kernel<T, TO, M, S, kPairNorm, kEpiRope, 2>;
+    }
     if (epi == kEpiGlu) return gemv_kernel<T, TO, M, S, kPairNorm, kEpiGlu>;
     if (epi == kEpiRope) return gemv_kernel<T, TO, M, S, kPairNorm, kEpiRope>;
   }
@@ -397,7 +415,7 @@ int max_slices_cap() {  // SEAM_GEMV_MAX_SLICES (1, 2, 4 or 8): a diagnostic cap
 template <typename T, typename TO, int M>
 int slices_for(int n_out, int n_in, bool norm, int epi) {
   constexpr double kFill = 0.8;
-  constexpr int kSweepVecs = 32 * kUnroll;
+  const int kSweepVecs = 32 * (norm && epi != kEpiPlain ? pair_unroll() : kUnroll);
   const int n_vec = n_in / 8;
   int best = 1;
   double best_fill = -1.0;
