@@ -323,12 +323,16 @@ bool early_load_enabled() {
   return on;
 }
 
-// Vectors per row per sweep in the paired kernels (two rows a warp): SEAM_GEMV_PAIR_UNROLL=2|4
-// (default 4, as single rows). A diagnostic switch: 2 halves their registers for the weights.
+// Vectors per row per sweep in the paired kernels (two rows a warp, so 2 x kPairUnroll vectors
+// in flight per lane, as many as a single row's kUnroll). Halving them from 4 cut the paired
+// kernels' registers from 91-108 to 58-74, so more of their blocks are resident: measured on the
+// H200 (batch-1 decode) Llama-3.2-1B 0.795 ms against 0.828 at 4, Qwen2.5-0.5B 0.601 / 0.611,
+// Qwen3-0.6B 0.864 / 0.871, Llama-3.1-8B 4.172 / 4.180. SEAM_GEMV_PAIR_UNROLL=2|4 overrides it.
+constexpr int kPairUnroll = 2;
 int pair_unroll() {
   static const int u = [] {
     const char* e = std::getenv("SEAM_GEMV_PAIR_UNROLL");
-    if (e == nullptr || *e == '\0') return kUnroll;
+    if (e == nullptr || *e == '\0') return kPairUnroll;
     const std::string v = e;
     SEAM_CHECK(v == "2" || v == "4", "SEAM_GEMV_PAIR_UNROLL: expected 2 or 4, got '", v, "'");
     return std::stoi(v);
@@ -407,14 +411,14 @@ int max_slices_cap() {  // SEAM_GEMV_MAX_SLICES (1, 2, 4 or 8): a diagnostic cap
 // unused while it drains. The fewest slices whose grid fills its waves (>= kFill of a wave,
 // and of the last one) wins: fewer slices give each warp a longer stream. Where none does
 // (small layers), the slice count with the fullest waves; a normed pair keeps one slice once it
-// fills a wave (below). Measured against forced slice counts
+// fills half a wave (below). Measured against forced slice counts
 // on the H200 (seam_kernel_bench, docs/performance.md): it picks the fastest count for every
 // 8B, 1B and 0.5B projection, within 0.6 us; the earlier rule (split while the grid has fewer
 // warps than the GPU has thread slots) split 1B's o/down 8 and 4 ways (7.4 / 13.2 us against
 // 4.2 / 10.3 at 2 slices).
 template <typename T, typename TO, int M>
 int slices_for(int n_out, int n_in, bool norm, int epi) {
-  constexpr double kFill = 0.8;
+  constexpr double kFill = 0.8, kStagedFill = 0.5;
   const int kSweepVecs = 32 * (norm && epi != kEpiPlain ? pair_unroll() : kUnroll);
   const int n_vec = n_in / 8;
   int best = 1;
@@ -427,9 +431,10 @@ int slices_for(int n_out, int n_in, bool norm, int epi) {
     const double fill = waves / std::ceil(waves);  // of every wave, on average
     if (waves >= kFill && fill >= kFill) return s;
     // A pair with the norm stages x * g once per block at one slice, where more slices make
-    // every warp re-read x and g: one slice wins once the grid fills a wave, even with a partial
-    // last wave (8B qkv+RoPE, 1.45 waves: 4.22 ms a step against 4.29 at 2 slices).
-    if (s == 1 && staged_smem(s, norm, epi, M, n_in, sizeof(T)) > 0 && waves >= kFill) return s;
+    // every warp re-read x and g: one slice wins once the grid fills half a wave, even with a
+    // partial wave (8B qkv+RoPE at 0.73 and 1.45 waves: 4.17-4.22 ms a step against 4.29 with
+    // 2 slices; 1B's qkv+RoPE at 0.36 waves takes 2 slices).
+    if (s == 1 && staged_smem(s, norm, epi, M, n_in, sizeof(T)) > 0 && waves >= kStagedFill) return s;
     if (fill > best_fill) best = s, best_fill = fill;
   }
   return best;
