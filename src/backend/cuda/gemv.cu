@@ -1,9 +1,9 @@
 #include "backend/cuda/gemv.h"
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/gemv_slices.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -405,39 +405,19 @@ int max_slices_cap() {  // SEAM_GEMV_MAX_SLICES (1, 2, 4 or 8): a diagnostic cap
   return cap;
 }
 
-// K slices per item (1, 2, 4 or 8). A warp streams its slice in sweeps of 32 lanes x kUnroll
-// 16-byte vectors, so a slice shorter than one sweep leaves lanes idle; and the grid runs in
-// waves of the kernel's resident warps, so a last wave that is mostly empty leaves bandwidth
-// unused while it drains. The fewest slices whose grid fills its waves (>= kFill of a wave,
-// and of the last one) wins: fewer slices give each warp a longer stream. Where none does
-// (small layers), the slice count with the fullest waves; a normed pair keeps one slice once it
-// fills half a wave (below). Measured against forced slice counts
-// on the H200 (seam_kernel_bench, docs/performance.md): it picks the fastest count for every
-// 8B, 1B and 0.5B projection, within 0.6 us; the earlier rule (split while the grid has fewer
-// warps than the GPU has thread slots) split 1B's o/down 8 and 4 ways (7.4 / 13.2 us against
-// 4.2 / 10.3 at 2 slices).
+// K slices per item: choose_gemv_slices (gemv_slices.h) over this instantiation's occupancy.
 template <typename T, typename TO, int M>
 int slices_for(int n_out, int n_in, bool norm, int epi) {
-  constexpr double kFill = 0.8, kStagedFill = 0.5;
-  const int kSweepVecs = 32 * (norm && epi != kEpiPlain ? pair_unroll() : kUnroll);
-  const int n_vec = n_in / 8;
-  int best = 1;
-  double best_fill = -1.0;
-  for (int s = 1; s <= max_slices_cap(); s *= 2) {
-    if (s > 1 && n_vec / s < kSweepVecs) break;
-    const size_t smem = staged_smem(s, norm, epi, M, n_in, sizeof(T));
-    const double waves =
-        double(n_out) * s / resident_warps(reinterpret_cast<const void*>(kernel_of<T, TO, M>(s, norm, epi)), smem);
-    const double fill = waves / std::ceil(waves);  // of every wave, on average
-    if (waves >= kFill && fill >= kFill) return s;
-    // A pair with the norm stages x * g once per block at one slice, where more slices make
-    // every warp re-read x and g: one slice wins once the grid fills half a wave, even with a
-    // partial wave (8B qkv+RoPE at 0.73 and 1.45 waves: 4.17-4.22 ms a step against 4.29 with
-    // 2 slices; 1B's qkv+RoPE at 0.36 waves takes 2 slices).
-    if (s == 1 && staged_smem(s, norm, epi, M, n_in, sizeof(T)) > 0 && waves >= kStagedFill) return s;
-    if (fill > best_fill) best = s, best_fill = fill;
-  }
-  return best;
+  GemvSliceQuery q;
+  q.n_items = n_out;
+  q.n_vec = n_in / 8;
+  q.sweep_vecs = 32 * (norm && epi != kEpiPlain ? pair_unroll() : kUnroll);
+  q.max_slices = max_slices_cap();
+  q.staged_pair = staged_smem(1, norm, epi, M, n_in, sizeof(T)) > 0;
+  return choose_gemv_slices(q, [&](int s) {
+    return resident_warps(reinterpret_cast<const void*>(kernel_of<T, TO, M>(s, norm, epi)),
+                          staged_smem(s, norm, epi, M, n_in, sizeof(T)));
+  });
 }
 
 template <typename T, typename TO, int M>
