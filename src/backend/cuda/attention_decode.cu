@@ -15,9 +15,8 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/diagnostic_switch.h"
 #include "core/error.h"
-
-#include <cstdlib>
 
 namespace seam::cuda {
 
@@ -37,15 +36,7 @@ constexpr int kMaxSplits = 64;
 constexpr int kDefaultMinSplitKeys = kWarps * kTileKeys;
 
 int min_split_keys() {
-  static const int keys = [] {
-    const char* env = std::getenv("SEAM_DECODE_MIN_SPLIT_KEYS");
-    if (env == nullptr || *env == '\0') return kDefaultMinSplitKeys;
-    char* end = nullptr;
-    const long v = std::strtol(env, &end, 10);
-    SEAM_CHECK(*end == '\0' && v >= kTileKeys && v <= (1 << 20),
-               "SEAM_DECODE_MIN_SPLIT_KEYS: expected an integer in [", kTileKeys, ", 1048576], got '", env, "'");
-    return int(v);
-  }();
+  static const int keys = env_int("SEAM_DECODE_MIN_SPLIT_KEYS", kDefaultMinSplitKeys, kTileKeys, 1 << 20);
   return keys;
 }
 

@@ -61,27 +61,22 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
-// Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it.
-// `scratch` holds 32 floats. Fixed reduction order: deterministic.
-__device__ __forceinline__ float block_sum(float v, float* scratch) {
+// Reduction over the block (blockDim.x a multiple of 32, at most 1024) with a warp
+// reduction and its identity; every thread gets the result. `scratch` holds 32 floats.
+// Fixed reduction order: deterministic.
+template <float (*WarpReduce)(float)>
+__device__ __forceinline__ float block_reduce(float v, float* scratch, float identity) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
-  v = warp_sum(v);
+  v = WarpReduce(v);
   __syncthreads();  // scratch may still be read by a previous call
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
-  v = lane < n_warps ? scratch[lane] : 0.f;
-  return warp_sum(v);
+  v = lane < n_warps ? scratch[lane] : identity;
+  return WarpReduce(v);
 }
-
-// Max over the block, as block_sum.
+__device__ __forceinline__ float block_sum(float v, float* scratch) { return block_reduce<warp_sum>(v, scratch, 0.f); }
 __device__ __forceinline__ float block_max(float v, float* scratch) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
-  v = warp_max(v);
-  __syncthreads();  // scratch may still be read by a previous call
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < n_warps ? scratch[lane] : -INFINITY;
-  return warp_max(v);
+  return block_reduce<warp_max>(v, scratch, -INFINITY);
 }
 
 // ---- programmatic dependent launch (PDL) ----

@@ -1,14 +1,13 @@
 #include "backend/cuda/gemv.h"
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/gemv_slices.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
-#include <string>
 #include <type_traits>
 
 namespace seam::cuda {
@@ -303,23 +302,13 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
 // SEAM_GEMV_PAIR_MAX_SLICES (1, 2, 4 or 8) overrides it (diagnostic).
 constexpr int kPairMaxSlices = 4;
 int pair_fusion_max_slices() {
-  static const int n = [] {
-    const char* e = std::getenv("SEAM_GEMV_PAIR_MAX_SLICES");
-    if (e == nullptr || *e == '\0') return kPairMaxSlices;
-    const std::string v = e;
-    SEAM_CHECK(v == "1" || v == "2" || v == "4" || v == "8", "SEAM_GEMV_PAIR_MAX_SLICES: expected 1, 2, 4 or 8, got '",
-               v, "'");
-    return std::stoi(v);
-  }();
+  static const int n = env_choice("SEAM_GEMV_PAIR_MAX_SLICES", kPairMaxSlices, {1, 2, 4, 8});
   return n;
 }
 
 // SEAM_GEMV_EARLY_LOAD=0 keeps every weight load behind the PDL wait (a diagnostic switch).
 bool early_load_enabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("SEAM_GEMV_EARLY_LOAD");
-    return e == nullptr || std::string(e) != "0";
-  }();
+  static const bool on = env_choice("SEAM_GEMV_EARLY_LOAD", 1, {0, 1}) == 1;
   return on;
 }
 
@@ -330,13 +319,7 @@ bool early_load_enabled() {
 // Qwen3-0.6B 0.864 / 0.871, Llama-3.1-8B 4.172 / 4.180. SEAM_GEMV_PAIR_UNROLL=2|4 overrides it.
 constexpr int kPairUnroll = 2;
 int pair_unroll() {
-  static const int u = [] {
-    const char* e = std::getenv("SEAM_GEMV_PAIR_UNROLL");
-    if (e == nullptr || *e == '\0') return kPairUnroll;
-    const std::string v = e;
-    SEAM_CHECK(v == "2" || v == "4", "SEAM_GEMV_PAIR_UNROLL: expected 2 or 4, got '", v, "'");
-    return std::stoi(v);
-  }();
+  static const int u = env_choice("SEAM_GEMV_PAIR_UNROLL", kPairUnroll, {2, 4});
   return u;
 }
 
@@ -394,14 +377,7 @@ int resident_warps(const void* kernel, size_t smem) {
 }
 
 int max_slices_cap() {  // SEAM_GEMV_MAX_SLICES (1, 2, 4 or 8): a diagnostic cap
-  static const int cap = [] {
-    const char* e = std::getenv("SEAM_GEMV_MAX_SLICES");
-    if (e == nullptr || *e == '\0') return kWarps;
-    const std::string v = e;
-    SEAM_CHECK(v == "1" || v == "2" || v == "4" || v == "8", "SEAM_GEMV_MAX_SLICES: expected 1, 2, 4 or 8, got '", v,
-               "'");
-    return std::stoi(v);
-  }();
+  static const int cap = env_choice("SEAM_GEMV_MAX_SLICES", kWarps, {1, 2, 4, 8});
   return cap;
 }
 
