@@ -14,8 +14,8 @@
 #include "backend/cuda/attention_decode.h"
 
 #include "backend/cuda/cuda_common.cuh"
-#include "backend/cuda/flash_mma.cuh"
 #include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/flash_mma.cuh"
 #include "core/error.h"
 
 namespace seam::cuda {
