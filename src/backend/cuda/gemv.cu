@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <utility>
+#include <tuple>
 #include <type_traits>
 
 namespace seam::cuda {
@@ -360,20 +360,13 @@ size_t staged_smem(int slices, bool norm, int epi, int M, int n_in, size_t elem)
 }
 
 // Warps of this kernel resident on the whole GPU at once (its occupancy: registers, shared
-// memory), queried once per kernel and shared-memory size.
+// memory).
 int resident_warps(const void* kernel, size_t smem) {
-  static std::mutex mu;
-  static std::map<std::pair<const void*, size_t>, int> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find({kernel, smem});
-  if (it != cache.end()) return it->second;
   int dev = 0, sms = 0, blocks = 0;
   SEAM_CUDA_CHECK(cudaGetDevice(&dev));
   SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   SEAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kWarps * 32, smem));
-  const int warps = std::max(1, blocks) * kWarps * sms;
-  cache.emplace(std::make_pair(kernel, smem), warps);
-  return warps;
+  return std::max(1, blocks) * kWarps * sms;
 }
 
 int max_slices_cap() {  // SEAM_GEMV_MAX_SLICES (1, 2, 4 or 8): a diagnostic cap
@@ -382,18 +375,27 @@ int max_slices_cap() {  // SEAM_GEMV_MAX_SLICES (1, 2, 4 or 8): a diagnostic cap
 }
 
 // K slices per item: choose_gemv_slices (gemv_slices.h) over this instantiation's occupancy.
+// The choice depends only on the shape and the fusion, and every step launches the same few
+// shapes (each also asked by gemv_fusion_applies), so it is made once per shape.
 template <typename T, typename TO, int M>
 int slices_for(int n_out, int n_in, bool norm, int epi) {
+  static std::mutex mu;
+  static std::map<std::tuple<int, int, bool, int>, int> chosen;  // (n_out, n_in, norm, epi) -> slices
+  std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_tuple(n_out, n_in, norm, epi);
+  if (auto it = chosen.find(key); it != chosen.end()) return it->second;
   GemvSliceQuery q;
   q.n_items = n_out;
   q.n_vec = n_in / 8;
   q.sweep_vecs = 32 * (norm && epi != kEpiPlain ? pair_unroll() : kUnroll);
   q.max_slices = max_slices_cap();
   q.staged_pair = staged_smem(1, norm, epi, M, n_in, sizeof(T)) > 0;
-  return choose_gemv_slices(q, [&](int s) {
+  const int slices = choose_gemv_slices(q, [&](int s) {
     return resident_warps(reinterpret_cast<const void*>(kernel_of<T, TO, M>(s, norm, epi)),
                           staged_smem(s, norm, epi, M, n_in, sizeof(T)));
   });
+  chosen.emplace(key, slices);
+  return slices;
 }
 
 template <typename T, typename TO, int M>
