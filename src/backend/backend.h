@@ -34,10 +34,6 @@ struct AttentionBatch {
   Tensor seq_lens;         // [n_seqs] i32, device: KV length including new tokens
   Tensor req_rows;         // [n_seqs] i32, device: row of page_table
   Tensor page_table;       // [max_reqs, max_context] i32, device: KV slot per position
-  // Optional hint, no effect on results: the weights the op after attention reads (o_proj).
-  // A decode batch reads little KV at short contexts, so memory sits idle while attention
-  // runs; the CUDA backend pulls these bytes into L2 then. Empty: no hint.
-  Tensor l2_warm;
 };
 
 // Per-row sampling parameters, all device buffers of n rows.

@@ -190,9 +190,6 @@ void attention(const Tensor& out, const Tensor& q, const Tensor& k_cache, const 
   index(b.req_rows, b.n_seqs, dev, "attention req_rows");
   same(b.page_table, DType::i32, dev, "attention page_table");
   SEAM_CHECK(b.page_table.ndim == 2 && b.page_table.rows_contiguous(), "attention page_table: expected [reqs, ctx]");
-  if (b.l2_warm.defined())
-    SEAM_CHECK(b.l2_warm.device == dev && b.l2_warm.contiguous(), "attention l2_warm: expected a contiguous ",
-               device_name(dev), " tensor");
 }
 
 void gather_rows(const Tensor& out, const Tensor& x, const Tensor& idx, Device dev) {

@@ -122,9 +122,7 @@ void LlamaModel::run_attention(int layer, StepBuffers& buf, const KvPool& kv, co
   const ModelConfig& c = config_;
   Tensor q = buf.qkv.rows(b.n_tokens).slice_cols(0, c.q_size()).unflatten_last(c.n_heads, c.head_dim);
   Tensor out = buf.attn_out.rows(b.n_tokens).view({b.n_tokens, c.n_heads, c.head_dim});
-  AttentionBatch with_hint = b;
-  with_hint.l2_warm = layers_[size_t(layer)].w_o;  // o_proj reads it next
-  backend_.attention(out, q, kv.k_cache(layer), kv.v_cache(layer), with_hint, 1.f / std::sqrt(float(c.head_dim)));
+  backend_.attention(out, q, kv.k_cache(layer), kv.v_cache(layer), b, 1.f / std::sqrt(float(c.head_dim)));
 }
 
 void LlamaModel::run_logits(StepBuffers& buf, int n_seqs) const {

@@ -40,34 +40,6 @@ int min_split_keys() {
   return keys;
 }
 
-// How the decode kernel treats AttentionBatch::l2_warm (SEAM_L2_WARM, a diagnostic switch):
-// 0 ignores it; 1 (default) warms only while attention reads fewer KV bytes than the hint
-// names, i.e. while memory would otherwise sit idle (at long contexts the KV stream would
-// evict the warmed lines before o_proj reads them); 2 always warms.
-enum L2WarmMode { kWarmOff = 0, kWarmShortContexts = 1, kWarmAlways = 2 };
-int l2_warm_mode() {
-  static const int mode = env_choice("SEAM_L2_WARM", kWarmShortContexts, {kWarmOff, kWarmShortContexts, kWarmAlways});
-  return mode;
-}
-
-// Pulls this block's share of [ptr, ptr + bytes) into L2 with bulk prefetches (the copy
-// engine, no registers or shared memory; a hint the memory system may drop). Called after
-// the wait, so it does not compete with the predecessor's own weight stream; shares are
-// 16-byte aligned, as the instruction needs.
-__device__ __forceinline__ void warm_l2(const void* ptr, int64_t bytes, int block, int n_blocks) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (bytes <= 0) return;
-  const int64_t n_units = bytes / 16;  // nbytes of a weight is a multiple of 16 (checked by the launcher)
-  const int64_t begin = n_units * block / n_blocks * 16, end = n_units * (block + 1) / n_blocks * 16;
-  constexpr int64_t kChunk = 32 * 1024;  // bytes per prefetch instruction
-  const char* base = static_cast<const char*>(ptr);
-  for (int64_t off = begin + int64_t(threadIdx.x) * kChunk; off < end; off += int64_t(blockDim.x) * kChunk) {
-    const uint32_t n = uint32_t(min(kChunk, end - off));
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(base + off), "r"(n) : "memory");
-  }
-#endif
-}
-
 // Splits that hold keys for a sequence of seq_len keys, out of n_splits launched.
 __device__ __forceinline__ int active_splits(int seq_len, int n_splits, int min_keys) {
   return max(1, min(n_splits, (seq_len + min_keys - 1) / min_keys));
@@ -82,7 +54,7 @@ constexpr size_t decode_smem_bytes() {
 
 template <typename T, int D>
 __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionParams p, int n_splits, int min_keys,
-                                                                   bool warm_always, float* part_o, float* part_ml) {
+                                                                   float* part_o, float* part_ml) {
   // Until pdl_begin() the block reads only what the kernel before its predecessor had
   // finished: the step's inputs (uploaded before the step) and the KV of earlier tokens.
   // Only the newest key (seq_len - 1, stored by the predecessor) and q wait for it.
@@ -99,22 +71,8 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   const T* v_cache = static_cast<const T*>(p.v_cache);
 
   const int n_active = active_splits(seq_len, n_splits, min_keys);
-  // Every block, idle splits included, takes a share of the L2 warm-up (after the wait: the
-  // bytes then arrive while attention runs, not while the qkv kernel streams its weights).
-  // Short contexts only (unless warm_always): the batch's KV bytes, estimated from this
-  // block's own sequence, must be fewer than the warmed bytes.
-  const int block_id = (dseq * gridDim.y + kvh) * gridDim.x + split;
-  const int n_blocks = gridDim.x * gridDim.y * gridDim.z;
-  const int64_t kv_bytes = int64_t(seq_len) * gridDim.z * gridDim.y * D * 2 * int64_t(sizeof(T));
-  if (!warm_always && kv_bytes >= p.l2_warm_bytes) p.l2_warm_bytes = 0;
   // Block-uniform, and split 0 always waits, so the grid still completes after its predecessor.
-  if (split >= n_active) {
-    if (p.l2_warm_bytes > 0) {
-      pdl_begin();
-      warm_l2(p.l2_warm, p.l2_warm_bytes, block_id, n_blocks);
-    }
-    return;
-  }
+  if (split >= n_active) return;
   // This split's keys: equal chunks rounded to whole tiles.
   const int chunk = ((seq_len + n_active - 1) / n_active + kTileKeys - 1) / kTileKeys * kTileKeys;
   const int k_begin = split * chunk, k_end = min(seq_len, k_begin + chunk);
@@ -155,7 +113,6 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
          (n_issued >= my_tiles || k_begin + (warp + kWarps * n_issued + 1) * kTileKeys < seq_len))
     issue(n_issued++);
   pdl_begin();
-  warm_l2(p.l2_warm, p.l2_warm_bytes, block_id, n_blocks);
   while (n_issued < kStages - 1) issue(n_issued++);
 
   const T* q = static_cast<const T*>(p.q) + int64_t(token) * p.q_stride + int64_t(kvh) * group * D;
@@ -298,14 +255,7 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
   float* part_ml = scratch + n_parts * D;     // [n_dec, n_heads, n_splits, 2]
   const dim3 grid(unsigned(n_splits), unsigned(p.n_kv_heads), unsigned(n_dec));
   const int min_keys = min_split_keys();
-  SEAM_CHECK(p.l2_warm_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(p.l2_warm) % 16 == 0,
-             "flash decode: l2_warm must be 16-byte aligned and a multiple of 16 bytes, got ", p.l2_warm_bytes,
-             " bytes");
-  AttentionParams pk = p;
-  if (l2_warm_mode() == kWarmOff) pk.l2_warm_bytes = 0;
-  const bool warm_always = l2_warm_mode() == kWarmAlways;
-  launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, pk, n_splits, min_keys, warm_always, part_o,
-                part_ml);
+  launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, p, n_splits, min_keys, part_o, part_ml);
   SEAM_CUDA_CHECK_LAUNCH();
   if (n_splits > 1) {
     static_assert(kMaxSplits <= 64, "combine_kernel gives each split one thread of a head_dim-wide block");

@@ -21,9 +21,6 @@ struct AttentionParams {
   int n_tokens = 0, n_seqs = 0, n_prefill_seqs = 0, n_prefill_tokens = 0;
   int max_seq_len = 0;  // 0 = unknown (graphs)
   float scale = 1.f;
-  // Bytes the decode kernel prefetches into L2 after its wait (AttentionBatch::l2_warm).
-  const void* l2_warm = nullptr;
-  int64_t l2_warm_bytes = 0;
 };
 
 }  // namespace seam::cuda

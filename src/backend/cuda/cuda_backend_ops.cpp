@@ -155,13 +155,8 @@ void CudaBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache
     launch_flash_prefill(p, q.dtype, stream_);
   else
     launch_attention_generic(p, q.dtype, 0, b.n_prefill_tokens, stream_);
-  if (pairs_aligned && flash_decode_supported(q.dtype, p.head_dim, p.group)) {
-    if (b.l2_warm.defined()) {
-      p.l2_warm = b.l2_warm.data;
-      p.l2_warm_bytes = int64_t(b.l2_warm.nbytes());
-    }
+  if (pairs_aligned && flash_decode_supported(q.dtype, p.head_dim, p.group))
     launch_flash_decode(p, q.dtype, attention_scratch_, kAttentionScratchBytes, n_sms_, stream_);
-  }
   else
     launch_attention_generic(p, q.dtype, b.n_prefill_tokens, b.n_tokens - b.n_prefill_tokens, stream_);
 }
