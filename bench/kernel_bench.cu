@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda/attention_prefill.h"
+#include "backend/cuda/attention_prefill_wgmma.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cublaslt_gemm.h"
@@ -262,6 +264,39 @@ void bench_prefill_attention(Bench& b, int n_tokens) {
   b.row("attention prefill causal", std::to_string(n_tokens) + " tok 32/8x128", us, 0, flops);
   std::printf("|   -> 32 layers             | %-34s | %10.1f |                  |                    |\n",
               "attention share of a prefill", us * 32);
+  // Each prefill kernel named (the row above is the backend's pick; SEAM_PREFILL_WGMMA).
+  cuda::AttentionParams p;
+  p.out = out.data;
+  p.out_stride = out.stride[0];
+  p.q = q.data;
+  p.q_stride = q.stride[0];
+  p.k_cache = kc.data;
+  p.v_cache = vc.data;
+  p.n_heads = int(kHeads);
+  p.n_kv_heads = int(kKvHeads);
+  p.head_dim = int(kHeadDim);
+  p.group = int(kHeads / kKvHeads);
+  p.qo_indptr = ab.qo_indptr.ptr<int32_t>();
+  p.seq_lens = ab.seq_lens.ptr<int32_t>();
+  p.req_rows = ab.req_rows.ptr<int32_t>();
+  p.page_table = ab.page_table.ptr<int32_t>();
+  p.pt_stride = ab.page_table.stride[0];
+  p.n_tokens = p.n_prefill_tokens = n_tokens;
+  p.n_seqs = p.n_prefill_seqs = 1;
+  p.max_seq_len = n_tokens;
+  p.scale = 1.f / std::sqrt(float(kHeadDim));
+  for (const auto& [kernel_name, name] : {std::pair{cuda::PrefillKernel::mma_sync, "  prefill kernel mma.sync"},
+                                           std::pair{cuda::PrefillKernel::wgmma, "  prefill kernel wgmma"}}) {
+    const cuda::PrefillKernel kernel = kernel_name;  // a plain variable: lambdas capture it (C++17)
+    if (kernel == cuda::PrefillKernel::wgmma && !cuda::flash_prefill_wgmma_supported(DType::bf16, int(kHeadDim))) {
+      std::printf("| %-26s | %-34s | %10s |                  |                    |\n", name, "(not built for sm_90a)",
+                  "-");
+      continue;
+    }
+    const double kernel_us =
+        b.time_us([&](int) { cuda::launch_flash_prefill(p, DType::bf16, b.stream(), kernel); }, 5, 11);
+    b.row(name, std::to_string(n_tokens) + " tok 32/8x128", kernel_us, 0, flops);
+  }
   b.release_all();
 }
 

@@ -4,7 +4,7 @@
 #   bash scripts/gpu_suite.sh [section ...]      (default: configure build test bench)
 #
 # Sections (run in the order given):
-#   configure  cmake -G Ninja, CUDA on, sm_90, the carried httplib / PCRE2 from .carry/
+#   configure  cmake -G Ninja, CUDA on, sm_90a (SEAM_CUDA_ARCHS), the carried httplib / PCRE2 from .carry/
 #   build      builds $SEAM_GPU_TARGETS (default: the CUDA tests and the kernel bench)
 #   test       runs every tests/cuda/*_test binary            -> $OUT/gpu_tests.log
 #   bench      runs seam_kernel_bench                          -> $OUT/kernel_bench.md
@@ -54,7 +54,7 @@ section_configure() {
   local shared=()
   [ -d "$CARRY/shared" ] && shared=(-DSEAM_SHARED_DIR="$CARRY/shared")
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEAM_CUDA=ON "${shared[@]}" \
-    -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DCMAKE_CUDA_ARCHITECTURES="${SEAM_CUDA_ARCHS:-90a}" \
     -DHTTPLIB_INCLUDE_DIR="$CARRY/include" \
     -DHTTPLIB_LIBRARY="$CARRY/lib/libcpp-httplib.so.0.11" 2>&1 | tee "$OUT/configure.log" | tail -5
   [ "${PIPESTATUS[0]}" -eq 0 ] || { FAILED+=(configure); return 1; }

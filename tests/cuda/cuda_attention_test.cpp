@@ -4,7 +4,10 @@
 // strided view inside qkv, KV slots scattered through a page table.
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
+#include "backend/cuda/attention_prefill.h"
+#include "backend/cuda/attention_prefill_wgmma.h"
 #include "cuda_test_util.h"
 
 namespace seam::test {
@@ -21,10 +24,13 @@ struct Seq {
 class CudaAttention : public CudaTest {
  protected:
   // Builds the batch (prefill sequences first), runs both backends, compares.
+  // `kernel`: run the prefill through that kernel's launcher directly instead of the backend's
+  // dispatch (every sequence must then be a prefill sequence).
   void check(DType t, Shape sh, const std::vector<Seq>& seqs, int n_prefill_seqs, bool known_max,
-             const std::string& what) {
+             const std::string& what, std::optional<cuda::PrefillKernel> kernel = std::nullopt) {
     SCOPED_TRACE(what + " " + short_name(t) + " heads " + std::to_string(sh.heads) + "/" +
                  std::to_string(sh.kv_heads) + " d " + std::to_string(sh.d) + (known_max ? " max known" : ""));
+    ASSERT_TRUE(!kernel || n_prefill_seqs == int(seqs.size())) << "a named prefill kernel computes prefill rows only";
     const int n_seqs = int(seqs.size());
     std::vector<int32_t> indptr = {0}, seq_lens, req_rows;
     int max_len = 0, n_prefill_tokens = 0, total_ctx = 0;
@@ -69,7 +75,11 @@ class CudaAttention : public CudaTest {
     b.seq_lens = upload_index(seq_lens, {n_seqs});
     b.req_rows = upload_index(req_rows, {n_seqs});
     b.page_table = upload_index(page_table, {max_reqs, max_ctx});
-    gpu->attention(out, qkv.slice_cols(0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d), kc, vc, b, scale);
+    if (kernel)
+      run_prefill_kernel(*kernel, out, qkv.slice_cols(0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d), kc, vc, b,
+                         scale);
+    else
+      gpu->attention(out, qkv.slice_cols(0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d), kc, vc, b, scale);
 
     AttentionBatch hb = b;
     hb.qo_indptr = host_index(indptr, {n_seqs + 1});
@@ -84,6 +94,50 @@ class CudaAttention : public CudaTest {
     // bf16/f16 kernels round P to the input dtype before P.V (as flash attention does).
     expect_close(download(out), round_to(ref, t), tolerance_for(t, {1e-5, 1e-5}, {1e-2, 5e-3}, {2e-2, 1e-2}),
                  "attention");
+  }
+
+  // The prefill rows through one named kernel, with the parameters CudaBackend::attention builds.
+  void run_prefill_kernel(cuda::PrefillKernel kernel, Tensor out, Tensor q, Tensor kc, Tensor vc,
+                          const AttentionBatch& b, float scale) {
+    cuda::AttentionParams p;
+    p.out = out.data;
+    p.out_stride = out.stride[0];
+    p.q = q.data;
+    p.q_stride = q.stride[0];
+    p.k_cache = kc.data;
+    p.v_cache = vc.data;
+    p.n_heads = int(q.size(1));
+    p.n_kv_heads = int(kc.size(1));
+    p.head_dim = int(q.size(2));
+    p.group = p.n_heads / p.n_kv_heads;
+    p.qo_indptr = b.qo_indptr.ptr<int32_t>();
+    p.seq_lens = b.seq_lens.ptr<int32_t>();
+    p.req_rows = b.req_rows.ptr<int32_t>();
+    p.page_table = b.page_table.ptr<int32_t>();
+    p.pt_stride = b.page_table.stride[0];
+    p.n_tokens = b.n_tokens;
+    p.n_seqs = b.n_seqs;
+    p.n_prefill_seqs = b.n_prefill_seqs;
+    p.n_prefill_tokens = b.n_prefill_tokens;
+    p.max_seq_len = b.max_seq_len;
+    p.scale = scale;
+    cuda::launch_flash_prefill(p, q.dtype, static_cast<cudaStream_t>(cuda_backend_stream(*gpu)), kernel);
+    gpu->synchronize();
+  }
+
+  // d = 128 prefill batches through one kernel: sequences longer than one 128-row block with
+  // cached prefixes that are not multiples of 64, several sequences a batch, 1-3 new tokens,
+  // rows ending mid-tile; GQA groups 4 and 1; bf16 and f16.
+  void check_prefill_kernel_d128(cuda::PrefillKernel kernel, const std::string& name) {
+    const std::vector<std::vector<Seq>> batches = {
+        {{300, 77}},                                                 // 1,200 rows (group 4): 10 blocks
+        {{45, 200}, {1, 0}, {2, 130}, {3, 5}, {129, 0}, {70, 333}},  // mid-tile ends, tiny extends
+        {{300, 1000}},                                               // long prefix, 11 key tiles
+    };
+    for (DType t : {DType::bf16, DType::f16})
+      for (const Shape& sh : {Shape{32, 8, 128}, Shape{4, 4, 128}})
+        for (size_t i = 0; i < batches.size(); ++i)
+          check(t, sh, batches[i], int(batches[i].size()), true, name + " batch " + std::to_string(i), kernel);
   }
 };
 
@@ -119,6 +173,18 @@ TEST_F(CudaAttention, LongContextDecodeUsesManySplits) {
 TEST_F(CudaAttention, LongPrefillAgainstLongPrefix) {
   const std::vector<Seq> seqs = {{300, 1200}, {200, 0}};
   check(DType::bf16, {16, 4, 128}, seqs, 2, true, "long extend");
+}
+
+// Both prefill kernels (d = 128), each named explicitly, against the CPU reference; the
+// tests above reach whichever kernel the backend's dispatch picks.
+TEST_F(CudaAttention, PrefillMmaSyncKernelD128) {
+  check_prefill_kernel_d128(cuda::PrefillKernel::mma_sync, "mma.sync prefill");
+}
+
+TEST_F(CudaAttention, PrefillWgmmaKernelD128) {
+  if (!cuda::flash_prefill_wgmma_supported(DType::bf16, 128))
+    GTEST_SKIP() << "the wgmma prefill kernel needs an sm_90a build (CMAKE_CUDA_ARCHITECTURES 90a) and a CC 9.0 GPU";
+  check_prefill_kernel_d128(cuda::PrefillKernel::wgmma, "wgmma prefill");
 }
 
 }  // namespace

@@ -17,7 +17,9 @@
 
 #include <climits>
 
+#include "backend/cuda/attention_prefill_wgmma.h"
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/flash_mma.cuh"
 
 namespace seam::cuda {
@@ -260,12 +262,19 @@ bool flash_prefill_supported(DType dtype, int head_dim) {
   return (dtype == DType::bf16 || dtype == DType::f16) && (head_dim == 64 || head_dim == 128);
 }
 
-void launch_flash_prefill(const AttentionParams& p, DType dtype, cudaStream_t stream) {
+void launch_flash_prefill(const AttentionParams& p, DType dtype, cudaStream_t stream, PrefillKernel kernel) {
   if (p.n_prefill_seqs == 0 || p.n_prefill_tokens == 0) return;
   SEAM_ASSERT(flash_prefill_supported(dtype, p.head_dim));
   // The row max is taken over raw scores and then scaled, and the scale is folded into the
   // exponent's FFMA: both need a positive scale (the max of scaled scores = scaled max).
   SEAM_CHECK(p.scale > 0.f, "flash prefill: softmax scale must be positive, got ", p.scale);
+  if (kernel == PrefillKernel::automatic) {
+    // SEAM_PREFILL_WGMMA=0: the mma.sync kernel even where the wgmma one runs (A/B switch).
+    static const bool wgmma_allowed = env_choice("SEAM_PREFILL_WGMMA", 1, {0, 1}) == 1;
+    kernel = wgmma_allowed && flash_prefill_wgmma_supported(dtype, p.head_dim) ? PrefillKernel::wgmma
+                                                                               : PrefillKernel::mma_sync;
+  }
+  if (kernel == PrefillKernel::wgmma) return launch_flash_prefill_wgmma(p, dtype, stream);
   if (dtype == DType::bf16) {
     if (p.head_dim == 64) return launch_typed<__nv_bfloat16, 64>(p, stream);
     return launch_typed<__nv_bfloat16, 128>(p, stream);

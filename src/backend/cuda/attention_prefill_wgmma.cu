@@ -1,0 +1,304 @@
+// Flash attention for prefill rows on Hopper tensor cores (wgmma, sm_90a), head dim 128.
+//
+// Computes exactly what flash_prefill_kernel (attention_prefill.cu) computes, with the same
+// rows, grid order and KV gather: rows packed by GQA group (row r of a sequence is token
+// r / group, head kvh * group + r % group), heavy row tiles first with the kv head fastest
+// in the block id, page-table slots fetched a tile ahead, cp.async gathers zero-filled past
+// the block's last needed key, the causal mask applied only on steps that cross a row's
+// position, and steps past a warpgroup's last position skipped.
+//
+// A block = 2 warpgroups (256 threads) x 64 rows = 128 rows of one (sequence, kv head).
+// Q [128 rows][128] is loaded once into shared memory; K and V tiles of 128 keys are
+// double-buffered. All three are stored as two 64-column halves in the 128-byte-swizzled
+// layout (wgmma.cuh), so each is a wgmma operand without any transpose: Q and K are K-major
+// operands of S = Q K^T (m64n128k16, both from shared memory, 8 k-steps), and V [keys][d]
+// is the MN-major ("transposed") B operand of O += P V (m64n128k16, P from registers).
+// The accumulators have the mma.sync fragment layout, so the online softmax and P packing
+// are flash_mma.cuh's. Each thread holds O (64 fp32) and S (64 fp32) of its 2 x 64 entries.
+//
+// Not warp-specialised: every thread issues its share of each tile's cp.async gather for
+// the next tile before the warpgroup computes on the current one; the two warpgroups
+// interleave their tensor-core and softmax phases on their own.
+#include "backend/cuda/attention_prefill_wgmma.h"
+
+#include <climits>
+
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/wgmma.cuh"
+
+namespace seam::cuda {
+
+namespace {
+
+struct WgmmaTiling {
+  static constexpr int kD = 128;
+  static constexpr int kWarpgroups = 2;
+  static constexpr int kThreads = kWarpgroups * 128;
+  static constexpr int kWgRows = 64;                      // rows of one warpgroup (wgmma M)
+  static constexpr int kBlockM = kWarpgroups * kWgRows;   // query rows per block
+  static constexpr int kBlockN = 128;                     // keys per shared-memory stage (wgmma N of S)
+  static constexpr int kLine = 128;                       // bytes of one swizzled line: 64 elements
+  static constexpr int kQHalf = kBlockM * kLine;          // bytes of one 64-column half of Q
+  static constexpr int kKvHalf = kBlockN * kLine;         // ... of a K or V tile
+  static constexpr int kQBytes = 2 * kQHalf;              // [2 halves][kBlockM][64]
+  static constexpr int kKvBytes = 2 * kKvHalf;            // [2 halves][kBlockN][64]
+  // Q, then [stage][K|V]; +1024 to align the start to a swizzle atom.
+  static constexpr size_t kSmemBytes = size_t(kQBytes) + 2 * 2 * size_t(kKvBytes) + 1024;
+};
+
+// Byte offset of 16-byte chunk `chunk` (0..15) of row `row` in a [2][rows][64] SW128 tile.
+__device__ __forceinline__ int sw128_offset(int row, int chunk, int half_bytes) {
+  return (chunk >> 3) * half_bytes + row * WgmmaTiling::kLine + (((chunk & 7) ^ (row & 7)) << 4);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_kernel(AttentionParams p) {
+#if defined(SEAM_WGMMA_ENABLED)
+  using Tl = WgmmaTiling;
+  constexpr int D = Tl::kD, kBlockM = Tl::kBlockM, kBlockN = Tl::kBlockN, kWgRows = Tl::kWgRows;
+  constexpr int kChunks = D / 8;  // 16-byte chunks of a row
+  pdl_begin();
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024u - (flash::smem_addr(smem_raw) & 1023u)) & 1023u);
+  const uint32_t smem_base = flash::smem_addr(smem);  // 1024-aligned: descriptors' base offset 0
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wg_warp = warp & 3;
+  const int group = p.group;
+
+  struct BlockInfo {
+    const int32_t* slots;  // the sequence's page-table row
+    int seq, tile, kvh, q_begin, first_pos, n_rows;
+    int key_end;                               // keys the block needs: up to its last valid row's position
+    int wg_key_end[Tl::kWarpgroups];           // ... and each warpgroup (0: no valid row)
+    int wg_unmasked_end[Tl::kWarpgroups];      // keys below this are visible to all of the warpgroup's rows
+  };
+  __shared__ BlockInfo info;
+  if (tid == 0) {
+    // Same walk as flash_prefill_kernel: kv head fastest, heavy (late) row tiles first.
+    const int kvh = blockIdx.x % p.n_kv_heads;
+    int b = blockIdx.x / p.n_kv_heads, seq = -1, tile = 0;
+    for (int s = 0; s < p.n_prefill_seqs; ++s) {
+      const int n_tiles = ((p.qo_indptr[s + 1] - p.qo_indptr[s]) * group + kBlockM - 1) / kBlockM;
+      if (b < n_tiles) {
+        seq = s;
+        tile = n_tiles - 1 - b;
+        break;
+      }
+      b -= n_tiles;
+    }
+    info.seq = seq;
+    if (seq >= 0) {
+      const int q_begin = p.qo_indptr[seq], n_q = p.qo_indptr[seq + 1] - q_begin;
+      const int first_pos = p.seq_lens[seq] - n_q, n_rows = n_q * group;
+      info.slots = p.page_table + int64_t(p.req_rows[seq]) * p.pt_stride;
+      info.tile = tile;
+      info.kvh = kvh;
+      info.q_begin = q_begin;
+      info.first_pos = first_pos;
+      info.n_rows = n_rows;
+      info.key_end = first_pos + (min(tile * kBlockM + kBlockM, n_rows) - 1) / group + 1;
+      for (int w = 0; w < Tl::kWarpgroups; ++w) {
+        const int row0 = tile * kBlockM + w * kWgRows, last = min(row0 + kWgRows, n_rows) - 1;
+        info.wg_key_end[w] = last >= row0 ? first_pos + last / group + 1 : 0;
+        info.wg_unmasked_end[w] = first_pos + row0 / group + 1;
+      }
+    }
+  }
+  __syncthreads();
+  if (info.seq < 0) return;  // block-uniform; the grid is an upper bound on the tiles
+
+  const int key_end = info.key_end, n_rows = info.n_rows;
+  auto row_off = [&](int64_t stride, int row) {  // element offset of a row in q / out
+    const int tok = info.q_begin + row / group, head = info.kvh * group + row % group;
+    return int64_t(tok) * stride + int64_t(head) * D;
+  };
+  // The block's Q rows join tile 0's cp.async group (committed below); rows past the end are zero-filled.
+  unsigned char* q_smem = smem;  // [2][kBlockM][64] SW128
+  const T* q = static_cast<const T*>(p.q);
+#pragma unroll 4
+  for (int c = tid; c < kBlockM * kChunks; c += Tl::kThreads) {
+    const int r = c / kChunks, chunk = c % kChunks, row = info.tile * kBlockM + r;
+    const bool valid = row < n_rows;
+    flash::cp_async_16(q_smem + sw128_offset(r, chunk, Tl::kQHalf),
+                       valid ? q + row_off(p.q_stride, row) + chunk * 8 : q, valid);
+  }
+
+  // Page-table entries travel a tile ahead of the copies that use them: s_slots[j & 1] holds
+  // the slots of tile j, and `slot_next` (threads < kBlockN) is in flight for the tile after.
+  __shared__ int32_t s_slots[2][kBlockN];
+  const int32_t* slots = info.slots;
+  auto slot_at = [&](int key) -> int32_t { return key < key_end ? slots[key] : 0; };
+  int32_t slot_next = 0;
+  if (tid < kBlockN) {
+    s_slots[0][tid] = slot_at(tid);
+    s_slots[1][tid] = slot_at(kBlockN + tid);
+    slot_next = slot_at(2 * kBlockN + tid);
+  }
+  __syncthreads();
+  // Copies tile j (keys j * kBlockN ...) into pipeline stage j & 1 (one uncommitted group).
+  const T* k_cache = static_cast<const T*>(p.k_cache) + int64_t(info.kvh) * D;
+  const T* v_cache = static_cast<const T*>(p.v_cache) + int64_t(info.kvh) * D;
+  const int n_kv_heads = p.n_kv_heads;
+  auto load_tile = [&](int j) {
+    unsigned char* k_dst = smem + Tl::kQBytes + (j & 1) * 2 * Tl::kKvBytes;
+    unsigned char* v_dst = k_dst + Tl::kKvBytes;
+    const int key0 = j * kBlockN;
+#pragma unroll 4
+    for (int c = tid; c < kBlockN * kChunks; c += Tl::kThreads) {
+      const int row = c / kChunks, chunk = c % kChunks;
+      // Keys at or past key_end are zero-filled: their scores are masked, and zero V rows
+      // keep 0 * garbage out of the output.
+      const bool valid = key0 + row < key_end;
+      const int64_t slot = valid ? s_slots[j & 1][row] : 0;
+      const int64_t src = slot * n_kv_heads * D + chunk * 8;
+      const int dst = sw128_offset(row, chunk, Tl::kKvHalf);
+      flash::cp_async_16(k_dst + dst, k_cache + src, valid);
+      flash::cp_async_16(v_dst + dst, v_cache + src, valid);
+    }
+  };
+  load_tile(0);
+  flash::cp_async_commit();
+
+  float o[D / 8][4];  // the warp's 16 rows x D: wgmma accumulator layout
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+  const float scale_log2 = p.scale * 1.4426950408889634f;
+  const int wg_key_end = info.wg_key_end[wg], wg_unmasked_end = info.wg_unmasked_end[wg];
+  // This thread's rows (h = 0: g, h = 1: g + 8 of its warp's 16) and their positions.
+  const int row_lo = info.tile * kBlockM + wg * kWgRows + wg_warp * 16 + (lane >> 2);
+  const int pos_lo = info.first_pos + row_lo / group, pos_hi = info.first_pos + (row_lo + 8) / group;
+  // A operand of S: the warpgroup's 64 Q rows, K-major.
+  const uint64_t q_desc = wgmma::desc_sw128(smem_base + wg * kWgRows * Tl::kLine, 16, 1024);
+
+  const int n_kv_tiles = (key_end + kBlockN - 1) / kBlockN;
+  for (int it = 0; it < n_kv_tiles; ++it) {
+    const int stage = it & 1;
+    flash::cp_async_wait<0>();
+    wgmma::fence_proxy_async();  // this thread's cp.async data, for the async proxy (wgmma)
+    // Tile it is in shared memory for everyone, and every warpgroup has finished tile it - 1
+    // (its wgmma waited), so that stage can take tile it + 1.
+    __syncthreads();
+    if (it + 1 < n_kv_tiles) load_tile(it + 1);
+    flash::cp_async_commit();
+    // Tile it's slots were used by the copies issued last iteration: reuse the entry for
+    // tile it + 2 (read after the next barrier).
+    if (tid < kBlockN) {
+      s_slots[stage][tid] = slot_next;
+      slot_next = slot_at((it + 3) * kBlockN + tid);
+    }
+
+    const int key0 = it * kBlockN;
+    // Warpgroup-uniform: past the warpgroup's last position every score is masked. Keys at
+    // or past key_end (zero-filled) lie past it too.
+    if (key0 >= wg_key_end) continue;
+    const uint32_t k_addr = smem_base + Tl::kQBytes + stage * 2 * Tl::kKvBytes;
+    const uint64_t k_desc = wgmma::desc_sw128(k_addr, 16, 1024);
+    float s[kBlockN / 8][4];  // the warp's 16 rows x kBlockN keys
+    wgmma::fence();
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks) {
+      // k-step ks: half ks / 4 of the row, 32 bytes a step inside its 128-byte lines.
+      const uint32_t q_off = (ks >> 2) * Tl::kQHalf + (ks & 3) * 32, k_off = (ks >> 2) * Tl::kKvHalf + (ks & 3) * 32;
+      wgmma::m64n128k16_ss<T>(s, wgmma::desc_advance(q_desc, q_off), wgmma::desc_advance(k_desc, k_off), ks > 0);
+    }
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(s);
+
+    if (key0 + kBlockN > wg_unmasked_end) {  // causal mask: only the diagonal steps
+#pragma unroll
+      for (int n = 0; n < kBlockN / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = key0 + n * 8 + (lane & 3) * 2 + (e & 1);
+          if (key > (e < 2 ? pos_lo : pos_hi)) s[n][e] = -INFINITY;
+        }
+    }
+    flash::softmax_update_atoms<D, kBlockN / 8, 1>(flash::one_atom(s), flash::one_atom(o), flash::one_atom(m),
+                                                   flash::one_atom(l), scale_log2);
+    uint32_t pa[kBlockN / 16][4];  // P as the A fragments of O += P V, 16 keys each
+    flash::pack_p_atoms<T, kBlockN / 8, 1>(flash::one_atom(pa), flash::one_atom(s));
+
+    // B operand of O += P V: V [keys][d], MN-major; LBO = the next 64 columns (half).
+    const uint64_t v_desc = wgmma::desc_sw128(k_addr + Tl::kKvBytes, Tl::kKvHalf, 1024);
+    wgmma::fence();
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk)
+      wgmma::m64n128k16_rs_tb<T>(o, pa[kk], wgmma::desc_advance(v_desc, kk * 16 * Tl::kLine));
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(o);
+  }
+
+  // Normalise and store the valid rows.
+  T* out = static_cast<T*>(p.out);
+  const int t2 = (lane & 3) * 2;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float sum = l[h];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const int row = row_lo + h * 8;
+    if (row >= n_rows) continue;
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    T* dst = out + row_off(p.out_stride, row);
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d)
+      *reinterpret_cast<uint32_t*>(dst + d * 8 + t2) = flash::pack2<T>(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);
+  }
+#else
+  // Built without sm_90a: flash_prefill_wgmma_supported is false, the kernel never launched.
+  (void)sw128_offset(0, 0, WgmmaTiling::kD);  // referenced in every pass (no unused warnings)
+  __trap();
+#endif
+}
+
+template <typename T>
+void launch_typed(const AttentionParams& p, cudaStream_t stream) {
+  using Tl = WgmmaTiling;
+  static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_wgmma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(Tl::kSmemBytes)));
+    return true;
+  }();
+  (void)attr_ok;
+  // Row tiles over all prefill sequences (+1 per sequence for its partial tile), times kv heads.
+  const int64_t n_walk = (int64_t(p.n_prefill_tokens) * p.group + Tl::kBlockM - 1) / Tl::kBlockM + p.n_prefill_seqs;
+  const int64_t n_blocks = n_walk * p.n_kv_heads;
+  SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill (wgmma): ", n_blocks, " blocks exceed the grid limit");
+  launch_kernel(flash_prefill_wgmma_kernel<T>, dim3(unsigned(n_blocks)), Tl::kThreads, Tl::kSmemBytes, stream, p);
+  SEAM_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+bool flash_prefill_wgmma_supported(DType dtype, int head_dim) {
+#if defined(SEAM_CUDA_SM90A)
+  // sm_90a code runs only on compute capability 9.0 exactly.
+  static const bool device_ok = [] {
+    int dev = 0, major = 0, minor = 0;
+    SEAM_CUDA_CHECK(cudaGetDevice(&dev));
+    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    return major == 9 && minor == 0;
+  }();
+  return (dtype == DType::bf16 || dtype == DType::f16) && head_dim == WgmmaTiling::kD && device_ok;
+#else
+  (void)dtype;
+  (void)head_dim;
+  return false;
+#endif
+}
+
+void launch_flash_prefill_wgmma(const AttentionParams& p, DType dtype, cudaStream_t stream) {
+  if (p.n_prefill_seqs == 0 || p.n_prefill_tokens == 0) return;
+  SEAM_CHECK(flash_prefill_wgmma_supported(dtype, p.head_dim), "flash prefill (wgmma): not available for ",
+             dtype_name(dtype), " head dim ", p.head_dim, " (needs an sm_90a build, bf16/f16, d 128, a CC 9.0 GPU)");
+  // As the mma.sync kernel: the scale is folded into the exponent's FFMA (needs scale > 0).
+  SEAM_CHECK(p.scale > 0.f, "flash prefill (wgmma): softmax scale must be positive, got ", p.scale);
+  if (dtype == DType::bf16) return launch_typed<__nv_bfloat16>(p, stream);
+  return launch_typed<__half>(p, stream);
+}
+
+}  // namespace seam::cuda

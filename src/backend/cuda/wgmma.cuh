@@ -1,0 +1,141 @@
+// Hopper warpgroup MMA (wgmma, sm_90a only) building blocks: shared-memory matrix
+// descriptors for the 128-byte-swizzled layout, the fences and group waits, and the two
+// m64n128k16 forms the prefill attention uses (A and B from shared memory; A from
+// registers). Every body compiles only for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL): the
+// callers guard their kernels the same way, so other targets never reach them.
+//
+// 128-byte swizzle (SW128): a tile is stored in 128-byte lines of 64 16-bit elements; in
+// each 1024-byte atom of 8 lines, the 16-byte chunk c of line r sits at chunk c ^ (r % 8).
+// Atoms must be 1024-byte aligned (the descriptor's base offset is then 0). Descriptor
+// strides (CUTLASS cute/atom/mma_traits_sm90_gmma.hpp, make_gmma_desc; PTX ISA "Matrix
+// Descriptor Format"):
+//  * K-major operand (the reduction dim contiguous, e.g. Q or K for S = Q K^T): lines are
+//    M/N rows; SBO = 1024 (next 8 rows), LBO unused (1). A k16 step inside the 64-element
+//    line moves the start address by 32 bytes.
+//  * MN-major operand (e.g. V [keys][d] as B of O = P V, "transposed B"): lines are K rows
+//    (keys) of 64 N elements; SBO = 1024 (next 8 keys), LBO = the byte distance to the
+//    next 64 N elements (the next 64-column half of the tile). A k16 step = 16 lines.
+//
+// Accumulator layout of m64nN f32 (per warp w of the warpgroup, rows 16w..16w+15, g =
+// lane / 4, t = lane % 4): d[n][0..1] = (g, 8n + 2t..2t+1), d[n][2..3] = (g+8, 8n + 2t..),
+// i.e. the mma.sync m16n8 C fragment for each 8 columns. The register A operand of m64nNk16
+// is the mma.sync m16n8k16 A fragment of the warp's 16 rows. So flash_mma.cuh's softmax
+// and P packing apply to wgmma accumulators unchanged.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace seam::cuda::wgmma {
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define SEAM_WGMMA_ENABLED 1
+#endif
+
+// Descriptor of a SW128 operand at shared-memory address `addr` (1024-aligned atom base,
+// plus k-step offsets below 128); byte strides as above. Fields (>> 4): start 0-13,
+// LBO 16-29, SBO 32-45, base offset 49-51 (0), layout 62-63 (1 = 128B swizzle).
+__device__ __forceinline__ uint64_t desc_sw128(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+  return uint64_t((addr >> 4) & 0x3FFF) | uint64_t((lbo_bytes >> 4) & 0x3FFF) << 16 |
+         uint64_t((sbo_bytes >> 4) & 0x3FFF) << 32 | uint64_t(1) << 62;
+}
+// The descriptor moved by `bytes` (a multiple of 16): the start address is the low field.
+__device__ __forceinline__ uint64_t desc_advance(uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); }
+
+// Before the first wgmma of a batch whose register operands (accumulators, A) were written
+// by ordinary instructions.
+__device__ __forceinline__ void fence() {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void commit() {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void wait() {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+// Shared memory written through the generic proxy (st.shared, cp.async) becomes visible to
+// wgmma (async proxy): each writing thread fences, then the block synchronises.
+__device__ __forceinline__ void fence_proxy_async() {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+// Pins accumulators after a wait: the wgmma asm statements do not name them as read by the
+// wait, so without this the compiler could move their uses above it.
+template <int N>
+__device__ __forceinline__ void fence_operands(float (&d)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[i][e])::"memory");
+}
+
+#define SEAM_WGMMA_D_REGS                                                               \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"               \
+  " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"     \
+  " %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"     \
+  " %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define SEAM_WGMMA_D_OPS(d)                                                                                     \
+  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),       \
+      "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]),   \
+      "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]),   \
+      "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),   \
+      "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]),   \
+      "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]), \
+      "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),            \
+      "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]),            \
+      "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),            \
+      "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+
+// d (64 x 128, f32) = A (64 x 16) B (16 x 128) + (accumulate ? d : 0); A and B K-major SW128
+// in shared memory.
+#define SEAM_WGMMA_SS(ty)                                                                      \
+  asm volatile(                                                                                \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                             \
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." ty "." ty " " SEAM_WGMMA_D_REGS           \
+      ", %64, %65, p, 1, 1, 0, 0;\n}\n"                                                        \
+      : SEAM_WGMMA_D_OPS(d)                                                                    \
+      : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)))
+template <typename T>
+__device__ __forceinline__ void m64n128k16_ss(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+#ifdef SEAM_WGMMA_ENABLED
+  if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    SEAM_WGMMA_SS("bf16");
+  else
+    SEAM_WGMMA_SS("f16");
+#endif
+}
+#undef SEAM_WGMMA_SS
+
+// d (64 x 128, f32) += A (64 x 16, registers: the warp's m16n8k16 A fragment) B (16 x 128),
+// B MN-major SW128 in shared memory (transposed B).
+#define SEAM_WGMMA_RS(ty)                                                                      \
+  asm volatile(                                                                                \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                                             \
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." ty "." ty " " SEAM_WGMMA_D_REGS           \
+      ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"                                          \
+      : SEAM_WGMMA_D_OPS(d)                                                                    \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1))
+template <typename T>
+__device__ __forceinline__ void m64n128k16_rs_tb(float (&d)[16][4], const uint32_t (&a)[4], uint64_t desc_b) {
+#ifdef SEAM_WGMMA_ENABLED
+  if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    SEAM_WGMMA_RS("bf16");
+  else
+    SEAM_WGMMA_RS("f16");
+#endif
+}
+#undef SEAM_WGMMA_RS
+#undef SEAM_WGMMA_D_OPS
+#undef SEAM_WGMMA_D_REGS
+
+}  // namespace seam::cuda::wgmma
