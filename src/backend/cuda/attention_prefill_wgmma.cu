@@ -43,8 +43,10 @@ struct WgmmaTiling {
   static constexpr int kKvHalf = kBlockN * kLine;         // ... of a K or V tile
   static constexpr int kQBytes = 2 * kQHalf;              // [2 halves][kBlockM][64]
   static constexpr int kKvBytes = 2 * kKvHalf;            // [2 halves][kBlockN][64]
-  // Q, then [stage][K|V]; +1024 to align the start to a swizzle atom.
-  static constexpr size_t kSmemBytes = size_t(kQBytes) + 2 * 2 * size_t(kKvBytes) + 1024;
+  static constexpr int kStages = 3;                       // K/V ring depth (see the pipeline below)
+  // Q, then [stage][K|V]; +1024 to align the start to a swizzle atom. 225 KB of the 227 KB
+  // a block may have.
+  static constexpr size_t kSmemBytes = size_t(kQBytes) + kStages * 2 * size_t(kKvBytes) + 1024;
 };
 
 // Byte offset of 16-byte chunk `chunk` (0..15) of row `row` in a [2][rows][64] SW128 tile.
@@ -123,41 +125,49 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
                        valid ? q + row_off(p.q_stride, row) + chunk * 8 : q, valid);
   }
 
-  // Page-table entries travel a tile ahead of the copies that use them: s_slots[j & 1] holds
-  // the slots of tile j, and `slot_next` (threads < kBlockN) is in flight for the tile after.
-  __shared__ int32_t s_slots[2][kBlockN];
+  // Page-table entries travel a tile ahead of the copies that use them: s_slots[t % kStages]
+  // holds the slots of tile t, and `slot_next` (threads < kBlockN) is in flight for the tile
+  // the next refill loads.
+  __shared__ int32_t s_slots[Tl::kStages][kBlockN];
   const int32_t* slots = info.slots;
   auto slot_at = [&](int key) -> int32_t { return key < key_end ? slots[key] : 0; };
   int32_t slot_next = 0;
   if (tid < kBlockN) {
-    s_slots[0][tid] = slot_at(tid);
-    s_slots[1][tid] = slot_at(kBlockN + tid);
-    slot_next = slot_at(2 * kBlockN + tid);
+#pragma unroll
+    for (int t = 0; t < Tl::kStages; ++t) s_slots[t][tid] = slot_at(t * kBlockN + tid);
+    slot_next = slot_at(Tl::kStages * kBlockN + tid);
   }
   __syncthreads();
-  // Copies tile j (keys j * kBlockN ...) into pipeline stage j & 1 (one uncommitted group).
+  const int n_kv_tiles = (key_end + kBlockN - 1) / kBlockN;
+  // Copies tile t (keys t * kBlockN ...) into ring stage t % kStages and commits one group
+  // (empty past the last tile, so every thread's group count stays aligned).
   const T* k_cache = static_cast<const T*>(p.k_cache) + int64_t(info.kvh) * D;
   const T* v_cache = static_cast<const T*>(p.v_cache) + int64_t(info.kvh) * D;
   const int n_kv_heads = p.n_kv_heads;
-  auto load_tile = [&](int j) {
-    unsigned char* k_dst = smem + Tl::kQBytes + (j & 1) * 2 * Tl::kKvBytes;
-    unsigned char* v_dst = k_dst + Tl::kKvBytes;
-    const int key0 = j * kBlockN;
+  auto stage_addr = [&](int t) { return Tl::kQBytes + (t % Tl::kStages) * 2 * Tl::kKvBytes; };
+  auto load_tile = [&](int t) {
+    if (t < n_kv_tiles) {
+      unsigned char* k_dst = smem + stage_addr(t);
+      unsigned char* v_dst = k_dst + Tl::kKvBytes;
+      const int key0 = t * kBlockN;
+      const int32_t* tile_slots = s_slots[t % Tl::kStages];
 #pragma unroll 4
-    for (int c = tid; c < kBlockN * kChunks; c += Tl::kThreads) {
-      const int row = c / kChunks, chunk = c % kChunks;
-      // Keys at or past key_end are zero-filled: their scores are masked, and zero V rows
-      // keep 0 * garbage out of the output.
-      const bool valid = key0 + row < key_end;
-      const int64_t slot = valid ? s_slots[j & 1][row] : 0;
-      const int64_t src = slot * n_kv_heads * D + chunk * 8;
-      const int dst = sw128_offset(row, chunk, Tl::kKvHalf);
-      flash::cp_async_16(k_dst + dst, k_cache + src, valid);
-      flash::cp_async_16(v_dst + dst, v_cache + src, valid);
+      for (int c = tid; c < kBlockN * kChunks; c += Tl::kThreads) {
+        const int row = c / kChunks, chunk = c % kChunks;
+        // Keys at or past key_end are zero-filled: their scores are masked, and zero V rows
+        // keep 0 * garbage out of the output.
+        const bool valid = key0 + row < key_end;
+        const int64_t slot = valid ? tile_slots[row] : 0;
+        const int64_t src = slot * n_kv_heads * D + chunk * 8;
+        const int dst = sw128_offset(row, chunk, Tl::kKvHalf);
+        flash::cp_async_16(k_dst + dst, k_cache + src, valid);
+        flash::cp_async_16(v_dst + dst, v_cache + src, valid);
+      }
     }
+    flash::cp_async_commit();
   };
-  load_tile(0);
-  flash::cp_async_commit();
+#pragma unroll
+  for (int t = 0; t < Tl::kStages; ++t) load_tile(t);  // tile 0's group also holds Q
 
   float o[D / 8][4];  // the warp's 16 rows x D: wgmma accumulator layout
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
@@ -171,30 +181,11 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   // A operand of S: the warpgroup's 64 Q rows, K-major.
   const uint64_t q_desc = wgmma::desc_sw128(smem_base + wg * kWgRows * Tl::kLine, 16, 1024);
 
-  const int n_kv_tiles = (key_end + kBlockN - 1) / kBlockN;
-  for (int it = 0; it < n_kv_tiles; ++it) {
-    const int stage = it & 1;
-    flash::cp_async_wait<0>();
-    wgmma::fence_proxy_async();  // this thread's cp.async data, for the async proxy (wgmma)
-    // Tile it is in shared memory for everyone, and every warpgroup has finished tile it - 1
-    // (its wgmma waited), so that stage can take tile it + 1.
-    __syncthreads();
-    if (it + 1 < n_kv_tiles) load_tile(it + 1);
-    flash::cp_async_commit();
-    // Tile it's slots were used by the copies issued last iteration: reuse the entry for
-    // tile it + 2 (read after the next barrier).
-    if (tid < kBlockN) {
-      s_slots[stage][tid] = slot_next;
-      slot_next = slot_at((it + 3) * kBlockN + tid);
-    }
-
-    const int key0 = it * kBlockN;
-    // Warpgroup-uniform: past the warpgroup's last position every score is masked. Keys at
-    // or past key_end (zero-filled) lie past it too.
-    if (key0 >= wg_key_end) continue;
-    const uint32_t k_addr = smem_base + Tl::kQBytes + stage * 2 * Tl::kKvBytes;
-    const uint64_t k_desc = wgmma::desc_sw128(k_addr, 16, 1024);
-    float s[kBlockN / 8][4];  // the warp's 16 rows x kBlockN keys
+  float s[kBlockN / 8][4];       // the warp's 16 rows x kBlockN keys of one tile's scores
+  uint32_t pa[kBlockN / 16][4];  // P of one tile as the A fragments of O += P V, 16 keys each
+  // Issues S = Q K_t^T (8 k-steps), not committed. Warpgroup-uniform callers only.
+  auto issue_s = [&](int t) {
+    const uint64_t k_desc = wgmma::desc_sw128(smem_base + stage_addr(t), 16, 1024);
     wgmma::fence();
 #pragma unroll
     for (int ks = 0; ks < D / 16; ++ks) {
@@ -202,11 +193,13 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
       const uint32_t q_off = (ks >> 2) * Tl::kQHalf + (ks & 3) * 32, k_off = (ks >> 2) * Tl::kKvHalf + (ks & 3) * 32;
       wgmma::m64n128k16_ss<T>(s, wgmma::desc_advance(q_desc, q_off), wgmma::desc_advance(k_desc, k_off), ks > 0);
     }
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(s);
-
-    if (key0 + kBlockN > wg_unmasked_end) {  // causal mask: only the diagonal steps
+  };
+  // Masks tile t's scores (causal: only the steps that cross a row's position) and runs the
+  // online softmax on them; returns whether a row max grew (o must then be scaled by alpha
+  // once the P V in flight has landed).
+  auto softmax_tile = [&](int t, float (&alpha)[2]) {
+    const int key0 = t * kBlockN;
+    if (key0 + kBlockN > wg_unmasked_end) {
 #pragma unroll
       for (int n = 0; n < kBlockN / 8; ++n)
 #pragma unroll
@@ -215,20 +208,78 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
           if (key > (e < 2 ? pos_lo : pos_hi)) s[n][e] = -INFINITY;
         }
     }
-    flash::softmax_update_atoms<D, kBlockN / 8, 1>(flash::one_atom(s), flash::one_atom(o), flash::one_atom(m),
-                                                   flash::one_atom(l), scale_log2);
-    uint32_t pa[kBlockN / 16][4];  // P as the A fragments of O += P V, 16 keys each
-    flash::pack_p_atoms<T, kBlockN / 8, 1>(flash::one_atom(pa), flash::one_atom(s));
+    bool grew = false;
+    flash::softmax_rows<kBlockN / 8, true>(s, m, l, alpha, grew, scale_log2);
+    return __any_sync(0xffffffffu, grew);  // warp-uniform
+  };
 
+  // The pipeline (FlashAttention-3's overlap inside a warpgroup): while the tensor cores run
+  // P_t V_t, the warpgroup already does the softmax of tile t + 1, whose S was issued just
+  // before. So iteration t issues S_{t+1}, then P_t V_t, waits for S_{t+1} only, runs its
+  // softmax, and waits for P_t V_t before o is rescaled and P_{t+1} packed. A ring of
+  // kStages = 3 K/V stages: tile t's V is read until the end of iteration t, tile t + 1's K
+  // during it, and tile t + 2 lands meanwhile; the end of iteration t refills t's stage with
+  // tile t + 3. One block barrier per iteration.
+  // The wgmmas are issued by every warpgroup on every iteration, also where a warpgroup's
+  // rows see none of the tile (its P is then zero, and the tile's finite K/V, zero-filled
+  // past key_end, add exactly nothing): wgmma under a branch ptxas cannot prove uniform gets
+  // serialised (warning C7520). Only the softmax is skipped.
+  flash::cp_async_wait<Tl::kStages - 2>();  // tiles 0 and 1 (and Q) have landed for this thread
+  wgmma::fence_proxy_async();
+  __syncthreads();
+  issue_s(0);
+  wgmma::commit();
+  wgmma::wait<0>();
+  wgmma::fence_operands(s);
+  auto zero_p = [&] {
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) pa[kk][0] = pa[kk][1] = pa[kk][2] = pa[kk][3] = 0u;
+  };
+  if (0 < wg_key_end) {
+    float alpha[2];
+    softmax_tile(0, alpha);  // o is still zero: no rescale
+    flash::pack_p_atoms<T, kBlockN / 8, 1>(flash::one_atom(pa), flash::one_atom(s));
+  } else {
+    zero_p();
+  }
+  for (int it = 0; it < n_kv_tiles; ++it) {
+    // Warpgroup-uniform: a tile at or past the warpgroup's last position is fully masked
+    // (keys at or past key_end, zero-filled, lie past it too). Past the last tile, S reads
+    // a stage that holds an older tile: computed, never used.
+    const bool run_next = it + 1 < n_kv_tiles && (it + 1) * kBlockN < wg_key_end;
+    issue_s(it + 1);
+    wgmma::commit();
     // B operand of O += P V: V [keys][d], MN-major; LBO = the next 64 columns (half).
-    const uint64_t v_desc = wgmma::desc_sw128(k_addr + Tl::kKvBytes, Tl::kKvHalf, 1024);
+    const uint64_t v_desc = wgmma::desc_sw128(smem_base + stage_addr(it) + Tl::kKvBytes, Tl::kKvHalf, 1024);
     wgmma::fence();
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk)
       wgmma::m64n128k16_rs_tb<T>(o, pa[kk], wgmma::desc_advance(v_desc, kk * 16 * Tl::kLine));
     wgmma::commit();
-    wgmma::wait<0>();
+    wgmma::wait<1>();  // S_{t+1} (the older group) has landed; P_t V_t may still run
+    wgmma::fence_operands(s);
+    float alpha[2] = {1.f, 1.f};
+    bool grew = false;
+    if (run_next) grew = softmax_tile(it + 1, alpha);
+    wgmma::wait<0>();  // P_t V_t has landed: o is final for tile t, pa free
     wgmma::fence_operands(o);
+    wgmma::fence_operands(pa);
+    if (run_next) {
+      if (grew) flash::rescale_rows<D>(o, alpha);
+      flash::pack_p_atoms<T, kBlockN / 8, 1>(flash::one_atom(pa), flash::one_atom(s));
+    } else {
+      zero_p();
+    }
+    // Refill: tile it + 2 must have landed before iteration it + 1 issues its S, and tile
+    // it's stage (read by both warpgroups' P V, now waited) takes tile it + 3.
+    flash::cp_async_wait<0>();
+    wgmma::fence_proxy_async();
+    if (tid < kBlockN) {  // tile it's slots were used long ago: the entry takes tile it + 3's
+      s_slots[it % Tl::kStages][tid] = slot_next;
+      slot_next = slot_at((it + Tl::kStages + 1) * kBlockN + tid);
+    }
+    __syncthreads();
+    load_tile(it + Tl::kStages);
   }
 
   // Normalise and store the valid rows.
