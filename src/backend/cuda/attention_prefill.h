@@ -10,7 +10,7 @@ namespace seam::cuda {
 bool flash_prefill_supported(DType dtype, int head_dim);
 // Which kernel computes the prefill: `automatic` takes the Hopper wgmma kernel
 // (attention_prefill_wgmma.h) where it is available and the longest sequence has at least
-// 2,048 keys (SEAM_PREFILL_WGMMA: 0 never, 2 always), else the mma.sync kernel; tests and
+// 1,024 keys (SEAM_PREFILL_WGMMA: 0 never, 2 always), else the mma.sync kernel; tests and
 // the kernel benchmark name one (wgmma throws where it is not available).
 enum class PrefillKernel { automatic, mma_sync, wgmma };
 // Causal attention of the first n_prefill_seqs sequences (rows [0, n_prefill_tokens)).
