@@ -258,9 +258,6 @@ void launch_typed(const AttentionParams& p, cudaStream_t stream) {
 
 }  // namespace
 
-// Sequences at least this long (keys, host bound) take the wgmma kernel (see below).
-constexpr int kWgmmaMinKeys = 1024;
-
 bool flash_prefill_supported(DType dtype, int head_dim) {
   return (dtype == DType::bf16 || dtype == DType::f16) && (head_dim == 64 || head_dim == 128);
 }
@@ -272,18 +269,9 @@ void launch_flash_prefill(const AttentionParams& p, DType dtype, cudaStream_t st
   // exponent's FFMA: both need a positive scale (the max of scaled scores = scaled max).
   SEAM_CHECK(p.scale > 0.f, "flash prefill: softmax scale must be positive, got ", p.scale);
   if (kernel == PrefillKernel::automatic) {
-    // The wgmma kernel where it is built and the sequences are long enough: measured on the
-    // H200 (8B heads, docs/performance.md) it is 16 % faster than mma.sync on 4,096 causal
-    // keys (417 vs 498 us in the kernel bench), and 8B prefill steps gain 3 % at 4,096
-    // tokens, 3 % at 2,048 and 6 % at 1,024; but a step with a 512-token chunk was 0.5 ms
-    // slower with it: a block of 128 rows then has at most 4 key tiles (128 keys each) for
-    // its pipeline to overlap, and runs 1 block per SM against mma.sync's 2.
-    // SEAM_PREFILL_WGMMA (diagnostic): 0 never, 1 by this rule (default), 2 always.
-    static const int mode = env_choice("SEAM_PREFILL_WGMMA", 1, {0, 1, 2});
-    const int longest = p.max_seq_len > 0 ? p.max_seq_len : p.n_prefill_tokens;  // keys of the longest sequence
-    const bool long_enough = mode == 2 || (mode == 1 && longest >= kWgmmaMinKeys);
-    kernel = long_enough && flash_prefill_wgmma_supported(dtype, p.head_dim) ? PrefillKernel::wgmma
-                                                                             : PrefillKernel::mma_sync;
+    static const int mode = env_choice("SEAM_PREFILL_WGMMA", 1, {0, 1, 2});  // a diagnostic switch
+    const int longest = p.max_seq_len > 0 ? p.max_seq_len : p.n_prefill_tokens;
+    kernel = choose_prefill_kernel(mode, longest, flash_prefill_wgmma_supported(dtype, p.head_dim));
   }
   if (kernel == PrefillKernel::wgmma) return launch_flash_prefill_wgmma(p, dtype, stream);
   if (dtype == DType::bf16) {

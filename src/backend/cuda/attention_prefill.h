@@ -3,16 +3,16 @@
 #include <cuda_runtime.h>
 
 #include "backend/cuda/attention_params.h"
+#include "backend/cuda/prefill_kernel_choice.h"
 #include "core/dtype.h"
 
 namespace seam::cuda {
 // True when the kernel covers this dtype / head dim (bf16 or f16; d 64 or 128).
 bool flash_prefill_supported(DType dtype, int head_dim);
-// Which kernel computes the prefill: `automatic` takes the Hopper wgmma kernel
-// (attention_prefill_wgmma.h) where it is available and the longest sequence has at least
-// 1,024 keys (SEAM_PREFILL_WGMMA: 0 never, 2 always), else the mma.sync kernel; tests and
-// the kernel benchmark name one (wgmma throws where it is not available).
-enum class PrefillKernel { automatic, mma_sync, wgmma };
+// `kernel`: `automatic` takes the Hopper wgmma kernel (attention_prefill_wgmma.h) where it
+// is available and the longest sequence has at least kWgmmaMinKeys keys (SEAM_PREFILL_WGMMA:
+// 0 never, 2 always; prefill_kernel_choice.h), else the mma.sync kernel; tests and the kernel
+// benchmark name one (wgmma throws where it is not available).
 // Causal attention of the first n_prefill_seqs sequences (rows [0, n_prefill_tokens)).
 // The grid depends only on host sizes (n_prefill_tokens, n_prefill_seqs, heads): per-sequence
 // lengths are read on the device.

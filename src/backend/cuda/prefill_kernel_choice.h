@@ -1,0 +1,24 @@
+// Which kernel computes prefill attention at head dim 128: a pure host-side rule, kept apart
+// from attention_prefill.cu so that it is tested without a GPU
+// (tests/cuda/prefill_kernel_choice_test.cpp).
+#pragma once
+
+namespace seam::cuda {
+
+// `automatic` resolves through choose_prefill_kernel; tests and the kernel bench name one.
+enum class PrefillKernel { automatic, mma_sync, wgmma };
+
+// Sequences with at least this many keys take the wgmma kernel under the default rule.
+// Measured on the H200 (8B heads; docs/performance.md, fifth pass): wgmma is 16 % faster on
+// 4,096 causal keys in the kernel bench, and 8B prefill steps gain 3 % at 4,096 and 2,048
+// tokens and 6 % at 1,024. At 512 the two measurements disagree (+2.5 % as an extend step,
+// -3.8 % as the mixed bench's chunk-alone step), so chunks of 512 keep mma.sync.
+constexpr int kWgmmaMinKeys = 1024;
+
+// mode: SEAM_PREFILL_WGMMA (0 never wgmma, 1 by length (the default), 2 always);
+// longest_keys: keys of the batch's longest sequence (its max_seq_len, or the prefill token
+// count where that is unknown); wgmma_available: built for sm_90a, bf16/f16, d 128, a CC 9.0
+// GPU. Never returns `automatic`.
+PrefillKernel choose_prefill_kernel(int mode, int longest_keys, bool wgmma_available);
+
+}  // namespace seam::cuda

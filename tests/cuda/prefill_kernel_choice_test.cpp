@@ -1,0 +1,39 @@
+// The prefill-attention kernel rule (prefill_kernel_choice.h) at the lengths it was measured
+// on. Pure host code: runs without a GPU.
+#include <gtest/gtest.h>
+
+#include "backend/cuda/prefill_kernel_choice.h"
+
+namespace seam {
+namespace {
+
+using cuda::choose_prefill_kernel;
+using cuda::PrefillKernel;
+
+constexpr int kNever = 0, kByLength = 1, kAlways = 2;
+
+TEST(PrefillKernelChoice, ByLengthTakesWgmmaFrom1024Keys) {
+  // Measured faster with wgmma: 8B prefills of 4,096, 2,048 and 1,024 tokens.
+  for (int keys : {4096, 2048, 1024, 1 << 20})
+    EXPECT_EQ(choose_prefill_kernel(kByLength, keys, true), PrefillKernel::wgmma) << keys;
+  // A 512-token chunk (and the mixed step, whose decode rows see 513 keys) keeps mma.sync.
+  for (int keys : {1, 16, 512, 513, 1023})
+    EXPECT_EQ(choose_prefill_kernel(kByLength, keys, true), PrefillKernel::mma_sync) << keys;
+}
+
+TEST(PrefillKernelChoice, SwitchOverridesTheLength) {
+  for (int keys : {1, 512, 1024, 4096}) {
+    EXPECT_EQ(choose_prefill_kernel(kNever, keys, true), PrefillKernel::mma_sync) << keys;
+    EXPECT_EQ(choose_prefill_kernel(kAlways, keys, true), PrefillKernel::wgmma) << keys;
+  }
+}
+
+TEST(PrefillKernelChoice, WithoutTheWgmmaKernelAlwaysMmaSync) {
+  // Not built for sm_90a, not bf16/f16 d 128, or not a CC 9.0 GPU: whatever the switch says.
+  for (int mode : {kNever, kByLength, kAlways})
+    for (int keys : {1, 1024, 4096})
+      EXPECT_EQ(choose_prefill_kernel(mode, keys, false), PrefillKernel::mma_sync) << mode << " " << keys;
+}
+
+}  // namespace
+}  // namespace seam
