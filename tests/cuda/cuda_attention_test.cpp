@@ -27,7 +27,7 @@ class CudaAttention : public CudaTest {
   // `kernel`: run the prefill through that kernel's launcher directly instead of the backend's
   // dispatch (every sequence must then be a prefill sequence).
   void check(DType t, Shape sh, const std::vector<Seq>& seqs, int n_prefill_seqs, bool known_max,
-             const std::string& what, std::optional<cuda::PrefillKernel> kernel = std::nullopt) {
+             const std::string& what, std::optional<cuda::PrefillKernel> kernel = std::nullopt, int q_col0 = 0) {
     SCOPED_TRACE(what + " " + short_name(t) + " heads " + std::to_string(sh.heads) + "/" +
                  std::to_string(sh.kv_heads) + " d " + std::to_string(sh.d) + (known_max ? " max known" : ""));
     ASSERT_TRUE(!kernel || n_prefill_seqs == int(seqs.size())) << "a named prefill kernel computes prefill rows only";
@@ -76,10 +76,10 @@ class CudaAttention : public CudaTest {
     b.req_rows = upload_index(req_rows, {n_seqs});
     b.page_table = upload_index(page_table, {max_reqs, max_ctx});
     if (kernel)
-      run_prefill_kernel(*kernel, out, qkv.slice_cols(0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d), kc, vc, b,
+      run_prefill_kernel(*kernel, out, qkv.slice_cols(q_col0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d), kc, vc, b,
                          scale);
     else
-      gpu->attention(out, qkv.slice_cols(0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d), kc, vc, b, scale);
+      gpu->attention(out, qkv.slice_cols(q_col0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d), kc, vc, b, scale);
 
     AttentionBatch hb = b;
     hb.qo_indptr = host_index(indptr, {n_seqs + 1});
@@ -88,7 +88,7 @@ class CudaAttention : public CudaTest {
     hb.page_table = host_index(page_table, {max_reqs, max_ctx});
     std::vector<float> ref(static_cast<size_t>(n_tokens * sh.heads * sh.d));
     cpu.attention(host_view(ref, {n_tokens, sh.heads, sh.d}),
-                  host_view(qkv_h, {n_tokens, width}).slice_cols(0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d),
+                  host_view(qkv_h, {n_tokens, width}).slice_cols(q_col0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d),
                   host_view(kc_h, {n_slots, sh.kv_heads, sh.d}), host_view(vc_h, {n_slots, sh.kv_heads, sh.d}), hb,
                   scale);
     // bf16/f16 kernels round P to the input dtype before P.V (as flash attention does).
@@ -173,6 +173,16 @@ TEST_F(CudaAttention, LongContextDecodeUsesManySplits) {
 TEST_F(CudaAttention, LongPrefillAgainstLongPrefix) {
   const std::vector<Seq> seqs = {{300, 1200}, {200, 0}};
   check(DType::bf16, {16, 4, 128}, seqs, 2, true, "long extend");
+}
+
+// q rows 4-byte but not 16-byte aligned (a view 4 elements into qkv): the tensor-core prefill
+// kernels copy q rows with 16-byte cp.async, so the backend must take the generic kernel for
+// the prefill rows (the decode kernel reads q in 4-byte pairs and still runs).
+TEST_F(CudaAttention, QRowsNot16ByteAlignedUseTheGenericPrefill) {
+  const std::vector<Seq> seqs = {{40, 9}, {1, 30}, {1, 200}};
+  for (DType t : {DType::bf16, DType::f16})
+    for (const Shape& sh : {Shape{32, 8, 128}, Shape{8, 2, 64}})
+      check(t, sh, seqs, 1, true, "q 8 bytes into qkv", std::nullopt, 4);
 }
 
 // Both prefill kernels (d = 128), each named explicitly, against the CPU reference; the

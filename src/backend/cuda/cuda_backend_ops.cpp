@@ -151,7 +151,10 @@ void CudaBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache
   const bool pairs_aligned = reinterpret_cast<uintptr_t>(q.data) % 4 == 0 && q.stride[0] % 2 == 0 &&
                              reinterpret_cast<uintptr_t>(out.data) % 4 == 0 && out.stride[0] % 2 == 0 &&
                              aligned16(k_cache.data) && aligned16(v_cache.data);
-  if (pairs_aligned && flash_prefill_supported(q.dtype, p.head_dim))
+  // The prefill kernels also copy whole q rows into shared memory with 16-byte cp.async.
+  const bool q_rows_aligned16 =
+      aligned16(q.data) && (q.stride[0] * int64_t(dtype_size(q.dtype))) % 16 == 0;
+  if (pairs_aligned && q_rows_aligned16 && flash_prefill_supported(q.dtype, p.head_dim))
     launch_flash_prefill(p, q.dtype, stream_);
   else
     launch_attention_generic(p, q.dtype, 0, b.n_prefill_tokens, stream_);
