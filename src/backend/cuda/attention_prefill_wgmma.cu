@@ -5,20 +5,22 @@
 // r / group, head kvh * group + r % group), heavy row tiles first with the kv head fastest
 // in the block id, page-table slots fetched a tile ahead, cp.async gathers zero-filled past
 // the block's last needed key, the causal mask applied only on steps that cross a row's
-// position, and steps past a warpgroup's last position skipped.
+// position, and no softmax for tiles past a warpgroup's last position (their P is zero).
 //
 // A block = 2 warpgroups (256 threads) x 64 rows = 128 rows of one (sequence, kv head).
-// Q [128 rows][128] is loaded once into shared memory; K and V tiles of 128 keys are
-// double-buffered. All three are stored as two 64-column halves in the 128-byte-swizzled
-// layout (wgmma.cuh), so each is a wgmma operand without any transpose: Q and K are K-major
-// operands of S = Q K^T (m64n128k16, both from shared memory, 8 k-steps), and V [keys][d]
-// is the MN-major ("transposed") B operand of O += P V (m64n128k16, P from registers).
+// Q [128 rows][128] is loaded once into shared memory; K and V tiles of 128 keys go through
+// a 3-stage ring (see the pipeline in the kernel). All three are stored as two 64-column
+// halves in the 128-byte-swizzled layout (wgmma.cuh), so each is a wgmma operand without
+// any transpose: Q and K are K-major operands of S = Q K^T (m64n128k16, both from shared
+// memory, 8 k-steps), and V [keys][d] is the MN-major ("transposed") B operand of O += P V
+// (m64n128k16, P from registers).
 // The accumulators have the mma.sync fragment layout, so the online softmax and P packing
 // are flash_mma.cuh's. Each thread holds O (64 fp32) and S (64 fp32) of its 2 x 64 entries.
 //
-// Not warp-specialised: every thread issues its share of each tile's cp.async gather for
-// the next tile before the warpgroup computes on the current one; the two warpgroups
-// interleave their tensor-core and softmax phases on their own.
+// Not warp-specialised: every thread issues its share of each tile's cp.async gather, and
+// the two warpgroups meet at one block barrier per tile. Measured on the H200 (4,096 causal
+// tokens, 32/8 heads): 417 us = 330 TFLOP/s against mma.sync's 498 us (docs/performance.md);
+// FlashAttention-3's producer warpgroup and consumer ping-pong are the next step.
 #include "backend/cuda/attention_prefill_wgmma.h"
 
 #include <climits>
