@@ -2,8 +2,14 @@
 # Model-level GPU work in one device call: build (if needed), stories260K golden
 # on the GPU, random-weight models of real shapes with transformers references,
 # parity tests, bench-one-batch and serving benchmarks. Logs go to $OUT.
-# Usage: bash scripts/gpu_models.sh [sections...]   (default: all)
-#   sections: build golden models parity bench mixed serving
+# Usage: bash scripts/gpu_models.sh [sections...]   (default: all but ab)
+#   sections: build golden models parity bench mixed serving ab
+#   ab: A/B of diagnostic switches on one bench-one-batch command, interleaved so that drift
+#       between runs falls on both sides: AB_MODEL (default llama-3.1-8b), AB_ARGS (the bench
+#       arguments), AB_SETTINGS (space-separated VAR=value settings, one per side, e.g.
+#       "SEAM_PREFILL_WGMMA=0 SEAM_PREFILL_WGMMA=1"), AB_ROUNDS (default 2).
+# Note: on the device machine the copy's .git may be older than the working tree it carries,
+# so `git rev-parse` there can name an earlier commit; record the commit on this side.
 set -uo pipefail
 OUT=${OUT:-/tmp/seam_out}
 mkdir -p "$OUT"
@@ -12,7 +18,7 @@ cd "$ROOT"
 BUILD=${BUILD:-build-gpu}
 MODELS=${MODELS:-/tmp/seam_models}
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(build golden models parity bench serving)
+[ ${#sections[@]} -eq 0 ] && sections=(build golden models parity bench serving)  # not ab: it needs AB_SETTINGS
 has() { local s; for s in "${sections[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 
@@ -66,6 +72,19 @@ if has mixed; then
   log "bench-one-batch mixed"
   bench_one llama-3.1-8b --mode mixed --batch-size 64 --input-len 512 --reps 10
   bench_one llama-3.1-8b --mode mixed --batch-size 64 --input-len 512 --reps 10 --disable-piecewise-cuda-graph
+fi
+if has ab; then
+  log "A/B: ${AB_SETTINGS:-} on ${AB_MODEL:-llama-3.1-8b} ${AB_ARGS:-}"
+  for round in $(seq 1 "${AB_ROUNDS:-2}"); do
+    for setting in ${AB_SETTINGS:-}; do
+      # shellcheck disable=SC2086
+      line=$(env "$setting" "$BUILD/seam" bench-one-batch --device cuda --dtype bfloat16 \
+        --model-path "$MODELS/${AB_MODEL:-llama-3.1-8b}" ${AB_ARGS:-} 2>>"$OUT/bench.log" | tail -1)
+      echo "$setting | ${AB_ARGS:-} | $line" >> "$OUT/bench.jsonl"
+      echo "round $round $setting: $(echo "$line" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(" ".join(f"{k}={v:.6g}" for k,v in d.items() if isinstance(v,float) and k.endswith(("latency_s","tok_s"))))' 2>/dev/null)" \
+        | tee -a "$OUT/summary.txt"
+    done
+  done
 fi
 if has serving; then
   log "serving"
