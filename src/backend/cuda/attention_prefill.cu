@@ -1,10 +1,8 @@
 // Flash attention (FA2 style) for prefill rows, mma.sync bf16/f16 with fp32 softmax.
 //
-// Rows are packed by GQA group: row r of a sequence is (token r / group, head
-// kvh * group + r % group), so one block reads each K/V tile once for all the
-// query heads that share it. A block = 4 warps x 32 rows of one (sequence, kv
-// head); K/V tiles of 64 keys are gathered through the page table with cp.async
-// into double-buffered, swizzled shared memory.
+// Rows are packed by GQA group and walked as prefill_block.cuh says. A block = 4 warps x 32
+// rows of one (sequence, kv head); K/V tiles of 64 keys are gathered through the page table
+// with cp.async into double-buffered, swizzled shared memory.
 //
 // A warp owns two row atoms of 16 rows (as FlashAttention-2's 128-row blocks): every K/V
 // fragment read from shared memory feeds two MMAs; with one atom the kernel was
@@ -21,6 +19,7 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/prefill_block.cuh"
 
 namespace seam::cuda {
 
@@ -64,51 +63,8 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int group = p.group;
 
-  // Per-block values that the key loop needs once per tile or step live in shared memory,
-  // not registers: at D = 128, o (128) and S (64) take most of the 255.
-  struct BlockInfo {
-    const int32_t* slots;  // the sequence's page-table row
-    int seq, tile, kvh, q_begin, first_pos, n_rows;
-    int key_end;                        // keys the block needs: up to its last valid row's position
-    int warp_key_end[Tl::kWarps];       // ... and each warp (0: the warp has no valid row)
-    int warp_unmasked_end[Tl::kWarps];  // keys below this are visible to all of the warp's rows
-  };
-  __shared__ BlockInfo info;
-  if (tid == 0) {
-    // The kv head varies fastest in the block id, so the heavy tiles of EVERY head are
-    // dispatched in the first wave (with the head slowest, the last head's heaviest tiles
-    // would start near the end and leave a tail).
-    const int kvh = blockIdx.x % p.n_kv_heads;
-    // Which (sequence, row tile) this block is: walk the prefill sequences. Heavy tiles (late
-    // rows, long causal range) get the low block ids, so they start first.
-    int b = blockIdx.x / p.n_kv_heads, seq = -1, tile = 0;
-    for (int s = 0; s < p.n_prefill_seqs; ++s) {
-      const int n_tiles = ((p.qo_indptr[s + 1] - p.qo_indptr[s]) * group + kBlockM - 1) / kBlockM;
-      if (b < n_tiles) {
-        seq = s;
-        tile = n_tiles - 1 - b;
-        break;
-      }
-      b -= n_tiles;
-    }
-    info.seq = seq;
-    if (seq >= 0) {
-      const int q_begin = p.qo_indptr[seq], n_q = p.qo_indptr[seq + 1] - q_begin;
-      const int first_pos = p.seq_lens[seq] - n_q, n_rows = n_q * group;
-      info.slots = p.page_table + int64_t(p.req_rows[seq]) * p.pt_stride;
-      info.tile = tile;
-      info.kvh = kvh;
-      info.q_begin = q_begin;
-      info.first_pos = first_pos;
-      info.n_rows = n_rows;
-      info.key_end = first_pos + (min(tile * kBlockM + kBlockM, n_rows) - 1) / group + 1;
-      for (int w = 0; w < Tl::kWarps; ++w) {
-        const int row0 = tile * kBlockM + w * kWarpRows, last = min(row0 + kWarpRows, n_rows) - 1;
-        info.warp_key_end[w] = last >= row0 ? first_pos + last / group + 1 : 0;
-        info.warp_unmasked_end[w] = first_pos + row0 / group + 1;
-      }
-    }
-  }
+  __shared__ flash::PrefillBlock<Tl::kWarps> info;  // row groups: the warps
+  if (tid == 0) flash::locate_prefill_block<kBlockM>(p, info);
   __syncthreads();
   if (info.seq < 0) return;  // block-uniform; the grid is an upper bound on the tiles
 
@@ -116,10 +72,7 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
   auto row_of = [&](int a, int h) {
     return info.tile * kBlockM + warp * kWarpRows + a * 16 + h * 8 + (lane >> 2);
   };
-  auto row_off = [&](int64_t stride, int row) {  // element offset of a row in q / out
-    const int tok = info.q_begin + row / group, head = info.kvh * group + row % group;
-    return int64_t(tok) * stride + int64_t(head) * D;
-  };
+  auto row_off = [&](int64_t stride, int row) { return flash::prefill_row_offset<D>(info, group, stride, row); };
   // The block's Q rows join tile 0's cp.async group (committed below); rows past the end are zero-filled.
   T* q_smem = smem + 2 * 2 * kTile;  // [kBlockM][D], swizzled like K/V
   const T* q = static_cast<const T*>(p.q);
@@ -185,11 +138,11 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
       const int key0 = it * kBlockN + sub * kSubN;
       // Warp-uniform: past the warp's last position every score is masked. Keys at or past
       // key_end (zero-filled) lie past it too.
-      if (key0 >= info.warp_key_end[warp]) break;
+      if (key0 >= info.group_key_end[warp]) break;
       float s[MA][kSubN / 8][4];
       // Row offset sub * kSubN is a multiple of 8, so the swizzle pattern is unchanged.
       flash::qk_tile_atoms_qsmem<T, D, kSubN / 8, MA>(s, q_smem + warp * kWarpRows * D, k_tile + sub * kSubN * D, lane);
-      if (key0 + kSubN > info.warp_unmasked_end[warp]) {  // causal mask: only the diagonal steps
+      if (key0 + kSubN > info.group_unmasked_end[warp]) {  // causal mask: only the diagonal steps
         const int first_pos = info.first_pos;
 #pragma unroll
         for (int a = 0; a < MA; ++a) {
@@ -248,9 +201,7 @@ void launch_typed(const AttentionParams& p, cudaStream_t stream) {
     return true;
   }();
   (void)attr_ok;
-  // Row tiles over all prefill sequences (+1 per sequence for its partial tile), times kv heads.
-  const int64_t n_walk = (int64_t(p.n_prefill_tokens) * p.group + Tl::kBlockM - 1) / Tl::kBlockM + p.n_prefill_seqs;
-  const int64_t n_blocks = n_walk * p.n_kv_heads;
+  const int64_t n_blocks = flash::prefill_grid_blocks(p, Tl::kBlockM);
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill: ", n_blocks, " blocks exceed the grid limit");
   launch_kernel(flash_prefill_kernel<T, D>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
   SEAM_CUDA_CHECK_LAUNCH();

@@ -1,9 +1,9 @@
 // Flash attention for prefill rows on Hopper tensor cores (wgmma, sm_90a), head dim 128.
 //
 // Computes exactly what flash_prefill_kernel (attention_prefill.cu) computes, with the same
-// rows, grid order and KV gather: rows packed by GQA group (row r of a sequence is token
-// r / group, head kvh * group + r % group), heavy row tiles first with the kv head fastest
-// in the block id, page-table slots fetched a tile ahead, cp.async gathers zero-filled past
+// rows and grid order (prefill_block.cuh: rows packed by GQA group, heavy row tiles first,
+// the kv head fastest in the block id) and KV gather: page-table slots fetched a tile
+// ahead, cp.async gathers zero-filled past
 // the block's last needed key, the causal mask applied only on steps that cross a row's
 // position, and no softmax for tiles past a warpgroup's last position (their P is zero).
 //
@@ -27,6 +27,7 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/prefill_block.cuh"
 #include "backend/cuda/wgmma.cuh"
 
 namespace seam::cuda {
@@ -69,53 +70,13 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wg_warp = warp & 3;
   const int group = p.group;
 
-  struct BlockInfo {
-    const int32_t* slots;  // the sequence's page-table row
-    int seq, tile, kvh, q_begin, first_pos, n_rows;
-    int key_end;                               // keys the block needs: up to its last valid row's position
-    int wg_key_end[Tl::kWarpgroups];           // ... and each warpgroup (0: no valid row)
-    int wg_unmasked_end[Tl::kWarpgroups];      // keys below this are visible to all of the warpgroup's rows
-  };
-  __shared__ BlockInfo info;
-  if (tid == 0) {
-    // Same walk as flash_prefill_kernel: kv head fastest, heavy (late) row tiles first.
-    const int kvh = blockIdx.x % p.n_kv_heads;
-    int b = blockIdx.x / p.n_kv_heads, seq = -1, tile = 0;
-    for (int s = 0; s < p.n_prefill_seqs; ++s) {
-      const int n_tiles = ((p.qo_indptr[s + 1] - p.qo_indptr[s]) * group + kBlockM - 1) / kBlockM;
-      if (b < n_tiles) {
-        seq = s;
-        tile = n_tiles - 1 - b;
-        break;
-      }
-      b -= n_tiles;
-    }
-    info.seq = seq;
-    if (seq >= 0) {
-      const int q_begin = p.qo_indptr[seq], n_q = p.qo_indptr[seq + 1] - q_begin;
-      const int first_pos = p.seq_lens[seq] - n_q, n_rows = n_q * group;
-      info.slots = p.page_table + int64_t(p.req_rows[seq]) * p.pt_stride;
-      info.tile = tile;
-      info.kvh = kvh;
-      info.q_begin = q_begin;
-      info.first_pos = first_pos;
-      info.n_rows = n_rows;
-      info.key_end = first_pos + (min(tile * kBlockM + kBlockM, n_rows) - 1) / group + 1;
-      for (int w = 0; w < Tl::kWarpgroups; ++w) {
-        const int row0 = tile * kBlockM + w * kWgRows, last = min(row0 + kWgRows, n_rows) - 1;
-        info.wg_key_end[w] = last >= row0 ? first_pos + last / group + 1 : 0;
-        info.wg_unmasked_end[w] = first_pos + row0 / group + 1;
-      }
-    }
-  }
+  __shared__ flash::PrefillBlock<Tl::kWarpgroups> info;  // row groups: the warpgroups
+  if (tid == 0) flash::locate_prefill_block<kBlockM>(p, info);
   __syncthreads();
   if (info.seq < 0) return;  // block-uniform; the grid is an upper bound on the tiles
 
   const int key_end = info.key_end, n_rows = info.n_rows;
-  auto row_off = [&](int64_t stride, int row) {  // element offset of a row in q / out
-    const int tok = info.q_begin + row / group, head = info.kvh * group + row % group;
-    return int64_t(tok) * stride + int64_t(head) * D;
-  };
+  auto row_off = [&](int64_t stride, int row) { return flash::prefill_row_offset<D>(info, group, stride, row); };
   // The block's Q rows join tile 0's cp.async group (committed below); rows past the end are zero-filled.
   unsigned char* q_smem = smem;  // [2][kBlockM][64] SW128
   const T* q = static_cast<const T*>(p.q);
@@ -176,7 +137,7 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
 #pragma unroll
   for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
   const float scale_log2 = p.scale * 1.4426950408889634f;
-  const int wg_key_end = info.wg_key_end[wg], wg_unmasked_end = info.wg_unmasked_end[wg];
+  const int wg_key_end = info.group_key_end[wg], wg_unmasked_end = info.group_unmasked_end[wg];
   // This thread's rows (h = 0: g, h = 1: g + 8 of its warp's 16) and their positions.
   const int row_lo = info.tile * kBlockM + wg * kWgRows + wg_warp * 16 + (lane >> 2);
   const int pos_lo = info.first_pos + row_lo / group, pos_hi = info.first_pos + (row_lo + 8) / group;
@@ -316,9 +277,7 @@ void launch_typed(const AttentionParams& p, cudaStream_t stream) {
     return true;
   }();
   (void)attr_ok;
-  // Row tiles over all prefill sequences (+1 per sequence for its partial tile), times kv heads.
-  const int64_t n_walk = (int64_t(p.n_prefill_tokens) * p.group + Tl::kBlockM - 1) / Tl::kBlockM + p.n_prefill_seqs;
-  const int64_t n_blocks = n_walk * p.n_kv_heads;
+  const int64_t n_blocks = flash::prefill_grid_blocks(p, Tl::kBlockM);
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill (wgmma): ", n_blocks, " blocks exceed the grid limit");
   launch_kernel(flash_prefill_wgmma_kernel<T>, dim3(unsigned(n_blocks)), Tl::kThreads, Tl::kSmemBytes, stream, p);
   SEAM_CUDA_CHECK_LAUNCH();
