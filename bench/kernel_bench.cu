@@ -265,26 +265,7 @@ void bench_prefill_attention(Bench& b, int n_tokens) {
   std::printf("|   -> 32 layers             | %-34s | %10.1f |                  |                    |\n",
               "attention share of a prefill", us * 32);
   // Each prefill kernel named (the row above is the backend's pick; SEAM_PREFILL_WGMMA).
-  cuda::AttentionParams p;
-  p.out = out.data;
-  p.out_stride = out.stride[0];
-  p.q = q.data;
-  p.q_stride = q.stride[0];
-  p.k_cache = kc.data;
-  p.v_cache = vc.data;
-  p.n_heads = int(kHeads);
-  p.n_kv_heads = int(kKvHeads);
-  p.head_dim = int(kHeadDim);
-  p.group = int(kHeads / kKvHeads);
-  p.qo_indptr = ab.qo_indptr.ptr<int32_t>();
-  p.seq_lens = ab.seq_lens.ptr<int32_t>();
-  p.req_rows = ab.req_rows.ptr<int32_t>();
-  p.page_table = ab.page_table.ptr<int32_t>();
-  p.pt_stride = ab.page_table.stride[0];
-  p.n_tokens = p.n_prefill_tokens = n_tokens;
-  p.n_seqs = p.n_prefill_seqs = 1;
-  p.max_seq_len = n_tokens;
-  p.scale = 1.f / std::sqrt(float(kHeadDim));
+  const cuda::AttentionParams p = cuda::make_attention_params(out, q, kc, vc, ab, 1.f / std::sqrt(float(kHeadDim)));
   for (const auto& [kernel_name, name] : {std::pair{cuda::PrefillKernel::mma_sync, "  prefill kernel mma.sync"},
                                            std::pair{cuda::PrefillKernel::wgmma, "  prefill kernel wgmma"}}) {
     const cuda::PrefillKernel kernel = kernel_name;  // a plain variable: lambdas capture it (C++17)

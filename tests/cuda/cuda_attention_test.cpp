@@ -99,28 +99,7 @@ class CudaAttention : public CudaTest {
   // The prefill rows through one named kernel, with the parameters CudaBackend::attention builds.
   void run_prefill_kernel(cuda::PrefillKernel kernel, Tensor out, Tensor q, Tensor kc, Tensor vc,
                           const AttentionBatch& b, float scale) {
-    cuda::AttentionParams p;
-    p.out = out.data;
-    p.out_stride = out.stride[0];
-    p.q = q.data;
-    p.q_stride = q.stride[0];
-    p.k_cache = kc.data;
-    p.v_cache = vc.data;
-    p.n_heads = int(q.size(1));
-    p.n_kv_heads = int(kc.size(1));
-    p.head_dim = int(q.size(2));
-    p.group = p.n_heads / p.n_kv_heads;
-    p.qo_indptr = b.qo_indptr.ptr<int32_t>();
-    p.seq_lens = b.seq_lens.ptr<int32_t>();
-    p.req_rows = b.req_rows.ptr<int32_t>();
-    p.page_table = b.page_table.ptr<int32_t>();
-    p.pt_stride = b.page_table.stride[0];
-    p.n_tokens = b.n_tokens;
-    p.n_seqs = b.n_seqs;
-    p.n_prefill_seqs = b.n_prefill_seqs;
-    p.n_prefill_tokens = b.n_prefill_tokens;
-    p.max_seq_len = b.max_seq_len;
-    p.scale = scale;
+    const cuda::AttentionParams p = cuda::make_attention_params(out, q, kc, vc, b, scale);
     cuda::launch_flash_prefill(p, q.dtype, static_cast<cudaStream_t>(cuda_backend_stream(*gpu)), kernel);
     gpu->synchronize();
   }

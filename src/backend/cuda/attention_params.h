@@ -1,7 +1,10 @@
 // AttentionParams: one attention call's pointers, strides and host sizes, as the
-// attention kernels take them (by value). Built once per call from the op's tensors.
+// attention kernels take them (by value). Built once per call from the op's tensors
+// (make_attention_params).
 #pragma once
 #include <cstdint>
+
+#include "backend/backend.h"
 
 namespace seam::cuda {
 
@@ -22,5 +25,10 @@ struct AttentionParams {
   int max_seq_len = 0;  // 0 = unknown (graphs)
   float scale = 1.f;
 };
+
+// The parameters of one attention call on these (already boundary-checked) tensors: out and
+// q [n, heads, d], the caches [n_slots, kv_heads, d], b's device index buffers.
+AttentionParams make_attention_params(const Tensor& out, const Tensor& q, const Tensor& k_cache,
+                                      const Tensor& v_cache, const AttentionBatch& b, float scale);
 
 }  // namespace seam::cuda
