@@ -141,7 +141,8 @@ constexpr int64_t kHidden = 4096, kHeads = 32, kKvHeads = 8, kHeadDim = 128, kIn
 constexpr int64_t kQkv = (kHeads + 2 * kKvHeads) * kHeadDim;  // 6144
 constexpr double kL2Bytes = 60e6;
 
-void bench_gemms(Bench& b, bool quick) {
+// gemv_only: batch 1 only (the GEMV kernels and cuBLASLt beside them).
+void bench_gemms(Bench& b, bool quick, bool gemv_only) {
   struct G {
     const char* name;
     int64_t n_out, n_in;
@@ -171,25 +172,37 @@ void bench_gemms(Bench& b, bool quick) {
                               std::to_string(g.n_in);
     const double flops = 2.0 * double(m) * double(g.n_out) * double(g.n_in);
     const bool gemv = cuda::gemv_applies(out, x, ws[0], Tensor{});
-    const double us = b.time_us([&](int i) { b.gpu().linear(out, x, ws[size_t(i % copies)], Tensor{}); });
-    b.row(std::string("linear ") + g.name + (gemv ? " (gemv)" : ""), shape, us, bytes, flops);
-    if (gemv) {  // the fused forms a decode step runs: RMSNorm in front, or the residual add behind
-      Tensor norm_w = b.random(DType::bf16, {g.n_in}, 1.f), normed = b.alloc(DType::bf16, {m, g.n_in});
-      const double us_norm = b.time_us(
-          [&](int i) { b.gpu().rms_norm_linear(out, normed, x, norm_w, 1e-5f, ws[size_t(i % copies)], Tensor{}); });
-      b.row(std::string("rms_norm + linear ") + g.name + " (gemv)", shape, us_norm, bytes, flops);
+    if (!gemv) {
+      const double us = b.time_us([&](int i) { b.gpu().linear(out, x, ws[size_t(i % copies)], Tensor{}); });
+      b.row(std::string("linear ") + g.name, shape, us, bytes, flops);
+    }
+    // Batch 1: both GEMV kernels (gemv.h), plain and in the fused forms a decode step runs:
+    // RMSNorm in front, SiLU * up behind gate_up, the residual add behind o/down.
+    for (cuda::GemvKernel k : {cuda::GemvKernel::registers, cuda::GemvKernel::bulk}) {
+      if (!gemv) break;
+      const std::string kn = k == cuda::GemvKernel::bulk ? " (gemv bulk)" : " (gemv regs)";
+      auto time_gemv = [&](const Tensor& o, const cuda::GemvFusion& f) {
+        return b.time_us(
+            [&](int i) { cuda::launch_gemv(o, x, ws[size_t(i % copies)], Tensor{}, f, b.stream(), k); });
+      };
+      if (!cuda::gemv_fusion_applies(out, x, ws[0], Tensor{}, {}, k)) continue;
+      b.row("linear " + std::string(g.name) + kn, shape, time_gemv(out, {}), bytes, flops);
+      cuda::GemvFusion norm;
+      norm.norm_weight = b.random(DType::bf16, {g.n_in}, 1.f);
+      norm.eps = 1e-5f;
+      b.row("rms_norm + linear " + std::string(g.name) + kn, shape, time_gemv(out, norm), bytes, flops);
       if (std::string(g.name).find("gate_up") != std::string::npos) {  // + SiLU * up: writes [m, n_out / 2]
-        Tensor act = b.alloc(DType::bf16, {m, g.n_out / 2}), gate_up = b.alloc(DType::bf16, {m, g.n_out});
-        const double us_glu = b.time_us([&](int i) {
-          b.gpu().rms_norm_gate_up_silu(act, gate_up, normed, x, norm_w, 1e-5f, ws[size_t(i % copies)]);
-        });
-        b.row(std::string("rms_norm + linear + silu_mul ") + g.name + " (gemv)", shape, us_glu, bytes, flops);
+        Tensor act = b.alloc(DType::bf16, {m, g.n_out / 2});
+        cuda::GemvFusion glu = norm;
+        glu.silu_mul = true;
+        if (cuda::gemv_fusion_applies(act, x, ws[0], Tensor{}, glu, k))
+          b.row("rms_norm + linear + silu_mul " + std::string(g.name) + kn, shape, time_gemv(act, glu), bytes, flops);
       }
       if (!g.f32_out) {
-        const double us_acc =
-            b.time_us([&](int i) { b.gpu().linear_accumulate(out, x, ws[size_t(i % copies)], Tensor{}); });
-        b.row(std::string("linear + residual add ") + g.name + " (gemv)", shape, us_acc, bytes + double(m * g.n_out) * 2,
-              flops);
+        cuda::GemvFusion acc;
+        acc.accumulate = true;
+        b.row("linear + residual add " + std::string(g.name) + kn, shape, time_gemv(out, acc),
+              bytes + double(m * g.n_out) * 2, flops);
       }
     }
     if (with_cublas && gemv) {  // the same problem through cuBLASLt, for comparison
@@ -200,7 +213,7 @@ void bench_gemms(Bench& b, bool quick) {
     b.release_all();
   };
   for (int64_t m : {int64_t(1), int64_t(64), int64_t(4096)}) {
-    if (quick && m == 64) continue;
+    if ((quick && m == 64) || (gemv_only && m > 1)) continue;
     for (const G& g : gemms) one(g, m, m == 1);
   }
   for (const G& g : small) one(g, 1, true);
@@ -355,7 +368,9 @@ void bench_sampling(Bench& b, int n, bool greedy) {
 }
 
 int run(int argc, char** argv) {
+  // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMV rows.
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const bool gemv_only = argc > 1 && std::strcmp(argv[1], "--gemv") == 0;
   std::string why;
   if (!cuda_device_present(&why)) {
     std::printf("seam_kernel_bench: no GPU (%s)\n", why.c_str());
@@ -367,6 +382,10 @@ int run(int argc, char** argv) {
   std::printf("| %-26s | %-34s | %10s | %-16s | %-18s |\n", "op", "shape", "time (us)", "achieved", "of ceiling");
   std::printf("|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(), std::string(36, '-').c_str(),
               std::string(12, '-').c_str(), std::string(18, '-').c_str(), std::string(20, '-').c_str());
+  if (gemv_only) {
+    bench_gemms(b, true, true);
+    return 0;
+  }
   // Batch 1 at the contexts of the decode benchmarks (latency-bound) and of serving's 1,024-token prompts.
   for (int ctx : {160, 1152}) bench_decode_attention(b, 1, ctx, false);
   for (int batch : {1, 8, 64}) bench_decode_attention(b, batch, 32768, false);
@@ -375,7 +394,7 @@ int run(int argc, char** argv) {
   // 4,096: the prefill target; 1,024 and 512: either side of the length at which the backend
   // switches from the mma.sync to the wgmma kernel (attention_prefill.cu).
   for (int n : {4096, 1024, 512}) bench_prefill_attention(b, n);
-  bench_gemms(b, quick);
+  bench_gemms(b, quick, false);
   bench_elementwise(b);
   for (int n : {1, 64}) {
     bench_sampling(b, n, true);
