@@ -385,7 +385,7 @@ int bulk_mode() {
 
 // The rule: the bulk-copy kernel (gemv_bulk.cu) for matrices of at least this many bytes,
 // where a pipelined stream pays off; the register-streaming kernel below it.
-constexpr int64_t kBulkMinBytes = int64_t(16) << 20;
+constexpr int64_t kBulkMinBytes = int64_t(64) << 20;
 
 // The shape of one launch, as both kernels' rules see it.
 struct LaunchShape {

@@ -58,6 +58,17 @@ std::optional<BulkPlan> plan_of(int epi, int n_items, int n_in, int head_dim, in
   return p;
 }
 
+// One 16-byte shared-memory load. Written out because unpack() of a uint4 that still sits in
+// shared memory compiled to eight 16-bit loads (seen in the PTX: ld.shared.u16), which made the
+// consumers 2.7x slower than the copies (measured, docs/performance.md).
+__device__ __forceinline__ uint4 lds128(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(bulk::smem_addr(p)));
+  return v;
+}
+
 // Dots the weight rows w[q] (shared memory) with x (shared memory) over this lane's 16-byte
 // vectors v_begin, v_begin + 32, ... < v_end; every lane gets the sums (two chains per row,
 // so the FMA latency of one consumer warp per scheduler is half hidden).
@@ -70,11 +81,11 @@ __device__ __forceinline__ void dot_rows(const uint4* const (&w)[R], const uint4
 #pragma unroll 4
   for (int v = v_begin; v < v_end; v += 32) {
     float xf[8];
-    unpack<T>(xv[v], xf);
+    unpack<T>(lds128(xv + v), xf);
 #pragma unroll
     for (int q = 0; q < R; ++q) {
       float wf[8];
-      unpack<T>(w[q][v], wf);
+      unpack<T>(lds128(w[q] + v), wf);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         a0[q] = fmaf(wf[i], xf[i], a0[q]);
