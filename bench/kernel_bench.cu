@@ -141,7 +141,7 @@ constexpr int64_t kHidden = 4096, kHeads = 32, kKvHeads = 8, kHeadDim = 128, kIn
 constexpr int64_t kQkv = (kHeads + 2 * kKvHeads) * kHeadDim;  // 6144
 constexpr double kL2Bytes = 60e6;
 
-// gemv_only: batch 1 only (the GEMV kernels and cuBLASLt beside them).
+// gemv_only: batch 1 only (the GEMV and cuBLASLt beside it).
 void bench_gemms(Bench& b, bool quick, bool gemv_only) {
   struct G {
     const char* name;
@@ -172,37 +172,25 @@ void bench_gemms(Bench& b, bool quick, bool gemv_only) {
                               std::to_string(g.n_in);
     const double flops = 2.0 * double(m) * double(g.n_out) * double(g.n_in);
     const bool gemv = cuda::gemv_applies(out, x, ws[0], Tensor{});
-    if (!gemv) {
-      const double us = b.time_us([&](int i) { b.gpu().linear(out, x, ws[size_t(i % copies)], Tensor{}); });
-      b.row(std::string("linear ") + g.name, shape, us, bytes, flops);
-    }
-    // Batch 1: both GEMV kernels (gemv.h), plain and in the fused forms a decode step runs:
-    // RMSNorm in front, SiLU * up behind gate_up, the residual add behind o/down.
-    for (cuda::GemvKernel k : {cuda::GemvKernel::registers, cuda::GemvKernel::bulk}) {
-      if (!gemv) break;
-      const std::string kn = k == cuda::GemvKernel::bulk ? " (gemv bulk)" : " (gemv regs)";
-      auto time_gemv = [&](const Tensor& o, const cuda::GemvFusion& f) {
-        return b.time_us(
-            [&](int i) { cuda::launch_gemv(o, x, ws[size_t(i % copies)], Tensor{}, f, b.stream(), k); });
-      };
-      if (!cuda::gemv_fusion_applies(out, x, ws[0], Tensor{}, {}, k)) continue;
-      b.row("linear " + std::string(g.name) + kn, shape, time_gemv(out, {}), bytes, flops);
-      cuda::GemvFusion norm;
-      norm.norm_weight = b.random(DType::bf16, {g.n_in}, 1.f);
-      norm.eps = 1e-5f;
-      b.row("rms_norm + linear " + std::string(g.name) + kn, shape, time_gemv(out, norm), bytes, flops);
+    const double us = b.time_us([&](int i) { b.gpu().linear(out, x, ws[size_t(i % copies)], Tensor{}); });
+    b.row(std::string("linear ") + g.name + (gemv ? " (gemv)" : ""), shape, us, bytes, flops);
+    if (gemv) {  // the fused forms a decode step runs: RMSNorm in front, or the residual add behind
+      Tensor norm_w = b.random(DType::bf16, {g.n_in}, 1.f), normed = b.alloc(DType::bf16, {m, g.n_in});
+      const double us_norm = b.time_us(
+          [&](int i) { b.gpu().rms_norm_linear(out, normed, x, norm_w, 1e-5f, ws[size_t(i % copies)], Tensor{}); });
+      b.row(std::string("rms_norm + linear ") + g.name + " (gemv)", shape, us_norm, bytes, flops);
       if (std::string(g.name).find("gate_up") != std::string::npos) {  // + SiLU * up: writes [m, n_out / 2]
-        Tensor act = b.alloc(DType::bf16, {m, g.n_out / 2});
-        cuda::GemvFusion glu = norm;
-        glu.silu_mul = true;
-        if (cuda::gemv_fusion_applies(act, x, ws[0], Tensor{}, glu, k))
-          b.row("rms_norm + linear + silu_mul " + std::string(g.name) + kn, shape, time_gemv(act, glu), bytes, flops);
+        Tensor act = b.alloc(DType::bf16, {m, g.n_out / 2}), gate_up = b.alloc(DType::bf16, {m, g.n_out});
+        const double us_glu = b.time_us([&](int i) {
+          b.gpu().rms_norm_gate_up_silu(act, gate_up, normed, x, norm_w, 1e-5f, ws[size_t(i % copies)]);
+        });
+        b.row(std::string("rms_norm + linear + silu_mul ") + g.name + " (gemv)", shape, us_glu, bytes, flops);
       }
       if (!g.f32_out) {
-        cuda::GemvFusion acc;
-        acc.accumulate = true;
-        b.row("linear + residual add " + std::string(g.name) + kn, shape, time_gemv(out, acc),
-              bytes + double(m * g.n_out) * 2, flops);
+        const double us_acc =
+            b.time_us([&](int i) { b.gpu().linear_accumulate(out, x, ws[size_t(i % copies)], Tensor{}); });
+        b.row(std::string("linear + residual add ") + g.name + " (gemv)", shape, us_acc, bytes + double(m * g.n_out) * 2,
+              flops);
       }
     }
     if (with_cublas && gemv) {  // the same problem through cuBLASLt, for comparison
@@ -368,7 +356,7 @@ void bench_sampling(Bench& b, int n, bool greedy) {
 }
 
 int run(int argc, char** argv) {
-  // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMV rows.
+  // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMM rows.
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const bool gemv_only = argc > 1 && std::strcmp(argv[1], "--gemv") == 0;
   std::string why;

@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
 # The GPU suite: everything the device machine runs, in one call.
 #
-#   bash scripts/gpu_suite.sh [section ...]      (default: info configure build test gemv_modes bench)
+#   bash scripts/gpu_suite.sh [section ...]      (default: configure build test bench)
 #
 # Sections (run in the order given):
 #   configure  cmake -G Ninja, CUDA on, sm_90a (SEAM_CUDA_ARCHS), the carried httplib / PCRE2 from .carry/
 #   build      builds $SEAM_GPU_TARGETS (default: the CUDA tests and the kernel bench)
 #   test       runs every tests/cuda/*_test binary            -> $OUT/gpu_tests.log
-#   gemv_modes runs the tests whose ops use the batch-1 GEMV again with each kernel forced
-#              everywhere it fits (SEAM_GEMV_BULK=0 and =2)  -> appended to gpu_tests.log
 #   bench      runs seam_kernel_bench                          -> $OUT/kernel_bench.md
 #   info       nvidia-smi and toolchain versions               -> $OUT/device_info.txt
 # Add a section by writing a section_<name> function below; keep $OUT to at most 8 files.
@@ -92,21 +90,6 @@ section_test() {
   grep -E "^\[  FAILED  \]|Failure|error:" "$log" | head -30
 }
 
-section_gemv_modes() {
-  note "GPU tests with the GEMV kernel forced (SEAM_GEMV_BULK=0 / 2)"
-  local log="$OUT/gpu_tests.log"
-  for mode in 0 2; do
-    for t in cuda_linear_test cuda_ops_test cuda_golden_test cuda_graph_test; do
-      [ -x "$BUILD/$t" ] || { echo "MISSING $t" | tee -a "$log"; FAILED+=("$t"); continue; }
-      echo "--- SEAM_GEMV_BULK=$mode $t" >> "$log"
-      SEAM_GEMV_BULK=$mode "$BUILD/$t" --gtest_color=no >> "$log" 2>&1
-      local rc=$?
-      printf 'SEAM_GEMV_BULK=%s %-20s rc=%d  %s\n' "$mode" "$t" "$rc" "$(grep -E "^\[  (PASSED|FAILED)  \]" "$log" | tail -1)"
-      [ $rc -eq 0 ] || FAILED+=("$t(SEAM_GEMV_BULK=$mode)")
-    done
-  done
-}
-
 section_bench() {
   note "kernel bench"
   if [ ! -x "$BUILD/seam_kernel_bench" ]; then
@@ -118,7 +101,7 @@ section_bench() {
 }
 
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(info configure build test gemv_modes bench)
+[ ${#sections[@]} -eq 0 ] && sections=(info configure build test bench)
 for s in "${sections[@]}"; do
   if ! declare -F "section_$s" > /dev/null; then
     echo "gpu_suite: unknown section '$s'"

@@ -2,8 +2,6 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
-#include "backend/cuda/gemv_bulk.h"
-#include "backend/cuda/gemv_epilogue.cuh"
 #include "backend/cuda/gemv_slices.h"
 
 #include <algorithm>
@@ -28,6 +26,37 @@ __device__ __forceinline__ uint4 load_stream(const uint4* p) {
       : "l"(p));
   return v;
 }
+
+template <typename T>
+__device__ __forceinline__ void unpack(const uint4& raw, float (&f)[8]) {
+  const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) f[i] = to_float(e[i]);
+}
+
+// Everything a launch passes, by value.
+template <typename T, typename TO>
+struct GemvArgs {
+  TO* out;             // [M, n_out] (row stride out_stride)
+  int64_t out_stride;
+  const T* x;          // [M, n_in] (row stride x_stride)
+  int64_t x_stride;
+  const T* w;          // [n_out, n_in]; GLU [2 * n_out, n_in]: gate rows, then up rows; ROPE [2 * n_out, n_in]
+  const T* bias;       // [n_out] (ROPE: [2 * n_out]) or null (never with GLU)
+  const T* norm_w;     // NORM: [n_in]
+  float eps;
+  bool accumulate;     // out += result
+  bool early_load;     // issue the first weight loads before waiting for the previous kernel
+  int n_out, n_in;     // n_out: the warps' items (rows; GLU: features; ROPE: rotary pairs)
+  // ROPE: the qkv projection, [q | k | v] heads of head_dim; see GemvFusion::rope_store.
+  const int32_t* positions;  // [1]
+  const float* inv_freq;     // [head_dim / 2]
+  T* k_cache;                // [n_slots, n_kv_heads, head_dim]
+  T* v_cache;
+  const int32_t* slots;      // [1]
+  int64_t n_slots;
+  int n_heads, n_kv_heads, head_dim;
+};
 
 // A block's 8 warps cover kWarps / S output features, S warps each (S "K slices": one
 // contiguous part of the row each). A warp streams its part of w's row in 16-byte
@@ -58,10 +87,11 @@ __device__ __forceinline__ uint4 load_stream(const uint4* p) {
 // before griddepcontrol.wait: with PDL they overlap the previous kernel's tail.
 // Invariant: n_in % 8 == 0 and every row 16-byte aligned (gemv_applies).
 enum NormMode { kNormNone, kNormInline, kNormStaged };
+enum Epilogue { kEpiPlain, kEpiGlu, kEpiRope };
 
 template <typename T, typename TO, int M, int S, int NORM, int EPI, int PU = kUnroll>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
-  constexpr int R = gemv_rows(EPI);  // weight rows a warp streams
+  constexpr int R = EPI == kEpiPlain ? 1 : 2;  // weight rows a warp streams
   constexpr int U = EPI == kEpiPlain ? kUnroll : PU;  // vectors per row per sweep (pairs: PU)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* xs = reinterpret_cast<T*>(smem_raw);  // kNormStaged: [M, n_in] x * g
@@ -74,10 +104,19 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
   const int n_in = a.n_in, n_vec = n_in / 8, per_slice = (n_vec + S - 1) / S;
   const int v_begin = slice * per_slice, v_end = min(n_vec, v_begin + per_slice);
   // The weight rows of this warp's item.
+  int64_t rows[R];
   const int item = active ? row : 0;
+  if constexpr (EPI == kEpiRope) {
+    const int half = a.head_dim / 2;
+    rows[0] = int64_t(item / half) * a.head_dim + item % half;
+    rows[R - 1] = rows[0] + half;
+  } else {
+#pragma unroll
+    for (int q = 0; q < R; ++q) rows[q] = int64_t(item) + q * a.n_out;
+  }
   const uint4* w_row[R];
 #pragma unroll
-  for (int q = 0; q < R; ++q) w_row[q] = reinterpret_cast<const uint4*>(a.w + gemv_item_row<EPI>(a, item, q) * n_in);
+  for (int q = 0; q < R; ++q) w_row[q] = reinterpret_cast<const uint4*>(a.w + rows[q] * n_in);
 
   uint4 wv[R][U];  // the next sweep's weights, in flight
   auto load_sweep = [&](int base) {
@@ -208,13 +247,48 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
     for (int r = 0; r < M; ++r) inv_rms[r] = 1.f / sqrtf(ss[r] / float(n_in) + a.eps);  // as rms_norm.cu
   }
   if (!active) return;
+  if constexpr (EPI == kEpiRope) {
+    if (lane >= M) return;
+    const int r = lane;  // x row (M == 1 in practice: one token)
+    const int d = a.head_dim, half = d / 2, head = row / half, i = row % half;
+    T* out = reinterpret_cast<T*>(a.out) + r * a.out_stride;
+    float y[2];
+#pragma unroll
+    for (int q = 0; q < 2; ++q)  // rounded like the qkv product rope_kernel reads
+      y[q] = to_float(from_float<T>(acc[q][r] * inv_rms[r] + (a.bias != nullptr ? to_float(a.bias[rows[q]]) : 0.f)));
+    if (head < a.n_heads + a.n_kv_heads) {  // q or k: rotate the pair
+      float sn, cs;
+      sincosf(float(a.positions[r]) * a.inv_freq[i], &sn, &cs);
+      const float x0 = y[0], x1 = y[1];
+      y[0] = x0 * cs - x1 * sn;
+      y[1] = x1 * cs + x0 * sn;
+    }
+    const T t0 = from_float<T>(y[0]), t1 = from_float<T>(y[1]);
+    out[rows[0]] = t0;
+    out[rows[1]] = t1;
+    if (head >= a.n_heads) {  // k or v: also the token's KV slot (skipped outside the pool, like store_kv)
+      const int64_t slot = a.slots[r];
+      if (slot >= 0 && slot < a.n_slots) {
+        const bool is_k = head < a.n_heads + a.n_kv_heads;
+        const int kv_head = is_k ? head - a.n_heads : head - a.n_heads - a.n_kv_heads;
+        T* c = (is_k ? a.k_cache : a.v_cache) + (slot * a.n_kv_heads + kv_head) * d;
+        c[i] = t0;
+        c[i + half] = t1;
+      }
+    }
+    return;
+  }
+  const float b = a.bias != nullptr ? to_float(a.bias[row]) : 0.f;
 #pragma unroll
   for (int r = 0; r < M; ++r) {
-    if (lane != r) continue;  // lane r writes x row r
-    float item_acc[R];
-#pragma unroll
-    for (int q = 0; q < R; ++q) item_acc[q] = acc[q][r];
-    gemv_write_item<EPI>(a, r, row, item_acc, inv_rms[r], prev[r]);
+    if (lane != r) continue;
+    float y = acc[0][r] * inv_rms[r];
+    if constexpr (EPI == kEpiGlu) {
+      const float up = acc[R - 1][r] * inv_rms[r];
+      y = y / (1.f + __expf(-y)) * up;
+    }
+    y += b + prev[r];
+    a.out[r * a.out_stride + row] = from_float<TO>(y);
   }
 }
 
@@ -250,13 +324,13 @@ int pair_unroll() {
 }
 
 template <typename T, typename TO>
-using GemvKernelFn = void (*)(GemvArgs<T, TO>);
+using GemvKernel = void (*)(GemvArgs<T, TO>);
 
 // The instantiation a launch with S slices runs: the norm staged only where each block streams
 // whole rows of a pair (S = 1). Run 3 measured GLU staged at S = 2 (1B: 24.9 us, 0.5B: 12.0)
 // slower than norm + GEMV + SiLU kernels (22.4 / ~10.5), and staging on single rows slower too.
 template <typename T, typename TO, int M, int S>
-GemvKernelFn<T, TO> kernel_of(bool norm, int epi) {
+GemvKernel<T, TO> kernel_of(bool norm, int epi) {
   if (!norm) return gemv_kernel<T, TO, M, S, kNormNone, kEpiPlain>;
   if constexpr (std::is_same_v<T, TO>) {
     constexpr int kPairNorm = S == 1 ? kNormStaged : kNormInline;
@@ -271,7 +345,7 @@ GemvKernelFn<T, TO> kernel_of(bool norm, int epi) {
 }
 
 template <typename T, typename TO, int M>
-GemvKernelFn<T, TO> kernel_of(int slices, bool norm, int epi) {
+GemvKernel<T, TO> kernel_of(int slices, bool norm, int epi) {
   switch (slices) {
     case 1: return kernel_of<T, TO, M, 1>(norm, epi);
     case 2: return kernel_of<T, TO, M, 2>(norm, epi);
@@ -335,7 +409,7 @@ void launch_with_slices(const GemvArgs<T, TO>& a, int slices, int epi, cudaStrea
 
 template <typename T, typename TO, int M>
 void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const GemvFusion& f,
-                 bool bulk, cudaStream_t stream) {
+                 cudaStream_t stream) {
   GemvArgs<T, TO> a{};
   a.out = out.ptr<TO>();
   a.out_stride = out.stride[0];
@@ -362,7 +436,6 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
     a.n_kv_heads = int(rs.k_cache.size(1));
     a.head_dim = int(rs.k_cache.size(2));
   }
-  if (bulk) return launch_gemv_bulk(a, epi, stream);
   launch_with_slices<T, TO, M>(a, slices_for<T, TO, M>(a.n_out, a.n_in, a.norm_w != nullptr, epi), epi, stream);
 }
 
@@ -374,38 +447,6 @@ int slices_for(DType x, DType out, int n_out, int n_in, bool norm, int epi) {
   }
   if (out == DType::f32) return slices_for<__half, float, 1>(n_out, n_in, norm, epi);
   return slices_for<__half, __half, 1>(n_out, n_in, norm, epi);
-}
-
-// SEAM_GEMV_BULK: 0 never takes the bulk-copy kernel, 1 by the rule below (the default), 2
-// wherever it fits (diagnostic switches for A/B measurements).
-int bulk_mode() {
-  static const int m = env_choice("SEAM_GEMV_BULK", 1, {0, 1, 2});
-  return m;
-}
-
-// The rule: the bulk-copy kernel (gemv_bulk.cu) for matrices of at least this many bytes,
-// where a pipelined stream pays off; the register-streaming kernel below it.
-constexpr int64_t kBulkMinBytes = int64_t(64) << 20;
-
-// The shape of one launch, as both kernels' rules see it.
-struct LaunchShape {
-  int epi, n_items, n_in, head_dim, elem;
-};
-
-LaunchShape shape_of(const Tensor& w, const GemvFusion& f) {
-  const int epi = f.silu_mul ? kEpiGlu : f.rope_store ? kEpiRope : kEpiPlain;
-  return {epi, int(epi == kEpiPlain ? w.size(0) : w.size(0) / 2), int(w.size(1)),
-          f.rope_store ? int(f.rope.k_cache.size(2)) : 0, int(dtype_size(w.dtype))};
-}
-
-// True when `kernel` resolves to the bulk-copy kernel for this launch.
-bool takes_bulk(GemvKernel kernel, const LaunchShape& s) {
-  if (kernel == GemvKernel::registers) return false;
-  const bool fits = gemv_bulk_fits(s.epi, s.n_items, s.n_in, s.head_dim, s.elem);
-  if (kernel == GemvKernel::bulk) return fits;
-  const int mode = bulk_mode();
-  const int64_t bytes = int64_t(s.n_items) * gemv_rows(s.epi) * s.n_in * s.elem;
-  return fits && (mode == 2 || (mode == 1 && bytes >= kBulkMinBytes));
 }
 
 }  // namespace
@@ -421,7 +462,7 @@ bool gemv_applies(const Tensor& out, const Tensor& x, const Tensor& w, const Ten
 }
 
 bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
-                         const GemvFusion& f, GemvKernel kernel) {
+                         const GemvFusion& f) {
   if (!gemv_applies(out, x, w, bias)) return false;
   const int64_t n_in = w.size(1);
   if (f.norm_weight.defined() &&
@@ -431,6 +472,10 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
   if (f.accumulate && out.dtype != x.dtype) return false;
   if (f.silu_mul && !(f.norm_weight.defined() && !f.accumulate && !bias.defined() && out.dtype == x.dtype &&
                       w.size(0) % 2 == 0 && out.ndim == 2 && out.size(1) == w.size(0) / 2))
+    return false;
+  if ((f.silu_mul || f.rope_store) &&
+      slices_for(x.dtype, out.dtype, int(w.size(0) / 2), int(n_in), true, f.silu_mul ? kEpiGlu : kEpiRope) >
+          pair_fusion_max_slices())
     return false;
   if (f.rope_store) {
     const GemvFusion::RopeStore& rs = f.rope;
@@ -442,26 +487,20 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
         rs.v_cache.size(0) != rs.k_cache.size(0))
       return false;
   }
-  const LaunchShape shape = shape_of(w, f);
-  if (takes_bulk(kernel, shape)) return true;
-  if (kernel == GemvKernel::bulk) return false;  // asked for, but the shape does not fit it
-  // The register-streaming kernel fuses a pair only up to pair_fusion_max_slices.
-  return shape.epi == kEpiPlain ||
-         slices_for(x.dtype, out.dtype, shape.n_items, shape.n_in, true, shape.epi) <= pair_fusion_max_slices();
+  return true;
 }
 
 void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const GemvFusion& f,
-                 cudaStream_t stream, GemvKernel kernel) {
-  SEAM_ASSERT(gemv_fusion_applies(out, x, w, bias, f, kernel));
+                 cudaStream_t stream) {
+  SEAM_ASSERT(gemv_fusion_applies(out, x, w, bias, f));
   if (w.size(0) == 0) return;
-  const bool bulk = takes_bulk(kernel, shape_of(w, f));
   // One row of x (kGemvMaxRows): the kernel takes any M, but at 2 rows cuBLASLt was already faster (gemv.h).
   if (x.dtype == DType::bf16) {
-    if (out.dtype == DType::f32) return launch_rows<__nv_bfloat16, float, 1>(out, x, w, bias, f, bulk, stream);
-    return launch_rows<__nv_bfloat16, __nv_bfloat16, 1>(out, x, w, bias, f, bulk, stream);
+    if (out.dtype == DType::f32) return launch_rows<__nv_bfloat16, float, 1>(out, x, w, bias, f, stream);
+    return launch_rows<__nv_bfloat16, __nv_bfloat16, 1>(out, x, w, bias, f, stream);
   }
-  if (out.dtype == DType::f32) return launch_rows<__half, float, 1>(out, x, w, bias, f, bulk, stream);
-  launch_rows<__half, __half, 1>(out, x, w, bias, f, bulk, stream);
+  if (out.dtype == DType::f32) return launch_rows<__half, float, 1>(out, x, w, bias, f, stream);
+  launch_rows<__half, __half, 1>(out, x, w, bias, f, stream);
 }
 
 }  // namespace seam::cuda

@@ -43,20 +43,14 @@ struct GemvFusion {
 // The norm stages x * norm_weight in shared memory: rows of up to this many bytes.
 constexpr int64_t kGemvMaxStagedBytes = 32 << 10;
 
-// Which kernel computes a GEMV: the rule's choice (SEAM_GEMV_BULK overrides it), or one named
-// (tests and benchmarks run both). `registers`: gemv.cu's kernel, whose warps stream weight
-// rows through registers; `bulk`: gemv_bulk.cu's, whose producer copies stages of rows into
-// shared memory with bulk asynchronous copies (sm_90; rows of an item up to 32 KB).
-enum class GemvKernel { by_rule, registers, bulk };
-
-// True when launch_gemv can compute this linear with the fusions of f on `kernel`:
-// gemv_applies, and the fusions' own requirements (above).
+// True when launch_gemv can compute this linear with the fusions of f: gemv_applies, and the
+// fusions' own requirements (above).
 bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
-                         const GemvFusion& f, GemvKernel kernel = GemvKernel::by_rule);
+                         const GemvFusion& f);
 
 // out [m, n_out] = x [m, n_in] @ w [n_out, n_in]^T (+ bias [n_out]), fp32 accumulation, with
-// the fusions of f. Requires gemv_fusion_applies(out, x, w, bias, f, kernel).
+// the fusions of f. Requires gemv_fusion_applies(out, x, w, bias, f).
 void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const GemvFusion& f,
-                 cudaStream_t stream, GemvKernel kernel = GemvKernel::by_rule);
+                 cudaStream_t stream);
 
 }  // namespace seam::cuda
