@@ -12,13 +12,12 @@ using cuda::PrefillKernel;
 
 constexpr int kNever = 0, kByLength = 1, kAlways = 2;
 
-TEST(PrefillKernelChoice, ByLengthTakesWgmmaFrom512Keys) {
-  // Measured faster with wgmma: 8B prefills of 4,096, 2,048, 1,024 and 512 tokens (the mixed
-  // step's 512-token chunk, whose decode rows see 513 keys, included).
-  for (int keys : {4096, 2048, 1024, 513, 512, 1 << 20})
+TEST(PrefillKernelChoice, ByLengthTakesWgmmaFrom1024Keys) {
+  // Measured faster with wgmma: 8B prefills of 4,096, 2,048 and 1,024 tokens.
+  for (int keys : {4096, 2048, 1024, 1 << 20})
     EXPECT_EQ(choose_prefill_kernel(kByLength, keys, true), PrefillKernel::wgmma) << keys;
-  // Shorter sequences were not measured and keep mma.sync.
-  for (int keys : {1, 16, 128, 511})
+  // A 512-token chunk (and the mixed step, whose decode rows see 513 keys) keeps mma.sync.
+  for (int keys : {1, 16, 512, 513, 1023})
     EXPECT_EQ(choose_prefill_kernel(kByLength, keys, true), PrefillKernel::mma_sync) << keys;
 }
 
