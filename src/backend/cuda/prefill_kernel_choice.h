@@ -10,12 +10,11 @@ enum class PrefillKernel { automatic, mma_sync, wgmma };
 
 // Sequences with at least this many keys take the wgmma kernel under the default rule.
 // Measured on the H200 (8B heads; docs/performance.md, fifth and sixth passes): wgmma is 16 %
-// faster on
-// 4,096 causal keys in the kernel bench, and 8B prefill steps gain 3 % at 4,096 and 2,048
-// tokens and 6 % at 1,024. At 512 the kernel bench has wgmma 30 % faster (19.5 against 28.0 us),
-// but in an interleaved A/B of whole steps (sixth pass) the mixed step with a 512-token chunk was
-// 0.4-0.5 ms slower with it (17.63-17.75 against 17.14-17.28 ms, chunk alone 12.90-13.13
-// against 12.61-12.62), so chunks of 512 keep mma.sync.
+// faster on 4,096 causal keys in the kernel bench, and 8B prefill steps gain 3 % at 4,096 and
+// 2,048 tokens and 6 % at 1,024. At 512 the kernel bench has wgmma 30 % faster (19.5 against
+// 28.0 us), but in an interleaved A/B of whole steps (sixth pass) the mixed step with a
+// 512-token chunk was 0.4-0.5 ms slower with it (17.63-17.75 against 17.14-17.28 ms; chunk
+// alone 12.90-13.13 against 12.61-12.62), so chunks of 512 keep mma.sync.
 constexpr int kWgmmaMinKeys = 1024;
 
 // mode: SEAM_PREFILL_WGMMA (0 never wgmma, 1 by length (the default), 2 always);
