@@ -56,6 +56,9 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   gemm_ = std::make_unique<CublasLtGemm>();
   SEAM_CUDA_CHECK(cudaMalloc(&attention_scratch_, kAttentionScratchBytes));
+  SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking));
+  SEAM_CUDA_CHECK(cudaEventCreateWithFlags(&fork_event_, cudaEventDisableTiming));
+  SEAM_CUDA_CHECK(cudaEventCreateWithFlags(&join_event_, cudaEventDisableTiming));
   SEAM_CUDA_CHECK(cudaEventCreate(&timer_start_));  // timing events (not cudaEventDisableTiming)
   SEAM_CUDA_CHECK(cudaEventCreate(&timer_stop_));
 }
@@ -67,6 +70,12 @@ CudaBackend::~CudaBackend() {
   cudaFree(attention_scratch_);
   if (timer_stop_) cudaEventDestroy(timer_stop_);
   if (timer_start_) cudaEventDestroy(timer_start_);
+  if (join_event_) cudaEventDestroy(join_event_);
+  if (fork_event_) cudaEventDestroy(fork_event_);
+  if (side_stream_) {
+    cudaStreamSynchronize(side_stream_);
+    cudaStreamDestroy(side_stream_);
+  }
   if (stream_) cudaStreamDestroy(stream_);
 }
 

@@ -87,6 +87,10 @@ class CudaBackend final : public Backend {
   bool capturing_ = false;
   std::unique_ptr<CublasLtGemm> gemm_;
   float* attention_scratch_ = nullptr;  // [kAttentionScratchBytes / 4]
+  // A MIXED batch's decode-row attention runs on side_stream_ between these two events
+  // (attention()); created once at construction.
+  cudaStream_t side_stream_ = nullptr;
+  cudaEvent_t fork_event_ = nullptr, join_event_ = nullptr;
   // The step timer's two marks, created once at construction (never in the step loop).
   cudaEvent_t timer_start_ = nullptr, timer_stop_ = nullptr;
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()

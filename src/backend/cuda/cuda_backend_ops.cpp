@@ -9,6 +9,8 @@
 #include "backend/cuda/attention_generic.h"
 #include "backend/cuda/attention_prefill.h"
 #include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/gemv.h"
 #include "backend/cuda/gather_rows.h"
 #include "backend/cuda/rms_norm.h"
@@ -23,6 +25,13 @@ namespace seam::cuda {
 namespace {
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// SEAM_ATTENTION_FORK (attention()): 1, the default, runs a MIXED batch's decode-row attention on
+// a side stream; 0 keeps it on the main stream.
+bool attention_fork_enabled() {
+  static const bool on = env_choice("SEAM_ATTENTION_FORK", 1, {0, 1}) == 1;
+  return on;
+}
 
 }  // namespace
 
@@ -133,14 +142,31 @@ void CudaBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache
   // The prefill kernels also copy whole q rows into shared memory with 16-byte cp.async.
   const bool q_rows_aligned16 =
       aligned16(q.data) && (q.stride[0] * int64_t(dtype_size(q.dtype))) % 16 == 0;
+  // A MIXED batch's two attentions touch disjoint rows of out and of the KV cache, and the
+  // prefill rows' is tensor-core-bound while the decode rows' is memory-bound: the decode rows'
+  // runs on a side stream, forked after the kernels that wrote q and the new keys and joined
+  // before the next op, so the two overlap. On one stream PDL made the decode kernel wait for
+  // the prefill kernel to finish (measured: 8B, 512-token chunk + 64 decode rows, ~52 us a
+  // layer more than the chunk alone, docs/performance.md). SEAM_ATTENTION_FORK=0 keeps one
+  // stream (a diagnostic switch).
+  const bool fork = b.n_prefill_tokens > 0 && b.n_tokens > b.n_prefill_tokens && attention_fork_enabled();
+  if (fork) {
+    SEAM_CUDA_CHECK(cudaEventRecord(fork_event_, stream_));
+    SEAM_CUDA_CHECK(cudaStreamWaitEvent(side_stream_, fork_event_, 0));
+  }
   if (pairs_aligned && q_rows_aligned16 && flash_prefill_supported(q.dtype, p.head_dim))
     launch_flash_prefill(p, q.dtype, stream_);
   else
     launch_attention_generic(p, q.dtype, 0, b.n_prefill_tokens, stream_);
+  cudaStream_t decode_stream = fork ? side_stream_ : stream_;
   if (pairs_aligned && flash_decode_supported(q.dtype, p.head_dim, p.group))
-    launch_flash_decode(p, q.dtype, attention_scratch_, kAttentionScratchBytes, n_sms_, stream_);
+    launch_flash_decode(p, q.dtype, attention_scratch_, kAttentionScratchBytes, n_sms_, decode_stream);
   else
-    launch_attention_generic(p, q.dtype, b.n_prefill_tokens, b.n_tokens - b.n_prefill_tokens, stream_);
+    launch_attention_generic(p, q.dtype, b.n_prefill_tokens, b.n_tokens - b.n_prefill_tokens, decode_stream);
+  if (fork) {
+    SEAM_CUDA_CHECK(cudaEventRecord(join_event_, side_stream_));
+    SEAM_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_event_, 0));
+  }
 }
 
 void CudaBackend::gather_rows(Tensor out, Tensor x, Tensor idx) {
