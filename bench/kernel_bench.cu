@@ -380,7 +380,7 @@ int run(int argc, char** argv) {
   bench_decode_attention(b, 8, 32768, true);
   if (!quick) bench_decode_attention(b, 64, 2048, false);
   // 4,096: the prefill target; 1,024 and 512: either side of the length at which the backend
-  // switches from the mma.sync to the wgmma kernel (attention_prefill.cu).
+  // switches from the mma.sync to the wgmma kernel (prefill_kernel_choice.h).
   for (int n : {4096, 1024, 512}) bench_prefill_attention(b, n);
   bench_gemms(b, quick, false);
   bench_elementwise(b);
