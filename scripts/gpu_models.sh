@@ -9,7 +9,8 @@
 #       arguments), AB_SETTINGS (space-separated VAR=value settings, one per side, e.g.
 #       "SEAM_PREFILL_WGMMA=0 SEAM_PREFILL_WGMMA=1"), AB_ROUNDS (default 2).
 # Note: on the device machine the copy's .git may be older than the working tree it carries,
-# so `git rev-parse` there can name an earlier commit; record the commit on this side.
+# so `git rev-parse` there can name an earlier commit; record the commit on this side, or build
+# from a snapshot (scripts/device_tree.sh).
 set -uo pipefail
 OUT=${OUT:-/tmp/seam_out}
 mkdir -p "$OUT"
