@@ -141,8 +141,9 @@ constexpr int64_t kHidden = 4096, kHeads = 32, kKvHeads = 8, kHeadDim = 128, kIn
 constexpr int64_t kQkv = (kHeads + 2 * kKvHeads) * kHeadDim;  // 6144
 constexpr double kL2Bytes = 60e6;
 
-// gemv_only: batch 1 only (the GEMV and cuBLASLt beside it).
-void bench_gemms(Bench& b, bool quick, bool gemv_only) {
+// gemv_only: batch 1 only (the GEMV and cuBLASLt beside it); small_m: only the 1B / 0.5B
+// projections at 16, 64 and 128 rows.
+void bench_gemms(Bench& b, bool quick, bool gemv_only, bool small_m = false) {
   struct G {
     const char* name;
     int64_t n_out, n_in;
@@ -200,6 +201,13 @@ void bench_gemms(Bench& b, bool quick, bool gemv_only) {
     }
     b.release_all();
   };
+  if (small_m) {
+    // The small models' projections at the row counts of short extends (issue: piecewise graphs
+    // against eager for extends of 16-128 tokens): cuBLASLt, since the GEMV serves one row.
+    for (int64_t m : {int64_t(16), int64_t(64), int64_t(128)})
+      for (const G& g : small) one(g, m, false);
+    return;
+  }
   for (int64_t m : {int64_t(1), int64_t(64), int64_t(4096)}) {
     if ((quick && m == 64) || (gemv_only && m > 1)) continue;
     for (const G& g : gemms) one(g, m, m == 1);
@@ -356,9 +364,11 @@ void bench_sampling(Bench& b, int n, bool greedy) {
 }
 
 int run(int argc, char** argv) {
-  // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMM rows.
+  // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMM rows;
+  // --small-m: only the 1B / 0.5B projections at 16, 64 and 128 rows.
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const bool gemv_only = argc > 1 && std::strcmp(argv[1], "--gemv") == 0;
+  const bool small_m = argc > 1 && std::strcmp(argv[1], "--small-m") == 0;
   std::string why;
   if (!cuda_device_present(&why)) {
     std::printf("seam_kernel_bench: no GPU (%s)\n", why.c_str());
@@ -370,8 +380,8 @@ int run(int argc, char** argv) {
   std::printf("| %-26s | %-34s | %10s | %-16s | %-18s |\n", "op", "shape", "time (us)", "achieved", "of ceiling");
   std::printf("|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(), std::string(36, '-').c_str(),
               std::string(12, '-').c_str(), std::string(18, '-').c_str(), std::string(20, '-').c_str());
-  if (gemv_only) {
-    bench_gemms(b, true, true);
+  if (gemv_only || small_m) {
+    bench_gemms(b, true, gemv_only, small_m);
     return 0;
   }
   // Batch 1 at the contexts of the decode benchmarks (latency-bound) and of serving's 1,024-token prompts.
