@@ -6,7 +6,7 @@
 // cost stays out) and the graph is replayed after warm-up; the median over replays,
 // divided by R, is the op's time. Ops whose inputs could sit in the 60 MB L2 rotate
 // among several input copies so each call reads from device memory. Inputs are
-// random (never zeros). Usage: seam_kernel_bench [--quick]
+// random (never zeros). Usage: seam_kernel_bench [--quick | --gemv | --small-m]
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -141,9 +141,11 @@ constexpr int64_t kHidden = 4096, kHeads = 32, kKvHeads = 8, kHeadDim = 128, kIn
 constexpr int64_t kQkv = (kHeads + 2 * kKvHeads) * kHeadDim;  // 6144
 constexpr double kL2Bytes = 60e6;
 
-// gemv_only: batch 1 only (the GEMV and cuBLASLt beside it); small_m: only the 1B / 0.5B
-// projections at 16, 64 and 128 rows.
-void bench_gemms(Bench& b, bool quick, bool gemv_only, bool small_m = false) {
+// Which GEMM rows a run prints: all; quick (no 64-row 8B rows); batch1 (the GEMV and cuBLASLt
+// beside it); small_m (the 1B / 0.5B projections at 16, 64 and 128 rows).
+enum class GemmRows { all, quick, batch1, small_m };
+
+void bench_gemms(Bench& b, GemmRows rows) {
   struct G {
     const char* name;
     int64_t n_out, n_in;
@@ -201,7 +203,7 @@ void bench_gemms(Bench& b, bool quick, bool gemv_only, bool small_m = false) {
     }
     b.release_all();
   };
-  if (small_m) {
+  if (rows == GemmRows::small_m) {
     // The small models' projections at the row counts of short extends (issue: piecewise graphs
     // against eager for extends of 16-128 tokens): cuBLASLt, since the GEMV serves one row.
     for (int64_t m : {int64_t(16), int64_t(64), int64_t(128)})
@@ -209,7 +211,7 @@ void bench_gemms(Bench& b, bool quick, bool gemv_only, bool small_m = false) {
     return;
   }
   for (int64_t m : {int64_t(1), int64_t(64), int64_t(4096)}) {
-    if ((quick && m == 64) || (gemv_only && m > 1)) continue;
+    if ((rows == GemmRows::quick && m == 64) || (rows == GemmRows::batch1 && m > 1)) continue;
     for (const G& g : gemms) one(g, m, m == 1);
   }
   for (const G& g : small) one(g, 1, true);
@@ -381,7 +383,7 @@ int run(int argc, char** argv) {
   std::printf("|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(), std::string(36, '-').c_str(),
               std::string(12, '-').c_str(), std::string(18, '-').c_str(), std::string(20, '-').c_str());
   if (gemv_only || small_m) {
-    bench_gemms(b, true, gemv_only, small_m);
+    bench_gemms(b, gemv_only ? GemmRows::batch1 : GemmRows::small_m);
     return 0;
   }
   // Batch 1 at the contexts of the decode benchmarks (latency-bound) and of serving's 1,024-token prompts.
@@ -392,7 +394,7 @@ int run(int argc, char** argv) {
   // 4,096: the prefill target; 1,024 and 512: either side of the length at which the backend
   // switches from the mma.sync to the wgmma kernel (prefill_kernel_choice.h).
   for (int n : {4096, 1024, 512}) bench_prefill_attention(b, n);
-  bench_gemms(b, quick, false);
+  bench_gemms(b, quick ? GemmRows::quick : GemmRows::all);
   bench_elementwise(b);
   for (int n : {1, 64}) {
     bench_sampling(b, n, true);
