@@ -15,7 +15,8 @@
 # per-step kernel table (calls/step, avg us, us/step), kernel-time sum vs GPU span vs the
 # bench's latency, the mean idle gap between consecutive kernels, and one step's trace.
 # Only text stays in $OUT (at most 8 files come back).
-#   env: CASES="a b c d e f" (subset; f = 8B prefill of 4,096 tokens), MODELS=/tmp/seam_models, BUILD=build-gpu, BUDGET_S=380
+#   env: CASES="a b c d e f g h" (subset; f = 8B prefill of 4,096 tokens; g / h = Qwen2.5-0.5B extend
+#        of 16 tokens on piecewise graphs / eager), MODELS=/tmp/seam_models, BUILD=build-gpu, BUDGET_S=380
 set -uo pipefail
 OUT=${OUT:-/tmp/seam_profile_out}
 mkdir -p "$OUT"
@@ -350,6 +351,10 @@ for c in $CASES; do
     d) run_case d_llama8b_mixed llama-3.1-8b alt:5 --mode mixed --batch-size 64 --input-len 512 --reps 5 ;;
     e) run_case e_llama8b_extend llama-3.1-8b last:5 --mode extend --batch-size 1 --input-len 512 --reps 5 ;;
     f) run_case f_llama8b_prefill4k llama-3.1-8b last:3 --mode extend --batch-size 1 --input-len 4096 --reps 3 ;;
+    g) run_case g_qwen05b_extend16_piecewise qwen2.5-0.5b last:5 --mode extend --batch-size 1 --input-len 16 \
+         --piecewise-cuda-graph-tokens 16 --reps 10 ;;
+    h) run_case h_qwen05b_extend16_eager qwen2.5-0.5b last:5 --mode extend --batch-size 1 --input-len 16 \
+         --disable-piecewise-cuda-graph --reps 10 ;;
   esac
 done
 
