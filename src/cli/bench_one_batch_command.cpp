@@ -49,18 +49,34 @@ struct Bench {
     fb.req_rows.push_back(row);
     fb.sampling.push_back(SeqSampling{});
   }
-  double time_step(const ForwardBatch& fb, StepReport* report) {
+  double time_step(const ForwardBatch& fb, StepReport* report, std::vector<StepTiming>* phases = nullptr) {
     std::vector<int32_t> ids;
     runner.backend().synchronize();
     auto t0 = std::chrono::steady_clock::now();
     runner.forward(fb, ids, report);  // ends with the sampled ids on the host
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (phases) phases->push_back(runner.last_timing());
+    return s;
   }
 };
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Medians of the timed steps' phases (StepTiming): where a step's wall time goes on the host,
+// and the device's span of the step. wall - gpu_ms is the host time the device does not hide.
+nlohmann::json phase_medians(const std::vector<StepTiming>& phases) {
+  auto med = [&](double StepTiming::*m) {
+    std::vector<double> v;
+    for (const StepTiming& t : phases) v.push_back(t.*m);
+    return median(v);
+  };
+  return {{"prepare_ms", med(&StepTiming::prepare_ms)},
+          {"launch_ms", med(&StepTiming::launch_ms)},
+          {"wait_ms", med(&StepTiming::wait_ms)},
+          {"gpu_ms", med(&StepTiming::gpu_ms)}};
 }
 
 const char* path_name(StepPath p) {
@@ -115,9 +131,11 @@ int bench_one_batch_command(int argc, char** argv) {
     fb.n_prefill_seqs = batch_size;
     b.time_step(fb, &report);  // warm-up
     std::vector<double> t;
-    for (int i = 0; i < (mode == "all" ? 3 : reps); ++i) t.push_back(b.time_step(fb, &report));
+    std::vector<StepTiming> phases;
+    for (int i = 0; i < (mode == "all" ? 3 : reps); ++i) t.push_back(b.time_step(fb, &report, &phases));
     const double lat = median(t);
     out["prefill_latency_s"] = lat;
+    out["prefill_phases"] = phase_medians(phases);
     out["prefill_throughput_tok_s"] = batch_size * input_len / lat;
     out["prefill_path"] = path_name(report.path);
     std::printf("Prefill. latency: %.5f s, throughput: %10.2f token/s (%s)\n", lat, batch_size * input_len / lat,
@@ -133,16 +151,19 @@ int bench_one_batch_command(int argc, char** argv) {
       runner.forward_eager(fb, ids);
     }
     std::vector<double> t;
+    std::vector<StepTiming> phases;
     const int steps = mode == "all" ? output_len : reps + 1;
     for (int k = 0; k < steps; ++k) {
       ForwardBatch fb;
       fb.mode = ForwardMode::decode;
       for (int s = 0; s < batch_size; ++s) b.add_seq(fb, s, input_len + (mode == "all" ? k : 0), 1);
-      const double dt = b.time_step(fb, &report);
+      const double dt = b.time_step(fb, &report, &phases);
       if (k > 0) t.push_back(dt);  // the first step warms up
+      else phases.clear();
     }
     const double lat = median(t);
     out["decode_median_latency_s"] = lat;
+    out["decode_phases"] = phase_medians(phases);
     out["decode_throughput_tok_s"] = batch_size / lat;
     out["decode_path"] = path_name(report.path);
     std::printf("Decode.  median latency: %.5f s, median throughput: %10.2f token/s (%s)\n", lat, batch_size / lat,
