@@ -87,7 +87,10 @@ struct GemvArgs {
 // before griddepcontrol.wait: with PDL they overlap the previous kernel's tail.
 // Invariant: n_in % 8 == 0 and every row 16-byte aligned (gemv_applies).
 enum NormMode { kNormNone, kNormInline, kNormStaged };
-enum Epilogue { kEpiPlain, kEpiGlu, kEpiRope };
+// kEpiPlainPair: the plain product, two rows a warp (rows j and n_out + j of w, j < n_out =
+// half the rows): the paired kernels' shape, which streams at a higher rate than one row a
+// warp on the 8B shapes (SEAM_GEMV_PLAIN_PAIR; see plain_pair_enabled).
+enum Epilogue { kEpiPlain, kEpiGlu, kEpiRope, kEpiPlainPair };
 
 template <typename T, typename TO, int M, int S, int NORM, int EPI, int PU = kUnroll>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
@@ -132,10 +135,12 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
   pdl_begin();
   if (!a.early_load) load_sweep(base);
 
-  float prev[M];  // accumulate: the old output, owned by lane r
+  float prev[R][M];  // accumulate: the old outputs (kEpiPlainPair: of both rows), owned by lane r
 #pragma unroll
-  for (int r = 0; r < M; ++r)
-    prev[r] = a.accumulate && active && lane == r ? to_float(a.out[r * a.out_stride + row]) : 0.f;
+  for (int q = 0; q < R; ++q)
+#pragma unroll
+    for (int r = 0; r < M; ++r)
+      prev[q][r] = a.accumulate && active && lane == r ? to_float(a.out[r * a.out_stride + rows[q]]) : 0.f;
 
   float inv_rms[M];
 #pragma unroll
@@ -278,6 +283,18 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
     }
     return;
   }
+  if constexpr (EPI == kEpiPlainPair) {
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      if (lane != r) continue;
+#pragma unroll
+      for (int q = 0; q < R; ++q) {
+        const float b = a.bias != nullptr ? to_float(a.bias[rows[q]]) : 0.f;
+        a.out[r * a.out_stride + rows[q]] = from_float<TO>(acc[q][r] * inv_rms[r] + b + prev[q][r]);
+      }
+    }
+    return;
+  }
   const float b = a.bias != nullptr ? to_float(a.bias[row]) : 0.f;
 #pragma unroll
   for (int r = 0; r < M; ++r) {
@@ -287,7 +304,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
       const float up = acc[R - 1][r] * inv_rms[r];
       y = y / (1.f + __expf(-y)) * up;
     }
-    y += b + prev[r];
+    y += b + prev[0][r];
     a.out[r * a.out_stride + row] = from_float<TO>(y);
   }
 }
@@ -323,6 +340,14 @@ int pair_unroll() {
   return u;
 }
 
+// SEAM_GEMV_PLAIN_PAIR=1 streams plain projections (no GLU / RoPE epilogue) two rows a warp
+// with kPairUnroll vectors per row per sweep, as the paired kernels do; 0 (the default) keeps
+// one row a warp with kUnroll. A diagnostic switch until measured (docs/performance.md).
+bool plain_pair_enabled() {
+  static const bool on = env_choice("SEAM_GEMV_PLAIN_PAIR", 0, {0, 1}) == 1;
+  return on;
+}
+
 template <typename T, typename TO>
 using GemvKernel = void (*)(GemvArgs<T, TO>);
 
@@ -331,6 +356,9 @@ using GemvKernel = void (*)(GemvArgs<T, TO>);
 // slower than norm + GEMV + SiLU kernels (22.4 / ~10.5), and staging on single rows slower too.
 template <typename T, typename TO, int M, int S>
 GemvKernel<T, TO> kernel_of(bool norm, int epi) {
+  if (epi == kEpiPlainPair)
+    return norm ? gemv_kernel<T, TO, M, S, kNormInline, kEpiPlainPair, kPairUnroll>
+                : gemv_kernel<T, TO, M, S, kNormNone, kEpiPlainPair, kPairUnroll>;
   if (!norm) return gemv_kernel<T, TO, M, S, kNormNone, kEpiPlain>;
   if constexpr (std::is_same_v<T, TO>) {
     constexpr int kPairNorm = S == 1 ? kNormStaged : kNormInline;
@@ -356,7 +384,7 @@ GemvKernel<T, TO> kernel_of(int slices, bool norm, int epi) {
 
 // Dynamic shared memory of a launch: the staged x * g.
 size_t staged_smem(int slices, bool norm, int epi, int M, int n_in, size_t elem) {
-  return norm && slices == 1 && epi != kEpiPlain ? size_t(M) * size_t(n_in) * elem : 0;
+  return norm && slices == 1 && (epi == kEpiGlu || epi == kEpiRope) ? size_t(M) * size_t(n_in) * elem : 0;
 }
 
 // Warps of this kernel resident on the whole GPU at once (its occupancy: registers, shared
@@ -387,7 +415,7 @@ int slices_for(int n_out, int n_in, bool norm, int epi) {
   GemvSliceQuery q;
   q.n_items = n_out;
   q.n_vec = n_in / 8;
-  q.sweep_vecs = 32 * (norm && epi != kEpiPlain ? pair_unroll() : kUnroll);
+  q.sweep_vecs = 32 * (epi == kEpiPlainPair ? kPairUnroll : norm && epi != kEpiPlain ? pair_unroll() : kUnroll);
   q.max_slices = max_slices_cap();
   q.staged_pair = staged_smem(1, norm, epi, M, n_in, sizeof(T)) > 0;
   const int slices = choose_gemv_slices(q, [&](int s) {
@@ -421,7 +449,10 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
   a.eps = f.eps;
   a.accumulate = f.accumulate;
   a.early_load = early_load_enabled();
-  const int epi = f.silu_mul ? kEpiGlu : f.rope_store ? kEpiRope : kEpiPlain;
+  const int epi = f.silu_mul          ? kEpiGlu
+                  : f.rope_store      ? kEpiRope
+                  : plain_pair_enabled() && w.size(0) % 2 == 0 ? kEpiPlainPair
+                                                             : kEpiPlain;
   a.n_out = int(epi == kEpiPlain ? w.size(0) : w.size(0) / 2);
   a.n_in = int(w.size(1));
   if (f.rope_store) {
