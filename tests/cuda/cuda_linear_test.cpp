@@ -22,6 +22,7 @@ class CudaLinear : public CudaTest {
     Tensor w = upload(w_h, t, {n_out, in});
     Tensor bias = with_bias ? upload(b_h, t, {n_out}) : Tensor{};
     Tensor out = empty(out_t, {n, n_out});
+    gpu->fill(out, NAN);  // an output the kernel skips stays NaN and fails
     gpu->linear(out, x, w, bias);
     std::vector<float> ref(static_cast<size_t>(n * n_out));
     Tensor xr = host_view(x_h, {n, wide});
@@ -72,6 +73,12 @@ TEST_F(CudaLinear, DecodeBatchesThroughTheGemvMatchCpu) {
     }
     check(t, DType::f32, 1, 2048, 1000, false, false);
     check(t, DType::f32, 3, 128, 72, true, true);
+    // Projections of >= 16 MiB with n_in >= 2048 stream two rows a warp (gemv_pairs_plain_rows):
+    // rows j and n_out / 2 + j, with bias and f32 out; an odd n_out keeps one row a warp.
+    check(t, t, 1, 2048, 4096, true, false);
+    check(t, t, 1, 4096, 2048, false, true);
+    check(t, DType::f32, 1, 2048, 4098, true, false);
+    check(t, t, 1, 2048, 4097, true, false);
   }
 }
 
@@ -100,9 +107,11 @@ TEST_F(CudaLinear, FusedResidualAddAndNormMatchCpu) {
     int64_t n, in, n_out;
     bool bias;
   };
+  // {1, 2048, 4096}: 16 MiB of bf16 / f16, so the product streams two rows a warp
+  // (gemv_pairs_plain_rows); its residual add and norm must apply to both rows.
   const Case cases[] = {{1, 4096, 96, false}, {1, 896, 1000, true}, {1, 256, 100, false}, {1, 512, 100, true},
                         {1, 1024, 100, false}, {1, 2048, 100, false}, {1, 8192, 100, true}, {1, 40, 13, true},
-                        {5, 256, 96, true},    {33, 512, 136, false}};
+                        {1, 2048, 4096, true}, {5, 256, 96, true},    {33, 512, 136, false}};
   for (DType t : {DType::f32, DType::f16, DType::bf16}) {
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(short_name(t)) + " n " + std::to_string(c.n) + " in " + std::to_string(c.in) +

@@ -77,5 +77,27 @@ TEST(GemvSlices, NeverCutsASliceBelowOneSweepOrAboveTheCap) {
   }
 }
 
+// Which plain projections stream two rows a warp: the rule against the H200 measurements it
+// was fitted to (seam_kernel_bench --gemv, one row a warp -> two, us): faster on every 8B
+// projection and on 1B's gate_up / down, slower on 1B's o_proj and all of Qwen2.5-0.5B's.
+TEST(GemvSlices, PairsThePlainRowsOfLargeProjectionsOnly) {
+  using cuda::gemv_pairs_plain_rows;
+  constexpr size_t kBf16 = 2;
+  EXPECT_TRUE(gemv_pairs_plain_rows(4096, 4096, kBf16));     // 8B o_proj 10.2 -> 9.0
+  EXPECT_TRUE(gemv_pairs_plain_rows(6144, 4096, kBf16));     // 8B qkv 14.8 -> 14.0
+  EXPECT_TRUE(gemv_pairs_plain_rows(4096, 14336, kBf16));    // 8B down 31.1 -> 27.2
+  EXPECT_TRUE(gemv_pairs_plain_rows(28672, 4096, kBf16));    // 8B gate_up 56.5 -> 55.7
+  EXPECT_TRUE(gemv_pairs_plain_rows(2048, 8192, kBf16));     // 1B down 10.0 -> 9.0
+  EXPECT_TRUE(gemv_pairs_plain_rows(16384, 2048, kBf16));    // 1B gate_up 17.7 -> 16.6
+  EXPECT_FALSE(gemv_pairs_plain_rows(2048, 2048, kBf16));    // 1B o_proj 3.4 -> 3.7
+  EXPECT_FALSE(gemv_pairs_plain_rows(896, 896, kBf16));      // 0.5B o_proj 2.0 -> 2.5
+  EXPECT_FALSE(gemv_pairs_plain_rows(1152, 896, kBf16));     // 0.5B qkv 2.2 -> 2.5
+  EXPECT_FALSE(gemv_pairs_plain_rows(896, 4864, kBf16));     // 0.5B down 3.7 -> 4.0
+  EXPECT_FALSE(gemv_pairs_plain_rows(9728, 896, kBf16));     // 0.5B gate_up 6.7 -> 6.9
+  EXPECT_FALSE(gemv_pairs_plain_rows(4097, 4096, kBf16));    // odd rows cannot pair
+  EXPECT_TRUE(gemv_pairs_plain_rows(4096, 2048, kBf16));     // exactly 16 MiB
+  EXPECT_FALSE(gemv_pairs_plain_rows(4096, 2048, 1));        // 8 MiB: bytes count, not elements
+}
+
 }  // namespace
 }  // namespace seam

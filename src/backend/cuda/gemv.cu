@@ -87,9 +87,9 @@ struct GemvArgs {
 // before griddepcontrol.wait: with PDL they overlap the previous kernel's tail.
 // Invariant: n_in % 8 == 0 and every row 16-byte aligned (gemv_applies).
 enum NormMode { kNormNone, kNormInline, kNormStaged };
-// kEpiPlainPair: the plain product, two rows a warp (rows j and n_out + j of w, j < n_out =
-// half the rows): the paired kernels' shape, which streams at a higher rate than one row a
-// warp on the 8B shapes (SEAM_GEMV_PLAIN_PAIR; see plain_pair_enabled).
+// kEpiPlainPair: the plain product, two rows a warp (rows j and n_out + j of w, where n_out is
+// half of w's rows), each x vector loaded once for both: the large projections stream faster
+// this way than one row a warp (gemv_pairs_plain_rows, gemv_slices.h).
 enum Epilogue { kEpiPlain, kEpiGlu, kEpiRope, kEpiPlainPair };
 
 template <typename T, typename TO, int M, int S, int NORM, int EPI, int PU = kUnroll>
@@ -340,12 +340,13 @@ int pair_unroll() {
   return u;
 }
 
-// SEAM_GEMV_PLAIN_PAIR=1 streams plain projections (no GLU / RoPE epilogue) two rows a warp
-// with kPairUnroll vectors per row per sweep, as the paired kernels do; 0 (the default) keeps
-// one row a warp with kUnroll. A diagnostic switch until measured (docs/performance.md).
-bool plain_pair_enabled() {
-  static const bool on = env_choice("SEAM_GEMV_PLAIN_PAIR", 0, {0, 1}) == 1;
-  return on;
+// Plain projections (no GLU / RoPE epilogue) stream two rows a warp where gemv_pairs_plain_rows
+// (gemv_slices.h) says so. SEAM_GEMV_PLAIN_PAIR=0 never pairs them, 2 pairs every even n_out
+// (diagnostic switches; 1, the rule, is the default).
+bool plain_pair(int64_t n_out, int64_t n_in, size_t elem_bytes) {
+  static const int mode = env_choice("SEAM_GEMV_PLAIN_PAIR", 1, {0, 1, 2});
+  if (mode == 0 || n_out % 2 != 0) return false;
+  return mode == 2 || gemv_pairs_plain_rows(n_out, n_in, elem_bytes);
 }
 
 template <typename T, typename TO>
@@ -451,8 +452,8 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
   a.early_load = early_load_enabled();
   const int epi = f.silu_mul          ? kEpiGlu
                   : f.rope_store      ? kEpiRope
-                  : plain_pair_enabled() && w.size(0) % 2 == 0 ? kEpiPlainPair
-                                                             : kEpiPlain;
+                  : plain_pair(w.size(0), w.size(1), sizeof(T)) ? kEpiPlainPair
+                                                                : kEpiPlain;
   a.n_out = int(epi == kEpiPlain ? w.size(0) : w.size(0) / 2);
   a.n_in = int(w.size(1));
   if (f.rope_store) {

@@ -35,4 +35,10 @@ int choose_gemv_slices(const GemvSliceQuery& q, const std::function<int(int slic
   return best;
 }
 
+bool gemv_pairs_plain_rows(int64_t n_out, int64_t n_in, size_t elem_bytes) {
+  constexpr int64_t kMinBytes = int64_t(16) << 20;
+  constexpr int64_t kMinIn = 2048;
+  return n_out > 0 && n_out % 2 == 0 && n_in >= kMinIn && n_out * n_in * int64_t(elem_bytes) >= kMinBytes;
+}
+
 }  // namespace seam::cuda

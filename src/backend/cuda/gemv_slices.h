@@ -1,7 +1,10 @@
-// How many K slices the batch-1 GEMV (gemv.cu) splits each weight row into: a pure host-side
-// rule over the grid's size and the kernel's occupancy, kept apart so that it is tested
-// without a GPU (tests/cuda/gemv_slices_test.cpp).
+// How the batch-1 GEMV (gemv.cu) divides a projection among warps: whether a warp streams one
+// weight row or two, and how many K slices each row is split into. Pure host-side rules over the
+// shape and the kernel's occupancy, kept apart so that they are tested without a GPU
+// (tests/cuda/gemv_slices_test.cpp).
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace seam::cuda {
@@ -22,5 +25,14 @@ struct GemvSliceQuery {
 // longer stream. A staged pair keeps one slice once it fills half a wave. Where nothing fills
 // (small layers), the slice count with the fullest waves.
 int choose_gemv_slices(const GemvSliceQuery& q, const std::function<int(int slices)>& resident_warps);
+
+// Whether a plain projection (no GLU / RoPE epilogue) of w [n_out, n_in] streams two rows a warp
+// (rows j and n_out / 2 + j, two vectors per row per sweep) instead of one (four vectors). A pair
+// loads each x vector once for two rows, halving x's traffic through L1, and keeps as many weight
+// loads in flight per lane. Measured on the H200 (docs/performance.md, seventh pass) it is faster
+// on every matrix of >= 16 MiB with n_in >= 2048 (8B o_proj 10.2 -> 9.0 us, down 31.1 -> 27.2,
+// 1B down 10.0 -> 9.0) and slower on the small ones (1B o_proj 3.4 -> 3.7, 0.5B o_proj 2.0 ->
+// 2.5), where halving the warps leaves too few to fill the GPU. n_out must be even.
+bool gemv_pairs_plain_rows(int64_t n_out, int64_t n_in, size_t elem_bytes);
 
 }  // namespace seam::cuda
