@@ -63,7 +63,9 @@ struct GemvArgs {
 // vectors, kUnroll at a time per lane with the next kUnroll already in flight, and dots
 // each with the M rows of x; shuffles reduce the lanes, shared memory the slices.
 // Slicing K keeps enough loads in flight when n_out is small (the 0.5B/1B shapes'
-// 896/2048 features would leave most SMs idle at one warp per feature).
+// 896/2048 features would leave most SMs idle at one warp per feature). A "feature" is one
+// weight row for a plain projection, or two (kEpiPlainPair: rows j and n_out + j, each x vector
+// loaded once for both), as for the GLU and RoPE pairs.
 //
 // Fusions, each replacing a kernel of the decode step:
 //  * Norm: the product is taken with rms_norm(x) * g, and the epilogue scales by 1 / rms.
