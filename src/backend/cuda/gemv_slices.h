@@ -31,8 +31,10 @@ int choose_gemv_slices(const GemvSliceQuery& q, const std::function<int(int slic
 // loads each x vector once for two rows, halving x's traffic through L1, and keeps as many weight
 // loads in flight per lane. Measured on the H200 (docs/performance.md, seventh pass) it is faster
 // on every matrix of >= 16 MiB with n_in >= 2048 (8B o_proj 10.2 -> 9.0 us, down 31.1 -> 27.2,
-// 1B down 10.0 -> 9.0) and slower on the small ones (1B o_proj 3.4 -> 3.7, 0.5B o_proj 2.0 ->
-// 2.5), where halving the warps leaves too few to fill the GPU. n_out must be even.
+// 1B down 10.0 -> 9.0) and slower on most smaller ones (1B o_proj 3.4 -> 3.7, every 0.5B
+// projection, e.g. o_proj 2.0 -> 2.5), where halving the warps leaves too few to fill the GPU.
+// 1B's 12 MiB qkv was faster paired (5.3 -> 4.9) but stays out: the decode step runs it as the
+// RoPE pair, never plain. n_out must be even.
 bool gemv_pairs_plain_rows(int64_t n_out, int64_t n_in, size_t elem_bytes);
 
 }  // namespace seam::cuda
