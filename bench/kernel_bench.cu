@@ -150,17 +150,18 @@ void bench_gemms(Bench& b, GemmRows rows) {
     const char* name;
     int64_t n_out, n_in;
     bool f32_out;
+    int64_t heads = 0, kv_heads = 0, head_dim = 0;  // qkv only: the fused norm + RoPE + K/V store row
   };
   // Llama-3.1-8B, then the decode projections of Llama-3.2-1B and Qwen2.5-0.5B.
-  const G gemms[] = {{"qkv_proj", kQkv, kHidden, false},
+  const G gemms[] = {{"qkv_proj", kQkv, kHidden, false, kHeads, kKvHeads, kHeadDim},
                      {"o_proj", kHidden, kHeads * kHeadDim, false},
                      {"gate_up_proj", 2 * kInter, kHidden, false},
                      {"down_proj", kHidden, kInter, false},
                      {"lm_head (f32 out)", kVocab, kHidden, true}};
-  const G small[] = {{"1B qkv_proj", 3072, 2048, false},   {"1B o_proj", 2048, 2048, false},
-                     {"1B gate_up_proj", 16384, 2048, false}, {"1B down_proj", 2048, 8192, false},
-                     {"0.5B qkv_proj", 1152, 896, false},  {"0.5B o_proj", 896, 896, false},
-                     {"0.5B gate_up_proj", 9728, 896, false}, {"0.5B down_proj", 896, 4864, false}};
+  const G small[] = {{"1B qkv_proj", 3072, 2048, false, 32, 8, 64}, {"1B o_proj", 2048, 2048, false},
+                     {"1B gate_up_proj", 16384, 2048, false},        {"1B down_proj", 2048, 8192, false},
+                     {"0.5B qkv_proj", 1152, 896, false, 14, 2, 64}, {"0.5B o_proj", 896, 896, false},
+                     {"0.5B gate_up_proj", 9728, 896, false},        {"0.5B down_proj", 896, 4864, false}};
   cuda::CublasLtGemm cublas;
   auto one = [&](const G& g, int64_t m, bool with_cublas) {
     const double w_bytes = double(g.n_out * g.n_in) * 2;
@@ -188,6 +189,22 @@ void bench_gemms(Bench& b, GemmRows rows) {
           b.gpu().rms_norm_gate_up_silu(act, gate_up, normed, x, norm_w, 1e-5f, ws[size_t(i % copies)]);
         });
         b.row(std::string("rms_norm + linear + silu_mul ") + g.name + " (gemv)", shape, us_glu, bytes, flops);
+      }
+      if (g.heads > 0 && m == 1) {  // the decode step's qkv: norm, RoPE and the K/V store in one GEMV
+        const int64_t d = g.head_dim, n_slots = 64;
+        std::vector<float> inv(static_cast<size_t>(d / 2));
+        for (int64_t j = 0; j < d / 2; ++j) inv[size_t(j)] = std::pow(500000.f, -2.f * float(j) / float(d));
+        RopeStoreArgs r;
+        r.n_heads = int(g.heads);
+        r.positions = b.upload_i32({1000}, {1});
+        r.inv_freq = b.upload(inv, DType::f32, {d / 2});
+        r.k_cache = b.alloc(DType::bf16, {n_slots, g.kv_heads, d});
+        r.v_cache = b.alloc(DType::bf16, {n_slots, g.kv_heads, d});
+        r.slots = b.upload_i32({7}, {1});
+        const double us_rope = b.time_us([&](int i) {
+          b.gpu().rms_norm_qkv_rope_store(out, normed, x, norm_w, 1e-5f, ws[size_t(i % copies)], Tensor{}, r);
+        });
+        b.row(std::string("rms_norm + linear + rope + kv store ") + g.name + " (gemv)", shape, us_rope, bytes, flops);
       }
       if (!g.f32_out) {
         const double us_acc =
