@@ -17,6 +17,7 @@ mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 BUILD=${BUILD:-build-gpu}
+case $BUILD in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac  # relative to the repository root
 MODELS=${MODELS:-/tmp/seam_models}
 sections=("$@")
 [ ${#sections[@]} -eq 0 ] && sections=(build golden models parity bench serving)  # not ab: it needs AB_SETTINGS
@@ -25,7 +26,7 @@ log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 
 if has build; then
   log "build $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%FT%TZ)"
-  SEAM_GPU_BUILD="$ROOT/$BUILD" SEAM_GPU_TARGETS="seam seam_kernel_bench $(cd tests/cuda && ls *_test.cpp | sed 's/.cpp//' | tr '\n' ' ')" \
+  SEAM_GPU_BUILD="$BUILD" SEAM_GPU_TARGETS="seam seam_kernel_bench $(cd tests/cuda && ls *_test.cpp | sed 's/.cpp//' | tr '\n' ' ')" \
     bash scripts/gpu_suite.sh configure build > "$OUT/build_steps.log" 2>&1 || { tail -30 "$OUT/build_steps.log"; exit 1; }
   tail -3 "$OUT/build_steps.log"
 fi

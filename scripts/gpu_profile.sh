@@ -23,6 +23,7 @@ mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 BUILD=${BUILD:-build-gpu}
+case $BUILD in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac  # relative to the repository root
 MODELS=${MODELS:-/tmp/seam_models}
 CASES=${CASES:-"d e c b a"}
 BUDGET_S=${BUDGET_S:-380}  # stop starting new cases after this many seconds
@@ -42,7 +43,7 @@ git status --porcelain 2>/dev/null >> "$LOG"
 if true; then
   log "build seam"
   rm -f "$BUILD/seam"
-  SEAM_GPU_BUILD="$ROOT/$BUILD" SEAM_GPU_TARGETS=seam OUT="$WORK/build" \
+  SEAM_GPU_BUILD="$BUILD" SEAM_GPU_TARGETS=seam OUT="$WORK/build" \
     bash scripts/gpu_suite.sh configure build > "$WORK/build_steps.log" 2>&1
   tail -4 "$WORK/build_steps.log" | tee -a "$LOG"
   if [ ! -x "$BUILD/seam" ]; then
