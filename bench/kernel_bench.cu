@@ -141,6 +141,13 @@ constexpr int64_t kHidden = 4096, kHeads = 32, kKvHeads = 8, kHeadDim = 128, kIn
 constexpr int64_t kQkv = (kHeads + 2 * kKvHeads) * kHeadDim;  // 6144
 constexpr double kL2Bytes = 60e6;
 
+// RoPE's inverse frequencies at Llama-3's base 500,000: [head_dim / 2].
+std::vector<float> rope_inv_freq(int64_t head_dim) {
+  std::vector<float> inv(static_cast<size_t>(head_dim / 2));
+  for (int64_t j = 0; j < head_dim / 2; ++j) inv[size_t(j)] = std::pow(500000.f, -2.f * float(j) / float(head_dim));
+  return inv;
+}
+
 // Which GEMM rows a run prints: all; quick (no 64-row 8B rows); batch1 (the GEMV and cuBLASLt
 // beside it); small_m (the 1B / 0.5B projections at 16, 64 and 128 rows).
 enum class GemmRows { all, quick, batch1, small_m };
@@ -192,12 +199,10 @@ void bench_gemms(Bench& b, GemmRows rows) {
       }
       if (g.heads > 0 && m == 1) {  // the decode step's qkv: norm, RoPE and the K/V store in one GEMV
         const int64_t d = g.head_dim, n_slots = 64;
-        std::vector<float> inv(static_cast<size_t>(d / 2));
-        for (int64_t j = 0; j < d / 2; ++j) inv[size_t(j)] = std::pow(500000.f, -2.f * float(j) / float(d));
         RopeStoreArgs r;
         r.n_heads = int(g.heads);
         r.positions = b.upload_i32({1000}, {1});
-        r.inv_freq = b.upload(inv, DType::f32, {d / 2});
+        r.inv_freq = b.upload(rope_inv_freq(d), DType::f32, {d / 2});
         r.k_cache = b.alloc(DType::bf16, {n_slots, g.kv_heads, d});
         r.v_cache = b.alloc(DType::bf16, {n_slots, g.kv_heads, d});
         r.slots = b.upload_i32({7}, {1});
@@ -325,9 +330,7 @@ void bench_elementwise(Bench& b) {
     std::vector<int32_t> pos(static_cast<size_t>(n));
     std::iota(pos.begin(), pos.end(), 0);
     Tensor pos_d = b.upload_i32(pos, {n});
-    std::vector<float> inv(static_cast<size_t>(kHeadDim / 2));
-    for (int64_t j = 0; j < kHeadDim / 2; ++j) inv[size_t(j)] = std::pow(500000.f, -2.f * float(j) / kHeadDim);
-    Tensor freq = b.upload(inv, DType::f32, {kHeadDim / 2});
+    Tensor freq = b.upload(rope_inv_freq(kHeadDim), DType::f32, {kHeadDim / 2});
     Tensor q = qkv.slice_cols(0, kHeads * kHeadDim).unflatten_last(kHeads, kHeadDim);
     Tensor k = qkv.slice_cols(kHeads * kHeadDim, kKvHeads * kHeadDim).unflatten_last(kKvHeads, kHeadDim);
     const double us = b.time_us([&](int) { b.gpu().rope(q, k, pos_d, freq); });

@@ -347,8 +347,15 @@ int pair_unroll() {
 // (diagnostic switches; 1, the rule, is the default).
 bool plain_pair(int64_t n_out, int64_t n_in, size_t elem_bytes) {
   static const int mode = env_choice("SEAM_GEMV_PLAIN_PAIR", 1, {0, 1, 2});
-  if (mode == 0 || n_out % 2 != 0) return false;
-  return mode == 2 || gemv_pairs_plain_rows(n_out, n_in, elem_bytes);
+  if (mode == 0) return false;
+  return mode == 2 ? n_out % 2 == 0 : gemv_pairs_plain_rows(n_out, n_in, elem_bytes);
+}
+
+// Vectors per weight row per sweep of the instantiation kernel_of picks: kUnroll for one row a
+// warp, the pair unroll for two (the plain pair always kPairUnroll, as kernel_of instantiates it).
+int row_unroll(int epi) {
+  if (epi == kEpiPlainPair) return kPairUnroll;
+  return epi == kEpiPlain ? kUnroll : pair_unroll();
 }
 
 template <typename T, typename TO>
@@ -418,7 +425,7 @@ int slices_for(int n_out, int n_in, bool norm, int epi) {
   GemvSliceQuery q;
   q.n_items = n_out;
   q.n_vec = n_in / 8;
-  q.sweep_vecs = 32 * (epi == kEpiPlainPair ? kPairUnroll : norm && epi != kEpiPlain ? pair_unroll() : kUnroll);
+  q.sweep_vecs = 32 * row_unroll(epi);
   q.max_slices = max_slices_cap();
   q.staged_pair = staged_smem(1, norm, epi, M, n_in, sizeof(T)) > 0;
   const int slices = choose_gemv_slices(q, [&](int s) {
@@ -452,10 +459,13 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
   a.eps = f.eps;
   a.accumulate = f.accumulate;
   a.early_load = early_load_enabled();
-  const int epi = f.silu_mul          ? kEpiGlu
-                  : f.rope_store      ? kEpiRope
-                  : plain_pair(w.size(0), w.size(1), sizeof(T)) ? kEpiPlainPair
-                                                                : kEpiPlain;
+  int epi = kEpiPlain;
+  if (f.silu_mul)
+    epi = kEpiGlu;
+  else if (f.rope_store)
+    epi = kEpiRope;
+  else if (plain_pair(w.size(0), w.size(1), sizeof(T)))
+    epi = kEpiPlainPair;
   a.n_out = int(epi == kEpiPlain ? w.size(0) : w.size(0) / 2);
   a.n_in = int(w.size(1));
   if (f.rope_store) {
