@@ -279,22 +279,94 @@ std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_candidates(const Tensor&
   return r;
 }
 
+std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_algo_space(const Tensor& out, const Tensor& x,
+                                                                   const Tensor& w, const Tensor& bias,
+                                                                   const AlgoSpaceLimits& limits,
+                                                                   const GemmTimingMethod& m, long* n_tried) {
+  SEAM_CHECK(tuner_ != nullptr, "time_algo_space needs begin_tuning");
+  std::vector<cublasLtMatmulHeuristicResult_t> first;
+  Plan p = make_any_plan(out, x, w, bias, 1, &first);  // the descriptors (and bias mode) run() would use
+  AlgoSpaceLimits lim = limits;
+  lim.max_workspace = std::min(lim.max_workspace == 0 ? kWorkspaceBytes : lim.max_workspace, kWorkspaceBytes);
+  std::vector<TimedAlgo> r;
+  try {
+    const auto space =
+        enumerate_algo_space(handle_, p.desc, p.a, p.b, p.c, cuda_type(x.dtype), cuda_type(out.dtype), lim, n_tried);
+    std::vector<cublasLtMatmulHeuristicResult_t> cands(space.size());
+    for (size_t i = 0; i < space.size(); ++i) {
+      cands[i].algo = space[i].algo;
+      cands[i].workspaceSize = space[i].workspace_bytes;
+      cands[i].wavesCount = space[i].waves;
+      cands[i].state = CUBLAS_STATUS_SUCCESS;
+    }
+    const auto us = time_plan(p, out, x, w, cands, m);
+    SEAM_CHECK(us.size() == cands.size(), "time_algo_space: no device memory for a ", out.shape_str(),
+               " scratch output");
+    for (size_t i = 0; i < cands.size(); ++i) r.push_back(TimedAlgo{cands[i].algo, cands[i].workspaceSize, us[i]});
+  } catch (...) {
+    destroy(p);
+    throw;
+  }
+  destroy(p);
+  return r;
+}
+
+std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_algos(const Tensor& out, const Tensor& x, const Tensor& w,
+                                                              const Tensor& bias, const std::vector<TimedAlgo>& algos,
+                                                              const GemmTimingMethod& m) {
+  SEAM_CHECK(tuner_ != nullptr, "time_algos needs begin_tuning");
+  std::vector<cublasLtMatmulHeuristicResult_t> first;
+  Plan p = make_any_plan(out, x, w, bias, 1, &first);
+  std::vector<cublasLtMatmulHeuristicResult_t> cands(algos.size());
+  for (size_t i = 0; i < algos.size(); ++i) {
+    cands[i].algo = algos[i].algo;
+    cands[i].workspaceSize = algos[i].workspace_bytes;
+    cands[i].state = CUBLAS_STATUS_SUCCESS;
+  }
+  std::vector<double> us;
+  try {
+    us = time_plan(p, out, x, w, cands, m);
+  } catch (...) {
+    destroy(p);
+    throw;
+  }
+  destroy(p);
+  SEAM_CHECK(us.size() == cands.size(), "time_algos: no device memory for a ", out.shape_str(), " scratch output");
+  std::vector<TimedAlgo> r = algos;
+  for (size_t i = 0; i < r.size(); ++i) r[i].median_us = us[i];
+  return r;
+}
+
+void CublasLtGemm::pin_algo(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
+                            const cublasLtMatmulAlgo_t& algo) {
+  const Key key = key_of(out, x, w, bias);
+  auto it = plans_.find(key);
+  if (it == plans_.end()) {
+    std::vector<cublasLtMatmulHeuristicResult_t> first;
+    it = plans_.emplace(key, make_any_plan(out, x, w, bias, 1, &first)).first;
+  }
+  it->second.algo = algo;
+}
+
+CublasLtGemm::Key CublasLtGemm::key_of(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias) {
+  return {w.size(0),
+          x.size(0),
+          w.size(1),
+          x.stride[0],
+          out.stride[0],
+          int64_t(x.dtype),
+          int64_t(out.dtype),
+          bias.defined() ? int64_t(bias.dtype) : -1,
+          alignment(w.data),
+          alignment(x.data),
+          alignment(out.data),
+          bias.defined() ? alignment(bias.data) : 0};
+}
+
 void CublasLtGemm::run(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, cudaStream_t stream,
                        bool accumulate) {
   if (x.size(0) == 0 || w.size(0) == 0) return;
-  const Key key = {w.size(0),
-                   x.size(0),
-                   w.size(1),
-                   x.stride[0],
-                   out.stride[0],
-                   int64_t(x.dtype),
-                   int64_t(out.dtype),
-                   bias.defined() ? int64_t(bias.dtype) : -1,
-                   alignment(w.data),
-                   alignment(x.data),
-                   alignment(out.data),
-                   bias.defined() ? alignment(bias.data) : 0};
-  Plan& p = plan_for(key, out, x, w, bias);
+  Plan& p = plan_for(key_of(out, x, w, bias), out, x, w, bias);
   if (p.fused_bias) {  // the plan is shared by every bias of this shape: point it at this one
     const void* bp = bias.data;
     SEAM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof(bp)));

@@ -23,6 +23,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/cuda/cublaslt_algo_space.h"
 #include "backend/cuda/gemm_timer.h"
 #include "core/tensor.h"
 
@@ -77,6 +78,16 @@ class CublasLtGemm {
   };
   std::vector<TimedAlgo> time_candidates(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
                                          int n_max, const GemmTimingMethod& m);
+  // For the sweep tool (needs begin_tuning): every configuration of the algorithm space
+  // (cublaslt_algo_space.h) for this call, each timed with `m`. `n_tried`: configurations checked.
+  std::vector<TimedAlgo> time_algo_space(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
+                                         const AlgoSpaceLimits& limits, const GemmTimingMethod& m, long* n_tried);
+  // For the sweep tool (needs begin_tuning): these algorithms (from the two calls above, same call) timed again.
+  std::vector<TimedAlgo> time_algos(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
+                                    const std::vector<TimedAlgo>& algos, const GemmTimingMethod& m);
+  // For tools: run() on this call's plan uses `algo` from now on (one from the calls above).
+  void pin_algo(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
+                const cublasLtMatmulAlgo_t& algo);
 
  private:
   // Everything that selects a plan: sizes, leading dims, types, pointer alignments, bias mode.
@@ -87,6 +98,7 @@ class CublasLtGemm {
     cublasLtMatmulAlgo_t algo{};
     bool fused_bias = false;  // bias applied by the epilogue; else by a separate kernel
   };
+  static Key key_of(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias);
   Plan& plan_for(const Key& key, const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias);
   // The plan's descriptors plus up to n_candidates heuristic results (empty: no algorithm).
   Plan make_plan(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, bool fuse_bias,
