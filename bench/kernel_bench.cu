@@ -27,6 +27,7 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cublaslt_gemm.h"
 #include "backend/cuda/gemv.h"
+#include "backend/cuda/skinny_gemm.h"
 #include "core/tensor.h"
 #include "random_fill.cuh"
 
@@ -149,7 +150,7 @@ std::vector<float> rope_inv_freq(int64_t head_dim) {
 }
 
 // Which GEMM rows a run prints: all; quick (no 64-row 8B rows); batch1 (the GEMV and cuBLASLt
-// beside it); small_m (the 1B / 0.5B projections at 16, 64 and 128 rows).
+// beside it); small_m (every projection at 2-128 rows: the skinny GEMM beside cuBLASLt).
 enum class GemmRows { all, quick, batch1, small_m };
 
 void bench_gemms(Bench& b, GemmRows rows) {
@@ -226,10 +227,34 @@ void bench_gemms(Bench& b, GemmRows rows) {
     b.release_all();
   };
   if (rows == GemmRows::small_m) {
-    // The small models' projections at the row counts of short extends (issue: piecewise graphs
-    // against eager for extends of 16-128 tokens): cuBLASLt, since the GEMV serves one row.
-    for (int64_t m : {int64_t(16), int64_t(64), int64_t(128)})
-      for (const G& g : small) one(g, m, false);
+    // Decode batches and short extends (2-64 rows; 128 for reference): the skinny tensor-core
+    // GEMM and cuBLASLt on the same problem, every projection of the three shapes.
+    auto pair = [&](const G& g, int64_t m) {
+      const double w_bytes = double(g.n_out * g.n_in) * 2;
+      const int copies = std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
+      std::vector<Tensor> ws;
+      for (int c = 0; c < copies; ++c) ws.push_back(b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
+      Tensor x = b.random(DType::bf16, {m, g.n_in});
+      Tensor out = b.alloc(g.f32_out ? DType::f32 : DType::bf16, {m, g.n_out});
+      const double bytes = w_bytes + double(m * g.n_in) * 2 + double(m * g.n_out) * (g.f32_out ? 4 : 2);
+      const std::string shape = "M=" + std::to_string(m) + " N=" + std::to_string(g.n_out) + " K=" +
+                                std::to_string(g.n_in);
+      const double flops = 2.0 * double(m) * double(g.n_out) * double(g.n_in);
+      if (cuda::skinny_gemm_applies(out, x, ws[0], Tensor{})) {
+        const double us = b.time_us([&](int i) {
+          cuda::launch_skinny_gemm(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream());
+        });
+        b.row(std::string("linear ") + g.name + " (skinny)", shape, us, bytes, flops);
+      }
+      const double us_cublas =
+          b.time_us([&](int i) { cublas.run(out, x, ws[size_t(i % copies)], Tensor{}, b.stream()); });
+      b.row(std::string("linear ") + g.name + " (cuBLASLt)", shape, us_cublas, bytes, flops);
+      b.release_all();
+    };
+    for (int64_t m : {2, 4, 8, 16, 32, 64, 128}) {
+      for (const G& g : small) pair(g, m);
+      for (const G& g : gemms) pair(g, m);
+    }
     return;
   }
   for (int64_t m : {int64_t(1), int64_t(64), int64_t(4096)}) {
@@ -387,7 +412,7 @@ void bench_sampling(Bench& b, int n, bool greedy) {
 
 int run(int argc, char** argv) {
   // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMM rows;
-  // --small-m: only the 1B / 0.5B projections at 16, 64 and 128 rows.
+  // --small-m: only the projections at 2-128 rows, skinny GEMM and cuBLASLt.
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const bool gemv_only = argc > 1 && std::strcmp(argv[1], "--gemv") == 0;
   const bool small_m = argc > 1 && std::strcmp(argv[1], "--small-m") == 0;

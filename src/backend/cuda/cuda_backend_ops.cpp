@@ -17,6 +17,8 @@
 #include "backend/cuda/rope.h"
 #include "backend/cuda/sample.h"
 #include "backend/cuda/silu_mul.h"
+#include "backend/cuda/skinny_gemm.h"
+#include "backend/cuda/skinny_gemm_choice.h"
 #include "backend/cuda/store_kv.h"
 #include "backend/op_checks.h"
 
@@ -45,12 +47,28 @@ void CudaBackend::rms_norm(Tensor out, Tensor x, Tensor weight, float eps) {
   launch_rms_norm(out, x, weight, eps, stream_);
 }
 
+namespace {
+
+// SEAM_SKINNY_GEMM: 0 never, 1 by choose_skinny_gemm's rule (default), 2 wherever it applies.
+int skinny_gemm_mode() {
+  static const int mode = env_choice("SEAM_SKINNY_GEMM", 1, {0, 1, 2});
+  return mode;
+}
+
+bool takes_skinny_gemm(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias) {
+  return skinny_gemm_applies(out, x, w, bias) && choose_skinny_gemm(skinny_gemm_mode(), x.size(0), w.size(0), w.size(1));
+}
+
+}  // namespace
+
 void CudaBackend::linear(Tensor out, Tensor x, Tensor w, Tensor bias) {
   op_checks::linear(out, x, w, bias, Device::cuda);
-  // Decode-sized batches stream the weights through the GEMV kernel; everything else
-  // (prefill, large decode batches, float32) goes to cuBLASLt.
+  // One row streams the weights through the GEMV kernel, a few rows through the skinny
+  // tensor-core GEMM; everything else (prefill, large decode batches, float32) goes to cuBLASLt.
   if (gemv_applies(out, x, w, bias))
     launch_gemv(out, x, w, bias, GemvFusion{}, stream_);
+  else if (takes_skinny_gemm(out, x, w, bias))
+    launch_skinny_gemm(out, x, w, bias, /*accumulate=*/false, stream_);
   else
     gemm_->run(out, x, w, bias, stream_);
 }
@@ -61,6 +79,8 @@ void CudaBackend::linear_accumulate(Tensor out, Tensor x, Tensor w, Tensor bias)
   f.accumulate = true;
   if (gemv_fusion_applies(out, x, w, bias, f))
     launch_gemv(out, x, w, bias, f, stream_);
+  else if (takes_skinny_gemm(out, x, w, bias))
+    launch_skinny_gemm(out, x, w, bias, /*accumulate=*/true, stream_);
   else
     gemm_->run(out, x, w, bias, stream_, /*accumulate=*/true);
 }
