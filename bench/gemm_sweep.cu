@@ -14,10 +14,10 @@
 // method; prints them after the heuristic's and a line "space" per shape.
 // --sustained: the layer's four GEMMs (qkv, o, gate_up, down; o and down accumulate, as in
 // a step) chained over --layers copies of the weights, so no weight is L2-resident, with
-// no flush or gap between them: the GEMM time of a model step at M rows, once with the
-// heuristic's first pick, once with the fastest heuristic candidate (what start-up tuning
-// keeps), and with --space the fastest configuration of the space.
-// Usage: seam_gemm_sweep [--model 8b,1b] [--linear qkv,o,gate_up,down] [--m 64,576]
+// no flush or gap between them (a CUDA graph of the chain, replayed): the GEMM time of a model step at M rows, once
+// with the heuristic's first pick, once with the fastest heuristic candidate (what start-up tuning keeps), and with
+// --space the fastest configuration of the space. Usage: seam_gemm_sweep [--model 8b,1b] [--linear qkv,o,gate_up,down]
+// [--m 64,576]
 //                        [--candidates 24] [--reps 15] [--warmup 3] [--flush read|memset] [--csv FILE]
 //                        [--space [--space-max N] [--space-reps R] [--retime K]] [--sustained [--layers L]]
 #include <cuda_bf16.h>
@@ -53,10 +53,9 @@ struct Linear {
 
 std::vector<Linear> all_linears() {
   return {
-      {"8b", "qkv", 6144, 4096},    {"8b", "o", 4096, 4096},   {"8b", "gate_up", 28672, 4096},
-      {"8b", "down", 4096, 14336},  {"1b", "qkv", 3072, 2048}, {"1b", "o", 2048, 2048},
-      {"1b", "gate_up", 16384, 2048}, {"1b", "down", 2048, 8192}, {"0.5b", "qkv", 1152, 896},
-      {"0.5b", "o", 896, 896},      {"0.5b", "gate_up", 9728, 896}, {"0.5b", "down", 896, 4864},
+      {"8b", "qkv", 6144, 4096},  {"8b", "o", 4096, 4096}, {"8b", "gate_up", 28672, 4096}, {"8b", "down", 4096, 14336},
+      {"1b", "qkv", 3072, 2048},  {"1b", "o", 2048, 2048}, {"1b", "gate_up", 16384, 2048}, {"1b", "down", 2048, 8192},
+      {"0.5b", "qkv", 1152, 896}, {"0.5b", "o", 896, 896}, {"0.5b", "gate_up", 9728, 896}, {"0.5b", "down", 896, 4864},
   };
 }
 
@@ -75,8 +74,8 @@ bool listed(const std::string& list, const std::string& name) {
   return std::find(v.begin(), v.end(), name) != v.end();
 }
 
-using cuda::AlgoConfig;
 using cuda::algo_config_of;
+using cuda::AlgoConfig;
 
 struct Pick {  // per (model, linear, M): what the sustained chain pins
   cublasLtMatmulAlgo_t rank0{}, heuristic_best{}, space_best{};
@@ -136,52 +135,69 @@ void run_sustained(Backend& gpu, cudaStream_t stream, const std::string& models,
       double flop = 0;
       for (const Linear& l : lins) flop += 2.0 * double(m) * double(l.n) * double(l.k) * layers;
       const char* names[] = {"heuristic rank 0", "heuristic best", "space best"};
-      for (int variant = 0; variant < (space ? 3 : 2); ++variant) {
-        cuda::CublasLtGemm gemm;  // a fresh plan cache per variant: only pinned algorithms run
-        bool ok = true;
-        for (size_t i = 0; i < lins.size(); ++i) {
-          const auto it = picks.find(pick_key(lins[i], m));
-          if (it == picks.end() || (variant == 2 && !it->second.has_space)) {
-            ok = false;
-            break;
-          }
-          const Tensor wt(w[i][0], DType::bf16, Device::cuda, {lins[i].n, lins[i].k});
-          const Tensor xt(x[i], DType::bf16, Device::cuda, {m, lins[i].k});
-          const Tensor ot(out[i], DType::bf16, Device::cuda, {m, lins[i].n});
-          const auto& p = it->second;
-          gemm.pin_algo(ot, xt, wt, Tensor{}, variant == 0 ? p.rank0 : variant == 1 ? p.heuristic_best : p.space_best);
-        }
-        if (!ok) {
-          std::printf("~ %s M=%lld %s: a linear has no pick (run without --linear)\n", model.c_str(), (long long)m,
-                      names[variant]);
-          continue;
-        }
-        auto chain = [&] {
-          for (int l = 0; l < layers; ++l)
-            for (size_t i = 0; i < lins.size(); ++i) {
-              const Tensor wt(w[i][size_t(l)], DType::bf16, Device::cuda, {lins[i].n, lins[i].k});
-              const Tensor xt(x[i], DType::bf16, Device::cuda, {m, lins[i].k});
-              const Tensor ot(out[i], DType::bf16, Device::cuda, {m, lins[i].n});
-              gemm.run(ot, xt, wt, Tensor{}, stream, lins[i].name == "o" || lins[i].name == "down");
+      // Three interleaved rounds: a long chain heats the GPU, so a fixed order would favour the first.
+      for (int round = 0; round < 3; ++round)
+        for (int variant = 0; variant < (space ? 3 : 2); ++variant) {
+          cuda::CublasLtGemm gemm;  // a fresh plan cache per variant: only pinned algorithms run
+          bool ok = true;
+          for (size_t i = 0; i < lins.size(); ++i) {
+            const auto it = picks.find(pick_key(lins[i], m));
+            if (it == picks.end() || (variant == 2 && !it->second.has_space)) {
+              ok = false;
+              break;
             }
-        };
-        for (int r = 0; r < 2; ++r) chain();
-        std::vector<float> times;
-        for (int r = 0; r < 5; ++r) {
-          SEAM_CUDA_CHECK(cudaEventRecord(e0, stream));
+            const Tensor wt(w[i][0], DType::bf16, Device::cuda, {lins[i].n, lins[i].k});
+            const Tensor xt(x[i], DType::bf16, Device::cuda, {m, lins[i].k});
+            const Tensor ot(out[i], DType::bf16, Device::cuda, {m, lins[i].n});
+            const auto& p = it->second;
+            gemm.pin_algo(ot, xt, wt, Tensor{},
+                          variant == 0   ? p.rank0
+                          : variant == 1 ? p.heuristic_best
+                                         : p.space_best);
+          }
+          if (!ok) {
+            std::printf("~ %s M=%lld %s: a linear has no pick (run without --linear)\n", model.c_str(), (long long)m,
+                        names[variant]);
+            continue;
+          }
+          auto chain = [&] {
+            for (int l = 0; l < layers; ++l)
+              for (size_t i = 0; i < lins.size(); ++i) {
+                const Tensor wt(w[i][size_t(l)], DType::bf16, Device::cuda, {lins[i].n, lins[i].k});
+                const Tensor xt(x[i], DType::bf16, Device::cuda, {m, lins[i].k});
+                const Tensor ot(out[i], DType::bf16, Device::cuda, {m, lins[i].n});
+                gemm.run(ot, xt, wt, Tensor{}, stream, lins[i].name == "o" || lins[i].name == "down");
+              }
+          };
+          // One eager chain makes the plans; the timed chains replay a CUDA graph of it, so the
+          // host's cublasLtMatmul calls (several us each) never starve the GPU on small shapes.
           chain();
-          SEAM_CUDA_CHECK(cudaEventRecord(e1, stream));
-          SEAM_CUDA_CHECK(cudaEventSynchronize(e1));
-          float ms = 0;
-          SEAM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-          times.push_back(ms);
+          cudaGraph_t graph = nullptr;
+          cudaGraphExec_t exec = nullptr;
+          SEAM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+          chain();
+          SEAM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+          SEAM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+          for (int r = 0; r < 2; ++r) SEAM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+          std::vector<float> times;
+          for (int r = 0; r < 5; ++r) {
+            SEAM_CUDA_CHECK(cudaEventRecord(e0, stream));
+            SEAM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+            SEAM_CUDA_CHECK(cudaEventRecord(e1, stream));
+            SEAM_CUDA_CHECK(cudaEventSynchronize(e1));
+            float ms = 0;
+            SEAM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+            times.push_back(ms);
+          }
+          SEAM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+          SEAM_CUDA_CHECK(cudaGraphDestroy(graph));
+          std::sort(times.begin(), times.end());
+          std::printf(
+              "~ sustained %s M=%lld, %d layers x 4 GEMMs, round %d, %s: %.3f ms (min %.3f, max %.3f) = "
+              "%.0f TFLOP/s, %.1f us a layer\n",
+              model.c_str(), (long long)m, layers, round, names[variant], times[2], times[0], times[4],
+              flop / (double(times[2]) * 1e9), 1e3 * times[2] / layers);
         }
-        std::sort(times.begin(), times.end());
-        std::printf("~ sustained %s M=%lld, %d layers x 4 GEMMs, %s: %.3f ms (min %.3f, max %.3f) = %.0f TFLOP/s, "
-                    "%.1f us a layer\n",
-                    model.c_str(), (long long)m, layers, names[variant], times[2], times[0], times[4],
-                    flop / (double(times[2]) * 1e9), 1e3 * times[2] / layers);
-      }
     }
     SEAM_CUDA_CHECK(cudaEventDestroy(e0));
     SEAM_CUDA_CHECK(cudaEventDestroy(e1));
@@ -260,8 +276,8 @@ int run(int argc, char** argv) {
     if (!csv) return;
     const AlgoConfig c = algo_config_of(t.algo);
     *csv << lin.model << ',' << lin.name << ',' << m << ',' << lin.n << ',' << lin.k << ',' << source << ',' << rank
-         << ',' << c.id << ',' << c.tile << ',' << c.stages << ',' << c.splitk << ',' << c.reduction << ','
-         << c.swizzle << ',' << c.custom << ',' << c.cluster << ',' << t.workspace_bytes << ',' << t.median_us << ','
+         << ',' << c.id << ',' << c.tile << ',' << c.stages << ',' << c.splitk << ',' << c.reduction << ',' << c.swizzle
+         << ',' << c.custom << ',' << c.cluster << ',' << t.workspace_bytes << ',' << t.median_us << ','
          << (t.median_us > 0 ? flop / (t.median_us * 1e6) : 0) << ','
          << (t.median_us > 0 && r0 > 0 ? r0 / t.median_us : 0) << '\n';
   };
@@ -276,13 +292,14 @@ int run(int argc, char** argv) {
   for (const Linear& lin : all_linears()) {
     if ((models.empty() && lin.model == "0.5b") || !listed(models, lin.model) || !listed(linears, lin.name)) continue;
     std::vector<int64_t> mv = m_list;
-    if (mv.empty()) mv = lin.model == "8b" ? std::vector<int64_t>{1, 64, 128, 512, 576, 1024, 4096}
-                                           : std::vector<int64_t>{64, 576, 4096};
+    if (mv.empty())
+      mv = lin.model == "8b" ? std::vector<int64_t>{1, 64, 128, 512, 576, 1024, 4096}
+                             : std::vector<int64_t>{64, 576, 4096};
     const int64_t max_m = *std::max_element(mv.begin(), mv.end());
     // One allocation per linear, sized for its largest M.
-    void* w_p = gpu->alloc(size_t(lin.n * lin.k) * 2);      // [n, k]
-    void* x_p = gpu->alloc(size_t(max_m * lin.k) * 2);      // [max_m, k]
-    void* out_p = gpu->alloc(size_t(max_m * lin.n) * 2);    // [max_m, n]
+    void* w_p = gpu->alloc(size_t(lin.n * lin.k) * 2);    // [n, k]
+    void* x_p = gpu->alloc(size_t(max_m * lin.k) * 2);    // [max_m, k]
+    void* out_p = gpu->alloc(size_t(max_m * lin.n) * 2);  // [max_m, n]
     random_fill_kernel<<<1024, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(w_p), lin.n * lin.k, 17,
                                                  1.f / std::sqrt(float(lin.k)));
     random_fill_kernel<<<1024, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(x_p), max_m * lin.k, 29, 1.f);
@@ -309,9 +326,10 @@ int run(int argc, char** argv) {
       pick.rank0 = timed[0].algo;
       pick.heuristic_best = timed[best].algo;
       const double b = timed[best].median_us;
-      std::printf("= %-13s N=%lld K=%lld cands=%zu  rank0 %.2f us (%.0f TF)  best %.2f us (%.0f TF) rank %zu  %+.1f %%\n",
-                  shape, (long long)lin.n, (long long)lin.k, timed.size(), r0, r0 > 0 ? flop / (r0 * 1e6) : 0, b,
-                  flop / (b * 1e6), best, r0 > 0 ? 100.0 * (r0 / b - 1.0) : 0.0);
+      std::printf(
+          "= %-13s N=%lld K=%lld cands=%zu  rank0 %.2f us (%.0f TF)  best %.2f us (%.0f TF) rank %zu  %+.1f %%\n",
+          shape, (long long)lin.n, (long long)lin.k, timed.size(), r0, r0 > 0 ? flop / (r0 * 1e6) : 0, b,
+          flop / (b * 1e6), best, r0 > 0 ? 100.0 * (r0 / b - 1.0) : 0.0);
       ++n_shapes;
       if (best != 0) ++n_beaten;
       if (r0 > 0) total_rank0 += r0, total_best += b;
@@ -341,10 +359,11 @@ int run(int argc, char** argv) {
       pick.space_best = again[sb].algo;
       pick.has_space = true;
       const double hb = again.back().median_us, s_us = again[sb].median_us;
-      std::printf("= %-13s space: %lld checked, %zu accepted, %.1f s; best %.2f us (%.0f TF) vs heuristic's best "
-                  "%.2f us in the same round: %+.1f %%\n",
-                  shape, (long long)n_tried, all.size(), space_s, s_us, flop / (s_us * 1e6), hb,
-                  hb > 0 ? 100.0 * (hb / s_us - 1.0) : 0.0);
+      std::printf(
+          "= %-13s space: %lld checked, %zu accepted, %.1f s; best %.2f us (%.0f TF) vs heuristic's best "
+          "%.2f us in the same round: %+.1f %%\n",
+          shape, (long long)n_tried, all.size(), space_s, s_us, flop / (s_us * 1e6), hb,
+          hb > 0 ? 100.0 * (hb / s_us - 1.0) : 0.0);
       total_space += s_us * (b / (hb > 0 ? hb : b));  // in the first round's clocks
     }
     gpu->synchronize();
@@ -354,8 +373,7 @@ int run(int argc, char** argv) {
   }
   gemm.end_tuning();
   std::printf("# %d shapes, heuristic's pick beaten in %d; sum of rank-0 %.1f us vs best %.1f us (%+.1f %%)\n",
-              n_shapes, n_beaten, total_rank0, total_best,
-              total_best > 0 ? 100.0 * (total_rank0 / total_best - 1) : 0);
+              n_shapes, n_beaten, total_rank0, total_best, total_best > 0 ? 100.0 * (total_rank0 / total_best - 1) : 0);
   if (space && total_space > 0)
     std::printf("# space: sum of best %.1f us, against the heuristic's best %.1f us (%+.1f %%)\n", total_space,
                 total_best, 100.0 * (total_best / total_space - 1));

@@ -150,7 +150,7 @@ std::vector<float> rope_inv_freq(int64_t head_dim) {
 }
 
 // Which GEMM rows a run prints: all; quick (no 64-row 8B rows); batch1 (the GEMV and cuBLASLt
-// beside it); small_m (every projection at 2-128 rows: the skinny GEMM beside cuBLASLt).
+// beside it); small_m (every projection at 2-32 rows: the skinny GEMM beside cuBLASLt).
 enum class GemmRows { all, quick, batch1, small_m };
 
 void bench_gemms(Bench& b, GemmRows rows) {
@@ -227,7 +227,7 @@ void bench_gemms(Bench& b, GemmRows rows) {
     b.release_all();
   };
   if (rows == GemmRows::small_m) {
-    // Decode batches and short extends (2-64 rows; 128 for reference): the skinny tensor-core
+    // Decode batches and short extends (2-16 rows; 32 for reference): the skinny tensor-core
     // GEMM and cuBLASLt on the same problem, every projection of the three shapes.
     auto pair = [&](const G& g, int64_t m) {
       const double w_bytes = double(g.n_out * g.n_in) * 2;
@@ -251,7 +251,7 @@ void bench_gemms(Bench& b, GemmRows rows) {
       b.row(std::string("linear ") + g.name + " (cuBLASLt)", shape, us_cublas, bytes, flops);
       b.release_all();
     };
-    for (int64_t m : {2, 4, 8, 16, 32, 64, 128}) {
+    for (int64_t m : {2, 4, 8, 12, 16, 32}) {
       for (const G& g : small) pair(g, m);
       for (const G& g : gemms) pair(g, m);
     }
@@ -412,7 +412,7 @@ void bench_sampling(Bench& b, int n, bool greedy) {
 
 int run(int argc, char** argv) {
   // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMM rows;
-  // --small-m: only the projections at 2-128 rows, skinny GEMM and cuBLASLt.
+  // --small-m: only the projections at 2-32 rows, skinny GEMM and cuBLASLt.
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const bool gemv_only = argc > 1 && std::strcmp(argv[1], "--gemv") == 0;
   const bool small_m = argc > 1 && std::strcmp(argv[1], "--small-m") == 0;

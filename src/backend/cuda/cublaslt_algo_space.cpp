@@ -87,7 +87,8 @@ std::vector<AlgoConfigResult> enumerate_algo_space(cublasLtHandle_t handle, cubl
                 set_config(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, uint32_t(custom));
                 set_config(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, split);
                 if (split > 1)
-                  set_config(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, uint32_t(CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE));
+                  set_config(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+                             uint32_t(CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE));
                 ++tried;
                 cublasLtMatmulHeuristicResult_t r{};
                 if (cublasLtMatmulAlgoCheck(handle, desc, a, b, c, c, &algo, &r) != CUBLAS_STATUS_SUCCESS) continue;

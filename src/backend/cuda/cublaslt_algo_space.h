@@ -15,10 +15,10 @@
 namespace seam::cuda {
 
 struct AlgoSpaceLimits {
-  int max_configs = 8192;   // stop after this many accepted configurations
-  bool split_k = false;     // also try split-K 2, 3, 4 (compute-bound shapes gain nothing from it)
-  int max_custom = 3;       // custom options 0..min(this, the algorithm's maximum)
-  size_t max_workspace = 0; // bytes
+  int max_configs = 8192;    // stop after this many accepted configurations
+  bool split_k = false;      // also try split-K 2, 3, 4 (compute-bound shapes gain nothing from it)
+  int max_custom = 3;        // custom options 0..min(this, the algorithm's maximum)
+  size_t max_workspace = 0;  // bytes
 };
 
 // A configuration cublasLtMatmulAlgoCheck accepted, with what the check reports.
