@@ -9,8 +9,9 @@
 // it is a permutation of the chunk's 32 k, so the dot products are exact sums of the right
 // products, in a different order.
 //
-// Each warp streams a contiguous run of chunks of its 16 rows, kUnroll chunks of loads in
-// flight (weights bypass L1: they are read once; x is read by every block and stays in L1/L2).
+// Each warp streams a contiguous run of chunks (an eighth of K) of its block's 16 rows, U chunks
+// of loads in flight (weights bypass L1: they are read once; x is read by every block and stays
+// in L1/L2).
 // The first weight loads go out before the PDL wait: weights never change during a run.
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
@@ -45,19 +46,16 @@ __device__ __forceinline__ uint4 load_weights(const uint4* p) {
   return v;
 }
 
-// NT: n-tiles of 8 rows of x (m <= 8 NT). U: chunks a warp loads per group; one group is in
-// flight while the previous one is multiplied. `slices`: warps per feature group (1, 2, 4, 8),
-// each a contiguous K range; the block's 8 / slices groups are consecutive 16-feature tiles.
+// NT: n-tiles of 8 rows of x (m <= 8 NT). U: chunks of loads in flight per warp.
 template <typename T, typename TO, int NT, int U>
-__global__ void __launch_bounds__(kWarps * 32) skinny_gemm_kernel(SkinnyArgs<T, TO> a, int slices) {
+__global__ void __launch_bounds__(kWarps * 32) skinny_gemm_kernel(SkinnyArgs<T, TO> a) {
   __shared__ float part[kWarps][NT * 8][kFeatures + 1];  // each warp's sums: [warp][x row][feature]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, c = lane & 3;
-  const int groups = kWarps / slices, group = warp / slices, slice = warp % slices;
-  const int f0 = (blockIdx.x * groups + group) * kFeatures;
+  const int f0 = blockIdx.x * kFeatures;
   const int n_chunks = a.n_in / kChunk;
-  const int per_slice = (n_chunks + slices - 1) / slices;
-  const int c_begin = min(n_chunks, slice * per_slice), c_end = min(n_chunks, c_begin + per_slice);
+  const int per_warp = (n_chunks + kWarps - 1) / kWarps;
+  const int c_begin = min(n_chunks, warp * per_warp), c_end = min(n_chunks, c_begin + per_warp);
 
   // Rows past n_out read row 0 and are never written.
   const bool lo_ok = f0 + g < a.n_out, hi_ok = f0 + g + 8 < a.n_out;
@@ -65,7 +63,7 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_gemm_kernel(SkinnyArgs<T, 
   const uint4* w_hi = reinterpret_cast<const uint4*>(a.w + int64_t(hi_ok ? f0 + g + 8 : 0) * a.n_in) + c;
   const uint4 zero = make_uint4(0, 0, 0, 0);
 
-  uint4 wl[U], wh[U], xv[U][NT];  // the group in flight
+  uint4 wl[U], wh[U];
   auto load_w = [&](int ch) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -74,7 +72,14 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_gemm_kernel(SkinnyArgs<T, 
       wh[u] = in ? load_weights(w_hi + (ch + u) * kVecsPerChunk) : zero;
     }
   };
-  auto load_x = [&](int ch) {
+  load_w(c_begin);
+  pdl_begin();  // x is the previous kernel's output
+
+  float acc[NT][4];
+#pragma unroll
+  for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+  for (int ch = c_begin; ch < c_end; ch += U) {
+    uint4 xv[U][NT];
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -85,34 +90,18 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_gemm_kernel(SkinnyArgs<T, 
                 ? __ldg(reinterpret_cast<const uint4*>(a.x + int64_t(row) * a.x_stride + int64_t(ch + u) * kChunk) + c)
                 : zero;
       }
-  };
-  load_w(c_begin);
-  pdl_begin();  // x is the previous kernel's output
-  load_x(c_begin);
-
-  float acc[NT][4];
+    uint4 cl[U], chh[U];
 #pragma unroll
-  for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
-  for (int ch = c_begin; ch < c_end; ch += U) {
-    uint4 cl[U], chh[U], cx[U][NT];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      cl[u] = wl[u], chh[u] = wh[u];
-#pragma unroll
-      for (int j = 0; j < NT; ++j) cx[u][j] = xv[u][j];
-    }
-    if (ch + U < c_end) {  // the next group's loads in flight during this group's math
-      load_w(ch + U);
-      load_x(ch + U);
-    }
+    for (int u = 0; u < U; ++u) cl[u] = wl[u], chh[u] = wh[u];
+    if (ch + U < c_end) load_w(ch + U);  // the next group's weights in flight during this group's math
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const uint32_t a0[4] = {cl[u].x, chh[u].x, cl[u].y, chh[u].y};  // step 0: k 8c + {0..3}
       const uint32_t a1[4] = {cl[u].z, chh[u].z, cl[u].w, chh[u].w};  // step 1: k 8c + {4..7}
 #pragma unroll
       for (int j = 0; j < NT; ++j) {
-        flash::mma_16816(acc[j], a0, cx[u][j].x, cx[u][j].y, T{});
-        flash::mma_16816(acc[j], a1, cx[u][j].z, cx[u][j].w, T{});
+        flash::mma_16816(acc[j], a0, xv[u][j].x, xv[u][j].y, T{});
+        flash::mma_16816(acc[j], a1, xv[u][j].z, xv[u][j].w, T{});
       }
     }
   }
@@ -123,35 +112,18 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_gemm_kernel(SkinnyArgs<T, 
 #pragma unroll
     for (int i = 0; i < 4; ++i) part[warp][8 * j + 2 * c + (i & 1)][g + 8 * (i >> 1)] = acc[j][i];
   __syncthreads();
-  // Group q's sums are in warps q * slices .. q * slices + slices - 1.
-  for (int idx = threadIdx.x; idx < groups * a.m * kFeatures; idx += kWarps * 32) {
-    const int q = idx / (a.m * kFeatures), rem = idx % (a.m * kFeatures);
-    const int row = rem / kFeatures, f = rem % kFeatures;
-    const int feature = (blockIdx.x * groups + q) * kFeatures + f;
+  for (int idx = threadIdx.x; idx < a.m * kFeatures; idx += kWarps * 32) {
+    const int row = idx / kFeatures, f = idx % kFeatures, feature = f0 + f;
     if (feature >= a.n_out) continue;
     float s = 0.f;
-    for (int w = q * slices; w < (q + 1) * slices; ++w) s += part[w][row][f];
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) s += part[w][row][f];
     if (a.bias != nullptr) s += to_float(a.bias[feature]);
     TO* dst = a.out + int64_t(row) * a.out_stride + feature;
     if (a.accumulate) s += to_float(*dst);
     *dst = from_float<TO>(s);
   }
 }
-
-}  // namespace
-
-int skinny_gemm_slices(int64_t n_out, int64_t n_in) {
-  // Enough warps for latency hiding: kTargetWarps over the GPU (8 a SM on 132 SMs), from the
-  // fewest K slices that reach it (a warp then streams the longest runs of each row), never
-  // more slices than chunks.
-  constexpr int64_t kTargetWarps = 1056;
-  const int64_t groups = (n_out + kFeatures - 1) / kFeatures, n_chunks = n_in / kChunk;
-  int slices = 1;
-  while (slices < kWarps && groups * slices < kTargetWarps && n_chunks >= 2 * slices) slices *= 2;
-  return slices;
-}
-
-namespace {
 
 template <typename T, typename TO>
 void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, bool accumulate,
@@ -167,10 +139,10 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w, const Ten
   a.m = int(x.size(0));
   a.n_out = int(w.size(0));
   a.n_in = int(w.size(1));
-  const int slices = skinny_gemm_slices(a.n_out, a.n_in);
-  const dim3 grid(div_up(a.n_out, int64_t(kFeatures) * (kWarps / slices))), block(kWarps * 32);
-  if (a.m <= 8) return launch_kernel(skinny_gemm_kernel<T, TO, 1, 4>, grid, block, 0, stream, a, slices);
-  launch_kernel(skinny_gemm_kernel<T, TO, 2, 2>, grid, block, 0, stream, a, slices);
+  const dim3 grid(div_up(a.n_out, kFeatures)), block(kWarps * 32);
+  // Two n-tiles at most (kSkinnyMaxRows = 16): 4 chunks of loads in flight a warp.
+  if (a.m <= 8) return launch_kernel(skinny_gemm_kernel<T, TO, 1, 4>, grid, block, 0, stream, a);
+  launch_kernel(skinny_gemm_kernel<T, TO, 2, 4>, grid, block, 0, stream, a);
 }
 
 }  // namespace

@@ -3,12 +3,14 @@
 //
 // At these row counts a linear is a pass over the weights, and on the small models' 1-17 MB
 // matrices cuBLASLt pays 4-9 us of fixed cost where the bytes need 0.5-4 us (seam_gemm_sweep
-// --space: no configuration of its algorithm space does much better). Each warp owns 16 output
-// features and a slice of K, and streams its slice of the 16 weight rows with 16-byte loads
-// into mma.sync m16n8k16 (the weights are the A operand, 8 rows of x an n-tile of B); the
-// slices' partial sums meet in shared memory. No operand is re-laid-out: a lane's
-// 16-byte load of a weight row is 8 consecutive k, and the same lane loads the same 8 k of
-// each x row, so one fixed permutation of k inside a 32-k chunk serves both operands.
+// --space: no configuration of its algorithm space does much better). Each block owns 16 output
+// features; its 8 warps split K, and each streams its slice of the 16 weight rows with 16-byte
+// loads into mma.sync m16n8k16 (the weights are the A operand, 8 rows of x an n-tile of B);
+// the slices' partial sums meet in shared memory. It wins where cuBLASLt's fixed cost is a
+// large part of the time (n_out <= 4096, <= 16 M weights: skinny_gemm_choice.h), and loses
+// to it on wide projections (gate_up, lm_head), where the 16-feature blocks are many and short. No operand is
+// re-laid-out: a lane's 16-byte load of a weight row is 8 consecutive k, and the same lane loads the same 8 k of each x
+// row, so one fixed permutation of k inside a 32-k chunk serves both operands.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -20,10 +22,6 @@ namespace seam::cuda {
 // grows with rows x n_out / 16: at 32-64 rows it exceeded the weights' and the kernel was 1.3-5x
 // slower than cuBLASLt (docs/performance.md, eighth pass).
 constexpr int64_t kSkinnyMaxRows = 16;
-
-// K slices (warps per 16-feature group, 1-8) of a launch for this weight: host-only, exposed
-// for tests.
-int skinny_gemm_slices(int64_t n_out, int64_t n_in);
 
 // True when launch_skinny_gemm can compute this linear: x and w bf16 or f16 (one dtype), out
 // that dtype or f32, bias undefined or w's dtype, 1 <= rows <= kSkinnyMaxRows, n_in % 32 == 0,

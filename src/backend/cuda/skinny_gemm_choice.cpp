@@ -3,11 +3,9 @@
 namespace seam::cuda {
 
 bool choose_skinny_gemm(int mode, int64_t rows, int64_t n_out, int64_t n_in) {
-  (void)n_out;
-  (void)n_in;
   if (mode == 0) return false;
   if (mode == 2) return true;
-  return rows <= 64;  // provisional: to be fitted to the kernel bench
+  return rows <= kSkinnyRuleMaxRows && n_out <= kSkinnyRuleMaxOut && n_out * n_in <= kSkinnyRuleMaxWeights;
 }
 
 }  // namespace seam::cuda
