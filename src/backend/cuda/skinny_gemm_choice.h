@@ -7,11 +7,13 @@
 namespace seam::cuda {
 
 // The rule, fitted to `seam_kernel_bench --small-m` on the H200 (docs/performance.md, eighth
-// pass; skinny / cuBLASLt us at 2-8 rows): it is faster on the projections of at most 4096
-// outputs and 2^24 weights -- 0.5B qkv 2.6-2.8 / 3.7-3.9, o 2.5-2.6 / 3.6-4.5, down 6.8 / 7.4-7.5;
-// 1B qkv 5.7-6.3 / 6.4-6.6, o 4.8-5.2 / 6.0, down 11.8-12.2 / 13.0-13.4; 8B o 10.5-10.7 /
-// 12.5-12.8 -- and slower on wider or larger ones (gate_up of every shape by 9-13 %, 8B qkv and
-// down by 1-4 %, lm_head). From 9 rows its lead shrinks and turns (1B qkv 6.9 / 6.4 at 16).
+// pass, call 4; skinny / cuBLASLt us at 2 and 8 rows): the skinny GEMM is faster on the
+// projections of at most 4096 outputs and 2^24 weights -- 0.5B qkv 2.6-2.8 / 3.7-3.8, o 2.5-2.7 /
+// 3.7-4.4, down 6.7-6.9 / 7.4-7.5; 1B qkv 5.7-6.3 / 6.3-6.4, o 4.8-5.3 / 5.9-6.1, down 11.7-12.4 /
+// 12.7-13.1; 8B o 10.5-10.9 / 12.6-12.9 -- and slower on the wide ones: gate_up (0.5B 7.8-8.4 /
+// 6.8-6.9, 1B 19.4-20.4 / 18.6-19.0, 8B 59.3-61.3 / 59.0-59.4), 8B qkv (16.5-17.4 / 15.1-15.6) and
+// the lm_head; 8B down is a tie (32.2-32.6 / 32.4-33.1) and stays on cuBLASLt. From 9 rows its
+// lead shrinks or turns (16 rows: 1B qkv 7.0 / 6.5, 1B down 13.3 / 13.0).
 constexpr int64_t kSkinnyRuleMaxRows = 8;
 constexpr int64_t kSkinnyRuleMaxOut = 4096;
 constexpr int64_t kSkinnyRuleMaxWeights = int64_t(1) << 24;
