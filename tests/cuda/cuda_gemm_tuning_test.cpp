@@ -1,7 +1,8 @@
 // Start-up GEMM tuning in CublasLtGemm: a tuned plan computes what the heuristic's
 // plan computes (bf16 tolerance: another kernel sums in another order), small row
-// counts and calls made while the stream is capturing are never timed, and nothing
-// is timed after end_tuning().
+// counts and calls made while the stream is capturing are never timed, nothing is
+// timed after end_tuning(), and plans off the 128-row tile grid also time the tiles
+// of the heuristic's algorithm (only when Tuning::tile_space is on).
 #include "backend/cuda/cublaslt_gemm.h"
 #include "cuda_test_util.h"
 
@@ -53,6 +54,32 @@ TEST_F(CudaGemmTuning, TunedPlansMatchTheHeuristicsPlan) {
   EXPECT_EQ(st.n_skipped, 0);
   EXPECT_GT(st.seconds, 0);
   EXPECT_LE(st.chosen_us, st.heuristic_us);  // the kept kernel is never slower than rank 0 as timed
+  // The two 576-row shapes are off the 128-row tile grid: the tiles of the heuristic's algorithm
+  // were timed with its candidates (on sm_90 it offers dozens for bf16); 256 rows are on the grid.
+  EXPECT_GE(st.n_tile_searched, 1);
+  EXPECT_LE(st.n_tile_searched, 2);
+  EXPECT_LE(st.n_tile_kept, st.n_tile_searched);
+}
+
+TEST_F(CudaGemmTuning, TileSearchCanBeTurnedOffAndStaysCorrect) {
+  for (bool tiles : {false, true}) {
+    SCOPED_TRACE(tiles ? "tile search on" : "tile search off");
+    cuda::CublasLtGemm plain, tuned;
+    cuda::CublasLtGemm::Tuning t;
+    t.tile_space = tiles;
+    t.tile_candidates = 8;  // keep more, so a tile is more likely to be the one run below
+    tuned.begin_tuning(t, stream());
+    Problem p = make(448, 4096, 1024), q = make(1024, 1024, 1024);
+    plain.run(p.out_ref, p.x, p.w, Tensor{}, stream());
+    tuned.run(p.out, p.x, p.w, Tensor{}, stream());
+    plain.run(q.out_ref, q.x, q.w, Tensor{}, stream());
+    tuned.run(q.out, q.x, q.w, Tensor{}, stream());
+    expect_close(download(p.out), download(p.out_ref), tolerance_for(DType::bf16), "448 rows");
+    expect_close(download(q.out), download(q.out_ref), tolerance_for(DType::bf16), "1024 rows");
+    const auto st = tuned.end_tuning();
+    EXPECT_EQ(st.n_tuned, 2);
+    EXPECT_EQ(st.n_tile_searched, tiles ? 1 : 0);  // only the 448-row plan is off the grid
+  }
 }
 
 TEST_F(CudaGemmTuning, NeverTimesWhileCapturingOrAfterEnd) {

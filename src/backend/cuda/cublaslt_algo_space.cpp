@@ -61,23 +61,30 @@ std::vector<AlgoConfigResult> enumerate_algo_space(cublasLtHandle_t handle, cubl
   std::vector<int32_t> splits = {1};
   if (limits.split_k) splits.insert(splits.end(), {2, 3, 4});
   for (int i = 0; i < n_ids && int(out.size()) < limits.max_configs; ++i) {
+    if (limits.algo_id >= 0 && ids[i] != limits.algo_id) continue;
     cublasLtMatmulAlgo_t base{};
     if (cublasLtMatmulAlgoInit(handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, ab_type, ab_type, c_type, c_type, ids[i],
                                &base) != CUBLAS_STATUS_SUCCESS)
       continue;
     const auto tiles = cap_list(base, CUBLASLT_ALGO_CAP_TILE_IDS, CUBLASLT_MATMUL_TILE_UNDEFINED);
-    const auto stages = cap_list(base, CUBLASLT_ALGO_CAP_STAGES_IDS, CUBLASLT_MATMUL_STAGES_UNDEFINED);
-    const int max_swizzle = cap_int(base, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT) != 0 ? 1 : 0;
-    const int max_custom = std::min(limits.max_custom, int(cap_int(base, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX)));
+    auto stages = cap_list(base, CUBLASLT_ALGO_CAP_STAGES_IDS, CUBLASLT_MATMUL_STAGES_UNDEFINED);
+    if (limits.stages_id >= 0) stages = {uint32_t(limits.stages_id)};
+    const int max_swizzle =
+        !limits.library_defaults && cap_int(base, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT) != 0 ? 1 : 0;
+    const int max_custom = limits.library_defaults
+                               ? 0
+                               : std::min(limits.max_custom, int(cap_int(base, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX)));
+    const size_t n_clusters = limits.library_defaults ? 1 : sizeof(clusters) / sizeof(clusters[0]);
     const bool has_split_k = cap_int(base, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT) != 0;
     for (uint32_t tile : tiles)
       for (uint32_t stage : stages)
-        for (uint16_t cluster : clusters)
+        for (size_t ci = 0; ci < n_clusters; ++ci)
           for (int swizzle = 0; swizzle <= max_swizzle; ++swizzle)
             for (int custom = 0; custom <= max_custom; ++custom)
               for (int32_t split : splits) {
                 if (split > 1 && !has_split_k) continue;
                 if (int(out.size()) >= limits.max_configs) break;
+                const uint16_t cluster = clusters[ci];
                 cublasLtMatmulAlgo_t algo = base;
                 // An attribute the algorithm does not have is left at its default: the check decides.
                 set_config(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, tile);

@@ -19,6 +19,12 @@ struct AlgoSpaceLimits {
   bool split_k = false;      // also try split-K 2, 3, 4 (compute-bound shapes gain nothing from it)
   int max_custom = 3;        // custom options 0..min(this, the algorithm's maximum)
   size_t max_workspace = 0;  // bytes
+  // Narrowing (start-up tuning walks only the tiles of the heuristic's pick): one algorithm id
+  // and one stages id (-1: all), and the library's defaults for the cluster shape, CTA
+  // swizzling and custom option.
+  int algo_id = -1;
+  int stages_id = -1;
+  bool library_defaults = false;
 };
 
 // A configuration cublasLtMatmulAlgoCheck accepted, with what the check reports.

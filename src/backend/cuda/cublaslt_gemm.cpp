@@ -15,10 +15,14 @@ namespace {
 
 cudaDataType_t cuda_type(DType t) {
   switch (t) {
-    case DType::f32: return CUDA_R_32F;
-    case DType::f16: return CUDA_R_16F;
-    case DType::bf16: return CUDA_R_16BF;
-    default: throw Error(detail::concat("linear: unsupported dtype ", dtype_name(t)));
+    case DType::f32:
+      return CUDA_R_32F;
+    case DType::f16:
+      return CUDA_R_16F;
+    case DType::bf16:
+      return CUDA_R_16BF;
+    default:
+      throw Error(detail::concat("linear: unsupported dtype ", dtype_name(t)));
   }
 }
 
@@ -109,8 +113,8 @@ CublasLtGemm::Plan CublasLtGemm::make_plan(const Tensor& out, const Tensor& x, c
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof(al_c)));
   std::vector<cublasLtMatmulHeuristicResult_t> all(size_t(std::max(n_candidates, 1)));
   int n_results = 0;
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.a, p.b, p.c, p.c, pref,
-                                                           int(all.size()), all.data(), &n_results);
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.a, p.b, p.c, p.c, pref, int(all.size()),
+                                                           all.data(), &n_results);
   cublasLtMatmulPreferenceDestroy(pref);
   results->clear();
   if (st == CUBLAS_STATUS_SUCCESS)
@@ -124,8 +128,8 @@ CublasLtGemm::Plan CublasLtGemm::make_plan(const Tensor& out, const Tensor& x, c
   return p;
 }
 
-CublasLtGemm::Plan CublasLtGemm::make_any_plan(const Tensor& out, const Tensor& x, const Tensor& w,
-                                               const Tensor& bias, int n_candidates,
+CublasLtGemm::Plan CublasLtGemm::make_any_plan(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,
+                                               int n_candidates,
                                                std::vector<cublasLtMatmulHeuristicResult_t>* results) {
   Plan p;
   results->clear();
@@ -151,8 +155,18 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Key& key, const Tensor& out, co
   const bool tune = tunes(x);
   std::vector<cublasLtMatmulHeuristicResult_t> cands;
   Plan p = make_any_plan(out, x, w, bias, tune ? tuner_->config.n_candidates : 1, &cands);
+  const size_t n_heuristic = cands.size();
+  int n_tiles = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (tune && tuner_->config.tile_space && x.size(0) % kTileFitRows != 0 && !cands.empty()) {
+    try {
+      n_tiles = add_tile_candidates(p, out, x, w, &cands);
+    } catch (...) {
+      destroy(p);
+      throw;
+    }
+  }
   if (tune && cands.size() > 1) {
-    const auto t0 = std::chrono::steady_clock::now();
     std::vector<double> us;
     try {
       us = time_plan(p, out, x, w, cands, tuner_->config.method);
@@ -173,20 +187,60 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Key& key, const Tensor& out, co
       p.algo = cands[best].algo;
       st.n_tuned++;
       st.n_changed += best != 0;
+      st.n_tile_searched += n_tiles > 0;
+      st.n_tile_kept += best >= n_heuristic;
       st.heuristic_us += us[0] > 0 ? us[0] : us[best];
       st.chosen_us += us[best];
       if (log_tuning())
-        std::fprintf(stderr, "seam: gemm autotune M=%lld N=%lld K=%lld: rank %zu of %zu, %.1f us (rank 0: %.1f us)\n",
-                     (long long)x.size(0), (long long)w.size(0), (long long)w.size(1), best, us.size(), us[best],
-                     us[0]);
+        std::fprintf(stderr,
+                     "seam: gemm autotune M=%lld N=%lld K=%lld: rank %zu of %zu (%zu heuristic, %d tiles), %.1f us "
+                     "(rank 0: %.1f us)\n",
+                     (long long)x.size(0), (long long)w.size(0), (long long)w.size(1), best, us.size(), n_heuristic,
+                     n_tiles, us[best], us[0]);
     }
   }
   return plans_.emplace(key, p).first->second;
 }
 
+int CublasLtGemm::add_tile_candidates(const Plan& p, const Tensor& out, const Tensor& x, const Tensor& w,
+                                      std::vector<cublasLtMatmulHeuristicResult_t>* cands) {
+  const AlgoConfig first = algo_config_of((*cands)[0].algo);
+  AlgoSpaceLimits lim;
+  lim.algo_id = first.id;
+  lim.stages_id = first.stages;
+  lim.library_defaults = true;
+  lim.max_workspace = kWorkspaceBytes;
+  const auto space =
+      enumerate_algo_space(handle_, p.desc, p.a, p.b, p.c, cuda_type(x.dtype), cuda_type(out.dtype), lim);
+  std::vector<cublasLtMatmulHeuristicResult_t> tiles;
+  for (const auto& r : space) {
+    bool known = false;  // the heuristic may already offer this configuration
+    for (const auto& c : *cands) known = known || std::memcmp(&c.algo, &r.algo, sizeof(r.algo)) == 0;
+    if (known) continue;
+    cublasLtMatmulHeuristicResult_t h{};
+    h.algo = r.algo;
+    h.workspaceSize = r.workspace_bytes;
+    h.wavesCount = r.waves;
+    h.state = CUBLAS_STATUS_SUCCESS;
+    tiles.push_back(h);
+  }
+  if (tiles.empty()) return 0;
+  GemmTimingMethod brief = tuner_->config.method;
+  brief.n_warmup = 1;
+  brief.n_reps = 3;
+  const auto us = time_plan(p, out, x, w, tiles, brief);
+  if (us.size() != tiles.size()) return 0;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < tiles.size(); ++i)
+    if (us[i] > 0) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return us[a] < us[b]; });
+  const size_t keep = std::min(order.size(), size_t(std::max(tuner_->config.tile_candidates, 0)));
+  for (size_t i = 0; i < keep; ++i) cands->push_back(tiles[order[i]]);
+  return int(keep);
+}
+
 bool CublasLtGemm::tunes(const Tensor& x) const {
-  if (!tuner_ || (x.dtype != DType::bf16 && x.dtype != DType::f16) || x.size(0) < tuner_->config.min_rows)
-    return false;
+  if (!tuner_ || (x.dtype != DType::bf16 && x.dtype != DType::f16) || x.size(0) < tuner_->config.min_rows) return false;
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   SEAM_CUDA_CHECK(cudaStreamIsCapturing(tuner_->stream, &cs));
   return cs == cudaStreamCaptureStatusNone;
@@ -243,8 +297,8 @@ void CublasLtGemm::begin_tuning(const Tuning& t, cudaStream_t stream) {
   tuner_->flush_bytes = l2_flush_bytes();
   if (!reserve_scratch(tuner_->flush_bytes)) {
     tuner_.reset();
-    throw Error(detail::concat("gemm autotune: no device memory for the ", l2_flush_bytes() >> 20,
-                               " MiB L2-flush buffer"));
+    throw Error(
+        detail::concat("gemm autotune: no device memory for the ", l2_flush_bytes() >> 20, " MiB L2-flush buffer"));
   }
 }
 
@@ -258,8 +312,8 @@ CublasLtGemm::TuningStats CublasLtGemm::end_tuning() {
   return st;
 }
 
-std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_candidates(const Tensor& out, const Tensor& x,
-                                                                   const Tensor& w, const Tensor& bias, int n_max,
+std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_candidates(const Tensor& out, const Tensor& x, const Tensor& w,
+                                                                   const Tensor& bias, int n_max,
                                                                    const GemmTimingMethod& m) {
   SEAM_CHECK(tuner_ != nullptr, "time_candidates needs begin_tuning");
   std::vector<cublasLtMatmulHeuristicResult_t> cands;
@@ -272,16 +326,14 @@ std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_candidates(const Tensor&
     throw;
   }
   destroy(p);
-  SEAM_CHECK(us.size() == cands.size(), "time_candidates: no device memory for a ", out.shape_str(),
-             " scratch output");
+  SEAM_CHECK(us.size() == cands.size(), "time_candidates: no device memory for a ", out.shape_str(), " scratch output");
   std::vector<TimedAlgo> r;
   for (size_t i = 0; i < cands.size(); ++i) r.push_back(TimedAlgo{cands[i].algo, cands[i].workspaceSize, us[i]});
   return r;
 }
 
-std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_algo_space(const Tensor& out, const Tensor& x,
-                                                                   const Tensor& w, const Tensor& bias,
-                                                                   const AlgoSpaceLimits& limits,
+std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_algo_space(const Tensor& out, const Tensor& x, const Tensor& w,
+                                                                   const Tensor& bias, const AlgoSpaceLimits& limits,
                                                                    const GemmTimingMethod& m, long* n_tried) {
   SEAM_CHECK(tuner_ != nullptr, "time_algo_space needs begin_tuning");
   std::vector<cublasLtMatmulHeuristicResult_t> first;
@@ -349,18 +401,9 @@ void CublasLtGemm::pin_algo(const Tensor& out, const Tensor& x, const Tensor& w,
 }
 
 CublasLtGemm::Key CublasLtGemm::key_of(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias) {
-  return {w.size(0),
-          x.size(0),
-          w.size(1),
-          x.stride[0],
-          out.stride[0],
-          int64_t(x.dtype),
-          int64_t(out.dtype),
-          bias.defined() ? int64_t(bias.dtype) : -1,
-          alignment(w.data),
-          alignment(x.data),
-          alignment(out.data),
-          bias.defined() ? alignment(bias.data) : 0};
+  return {w.size(0),         x.size(0),         w.size(1),           x.stride[0],
+          out.stride[0],     int64_t(x.dtype),  int64_t(out.dtype),  bias.defined() ? int64_t(bias.dtype) : -1,
+          alignment(w.data), alignment(x.data), alignment(out.data), bias.defined() ? alignment(bias.data) : 0};
 }
 
 void CublasLtGemm::run(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, cudaStream_t stream,

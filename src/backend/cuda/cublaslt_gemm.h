@@ -49,18 +49,29 @@ class CublasLtGemm {
 
   // ---- start-up tuning ----
   struct Tuning {
-    int min_rows = 256;     // rows of x (M) from which a plan is tuned: compute-bound there
-    int n_candidates = 8;   // heuristic results timed
-    double min_gain = 0.02; // another algorithm replaces rank 0 only when this much faster (noise guard)
+    int min_rows = 256;      // rows of x (M) from which a plan is tuned: compute-bound there
+    int n_candidates = 8;    // heuristic results timed
+    double min_gain = 0.02;  // another algorithm replaces rank 0 only when this much faster (noise guard)
     GemmTimingMethod method;
+    // Plans whose rows are not a multiple of kTileFitRows also time every tile of the
+    // heuristic's first algorithm (cublaslt_algo_space.h, with its stages and the library's
+    // defaults otherwise), briefly, and add the fastest tile_candidates of them to the
+    // candidates. The heuristic tiles 576 rows as 4.5 tiles of 128; a tile whose token side
+    // divides the rows (96x192, 128x144) was 6-25 % faster on the 8B projections
+    // (docs/performance.md, eighth pass).
+    bool tile_space = true;
+    int tile_candidates = 3;
   };
+  static constexpr int64_t kTileFitRows = 128;
   struct TuningStats {
-    int n_tuned = 0;         // plans whose candidates were timed
-    int n_changed = 0;       // ... that kept another algorithm than the heuristic's first
-    int n_skipped = 0;       // eligible plans left untuned (scratch allocation failed)
-    double seconds = 0;      // host wall time spent timing
-    double heuristic_us = 0; // sum over tuned plans of the heuristic's first algorithm's median
-    double chosen_us = 0;    // ... and of the kept algorithm's median
+    int n_tuned = 0;          // plans whose candidates were timed
+    int n_changed = 0;        // ... that kept another algorithm than the heuristic's first
+    int n_skipped = 0;        // eligible plans left untuned (scratch allocation failed)
+    int n_tile_searched = 0;  // plans whose heuristic algorithm's tiles were also timed
+    int n_tile_kept = 0;      // ... that kept one of those tiles
+    double seconds = 0;       // host wall time spent timing
+    double heuristic_us = 0;  // sum over tuned plans of the heuristic's first algorithm's median
+    double chosen_us = 0;     // ... and of the kept algorithm's median
   };
   // `stream` must be the stream run() is called with. Allocates the timing scratch
   // (>= l2_flush_bytes()); start-up only.
@@ -113,6 +124,10 @@ class CublasLtGemm {
   std::vector<double> time_plan(const Plan& p, const Tensor& out, const Tensor& x, const Tensor& w,
                                 const std::vector<cublasLtMatmulHeuristicResult_t>& cands, const GemmTimingMethod& m);
   bool reserve_scratch(size_t bytes);  // grows the timing scratch; false when the device has no room
+  // Appends to `cands` the fastest Tuning::tile_candidates tiles of cands[0]'s algorithm (brief
+  // timing); returns how many it appended.
+  int add_tile_candidates(const Plan& p, const Tensor& out, const Tensor& x, const Tensor& w,
+                          std::vector<cublasLtMatmulHeuristicResult_t>* cands);
 
   // Start-up tuning state: all null/empty outside [begin_tuning, end_tuning).
   struct Tuner {

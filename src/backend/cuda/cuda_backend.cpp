@@ -6,6 +6,7 @@
 
 #include "backend/cuda/cuda_backend_impl.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/fill.h"
 
 namespace seam {
@@ -87,8 +88,8 @@ void* CudaBackend::alloc(size_t bytes) {
   const cudaError_t e = cudaMalloc(&p, bytes == 0 ? 1 : bytes);
   if (e == cudaErrorMemoryAllocation) {
     cudaGetLastError();
-    throw Error(detail::concat("cuda: out of device memory allocating ", bytes, " bytes (", free_memory(),
-                               " bytes free)"));
+    throw Error(
+        detail::concat("cuda: out of device memory allocating ", bytes, " bytes (", free_memory(), " bytes free)"));
   }
   SEAM_CUDA_CHECK(e);
   return p;
@@ -165,6 +166,8 @@ void CudaBackend::begin_gemm_tuning(const GemmTuning& t) {
   CublasLtGemm::Tuning g;
   g.min_rows = t.min_rows;
   g.n_candidates = t.n_candidates;
+  // SEAM_GEMM_TILE_SPACE=0: time only the heuristic's candidates (a diagnostic switch).
+  g.tile_space = env_choice("SEAM_GEMM_TILE_SPACE", 1, {0, 1}) == 1;
   gemm_->begin_tuning(g, stream_);
 }
 
@@ -173,11 +176,12 @@ void CudaBackend::end_startup() {
   const CublasLtGemm::TuningStats st = gemm_->end_tuning();
   const double gain = st.heuristic_us > 0 ? 100.0 * (1.0 - st.chosen_us / st.heuristic_us) : 0.0;
   std::fprintf(stderr,
-               "seam: gemm autotune: %d plans tuned in %.2f s, %d changed algorithm (-%.1f %% of their GEMM time), "
-               "%d skipped%s\n",
-               st.n_tuned, st.seconds, st.n_changed, gain, st.n_skipped,
-               st.n_tuned + st.n_skipped == 0 ? " (plans are tuned in graph warm-ups: graphs off, or no GEMM had enough rows)"
-                                              : "");
+               "seam: gemm autotune: %d plans tuned in %.2f s, %d changed algorithm (-%.1f %% of their GEMM time; "
+               "%d of %d tile-searched plans kept a tile outside the heuristic's list), %d skipped%s\n",
+               st.n_tuned, st.seconds, st.n_changed, gain, st.n_tile_kept, st.n_tile_searched, st.n_skipped,
+               st.n_tuned + st.n_skipped == 0
+                   ? " (plans are tuned in graph warm-ups: graphs off, or no GEMM had enough rows)"
+                   : "");
 }
 
 // ---------------------------------------------------------------- step timer
