@@ -70,15 +70,14 @@ std::vector<AlgoConfigResult> enumerate_algo_space(cublasLtHandle_t handle, cubl
     auto stages = cap_list(base, CUBLASLT_ALGO_CAP_STAGES_IDS, CUBLASLT_MATMUL_STAGES_UNDEFINED);
     if (limits.stages_id >= 0) stages = {uint32_t(limits.stages_id)};
     const int max_swizzle =
-        !limits.library_defaults && cap_int(base, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT) != 0 ? 1 : 0;
-    const int max_custom = limits.library_defaults
-                               ? 0
-                               : std::min(limits.max_custom, int(cap_int(base, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX)));
-    const size_t n_clusters = limits.library_defaults ? 1 : sizeof(clusters) / sizeof(clusters[0]);
+        !limits.plain_options && cap_int(base, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT) != 0 ? 1 : 0;
+    const int max_custom =
+        limits.plain_options ? 0 : std::min(limits.max_custom, int(cap_int(base, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX)));
+    const size_t first_cluster = limits.plain_options ? 1 : 0;  // plain: not AUTO
     const bool has_split_k = cap_int(base, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT) != 0;
     for (uint32_t tile : tiles)
       for (uint32_t stage : stages)
-        for (size_t ci = 0; ci < n_clusters; ++ci)
+        for (size_t ci = first_cluster; ci < sizeof(clusters) / sizeof(clusters[0]); ++ci)
           for (int swizzle = 0; swizzle <= max_swizzle; ++swizzle)
             for (int custom = 0; custom <= max_custom; ++custom)
               for (int32_t split : splits) {

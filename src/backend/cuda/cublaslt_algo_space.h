@@ -20,11 +20,12 @@ struct AlgoSpaceLimits {
   int max_custom = 3;        // custom options 0..min(this, the algorithm's maximum)
   size_t max_workspace = 0;  // bytes
   // Narrowing (start-up tuning walks only the tiles of the heuristic's pick): one algorithm id
-  // and one stages id (-1: all), and the library's defaults for the cluster shape, CTA
-  // swizzling and custom option.
+  // and one stages id (-1: all); plain_options: no CTA swizzling, custom option 0 and the three
+  // fixed cluster shapes (cublasLtMatmulAlgoCheck accepted no configuration with the AUTO
+  // cluster shape for seam's bf16 GEMMs on the H200: eighth pass, call 6).
   int algo_id = -1;
   int stages_id = -1;
-  bool library_defaults = false;
+  bool plain_options = false;
 };
 
 // A configuration cublasLtMatmulAlgoCheck accepted, with what the check reports.

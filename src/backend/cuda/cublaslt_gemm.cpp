@@ -208,7 +208,7 @@ int CublasLtGemm::add_tile_candidates(const Plan& p, const Tensor& out, const Te
   AlgoSpaceLimits lim;
   lim.algo_id = first.id;
   lim.stages_id = first.stages;
-  lim.library_defaults = true;
+  lim.plain_options = true;
   lim.max_workspace = kWorkspaceBytes;
   const auto space =
       enumerate_algo_space(handle_, p.desc, p.a, p.b, p.c, cuda_type(x.dtype), cuda_type(out.dtype), lim);

@@ -54,9 +54,9 @@ class CublasLtGemm {
     double min_gain = 0.02;  // another algorithm replaces rank 0 only when this much faster (noise guard)
     GemmTimingMethod method;
     // Plans whose rows are not a multiple of kTileFitRows also time every tile of the
-    // heuristic's first algorithm (cublaslt_algo_space.h, with its stages and the library's
-    // defaults otherwise), briefly, and add the fastest tile_candidates of them to the
-    // candidates. The heuristic tiles 576 rows as 4.5 tiles of 128; a tile whose token side
+    // heuristic's first algorithm (cublaslt_algo_space.h: its stages, each fixed cluster shape,
+    // no swizzle, custom option 0), briefly, and add the fastest tile_candidates of them to
+    // the candidates. The heuristic tiles 576 rows as 4.5 tiles of 128; a tile whose token side
     // divides the rows (96x192, 128x144) was 6-25 % faster on the 8B projections
     // (docs/performance.md, eighth pass).
     bool tile_space = true;
