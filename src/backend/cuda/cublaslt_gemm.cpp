@@ -15,14 +15,12 @@ namespace {
 
 cudaDataType_t cuda_type(DType t) {
   switch (t) {
-    case DType::f32:
-      return CUDA_R_32F;
-    case DType::f16:
-      return CUDA_R_16F;
-    case DType::bf16:
-      return CUDA_R_16BF;
-    default:
-      throw Error(detail::concat("linear: unsupported dtype ", dtype_name(t)));
+    // clang-format off
+    case DType::f32: return CUDA_R_32F;
+    case DType::f16: return CUDA_R_16F;
+    case DType::bf16: return CUDA_R_16BF;
+    default: throw Error(detail::concat("linear: unsupported dtype ", dtype_name(t)));
+    // clang-format on
   }
 }
 

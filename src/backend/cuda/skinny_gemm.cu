@@ -11,11 +11,11 @@
 //
 // Each warp streams a contiguous run of chunks (an eighth of K) of its block's 16 rows, U chunks
 // of loads in flight (weights bypass L1: they are read once; x is read by every block and stays
-// in L1/L2).
-// The first weight loads go out before the PDL wait: weights never change during a run.
+// in L1/L2). The first weight loads go out before the PDL wait: weights never change during a run.
+#include "backend/cuda/skinny_gemm.h"
+
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
-#include "backend/cuda/skinny_gemm.h"
 
 namespace seam::cuda {
 
