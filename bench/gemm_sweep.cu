@@ -29,6 +29,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -101,10 +102,46 @@ size_t fastest(const std::vector<cuda::CublasLtGemm::TimedAlgo>& v) {
   return best;
 }
 
-std::vector<int64_t> mv_or(const std::vector<int64_t>& m) { return m.empty() ? std::vector<int64_t>{512, 576} : m; }
+// The sustained chain's row counts: --m, else the mixed step's 512 and 576.
+std::vector<int64_t> sustained_rows(const std::vector<int64_t>& m) {
+  return m.empty() ? std::vector<int64_t>{512, 576} : m;
+}
+
+// Times `chain` (stream work, no host sync inside) as a CUDA graph: one eager run first (it
+// makes the cuBLASLt plans, which capture must not), then capture, 2 untimed replays and 5 timed
+// ones. Returns the replays' times in ms, sorted.
+std::vector<float> time_as_graph(cudaStream_t stream, const std::function<void()>& chain) {
+  chain();
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  SEAM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  chain();
+  SEAM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  SEAM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  cudaEvent_t e0, e1;
+  SEAM_CUDA_CHECK(cudaEventCreate(&e0));
+  SEAM_CUDA_CHECK(cudaEventCreate(&e1));
+  for (int r = 0; r < 2; ++r) SEAM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  std::vector<float> times;
+  for (int r = 0; r < 5; ++r) {
+    SEAM_CUDA_CHECK(cudaEventRecord(e0, stream));
+    SEAM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    SEAM_CUDA_CHECK(cudaEventRecord(e1, stream));
+    SEAM_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    SEAM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    times.push_back(ms);
+  }
+  SEAM_CUDA_CHECK(cudaEventDestroy(e0));
+  SEAM_CUDA_CHECK(cudaEventDestroy(e1));
+  SEAM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  SEAM_CUDA_CHECK(cudaGraphDestroy(graph));
+  std::sort(times.begin(), times.end());
+  return times;
+}
 
 // The four GEMMs of a layer over `layers` weight copies, back to back on one stream with the
-// algorithm of each pick pinned; the median of 5 timed chains after 2 warm-ups.
+// algorithm of each pick pinned, timed as a replayed graph (time_as_graph).
 void run_sustained(Backend& gpu, cudaStream_t stream, const std::string& models, const std::vector<int64_t>& m_list,
                    int layers_opt, const std::map<std::string, Pick>& picks, bool space) {
   for (const std::string model : {"8b", "1b", "0.5b"}) {
@@ -128,9 +165,6 @@ void run_sustained(Backend& gpu, cudaStream_t stream, const std::string& models,
       SEAM_CUDA_CHECK(cudaMemsetAsync(out[i], 0, size_t(max_m * lins[i].n) * 2, stream));
     }
     SEAM_CUDA_CHECK_LAUNCH();
-    cudaEvent_t e0, e1;
-    SEAM_CUDA_CHECK(cudaEventCreate(&e0));
-    SEAM_CUDA_CHECK(cudaEventCreate(&e1));
     for (int64_t m : m_list) {
       double flop = 0;
       for (const Linear& l : lins) flop += 2.0 * double(m) * double(l.n) * double(l.k) * layers;
@@ -169,29 +203,8 @@ void run_sustained(Backend& gpu, cudaStream_t stream, const std::string& models,
                 gemm.run(ot, xt, wt, Tensor{}, stream, lins[i].name == "o" || lins[i].name == "down");
               }
           };
-          // One eager chain makes the plans; the timed chains replay a CUDA graph of it, so the
-          // host's cublasLtMatmul calls (several us each) never starve the GPU on small shapes.
-          chain();
-          cudaGraph_t graph = nullptr;
-          cudaGraphExec_t exec = nullptr;
-          SEAM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-          chain();
-          SEAM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-          SEAM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-          for (int r = 0; r < 2; ++r) SEAM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-          std::vector<float> times;
-          for (int r = 0; r < 5; ++r) {
-            SEAM_CUDA_CHECK(cudaEventRecord(e0, stream));
-            SEAM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-            SEAM_CUDA_CHECK(cudaEventRecord(e1, stream));
-            SEAM_CUDA_CHECK(cudaEventSynchronize(e1));
-            float ms = 0;
-            SEAM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            times.push_back(ms);
-          }
-          SEAM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-          SEAM_CUDA_CHECK(cudaGraphDestroy(graph));
-          std::sort(times.begin(), times.end());
+          // A graph keeps the host's cublasLtMatmul calls (several us each) from starving the GPU.
+          const std::vector<float> times = time_as_graph(stream, chain);
           std::printf(
               "~ sustained %s M=%lld, %d layers x 4 GEMMs, round %d, %s: %.3f ms (min %.3f, max %.3f) = "
               "%.0f TFLOP/s, %.1f us a layer\n",
@@ -199,8 +212,6 @@ void run_sustained(Backend& gpu, cudaStream_t stream, const std::string& models,
               flop / (double(times[2]) * 1e9), 1e3 * times[2] / layers);
         }
     }
-    SEAM_CUDA_CHECK(cudaEventDestroy(e0));
-    SEAM_CUDA_CHECK(cudaEventDestroy(e1));
     gpu.synchronize();
     for (size_t i = 0; i < lins.size(); ++i) {
       for (void* p : w[i]) gpu.release(p);
@@ -378,7 +389,7 @@ int run(int argc, char** argv) {
     std::printf("# space: sum of best %.1f us, against the heuristic's best %.1f us (%+.1f %%)\n", total_space,
                 total_best, 100.0 * (total_best / total_space - 1));
 
-  if (sustained) run_sustained(*gpu, stream, models, mv_or(m_list), layers, picks, space);
+  if (sustained) run_sustained(*gpu, stream, models, sustained_rows(m_list), layers, picks, space);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   std::printf("# elapsed %.1f s\n", elapsed);
   return 0;
