@@ -171,18 +171,34 @@ void bench_gemms(Bench& b, GemmRows rows) {
                      {"0.5B qkv_proj", 1152, 896, false, 14, 2, 64}, {"0.5B o_proj", 896, 896, false},
                      {"0.5B gate_up_proj", 9728, 896, false},        {"0.5B down_proj", 896, 4864, false}};
   cuda::CublasLtGemm cublas;
-  auto one = [&](const G& g, int64_t m, bool with_cublas) {
+  // One linear's operands and what a row reports: random weights in enough copies that one pass
+  // over them is 3x the L2 (matters for small M), x, out, the bytes moved and the FLOPs.
+  struct Problem {
+    std::vector<Tensor> ws;  // each [n_out, n_in]
+    int copies = 0;
+    Tensor x, out;           // [m, n_in], [m, n_out]
+    double bytes = 0, flops = 0;
+    std::string shape;
+  };
+  auto make_problem = [&](const G& g, int64_t m) {
+    Problem p;
     const double w_bytes = double(g.n_out * g.n_in) * 2;
-    // Enough weight copies that one pass over them is 3x the L2 (matters for small M).
-    const int copies = m >= 1024 ? 1 : std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
-    std::vector<Tensor> ws;
-    for (int c = 0; c < copies; ++c) ws.push_back(b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
-    Tensor x = b.random(DType::bf16, {m, g.n_in});
-    Tensor out = b.alloc(g.f32_out ? DType::f32 : DType::bf16, {m, g.n_out});
-    const double bytes = w_bytes + double(m * g.n_in) * 2 + double(m * g.n_out) * (g.f32_out ? 4 : 2);
-    const std::string shape = "M=" + std::to_string(m) + " N=" + std::to_string(g.n_out) + " K=" +
-                              std::to_string(g.n_in);
-    const double flops = 2.0 * double(m) * double(g.n_out) * double(g.n_in);
+    p.copies = m >= 1024 ? 1 : std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
+    for (int c = 0; c < p.copies; ++c) p.ws.push_back(b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
+    p.x = b.random(DType::bf16, {m, g.n_in});
+    p.out = b.alloc(g.f32_out ? DType::f32 : DType::bf16, {m, g.n_out});
+    p.bytes = w_bytes + double(m * g.n_in) * 2 + double(m * g.n_out) * (g.f32_out ? 4 : 2);
+    p.shape = "M=" + std::to_string(m) + " N=" + std::to_string(g.n_out) + " K=" + std::to_string(g.n_in);
+    p.flops = 2.0 * double(m) * double(g.n_out) * double(g.n_in);
+    return p;
+  };
+  auto one = [&](const G& g, int64_t m, bool with_cublas) {
+    Problem p = make_problem(g, m);
+    const std::vector<Tensor>& ws = p.ws;
+    const int copies = p.copies;
+    Tensor x = p.x, out = p.out;
+    const double bytes = p.bytes, flops = p.flops;
+    const std::string& shape = p.shape;
     const bool gemv = cuda::gemv_applies(out, x, ws[0], Tensor{});
     const double us = b.time_us([&](int i) { b.gpu().linear(out, x, ws[size_t(i % copies)], Tensor{}); });
     b.row(std::string("linear ") + g.name + (gemv ? " (gemv)" : ""), shape, us, bytes, flops);
@@ -230,25 +246,15 @@ void bench_gemms(Bench& b, GemmRows rows) {
     // Decode batches and short extends (2-16 rows; 32 for reference): the skinny tensor-core
     // GEMM and cuBLASLt on the same problem, every projection of the three shapes.
     auto pair = [&](const G& g, int64_t m) {
-      const double w_bytes = double(g.n_out * g.n_in) * 2;
-      const int copies = std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
-      std::vector<Tensor> ws;
-      for (int c = 0; c < copies; ++c) ws.push_back(b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
-      Tensor x = b.random(DType::bf16, {m, g.n_in});
-      Tensor out = b.alloc(g.f32_out ? DType::f32 : DType::bf16, {m, g.n_out});
-      const double bytes = w_bytes + double(m * g.n_in) * 2 + double(m * g.n_out) * (g.f32_out ? 4 : 2);
-      const std::string shape = "M=" + std::to_string(m) + " N=" + std::to_string(g.n_out) + " K=" +
-                                std::to_string(g.n_in);
-      const double flops = 2.0 * double(m) * double(g.n_out) * double(g.n_in);
-      if (cuda::skinny_gemm_applies(out, x, ws[0], Tensor{})) {
-        const double us = b.time_us([&](int i) {
-          cuda::launch_skinny_gemm(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream());
-        });
-        b.row(std::string("linear ") + g.name + " (skinny)", shape, us, bytes, flops);
+      const Problem p = make_problem(g, m);
+      auto w = [&](int i) { return p.ws[size_t(i % p.copies)]; };
+      if (cuda::skinny_gemm_applies(p.out, p.x, p.ws[0], Tensor{})) {
+        const double us =
+            b.time_us([&](int i) { cuda::launch_skinny_gemm(p.out, p.x, w(i), Tensor{}, false, b.stream()); });
+        b.row(std::string("linear ") + g.name + " (skinny)", p.shape, us, p.bytes, p.flops);
       }
-      const double us_cublas =
-          b.time_us([&](int i) { cublas.run(out, x, ws[size_t(i % copies)], Tensor{}, b.stream()); });
-      b.row(std::string("linear ") + g.name + " (cuBLASLt)", shape, us_cublas, bytes, flops);
+      const double us_cublas = b.time_us([&](int i) { cublas.run(p.out, p.x, w(i), Tensor{}, b.stream()); });
+      b.row(std::string("linear ") + g.name + " (cuBLASLt)", p.shape, us_cublas, p.bytes, p.flops);
       b.release_all();
     };
     for (int64_t m : {2, 4, 8, 12, 16, 32}) {

@@ -20,7 +20,7 @@ cudaDataType_t cuda_type(DType t) {
     case DType::f16: return CUDA_R_16F;
     case DType::bf16: return CUDA_R_16BF;
     default: throw Error(detail::concat("linear: unsupported dtype ", dtype_name(t)));
-    // clang-format on
+      // clang-format on
   }
 }
 
@@ -31,6 +31,16 @@ int64_t alignment(const void* p) {
   int64_t a = 1;
   while (a < 256 && (v % uintptr_t(a * 2)) == 0) a *= 2;
   return a;
+}
+
+// A configured algorithm as the heuristic would return it, for the timing helpers.
+cublasLtMatmulHeuristicResult_t as_candidate(const cublasLtMatmulAlgo_t& algo, size_t workspace_bytes, float waves) {
+  cublasLtMatmulHeuristicResult_t h{};
+  h.algo = algo;
+  h.workspaceSize = workspace_bytes;
+  h.wavesCount = waves;
+  h.state = CUBLAS_STATUS_SUCCESS;
+  return h;
 }
 
 // SEAM_GEMM_AUTOTUNE_LOG=1: one stderr line per tuned plan (shape, rank kept, medians).
@@ -215,12 +225,7 @@ int CublasLtGemm::add_tile_candidates(const Plan& p, const Tensor& out, const Te
     bool known = false;  // the heuristic may already offer this configuration
     for (const auto& c : *cands) known = known || std::memcmp(&c.algo, &r.algo, sizeof(r.algo)) == 0;
     if (known) continue;
-    cublasLtMatmulHeuristicResult_t h{};
-    h.algo = r.algo;
-    h.workspaceSize = r.workspace_bytes;
-    h.wavesCount = r.waves;
-    h.state = CUBLAS_STATUS_SUCCESS;
-    tiles.push_back(h);
+    tiles.push_back(as_candidate(r.algo, r.workspace_bytes, r.waves));
   }
   if (tiles.empty()) return 0;
   GemmTimingMethod brief = tuner_->config.method;
@@ -310,12 +315,9 @@ CublasLtGemm::TuningStats CublasLtGemm::end_tuning() {
   return st;
 }
 
-std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_candidates(const Tensor& out, const Tensor& x, const Tensor& w,
-                                                                   const Tensor& bias, int n_max,
-                                                                   const GemmTimingMethod& m) {
-  SEAM_CHECK(tuner_ != nullptr, "time_candidates needs begin_tuning");
-  std::vector<cublasLtMatmulHeuristicResult_t> cands;
-  Plan p = make_any_plan(out, x, w, bias, n_max, &cands);
+std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_and_destroy(
+    Plan p, const Tensor& out, const Tensor& x, const Tensor& w,
+    const std::vector<cublasLtMatmulHeuristicResult_t>& cands, const GemmTimingMethod& m, const char* what) {
   std::vector<double> us;
   try {
     us = time_plan(p, out, x, w, cands, m);
@@ -324,10 +326,19 @@ std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_candidates(const Tensor&
     throw;
   }
   destroy(p);
-  SEAM_CHECK(us.size() == cands.size(), "time_candidates: no device memory for a ", out.shape_str(), " scratch output");
+  SEAM_CHECK(us.size() == cands.size(), what, ": no device memory for a ", out.shape_str(), " scratch output");
   std::vector<TimedAlgo> r;
   for (size_t i = 0; i < cands.size(); ++i) r.push_back(TimedAlgo{cands[i].algo, cands[i].workspaceSize, us[i]});
   return r;
+}
+
+std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_candidates(const Tensor& out, const Tensor& x, const Tensor& w,
+                                                                   const Tensor& bias, int n_max,
+                                                                   const GemmTimingMethod& m) {
+  SEAM_CHECK(tuner_ != nullptr, "time_candidates needs begin_tuning");
+  std::vector<cublasLtMatmulHeuristicResult_t> cands;
+  Plan p = make_any_plan(out, x, w, bias, n_max, &cands);
+  return time_and_destroy(p, out, x, w, cands, m, "time_candidates");
 }
 
 std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_algo_space(const Tensor& out, const Tensor& x, const Tensor& w,
@@ -338,53 +349,26 @@ std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_algo_space(const Tensor&
   Plan p = make_any_plan(out, x, w, bias, 1, &first);  // the descriptors (and bias mode) run() would use
   AlgoSpaceLimits lim = limits;
   lim.max_workspace = std::min(lim.max_workspace == 0 ? kWorkspaceBytes : lim.max_workspace, kWorkspaceBytes);
-  std::vector<TimedAlgo> r;
+  std::vector<cublasLtMatmulHeuristicResult_t> cands;
   try {
-    const auto space =
-        enumerate_algo_space(handle_, p.desc, p.a, p.b, p.c, cuda_type(x.dtype), cuda_type(out.dtype), lim, n_tried);
-    std::vector<cublasLtMatmulHeuristicResult_t> cands(space.size());
-    for (size_t i = 0; i < space.size(); ++i) {
-      cands[i].algo = space[i].algo;
-      cands[i].workspaceSize = space[i].workspace_bytes;
-      cands[i].wavesCount = space[i].waves;
-      cands[i].state = CUBLAS_STATUS_SUCCESS;
-    }
-    const auto us = time_plan(p, out, x, w, cands, m);
-    SEAM_CHECK(us.size() == cands.size(), "time_algo_space: no device memory for a ", out.shape_str(),
-               " scratch output");
-    for (size_t i = 0; i < cands.size(); ++i) r.push_back(TimedAlgo{cands[i].algo, cands[i].workspaceSize, us[i]});
+    for (const auto& r :
+         enumerate_algo_space(handle_, p.desc, p.a, p.b, p.c, cuda_type(x.dtype), cuda_type(out.dtype), lim, n_tried))
+      cands.push_back(as_candidate(r.algo, r.workspace_bytes, r.waves));
   } catch (...) {
     destroy(p);
     throw;
   }
-  destroy(p);
-  return r;
+  return time_and_destroy(p, out, x, w, cands, m, "time_algo_space");
 }
 
 std::vector<CublasLtGemm::TimedAlgo> CublasLtGemm::time_algos(const Tensor& out, const Tensor& x, const Tensor& w,
                                                               const Tensor& bias, const std::vector<TimedAlgo>& algos,
                                                               const GemmTimingMethod& m) {
   SEAM_CHECK(tuner_ != nullptr, "time_algos needs begin_tuning");
-  std::vector<cublasLtMatmulHeuristicResult_t> first;
+  std::vector<cublasLtMatmulHeuristicResult_t> first, cands;
   Plan p = make_any_plan(out, x, w, bias, 1, &first);
-  std::vector<cublasLtMatmulHeuristicResult_t> cands(algos.size());
-  for (size_t i = 0; i < algos.size(); ++i) {
-    cands[i].algo = algos[i].algo;
-    cands[i].workspaceSize = algos[i].workspace_bytes;
-    cands[i].state = CUBLAS_STATUS_SUCCESS;
-  }
-  std::vector<double> us;
-  try {
-    us = time_plan(p, out, x, w, cands, m);
-  } catch (...) {
-    destroy(p);
-    throw;
-  }
-  destroy(p);
-  SEAM_CHECK(us.size() == cands.size(), "time_algos: no device memory for a ", out.shape_str(), " scratch output");
-  std::vector<TimedAlgo> r = algos;
-  for (size_t i = 0; i < r.size(); ++i) r[i].median_us = us[i];
-  return r;
+  for (const TimedAlgo& a : algos) cands.push_back(as_candidate(a.algo, a.workspace_bytes, 0.f));
+  return time_and_destroy(p, out, x, w, cands, m, "time_algos");
 }
 
 void CublasLtGemm::pin_algo(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias,

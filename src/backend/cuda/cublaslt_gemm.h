@@ -123,6 +123,11 @@ class CublasLtGemm {
   // Medians of each candidate on this call (scratch output); empty when the scratch cannot hold out.
   std::vector<double> time_plan(const Plan& p, const Tensor& out, const Tensor& x, const Tensor& w,
                                 const std::vector<cublasLtMatmulHeuristicResult_t>& cands, const GemmTimingMethod& m);
+  // time_plan, then destroys p (also when timing throws); throws when the scratch cannot hold
+  // out (`what` names the caller). The tool-facing timing calls end here.
+  std::vector<TimedAlgo> time_and_destroy(Plan p, const Tensor& out, const Tensor& x, const Tensor& w,
+                                          const std::vector<cublasLtMatmulHeuristicResult_t>& cands,
+                                          const GemmTimingMethod& m, const char* what);
   bool reserve_scratch(size_t bytes);  // grows the timing scratch; false when the device has no room
   // Appends to `cands` the fastest Tuning::tile_candidates tiles of cands[0]'s algorithm (brief
   // timing); returns how many it appended.

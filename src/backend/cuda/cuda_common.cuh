@@ -79,6 +79,17 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
   return block_reduce<warp_max>(v, scratch, -INFINITY);
 }
 
+// ---- streamed weights ----
+// A 16-byte load of data read once per step (weights of the GEMV and skinny GEMM kernels): it
+// does not allocate in L1, so what the kernel reuses (x, read by every warp) stays there.
+__device__ __forceinline__ uint4 load_stream(const uint4* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+
 // ---- programmatic dependent launch (PDL) ----
 // Every seam kernel starts with pdl_begin() and is launched with launch_kernel(). The
 // launch lets a kernel be scheduled while the one before it on the stream is still

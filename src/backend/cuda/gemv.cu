@@ -17,16 +17,6 @@ namespace {
 constexpr int kWarps = 8;   // per block; the block's rows times the K slices of each row
 constexpr int kUnroll = 4;  // 16-byte weight loads in flight per lane before any math
 
-// Weights are read once per step and never reused by this kernel: load them
-// without allocating in L1 so x (read by every warp) stays there.
-__device__ __forceinline__ uint4 load_stream(const uint4* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p));
-  return v;
-}
-
 template <typename T>
 __device__ __forceinline__ void unpack(const uint4& raw, float (&f)[8]) {
   const T* e = reinterpret_cast<const T*>(&raw);

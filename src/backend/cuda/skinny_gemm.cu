@@ -12,10 +12,9 @@
 // Each warp streams a contiguous run of chunks (an eighth of K) of its block's 16 rows, U chunks
 // of loads in flight (weights bypass L1: they are read once; x is read by every block and stays
 // in L1/L2). The first weight loads go out before the PDL wait: weights never change during a run.
-#include "backend/cuda/skinny_gemm.h"
-
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/skinny_gemm.h"
 
 namespace seam::cuda {
 
@@ -37,14 +36,6 @@ struct SkinnyArgs {
   bool accumulate;
   int m, n_out, n_in;
 };
-
-__device__ __forceinline__ uint4 load_weights(const uint4* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p));
-  return v;
-}
 
 // NT: n-tiles of 8 rows of x (m <= 8 NT). U: chunks of loads in flight per warp.
 template <typename T, typename TO, int NT, int U>
@@ -68,8 +59,8 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_gemm_kernel(SkinnyArgs<T, 
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const bool in = ch + u < c_end;
-      wl[u] = in ? load_weights(w_lo + (ch + u) * kVecsPerChunk) : zero;
-      wh[u] = in ? load_weights(w_hi + (ch + u) * kVecsPerChunk) : zero;
+      wl[u] = in ? load_stream(w_lo + (ch + u) * kVecsPerChunk) : zero;
+      wh[u] = in ? load_stream(w_hi + (ch + u) * kVecsPerChunk) : zero;
     }
   };
   load_w(c_begin);
