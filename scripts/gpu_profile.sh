@@ -16,7 +16,8 @@
 # bench's latency, the mean idle gap between consecutive kernels, and one step's trace.
 # Only text stays in $OUT (at most 8 files come back).
 #   env: CASES="a b c d e f g h" (subset; f = 8B prefill of 4,096 tokens; g / h = Qwen2.5-0.5B extend
-#        of 16 tokens on piecewise graphs / eager), MODELS=/tmp/seam_models, BUILD=build-gpu, BUDGET_S=380
+#        of 16 tokens on piecewise graphs / eager), MODELS=/tmp/seam_models, BUILD=build-gpu, BUDGET_S=380,
+#        EXTRA_ARGS="..." (appended to every case's seam command, e.g. "--gemm-autotune")
 set -uo pipefail
 OUT=${OUT:-/tmp/seam_profile_out}
 mkdir -p "$OUT"
@@ -323,7 +324,8 @@ BENCHLOG="$OUT/profile_bench.txt"
 run_case() {  # name model selector args...
   local name=$1 model=$2 sel=$3; shift 3
   if [ $(($(date +%s) - T0)) -gt "$BUDGET_S" ]; then log "skip $name: past the ${BUDGET_S} s budget"; return; fi
-  local cmd=("$BUILD/seam" bench-one-batch --device cuda --dtype bfloat16 --model-path "$MODELS/$model" "$@")
+  # shellcheck disable=SC2086  # EXTRA_ARGS splits into words on purpose
+  local cmd=("$BUILD/seam" bench-one-batch --device cuda --dtype bfloat16 --model-path "$MODELS/$model" "$@" ${EXTRA_ARGS:-})
   log "case $name: $model $*"
   # plain run first: the step latency without any tracer
   local plain
