@@ -1,10 +1,11 @@
 // The engine flags as the CLI parses them and resolve_setup validates them: here the
-// start-up GEMM tuning flags (--gemm-autotune and its knobs), off by default.
+// start-up GEMM tuning flags (--gemm-autotune, its knobs and its cache file), off by default.
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "backend/gemm_tuning_cache.h"
 #include "cli/engine_flags.h"
 #include "core/error.h"
 #include "engine/engine_setup.h"
@@ -67,6 +68,17 @@ TEST(EngineFlagsGemmAutotune, OutOfRangeValuesAreErrors) {
   EXPECT_NE(error_of("--gemm-autotune --gemm-autotune-candidates -2").find("--gemm-autotune-candidates must be"),
             std::string::npos);
   EXPECT_EQ(error_of("--gemm-autotune --gemm-autotune-candidates 32 --gemm-autotune-min-rows 1"), "");
+}
+
+TEST(EngineFlagsGemmAutotune, CacheDefaultsToTheUserCacheFolderAndCanBeNamedOrTurnedOff) {
+  const ResolvedSetup def = setup_for("--gemm-autotune");
+  EXPECT_EQ(def.gemm_tuning.cache_path, GemmTuningCache::default_path());
+  EXPECT_EQ(setup_for("--gemm-autotune --gemm-autotune-cache /tmp/x/tune.json").gemm_tuning.cache_path,
+            "/tmp/x/tune.json");
+  EXPECT_EQ(setup_for("--gemm-autotune --gemm-autotune-cache none").gemm_tuning.cache_path, "");
+  EXPECT_EQ(setup_for("").gemm_tuning.cache_path, "");  // no tuning, no cache
+  EXPECT_NE(error_of("--gemm-autotune-cache /tmp/x.json").find("--gemm-autotune-cache needs --gemm-autotune"),
+            std::string::npos);
 }
 
 TEST(EngineFlagsGemmAutotune, NonNumericValueIsAParseError) {

@@ -191,6 +191,7 @@ class Backend {
   struct GemmTuning {
     int min_rows = 256;
     int n_candidates = 8;
+    std::string cache_path;  // results kept across runs (gemm_tuning_cache.h); empty: none
   };
   virtual void begin_gemm_tuning(const GemmTuning& t) { (void)t; }
   // Start-up is over (graphs captured and sealed): no more tuning or start-up-only

@@ -33,6 +33,8 @@ void EngineFlags::add_to(CLI::App& app) {
                  "smallest GEMM row count (tokens) that is tuned (default 256)");
   app.add_option("--gemm-autotune-candidates", c.gemm_autotune_candidates,
                  "candidate kernels timed per GEMM shape (default 8)");
+  app.add_option("--gemm-autotune-cache", c.gemm_autotune_cache,
+                 "file that keeps tuning results across runs (default ~/.cache/seam/gemm_autotune.json; none: off)");
 }
 
 EngineConfig EngineFlags::finish() {

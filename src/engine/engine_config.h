@@ -33,6 +33,7 @@ struct EngineConfig {
   bool gemm_autotune = false;
   int gemm_autotune_min_rows = 0;    // 0 = default (256); needs gemm_autotune
   int gemm_autotune_candidates = 0;  // 0 = default (8); needs gemm_autotune
+  std::string gemm_autotune_cache;   // "" = GemmTuningCache::default_path(); "none" = no cache
 };
 
 }  // namespace seam

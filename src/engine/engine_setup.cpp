@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "backend/gemm_tuning_cache.h"
 #include "graph/graph_buckets.h"
 
 namespace seam {
@@ -69,6 +70,9 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
              "--gemm-autotune-candidates must be in [1, 32], got ", cfg.gemm_autotune_candidates);
   if (cfg.gemm_autotune_min_rows > 0) r.gemm_tuning.min_rows = cfg.gemm_autotune_min_rows;
   if (cfg.gemm_autotune_candidates > 0) r.gemm_tuning.n_candidates = cfg.gemm_autotune_candidates;
+  SEAM_CHECK(cfg.gemm_autotune || cfg.gemm_autotune_cache.empty(), "--gemm-autotune-cache needs --gemm-autotune");
+  if (cfg.gemm_autotune && cfg.gemm_autotune_cache != "none")
+    r.gemm_tuning.cache_path = cfg.gemm_autotune_cache.empty() ? GemmTuningCache::default_path() : cfg.gemm_autotune_cache;
   return r;
 }
 

@@ -1,8 +1,15 @@
 // Start-up GEMM tuning in CublasLtGemm: a tuned plan computes what the heuristic's
 // plan computes (bf16 tolerance: another kernel sums in another order), small row
 // counts and calls made while the stream is capturing are never timed, nothing is
-// timed after end_tuning(), and plans off the 128-row tile grid also time the tiles
-// of the heuristic's algorithm (only when Tuning::tile_space is on).
+// timed after end_tuning(), plans off the 128-row tile grid also time the tiles
+// of the heuristic's algorithm (only when Tuning::tile_space is on), and the cache file
+// hands the next start-up the same kernels untimed (a stale entry is re-tuned).
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "backend/cuda/cublaslt_gemm.h"
 #include "cuda_test_util.h"
 
@@ -117,6 +124,55 @@ TEST_F(CudaGemmTuning, BackendHookTunesUntilEndStartup) {
   gpu->linear(p.out, p.x, p.w, Tensor{});
   gpu->end_startup();  // prints the start-up line, frees the scratch
   expect_close(download(p.out), download(p.out_ref), tolerance_for(DType::bf16), "backend linear");
+}
+
+TEST_F(CudaGemmTuning, CacheHandsTheNextStartTheSameKernelsUntimed) {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / ("seam_gemm_cache_" + std::to_string(::getpid())) / "t.json";
+  fs::remove_all(file.parent_path());
+  cuda::CublasLtGemm::Tuning t;
+  t.cache_path = file.string();
+  Problem p = make(576, 2048, 1024), q = make(384, 1024, 1024);
+  {  // first start: both plans timed, results saved
+    cuda::CublasLtGemm g;
+    g.begin_tuning(t, stream());
+    g.run(p.out_ref, p.x, p.w, Tensor{}, stream());
+    g.run(q.out_ref, q.x, q.w, Tensor{}, stream());
+    const auto st = g.end_tuning();
+    EXPECT_EQ(st.n_tuned, 2);
+    EXPECT_EQ(st.n_cached, 0);
+    EXPECT_TRUE(st.cache_saved);
+    ASSERT_TRUE(fs::exists(file));
+  }
+  {  // second start: nothing timed, and the kernels are the same ones (bit-identical outputs)
+    cuda::CublasLtGemm g;
+    g.begin_tuning(t, stream());
+    g.run(p.out, p.x, p.w, Tensor{}, stream());
+    g.run(q.out, q.x, q.w, Tensor{}, stream());
+    const auto st = g.end_tuning();
+    EXPECT_EQ(st.n_tuned, 0);
+    EXPECT_EQ(st.n_cached, 2);
+    EXPECT_EQ(st.n_cache_stale, 0);
+    EXPECT_EQ(st.seconds, 0);
+    EXPECT_EQ(download(p.out), download(p.out_ref));
+    EXPECT_EQ(download(q.out), download(q.out_ref));
+  }
+  {  // an entry cuBLASLt rejects (bytes edited in the file) is re-tuned, and the run stays correct
+    nlohmann::json j;
+    std::ifstream(file) >> j;
+    for (auto& [scope, entries] : j["scopes"].items())
+      for (auto& [key, e] : entries.items()) e["algo"] = std::string(128, 'f');
+    std::ofstream(file) << j.dump();
+    cuda::CublasLtGemm g;
+    g.begin_tuning(t, stream());
+    g.run(p.out, p.x, p.w, Tensor{}, stream());
+    const auto st = g.end_tuning();
+    EXPECT_EQ(st.n_cached, 0);
+    EXPECT_EQ(st.n_cache_stale, 1);
+    EXPECT_EQ(st.n_tuned, 1);
+    expect_close(download(p.out), download(p.out_ref), tolerance_for(DType::bf16), "re-tuned after a stale entry");
+  }
+  fs::remove_all(file.parent_path());
 }
 
 }  // namespace

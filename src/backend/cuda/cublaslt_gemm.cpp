@@ -163,6 +163,7 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Key& key, const Tensor& out, co
   const bool tune = tunes(x);
   std::vector<cublasLtMatmulHeuristicResult_t> cands;
   Plan p = make_any_plan(out, x, w, bias, tune ? tuner_->config.n_candidates : 1, &cands);
+  if (tune && take_cached(key, p)) return plans_.emplace(key, p).first->second;
   const size_t n_heuristic = cands.size();
   int n_tiles = 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -199,6 +200,12 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Key& key, const Tensor& out, co
       st.n_tile_kept += best >= n_heuristic;
       st.heuristic_us += us[0] > 0 ? us[0] : us[best];
       st.chosen_us += us[best];
+      if (tuner_->cache) {
+        GemmTuningCache::Algo a;
+        static_assert(sizeof(a) == sizeof(p.algo), "cublasLtMatmulAlgo_t is 64 bytes");
+        std::memcpy(a.data(), &p.algo, sizeof(a));
+        tuner_->cache->put(cache_key(key), {a, us[best]});
+      }
       if (log_tuning())
         std::fprintf(stderr,
                      "seam: gemm autotune M=%lld N=%lld K=%lld: rank %zu of %zu (%zu heuristic, %d tiles), %.1f us "
@@ -303,11 +310,51 @@ void CublasLtGemm::begin_tuning(const Tuning& t, cudaStream_t stream) {
     throw Error(
         detail::concat("gemm autotune: no device memory for the ", l2_flush_bytes() >> 20, " MiB L2-flush buffer"));
   }
+  if (!t.cache_path.empty()) tuner_->cache = std::make_unique<GemmTuningCache>(t.cache_path, cache_scope(t));
+}
+
+std::string CublasLtGemm::cache_scope(const Tuning& t) {
+  int dev = 0;
+  SEAM_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  SEAM_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  // The settings that change which algorithm wins; min_rows only decides which plans are tuned.
+  return detail::concat(prop.name, ", ", prop.multiProcessorCount, " SMs, cuBLASLt ", cublasLtGetVersion(),
+                        ", candidates ", t.n_candidates, ", min_gain ", t.min_gain, ", tiles ",
+                        t.tile_space ? t.tile_candidates : 0, ", reps ", t.method.n_reps);
+}
+
+std::string CublasLtGemm::cache_key(const Key& key) {
+  // The plan's key (sizes, leading dims, dtypes, alignments, bias mode): no pointers, so it
+  // names the same plan in every run.
+  std::string s;
+  for (size_t i = 0; i < key.size(); ++i) s += (i ? "," : "") + std::to_string(key[i]);
+  return s;
+}
+
+bool CublasLtGemm::take_cached(const Key& key, Plan& p) {
+  if (!tuner_->cache) return false;
+  const GemmTuningCache::Entry* e = tuner_->cache->find(cache_key(key));
+  if (!e) return false;
+  cublasLtMatmulAlgo_t algo;
+  static_assert(sizeof(algo) == sizeof(e->algo), "cublasLtMatmulAlgo_t is 64 bytes");
+  std::memcpy(&algo, e->algo.data(), sizeof(algo));
+  // The entry came from a file: run it only if cuBLASLt accepts it for this plan's descriptors.
+  cublasLtMatmulHeuristicResult_t check{};
+  const cublasStatus_t st = cublasLtMatmulAlgoCheck(handle_, p.desc, p.a, p.b, p.c, p.c, &algo, &check);
+  if (st != CUBLAS_STATUS_SUCCESS || check.workspaceSize > kWorkspaceBytes) {
+    tuner_->stats.n_cache_stale++;
+    return false;
+  }
+  p.algo = algo;
+  tuner_->stats.n_cached++;
+  return true;
 }
 
 CublasLtGemm::TuningStats CublasLtGemm::end_tuning() {
   if (!tuner_) return {};
   SEAM_CUDA_CHECK(cudaStreamSynchronize(tuner_->stream));
+  if (tuner_->cache) tuner_->stats.cache_saved = tuner_->cache->save();
   const TuningStats st = tuner_->stats;
   tuner_->timer.reset();
   if (tuner_->scratch) SEAM_CUDA_CHECK(cudaFree(tuner_->scratch));

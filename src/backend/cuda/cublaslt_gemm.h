@@ -21,9 +21,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backend/cuda/cublaslt_algo_space.h"
+#include "backend/gemm_tuning_cache.h"
 #include "backend/cuda/gemm_timer.h"
 #include "core/tensor.h"
 
@@ -61,6 +63,10 @@ class CublasLtGemm {
     // (docs/performance.md, eighth pass).
     bool tile_space = true;
     int tile_candidates = 3;
+    // Results kept across runs (gemm_tuning_cache.h): a plan found there for this GPU, cuBLASLt
+    // version and these settings is not timed, and what is timed is saved at end_tuning().
+    // Empty: no cache.
+    std::string cache_path;
   };
   static constexpr int64_t kTileFitRows = 128;
   struct TuningStats {
@@ -69,6 +75,9 @@ class CublasLtGemm {
     int n_skipped = 0;        // eligible plans left untuned (scratch allocation failed)
     int n_tile_searched = 0;  // plans whose heuristic algorithm's tiles were also timed
     int n_tile_kept = 0;      // ... that kept one of those tiles
+    int n_cached = 0;         // eligible plans that took their algorithm from the cache, untimed
+    int n_cache_stale = 0;    // ... cache entries cuBLASLt no longer accepts for their plan (re-tuned)
+    bool cache_saved = false; // the cache file was written (or had nothing new)
     double seconds = 0;       // host wall time spent timing
     double heuristic_us = 0;  // sum over tuned plans of the heuristic's first algorithm's median
     double chosen_us = 0;     // ... and of the kept algorithm's median
@@ -142,7 +151,13 @@ class CublasLtGemm {
     size_t scratch_bytes = 0, flush_bytes = 0;
     std::unique_ptr<GemmTimer> timer;
     TuningStats stats;
+    std::unique_ptr<GemmTuningCache> cache;  // null without Tuning::cache_path
   };
+  // The cache's scope: what a kept algorithm depends on besides the plan's key.
+  static std::string cache_scope(const Tuning& t);
+  static std::string cache_key(const Key& key);
+  // Takes the cached algorithm for `key` into `p` when there is one and cuBLASLt still accepts it.
+  bool take_cached(const Key& key, Plan& p);
   std::unique_ptr<Tuner> tuner_;
 
   cublasLtHandle_t handle_ = nullptr;
