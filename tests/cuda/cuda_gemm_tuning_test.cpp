@@ -126,6 +126,24 @@ TEST_F(CudaGemmTuning, BackendHookTunesUntilEndStartup) {
   expect_close(download(p.out), download(p.out_ref), tolerance_for(DType::bf16), "backend linear");
 }
 
+TEST_F(CudaGemmTuning, InterleavedRoundsGiveEveryCandidateAMedian) {
+  cuda::CublasLtGemm g;
+  g.begin_tuning(cuda::CublasLtGemm::Tuning{}, stream());
+  Problem p = make(512, 2048, 1024);
+  cuda::GemmTimingMethod m;
+  m.n_warmup = 1;
+  m.n_reps = 5;
+  const auto c = g.time_candidates(p.out, p.x, p.w, Tensor{}, 6, m);
+  ASSERT_GE(c.size(), 2u);  // sm_90 offers several bf16 kernels here
+  for (const auto& a : c) EXPECT_GT(a.median_us, 0);
+  // The same kernel twice in one round: two medians, both timed.
+  const auto twice = g.time_algos(p.out, p.x, p.w, Tensor{}, {c.back(), c.back()}, m);
+  ASSERT_EQ(twice.size(), 2u);
+  EXPECT_GT(twice[0].median_us, 0);
+  EXPECT_GT(twice[1].median_us, 0);
+  g.end_tuning();
+}
+
 TEST_F(CudaGemmTuning, CacheHandsTheNextStartTheSameKernelsUntimed) {
   namespace fs = std::filesystem;
   const fs::path file = fs::temp_directory_path() / ("seam_gemm_cache_" + std::to_string(::getpid())) / "t.json";

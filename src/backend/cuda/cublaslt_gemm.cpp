@@ -292,9 +292,9 @@ std::vector<double> CublasLtGemm::time_plan(const Plan& p, const Tensor& out, co
   call.d_data = tuner_->scratch;
   call.workspace = workspace_;
   call.workspace_bytes = kWorkspaceBytes;
-  std::vector<double> us;
-  for (const auto& c : cands) us.push_back(tuner_->timer->median_us(call, c.algo, m));
-  return us;
+  std::vector<cublasLtMatmulAlgo_t> algos;
+  for (const auto& c : cands) algos.push_back(c.algo);
+  return tuner_->timer->medians_us(call, algos, m);
 }
 
 void CublasLtGemm::begin_tuning(const Tuning& t, cudaStream_t stream) {
@@ -328,7 +328,10 @@ std::string CublasLtGemm::cache_key(const Key& key) {
   // The plan's key (sizes, leading dims, dtypes, alignments, bias mode): no pointers, so it
   // names the same plan in every run.
   std::string s;
-  for (size_t i = 0; i < key.size(); ++i) s += (i ? "," : "") + std::to_string(key[i]);
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(key[i]);
+  }
   return s;
 }
 

@@ -6,7 +6,12 @@
 //    the timed span: in a step, the weights of a layer are never L2-resident;
 //  - CUDA events around the one matmul, no host work inside the span;
 //  - n_warmup untimed reps first (clocks, lazy module loading), then the median of
-//    n_reps (robust to one slow rep, unlike min or mean).
+//    n_reps (robust to one slow rep, unlike min or mean);
+//  - candidates compared with one another are timed in interleaved rounds (medians_us):
+//    back-to-back GEMMs run this H200 at its power limit, and its SM clock drifts over a
+//    tuning burst, so timing one candidate after another let the clock, not the kernel,
+//    decide. The same configuration of 8B down at 4,096 rows timed 584 and 689 us in two
+//    sequential runs (docs/performance.md, ninth pass).
 // Timing synchronizes the stream: start-up and tools only, never while capturing.
 #pragma once
 #include <cublasLt.h>
@@ -50,12 +55,18 @@ class GemmTimer {
   // Median microseconds of `algo` on `call`; negative when cuBLASLt refuses to run it
   // (the error is cleared). Synchronizes the stream.
   double median_us(const GemmCall& call, const cublasLtMatmulAlgo_t& algo, const GemmTimingMethod& m);
+  // The medians of several algorithms on `call`, timed in m.n_reps interleaved rounds (each
+  // round times every algorithm once, in order, each after its own flush). Negative where
+  // cuBLASLt refuses an algorithm. Synchronizes the stream once a round.
+  std::vector<double> medians_us(const GemmCall& call, const std::vector<cublasLtMatmulAlgo_t>& algos,
+                                 const GemmTimingMethod& m);
 
  private:
+  void reserve_events(size_t n);  // at least n start/stop pairs
   cudaStream_t stream_;
   void* flush_;
   size_t flush_bytes_;
-  std::vector<cudaEvent_t> start_, stop_;  // [kMaxReps] each
+  std::vector<cudaEvent_t> start_, stop_;  // one pair per algorithm of a round
 };
 
 // Bytes a flush must touch to evict the current device's L2: max(256 MiB, 4 x L2 size).
