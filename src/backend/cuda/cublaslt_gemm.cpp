@@ -188,8 +188,10 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Key& key, const Tensor& out, co
     size_t best = 0;
     for (size_t i = 1; i < us.size(); ++i)
       if (us[i] > 0 && (us[best] <= 0 || us[i] < us[best])) best = i;
-    // Within min_gain of the heuristic's pick is within timing noise: keep rank 0.
-    if (best != 0 && us[0] > 0 && us[best] > us[0] * (1.0 - tuner_->config.min_gain)) best = 0;
+    // Within the guard of the heuristic's pick: keep rank 0 (see Tuning::min_gain).
+    const double guard =
+        x.size(0) % kTileFitRows != 0 ? tuner_->config.min_gain_off_grid : tuner_->config.min_gain;
+    if (best != 0 && us[0] > 0 && us[best] > us[0] * (1.0 - guard)) best = 0;
     if (us.empty() || us[best] <= 0) {
       st.n_skipped++;
     } else {
@@ -320,7 +322,7 @@ std::string CublasLtGemm::cache_scope(const Tuning& t) {
   SEAM_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
   // The settings that change which algorithm wins; min_rows only decides which plans are tuned.
   return detail::concat(prop.name, ", ", prop.multiProcessorCount, " SMs, cuBLASLt ", cublasLtGetVersion(),
-                        ", candidates ", t.n_candidates, ", min_gain ", t.min_gain, ", tiles ",
+                        ", candidates ", t.n_candidates, ", min_gain ", t.min_gain, "/", t.min_gain_off_grid, ", tiles ",
                         t.tile_space ? t.tile_candidates : 0, ", reps ", t.method.n_reps);
 }
 

@@ -54,11 +54,15 @@ class CublasLtGemm {
     int min_rows = 256;      // rows of x (M) from which a plan is tuned: compute-bound there
     int n_candidates = 8;    // heuristic results timed
     // Another algorithm replaces rank 0 only when it times this much faster, alone. Alone is
-    // not in a step: with 2 %, the 8B plans at 512 and 4,096 rows kept kernels 2-7 % faster
-    // alone that made the whole step 3-5 % slower (back-to-back GEMMs at the power limit);
-    // the wins that carry into steps are 15-46 % (the heuristic's picks off the 128-row
-    // grid: gate_up at 448 rows 297 -> 161 us). docs/performance.md, ninth pass.
+    // not in a step: steps run back-to-back GEMMs at the power limit, where time follows the
+    // energy of the work done. With 2 % everywhere, the 8B plans at 4,096 rows kept kernels
+    // 2-7 % faster alone, doing the same work, and the prefill step got 3 % slower. Off the
+    // 128-row grid (min_gain_off_grid) the candidates differ in padded work -- a tile whose
+    // token side divides 576 rows computes no padding -- and their gains carried into
+    // steps (the 8B 576-row mixed step, 16.2 ms with 2 % against 16.7 ms with 10 %).
+    // docs/performance.md, ninth pass.
     double min_gain = 0.10;
+    double min_gain_off_grid = 0.02;
     GemmTimingMethod method;
     // Plans whose rows are not a multiple of kTileFitRows also time every tile of the
     // heuristic's first algorithm (cublaslt_algo_space.h: its stages, each fixed cluster shape,
