@@ -87,6 +87,9 @@ class Backend {
   virtual void* alloc(size_t bytes) = 0;
   virtual void release(void* p) = 0;
   virtual size_t free_memory() const = 0;  // bytes the device still has
+  // Device bytes held by start-up-only buffers (GEMM tuning's timing scratch), freed at
+  // end_startup(): graph memory accounting leaves them out.
+  virtual size_t startup_scratch_bytes() const { return 0; }
   // Host memory the device copies from without staging (pinned on CUDA). The
   // default is plain host memory.
   virtual void* alloc_host(size_t bytes) { return ::operator new(bytes); }

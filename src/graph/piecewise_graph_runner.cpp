@@ -4,6 +4,7 @@
 
 #include "graph/capture_progress.h"
 #include "graph/graph_buckets.h"
+#include "graph/graph_memory_meter.h"
 #include "runtime/model_runner.h"
 
 namespace seam {
@@ -39,14 +40,14 @@ void PiecewiseGraphRunner::capture(int T, GraphStats& stats) {
 void PiecewiseGraphRunner::capture_all(GraphStats& stats) {
   Backend& be = runner_.backend();
   const auto t0 = std::chrono::steady_clock::now();
-  const size_t free_before = be.free_memory();
+  const GraphMemoryMeter memory(be);
   CaptureProgress progress("piecewise graphs", int(buckets_.size()));
   for (auto it = buckets_.rbegin(); it != buckets_.rend(); ++it) {
     capture(*it, stats);
     progress.step(*it);
   }
   be.synchronize();
-  stats.piecewise_graph_bytes = int64_t(free_before) - int64_t(be.free_memory());
+  stats.piecewise_graph_bytes = memory.bytes();
   stats.piecewise_capture_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress.done(stats.piecewise_capture_s, stats.piecewise_graph_bytes);
 }

@@ -97,6 +97,7 @@ class CublasLtGemm {
   // Start-up is over: no plan is timed after this; frees the scratch. Idempotent.
   TuningStats end_tuning();
   bool tuning() const { return tuner_ != nullptr; }
+  size_t tuning_scratch_bytes() const { return tuner_ ? tuner_->scratch_bytes : 0; }
 
   // For the sweep tool (needs begin_tuning): the heuristic's first n_max algorithms for this
   // call, with the plan's descriptors and preferences, each timed with `m`, in heuristic order.

@@ -38,6 +38,7 @@ class CudaBackend final : public Backend {
   void* alloc(size_t bytes) override;
   void release(void* p) override;
   size_t free_memory() const override;
+  size_t startup_scratch_bytes() const override { return gemm_->tuning_scratch_bytes(); }
   void* alloc_host(size_t bytes) override;  // pinned (cudaMallocHost): async copies need no staging
   void release_host(void* p) override;
   void copy_h2d(void* dst, const void* src, size_t bytes) override;
