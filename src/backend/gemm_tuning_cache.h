@@ -17,6 +17,8 @@
 // format, is reported once on stderr, treated as empty, and replaced at save(). save()
 // writes a temporary file and renames it over the old one, so a reader never sees half a
 // file; a failure to save is reported and start-up goes on (the cache is an optimisation).
+// Two servers tuning at once each save their own view: the last rename wins, and what the
+// other one timed is timed again at a later start.
 #pragma once
 #include <array>
 #include <cstdint>

@@ -151,23 +151,22 @@ TEST_F(CudaGemmTuning, CacheHandsTheNextStartTheSameKernelsUntimed) {
   cuda::CublasLtGemm::Tuning t;
   t.cache_path = file.string();
   Problem p = make(576, 2048, 1024), q = make(384, 1024, 1024);
-  {  // first start: both plans timed, results saved
+  auto start = [&](const Tensor& p_out, const Tensor& q_out) {  // one start-up: both shapes, a new gemm
     cuda::CublasLtGemm g;
     g.begin_tuning(t, stream());
-    g.run(p.out_ref, p.x, p.w, Tensor{}, stream());
-    g.run(q.out_ref, q.x, q.w, Tensor{}, stream());
-    const auto st = g.end_tuning();
+    g.run(p_out, p.x, p.w, Tensor{}, stream());
+    g.run(q_out, q.x, q.w, Tensor{}, stream());
+    return g.end_tuning();
+  };
+  {  // first start: both plans timed, results saved
+    const auto st = start(p.out_ref, q.out_ref);
     EXPECT_EQ(st.n_tuned, 2);
     EXPECT_EQ(st.n_cached, 0);
     EXPECT_TRUE(st.cache_saved);
     ASSERT_TRUE(fs::exists(file));
   }
   {  // second start: nothing timed, and the kernels are the same ones (bit-identical outputs)
-    cuda::CublasLtGemm g;
-    g.begin_tuning(t, stream());
-    g.run(p.out, p.x, p.w, Tensor{}, stream());
-    g.run(q.out, q.x, q.w, Tensor{}, stream());
-    const auto st = g.end_tuning();
+    const auto st = start(p.out, q.out);
     EXPECT_EQ(st.n_tuned, 0);
     EXPECT_EQ(st.n_cached, 2);
     EXPECT_EQ(st.n_cache_stale, 0);
