@@ -75,6 +75,11 @@ bool listed(const std::string& list, const std::string& name) {
   return std::find(v.begin(), v.end(), name) != v.end();
 }
 
+// --model: the listed models; without it 8b and 1b (0.5b only when named).
+bool model_selected(const std::string& models, const std::string& model) {
+  return models.empty() ? model != "0.5b" : listed(models, model);
+}
+
 using cuda::algo_config_of;
 using cuda::AlgoConfig;
 
@@ -145,7 +150,7 @@ std::vector<float> time_as_graph(cudaStream_t stream, const std::function<void()
 void run_sustained(Backend& gpu, cudaStream_t stream, const std::string& models, const std::vector<int64_t>& m_list,
                    int layers_opt, const std::map<std::string, Pick>& picks, bool space) {
   for (const std::string model : {"8b", "1b", "0.5b"}) {
-    if ((models.empty() && model == "0.5b") || !listed(models, model)) continue;
+    if (!model_selected(models, model)) continue;
     std::vector<Linear> lins;
     for (const Linear& l : all_linears())
       if (l.model == model) lins.push_back(l);
@@ -301,7 +306,7 @@ int run(int argc, char** argv) {
   int n_shapes = 0, n_beaten = 0;
   std::map<std::string, Pick> picks;
   for (const Linear& lin : all_linears()) {
-    if ((models.empty() && lin.model == "0.5b") || !listed(models, lin.model) || !listed(linears, lin.name)) continue;
+    if (!model_selected(models, lin.model) || !listed(linears, lin.name)) continue;
     std::vector<int64_t> mv = m_list;
     if (mv.empty())
       mv = lin.model == "8b" ? std::vector<int64_t>{1, 64, 128, 512, 576, 1024, 4096}

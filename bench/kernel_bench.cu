@@ -179,6 +179,7 @@ void bench_gemms(Bench& b, GemmRows rows) {
     Tensor x, out;           // [m, n_in], [m, n_out]
     double bytes = 0, flops = 0;
     std::string shape;
+    const Tensor& w(int i) const { return ws[size_t(i % copies)]; }  // the i-th call's weight copy
   };
   auto make_problem = [&](const G& g, int64_t m) {
     Problem p;
@@ -193,24 +194,22 @@ void bench_gemms(Bench& b, GemmRows rows) {
     return p;
   };
   auto one = [&](const G& g, int64_t m, bool with_cublas) {
-    Problem p = make_problem(g, m);
-    const std::vector<Tensor>& ws = p.ws;
-    const int copies = p.copies;
-    Tensor x = p.x, out = p.out;
-    const double bytes = p.bytes, flops = p.flops;
+    const Problem p = make_problem(g, m);
+    const Tensor &x = p.x, &out = p.out;
     const std::string& shape = p.shape;
-    const bool gemv = cuda::gemv_applies(out, x, ws[0], Tensor{});
-    const double us = b.time_us([&](int i) { b.gpu().linear(out, x, ws[size_t(i % copies)], Tensor{}); });
+    const double bytes = p.bytes, flops = p.flops;
+    const bool gemv = cuda::gemv_applies(out, x, p.ws[0], Tensor{});
+    const double us = b.time_us([&](int i) { b.gpu().linear(out, x, p.w(i), Tensor{}); });
     b.row(std::string("linear ") + g.name + (gemv ? " (gemv)" : ""), shape, us, bytes, flops);
     if (gemv) {  // the fused forms a decode step runs: RMSNorm in front, or the residual add behind
       Tensor norm_w = b.random(DType::bf16, {g.n_in}, 1.f), normed = b.alloc(DType::bf16, {m, g.n_in});
       const double us_norm = b.time_us(
-          [&](int i) { b.gpu().rms_norm_linear(out, normed, x, norm_w, 1e-5f, ws[size_t(i % copies)], Tensor{}); });
+          [&](int i) { b.gpu().rms_norm_linear(out, normed, x, norm_w, 1e-5f, p.w(i), Tensor{}); });
       b.row(std::string("rms_norm + linear ") + g.name + " (gemv)", shape, us_norm, bytes, flops);
       if (std::string(g.name).find("gate_up") != std::string::npos) {  // + SiLU * up: writes [m, n_out / 2]
         Tensor act = b.alloc(DType::bf16, {m, g.n_out / 2}), gate_up = b.alloc(DType::bf16, {m, g.n_out});
         const double us_glu = b.time_us([&](int i) {
-          b.gpu().rms_norm_gate_up_silu(act, gate_up, normed, x, norm_w, 1e-5f, ws[size_t(i % copies)]);
+          b.gpu().rms_norm_gate_up_silu(act, gate_up, normed, x, norm_w, 1e-5f, p.w(i));
         });
         b.row(std::string("rms_norm + linear + silu_mul ") + g.name + " (gemv)", shape, us_glu, bytes, flops);
       }
@@ -224,20 +223,20 @@ void bench_gemms(Bench& b, GemmRows rows) {
         r.v_cache = b.alloc(DType::bf16, {n_slots, g.kv_heads, d});
         r.slots = b.upload_i32({7}, {1});
         const double us_rope = b.time_us([&](int i) {
-          b.gpu().rms_norm_qkv_rope_store(out, normed, x, norm_w, 1e-5f, ws[size_t(i % copies)], Tensor{}, r);
+          b.gpu().rms_norm_qkv_rope_store(out, normed, x, norm_w, 1e-5f, p.w(i), Tensor{}, r);
         });
         b.row(std::string("rms_norm + linear + rope + kv store ") + g.name + " (gemv)", shape, us_rope, bytes, flops);
       }
       if (!g.f32_out) {
         const double us_acc =
-            b.time_us([&](int i) { b.gpu().linear_accumulate(out, x, ws[size_t(i % copies)], Tensor{}); });
+            b.time_us([&](int i) { b.gpu().linear_accumulate(out, x, p.w(i), Tensor{}); });
         b.row(std::string("linear + residual add ") + g.name + " (gemv)", shape, us_acc, bytes + double(m * g.n_out) * 2,
               flops);
       }
     }
     if (with_cublas && gemv) {  // the same problem through cuBLASLt, for comparison
       const double us_cublas =
-          b.time_us([&](int i) { cublas.run(out, x, ws[size_t(i % copies)], Tensor{}, b.stream()); });
+          b.time_us([&](int i) { cublas.run(out, x, p.w(i), Tensor{}, b.stream()); });
       b.row(std::string("linear ") + g.name + " (cuBLASLt)", shape, us_cublas, bytes, flops);
     }
     b.release_all();
@@ -247,13 +246,12 @@ void bench_gemms(Bench& b, GemmRows rows) {
     // GEMM and cuBLASLt on the same problem, every projection of the three shapes.
     auto pair = [&](const G& g, int64_t m) {
       const Problem p = make_problem(g, m);
-      auto w = [&](int i) { return p.ws[size_t(i % p.copies)]; };
       if (cuda::skinny_gemm_applies(p.out, p.x, p.ws[0], Tensor{})) {
         const double us =
-            b.time_us([&](int i) { cuda::launch_skinny_gemm(p.out, p.x, w(i), Tensor{}, false, b.stream()); });
+            b.time_us([&](int i) { cuda::launch_skinny_gemm(p.out, p.x, p.w(i), Tensor{}, false, b.stream()); });
         b.row(std::string("linear ") + g.name + " (skinny)", p.shape, us, p.bytes, p.flops);
       }
-      const double us_cublas = b.time_us([&](int i) { cublas.run(p.out, p.x, w(i), Tensor{}, b.stream()); });
+      const double us_cublas = b.time_us([&](int i) { cublas.run(p.out, p.x, p.w(i), Tensor{}, b.stream()); });
       b.row(std::string("linear ") + g.name + " (cuBLASLt)", p.shape, us_cublas, p.bytes, p.flops);
       b.release_all();
     };

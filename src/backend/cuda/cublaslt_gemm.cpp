@@ -163,60 +163,61 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const Key& key, const Tensor& out, co
   const bool tune = tunes(x);
   std::vector<cublasLtMatmulHeuristicResult_t> cands;
   Plan p = make_any_plan(out, x, w, bias, tune ? tuner_->config.n_candidates : 1, &cands);
-  if (tune && take_cached(key, p)) return plans_.emplace(key, p).first->second;
-  const size_t n_heuristic = cands.size();
-  int n_tiles = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  if (tune && tuner_->config.tile_space && x.size(0) % kTileFitRows != 0 && !cands.empty()) {
+  if (tune && !take_cached(key, p)) {
     try {
-      n_tiles = add_tile_candidates(p, out, x, w, &cands);
+      tune_plan(key, p, out, x, w, std::move(cands));
     } catch (...) {
       destroy(p);
       throw;
-    }
-  }
-  if (tune && cands.size() > 1) {
-    std::vector<double> us;
-    try {
-      us = time_plan(p, out, x, w, cands, tuner_->config.method);
-    } catch (...) {
-      destroy(p);
-      throw;
-    }
-    TuningStats& st = tuner_->stats;
-    st.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    size_t best = 0;
-    for (size_t i = 1; i < us.size(); ++i)
-      if (us[i] > 0 && (us[best] <= 0 || us[i] < us[best])) best = i;
-    // Within the guard of the heuristic's pick: keep rank 0 (see Tuning::min_gain).
-    const double guard =
-        x.size(0) % kTileFitRows != 0 ? tuner_->config.min_gain_off_grid : tuner_->config.min_gain;
-    if (best != 0 && us[0] > 0 && us[best] > us[0] * (1.0 - guard)) best = 0;
-    if (us.empty() || us[best] <= 0) {
-      st.n_skipped++;
-    } else {
-      p.algo = cands[best].algo;
-      st.n_tuned++;
-      st.n_changed += best != 0;
-      st.n_tile_searched += n_tiles > 0;
-      st.n_tile_kept += best >= n_heuristic;
-      st.heuristic_us += us[0] > 0 ? us[0] : us[best];
-      st.chosen_us += us[best];
-      if (tuner_->cache) {
-        GemmTuningCache::Algo a;
-        static_assert(sizeof(a) == sizeof(p.algo), "cublasLtMatmulAlgo_t is 64 bytes");
-        std::memcpy(a.data(), &p.algo, sizeof(a));
-        tuner_->cache->put(cache_key(key), {a, us[best]});
-      }
-      if (log_tuning())
-        std::fprintf(stderr,
-                     "seam: gemm autotune M=%lld N=%lld K=%lld: rank %zu of %zu (%zu heuristic, %d tiles), %.1f us "
-                     "(rank 0: %.1f us)\n",
-                     (long long)x.size(0), (long long)w.size(0), (long long)w.size(1), best, us.size(), n_heuristic,
-                     n_tiles, us[best], us[0]);
     }
   }
   return plans_.emplace(key, p).first->second;
+}
+
+void CublasLtGemm::tune_plan(const Key& key, Plan& p, const Tensor& out, const Tensor& x, const Tensor& w,
+                             std::vector<cublasLtMatmulHeuristicResult_t> cands) {
+  const Tuning& cfg = tuner_->config;
+  const bool off_grid = x.size(0) % kTileFitRows != 0;
+  const size_t n_heuristic = cands.size();
+  const auto t0 = std::chrono::steady_clock::now();
+  const int n_tiles = cfg.tile_space && off_grid && !cands.empty() ? add_tile_candidates(p, out, x, w, &cands) : 0;
+  if (cands.size() <= 1) return;  // nothing to choose from: the heuristic's pick stays
+  const std::vector<double> us = time_plan(p, out, x, w, cands, cfg.method);
+  TuningStats& st = tuner_->stats;
+  st.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (us.empty()) {  // the scratch could not hold out
+    st.n_skipped++;
+    return;
+  }
+  size_t best = 0;
+  for (size_t i = 1; i < us.size(); ++i)
+    if (us[i] > 0 && (us[best] <= 0 || us[i] < us[best])) best = i;
+  // Within the guard of the heuristic's pick: keep rank 0 (see Tuning::min_gain).
+  const double guard = off_grid ? cfg.min_gain_off_grid : cfg.min_gain;
+  if (best != 0 && us[0] > 0 && us[best] > us[0] * (1.0 - guard)) best = 0;
+  if (us[best] <= 0) {
+    st.n_skipped++;
+    return;
+  }
+  p.algo = cands[best].algo;
+  st.n_tuned++;
+  st.n_changed += best != 0;
+  st.n_tile_searched += n_tiles > 0;
+  st.n_tile_kept += best >= n_heuristic;
+  st.heuristic_us += us[0] > 0 ? us[0] : us[best];
+  st.chosen_us += us[best];
+  if (tuner_->cache) {
+    GemmTuningCache::Algo a;
+    static_assert(sizeof(a) == sizeof(p.algo), "cublasLtMatmulAlgo_t is 64 bytes");
+    std::memcpy(a.data(), &p.algo, sizeof(a));
+    tuner_->cache->put(cache_key(key), {a, us[best]});
+  }
+  if (log_tuning())
+    std::fprintf(stderr,
+                 "seam: gemm autotune M=%lld N=%lld K=%lld: rank %zu of %zu (%zu heuristic, %d tiles), %.1f us "
+                 "(rank 0: %.1f us)\n",
+                 (long long)x.size(0), (long long)w.size(0), (long long)w.size(1), best, us.size(), n_heuristic,
+                 n_tiles, us[best], us[0]);
 }
 
 int CublasLtGemm::add_tile_candidates(const Plan& p, const Tensor& out, const Tensor& x, const Tensor& w,
@@ -359,7 +360,10 @@ bool CublasLtGemm::take_cached(const Key& key, Plan& p) {
 CublasLtGemm::TuningStats CublasLtGemm::end_tuning() {
   if (!tuner_) return {};
   SEAM_CUDA_CHECK(cudaStreamSynchronize(tuner_->stream));
-  if (tuner_->cache) tuner_->stats.cache_saved = tuner_->cache->save();
+  if (tuner_->cache) {
+    tuner_->stats.cache_saved = tuner_->cache->save();
+    tuner_->stats.cache_path = tuner_->cache->path();
+  }
   const TuningStats st = tuner_->stats;
   tuner_->timer.reset();
   if (tuner_->scratch) SEAM_CUDA_CHECK(cudaFree(tuner_->scratch));

@@ -87,6 +87,7 @@ class CublasLtGemm {
     int n_cached = 0;         // eligible plans that took their algorithm from the cache, untimed
     int n_cache_stale = 0;    // ... cache entries cuBLASLt no longer accepts for their plan (re-tuned)
     bool cache_saved = false; // the cache file was written (or had nothing new)
+    std::string cache_path;   // the cache file; empty without one
     double seconds = 0;       // host wall time spent timing
     double heuristic_us = 0;  // sum over tuned plans of the heuristic's first algorithm's median
     double chosen_us = 0;     // ... and of the kept algorithm's median
@@ -130,6 +131,11 @@ class CublasLtGemm {
   };
   static Key key_of(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias);
   Plan& plan_for(const Key& key, const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias);
+  // Start-up tuning of a new plan (tunes(x), not in the cache): adds the tiles of the heuristic's
+  // algorithm off the 128-row grid, times the candidates, keeps the fastest past the guard in
+  // p.algo, and records it in the stats and the cache.
+  void tune_plan(const Key& key, Plan& p, const Tensor& out, const Tensor& x, const Tensor& w,
+                 std::vector<cublasLtMatmulHeuristicResult_t> cands);
   // The plan's descriptors plus up to n_candidates heuristic results (empty: no algorithm).
   Plan make_plan(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, bool fuse_bias,
                  int n_candidates, std::vector<cublasLtMatmulHeuristicResult_t>* results);

@@ -168,7 +168,7 @@ void CudaBackend::begin_gemm_tuning(const GemmTuning& t) {
   g.n_candidates = t.n_candidates;
   // SEAM_GEMM_TILE_SPACE=0: time only the heuristic's candidates (a diagnostic switch).
   g.tile_space = env_choice("SEAM_GEMM_TILE_SPACE", 1, {0, 1}) == 1;
-  g.cache_path = gemm_cache_path_ = t.cache_path;
+  g.cache_path = t.cache_path;
   gemm_->begin_tuning(g, stream_);
 }
 
@@ -183,8 +183,8 @@ void CudaBackend::end_startup() {
                st.n_tuned + st.n_skipped + st.n_cached == 0
                    ? " (plans are tuned in graph warm-ups: graphs off, or no GEMM had enough rows)"
                    : "");
-  if (!gemm_cache_path_.empty())
-    std::fprintf(stderr, "seam: gemm autotune cache %s: %d plans taken from it%s, %s\n", gemm_cache_path_.c_str(),
+  if (!st.cache_path.empty())
+    std::fprintf(stderr, "seam: gemm autotune cache %s: %d plans taken from it%s, %s\n", st.cache_path.c_str(),
                  st.n_cached,
                  st.n_cache_stale > 0 ? detail::concat(" (", st.n_cache_stale, " stale entries re-tuned)").c_str() : "",
                  st.cache_saved ? (st.n_tuned > 0 ? "new results saved" : "nothing new") : "not saved");

@@ -87,7 +87,6 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_ = nullptr;
   bool capturing_ = false;
   std::unique_ptr<CublasLtGemm> gemm_;
-  std::string gemm_cache_path_;  // start-up tuning's cache file, for the start-up line
   float* attention_scratch_ = nullptr;  // [kAttentionScratchBytes / 4]
   // A MIXED batch's decode-row attention runs on side_stream_ between these two events
   // (attention()); created once at construction.

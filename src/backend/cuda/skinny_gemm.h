@@ -8,9 +8,10 @@
 // loads into mma.sync m16n8k16 (the weights are the A operand, 8 rows of x an n-tile of B);
 // the slices' partial sums meet in shared memory. It wins where cuBLASLt's fixed cost is a
 // large part of the time (n_out <= 4096, <= 16 M weights: skinny_gemm_choice.h), and loses
-// to it on wide projections (gate_up, lm_head), where the 16-feature blocks are many and short. No operand is
-// re-laid-out: a lane's 16-byte load of a weight row is 8 consecutive k, and the same lane loads the same 8 k of each x
-// row, so one fixed permutation of k inside a 32-k chunk serves both operands.
+// to it on wide projections (gate_up, lm_head), where the 16-feature blocks are many and short.
+// No operand is re-laid-out: a lane's 16-byte load of a weight row is 8 consecutive k, and the
+// same lane loads the same 8 k of each x row, so one fixed permutation of k inside a 32-k chunk
+// serves both operands.
 #pragma once
 #include <cuda_runtime.h>
 
