@@ -25,19 +25,50 @@ ModelRunner::~ModelRunner() = default;
 
 void ModelRunner::capture_graphs() {
   SEAM_ASSERT(!sealed_, "capture_graphs called twice");
+  // The runners get their work as closures over this runner's buffers, model and KV pool;
+  // they never see the ModelRunner (graph/ sits below runtime/).
+  auto pad = [this](int n_tokens, int n_seqs) { upload(ForwardBatch{}, n_tokens, n_seqs); };
   if (!graph_config_.disable_cuda_graph && !graph_config_.decode_buckets.empty()) {
-    decode_graphs_ = std::make_unique<DecodeGraphRunner>(*this, graph_config_.decode_buckets);
-    decode_graphs_->capture_all(stats_);
+    DecodeGraphWork work;
+    work.pad = pad;
+    work.forward = [this](int bs) {
+      run_layers_eager(bs, attention_batch(bs, bs, 0, 0, /*max_seq_len unknown*/ 0));
+      model_.run_logits(*buf_, bs);
+    };
+    decode_graphs_ = std::make_unique<DecodeGraphRunner>(backend_, graph_config_.decode_buckets, std::move(work));
+    decode_graphs_->capture_all();
+    const GraphCacheStats& g = decode_graphs_->stats();
+    stats_.captured_decode_keys = g.captured_keys;
+    stats_.decode_capture_s = g.capture_s;
+    stats_.decode_graph_bytes = g.graph_bytes;
   }
   if (!graph_config_.disable_cuda_graph && !graph_config_.disable_piecewise_cuda_graph &&
       !graph_config_.piecewise_buckets.empty()) {
-    piecewise_graphs_ = std::make_unique<PiecewiseGraphRunner>(*this, graph_config_.piecewise_buckets);
-    piecewise_graphs_->capture_all(stats_);
+    PiecewiseGraphWork work;
+    work.n_pieces = model_.n_pieces();
+    work.pad = pad;
+    work.run_piece = [this](int i, int n) { model_.run_piece(i, *buf_, kv_, n); };
+    work.run_attention = [this](int layer, const AttentionBatch& a) {
+      model_.run_attention(layer, *buf_, kv_, a);
+    };
+    piecewise_graphs_ =
+        std::make_unique<PiecewiseGraphRunner>(backend_, graph_config_.piecewise_buckets, std::move(work));
+    piecewise_graphs_->capture_all();
+    const GraphCacheStats& g = piecewise_graphs_->stats();
+    stats_.captured_piecewise_keys = g.captured_keys;
+    stats_.piecewise_capture_s = g.capture_s;
+    stats_.piecewise_graph_bytes = g.graph_bytes;
   }
   sealed_ = true;
   if (decode_graphs_) decode_graphs_->seal();
   if (piecewise_graphs_) piecewise_graphs_->seal();
   backend_.end_startup();  // start-up-only work (GEMM tuning) stops with the seal
+}
+
+const GraphStats& ModelRunner::graph_stats() const {
+  stats_.captures_after_seal = (decode_graphs_ ? decode_graphs_->stats().captures_after_seal : 0) +
+                               (piecewise_graphs_ ? piecewise_graphs_->stats().captures_after_seal : 0);
+  return stats_;
 }
 
 void ModelRunner::upload(const ForwardBatch& fb, int T, int S) {

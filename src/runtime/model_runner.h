@@ -49,23 +49,24 @@ class ModelRunner {
   // The float32 logits of the last step, [n_seqs, vocab] (tests).
   std::vector<float> last_logits(int n_seqs);
 
-  const GraphStats& graph_stats() const { return stats_; }
+  // The step counters, and what the graph runners' caches captured (their refused
+  // captures included, live).
+  const GraphStats& graph_stats() const;
   StepBuffers& buffers() { return *buf_; }
   Backend& backend() { return backend_; }
   LlamaModel& model() { return model_; }
   KvPool& kv() { return kv_; }
   bool sealed() const { return sealed_; }
 
-  // ---- used by the graph runners ----
+ private:
+  using Clock = std::chrono::steady_clock;
+  // ---- the graph runners' work: handed to them as closures by capture_graphs ----
   // Copies the batch into the step buffers, padded to n_tokens_padded rows and n_seqs_padded sequences.
   void upload(const ForwardBatch& fb, int n_tokens_padded, int n_seqs_padded);
   AttentionBatch attention_batch(int n_tokens, int n_seqs, int n_prefill_seqs, int n_prefill_tokens,
                                  int max_seq_len) const;
   // Pieces and attentions of the whole forward on n rows, eager.
   void run_layers_eager(int n, const AttentionBatch& attn);
-
- private:
-  using Clock = std::chrono::steady_clock;
   // upload() in two halves: the host mirror (and penalty staging), then the copies.
   void stage_inputs(const ForwardBatch& fb, int T, int S);
   void copy_inputs(const ForwardBatch& fb);
@@ -85,7 +86,7 @@ class ModelRunner {
   std::unique_ptr<DecodeGraphRunner> decode_graphs_;
   std::unique_ptr<PiecewiseGraphRunner> piecewise_graphs_;
   GraphConfig graph_config_;
-  GraphStats stats_;
+  mutable GraphStats stats_;  // graph_stats() refreshes the caches' refused captures
   bool sealed_ = false;
   // Host staging of the penalty inputs (sized at start-up: no allocation in the loop).
   std::vector<float> h_freq_, h_pres_, h_rep_;
