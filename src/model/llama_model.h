@@ -26,18 +26,19 @@
 
 #include "backend/backend.h"
 #include "model/checkpoint.h"
+#include "model/device_weight.h"
+#include "model/forward_buffers.h"
+#include "model/kv_cache_view.h"
+#include "model/linear.h"
 #include "model/model_config.h"
-#include "runtime/step_buffers.h"
 
 namespace seam {
 
-class KvPool;
-
 class LlamaModel {
  public:
-  // Converts and uploads the checkpoint's weights to `backend` in dtype `act` (once).
+  // Converts and uploads the checkpoint's weights to `backend` in dtype `act` (once): every
+  // linear layer in the dense weight format of `act`.
   LlamaModel(Backend& backend, const ModelConfig& config, const Checkpoint& ckpt, DType act);
-  ~LlamaModel();
   LlamaModel(const LlamaModel&) = delete;
   LlamaModel& operator=(const LlamaModel&) = delete;
 
@@ -46,40 +47,37 @@ class LlamaModel {
   size_t weight_bytes() const { return weight_bytes_; }
   int n_pieces() const { return config_.n_layers + 1; }
 
-  // Runs piece `i` on the first n rows of the step buffers.
-  void run_piece(int i, StepBuffers& buf, const KvPool& kv, int n) const;
+  // Runs piece `i` on the first n rows of the forward buffers.
+  void run_piece(int i, const ForwardBuffers& buf, const KvCacheView& kv, int n) const;
   // Attention of layer `layer` on the real tokens: reads q from buf.qkv, writes buf.attn_out.
-  void run_attention(int layer, StepBuffers& buf, const KvPool& kv, const AttentionBatch& b) const;
+  void run_attention(int layer, const ForwardBuffers& buf, const KvCacheView& kv, const AttentionBatch& b) const;
   // logits[0..n_seqs) = lm_head(final hidden at last_idx), float32.
-  void run_logits(StepBuffers& buf, int n_seqs) const;
+  void run_logits(const ForwardBuffers& buf, int n_seqs) const;
 
  private:
   struct Layer {
-    Tensor ln_in;    // [hidden]
-    Tensor w_qkv;    // [q_size + 2 * kv_size, hidden]
-    Tensor b_qkv;    // [q_size + 2 * kv_size] or undefined
-    Tensor q_norm;   // [head_dim] or undefined
-    Tensor k_norm;   // [head_dim] or undefined
-    Tensor w_o;      // [hidden, q_size]
-    Tensor b_o;      // [hidden] or undefined (attention_bias on Llama/Mistral/Qwen3)
-    Tensor ln_post;  // [hidden]
-    Tensor w_gate_up;  // [2 * inter, hidden]
-    Tensor w_down;   // [hidden, inter]
+    DeviceWeight ln_in;    // [hidden]
+    Linear qkv;            // [q_size + 2 * kv_size, hidden], bias with attention_bias
+    DeviceWeight q_norm;   // [head_dim] or undefined
+    DeviceWeight k_norm;   // [head_dim] or undefined
+    Linear o_proj;         // [hidden, q_size], bias with o_proj_bias (attention_bias on Llama/Mistral/Qwen3)
+    DeviceWeight ln_post;  // [hidden]
+    Linear gate_up;        // [2 * inter, hidden]
+    Linear down;           // [hidden, inter]
   };
 
-  Tensor upload(const std::vector<const HostTensor*>& parts, DType dtype);
-  void pre_attention(int layer, StepBuffers& buf, const KvPool& kv, int n) const;
-  void post_attention(int layer, StepBuffers& buf, int n) const;
+  void pre_attention(int layer, const ForwardBuffers& buf, const KvCacheView& kv, int n) const;
+  void post_attention(int layer, const ForwardBuffers& buf, int n) const;
 
   Backend& backend_;
   ModelConfig config_;
   DType act_;
-  Tensor embed_;     // [vocab, hidden]
-  Tensor norm_;      // [hidden]
-  Tensor lm_head_;   // [vocab, hidden] (the embedding when tied)
-  Tensor inv_freq_;  // [head_dim / 2] f32
+  WeightFormat format_;    // of every linear layer
+  DeviceWeight embed_;     // [vocab, hidden]
+  DeviceWeight norm_;      // [hidden]
+  Linear lm_head_;         // [vocab, hidden] (shares the embedding when tied)
+  DeviceWeight inv_freq_;  // [head_dim / 2] f32
   std::vector<Layer> layers_;
-  std::vector<void*> allocations_;
   size_t weight_bytes_ = 0;
 };
 

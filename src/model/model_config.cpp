@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "model/json_file.h"
+#include "model/model_registry.h"
 
 namespace seam {
 namespace {
@@ -80,32 +81,18 @@ std::string optional_string(const json& j, const char* file, const char* key, co
   return v->get<std::string>();
 }
 
-struct Architecture {
-  const char* name;
-  ModelFamily family;
-};
-constexpr Architecture kArchitectures[] = {
-    {"LlamaForCausalLM", ModelFamily::llama},
-    {"MistralForCausalLM", ModelFamily::llama},
-    {"Qwen2ForCausalLM", ModelFamily::qwen2},
-    {"Qwen3ForCausalLM", ModelFamily::qwen3},
-};
-
-void read_architecture(const json& j, ModelConfig& c) {
+// The registry decides which architectures exist and the family rules applied below.
+const ModelDefinition& read_architecture(const json& j, ModelConfig& c) {
   const json* v = find_field(j, "architectures");
   SEAM_CHECK(v, kConfig, ": missing field 'architectures'");
   SEAM_CHECK(v->is_array() && !v->empty() && (*v)[0].is_string(), kConfig,
              ": field 'architectures' must be a non-empty list of strings");
   c.architecture = (*v)[0].get<std::string>();
-  for (const auto& a : kArchitectures) {
-    if (c.architecture == a.name) {
-      c.family = a.family;
-      return;
-    }
-  }
-  std::string supported;
-  for (const auto& a : kArchitectures) supported += (supported.empty() ? "" : ", ") + std::string(a.name);
-  throw Error(detail::concat(kConfig, ": unknown architecture '", c.architecture, "' (supported: ", supported, ")"));
+  const ModelDefinition* d = find_model_definition(c.architecture);
+  SEAM_CHECK(d, kConfig, ": unknown architecture '", c.architecture, "' (supported: ", supported_architectures(),
+             ")");
+  c.family = d->family;
+  return *d;
 }
 
 DType parse_torch_dtype(const json& j) {
@@ -219,8 +206,8 @@ void read_special_ids(const json& config, const json* gen, ModelConfig& c) {
              " is not below vocab_size ", c.vocab_size);
 }
 
-void read_attention_flags(const json& j, ModelConfig& c) {
-  if (c.family == ModelFamily::qwen2) {
+void read_attention_flags(const json& j, const ModelDefinition& d, ModelConfig& c) {
+  if (d.attention_bias == AttentionBiasRule::qkv_always) {
     // Qwen2 always has q/k/v biases and never an o_proj bias; its config has no key for it.
     c.attention_bias = true;
     c.o_proj_bias = false;
@@ -230,16 +217,16 @@ void read_attention_flags(const json& j, ModelConfig& c) {
     c.attention_bias = bias;
     c.o_proj_bias = bias;
   }
-  c.qk_norm = c.family == ModelFamily::qwen3;
+  c.qk_norm = d.qk_norm;
   SEAM_CHECK(!optional_bool(j, kConfig, "mlp_bias", false), kConfig,
              ": field 'mlp_bias' is true; MLP biases are not supported");
 }
 
-void read_sliding_window(const json& j, ModelConfig& c) {
+void read_sliding_window(const json& j, const ModelDefinition& d, ModelConfig& c) {
   // Sliding-window attention is not implemented. Within the first `sliding_window`
   // positions it equals full attention, so cap the context there instead of
   // silently computing a different model beyond it.
-  bool used = c.family == ModelFamily::llama ? true : optional_bool(j, kConfig, "use_sliding_window", false);
+  bool used = d.sliding_window_opt_in ? optional_bool(j, kConfig, "use_sliding_window", false) : true;
   int window = used ? optional_int(j, kConfig, "sliding_window", 0) : 0;
   if (window > 0 && window < c.max_position_embeddings) c.max_position_embeddings = window;
 }
@@ -254,7 +241,7 @@ ModelConfig load_model_config(const std::string& dir) {
   SEAM_CHECK(j.is_object(), kConfig, ": expected a JSON object at the top level");
 
   ModelConfig c;
-  read_architecture(j, c);
+  const ModelDefinition& definition = read_architecture(j, c);
   c.hidden_size = required_int(j, kConfig, "hidden_size");
   c.intermediate_size = required_int(j, kConfig, "intermediate_size");
   c.n_layers = required_int(j, kConfig, "num_hidden_layers");
@@ -279,8 +266,8 @@ ModelConfig load_model_config(const std::string& dir) {
   c.tie_word_embeddings = optional_bool(j, kConfig, "tie_word_embeddings", false);
   c.torch_dtype = parse_torch_dtype(j);
   read_rope(j, c);
-  read_attention_flags(j, c);
-  read_sliding_window(j, c);
+  read_attention_flags(j, definition, c);
+  read_sliding_window(j, definition, c);
 
   // generation_config.json is optional, but a present one must be valid.
   json gen;

@@ -17,6 +17,10 @@ ModelRunner::ModelRunner(Backend& backend, LlamaModel& model, KvPool& kv, const 
   for (int b : graphs.decode_buckets) s.max_seqs = std::max(s.max_seqs, b), s.max_tokens = std::max(s.max_tokens, b);
   for (int b : graphs.piecewise_buckets) s.max_tokens = std::max(s.max_tokens, b);
   buf_ = std::make_unique<StepBuffers>(backend, model.config(), model.dtype(), s);
+  for (int l = 0; l < kv.shape().n_layers; ++l) {
+    kv_view_.k.push_back(kv.k_cache(l));
+    kv_view_.v.push_back(kv.v_cache(l));
+  }
   const size_t S = size_t(s.max_seqs);
   for (auto* v : {&h_freq_, &h_pres_, &h_rep_}) v->resize(S);
 }
@@ -25,7 +29,7 @@ ModelRunner::~ModelRunner() = default;
 
 void ModelRunner::capture_graphs() {
   SEAM_ASSERT(!sealed_, "capture_graphs called twice");
-  // The runners get their work as closures over this runner's buffers, model and KV pool;
+  // The runners get their work as closures over this runner's buffers, model and KV view;
   // they never see the ModelRunner (graph/ sits below runtime/).
   auto pad = [this](int n_tokens, int n_seqs) { upload(ForwardBatch{}, n_tokens, n_seqs); };
   if (!graph_config_.disable_cuda_graph && !graph_config_.decode_buckets.empty()) {
@@ -47,9 +51,9 @@ void ModelRunner::capture_graphs() {
     PiecewiseGraphWork work;
     work.n_pieces = model_.n_pieces();
     work.pad = pad;
-    work.run_piece = [this](int i, int n) { model_.run_piece(i, *buf_, kv_, n); };
+    work.run_piece = [this](int i, int n) { model_.run_piece(i, *buf_, kv_view_, n); };
     work.run_attention = [this](int layer, const AttentionBatch& a) {
-      model_.run_attention(layer, *buf_, kv_, a);
+      model_.run_attention(layer, *buf_, kv_view_, a);
     };
     piecewise_graphs_ =
         std::make_unique<PiecewiseGraphRunner>(backend_, graph_config_.piecewise_buckets, std::move(work));
@@ -155,8 +159,8 @@ AttentionBatch ModelRunner::attention_batch(int n_tokens, int n_seqs, int n_pref
 
 void ModelRunner::run_layers_eager(int n, const AttentionBatch& attn) {
   for (int i = 0; i < model_.n_pieces(); ++i) {
-    model_.run_piece(i, *buf_, kv_, n);
-    if (i < model_.config().n_layers) model_.run_attention(i, *buf_, kv_, attn);
+    model_.run_piece(i, *buf_, kv_view_, n);
+    if (i < model_.config().n_layers) model_.run_attention(i, *buf_, kv_view_, attn);
   }
 }
 

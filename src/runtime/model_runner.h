@@ -83,6 +83,7 @@ class ModelRunner {
   LlamaModel& model_;
   KvPool& kv_;
   std::unique_ptr<StepBuffers> buf_;
+  KvCacheView kv_view_;  // the model's view of kv_'s layers (fixed addresses)
   std::unique_ptr<DecodeGraphRunner> decode_graphs_;
   std::unique_ptr<PiecewiseGraphRunner> piecewise_graphs_;
   GraphConfig graph_config_;

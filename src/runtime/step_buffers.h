@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "model/forward_buffers.h"
 #include "model/model_config.h"
 
 namespace seam {
@@ -15,30 +16,19 @@ struct StepBufferSizes {
   int max_penalty_entries = 0;
 };
 
-struct StepBuffers {
+// The model's part (ids, positions, slots, activations, last_idx, last_hidden, logits) is
+// the ForwardBuffers base, which is all the model sees; the rest is the runtime's.
+struct StepBuffers : ForwardBuffers {
   StepBuffers(Backend& backend, const ModelConfig& c, DType act, const StepBufferSizes& sizes);
   ~StepBuffers();
   StepBuffers(const StepBuffers&) = delete;
   StepBuffers& operator=(const StepBuffers&) = delete;
 
   StepBufferSizes sizes;
-  // per token
-  Tensor input_ids;      // [max_tokens] i32
-  Tensor positions;      // [max_tokens] i32
-  Tensor out_cache_loc;  // [max_tokens] i32
-  Tensor residual;       // [max_tokens, hidden]   the residual stream, updated in place
-  Tensor normed;         // [max_tokens, hidden]   RMSNorm output (unwritten where a backend fuses the norm)
-  Tensor qkv;            // [max_tokens, q_size + 2 * kv_size]
-  Tensor attn_out;       // [max_tokens, q_size]   the bridge: written by attention, read by the next piece
-  Tensor gate_up;        // [max_tokens, 2 * inter]
-  Tensor act;            // [max_tokens, inter]
-  // per sequence
+  // per sequence (the per-token tensors and last_idx / last_hidden / logits: ForwardBuffers)
   Tensor qo_indptr;      // [max_seqs + 1] i32
   Tensor seq_lens;       // [max_seqs] i32
   Tensor req_rows;       // [max_seqs] i32
-  Tensor last_idx;       // [max_seqs] i32 row of each sequence's last token
-  Tensor last_hidden;    // [max_seqs, hidden]
-  Tensor logits;         // [max_seqs, vocab] f32
   Tensor sampled;        // [max_seqs] i32
   Tensor temperature;    // [max_seqs] f32
   Tensor top_k;          // [max_seqs] i32

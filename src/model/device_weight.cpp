@@ -1,0 +1,52 @@
+#include "model/device_weight.h"
+
+#include <cstring>
+
+namespace seam {
+
+namespace {
+// The device allocation of `bytes`, filled from `src`, released by the last owner.
+std::shared_ptr<void> upload_bytes(Backend& backend, const void* src, size_t bytes) {
+  void* dev = backend.alloc(bytes);
+  std::shared_ptr<void> memory(dev, [&backend](void* p) { backend.release(p); });
+  backend.copy_h2d(dev, src, bytes);
+  backend.synchronize();  // the caller's staging dies at return
+  return memory;
+}
+}  // namespace
+
+DeviceWeight DeviceWeight::upload(Backend& backend, const std::vector<const HostTensor*>& parts, DType dtype) {
+  const HostTensor& first = *parts[0];
+  int64_t rows = 0;
+  for (const HostTensor* p : parts) rows += p->shape.empty() ? 1 : p->shape[0];
+  const int64_t cols = first.shape.size() == 2 ? first.shape[1] : 1;
+  const size_t esize = dtype_size(dtype);
+  std::vector<uint8_t> staged(size_t(rows * cols) * esize);
+  size_t at = 0;
+  std::vector<float> f32;
+  for (const HostTensor* p : parts) {
+    const size_t n = size_t(p->numel());
+    if (p->dtype == dtype) {
+      std::memcpy(staged.data() + at, p->data, n * esize);
+    } else {
+      f32.resize(n);
+      convert_to_f32(p->data, p->dtype, f32.data(), n);
+      convert_from_f32(f32.data(), dtype, staged.data() + at, n);
+    }
+    at += n * esize;
+  }
+  DeviceWeight w;
+  w.memory_ = upload_bytes(backend, staged.data(), staged.size());
+  w.tensor_ = first.shape.size() == 2 ? Tensor(w.memory_.get(), dtype, backend.device(), {rows, cols})
+                                      : Tensor(w.memory_.get(), dtype, backend.device(), {rows});
+  return w;
+}
+
+DeviceWeight DeviceWeight::upload_f32(Backend& backend, const std::vector<float>& values) {
+  DeviceWeight w;
+  w.memory_ = upload_bytes(backend, values.data(), values.size() * sizeof(float));
+  w.tensor_ = Tensor(w.memory_.get(), DType::f32, backend.device(), {int64_t(values.size())});
+  return w;
+}
+
+}  // namespace seam

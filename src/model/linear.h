@@ -1,0 +1,76 @@
+// Linear: one linear layer, y = x @ W^T (+ b) with W [out, in] in Hugging Face layout,
+// owning its weight and bias on the device. Its weight format is a property of the layer
+// (weight_format.h), fixed at load.
+//
+// Each method is exactly one Backend op, the one the model issues at that point, so a
+// layer costs what the bare op costs: no copy, no extra launch, no virtual call beyond the
+// backend's own. The fused variants exist because the backend fuses the norm before and
+// the epilogue after the product (CUDA's batch-1 GEMV does RMSNorm, RoPE + KV store and
+// SiLU * up in one kernel); a layer reaches them through the same object.
+//
+// Room to grow: a quantized format branches inside these methods to its backend GEMM
+// (with its scales as more DeviceWeights); a mixture-of-experts or a tensor-parallel
+// (column/row sharded) layer is another class beside this one, used by the model where a
+// Linear is today. The graph runners and ModelRunner never see weights.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "backend/backend.h"
+#include "model/checkpoint.h"
+#include "model/device_weight.h"
+#include "model/weight_format.h"
+
+namespace seam {
+
+class Linear {
+ public:
+  Linear() = default;  // undefined until loaded
+
+  // Loads W from `weight_parts` (concatenated along the output dim: fused q/k/v, gate/up)
+  // and b from `bias_parts` (none: no bias), converted once to `format`.
+  static Linear load(Backend& backend, const std::vector<const HostTensor*>& weight_parts,
+                     const std::vector<const HostTensor*>& bias_parts, WeightFormat format);
+  // A bias-free layer over an already uploaded weight, shared (an lm_head tied to the
+  // embedding). The weight must be stored in `format`.
+  static Linear shared(Backend& backend, DeviceWeight weight, WeightFormat format);
+
+  WeightFormat format() const { return format_; }
+  int64_t out_features() const { return weight_.tensor().size(0); }
+  int64_t in_features() const { return weight_.tensor().size(1); }
+  bool has_bias() const { return bias_.defined(); }
+  const Tensor& weight() const { return weight_.tensor(); }
+  const Tensor& bias() const { return bias_.tensor(); }  // undefined without bias
+  size_t bytes() const { return weight_.bytes() + bias_.bytes(); }
+
+  // out = x @ W^T (+ b).   x [n, in], out [n, out]
+  void apply(Tensor out, Tensor x) const { backend_->linear(out, x, weight(), bias()); }
+  // out += x @ W^T (+ b), in place (the residual stream takes o_proj and down_proj this way).
+  void accumulate(Tensor out, Tensor x) const { backend_->linear_accumulate(out, x, weight(), bias()); }
+  // out = rms_norm(x) * norm_weight @ W^T (+ b); normed is scratch a fusing backend may
+  // leave unwritten.
+  void apply_rms_normed(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps) const {
+    backend_->rms_norm_linear(out, normed, x, norm_weight, eps, weight(), bias());
+  }
+  // The attention input stage: qkv = rms_norm(x) * norm_weight @ W^T (+ b), then RoPE on
+  // its q and k and the K/V store (Backend::rms_norm_qkv_rope_store).
+  void apply_rms_normed_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                   const RopeStoreArgs& r) const {
+    backend_->rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, eps, weight(), bias(), r);
+  }
+  // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ W^T, act = silu(gate) * up
+  // (Backend::rms_norm_gate_up_silu; the layer has no bias).
+  void apply_rms_normed_silu_mul(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
+                                 float eps) const {
+    SEAM_ASSERT(!has_bias(), "the fused gate_up + SiLU op takes no bias");
+    backend_->rms_norm_gate_up_silu(act, gate_up, normed, x, norm_weight, eps, weight());
+  }
+
+ private:
+  Backend* backend_ = nullptr;
+  WeightFormat format_ = WeightFormat::f32;
+  DeviceWeight weight_;  // [out, in] in weight_format_dtype(format_)
+  DeviceWeight bias_;    // [out] or undefined
+};
+
+}  // namespace seam

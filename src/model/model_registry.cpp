@@ -1,0 +1,48 @@
+#include "model/model_registry.h"
+
+#include "core/error.h"
+#include "model/llama_model.h"
+
+namespace seam {
+
+namespace {
+
+// Llama, Mistral, Qwen2 and Qwen3 share one forward; the config flags the rules above
+// set (attention_bias, o_proj_bias, qk_norm) select its options.
+std::unique_ptr<LlamaModel> create_llama(Backend& backend, const ModelConfig& config, const Checkpoint& ckpt,
+                                         DType act) {
+  return std::make_unique<LlamaModel>(backend, config, ckpt, act);
+}
+
+}  // namespace
+
+const std::vector<ModelDefinition>& model_definitions() {
+  static const std::vector<ModelDefinition> definitions = {
+      {"LlamaForCausalLM", ModelFamily::llama, AttentionBiasRule::from_config, false, false, create_llama},
+      {"MistralForCausalLM", ModelFamily::llama, AttentionBiasRule::from_config, false, false, create_llama},
+      {"Qwen2ForCausalLM", ModelFamily::qwen2, AttentionBiasRule::qkv_always, false, true, create_llama},
+      {"Qwen3ForCausalLM", ModelFamily::qwen3, AttentionBiasRule::from_config, true, true, create_llama},
+  };
+  return definitions;
+}
+
+const ModelDefinition* find_model_definition(const std::string& architecture) {
+  for (const ModelDefinition& d : model_definitions())
+    if (architecture == d.architecture) return &d;
+  return nullptr;
+}
+
+std::string supported_architectures() {
+  std::string out;
+  for (const ModelDefinition& d : model_definitions()) out += (out.empty() ? "" : ", ") + std::string(d.architecture);
+  return out;
+}
+
+std::unique_ptr<LlamaModel> create_model(Backend& backend, const ModelConfig& config, const Checkpoint& ckpt,
+                                         DType act) {
+  const ModelDefinition* d = find_model_definition(config.architecture);
+  SEAM_CHECK(d, "unknown architecture '", config.architecture, "' (supported: ", supported_architectures(), ")");
+  return d->create(backend, config, ckpt, act);
+}
+
+}  // namespace seam

@@ -1,0 +1,145 @@
+// The model registry: the supported architectures and their family rules, a clear error
+// for any other, and every registered architecture built through it (weights accounted
+// once each, the forward running on the cpu backend).
+#include "model/model_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "kv/kv_pool.h"
+#include "model/checkpoint.h"
+#include "model/llama_model.h"
+#include "runtime/model_runner.h"
+#include "safetensors_writer.h"
+#include "test_util.h"
+
+namespace seam {
+namespace {
+
+TEST(ModelRegistry, ListsTheSupportedArchitecturesWithTheirFamilyRules) {
+  std::vector<std::string> names;
+  for (const ModelDefinition& d : model_definitions()) names.push_back(d.architecture);
+  EXPECT_EQ(names, (std::vector<std::string>{"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM",
+                                             "Qwen3ForCausalLM"}));
+  const ModelDefinition* llama = find_model_definition("LlamaForCausalLM");
+  const ModelDefinition* mistral = find_model_definition("MistralForCausalLM");
+  const ModelDefinition* qwen2 = find_model_definition("Qwen2ForCausalLM");
+  const ModelDefinition* qwen3 = find_model_definition("Qwen3ForCausalLM");
+  ASSERT_TRUE(llama && mistral && qwen2 && qwen3);
+  EXPECT_EQ(llama->family, ModelFamily::llama);
+  EXPECT_EQ(mistral->family, ModelFamily::llama);
+  EXPECT_EQ(qwen2->family, ModelFamily::qwen2);
+  EXPECT_EQ(qwen3->family, ModelFamily::qwen3);
+  EXPECT_EQ(qwen2->attention_bias, AttentionBiasRule::qkv_always);
+  for (const ModelDefinition* d : {llama, mistral, qwen3}) EXPECT_EQ(d->attention_bias, AttentionBiasRule::from_config);
+  EXPECT_TRUE(qwen3->qk_norm);
+  for (const ModelDefinition* d : {llama, mistral, qwen2}) EXPECT_FALSE(d->qk_norm);
+  EXPECT_TRUE(qwen2->sliding_window_opt_in && qwen3->sliding_window_opt_in);
+  EXPECT_FALSE(llama->sliding_window_opt_in || mistral->sliding_window_opt_in);
+  EXPECT_EQ(supported_architectures(), "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM");
+}
+
+TEST(ModelRegistry, UnknownArchitectureIsAClearErrorListingTheSupportedOnes) {
+  EXPECT_EQ(find_model_definition("GPT2LMHeadModel"), nullptr);
+  EXPECT_EQ(find_model_definition("llamaforcausallm"), nullptr) << "names match exactly, as transformers does";
+  ModelConfig c = load_model_config(test::stories_dir());
+  c.architecture = "GPT2LMHeadModel";
+  auto ck = Checkpoint::open(test::stories_dir(), load_model_config(test::stories_dir()));
+  CpuBackend be;
+  try {
+    create_model(be, c, *ck, DType::f32);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("unknown architecture 'GPT2LMHeadModel'"), std::string::npos) << msg;
+    for (const ModelDefinition& d : model_definitions())
+      EXPECT_NE(msg.find(d.architecture), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+  }
+}
+
+// Sum of the bytes of `t` as float32 (the cpu backend's weights).
+size_t f32_bytes(const HostTensor& t) { return t.defined() ? size_t(t.numel()) * 4 : 0; }
+
+// Every weight of the checkpoint once; a tied head is the embedding, not a second matrix.
+size_t expected_weight_bytes(const Checkpoint& ck, const ModelConfig& c) {
+  size_t n = f32_bytes(ck.embed_tokens) + f32_bytes(ck.norm) + (c.tie_word_embeddings ? 0 : f32_bytes(ck.lm_head));
+  for (const LayerTensors& l : ck.layers)
+    for (const HostTensor* t : {&l.input_layernorm, &l.q_proj, &l.k_proj, &l.v_proj, &l.q_bias, &l.k_bias, &l.v_bias,
+                                &l.q_norm, &l.k_norm, &l.o_proj, &l.o_bias, &l.post_attention_layernorm, &l.gate_proj,
+                                &l.up_proj, &l.down_proj})
+      n += f32_bytes(*t);
+  return n;
+}
+
+// One eager EXTEND step of `n` tokens on `model`; returns the float32 logits of its last token.
+std::vector<float> last_token_logits(CpuBackend& be, LlamaModel& model, int n) {
+  const ModelConfig& c = model.config();
+  KvPoolShape shape{c.n_layers, c.n_kv_heads, c.head_dim, 1 + 64, 1, 64, DType::f32};
+  KvPool kv(be, shape);
+  std::vector<int32_t> slots(64);
+  for (int p = 0; p < 64; ++p) slots[size_t(p)] = 1 + p;
+  kv.set_slots(0, 0, slots.data(), 64);
+  GraphConfig graphs;
+  graphs.disable_cuda_graph = true;
+  ModelRunner runner(be, model, kv, StepBufferSizes{64, 1, 16}, graphs);
+  runner.capture_graphs();
+  ForwardBatch fb;
+  fb.mode = ForwardMode::extend;
+  fb.n_prefill_seqs = 1;
+  for (int p = 0; p < n; ++p) {
+    fb.input_ids.push_back((p * 7 + 3) % c.vocab_size);
+    fb.positions.push_back(p);
+    fb.out_cache_loc.push_back(1 + p);
+  }
+  fb.qo_indptr = {0, n};
+  fb.seq_lens = {n};
+  fb.req_rows = {0};
+  fb.sampling.push_back(SeqSampling{});
+  std::vector<int32_t> ids;
+  runner.forward_eager(fb, ids);
+  return runner.last_logits(1);
+}
+
+TEST(ModelRegistry, EveryArchitectureBuildsThroughTheRegistryAndRuns) {
+  for (const ModelDefinition& d : model_definitions()) {
+    SCOPED_TRACE(d.architecture);
+    nlohmann::json cfg = test::tiny_config_json(d.architecture);
+    if (d.family == ModelFamily::qwen3) cfg["attention_bias"] = true;  // Qwen3 with the optional q/k/v/o bias
+    const std::string dir = test::make_temp_dir("registry");
+    test::write_config(dir, cfg);
+    const ModelConfig c = load_model_config(dir);
+    EXPECT_EQ(c.family, d.family);
+    test::write_safetensors(dir + "/model.safetensors", test::model_tensors(c, "F32"));
+    auto ck = Checkpoint::open(dir, c);
+    CpuBackend be;
+    std::unique_ptr<LlamaModel> model = create_model(be, c, *ck, DType::f32);
+    ASSERT_TRUE(model);
+    EXPECT_EQ(model->n_pieces(), c.n_layers + 1);
+    EXPECT_EQ(model->weight_bytes(), expected_weight_bytes(*ck, c));
+    const std::vector<float> logits = last_token_logits(be, *model, 5);
+    ASSERT_EQ(logits.size(), size_t(c.vocab_size));
+    std::set<float> distinct;
+    for (float v : logits) {
+      ASSERT_TRUE(std::isfinite(v));
+      distinct.insert(v);
+    }
+    EXPECT_GT(distinct.size(), size_t(c.vocab_size) / 2) << "the logits depend on the weights";
+  }
+}
+
+TEST(ModelRegistry, TiedHeadIsCountedOnce) {
+  const ModelConfig c = load_model_config(test::stories_dir());
+  ASSERT_TRUE(c.tie_word_embeddings);
+  auto ck = Checkpoint::open(test::stories_dir(), c);
+  CpuBackend be;
+  auto model = create_model(be, c, *ck, DType::f32);
+  EXPECT_EQ(model->weight_bytes(), expected_weight_bytes(*ck, c)) << "the embedding once, no second head";
+}
+
+}  // namespace
+}  // namespace seam
