@@ -8,7 +8,7 @@ namespace {
 // The device allocation of `bytes`, filled from `src`, released by the last owner.
 std::shared_ptr<void> upload_bytes(Backend& backend, const void* src, size_t bytes) {
   void* dev = backend.alloc(bytes);
-  std::shared_ptr<void> memory(dev, [&backend](void* p) { backend.release(p); });
+  std::shared_ptr<void> memory(dev, [b = &backend](void* p) { b->release(p); });
   backend.copy_h2d(dev, src, bytes);
   backend.synchronize();  // the caller's staging dies at return
   return memory;
