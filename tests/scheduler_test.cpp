@@ -13,10 +13,24 @@ namespace {
 
 struct Sim {
   Sim(SchedulerConfig cfg, int n_slots, bool cache) : slots(n_slots), radix(slots, cache) {
-    sched = std::make_unique<Scheduler>(cfg, slots, radix, [this](int row, int begin, const int32_t*, int n) {
-      EXPECT_GE(row, 0);
-      EXPECT_LE(begin + n, sched->config().max_context);
-    });
+    sched = std::make_unique<Scheduler>(cfg, slots, radix);
+  }
+  // The step as the engine commits it: from the batch's rows alone (the "model"
+  // samples every row; rows whose sample counts get the token from `next`).
+  template <typename Next>
+  void commit(const ForwardBatch& fb, Next next) {
+    for (const PageTableWrite& w : fb.page_table_writes) {
+      EXPECT_GE(w.row, 0);
+      EXPECT_LE(w.begin + w.n, sched->config().max_context);
+      EXPECT_LE(size_t(w.offset + w.n), fb.page_table_slots.size());
+    }
+    ASSERT_EQ(int(fb.request_ids.size()), fb.n_seqs());
+    ASSERT_EQ(int(fb.samples.size()), fb.n_seqs());
+    for (int s = 0; s < fb.n_seqs(); ++s)
+      reqs[fb.request_ids[size_t(s)]]->commit_step(fb.qo_indptr[size_t(s) + 1] - fb.qo_indptr[size_t(s)],
+                                                   fb.samples[size_t(s)] != 0);
+    for (int s = 0; s < fb.n_seqs(); ++s)
+      if (fb.samples[size_t(s)]) next(reqs[fb.request_ids[size_t(s)]].get());
   }
   Request* add(int prompt_len, int max_new, int32_t salt) {
     auto r = std::make_unique<Request>();
@@ -33,8 +47,7 @@ struct Sim {
     for (int step = 0; step < max_steps && sched->has_work(); ++step) {
       ForwardBatch fb = sched->schedule();
       ASSERT_NE(fb.mode, ForwardMode::idle) << "no progress at step " << step;
-      const auto& seqs = sched->scheduled();
-      ASSERT_EQ(int(seqs.size()), fb.n_seqs());
+      ASSERT_EQ(int(fb.request_ids.size()), fb.n_seqs());
       if (fb.mode != ForwardMode::decode) EXPECT_LE(fb.n_tokens(), cfg.chunked_prefill_size);
       EXPECT_LE(int(sched->n_running()), cfg.max_running_requests);
       // Prefill rows first, then decode rows of exactly one token.
@@ -42,9 +55,9 @@ struct Sim {
         const int n = fb.qo_indptr[size_t(s) + 1] - fb.qo_indptr[size_t(s)];
         if (s >= fb.n_prefill_seqs) {
           EXPECT_EQ(n, 1);
-          EXPECT_TRUE(seqs[size_t(s)].req->decoding);
+          EXPECT_TRUE(reqs[fb.request_ids[size_t(s)]]->decoding);
         } else {
-          EXPECT_FALSE(seqs[size_t(s)].req->decoding);
+          EXPECT_FALSE(reqs[fb.request_ids[size_t(s)]]->decoding);
         }
       }
       if (fb.mode == ForwardMode::mixed) {
@@ -54,17 +67,14 @@ struct Sim {
       modes[int(fb.mode)]++;
       // Slots handed out are distinct and not the scratch slot.
       for (int32_t loc : fb.out_cache_loc) EXPECT_GT(loc, 0);
-      sched->commit();
-      for (const auto& s : seqs) {
-        if (!s.sample) continue;
-        Request* r = s.req;
+      commit(fb, [&](Request* r) {
         // A deterministic "model": the next token depends on the whole sequence length.
         r->output_ids.push_back(int32_t(r->n_total() % 97));
         if (int(r->output_ids.size()) >= r->params.max_new_tokens) {
           r->finish = FinishReason::length;
           sched->finish(r);
         }
-      }
+      });
     }
     EXPECT_FALSE(sched->has_work());
   }
@@ -130,10 +140,7 @@ TEST(Scheduler, AbortAnywhereFreesPages) {
   Sim sim(cfg, 1000, true);
   for (int i = 0; i < 8; ++i) sim.add(20, 30, i);
   for (int step = 0; step < 6; ++step) {
-    sim.sched->schedule();
-    sim.sched->commit();
-    for (const auto& s : sim.sched->scheduled())
-      if (s.sample) s.req->output_ids.push_back(5);
+    sim.commit(sim.sched->schedule(), [](Request* r) { r->output_ids.push_back(5); });
   }
   // Abort everything: running (mid-prefill and decoding) and waiting.
   for (auto& r : sim.reqs) EXPECT_TRUE(sim.sched->abort(r.get()));

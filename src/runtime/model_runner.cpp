@@ -94,6 +94,10 @@ void ModelRunner::stage_inputs(const ForwardBatch& fb, int T, int S) {
 void ModelRunner::copy_inputs(const ForwardBatch& fb) {
   StepBuffers& b = *buf_;
   const int n_seqs = fb.n_seqs();
+  // The scheduler's page-table writes, queued before the inputs: on the one
+  // stream they land before any of the step's kernels (attention reads the table).
+  for (const PageTableWrite& w : fb.page_table_writes)
+    kv_.set_slots(w.row, w.begin, fb.page_table_slots.data() + w.offset, w.n);
   b.upload_inputs();  // one copy for every per-step input
   if (!fb.penalty_indptr.empty()) {
     SEAM_CHECK(fb.penalty_tokens.size() <= size_t(b.pen_tokens.size(0)), "penalty entries (",
@@ -239,6 +243,24 @@ void ModelRunner::forward(const ForwardBatch& fb, std::vector<int32_t>& sampled,
   }
   note_eager(reason, report);
   run_eager(fb, sampled);
+}
+
+StepResult ModelRunner::forward(const ForwardBatch& fb, StepReport* report) {
+  std::vector<int32_t> sampled;
+  forward(fb, sampled, report);
+  const int S = fb.n_seqs();
+  SEAM_ASSERT(int(fb.request_ids.size()) == S && int(fb.samples.size()) == S,
+              "a batch for forward() carries a request id and a sample flag per sequence");
+  StepResult r;
+  r.seqs.resize(size_t(S));
+  for (int s = 0; s < S; ++s) {
+    SeqResult& q = r.seqs[size_t(s)];
+    q.request_id = fb.request_ids[size_t(s)];
+    q.n_new = fb.qo_indptr[size_t(s) + 1] - fb.qo_indptr[size_t(s)];
+    q.sample = fb.samples[size_t(s)] != 0;
+    q.sampled_id = sampled[size_t(s)];
+  }
+  return r;
 }
 
 std::vector<float> ModelRunner::last_logits(int n_seqs) {

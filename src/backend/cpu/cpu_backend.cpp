@@ -306,8 +306,21 @@ void CpuBackend::replay(const Graph& g) {
 
 // ---------------------------------------------------------------- step timer
 
+CpuBackend::CpuBackend() {
+  if (const char* v = std::getenv("SEAM_CPU_FAULT_AT_STEP")) {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    SEAM_CHECK(end != v && *end == '\0', "SEAM_CPU_FAULT_AT_STEP: '", v, "' is not a step number");
+    fault_at_step_ = n;
+  }
+}
+
 void CpuBackend::timer_begin() {
   SEAM_ASSERT(!capturing_, "step timer marked during graph capture (the mark would be baked into the graph)");
+  ++n_steps_;
+  if (fault_at_step_ > 0 && n_steps_ >= fault_at_step_)
+    throw DeviceError(detail::concat("injected device fault at step ", n_steps_, " (fault injection from step ",
+                                     fault_at_step_, ")"));
   timer_start_ = std::chrono::steady_clock::now();
   timer_stopped_ = false;
 }

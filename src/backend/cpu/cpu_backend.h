@@ -16,6 +16,8 @@ namespace seam {
 
 class CpuBackend final : public Backend {
  public:
+  // Reads SEAM_CPU_FAULT_AT_STEP (see fail_at_step).
+  CpuBackend();
   Device device() const override { return Device::cpu; }
   std::string name() const override { return "cpu"; }
 
@@ -54,6 +56,12 @@ class CpuBackend final : public Backend {
   // Ops recorded so far by the current capture (for tests).
   size_t n_recorded() const { return recording_.size(); }
 
+  // Fault injection (tests): the n-th step (1-based, counted at timer_begin, which
+  // ModelRunner marks once per forward) and every later one throws DeviceError,
+  // as a sticky CUDA error would. 0: never. The environment variable
+  // SEAM_CPU_FAULT_AT_STEP=n sets it at construction (for a whole `seam serve`).
+  void fail_at_step(uint64_t n) { fault_at_step_ = n; }
+
  private:
   // Runs `op` now, or records it while capturing.
   void launch(std::function<void()> op);
@@ -62,6 +70,8 @@ class CpuBackend final : public Backend {
   std::vector<std::function<void()>> recording_;
   std::chrono::steady_clock::time_point timer_start_, timer_stop_;
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
+  uint64_t n_steps_ = 0;        // timer_begin() calls
+  uint64_t fault_at_step_ = 0;
 };
 
 }  // namespace seam
