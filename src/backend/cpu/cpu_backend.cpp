@@ -242,6 +242,19 @@ void CpuBackend::gather_rows(Tensor out, Tensor x, Tensor idx) {
   });
 }
 
+void CpuBackend::scatter_i32(Tensor dst, Tensor pairs) {
+  op_checks::scatter_i32(dst, pairs, Device::cpu);
+  launch([=] {
+    int32_t* d = dst.ptr<int32_t>();
+    const int32_t* p = pairs.ptr<int32_t>();
+    const int64_t n_dst = dst.numel();
+    for (int64_t i = 0; i < pairs.size(0); ++i) {
+      SEAM_ASSERT(p[2 * i] >= 0 && p[2 * i] < n_dst, "scatter_i32 index ", p[2 * i], " outside [0, ", n_dst, ")");
+      d[p[2 * i]] = p[2 * i + 1];
+    }
+  });
+}
+
 void CpuBackend::apply_penalties(Tensor logits, const PenaltyBatch& p) {
   op_checks::apply_penalties(logits, p, Device::cpu);
   const PenaltyBatch pb = p;
