@@ -72,8 +72,8 @@ void CompletionJob::submit() {
 
   // The engine validates every request (the ids, the sampling fields, the KV
   // pool) and admits the group or refuses it; the server adds only OpenAI's
-  // own rule that prompt + max_tokens fit the context (the engine would instead
-  // end the generation at the context length).
+  // own rule that prompt + max_tokens fit the context, with OpenAI's message
+  // (the engine would instead end the generation at the context length).
   SamplingParams params = request_.params;
   if (request_.kind == ApiKind::chat)
     params.stop_token_ids.insert(params.stop_token_ids.end(), ctx_.chat_stop_ids.begin(), ctx_.chat_stop_ids.end());
@@ -86,7 +86,7 @@ void CompletionJob::submit() {
     const int n_prompt = int(prompt_ids_[pi].size());
     SamplingParams p = params;
     if (request_.kind == ApiKind::chat && !request_.max_tokens_given) p.max_new_tokens = max_context - n_prompt;
-    if (int64_t(n_prompt) + p.max_new_tokens > max_context)
+    if (n_prompt >= max_context || int64_t(n_prompt) + p.max_new_tokens > max_context)
       throw bad_request("This model's maximum context length is " + std::to_string(max_context) +
                             " tokens. However, you requested " + std::to_string(int64_t(n_prompt) + p.max_new_tokens) +
                             " tokens (" + std::to_string(n_prompt) + " in the prompt, " +
