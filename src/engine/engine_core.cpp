@@ -245,14 +245,10 @@ void EngineCore::step() {
     step_wall_s_ += std::chrono::duration<double>(t1 - t0).count();
     return;
   }
-  for (uint64_t id : fb.request_ids) {
-    Request& r = *live_.at(id).req;
-    if (r.t_admitted == Clock::time_point{}) r.t_admitted = t1;
-  }
   const StepResult result = runner_->forward(fb);
   const auto t2 = Clock::now();
   // The runner's phases are consecutive inside forward(); what is left of [t1, t2)
-  // (the admission stamps, the call) is input preparation too.
+  // (the call) is input preparation too.
   const StepTiming& st = runner_->last_timing();
   const double launch_s = 1e-3 * st.launch_ms, wait_s = 1e-3 * st.wait_ms;
   host_prepare_s_ += std::max(0.0, std::chrono::duration<double>(t2 - t1).count() - launch_s - wait_s);
@@ -260,7 +256,7 @@ void EngineCore::step() {
   host_wait_s_ += wait_s;
   gpu_s_ += 1e-3 * st.gpu_ms;
   const double detokenize_before = host_detokenize_s_, handoff_before = host_handoff_s_;
-  process_outputs(result);
+  process_outputs(result, t1);
   const auto t3 = Clock::now();
   // process_outputs times the detokenizer and the callbacks itself; the rest is bookkeeping.
   const double output_s = std::chrono::duration<double>(t3 - t2).count();
@@ -282,13 +278,21 @@ bool EngineCore::check_stop(Request& r, int32_t token) {
   return false;
 }
 
-void EngineCore::process_outputs(const StepResult& result) {
-  // The step committed from its result alone: every row's fed tokens now have KV.
-  for (const SeqResult& q : result.seqs) live_.at(q.request_id).req->commit_step(q.n_new, q.sample);
-  std::vector<uint64_t> done;
+void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_scheduled) {
+  // The step is committed from its result alone: every row names its request,
+  // whose fed tokens now have KV.
+  rows_.clear();
   for (const SeqResult& q : result.seqs) {
+    Request* r = live_.at(q.request_id).req.get();
+    if (r->t_admitted == Clock::time_point{}) r->t_admitted = t_scheduled;
+    r->commit_step(q.n_new, q.sample);
+    rows_.push_back(r);
+  }
+  std::vector<uint64_t> done;
+  for (size_t i = 0; i < result.seqs.size(); ++i) {
+    const SeqResult& q = result.seqs[i];
     if (!q.sample) continue;
-    Request& r = *live_.at(q.request_id).req;
+    Request& r = *rows_[i];
     const int32_t token = q.sampled_id;
     const auto now = Clock::now();
     if (r.output_ids.empty()) r.t_first_token = now;

@@ -69,7 +69,8 @@ class EngineCore {
   // Fails every live request with `kind` and `message`; with engine_dead, also
   // marks the engine dead (under mu_) so that submit refuses from then on.
   void fail_all(ErrorKind kind, const std::string& message);
-  void process_outputs(const StepResult& result);
+  // Commits a step from its result; t_scheduled stamps first admissions.
+  void process_outputs(const StepResult& result, Clock::time_point t_scheduled);
   bool check_stop(Request& r, int32_t token);
   void emit(Request& r, std::vector<int32_t> new_ids, bool finished);
   void finish_request(uint64_t id);
@@ -90,6 +91,7 @@ class EngineCore {
 
   // Owned by the loop thread.
   std::unordered_map<uint64_t, Live> live_;
+  std::vector<Request*> rows_;  // the last step's rows' requests (kept: no allocation per step)
 
   // Shared with submitters.
   mutable std::mutex mu_;
