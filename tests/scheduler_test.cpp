@@ -2,6 +2,7 @@
 // that loses nothing, and every KV slot back in the pool at the end.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <random>
 
@@ -19,13 +20,27 @@ struct Sim {
   // samples every row; rows whose sample counts get the token from `next`).
   template <typename Next>
   void commit(const ForwardBatch& fb, Next next) {
+    // The page table as the device would hold it after this step's writes.
     for (const PageTableWrite& w : fb.page_table_writes) {
-      EXPECT_GE(w.row, 0);
-      EXPECT_LE(w.begin + w.n, sched->config().max_context);
-      EXPECT_LE(size_t(w.offset + w.n), fb.page_table_slots.size());
+      ASSERT_GE(w.row, 0);
+      ASSERT_LT(w.row, sched->config().max_running_requests);
+      ASSERT_LE(w.begin + w.n, sched->config().max_context);
+      ASSERT_LE(size_t(w.offset + w.n), fb.page_table_slots.size());
+      std::vector<int32_t>& row = table[w.row];
+      row.resize(size_t(sched->config().max_context), -1);
+      for (int j = 0; j < w.n; ++j) row[size_t(w.begin + j)] = fb.page_table_slots[size_t(w.offset + j)];
     }
     ASSERT_EQ(int(fb.request_ids.size()), fb.n_seqs());
     ASSERT_EQ(int(fb.samples.size()), fb.n_seqs());
+    // What attention reads: every position of every row up to its length maps to
+    // the request's own slot (no stale entry of an earlier owner of the row).
+    for (int s = 0; s < fb.n_seqs(); ++s) {
+      const Request& r = *reqs[fb.request_ids[size_t(s)]];
+      ASSERT_EQ(fb.req_rows[size_t(s)], r.req_row);
+      const std::vector<int32_t>& row = table[r.req_row];
+      for (int p = 0; p < fb.seq_lens[size_t(s)]; ++p)
+        ASSERT_EQ(row.at(size_t(p)), r.slots[size_t(p)]) << "row " << r.req_row << " position " << p;
+    }
     for (int s = 0; s < fb.n_seqs(); ++s)
       reqs[fb.request_ids[size_t(s)]]->commit_step(fb.qo_indptr[size_t(s) + 1] - fb.qo_indptr[size_t(s)],
                                                    fb.samples[size_t(s)] != 0);
@@ -82,6 +97,7 @@ struct Sim {
   RadixCache radix;
   std::unique_ptr<Scheduler> sched;
   std::vector<std::unique_ptr<Request>> reqs;
+  std::map<int, std::vector<int32_t>> table;  // page-table row -> entries (-1: never written)
   int modes[4] = {0, 0, 0, 0};
 };
 
