@@ -2,7 +2,8 @@
 // be served is invalid_request naming its field; a full queue is overloaded
 // (503 + Retry-After); a broken invariant is internal (500); a device fault
 // kills the engine: every in-flight and later request fails with engine_dead
-// ("engine is dead: <cause>") and the loop never steps again.
+// ("engine is dead: <cause>") and the loop never steps again. Faults are
+// injected into the cpu backend (CpuBackend::fail_at_step, SEAM_CPU_FAULT_AT_STEP).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -10,10 +11,14 @@
 #include <cstdlib>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "api/error_kind.h"
+#include "backend/cpu/cpu_backend.h"
 #include "engine/engine.h"
+#include "engine/engine_bench_access.h"
+#include "runtime/model_runner.h"
 #include "golden.h"
 #include "server/api_error.h"
 
@@ -193,6 +198,44 @@ TEST(EngineErrors, DeviceFaultKillsTheEngine) {
   EXPECT_EQ(steps, 3u);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(engine->stats().steps, steps);
+}
+
+}  // namespace
+}  // namespace seam::test
+
+namespace seam::test {
+namespace {
+
+TEST(EngineErrors, BrokenInvariantFailsTheStepsRequestsAndTheEngineGoesOn) {
+  Engine engine(cpu_engine_config());
+  auto& backend = dynamic_cast<CpuBackend&>(EngineBenchAccess::runner(engine).backend());
+  backend.fail_at_step(backend.n_steps() + 2, CpuBackend::Fault::internal);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<RequestOutput> last;
+  SamplingParams p;
+  p.temperature = 0.f;
+  p.max_new_tokens = 20;
+  p.ignore_eos = true;
+  engine.submit({1, 2, 3, 4}, p, [&](const RequestOutput& o) {
+    if (!o.finished) return;
+    std::lock_guard<std::mutex> lock(mu);
+    last = o;
+    cv.notify_all();
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return last.has_value(); }));
+  }
+  EXPECT_EQ(last->error_kind, ErrorKind::internal);
+  EXPECT_NE(last->error.find("injected internal error at step"), std::string::npos) << last->error;
+  EXPECT_EQ(last->n_output_tokens, 1);  // the prefill's token; the next step failed
+  // Not fatal: the engine serves the next request in full.
+  EXPECT_FALSE(engine.dead());
+  p.max_new_tokens = 5;
+  const GenerateResult r = engine.generate({{1, 2, 3, 4}}, {p})[0];
+  EXPECT_EQ(r.output_ids.size(), 5u);
+  EXPECT_EQ(r.finish_reason, FinishReason::length);
 }
 
 }  // namespace

@@ -223,15 +223,22 @@ void EngineCore::fail_all(ErrorKind kind, const std::string& cause) {
   for (auto& [id, l] : live_) ids.push_back(id);
   for (uint64_t id : ids) {
     Request& r = *live_.at(id).req;
-    scheduler_->abort(&r);
-    r.finish = FinishReason::abort;
     RequestOutput out;
     out.id = id;
     out.finished = true;
     out.finish_reason = FinishReason::abort;
     out.error = message;
     out.error_kind = kind;
-    live_.at(id).callback(out);
+    out.n_prompt_tokens = int(r.prompt_ids.size());
+    out.n_output_tokens = int(r.output_ids.size());
+    out.n_cached_tokens = r.n_prefix_shared;  // before abort releases the borrowed prefix
+    scheduler_->abort(&r);
+    r.finish = FinishReason::abort;
+    try {
+      live_.at(id).callback(out);
+    } catch (const std::exception& e) {  // a callback must not throw; never let it end the loop thread
+      std::fprintf(stderr, "seam: a request callback threw: %s\n", e.what());
+    }
     finish_request(id);
   }
 }

@@ -331,7 +331,9 @@ CpuBackend::CpuBackend() {
 void CpuBackend::timer_begin() {
   SEAM_ASSERT(!capturing_, "step timer marked during graph capture (the mark would be baked into the graph)");
   ++n_steps_;
-  if (fault_at_step_ > 0 && n_steps_ >= fault_at_step_)
+  if (fault_at_step_ > 0 && fault_kind_ == Fault::internal && n_steps_ == fault_at_step_)
+    throw InternalError(detail::concat("injected internal error at step ", n_steps_));
+  if (fault_at_step_ > 0 && fault_kind_ == Fault::device && n_steps_ >= fault_at_step_)
     throw DeviceError(detail::concat("injected device fault at step ", n_steps_, " (fault injection from step ",
                                      fault_at_step_, ")"));
   timer_start_ = std::chrono::steady_clock::now();

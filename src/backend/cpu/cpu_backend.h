@@ -57,11 +57,18 @@ class CpuBackend final : public Backend {
   // Ops recorded so far by the current capture (for tests).
   size_t n_recorded() const { return recording_.size(); }
 
-  // Fault injection (tests): the n-th step (1-based, counted at timer_begin, which
-  // ModelRunner marks once per forward) and every later one throws DeviceError,
-  // as a sticky CUDA error would. 0: never. The environment variable
-  // SEAM_CPU_FAULT_AT_STEP=n sets it at construction (for a whole `seam serve`).
-  void fail_at_step(uint64_t n) { fault_at_step_ = n; }
+  // Fault injection (tests). Steps are counted at timer_begin, which ModelRunner
+  // marks once per forward, from 1. Fault::device: step n and every later one
+  // throw DeviceError, as a sticky CUDA error would. Fault::internal: step n
+  // alone throws InternalError (a broken invariant). n = 0: never. The
+  // environment variable SEAM_CPU_FAULT_AT_STEP=n sets a device fault at
+  // construction (for a whole `seam serve`).
+  enum class Fault { device, internal };
+  void fail_at_step(uint64_t n, Fault kind = Fault::device) {
+    fault_at_step_ = n;
+    fault_kind_ = kind;
+  }
+  uint64_t n_steps() const { return n_steps_; }
 
  private:
   // Runs `op` now, or records it while capturing.
@@ -73,6 +80,7 @@ class CpuBackend final : public Backend {
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
   uint64_t n_steps_ = 0;        // timer_begin() calls
   uint64_t fault_at_step_ = 0;
+  Fault fault_kind_ = Fault::device;
 };
 
 }  // namespace seam
