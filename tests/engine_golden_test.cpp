@@ -24,7 +24,7 @@ nlohmann::json run_all(const EngineConfig& cfg, const std::vector<GoldenCase>& c
     EXPECT_EQ(results[i].text, cases[i].generated_text) << "case " << cases[i].id;
   }
   engine.wait_idle();
-  auto stats = engine.stats();
+  auto stats = engine.stats().to_json();
   EXPECT_EQ(stats["budget_violations"], 0);
   EXPECT_EQ(stats["captures_after_seal"], 0);
   EXPECT_EQ(stats["running_requests"], 0);
@@ -105,7 +105,7 @@ TEST(EngineGolden, PrefixCacheSharesPrefixes) {
     }
   }
   engine.wait_idle();
-  EXPECT_GT(engine.stats()["prefix_cache_hit_tokens"], 0);
+  EXPECT_GT(engine.stats().to_json()["prefix_cache_hit_tokens"], 0);
 }
 
 TEST(EngineGolden, SubmittedOneByOneWhileOthersDecode) {
@@ -129,7 +129,7 @@ TEST(EngineGolden, SubmittedOneByOneWhileOthersDecode) {
     EXPECT_TRUE(done[i]);
     EXPECT_EQ(out[i], cases[i].generated_ids) << cases[i].id;
   }
-  EXPECT_GT(engine.stats()["mixed"], 0);
+  EXPECT_GT(engine.stats().to_json()["mixed"], 0);
 }
 
 TEST(EngineGolden, GraphsOnAndOffAgree) {

@@ -104,7 +104,8 @@ TEST_P(EngineHostTime, PhasesAddUpWithinTheWallClock) {
   engine.generate(prompts, params);
   engine.wait_idle();
   const double wall_ms = ms_between(t0, Clock::now());
-  const nlohmann::json s = engine.stats();
+  const EngineStats typed = engine.stats();
+  const nlohmann::json s = typed.to_json();
 
   const double n_steps = s["steps"].get<double>();
   ASSERT_GT(n_steps, 0);
@@ -134,7 +135,7 @@ TEST_P(EngineHostTime, PhasesAddUpWithinTheWallClock) {
   EXPECT_NEAR(busy, gpu_ms / step_ms, 1e-9);
 
   // /metrics: every phase under seam_host_ms_per_step, and the GPU gauges, with the stats' values.
-  const std::string text = "\n" + ServerMetrics().render(s, 0);
+  const std::string text = "\n" + ServerMetrics().render(&typed, 0);
   for (const char* phase : k_phases) {
     const std::string name = std::string("seam_host_ms_per_step{phase=\"") + phase + "\"}";
     EXPECT_EQ(metric(text, name), s[std::string("host_") + phase + "_ms_per_step"].get<double>()) << name;

@@ -2,6 +2,7 @@
 // that loses nothing, and every KV slot back in the pool at the end.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <random>
 
@@ -13,10 +14,38 @@ namespace {
 
 struct Sim {
   Sim(SchedulerConfig cfg, int n_slots, bool cache) : slots(n_slots), radix(slots, cache) {
-    sched = std::make_unique<Scheduler>(cfg, slots, radix, [this](int row, int begin, const int32_t*, int n) {
-      EXPECT_GE(row, 0);
-      EXPECT_LE(begin + n, sched->config().max_context);
-    });
+    sched = std::make_unique<Scheduler>(cfg, slots, radix);
+  }
+  // The step as the engine commits it: from the batch's rows alone (the "model"
+  // samples every row; rows whose sample counts get the token from `next`).
+  template <typename Next>
+  void commit(const ForwardBatch& fb, Next next) {
+    // The page table as the device would hold it after this step's writes.
+    for (const PageTableWrite& w : fb.page_table_writes) {
+      ASSERT_GE(w.row, 0);
+      ASSERT_LT(w.row, sched->config().max_running_requests);
+      ASSERT_LE(w.begin + w.n, sched->config().max_context);
+      ASSERT_LE(size_t(w.offset + w.n), fb.page_table_slots.size());
+      std::vector<int32_t>& row = table[w.row];
+      row.resize(size_t(sched->config().max_context), -1);
+      for (int j = 0; j < w.n; ++j) row[size_t(w.begin + j)] = fb.page_table_slots[size_t(w.offset + j)];
+    }
+    ASSERT_EQ(int(fb.request_ids.size()), fb.n_seqs());
+    ASSERT_EQ(int(fb.samples.size()), fb.n_seqs());
+    // What attention reads: every position of every row up to its length maps to
+    // the request's own slot (no stale entry of an earlier owner of the row).
+    for (int s = 0; s < fb.n_seqs(); ++s) {
+      const Request& r = *reqs[fb.request_ids[size_t(s)]];
+      ASSERT_EQ(fb.req_rows[size_t(s)], r.req_row);
+      const std::vector<int32_t>& row = table[r.req_row];
+      for (int p = 0; p < fb.seq_lens[size_t(s)]; ++p)
+        ASSERT_EQ(row.at(size_t(p)), r.slots[size_t(p)]) << "row " << r.req_row << " position " << p;
+    }
+    for (int s = 0; s < fb.n_seqs(); ++s)
+      reqs[fb.request_ids[size_t(s)]]->commit_step(fb.qo_indptr[size_t(s) + 1] - fb.qo_indptr[size_t(s)],
+                                                   fb.samples[size_t(s)] != 0);
+    for (int s = 0; s < fb.n_seqs(); ++s)
+      if (fb.samples[size_t(s)]) next(reqs[fb.request_ids[size_t(s)]].get());
   }
   Request* add(int prompt_len, int max_new, int32_t salt) {
     auto r = std::make_unique<Request>();
@@ -33,8 +62,7 @@ struct Sim {
     for (int step = 0; step < max_steps && sched->has_work(); ++step) {
       ForwardBatch fb = sched->schedule();
       ASSERT_NE(fb.mode, ForwardMode::idle) << "no progress at step " << step;
-      const auto& seqs = sched->scheduled();
-      ASSERT_EQ(int(seqs.size()), fb.n_seqs());
+      ASSERT_EQ(int(fb.request_ids.size()), fb.n_seqs());
       if (fb.mode != ForwardMode::decode) EXPECT_LE(fb.n_tokens(), cfg.chunked_prefill_size);
       EXPECT_LE(int(sched->n_running()), cfg.max_running_requests);
       // Prefill rows first, then decode rows of exactly one token.
@@ -42,9 +70,9 @@ struct Sim {
         const int n = fb.qo_indptr[size_t(s) + 1] - fb.qo_indptr[size_t(s)];
         if (s >= fb.n_prefill_seqs) {
           EXPECT_EQ(n, 1);
-          EXPECT_TRUE(seqs[size_t(s)].req->decoding);
+          EXPECT_TRUE(reqs[fb.request_ids[size_t(s)]]->decoding);
         } else {
-          EXPECT_FALSE(seqs[size_t(s)].req->decoding);
+          EXPECT_FALSE(reqs[fb.request_ids[size_t(s)]]->decoding);
         }
       }
       if (fb.mode == ForwardMode::mixed) {
@@ -54,17 +82,14 @@ struct Sim {
       modes[int(fb.mode)]++;
       // Slots handed out are distinct and not the scratch slot.
       for (int32_t loc : fb.out_cache_loc) EXPECT_GT(loc, 0);
-      sched->commit();
-      for (const auto& s : seqs) {
-        if (!s.sample) continue;
-        Request* r = s.req;
+      commit(fb, [&](Request* r) {
         // A deterministic "model": the next token depends on the whole sequence length.
         r->output_ids.push_back(int32_t(r->n_total() % 97));
         if (int(r->output_ids.size()) >= r->params.max_new_tokens) {
           r->finish = FinishReason::length;
           sched->finish(r);
         }
-      }
+      });
     }
     EXPECT_FALSE(sched->has_work());
   }
@@ -72,6 +97,7 @@ struct Sim {
   RadixCache radix;
   std::unique_ptr<Scheduler> sched;
   std::vector<std::unique_ptr<Request>> reqs;
+  std::map<int, std::vector<int32_t>> table;  // page-table row -> entries (-1: never written)
   int modes[4] = {0, 0, 0, 0};
 };
 
@@ -130,10 +156,7 @@ TEST(Scheduler, AbortAnywhereFreesPages) {
   Sim sim(cfg, 1000, true);
   for (int i = 0; i < 8; ++i) sim.add(20, 30, i);
   for (int step = 0; step < 6; ++step) {
-    sim.sched->schedule();
-    sim.sched->commit();
-    for (const auto& s : sim.sched->scheduled())
-      if (s.sample) s.req->output_ids.push_back(5);
+    sim.commit(sim.sched->schedule(), [](Request* r) { r->output_ids.push_back(5); });
   }
   // Abort everything: running (mid-prefill and decoding) and waiting.
   for (auto& r : sim.reqs) EXPECT_TRUE(sim.sched->abort(r.get()));

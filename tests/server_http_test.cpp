@@ -76,8 +76,8 @@ TEST_F(ServerHttp, BadRequestsGet4xxAndTheServerKeepsServing) {
       {"/v1/completions", "{\"prompt\": \"\xc3\x28\"}", 400, ""},  // invalid UTF-8
       {"/v1/completions", "{\"prompt\": \"x\", \"model\": \"gpt-4\"}", 404, "model"},
       {"/v1/completions", "{\"prompt\": \"x\", \"logprobs\": 1}", 400, "logprobs"},
-      {"/v1/completions", "{\"prompt\": \"x\", \"top_p\": 0}", 400, ""},
-      {"/v1/completions", "{\"prompt\": \"x\", \"repetition_penalty\": -1}", 400, ""},
+      {"/v1/completions", "{\"prompt\": \"x\", \"top_p\": 0}", 400, "top_p"},
+      {"/v1/completions", "{\"prompt\": \"x\", \"repetition_penalty\": -1}", 400, "repetition_penalty"},
       {"/v1/completions", "{\"prompt\": \"x\", \"stop\": [\"\"]}", 400, "stop"},
       {"/v1/completions", "{\"prompt\": \"x\", \"stream\": 1}", 400, "stream"},
       {"/v1/chat/completions", "{\"messages\": []}", 400, "messages"},
@@ -186,12 +186,15 @@ TEST(ServerOverload, BeyondMaxQueuedRequestsIs503) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 503) << res->body;
   expect_error_body(res->body, "overload");
+  EXPECT_EQ(res->get_header_value("Retry-After"), "1") << "a 503 says when to come back";
   release = true;
   for (auto& t : streams) t.join();
-  // n choices count against the limit too.
+  // n choices count against the limit too: more than the limit at once can never
+  // be admitted, so that is the request's fault (400 naming n), not a retry.
   auto too_many = post(server.port(), "/v1/completions", "{\"prompt\": \"x\", \"max_tokens\": 2, \"n\": 3}");
   ASSERT_TRUE(too_many);
-  EXPECT_EQ(too_many->status, 503) << too_many->body;
+  EXPECT_EQ(too_many->status, 400) << too_many->body;
+  EXPECT_EQ(json::parse(too_many->body)["error"]["param"], "n") << too_many->body;
   // Once the aborted streams are gone, requests are admitted again.
   int status = 0;
   for (int i = 0; i < 200 && status != 200; ++i) {

@@ -66,6 +66,17 @@ class ServerProcess {
   int port() const { return port_; }
   std::string log() const { return read_file(log_path_); }
 
+  // Waits up to timeout_s for the process to exit on its own; returns its exit
+  // status (-1 when killed by a signal), or -2 when it is still running.
+  int wait_exit(double timeout_s) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (exited()) return status_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -2;
+  }
+
   // SIGTERM, then SIGKILL after 20 s; returns the exit status (-1 when killed).
   int stop() {
     if (pid_ <= 0) return status_;

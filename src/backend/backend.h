@@ -165,6 +165,9 @@ class Backend {
                          float scale) = 0;
   // out[i] = x[idx[i]].   x [n, d], idx [m] i32, out [m, d]
   virtual void gather_rows(Tensor out, Tensor x, Tensor idx) = 0;
+  // dst.flat[pairs[i][0]] = pairs[i][1].   dst i32 contiguous, pairs [n, 2] i32 (flat index, value).
+  // Applies a step's page-table writes from the step's one input copy (ModelRunner).
+  virtual void scatter_i32(Tensor dst, Tensor pairs) = 0;
   // Applies penalties to logits [n, vocab] f32 in place.
   virtual void apply_penalties(Tensor logits, const PenaltyBatch& p) = 0;
   // out_ids[r] = sample(logits[r]).   logits [n, vocab] f32 (may be modified), out_ids [n] i32.

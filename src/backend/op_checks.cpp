@@ -202,6 +202,13 @@ void gather_rows(const Tensor& out, const Tensor& x, const Tensor& idx, Device d
   index(idx, out.size(0), dev, "gather_rows idx");
 }
 
+void scatter_i32(const Tensor& dst, const Tensor& pairs, Device dev) {
+  same(dst, DType::i32, dev, "scatter_i32 dst");
+  same(pairs, DType::i32, dev, "scatter_i32 pairs");
+  SEAM_CHECK(dst.contiguous() && pairs.contiguous(), "scatter_i32: dst and pairs must be contiguous");
+  check_shape(pairs, {-1, 2}, "scatter_i32 pairs");
+}
+
 void apply_penalties(const Tensor& logits, const PenaltyBatch& p, Device dev) {
   same(logits, DType::f32, dev, "apply_penalties logits");
   rows(logits, "apply_penalties logits");

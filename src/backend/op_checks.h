@@ -29,6 +29,7 @@ void store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, con
 void attention(const Tensor& out, const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                const AttentionBatch& b, Device dev);
 void gather_rows(const Tensor& out, const Tensor& x, const Tensor& idx, Device dev);
+void scatter_i32(const Tensor& dst, const Tensor& pairs, Device dev);
 void apply_penalties(const Tensor& logits, const PenaltyBatch& p, Device dev);
 void sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s, Device dev);
 

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "engine/engine.h"
+#include "engine/engine_bench_access.h"
 #include "kv/kv_pool.h"
 #include "runtime/model_runner.h"
 
@@ -111,8 +112,8 @@ int bench_one_batch_command(int argc, char** argv) {
   const int prefill_tokens = mode == "mixed" ? input_len + batch_size : batch_size * input_len;
   if (cfg.chunked_prefill_size < prefill_tokens) cfg.chunked_prefill_size = prefill_tokens;
   Engine engine(cfg);
-  ModelRunner& runner = engine.runner_for_benchmark();
-  Bench b{runner, engine.model_config().vocab_size, stride};
+  ModelRunner& runner = EngineBenchAccess::runner(engine);
+  Bench b{runner, engine.model_info().vocab_size, stride};
   b.assign_rows(rows);
 
   nlohmann::json out;
@@ -206,7 +207,7 @@ int bench_one_batch_command(int argc, char** argv) {
   out["piecewise_replays"] = g.piecewise_replays;
   out["eager_steps"] = g.eager_steps;
   out["captures_after_seal"] = g.captures_after_seal;
-  const nlohmann::json start = engine.stats();
+  const nlohmann::json start = engine.stats().to_json();
   for (const char* k : {"decode_capture_s", "piecewise_capture_s", "decode_graph_bytes", "piecewise_graph_bytes",
                         "captured_decode_keys", "captured_piecewise_keys", "kv_pool_tokens"})
     out[k] = start[k];

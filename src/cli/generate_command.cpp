@@ -88,7 +88,7 @@ int generate_command(int argc, char** argv) {
     // generate() returns once every output was delivered; the engine counts a request as
     // finished just after its last callback, and publishes stats when idle.
     engine.wait_idle();
-    std::cerr << engine.stats().dump() << std::endl;
+    std::cerr << engine.stats().to_json().dump() << std::endl;
   }
   return 0;
 }

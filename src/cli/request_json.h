@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scheduler/sampling_params.h"
+#include "api/sampling_params.h"
 
 namespace seam::cli {
 

@@ -8,6 +8,9 @@ KvPool::KvPool(Backend& backend, const KvPoolShape& shape) : backend_(backend), 
   SEAM_CHECK(shape.n_slots >= 2 && shape.max_reqs >= 1 && shape.max_context >= 1, "invalid KV pool shape");
   kv_ = backend_.alloc(bytes_per_slot(shape) * size_t(shape.n_slots));
   const size_t table_entries = size_t(shape.max_reqs + 1) * size_t(shape.max_context);
+  // The runner addresses entries with int32 flat indices (ModelRunner's page-table writes).
+  SEAM_CHECK(table_entries < (size_t(1) << 31), "the page table of ", shape.max_reqs + 1, " rows x ",
+             shape.max_context, " columns is too large; lower --max-running-requests or --context-length");
   page_table_ = static_cast<int32_t*>(backend_.alloc(table_entries * 4));
   // Every entry starts at the scratch slot, so a stale or padded read stays in bounds.
   std::vector<int32_t> zeros(table_entries, 0);

@@ -2,6 +2,12 @@
 // builds it; the ModelRunner copies it into fixed device buffers (StepBuffers)
 // and runs it. Sequences are ordered prefill (extend) rows first, then decode
 // rows (one token each); tokens follow the same order.
+//
+// A step is one-way: each row carries its request id and whether its sampled
+// token is the request's next one, and the batch carries the page-table writes
+// the scheduler's allocations need; the runner applies them before any of the
+// step's kernels and answers with a StepResult (runtime/step_result.h), from
+// which the engine commits without asking the scheduler again.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -37,8 +43,19 @@ struct SeqSampling {
   }
 };
 
+// page_table[row][begin .. begin + n) = ForwardBatch::page_table_slots[offset .. offset + n)
+struct PageTableWrite {
+  int32_t row = 0;
+  int32_t begin = 0;
+  int32_t n = 0;
+  int32_t offset = 0;
+};
+
 struct ForwardBatch {
   ForwardMode mode = ForwardMode::idle;
+  std::vector<uint64_t> request_ids;   // [n_seqs] the request of each sequence
+  std::vector<uint8_t> samples;        // [n_seqs] 1: the row's sampled id is its request's next token
+                                       //   (0: a prompt chunk that is not the last one)
   std::vector<int32_t> input_ids;      // [n_tokens]
   std::vector<int32_t> positions;      // [n_tokens]
   std::vector<int32_t> out_cache_loc;  // [n_tokens] KV write slot of each token
@@ -51,6 +68,16 @@ struct ForwardBatch {
   std::vector<int32_t> penalty_indptr;  // [n_seqs + 1] or empty when no sequence uses penalties
   std::vector<int32_t> penalty_tokens;  // [nnz]
   std::vector<int32_t> penalty_counts;  // [nnz] occurrences in the output (0: prompt only)
+  // Page-table entries this step's allocations (and prefix-cache hits) set;
+  // applied by the runner before the step's kernels run.
+  std::vector<PageTableWrite> page_table_writes;
+  std::vector<int32_t> page_table_slots;
+
+  void add_page_table_write(int row, int begin, const int32_t* slots, int n) {
+    if (n <= 0) return;
+    page_table_writes.push_back({row, begin, n, int32_t(page_table_slots.size())});
+    page_table_slots.insert(page_table_slots.end(), slots, slots + n);
+  }
 
   int n_tokens() const { return int(input_ids.size()); }
   int n_seqs() const { return int(seq_lens.size()); }

@@ -9,6 +9,10 @@
 
 namespace seam {
 
+namespace {
+int n_page_table_entries(const ForwardBatch& fb) { return int(fb.page_table_slots.size()); }
+}  // namespace
+
 ModelRunner::ModelRunner(Backend& backend, LlamaModel& model, KvPool& kv, const StepBufferSizes& sizes,
                          const GraphConfig& graphs)
     : backend_(backend), model_(model), kv_(kv), graph_config_(graphs) {
@@ -124,12 +128,37 @@ void ModelRunner::stage_inputs(const ForwardBatch& fb, int T, int S) {
     h_pres_[size_t(s)] = ss.presence_penalty;
     h_rep_[size_t(s)] = ss.repetition_penalty;
   }
+  // Page-table writes as (flat index, slot) pairs, as many as the buffer holds.
+  const int n_pairs = std::min(n_page_table_entries(fb), b.max_page_table_writes());
+  const int64_t n_cols = kv_.shape().max_context;
+  int32_t* pairs = b.host<int32_t>(b.page_table_writes);
+  int k = 0;
+  for (const PageTableWrite& w : fb.page_table_writes) {
+    SEAM_ASSERT(w.row >= 0 && w.row < kv_.shape().max_reqs && w.begin >= 0 && w.begin + w.n <= n_cols,
+                "page-table write row ", w.row, " [", w.begin, ", ", w.begin + w.n, ")");
+    for (int j = 0; j < w.n && k < n_pairs; ++j, ++k) {
+      pairs[2 * k] = int32_t(int64_t(w.row) * n_cols + w.begin + j);
+      pairs[2 * k + 1] = fb.page_table_slots[size_t(w.offset + j)];
+    }
+  }
 }
 
 void ModelRunner::copy_inputs(const ForwardBatch& fb) {
   StepBuffers& b = *buf_;
   const int n_seqs = fb.n_seqs();
-  b.upload_inputs();  // one copy for every per-step input
+  // The scheduler's page-table writes ride in the step's one input copy as
+  // (index, slot) pairs (stage_inputs) and are scattered into the fixed page
+  // table before any of the step's kernels (attention reads it). Pairs past the
+  // buffer (a step admitting long prefix-cache hits) are copied directly first.
+  const int n_pairs = std::min(n_page_table_entries(fb), b.max_page_table_writes());
+  int k = 0;
+  for (const PageTableWrite& w : fb.page_table_writes) {
+    const int skip = std::clamp(n_pairs - k, 0, w.n);
+    if (skip < w.n) kv_.set_slots(w.row, w.begin + skip, fb.page_table_slots.data() + w.offset + skip, w.n - skip);
+    k += w.n;
+  }
+  b.upload_inputs(n_pairs);  // one copy for every per-step input
+  if (n_pairs > 0) backend_.scatter_i32(kv_.page_table(), b.page_table_writes.rows(n_pairs));
   if (!fb.penalty_indptr.empty()) {
     SEAM_CHECK(fb.penalty_tokens.size() <= size_t(b.pen_tokens.size(0)), "penalty entries (",
                fb.penalty_tokens.size(), ") exceed the buffer of ", b.pen_tokens.size(0));
@@ -274,6 +303,24 @@ void ModelRunner::forward(const ForwardBatch& fb, std::vector<int32_t>& sampled,
   }
   note_eager(reason, report);
   run_eager(fb, sampled);
+}
+
+StepResult ModelRunner::forward(const ForwardBatch& fb, StepReport* report) {
+  std::vector<int32_t> sampled;
+  forward(fb, sampled, report);
+  const int S = fb.n_seqs();
+  SEAM_ASSERT(int(fb.request_ids.size()) == S && int(fb.samples.size()) == S,
+              "a batch for forward() carries a request id and a sample flag per sequence");
+  StepResult r;
+  r.seqs.resize(size_t(S));
+  for (int s = 0; s < S; ++s) {
+    SeqResult& q = r.seqs[size_t(s)];
+    q.request_id = fb.request_ids[size_t(s)];
+    q.n_new = fb.qo_indptr[size_t(s) + 1] - fb.qo_indptr[size_t(s)];
+    q.sample = fb.samples[size_t(s)] != 0;
+    q.sampled_id = sampled[size_t(s)];
+  }
+  return r;
 }
 
 std::vector<float> ModelRunner::last_logits(int n_seqs) {

@@ -1,4 +1,4 @@
-// ModelRunner: runs one ForwardBatch and returns the sampled ids. It owns the
+// ModelRunner: runs one ForwardBatch and returns its StepResult. It owns the
 // fixed step buffers and routes each batch (DESIGN.md "runtime"):
 //   DECODE          -> the full decode graph of the smallest batch-size bucket >= n_seqs
 //   EXTEND / MIXED  -> the piecewise graphs of the smallest token bucket >= n_tokens
@@ -17,6 +17,7 @@
 #include "model/llama_model.h"
 #include "runtime/forward_batch.h"
 #include "runtime/step_buffers.h"
+#include "runtime/step_result.h"
 #include "runtime/step_timing.h"
 
 namespace seam {
@@ -40,7 +41,11 @@ class ModelRunner {
   // Captures every configured graph, largest bucket first, then seals and tells the
   // backend start-up is over (Backend::end_startup: GEMM tuning stops).
   void capture_graphs();
-  // Runs one step; sampled[i] is the token drawn for sequence i.
+  // Runs one step: applies the batch's page-table writes, runs the model and
+  // samples; one SeqResult per sequence, in batch order.
+  StepResult forward(const ForwardBatch& fb, StepReport* report = nullptr);
+  // The same, for benchmarks and tests that want only the ids: sampled[i] is the
+  // token drawn for sequence i.
   void forward(const ForwardBatch& fb, std::vector<int32_t>& sampled, StepReport* report = nullptr);
   // Runs the step eagerly whatever graphs exist (tests compare paths with it).
   void forward_eager(const ForwardBatch& fb, std::vector<int32_t>& sampled);

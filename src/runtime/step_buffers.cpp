@@ -20,7 +20,10 @@ Tensor StepBuffers::make_input(DType t, std::initializer_list<int64_t> dims) {
   return probe;
 }
 
-void StepBuffers::upload_inputs() { backend_.copy_h2d(inputs_dev_, inputs_host_, inputs_bytes_); }
+void StepBuffers::upload_inputs(int n_page_table_writes) {
+  SEAM_ASSERT(n_page_table_writes >= 0 && n_page_table_writes <= max_page_table_writes());
+  backend_.copy_h2d(inputs_dev_, inputs_host_, fixed_inputs_bytes_ + size_t(n_page_table_writes) * 8);
+}
 
 StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const StepBufferSizes& s)
     : sizes(s), backend_(backend) {
@@ -38,6 +41,11 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   min_p = make_input(DType::f32, {S});
   seed = make_input(DType::i64, {S});
   step = make_input(DType::i32, {S});
+  fixed_inputs_bytes_ = inputs_bytes_;
+  // A step writes one entry per token it feeds, plus the prefix-cache hits of the
+  // requests it admits; twice the token rows covers nearly every step, and the
+  // runner writes any excess directly.
+  page_table_writes = make_input(DType::i32, {2 * T, 2});
   inputs_dev_ = backend_.alloc(inputs_bytes_);
   allocations_.push_back(inputs_dev_);
   inputs_host_ = backend_.alloc_host(inputs_bytes_);
@@ -45,9 +53,9 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   sampled_host = static_cast<int32_t*>(backend_.alloc_host(size_t(S) * sizeof(int32_t)));
   bytes += inputs_bytes_;
   for (Tensor* t : {&input_ids, &positions, &out_cache_loc, &qo_indptr, &seq_lens, &req_rows, &last_idx,
-                    &temperature, &top_k, &top_p, &min_p, &seed, &step})
+                    &temperature, &top_k, &top_p, &min_p, &seed, &step, &page_table_writes})
     t->data = static_cast<char*>(inputs_dev_) + reinterpret_cast<size_t>(t->data);
-  upload_inputs();
+  backend_.copy_h2d(inputs_dev_, inputs_host_, inputs_bytes_);
   residual = make(a, {T, c.hidden_size});
   normed = make(a, {T, c.hidden_size});
   qkv = make(a, {T, c.q_size() + 2 * c.kv_size()});

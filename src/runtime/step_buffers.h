@@ -36,6 +36,9 @@ struct StepBuffers : ForwardBuffers {
   Tensor min_p;          // [max_seqs] f32
   Tensor seed;           // [max_seqs] i64
   Tensor step;           // [max_seqs] i32
+  // The step's page-table writes as (flat page-table index, slot) pairs, last in
+  // the inputs block so that a step copies only the pairs it has.
+  Tensor page_table_writes;  // [max_page_table_writes, 2] i32
   // penalties
   Tensor pen_indptr;     // [max_seqs + 1] i32
   Tensor pen_tokens;     // [max_penalty_entries] i32
@@ -46,14 +49,16 @@ struct StepBuffers : ForwardBuffers {
 
   size_t bytes = 0;
 
-  // Every per-step input above (ids .. step) lives in one device block with a
-  // host mirror (pinned on CUDA): the runner writes the mirror and uploads the
-  // block with one copy per step.
+  // Every per-step input above (ids .. page_table_writes) lives in one device
+  // block with a host mirror (pinned on CUDA): the runner writes the mirror and
+  // uploads the block with one copy per step -- the fixed inputs and the first
+  // n_page_table_writes pairs.
   template <typename T>
   T* host(const Tensor& t) const {
     return reinterpret_cast<T*>(static_cast<char*>(inputs_host_) + (static_cast<char*>(t.data) - static_cast<char*>(inputs_dev_)));
   }
-  void upload_inputs();
+  void upload_inputs(int n_page_table_writes = 0);
+  int max_page_table_writes() const { return int(page_table_writes.size(0)); }
   // Pinned host landing place of `sampled` (max_seqs i32): a copy into pageable memory
   // would block the host until the GPU is done, hiding the wait inside the launch phase.
   int32_t* sampled_host = nullptr;
@@ -64,6 +69,7 @@ struct StepBuffers : ForwardBuffers {
   void* inputs_dev_ = nullptr;
   void* inputs_host_ = nullptr;
   size_t inputs_bytes_ = 0;
+  size_t fixed_inputs_bytes_ = 0;  // the block up to page_table_writes
   Tensor make(DType t, std::initializer_list<int64_t> dims);
   Tensor make_input(DType t, std::initializer_list<int64_t> dims);
 };

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/sampling_params.h"
+#include "api/finish_reason.h"
+#include "api/sampling_params.h"
 
 namespace seam {
 
@@ -51,6 +52,12 @@ struct Request {
   // Tokens still to be fed to the model before the next sample.
   int n_pending() const { return n_total() - n_kv; }
   bool finished() const { return finish != FinishReason::none; }
+  // A step fed n_new tokens (their KV is written now); with `sampled`, its
+  // token was the last pending one and the request decodes from here on.
+  void commit_step(int n_new, bool sampled) {
+    n_kv += n_new;
+    if (sampled) decoding = true;
+  }
 };
 
 }  // namespace seam

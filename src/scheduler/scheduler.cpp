@@ -6,9 +6,8 @@
 
 namespace seam {
 
-Scheduler::Scheduler(const SchedulerConfig& config, SlotAllocator& slots, RadixCache& cache,
-                     PageTableWriter writer)
-    : config_(config), slots_(slots), cache_(cache), write_page_table_(std::move(writer)) {
+Scheduler::Scheduler(const SchedulerConfig& config, SlotAllocator& slots, RadixCache& cache)
+    : config_(config), slots_(slots), cache_(cache) {
   SEAM_CHECK(config.chunked_prefill_size >= 1, "--chunked-prefill-size must be >= 1");
   SEAM_CHECK(config.max_running_requests >= 1, "--max-running-requests must be >= 1");
   for (int r = config.max_running_requests - 1; r >= 0; --r) free_rows_.push_back(r);
@@ -16,11 +15,17 @@ Scheduler::Scheduler(const SchedulerConfig& config, SlotAllocator& slots, RadixC
 
 void Scheduler::add(Request* req) { waiting_.push_back(req); }
 
+void Scheduler::write_page_table(int row, int begin, const int32_t* slots, int n) {
+  SEAM_ASSERT(row >= 0 && row < config_.max_running_requests && begin >= 0 && begin + n <= config_.max_context,
+              "page-table write row ", row, " [", begin, ", ", begin + n, ")");
+  pending_.add_page_table_write(row, begin, slots, n);
+}
+
 bool Scheduler::alloc_slots(Request* r, int n) {
   if (slots_.n_free() < n) cache_.evict(n - slots_.n_free());
   const size_t before = r->slots.size();
   if (!slots_.alloc(n, r->slots)) return false;
-  write_page_table_(r->req_row, int(before), r->slots.data() + before, n);
+  write_page_table(r->req_row, int(before), r->slots.data() + before, n);
   return true;
 }
 
@@ -65,7 +70,7 @@ bool Scheduler::admit(Request* r) {
   r->prefix_node = node;
   r->n_prefix_shared = hit;
   r->n_kv = hit;
-  if (hit > 0) write_page_table_(r->req_row, 0, r->slots.data(), hit);
+  if (hit > 0) write_page_table(r->req_row, 0, r->slots.data(), hit);
   // Admit only if the whole remaining prompt fits now (free or evictable);
   // decode growth is covered by retraction.
   const int need = r->n_pending() + 1;
@@ -124,6 +129,8 @@ bool Scheduler::ensure_decode_slots(std::vector<Request*>& decoding) {
 
 ForwardBatch Scheduler::schedule() {
   scheduled_.clear();
+  pending_.page_table_writes.clear();
+  pending_.page_table_slots.clear();
   ForwardBatch fb;
   std::vector<Request*> decoding;
   for (Request* r : running_)
@@ -156,6 +163,10 @@ ForwardBatch Scheduler::schedule() {
 
 void Scheduler::build(ForwardBatch& fb, ForwardMode mode, int n_prefill_seqs) {
   fb.mode = mode;
+  // A request admitted and released again within this schedule() leaves writes to
+  // a row that is free now: harmless, as a row's entries are written before use.
+  fb.page_table_writes.swap(pending_.page_table_writes);
+  fb.page_table_slots.swap(pending_.page_table_slots);
   fb.n_prefill_seqs = n_prefill_seqs;
   fb.qo_indptr.push_back(0);
   bool any_penalty = false;
@@ -167,6 +178,8 @@ void Scheduler::build(ForwardBatch& fb, ForwardMode mode, int n_prefill_seqs) {
   if (any_penalty) fb.penalty_indptr.push_back(0);
   for (const ScheduledSeq& s : scheduled_) {
     Request* r = s.req;
+    fb.request_ids.push_back(r->id);
+    fb.samples.push_back(s.sample ? 1 : 0);
     for (int p = r->n_kv; p < r->n_kv + s.n_new; ++p) {
       fb.input_ids.push_back(r->token_at(p));
       fb.positions.push_back(p);
@@ -210,13 +223,6 @@ void Scheduler::build(ForwardBatch& fb, ForwardMode mode, int n_prefill_seqs) {
   if (mode == ForwardMode::decode) stats_.steps_decode++;
   if (mode == ForwardMode::mixed) stats_.steps_mixed++;
   stats_.prefill_tokens += uint64_t(fb.n_prefill_tokens());
-}
-
-void Scheduler::commit() {
-  for (const ScheduledSeq& s : scheduled_) {
-    s.req->n_kv += s.n_new;
-    if (s.sample) s.req->decoding = true;
-  }
 }
 
 void Scheduler::finish(Request* req) {

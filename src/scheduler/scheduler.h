@@ -4,11 +4,14 @@
 // on, MIXED (prefill rows first, then one row per decoding request, the total
 // never above the budget). When KV runs out it retracts the newest requests
 // back to the waiting queue; generated tokens are kept, so nothing is lost.
-// Pure CPU: no device code; the page table is written through a callback.
+// Pure CPU: owns no device state and calls no device code. The page-table
+// entries its allocations need travel in the ForwardBatch (page_table_writes);
+// the runner applies them. The engine commits a step from the runner's
+// StepResult (Request::commit_step) and tells the scheduler only what it
+// cannot know: a request finished (finish) or was aborted (abort).
 #pragma once
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <vector>
 
 #include "kv/radix_cache.h"
@@ -34,7 +37,7 @@ struct SchedulerStats {
   uint64_t budget_violations = 0;  // must stay 0 (checked by tests)
 };
 
-// One sequence of a scheduled batch.
+// One sequence of a batch being built.
 struct ScheduledSeq {
   Request* req = nullptr;
   int n_new = 0;       // tokens fed this step
@@ -43,20 +46,14 @@ struct ScheduledSeq {
 
 class Scheduler {
  public:
-  // Writes page_table[row][begin .. begin+n) = slots.
-  using PageTableWriter = std::function<void(int row, int begin, const int32_t* slots, int n)>;
-
-  Scheduler(const SchedulerConfig& config, SlotAllocator& slots, RadixCache& cache, PageTableWriter writer);
+  Scheduler(const SchedulerConfig& config, SlotAllocator& slots, RadixCache& cache);
 
   void add(Request* req);  // to the back of the waiting queue
   // Removes a request wherever it is and frees its KV; returns false if unknown.
   bool abort(Request* req);
-  // Builds the next batch; mode idle when there is nothing to run.
+  // Builds the next batch; mode idle when there is nothing to run. Each row
+  // carries its request id; the batch carries the page-table writes.
   ForwardBatch schedule();
-  // The sequences of the last schedule(), in batch order.
-  const std::vector<ScheduledSeq>& scheduled() const { return scheduled_; }
-  // After the forward: advances KV state. The caller appends sampled tokens.
-  void commit();
   // Releases a finished request's KV (into the prefix cache when on) and its row.
   void finish(Request* req);
 
@@ -76,15 +73,16 @@ class Scheduler {
   void take_prefill(int budget, std::vector<ScheduledSeq>& out);
   bool ensure_decode_slots(std::vector<Request*>& decoding);
   void build(ForwardBatch& fb, ForwardMode mode, int n_prefill_seqs);
+  void write_page_table(int row, int begin, const int32_t* slots, int n);
 
   SchedulerConfig config_;
   SlotAllocator& slots_;
   RadixCache& cache_;
-  PageTableWriter write_page_table_;
   std::deque<Request*> waiting_;
   std::vector<Request*> running_;  // admission order
   std::vector<int> free_rows_;
-  std::vector<ScheduledSeq> scheduled_;
+  std::vector<ScheduledSeq> scheduled_;  // the batch being built
+  ForwardBatch pending_;                 // page-table writes of the batch being built
   uint64_t admit_counter_ = 0;
   SchedulerStats stats_;
 };

@@ -1,10 +1,13 @@
 // ApiError: a request the server refuses, with its HTTP status and the fields of
-// an OpenAI error body {"error": {"message", "type", "param", "code"}}.
+// an OpenAI error body {"error": {"message", "type", "param", "code"}}; a 503
+// also carries the Retry-After seconds. from_exception maps the engine's error
+// kinds (api/error_kind.h) to it.
 #pragma once
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "api/error_kind.h"
 #include "core/error.h"
 
 namespace seam {
@@ -16,6 +19,11 @@ class ApiError : public Error {
     if (type_.empty()) type_ = default_type(status_);
   }
   int status() const { return status_; }
+  int retry_after_s() const { return retry_after_s_; }  // > 0: send a Retry-After header
+  ApiError& with_retry_after(int seconds) {
+    retry_after_s_ = seconds;
+    return *this;
+  }
   const std::string& param() const { return param_; }
   const std::string& type() const { return type_; }
   const std::string& code() const { return code_; }
@@ -41,10 +49,27 @@ class ApiError : public Error {
 
  private:
   int status_;
+  int retry_after_s_ = 0;
   std::string param_;
   std::string type_;
   std::string code_;
 };
+
+// Any exception as the client sees it: its kind's status (400 / 404 / 503 with
+// Retry-After / 500), the RequestError's param, and for engine_dead the
+// "engine is dead: <cause>" message.
+inline ApiError from_exception(const std::exception& e) {
+  if (auto* a = dynamic_cast<const ApiError*>(&e)) return *a;
+  const ErrorKind kind = error_kind_of(e);
+  auto* r = dynamic_cast<const RequestError*>(&e);
+  std::string message = e.what();
+  if (kind == ErrorKind::engine_dead && !r) message = engine_dead(message).what();
+  if (kind == ErrorKind::internal) message = "internal error: " + message;
+  ApiError out(http_status(kind), message, r ? r->param() : "", "",
+               kind == ErrorKind::overloaded ? "server_overloaded" : "");
+  if (kind == ErrorKind::overloaded) out.with_retry_after(r && r->retry_after_s() > 0 ? r->retry_after_s() : 1);
+  return out;
+}
 
 // 400 naming the offending field.
 inline ApiError bad_request(const std::string& message, const std::string& param = "") {

@@ -15,6 +15,12 @@ using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// A failed choice as the client reads it: a dead engine says so ("engine is
+// dead: <cause>", the engine's own words); any other failure is the engine's.
+std::string error_message(ErrorKind kind, const std::string& error) {
+  return kind == ErrorKind::engine_dead ? error : "the engine failed the request: " + error;
+}
+
 // "cmpl-" + 24 hex digits: random per process, then a counter (unique, cheap).
 std::string make_response_id(ApiKind kind) {
   static const uint64_t prefix = std::random_device{}() * 0x9e3779b97f4a7c15ull ^ uint64_t(std::time(nullptr));
@@ -35,16 +41,18 @@ CompletionJob::CompletionJob(const ServerContext& ctx, ApiRequest request)
   header_.model = ctx_.model_name;
 }
 
-CompletionJob::~CompletionJob() {
-  // Choices never submitted give their reserved slots back here; submitted
-  // ones gave theirs back when the engine finished them.
-  if (n_reserved_ > 0) ctx_.n_in_flight->fetch_sub(n_reserved_);
+CompletionJob::~CompletionJob() = default;
+
+std::string CompletionJob::api_param(const std::string& engine_param) const {
+  const bool chat = request_.kind == ApiKind::chat;
+  if (engine_param == "prompt") return chat ? "messages" : "prompt";
+  if (engine_param == "max_new_tokens") return chat && !request_.max_tokens_given ? "messages" : "max_tokens";
+  return engine_param;  // the sampling fields share their OpenAI names
 }
 
 void CompletionJob::submit() {
   Engine& engine = *ctx_.engine;
   const Tokenizer& tok = engine.tokenizer();
-  const int vocab = engine.model_config().vocab_size;
   const int max_context = engine.max_context();
 
   // Prompts -> token ids.
@@ -59,28 +67,23 @@ void CompletionJob::submit() {
     }
     prompt_ids_.push_back(tok.encode(text, !ctx_.chat_template->writes_bos()));
   } else {
-    for (const PromptInput& p : request_.prompts) {
-      if (!p.is_ids) {
-        prompt_ids_.push_back(tok.encode(p.text, true));
-        continue;
-      }
-      for (int32_t id : p.ids)
-        if (id >= vocab)
-          throw bad_request("prompt token id " + std::to_string(id) + " is outside the vocabulary of " +
-                                std::to_string(vocab),
-                            "prompt");
-      prompt_ids_.push_back(p.ids);
-    }
+    for (const PromptInput& p : request_.prompts) prompt_ids_.push_back(p.is_ids ? p.ids : tok.encode(p.text, true));
   }
 
-  // Checks against the model, per prompt.
+  // The engine validates every request (the ids, the sampling fields, the KV
+  // pool) and admits the group or refuses it; the server adds only OpenAI's
+  // own rule that prompt + max_tokens fit the context, with OpenAI's message
+  // (the engine would instead end the generation at the context length).
   SamplingParams params = request_.params;
   if (request_.kind == ApiKind::chat)
     params.stop_token_ids.insert(params.stop_token_ids.end(), ctx_.chat_stop_ids.begin(), ctx_.chat_stop_ids.end());
-  std::vector<SamplingParams> per_prompt;
-  for (const auto& ids : prompt_ids_) {
-    const int n_prompt = int(ids.size());
-    if (n_prompt == 0) throw bad_request("the prompt is empty (no tokens)", "prompt");
+  const int64_t n = int64_t(prompt_ids_.size()) * request_.n;
+  choices_.resize(size_t(n));
+  std::vector<EngineRequest> group;
+  group.reserve(size_t(n));
+  auto self = shared_from_this();
+  for (size_t pi = 0; pi < prompt_ids_.size(); ++pi) {
+    const int n_prompt = int(prompt_ids_[pi].size());
     SamplingParams p = params;
     if (request_.kind == ApiKind::chat && !request_.max_tokens_given) p.max_new_tokens = max_context - n_prompt;
     if (n_prompt >= max_context || int64_t(n_prompt) + p.max_new_tokens > max_context)
@@ -89,48 +92,32 @@ void CompletionJob::submit() {
                             " tokens (" + std::to_string(n_prompt) + " in the prompt, " +
                             std::to_string(p.max_new_tokens) + " for the completion). Reduce the prompt or max_tokens.",
                         request_.kind == ApiKind::chat ? "messages" : "max_tokens");
-    try {
-      p.validate(vocab);
-    } catch (const Error& e) {
-      throw bad_request(e.what());
-    }
-    per_prompt.push_back(std::move(p));
-  }
-
-  // Admission: reserve every choice at once, or refuse the request.
-  const int64_t n = int64_t(prompt_ids_.size()) * request_.n;
-  if (ctx_.max_queued_requests > 0) {
-    int64_t cur = ctx_.n_in_flight->load();
-    do {
-      if (cur + n > ctx_.max_queued_requests)
-        throw ApiError(503,
-                       "server overloaded: " + std::to_string(cur) + " requests in flight, the limit is " +
-                           std::to_string(ctx_.max_queued_requests) + " (--max-queued-requests); retry later",
-                       "", "server_overloaded", "server_overloaded");
-    } while (!ctx_.n_in_flight->compare_exchange_weak(cur, cur + n));
-  } else {
-    ctx_.n_in_flight->fetch_add(n);
-  }
-  n_reserved_ = n;
-
-  choices_.resize(size_t(n));
-  auto self = shared_from_this();
-  for (size_t pi = 0; pi < prompt_ids_.size(); ++pi) {
     for (int j = 0; j < request_.n; ++j) {
       const int k = int(pi) * request_.n + j;
-      SamplingParams p = per_prompt[pi];
-      if (p.seed) p.seed = *p.seed + uint64_t(j);  // n samples of one prompt differ
-      try {
-        const uint64_t id = engine.submit(prompt_ids_[pi], p, [self, k](const RequestOutput& o) { self->on_output(k, o); });
-        std::lock_guard<std::mutex> lock(mu_);
-        choices_[size_t(k)].engine_id = id;
-        choices_[size_t(k)].submitted = true;
-        --n_reserved_;  // the engine's finish callback returns it
-      } catch (const Error& e) {
-        abort_unfinished();
-        throw bad_request(e.what());
-      }
+      EngineRequest q;
+      q.prompt_ids = prompt_ids_[pi];
+      q.params = p;
+      if (q.params.seed) q.params.seed = *q.params.seed + uint64_t(j);  // n samples of one prompt differ
+      q.callback = [self, k](const RequestOutput& o) { self->on_output(k, o); };
+      group.push_back(std::move(q));
     }
+  }
+
+  // Counted before the submit: a choice may finish (and be uncounted) before submit_group returns.
+  ctx_.n_in_flight->fetch_add(n);
+  std::vector<uint64_t> ids;
+  try {
+    ids = engine.submit_group(std::move(group));
+  } catch (const std::exception& e) {
+    ctx_.n_in_flight->fetch_sub(n);
+    ApiError a = from_exception(e);
+    if (!a.param().empty()) a = ApiError(a.status(), a.what(), api_param(a.param()), a.type(), a.code());
+    throw a;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t k = 0; k < ids.size(); ++k) {
+    choices_[k].engine_id = ids[k];
+    choices_[k].submitted = true;
   }
 }
 
@@ -153,6 +140,7 @@ void CompletionJob::on_output(int k, const RequestOutput& out) {
   e.n_output = out.n_output_tokens;
   e.n_cached = out.n_cached_tokens;
   e.error = out.error;
+  e.error_kind = out.error_kind;
   if (out.finished && !c.finished) {
     c.finished = true;
     ctx_.metrics->count_finished(out.finish_reason, !out.error.empty(), seconds(now - t_start_));
@@ -188,7 +176,7 @@ void CompletionJob::apply(const Event& e) {
   if (e.finished) {
     c.finish = e.finish;
     ++n_finished_events_;
-    if (!e.error.empty() && first_error_.empty()) first_error_ = e.error;
+    if (!e.error.empty() && first_error_.empty()) first_error_ = e.error, first_error_kind_ = e.error_kind;
   }
 }
 
@@ -208,7 +196,7 @@ Usage CompletionJob::usage() const {
 nlohmann::json CompletionJob::wait_response() {
   while (n_finished_events_ < int(choices_.size()))
     for (const Event& e : take_events(std::chrono::milliseconds(1000))) apply(e);
-  if (!first_error_.empty()) throw ApiError(500, "the engine failed the request: " + first_error_);
+  if (!first_error_.empty()) throw ApiError(500, error_message(first_error_kind_, first_error_));
   std::vector<ChoiceResult> results;
   for (const Choice& c : choices_) results.push_back(ChoiceResult{c.text, c.finish});
   return response_body(header_, results, usage());
@@ -224,8 +212,7 @@ bool CompletionJob::stream(const std::function<bool(const std::string&)>& write)
     for (const Event& e : take_events(std::chrono::milliseconds(500))) {
       apply(e);
       if (!e.error.empty()) {
-        buf += sse_event(ApiError::error_body("the engine failed the request: " + e.error, "internal_server_error",
-                                              "", ""));
+        buf += sse_event(ApiError::error_body(error_message(e.error_kind, e.error), "internal_server_error", "", ""));
       } else if (!e.new_text.empty() || e.finished) {
         buf += sse_event(
             stream_chunk(header_, e.choice, e.new_text, e.finished ? e.finish : FinishReason::none, false, usage_on));

@@ -33,8 +33,7 @@ struct ServerContext {
   const ChatTemplate* chat_template = nullptr;
   std::vector<int32_t> chat_stop_ids;  // end-of-turn tokens of the chat template
   ServerMetrics* metrics = nullptr;
-  std::atomic<int64_t>* n_in_flight = nullptr;  // engine requests not finished
-  int max_queued_requests = 0;                  // 0: no limit
+  std::atomic<int64_t>* n_in_flight = nullptr;  // engine requests not finished (a gauge of /metrics)
   std::string model_name;
 };
 
@@ -43,9 +42,11 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   CompletionJob(const ServerContext& ctx, ApiRequest request);
   ~CompletionJob();
 
-  // Renders, tokenizes and checks every prompt, then submits every choice.
-  // Throws ApiError: 400 for input the model cannot take, 503 when the server
-  // is at --max-queued-requests. Nothing stays submitted after a throw.
+  // Renders and tokenizes every prompt, then submits every choice as one group
+  // (the engine validates and admits it). Throws ApiError: 400 for input the
+  // model cannot take, 503 with Retry-After when the engine is at
+  // --max-queued-requests, 500 when the engine is dead. Nothing stays
+  // submitted after a throw.
   void submit();
 
   // Blocks until every choice finished; the response body. Throws ApiError(500)
@@ -82,12 +83,15 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
     FinishReason finish = FinishReason::none;
     int n_prompt = 0, n_output = 0, n_cached = 0;
     std::string error;
+    ErrorKind error_kind = ErrorKind::none;
   };
 
   void on_output(int choice, const RequestOutput& out);  // engine thread
   std::deque<Event> take_events(std::chrono::milliseconds timeout);
   void apply(const Event& e);
   Usage usage() const;
+  // The API's name for an engine request field ("max_new_tokens" -> "max_tokens", ...).
+  std::string api_param(const std::string& engine_param) const;
 
   const ServerContext ctx_;
   ApiRequest request_;
@@ -95,13 +99,13 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   std::vector<std::vector<int32_t>> prompt_ids_;  // [n_prompts][n_prompt_tokens]
   std::vector<Choice> choices_;                   // [n_prompts * n]
   std::chrono::steady_clock::time_point t_start_;
-  int64_t n_reserved_ = 0;  // slots taken in ctx_.n_in_flight and not yet returned
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Event> events_;
   int n_finished_events_ = 0;  // drained side
   std::string first_error_;
+  ErrorKind first_error_kind_ = ErrorKind::none;
 };
 
 }  // namespace seam

@@ -25,6 +25,7 @@ namespace {
 
 void send_error(httplib::Response& res, const ApiError& e) {
   res.status = e.status();
+  if (e.retry_after_s() > 0) res.set_header("Retry-After", std::to_string(e.retry_after_s()));
   res.set_content(dump_json(e.body()), "application/json");
 }
 
@@ -33,7 +34,6 @@ void send_error(httplib::Response& res, const ApiError& e) {
 HttpServer::HttpServer(ServerOptions options) : options_(std::move(options)), listener_(std::make_unique<Listener>()) {
   ctx_.metrics = &metrics_;
   ctx_.n_in_flight = &n_in_flight_;
-  ctx_.max_queued_requests = options_.max_queued_requests;
 }
 
 HttpServer::~HttpServer() { stop(); }
@@ -112,15 +112,24 @@ void HttpServer::track(const std::shared_ptr<CompletionJob>& job) {
 void HttpServer::add_routes() {
   Listener& s = *listener_;
 
+  // 503 while loading or stopping, and for good once the engine is dead (a
+  // supervisor then restarts the process, which exits non-zero).
   s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    if (ready_.load()) {
+      if (auto cause = engine_->dead_cause()) {
+        res.status = 503;
+        res.set_content(dump_json({{"status", "dead"}, {"error", engine_dead(*cause).what()}}), "application/json");
+        return;
+      }
+    }
     const bool ok = ready_.load() && !stopping_.load();
     res.status = ok ? 200 : 503;
     res.set_content(ok ? "{\"status\":\"ok\"}" : "{\"status\":\"loading\"}", "application/json");
   });
 
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    const nlohmann::json stats = ready_.load() ? engine_->stats() : nlohmann::json();
-    res.set_content(metrics_.render(stats, n_in_flight_.load()), "text/plain; version=0.0.4");
+    const EngineStats stats = ready_.load() ? engine_->stats() : EngineStats{};
+    res.set_content(metrics_.render(ready_.load() ? &stats : nullptr, n_in_flight_.load()), "text/plain; version=0.0.4");
   });
 
   s.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
@@ -132,7 +141,7 @@ void HttpServer::add_routes() {
     m["owned_by"] = "seam";
     m["root"] = engine_->config().model_path;
     m["max_model_len"] = engine_->max_context();
-    m["vocab_size"] = engine_->model_config().vocab_size;  // seam's extra: bench-serving draws random ids with it
+    m["vocab_size"] = engine_->model_info().vocab_size;  // seam's extra: bench-serving draws random ids with it
     res.set_content(dump_json({{"object", "list"}, {"data", nlohmann::json::array({m})}}), "application/json");
   });
 
@@ -149,7 +158,8 @@ void HttpServer::add_routes() {
           return body.size() <= max_body;
         });
         if (body.size() > max_body) throw ApiError(413, "the request body is over 64 MiB");
-        if (!ready_.load()) throw ApiError(503, "the model is still loading; wait for GET /health to return 200");
+        if (!ready_.load())
+          throw ApiError(503, "the model is still loading; wait for GET /health to return 200").with_retry_after(1);
         if (stopping_.load()) throw ApiError(503, "the server is shutting down");
         ApiRequest r = parse_api_request(body, kind);
         if (!r.model.empty() && r.model != ctx_.model_name && r.model != engine_->config().model_path)
@@ -175,15 +185,11 @@ void HttpServer::add_routes() {
             [job](bool success) {
               if (!success) job->abort_unfinished();
             });
-      } catch (const ApiError& e) {
-        metrics_.count_rejected(e.status());
-        send_error(res, e);
-      } catch (const Error& e) {
-        metrics_.count_rejected(400);
-        send_error(res, bad_request(e.what()));
       } catch (const std::exception& e) {
-        metrics_.count_rejected(500);
-        send_error(res, ApiError(500, std::string("internal error: ") + e.what()));
+        // By kind (api/error_kind.h): 400 bad input, 404, 503 + Retry-After, 500.
+        const ApiError a = from_exception(e);
+        metrics_.count_rejected(a.status());
+        send_error(res, a);
       }
     };
   };

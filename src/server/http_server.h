@@ -29,7 +29,6 @@ struct ServerOptions {
   int port = 30000;               // 0: any free port (see HttpServer::port())
   int n_http_threads = 512;       // one per open connection / stream
   int listen_backlog = 4096;      // pending connections the kernel queues
-  int max_queued_requests = 0;    // engine requests in flight; 0: no limit (beyond: 503)
   std::string served_model_name;  // default: the model folder's name
   std::string chat_template;      // --chat-template NAME|FILE; empty: the model's own
 };
@@ -50,6 +49,8 @@ class HttpServer {
   void stop();
   int port() const { return port_; }
   bool ready() const { return ready_.load(); }
+  // Engine requests submitted by the server and not finished.
+  int64_t n_in_flight() const { return n_in_flight_.load(); }
 
  private:
   class Listener;

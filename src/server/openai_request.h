@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/sampling_params.h"
+#include "api/sampling_params.h"
 #include "server/chat_template.h"
 
 namespace seam {

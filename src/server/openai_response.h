@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scheduler/sampling_params.h"
+#include "api/finish_reason.h"
 #include "server/openai_request.h"
 
 namespace seam {

@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <set>
 
 namespace seam {
 
@@ -38,11 +37,6 @@ std::string label(const std::string& key, const std::string& value) {
     v += c;
   }
   return key + "=\"" + v + "\"";
-}
-
-double num(const nlohmann::json& s, const char* key) {
-  auto it = s.find(key);
-  return it != s.end() && it->is_number() ? it->get<double>() : 0.0;
 }
 
 // Latency buckets (seconds) spanning a CPU toy model to long GPU prompts.
@@ -100,9 +94,9 @@ void ServerMetrics::count_rejected(int status) {
   ++rejected_[status];
 }
 
-std::string ServerMetrics::render(const nlohmann::json& s, int64_t n_in_flight) const {
+std::string ServerMetrics::render(const EngineStats* s, int64_t n_in_flight) const {
   std::string out;
-  const bool ready = s.is_object();
+  const bool ready = s != nullptr;
   header(out, "seam_ready", "gauge", "1 once the engine is constructed and its graphs captured");
   sample(out, "seam_ready", ready ? 1 : 0);
   header(out, "seam_server_in_flight_requests", "gauge", "engine requests submitted by the server and not finished");
@@ -123,70 +117,17 @@ std::string ServerMetrics::render(const nlohmann::json& s, int64_t n_in_flight) 
   }
   if (!ready) return out;
 
-  std::set<std::string> done;
-  auto counter = [&](const char* key, const std::string& name, const std::string& help) {
-    header(out, name, "counter", help);
-    sample(out, name, num(s, key));
-    done.insert(key);
-  };
-  auto gauge = [&](const char* key, const std::string& name, const std::string& help) {
-    header(out, name, "gauge", help);
-    sample(out, name, num(s, key));
-    done.insert(key);
-  };
-  counter("prompt_tokens", "seam_prompt_tokens_total", "prompt tokens of finished requests");
-  counter("generated_tokens", "seam_generation_tokens_total", "generated tokens");
-  counter("finished_requests", "seam_engine_finished_requests_total", "requests the engine finished");
-  counter("prefill_tokens", "seam_prefill_tokens_total", "tokens computed in prefill rows");
-  counter("prefix_cache_hit_tokens", "seam_prefix_cache_hit_tokens_total", "prompt tokens served by the prefix cache");
-  counter("retractions", "seam_retractions_total", "requests retracted to the waiting queue when KV ran out");
-  counter("steps", "seam_steps_total", "engine steps");
-  gauge("running_requests", "seam_num_running_reqs", "running requests");
-  gauge("waiting_requests", "seam_num_waiting_reqs", "waiting requests");
-  gauge("peak_running_requests", "seam_peak_running_reqs", "most requests running at once");
-  gauge("kv_pool_tokens", "seam_kv_pool_tokens", "KV pool size in tokens");
-  gauge("kv_free_tokens", "seam_kv_free_tokens", "free KV slots");
-  gauge("kv_cached_tokens", "seam_kv_cached_tokens", "KV slots held by the prefix cache (evictable)");
-  const double pool = num(s, "kv_pool_tokens");
-  header(out, "seam_kv_usage_ratio", "gauge", "fraction of KV slots in use (prefix cache included)");
-  sample(out, "seam_kv_usage_ratio", pool > 0 ? 1.0 - num(s, "kv_free_tokens") / pool : 0.0);
-
-  header(out, "seam_steps_by_mode_total", "counter", "engine steps by batch mode");
-  for (const char* m : {"extend", "decode", "mixed"}) {
-    sample(out, "seam_steps_by_mode_total", num(s, m), label("mode", m));
-    done.insert(m);
+  // The engine's stats, from the one field table; a family's header comes with its first field.
+  std::string family;
+  for (const StatField& f : engine_stat_fields()) {
+    const std::string name = f.metric_name();
+    if (name != family) header(out, name, f.kind == StatKind::counter ? "counter" : "gauge", f.help_text());
+    family = name;
+    sample(out, name, f.get(*s), f.label_name ? label(f.label_name, f.label_value) : "");
   }
-  header(out, "seam_steps_by_path_total", "counter", "forward steps by graph path");
-  sample(out, "seam_steps_by_path_total", num(s, "decode_graph_replays"), label("path", "decode_graph"));
-  sample(out, "seam_steps_by_path_total", num(s, "piecewise_replays"), label("path", "piecewise"));
-  sample(out, "seam_steps_by_path_total", num(s, "eager_steps"), label("path", "eager"));
-  done.insert({"decode_graph_replays", "piecewise_replays", "eager_steps"});
-  header(out, "seam_eager_steps_by_reason_total", "counter", "eager steps by why no graph was used");
-  if (auto it = s.find("eager_by_reason"); it != s.end() && it->is_object())
-    for (auto r = it->begin(); r != it->end(); ++r)
-      if (r->is_number()) sample(out, "seam_eager_steps_by_reason_total", r->get<double>(), label("reason", r.key()));
-  done.insert("eager_by_reason");
-  counter("captures_after_seal", "seam_captures_after_seal_total", "graph captures after start-up (must stay 0)");
-  counter("budget_violations", "seam_budget_violations_total", "batches over the token budget (must stay 0)");
-  counter("padding_tokens", "seam_padding_tokens_total", "padded tokens of graph replays");
-  // The phases are consecutive and disjoint: they add up to seam_step_wall_ms_per_step.
-  header(out, "seam_host_ms_per_step", "gauge",
-         "mean host milliseconds per step, by phase (wait: blocked until the sampled ids are back)");
-  for (const char* phase : {"schedule", "prepare", "launch", "wait", "process", "detokenize", "handoff"}) {
-    const std::string key = std::string("host_") + phase + "_ms_per_step";
-    sample(out, "seam_host_ms_per_step", num(s, key.c_str()), label("phase", phase));
-    done.insert(key);
-  }
-  gauge("step_wall_ms_per_step", "seam_step_wall_ms_per_step", "mean wall milliseconds per engine step");
-  gauge("gpu_ms_per_step", "seam_gpu_ms_per_step",
-        "mean device milliseconds per step, first input copy to the sampled ids' copy (gaps included)");
-  gauge("gpu_busy_fraction", "seam_gpu_busy_fraction", "device time of the steps / their wall time");
-  // Anything else the engine reports, as a gauge under its own name.
-  for (auto it = s.begin(); it != s.end(); ++it) {
-    if (done.count(it.key()) || !it->is_number()) continue;
-    const std::string name = "seam_engine_" + it.key();
-    header(out, name, "gauge", "engine stat " + it.key());
-    sample(out, name, it->get<double>());
+  for (const StatMapField& f : engine_stat_map_fields()) {
+    header(out, f.metric, f.kind == StatKind::counter ? "counter" : "gauge", f.help);
+    for (const auto& [key, value] : f.get(*s)) sample(out, f.metric, double(value), label(f.label_name, key));
   }
   return out;
 }

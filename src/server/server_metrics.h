@@ -1,7 +1,8 @@
 // ServerMetrics: what GET /metrics reports, in Prometheus text format --
 // request counts by finish reason, TTFT / inter-token / end-to-end latency
 // histograms measured by the server, and the engine's own counters (steps by
-// graph path, eager steps by reason, KV usage, ...) read from Engine::stats().
+// graph path, eager steps by reason, KV usage, ...) generated from the
+// EngineStats field table (api/engine_stats.h).
 // Thread-safe: observed from the engine thread's callbacks and HTTP threads.
 #pragma once
 #include <cstdint>
@@ -10,9 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "scheduler/sampling_params.h"
+#include "api/engine_stats.h"
+#include "api/finish_reason.h"
 
 namespace seam {
 
@@ -42,7 +42,7 @@ class ServerMetrics {
   void count_rejected(int status);
 
   // The whole /metrics page. `engine_stats` is null while the engine loads.
-  std::string render(const nlohmann::json& engine_stats, int64_t n_in_flight) const;
+  std::string render(const EngineStats* engine_stats, int64_t n_in_flight) const;
 
  private:
   mutable std::mutex mu_;

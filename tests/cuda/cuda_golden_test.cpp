@@ -29,7 +29,7 @@ TEST(CudaGolden, Float32EveryIdWithGraphsAndMixedChunks) {
       EXPECT_EQ(results[i].text, cases[i].generated_text) << cases[i].id;
     }
     engine.wait_idle();
-    auto stats = engine.stats();
+    auto stats = engine.stats().to_json();
     EXPECT_EQ(stats["captures_after_seal"], 0);
     EXPECT_GT(stats["decode_graph_replays"], 0);
     EXPECT_GT(stats["piecewise_replays"], 0);

@@ -16,6 +16,7 @@
 
 #include "backend/backend_factory.h"
 #include "engine/engine.h"
+#include "engine/engine_bench_access.h"
 #include "runtime/model_runner.h"
 #include "test_util.h"
 
@@ -100,9 +101,9 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
     cfg.max_total_tokens = 16384;
     cfg.mem_fraction_static = 0.6;
     Engine engine(cfg);
-    const int V = engine.model_config().vocab_size;
+    const int V = engine.model_info().vocab_size;
     const bool fp32 = std::string(dtype) == "float32";
-    auto logits = run_logits(engine.runner_for_benchmark(), prompts, V);
+    auto logits = run_logits(EngineBenchAccess::runner(engine), prompts, V);
     for (size_t i = 0; i < logits.size(); ++i) {
       const RefPrompt& p = prompts[i % prompts.size()];
       const char* how = i < prompts.size() ? "alone" : "batched";

@@ -242,6 +242,19 @@ void CpuBackend::gather_rows(Tensor out, Tensor x, Tensor idx) {
   });
 }
 
+void CpuBackend::scatter_i32(Tensor dst, Tensor pairs) {
+  op_checks::scatter_i32(dst, pairs, Device::cpu);
+  launch([=] {
+    int32_t* d = dst.ptr<int32_t>();
+    const int32_t* p = pairs.ptr<int32_t>();
+    const int64_t n_dst = dst.numel();
+    for (int64_t i = 0; i < pairs.size(0); ++i) {
+      SEAM_ASSERT(p[2 * i] >= 0 && p[2 * i] < n_dst, "scatter_i32 index ", p[2 * i], " outside [0, ", n_dst, ")");
+      d[p[2 * i]] = p[2 * i + 1];
+    }
+  });
+}
+
 void CpuBackend::apply_penalties(Tensor logits, const PenaltyBatch& p) {
   op_checks::apply_penalties(logits, p, Device::cpu);
   const PenaltyBatch pb = p;
@@ -306,8 +319,23 @@ void CpuBackend::replay(const Graph& g) {
 
 // ---------------------------------------------------------------- step timer
 
+CpuBackend::CpuBackend() {
+  if (const char* v = std::getenv("SEAM_CPU_FAULT_AT_STEP")) {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    SEAM_CHECK(end != v && *end == '\0', "SEAM_CPU_FAULT_AT_STEP: '", v, "' is not a step number");
+    fault_at_step_ = n;
+  }
+}
+
 void CpuBackend::timer_begin() {
   SEAM_ASSERT(!capturing_, "step timer marked during graph capture (the mark would be baked into the graph)");
+  ++n_steps_;
+  if (fault_at_step_ > 0 && fault_kind_ == Fault::internal && n_steps_ == fault_at_step_)
+    throw InternalError(detail::concat("injected internal error at step ", n_steps_));
+  if (fault_at_step_ > 0 && fault_kind_ == Fault::device && n_steps_ >= fault_at_step_)
+    throw DeviceError(detail::concat("injected device fault at step ", n_steps_, " (fault injection from step ",
+                                     fault_at_step_, ")"));
   timer_start_ = std::chrono::steady_clock::now();
   timer_stopped_ = false;
 }

@@ -16,6 +16,8 @@ namespace seam {
 
 class CpuBackend final : public Backend {
  public:
+  // Reads SEAM_CPU_FAULT_AT_STEP (see fail_at_step).
+  CpuBackend();
   Device device() const override { return Device::cpu; }
   std::string name() const override { return "cpu"; }
 
@@ -38,6 +40,7 @@ class CpuBackend final : public Backend {
   void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
                  float scale) override;
   void gather_rows(Tensor out, Tensor x, Tensor idx) override;
+  void scatter_i32(Tensor dst, Tensor pairs) override;
   void apply_penalties(Tensor logits, const PenaltyBatch& p) override;
   void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) override;
 
@@ -54,6 +57,19 @@ class CpuBackend final : public Backend {
   // Ops recorded so far by the current capture (for tests).
   size_t n_recorded() const { return recording_.size(); }
 
+  // Fault injection (tests). Steps are counted at timer_begin, which ModelRunner
+  // marks once per forward, from 1. Fault::device: step n and every later one
+  // throw DeviceError, as a sticky CUDA error would. Fault::internal: step n
+  // alone throws InternalError (a broken invariant). n = 0: never. The
+  // environment variable SEAM_CPU_FAULT_AT_STEP=n sets a device fault at
+  // construction (for a whole `seam serve`).
+  enum class Fault { device, internal };
+  void fail_at_step(uint64_t n, Fault kind = Fault::device) {
+    fault_at_step_ = n;
+    fault_kind_ = kind;
+  }
+  uint64_t n_steps() const { return n_steps_; }
+
  private:
   // Runs `op` now, or records it while capturing.
   void launch(std::function<void()> op);
@@ -62,6 +78,9 @@ class CpuBackend final : public Backend {
   std::vector<std::function<void()>> recording_;
   std::chrono::steady_clock::time_point timer_start_, timer_stop_;
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
+  uint64_t n_steps_ = 0;        // timer_begin() calls
+  uint64_t fault_at_step_ = 0;
+  Fault fault_kind_ = Fault::device;
 };
 
 }  // namespace seam

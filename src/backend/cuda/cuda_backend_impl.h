@@ -65,6 +65,7 @@ class CudaBackend final : public Backend {
   void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
                  float scale) override;
   void gather_rows(Tensor out, Tensor x, Tensor idx) override;
+  void scatter_i32(Tensor dst, Tensor pairs) override;
   void apply_penalties(Tensor logits, const PenaltyBatch& p) override;
   void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) override;
 

@@ -16,6 +16,7 @@
 #include "backend/cuda/rms_norm.h"
 #include "backend/cuda/rope.h"
 #include "backend/cuda/sample.h"
+#include "backend/cuda/scatter_i32.h"
 #include "backend/cuda/silu_mul.h"
 #include "backend/cuda/skinny_gemm.h"
 #include "backend/cuda/skinny_gemm_choice.h"
@@ -192,6 +193,11 @@ void CudaBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache
 void CudaBackend::gather_rows(Tensor out, Tensor x, Tensor idx) {
   op_checks::gather_rows(out, x, idx, Device::cuda);
   launch_gather_rows(out, x, idx, stream_);
+}
+
+void CudaBackend::scatter_i32(Tensor dst, Tensor pairs) {
+  op_checks::scatter_i32(dst, pairs, Device::cuda);
+  launch_scatter_i32(dst, pairs, stream_);
 }
 
 void CudaBackend::apply_penalties(Tensor logits, const PenaltyBatch& p) {

@@ -1,5 +1,5 @@
 // Checked CUDA and cuBLAS calls: every call's status is tested, and a failure
-// throws seam::Error naming the file, the line and the call that failed.
+// throws seam::DeviceError naming the file, the line and the call that failed.
 #pragma once
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -9,12 +9,12 @@
 namespace seam::cuda_detail {
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t e, const char* call, const char* file, int line) {
-  throw Error(detail::concat(file, ":", line, ": CUDA call '", call, "' failed: ", cudaGetErrorName(e), " (",
+  throw DeviceError(detail::concat(file, ":", line, ": CUDA call '", call, "' failed: ", cudaGetErrorName(e), " (",
                              cudaGetErrorString(e), ")"));
 }
 
 [[noreturn]] inline void throw_cublas_error(cublasStatus_t s, const char* call, const char* file, int line) {
-  throw Error(detail::concat(file, ":", line, ": cuBLAS call '", call, "' failed: status ", int(s), " (",
+  throw DeviceError(detail::concat(file, ":", line, ": cuBLAS call '", call, "' failed: status ", int(s), " (",
                              cublasLtGetStatusName(s), ")"));
 }
 

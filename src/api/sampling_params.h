@@ -22,20 +22,8 @@ struct SamplingParams {
   bool ignore_eos = false;
   bool skip_special_tokens = true;
 
-  // Throws seam::Error naming the bad field.
+  // Throws RequestError(invalid_request) whose param names the bad field.
   void validate(int vocab_size) const;
 };
-
-enum class FinishReason { none, stop, length, abort };
-
-inline const char* finish_reason_name(FinishReason r) {
-  switch (r) {
-    case FinishReason::none: return "none";
-    case FinishReason::stop: return "stop";
-    case FinishReason::length: return "length";
-    case FinishReason::abort: return "abort";
-  }
-  return "?";
-}
 
 }  // namespace seam

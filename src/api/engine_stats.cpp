@@ -1,0 +1,137 @@
+#include "api/engine_stats.h"
+
+#include <cmath>
+
+namespace seam {
+
+namespace {
+using S = const EngineStats&;
+constexpr StatKind counter = StatKind::counter, gauge = StatKind::gauge;
+constexpr bool integer = true, real = false;
+const char* const k_host_help = "mean host milliseconds per step, by phase (wait: blocked until the sampled ids are back)";
+}  // namespace
+
+// The table. Names and help texts are the ones /metrics and --stats had before
+// the table existed (dashboards and tests read them).
+const std::vector<StatField>& engine_stat_fields() {
+  static const std::vector<StatField> fields = {
+      {"prompt_tokens", "seam_prompt_tokens_total", nullptr, nullptr, counter, integer,
+       "prompt tokens of finished requests", [](S s) { return double(s.prompt_tokens); }},
+      {"generated_tokens", "seam_generation_tokens_total", nullptr, nullptr, counter, integer, "generated tokens",
+       [](S s) { return double(s.generated_tokens); }},
+      {"finished_requests", "seam_engine_finished_requests_total", nullptr, nullptr, counter, integer,
+       "requests the engine finished", [](S s) { return double(s.finished_requests); }},
+      {"prefill_tokens", "seam_prefill_tokens_total", nullptr, nullptr, counter, integer,
+       "tokens computed in prefill rows", [](S s) { return double(s.prefill_tokens); }},
+      {"prefix_cache_hit_tokens", "seam_prefix_cache_hit_tokens_total", nullptr, nullptr, counter, integer,
+       "prompt tokens served by the prefix cache", [](S s) { return double(s.prefix_cache_hit_tokens); }},
+      {"retractions", "seam_retractions_total", nullptr, nullptr, counter, integer,
+       "requests retracted to the waiting queue when KV ran out", [](S s) { return double(s.retractions); }},
+      {"steps", "seam_steps_total", nullptr, nullptr, counter, integer, "engine steps",
+       [](S s) { return double(s.steps); }},
+      {"running_requests", "seam_num_running_reqs", nullptr, nullptr, gauge, integer, "running requests",
+       [](S s) { return double(s.running_requests); }},
+      {"waiting_requests", "seam_num_waiting_reqs", nullptr, nullptr, gauge, integer, "waiting requests",
+       [](S s) { return double(s.waiting_requests); }},
+      {"peak_running_requests", "seam_peak_running_reqs", nullptr, nullptr, gauge, integer,
+       "most requests running at once", [](S s) { return double(s.peak_running_requests); }},
+      {"kv_pool_tokens", "seam_kv_pool_tokens", nullptr, nullptr, gauge, integer, "KV pool size in tokens",
+       [](S s) { return double(s.kv_pool_tokens); }},
+      {"kv_free_tokens", "seam_kv_free_tokens", nullptr, nullptr, gauge, integer, "free KV slots",
+       [](S s) { return double(s.kv_free_tokens); }},
+      {"kv_cached_tokens", "seam_kv_cached_tokens", nullptr, nullptr, gauge, integer,
+       "KV slots held by the prefix cache (evictable)", [](S s) { return double(s.kv_cached_tokens); }},
+      {nullptr, "seam_kv_usage_ratio", nullptr, nullptr, gauge, real,
+       "fraction of KV slots in use (prefix cache included)",
+       [](S s) { return s.kv_pool_tokens > 0 ? 1.0 - double(s.kv_free_tokens) / double(s.kv_pool_tokens) : 0.0; }},
+      {"extend", "seam_steps_by_mode_total", "mode", "extend", counter, integer, "engine steps by batch mode",
+       [](S s) { return double(s.steps_extend); }},
+      {"decode", "seam_steps_by_mode_total", "mode", "decode", counter, integer, "engine steps by batch mode",
+       [](S s) { return double(s.steps_decode); }},
+      {"mixed", "seam_steps_by_mode_total", "mode", "mixed", counter, integer, "engine steps by batch mode",
+       [](S s) { return double(s.steps_mixed); }},
+      {"decode_graph_replays", "seam_steps_by_path_total", "path", "decode_graph", counter, integer,
+       "forward steps by graph path", [](S s) { return double(s.decode_graph_replays); }},
+      {"piecewise_replays", "seam_steps_by_path_total", "path", "piecewise", counter, integer,
+       "forward steps by graph path", [](S s) { return double(s.piecewise_replays); }},
+      {"eager_steps", "seam_steps_by_path_total", "path", "eager", counter, integer, "forward steps by graph path",
+       [](S s) { return double(s.eager_steps); }},
+      {"captures_after_seal", "seam_captures_after_seal_total", nullptr, nullptr, counter, integer,
+       "graph captures after start-up (must stay 0)", [](S s) { return double(s.captures_after_seal); }},
+      {"budget_violations", "seam_budget_violations_total", nullptr, nullptr, counter, integer,
+       "batches over the token budget (must stay 0)", [](S s) { return double(s.budget_violations); }},
+      {"padding_tokens", "seam_padding_tokens_total", nullptr, nullptr, counter, integer,
+       "padded tokens of graph replays", [](S s) { return double(s.padding_tokens); }},
+      // The phases are consecutive and disjoint: they add up to seam_step_wall_ms_per_step.
+      {"host_schedule_ms_per_step", "seam_host_ms_per_step", "phase", "schedule", gauge, real, k_host_help,
+       [](S s) { return s.host_schedule_ms_per_step; }},
+      {"host_prepare_ms_per_step", "seam_host_ms_per_step", "phase", "prepare", gauge, real, k_host_help,
+       [](S s) { return s.host_prepare_ms_per_step; }},
+      {"host_launch_ms_per_step", "seam_host_ms_per_step", "phase", "launch", gauge, real, k_host_help,
+       [](S s) { return s.host_launch_ms_per_step; }},
+      {"host_wait_ms_per_step", "seam_host_ms_per_step", "phase", "wait", gauge, real, k_host_help,
+       [](S s) { return s.host_wait_ms_per_step; }},
+      {"host_process_ms_per_step", "seam_host_ms_per_step", "phase", "process", gauge, real, k_host_help,
+       [](S s) { return s.host_process_ms_per_step; }},
+      {"host_detokenize_ms_per_step", "seam_host_ms_per_step", "phase", "detokenize", gauge, real, k_host_help,
+       [](S s) { return s.host_detokenize_ms_per_step; }},
+      {"host_handoff_ms_per_step", "seam_host_ms_per_step", "phase", "handoff", gauge, real, k_host_help,
+       [](S s) { return s.host_handoff_ms_per_step; }},
+      {"step_wall_ms_per_step", "seam_step_wall_ms_per_step", nullptr, nullptr, gauge, real,
+       "mean wall milliseconds per engine step", [](S s) { return s.step_wall_ms_per_step; }},
+      {"gpu_ms_per_step", "seam_gpu_ms_per_step", nullptr, nullptr, gauge, real,
+       "mean device milliseconds per step, first input copy to the sampled ids' copy (gaps included)",
+       [](S s) { return s.gpu_ms_per_step; }},
+      {"gpu_busy_fraction", "seam_gpu_busy_fraction", nullptr, nullptr, gauge, real,
+       "device time of the steps / their wall time", [](S s) { return s.gpu_busy_fraction; }},
+      // The rest: gauges under their own name (seam_engine_<key>).
+      {"piecewise_replays_extend", nullptr, nullptr, nullptr, gauge, integer, nullptr,
+       [](S s) { return double(s.piecewise_replays_extend); }},
+      {"piecewise_replays_mixed", nullptr, nullptr, nullptr, gauge, integer, nullptr,
+       [](S s) { return double(s.piecewise_replays_mixed); }},
+      {"captured_decode_keys", nullptr, nullptr, nullptr, gauge, integer, nullptr,
+       [](S s) { return double(s.captured_decode_keys); }},
+      {"captured_piecewise_keys", nullptr, nullptr, nullptr, gauge, integer, nullptr,
+       [](S s) { return double(s.captured_piecewise_keys); }},
+      {"decode_capture_s", nullptr, nullptr, nullptr, gauge, real, nullptr, [](S s) { return s.decode_capture_s; }},
+      {"piecewise_capture_s", nullptr, nullptr, nullptr, gauge, real, nullptr,
+       [](S s) { return s.piecewise_capture_s; }},
+      {"decode_graph_bytes", nullptr, nullptr, nullptr, gauge, integer, nullptr,
+       [](S s) { return double(s.decode_graph_bytes); }},
+      {"piecewise_graph_bytes", nullptr, nullptr, nullptr, gauge, integer, nullptr,
+       [](S s) { return double(s.piecewise_graph_bytes); }},
+      {"forward_ms_per_step", nullptr, nullptr, nullptr, gauge, real, nullptr,
+       [](S s) { return s.forward_ms_per_step; }},
+  };
+  return fields;
+}
+
+const std::vector<StatMapField>& engine_stat_map_fields() {
+  static const std::vector<StatMapField> fields = {
+      {"eager_by_reason", "seam_eager_steps_by_reason_total", "reason", counter,
+       "eager steps by why no graph was used", [](S s) -> const std::map<std::string, uint64_t>& {
+         return s.eager_by_reason;
+       }},
+  };
+  return fields;
+}
+
+std::string StatField::metric_name() const { return metric ? metric : std::string("seam_engine_") + key; }
+std::string StatField::help_text() const { return help ? help : std::string("engine stat ") + key; }
+
+nlohmann::json EngineStats::to_json() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const StatField& f : engine_stat_fields()) {
+    if (!f.key) continue;
+    const double v = f.get(*this);
+    if (f.integer) {
+      j[f.key] = uint64_t(std::llround(v));
+    } else {
+      j[f.key] = v;
+    }
+  }
+  for (const StatMapField& f : engine_stat_map_fields()) j[f.key] = f.get(*this);
+  return j;
+}
+
+}  // namespace seam

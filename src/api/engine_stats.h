@@ -1,0 +1,74 @@
+// EngineStats: a typed snapshot of the engine's counters and gauges, and ONE
+// field table that says, per stat, its `--stats` JSON key, its Prometheus
+// family (and label), its kind and help text, and how to read it. Both the
+// generate command's `--stats` JSON (to_json) and the server's /metrics page
+// are generated from the table, so a key is spelled once.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace seam {
+
+struct EngineStats {
+  // steps, by batch mode (scheduler)
+  uint64_t steps = 0, steps_extend = 0, steps_decode = 0, steps_mixed = 0;
+  uint64_t retractions = 0, prefix_cache_hit_tokens = 0, prefill_tokens = 0;
+  uint64_t budget_violations = 0;  // must stay 0
+  // requests and KV
+  uint64_t peak_running_requests = 0, running_requests = 0, waiting_requests = 0;
+  uint64_t kv_pool_tokens = 0, kv_free_tokens = 0, kv_cached_tokens = 0;
+  uint64_t finished_requests = 0, prompt_tokens = 0, generated_tokens = 0;
+  // graph paths (runner)
+  uint64_t decode_graph_replays = 0, piecewise_replays = 0, piecewise_replays_extend = 0,
+           piecewise_replays_mixed = 0, eager_steps = 0;
+  std::map<std::string, uint64_t> eager_by_reason;
+  uint64_t padding_tokens = 0, captured_decode_keys = 0, captured_piecewise_keys = 0, captures_after_seal = 0;
+  double decode_capture_s = 0, piecewise_capture_s = 0;
+  uint64_t decode_graph_bytes = 0, piecewise_graph_bytes = 0;
+  // Host time per step, means over steps that ran a batch (architecture.md
+  // "Host time per step"); the phases add up to step_wall_ms_per_step.
+  double host_schedule_ms_per_step = 0, host_prepare_ms_per_step = 0, host_launch_ms_per_step = 0,
+         host_wait_ms_per_step = 0, host_process_ms_per_step = 0, host_detokenize_ms_per_step = 0,
+         host_handoff_ms_per_step = 0;
+  double forward_ms_per_step = 0;  // prepare + launch + wait: the whole ModelRunner::forward
+  double step_wall_ms_per_step = 0, gpu_ms_per_step = 0, gpu_busy_fraction = 0;
+
+  // The `--stats` JSON object: every keyed field of the table.
+  nlohmann::json to_json() const;
+};
+
+enum class StatKind { counter, gauge };
+
+// One scalar stat. Fields of one Prometheus family are consecutive in the table.
+struct StatField {
+  const char* key;          // the --stats JSON key; nullptr: /metrics only (derived)
+  const char* metric;       // the Prometheus family; nullptr: "seam_engine_" + key
+  const char* label_name;   // nullptr: no label
+  const char* label_value;
+  StatKind kind;
+  bool integer;             // written as an integer in JSON
+  const char* help;         // nullptr: "engine stat " + key
+  double (*get)(const EngineStats&);
+
+  std::string metric_name() const;
+  std::string help_text() const;
+};
+
+// One labelled map stat (one sample per key of the map).
+struct StatMapField {
+  const char* key;
+  const char* metric;
+  const char* label_name;
+  StatKind kind;
+  const char* help;
+  const std::map<std::string, uint64_t>& (*get)(const EngineStats&);
+};
+
+const std::vector<StatField>& engine_stat_fields();
+const std::vector<StatMapField>& engine_stat_map_fields();
+
+}  // namespace seam

@@ -1,0 +1,121 @@
+// EngineCore: the engine behind the Engine face (engine/engine.h): the model,
+// the KV pool, the scheduler and the runner, and the loop thread that steps
+// them. Internal to engine/: nothing outside includes it but the benchmarking
+// face's implementation.
+//
+// A device fault (DeviceError) is fatal: the loop fails every request it holds
+// with ErrorKind::engine_dead, refuses every later submit, and never steps
+// again (a CUDA error is sticky; stepping on would only fail again, or worse).
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "api/engine_request.h"
+#include "api/engine_stats.h"
+#include "api/model_info.h"
+#include "engine/engine_config.h"
+#include "model/model_config.h"
+#include "scheduler/request.h"
+#include "tokenizer/tokenizer.h"
+
+namespace seam {
+
+class Backend;
+class LlamaModel;
+class KvPool;
+class ModelRunner;
+class RadixCache;
+class Scheduler;
+class SlotAllocator;
+struct StepResult;
+
+class EngineCore {
+ public:
+  explicit EngineCore(const EngineConfig& config);
+  ~EngineCore();
+  EngineCore(const EngineCore&) = delete;
+  EngineCore& operator=(const EngineCore&) = delete;
+
+  const ModelInfo& model_info() const { return model_info_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  int max_context() const { return max_context_; }
+  int kv_pool_tokens() const;
+  const EngineConfig& config() const { return config_; }
+  ModelRunner& runner() { return *runner_; }
+
+  std::vector<uint64_t> submit_group(std::vector<EngineRequest> group);
+  void abort(uint64_t id);
+  EngineStats stats() const;
+  void wait_idle();
+  std::optional<std::string> dead_cause() const;
+
+ private:
+  struct Live {
+    std::unique_ptr<Request> req;
+    StreamCallback callback;
+  };
+  // Throws RequestError(invalid_request) naming the field when `r` can never be served.
+  void validate(const EngineRequest& r) const;
+  void loop();
+  void step();
+  void take_submissions();
+  // Fails every live request with `kind` and `message`; with engine_dead, also
+  // marks the engine dead (under mu_) so that submit refuses from then on.
+  void fail_all(ErrorKind kind, const std::string& message);
+  // Commits a step from its result; t_scheduled stamps first admissions.
+  void process_outputs(const StepResult& result, Clock::time_point t_scheduled);
+  bool check_stop(Request& r, int32_t token);
+  void emit(Request& r, std::vector<int32_t> new_ids, bool finished);
+  void finish_request(uint64_t id);
+  void publish_stats();
+
+  EngineConfig config_;
+  ModelConfig model_config_;
+  ModelInfo model_info_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<LlamaModel> model_;
+  std::unique_ptr<KvPool> kv_;
+  std::unique_ptr<SlotAllocator> slots_;
+  std::unique_ptr<RadixCache> cache_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<ModelRunner> runner_;
+  int max_context_ = 0;
+
+  // Owned by the loop thread.
+  std::unordered_map<uint64_t, Live> live_;
+  std::vector<Request*> rows_;  // the last step's rows' requests (kept: no allocation per step)
+
+  // Shared with submitters.
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::condition_variable idle_cv_;
+  std::vector<Live> incoming_;
+  std::vector<uint64_t> aborts_;
+  uint64_t next_id_ = 1;
+  size_t n_in_flight_ = 0;  // submitted and not finished
+  EngineStats stats_snapshot_;
+  std::optional<std::string> dead_cause_;  // set once, by the loop thread, on a device fault
+  bool stop_ = false;
+  bool stats_idle_ = true;  // the snapshot was taken with nothing in flight
+  std::thread thread_;
+
+  // Loop-thread counters. Host time per step, by consecutive phase (seconds, summed
+  // over steps; architecture.md "Host time per step" says what each covers):
+  // schedule | prepare launch wait (ModelRunner::forward) | process detokenize handoff.
+  uint64_t n_steps_ = 0;
+  double host_schedule_s_ = 0, host_prepare_s_ = 0, host_launch_s_ = 0, host_wait_s_ = 0;
+  double host_process_s_ = 0, host_detokenize_s_ = 0, host_handoff_s_ = 0;
+  double step_wall_s_ = 0;  // every step() call, start to end (the phases above add up to it)
+  double gpu_s_ = 0;        // the backend's step timer, summed
+  uint64_t n_finished_ = 0, n_prompt_tokens_ = 0, n_generated_tokens_ = 0;
+};
+
+}  // namespace seam
