@@ -1,0 +1,2 @@
+// server/ sees the engine's face (engine/engine.h, api/) and nothing below it.
+#include "scheduler/scheduler.h"
