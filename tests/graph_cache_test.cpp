@@ -35,6 +35,7 @@ class FillOnlyBackend final : public Backend {
   void copy_h2d(void*, const void*, size_t) override { unused("copy_h2d"); }
   void copy_d2h(void*, const void*, size_t) override { unused("copy_d2h"); }
   void copy_d2d(void*, const void*, size_t) override { unused("copy_d2d"); }
+  void scatter_i32(Tensor, Tensor) override { unused("scatter_i32"); }
   void fill(Tensor t, float value) override {
     auto op = [t, value] {
       for (int64_t i = 0; i < t.numel(); ++i) t.ptr<float>()[i] = value;

@@ -11,6 +11,7 @@
 #include "kv/slot_allocator.h"
 #include "model/checkpoint.h"
 #include "model/llama_model.h"
+#include "model/model_registry.h"
 #include "runtime/model_runner.h"
 #include "runtime/step_result.h"
 #include "scheduler/scheduler.h"
@@ -39,7 +40,7 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   // GEMM tuning runs in the graph warm-ups and ends when the runner seals (capture_graphs).
   // Its scratch is allocated here, before the KV pool is sized, so the pool leaves room for it.
   if (setup.gemm_autotune) backend_->begin_gemm_tuning(setup.gemm_tuning);
-  model_ = std::make_unique<LlamaModel>(*backend_, model_config_, *checkpoint, setup.dtype);
+  model_ = create_model(*backend_, model_config_, *checkpoint, setup.dtype);
   checkpoint.reset();  // weights are on the backend now; unmap the files
 
   StepBufferSizes sizes;
