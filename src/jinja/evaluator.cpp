@@ -244,7 +244,7 @@ Value Renderer::make_macro(const Stmt& s, const std::shared_ptr<Scope>& scope) {
       local->vars[s.targets[i]] = s.defaults[i] ? eval(*s.defaults[i], local)
                                                 : Value::undefined("parameter '" + s.targets[i] + "' was not provided");
     }
-    local->vars["varargs"] = Value::list(std::move(varargs));
+    local->vars["varargs"] = Value::tuple(std::move(varargs));
     local->vars["kwargs"] = Value(kwargs);
     std::string out;
     exec(s.body, local, out);
@@ -295,7 +295,7 @@ Value Renderer::eval(const Expr& e, const std::shared_ptr<Scope>& scope) {
     case ExprKind::tuple: {
       std::vector<Value> items;
       for (const auto& c : e.children) items.push_back(eval(*c, scope));
-      return Value::list(std::move(items));
+      return e.kind == ExprKind::tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
     }
     case ExprKind::dict: {
       Value d = Value::dict();

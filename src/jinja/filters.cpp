@@ -214,7 +214,7 @@ Value f_tojson(Renderer&, const Value& v, CallArgs& a) {
 
 Value f_format(Renderer& r, const Value& v, CallArgs& a) {
   std::vector<Value> values = a.args;
-  return binary_op("%", Value(text_of(v)), Value::list(std::move(values)), r.config().limits.max_output_bytes);
+  return binary_op("%", Value(text_of(v)), Value::tuple(std::move(values)), r.config().limits.max_output_bytes);
 }
 
 Value f_wordcount(Renderer&, const Value& v, CallArgs&) {

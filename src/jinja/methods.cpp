@@ -117,6 +117,16 @@ Value string_method(const std::string& s, const std::string& name) {
     fn = [s](CallArgs&) { return Value(upper(s)); };
   } else if (name == "lower") {
     fn = [s](CallArgs&) { return Value(lower(s)); };
+  } else if (name == "swapcase") {
+    fn = [s](CallArgs&) {
+      std::string out;
+      size_t i = 0;
+      while (i < s.size()) {
+        const char32_t cp = utf8_next(s, i);
+        utf8_append(out, to_upper(cp) != cp ? to_upper(cp) : to_lower(cp));
+      }
+      return Value(out);
+    };
   } else if (name == "title") {
     fn = [s](CallArgs&) { return Value(py_title(s)); };
   } else if (name == "capitalize") {
@@ -194,7 +204,7 @@ Value dict_method(const Value& d, const std::string& name) {
   if (name == "items")
     return Value::function("dict.items", [d](CallArgs&) {
       std::vector<Value> items;
-      for (const auto& [k, v] : d.dict_obj().items) items.push_back(Value::list({Value(k), v}));
+      for (const auto& [k, v] : d.dict_obj().items) items.push_back(Value::tuple({Value(k), v}));
       return Value::list(std::move(items));
     });
   if (name == "keys")

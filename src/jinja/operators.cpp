@@ -44,7 +44,7 @@ bool values_equal(const Value& a, const Value& b) {
     case Kind::list: {
       const auto& x = a.list_obj().items;
       const auto& y = b.list_obj().items;
-      if (x.size() != y.size()) return false;
+      if (x.size() != y.size() || a.list_obj().is_tuple != b.list_obj().is_tuple) return false;
       for (size_t i = 0; i < x.size(); ++i)
         if (!values_equal(x[i], y[i])) return false;
       return true;
@@ -177,7 +177,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b, size_t ma
   }
   if (op == "%" && a.is_string()) {
     // printf-style formatting: %s (str), %r (repr), %d (int), %%; one value or a list of values.
-    std::vector<Value> args = b.is_list() ? b.list_obj().items : std::vector<Value>{b};
+    std::vector<Value> args = b.is_list() && b.list_obj().is_tuple ? b.list_obj().items : std::vector<Value>{b};
     const std::string& f = a.as_string();
     std::string out;
     size_t next = 0;

@@ -130,7 +130,7 @@ Value f_rejectattr(Renderer& r, const Value& v, CallArgs& a) { return select_imp
 
 Value pairs_of(const Value& v) {
   std::vector<Value> out;
-  for (const auto& [k, val] : v.dict_obj().items) out.push_back(Value::list({Value(k), val}));
+  for (const auto& [k, val] : v.dict_obj().items) out.push_back(Value::tuple({Value(k), val}));
   return Value::list(std::move(out));
 }
 
@@ -254,7 +254,7 @@ Value f_groupby(Renderer& r, const Value& v, CallArgs& a) {
     const Value key = get_attribute_path(sorted[i], attribute);
     std::vector<Value> group;
     while (i < sorted.size() && values_equal(get_attribute_path(sorted[i], attribute), key)) group.push_back(sorted[i++]);
-    out.push_back(Value::list({key, Value::list(std::move(group))}));
+    out.push_back(Value::tuple({key, Value::list(std::move(group))}));
   }
   return Value::list(std::move(out));
 }

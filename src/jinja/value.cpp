@@ -34,6 +34,12 @@ Value Value::list(std::vector<Value> items) {
   return Value(std::move(l));
 }
 
+Value Value::tuple(std::vector<Value> items) {
+  Value v = list(std::move(items));
+  v.list_->is_tuple = true;
+  return v;
+}
+
 Value Value::dict() { return Value(std::make_shared<DictObj>()); }
 
 Value Value::function(std::string name, std::function<Value(CallArgs&)> fn) {
@@ -129,12 +135,14 @@ std::string Value::repr() const {
     case Kind::floating: return format_float(float_);
     case Kind::string: return repr_string(str_);
     case Kind::list: {
-      std::string s = "[";
+      const bool tuple = list_->is_tuple;
+      std::string s = tuple ? "(" : "[";
       for (size_t i = 0; i < list_->items.size(); ++i) {
         if (i) s += ", ";
         s += list_->items[i].repr();
       }
-      return s + "]";
+      if (tuple && list_->items.size() == 1) s += ",";
+      return s + (tuple ? ")" : "]");
     }
     case Kind::dict: {
       if (dict_->flavor == DictFlavor::namespace_) {

@@ -25,6 +25,7 @@ struct CallArgs {
 
 struct ListObj {
   std::vector<Value> items;
+  bool is_tuple = false;  // prints as (a, b); tuple == list is false, as in Python
 };
 
 struct FunctionObj {
@@ -66,6 +67,7 @@ class Value {
   Value(std::shared_ptr<DictObj> d) : kind_(Kind::dict), dict_(std::move(d)) {}
   Value(std::shared_ptr<FunctionObj> f) : kind_(Kind::function), fn_(std::move(f)) {}
   static Value list(std::vector<Value> items = {});
+  static Value tuple(std::vector<Value> items);
   static Value dict();
   static Value function(std::string name, std::function<Value(CallArgs&)> fn);
   // JSON null is None; objects keep their member order (ordered_json keeps the input's order).
