@@ -223,8 +223,14 @@ Value f_wordcount(Renderer&, const Value& v, CallArgs&) {
 
 Value f_pprint(Renderer&, const Value& v, CallArgs&) { return Value(v.repr()); }
 
+// attr(name) is Python's getattr only: a dict's keys are not its attributes (its methods are).
 Value f_attr(Renderer&, const Value& v, CallArgs& a) {
-  return get_attribute(v, string_arg(a, 0, "name", "attr"));
+  const std::string name = string_arg(a, 0, "name", "attr");
+  if (v.is_dict() && v.dict_obj().flavor == DictFlavor::dict && v.dict_obj().find(name)) {
+    Value method = get_attribute(Value::dict(), name);
+    return method.is_undefined() ? Value::undefined("'dict object' has no attribute '" + name + "'") : get_attribute(v, name);
+  }
+  return get_attribute(v, name);
 }
 
 Value f_truncate(Renderer&, const Value& v, CallArgs& a) {

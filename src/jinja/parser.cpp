@@ -81,7 +81,7 @@ class Parser {
     while (true) {
       const Token& t = peek();
       if (t.type == TokenType::eof) {
-        if (!ends.empty()) error("unexpected end of template, expected '" + ends.front() + "'");
+        if (!ends.empty()) error("unexpected end of template, expected '" + ends.back() + "'");
         return body;
       }
       if (t.type == TokenType::text) {
@@ -100,9 +100,16 @@ class Parser {
         next();
         body.push_back(std::move(s));
       } else if (t.type == TokenType::block_begin) {
-        if (peek(1).type == TokenType::name)
+        if (peek(1).type == TokenType::name) {
+          const std::string& tag = peek(1).value;
           for (const auto& e : ends)
-            if (peek(1).value == e) return body;
+            if (tag == e) return body;
+          // A closing tag of another block: name the one this block needs.
+          if (tag.rfind("end", 0) == 0 || tag == "elif" || tag == "else") {
+            next();
+            error("unexpected '" + tag + "'" + (ends.empty() ? std::string() : ", expected '" + ends.back() + "'"));
+          }
+        }
         next();
         body.push_back(parse_statement());
       } else {
@@ -131,7 +138,7 @@ class Parser {
       if (skip_name("if")) s->expr2 = parse_expression();
       if (skip_name("recursive")) s->recursive = true;
       expect_block_end();
-      s->body = parse_body({"endfor", "else"});
+      s->body = parse_body({"else", "endfor"});  // the closing tag last: errors name it
       if (is_name("else", 1)) {
         end_tag("else");
         s->else_body = parse_body({"endfor"});
