@@ -129,6 +129,22 @@ HfChatTemplate HfChatTemplate::from_folder(const std::string& dir, const std::st
   return t;
 }
 
+bool HfChatTemplate::folder_has_template(const std::string& dir) {
+  if (std::filesystem::is_regular_file(dir + "/chat_template.jinja")) return true;
+  const std::string config_path = dir + "/tokenizer_config.json";
+  if (!std::filesystem::is_regular_file(config_path)) return false;
+  const json config = json::parse(read_file(config_path), nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object()) return false;
+  auto ct = config.find("chat_template");
+  return ct != config.end() && !ct->is_null();
+}
+
+std::string HfChatTemplate::all_sources() const {
+  std::string all;
+  for (const auto& [_, text] : sources_) all += text;
+  return all;
+}
+
 const Template& HfChatTemplate::select(const ChatRequest& request) const {
   if (templates_.size() == 1) return templates_.begin()->second;
   // transformers: "tool_use" when tools are given and it exists, else "default".

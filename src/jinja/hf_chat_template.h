@@ -40,6 +40,9 @@ class HfChatTemplate {
   // file holding a template, or the name of one of the folder's named templates.
   // Throws seam::Error when the folder has no template, or one does not parse.
   static HfChatTemplate from_folder(const std::string& dir, const std::string& override_spec, const Options& options);
+  // True when `dir` has a template (chat_template.jinja, or a non-null chat_template in
+  // tokenizer_config.json); false when it has none or its config does not parse.
+  static bool folder_has_template(const std::string& dir);
   // A single template text with the given special tokens (nullopt: not passed).
   static HfChatTemplate from_text(const std::string& text, std::optional<std::string> bos_token,
                                   std::optional<std::string> eos_token, const Options& options);
@@ -49,6 +52,8 @@ class HfChatTemplate {
 
   // The template text that `request` is rendered with (the named one it selects).
   const std::string& source_for(const ChatRequest& request) const;
+  // All template texts, concatenated (for scanning what markers a template writes).
+  std::string all_sources() const;
   const std::optional<std::string>& bos_token() const { return bos_token_; }
   const std::optional<std::string>& eos_token() const { return eos_token_; }
 

@@ -202,6 +202,15 @@ ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
     r.prompts = read_prompts(j);
   } else {
     r.messages = read_messages(j);
+    // Passed to the model's chat template (e.g. {"enable_thinking": false}).
+    if (const json* v = find(j, "chat_template_kwargs"); v && !v->is_null()) {
+      if (!v->is_object()) throw wrong_type("chat_template_kwargs", "an object", *v);
+      r.chat_template_kwargs = *v;
+    }
+    if (const json* v = find(j, "documents"); v && !v->is_null()) {
+      if (!v->is_array()) throw wrong_type("documents", "a list", *v);
+      r.documents = *v;
+    }
   }
 
   SamplingParams& p = r.params;
