@@ -32,6 +32,9 @@ TEST(JinjaOperators, Arithmetic) {
   // `~` binds tighter than `+`, as in jinja2's grammar: 1 + (2 ~ 3) is int + str.
   EXPECT_EQ(render_error("{{ 1 + 2 ~ 3 }}").message, "unsupported operand type(s) for +: 'int' and 'str'");
   EXPECT_EQ(render("{{ '%s and %r' % ('a', 'b') }} {{ '%d%%' % 5 }}"), "a and 'b' 5%");
+  EXPECT_EQ(render("{{ '%.2f' % 3.14159 }} {{ '%5s|%-3d|' % ('ab', 7) }} {{ '%x' % 255 }} {{ '%s' % [1, 2] }} {{ '%03d' % 7 }}"),
+            "3.14    ab|7  | ff [1, 2] 007");
+  EXPECT_EQ(render_error("{{ '%s %s' % ('a',) }}").message, "not enough arguments for format string");
 }
 
 TEST(JinjaOperators, TypeErrorsCarryPythonsMessage) {

@@ -22,6 +22,7 @@ TEST(JinjaStatements, ForLoopVariables) {
             "1032TrueFalse3 2121FalseFalse3 3210FalseTrue3 ");
   EXPECT_EQ(render("{% for a in [1,2,3] %}{{ loop.previtem }}-{{ loop.nextitem }}|{{ loop.cycle('x','y') }} {% endfor %}"),
             "-2|x 1-3|y 2-|x ");
+  EXPECT_EQ(render("{% for a in [1,1,2,2,1] %}{% if loop.changed(a) %}{{ a }}{% endif %}{% endfor %}"), "121");
 }
 
 TEST(JinjaStatements, ForElseFilterAndUnpacking) {

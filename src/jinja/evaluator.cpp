@@ -193,6 +193,14 @@ void Renderer::exec_for(const Stmt& s, const std::shared_ptr<Scope>& scope, cons
     const int64_t i = l ? l->find("index0")->as_int() : 0;
     return args.args[static_cast<size_t>(i % static_cast<int64_t>(args.args.size()))];
   });
+  // loop.changed(*values): true on the first call and whenever the values differ from the last call's.
+  auto last_changed = std::make_shared<std::optional<Value>>();
+  Value changed = Value::function("changed", [last_changed](CallArgs& args) -> Value {
+    Value now = Value::list(args.args);
+    if (*last_changed && values_equal(**last_changed, now)) return Value(false);
+    *last_changed = now;
+    return Value(true);
+  });
   for (int64_t i = 0; i < n; ++i) {
     count_iterations(1);
     loop->items.clear();
@@ -207,7 +215,8 @@ void Renderer::exec_for(const Stmt& s, const std::shared_ptr<Scope>& scope, cons
                    {"depth0", Value(depth)},
                    {"previtem", i > 0 ? items[i - 1] : Value::undefined("there is no previous item")},
                    {"nextitem", i + 1 < n ? items[i + 1] : Value::undefined("there is no next item")},
-                   {"cycle", cycle}};
+                   {"cycle", cycle},
+                   {"changed", changed}};
     auto iter_scope = std::make_shared<Scope>();
     iter_scope->parent = scope;
     assign_targets(*iter_scope, s.targets, items[i]);

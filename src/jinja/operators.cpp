@@ -1,6 +1,8 @@
 #include "jinja/operators.h"
 
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 
 #include "jinja/error.h"
 
@@ -176,7 +178,8 @@ Value binary_op(const std::string& op, const Value& a, const Value& b, size_t ma
     if (seq) fail(ErrorKind::type, std::string("can't multiply sequence by non-int of type '") + count->type_name() + "'");
   }
   if (op == "%" && a.is_string()) {
-    // printf-style formatting: %s (str), %r (repr), %d (int), %%; one value or a list of values.
+    // printf-style formatting: %[flags][width][.precision] with s r d i f e g x o and %%; one
+    // value, or a tuple of values.
     std::vector<Value> args = b.is_list() && b.list_obj().is_tuple ? b.list_obj().items : std::vector<Value>{b};
     const std::string& f = a.as_string();
     std::string out;
@@ -186,18 +189,42 @@ Value binary_op(const std::string& op, const Value& a, const Value& b, size_t ma
         out += f[i];
         continue;
       }
-      const char spec = f[++i];
+      size_t j = i + 1;
+      while (j < f.size() && std::string("-+ 0#").find(f[j]) != std::string::npos) ++j;
+      while (j < f.size() && (std::isdigit(static_cast<unsigned char>(f[j])) || f[j] == '.')) ++j;
+      if (j >= f.size()) fail(ErrorKind::type, "incomplete format");
+      const std::string flags = f.substr(i + 1, j - i - 1);
+      const char spec = f[j];
+      i = j;
       if (spec == '%') {
         out += '%';
         continue;
       }
       if (next >= args.size()) fail(ErrorKind::type, "not enough arguments for format string");
       const Value& v = args[next++];
-      if (spec == 's') out += v.str();
-      else if (spec == 'r') out += v.repr();
-      else if (spec == 'd' || spec == 'i') out += std::to_string(v.is_float() ? static_cast<int64_t>(v.as_double()) : v.as_int());
-      else fail(ErrorKind::type, std::string("unsupported format character '") + spec + "'");
+      char buf[512];
+      const std::string c_format = "%" + flags;
+      if (spec == 's' || spec == 'r') {
+        const std::string text = spec == 's' ? v.str() : v.repr();
+        if (flags.empty()) out += text;
+        else {
+          std::snprintf(buf, sizeof buf, (c_format + "s").c_str(), text.c_str());
+          out += buf;
+        }
+      } else if (spec == 'd' || spec == 'i' || spec == 'x' || spec == 'o' || spec == 'X') {
+        if (!v.is_number()) fail(ErrorKind::type, std::string("%") + spec + " format: a real number is required, not " + v.type_name());
+        const long long n = v.is_float() ? static_cast<long long>(v.as_double()) : static_cast<long long>(v.as_int());
+        std::snprintf(buf, sizeof buf, (c_format + "ll" + (spec == 'i' ? 'd' : spec)).c_str(), n);
+        out += buf;
+      } else if (spec == 'f' || spec == 'F' || spec == 'e' || spec == 'E' || spec == 'g' || spec == 'G') {
+        if (!v.is_number()) fail(ErrorKind::type, std::string("must be real number, not ") + v.type_name());
+        std::snprintf(buf, sizeof buf, (c_format + spec).c_str(), v.as_double());
+        out += buf;
+      } else {
+        fail(ErrorKind::type, std::string("unsupported format character '") + spec + "'");
+      }
     }
+    if (next < args.size()) fail(ErrorKind::type, "not all arguments converted during string formatting");
     return Value(std::move(out));
   }
   unsupported(op, a, b);
