@@ -10,6 +10,8 @@ using nlohmann::ordered_json;
 TEST(JinjaFilters, TextFilters) {
   EXPECT_EQ(render("[{{ '  t \\n'|trim }}] [{{ 'xxtxx'|trim('x') }}] {{ 'HeLLo'|lower }} {{ 'x'|upper }} {{ 'hELLO wORLD'|capitalize }}"),
             "[t] [t] hello X Hello world");
+  EXPECT_EQ(render("{{ 'été'|upper }} {{ 'ÉTÉ'|lower }} {{ 'straße'|upper }} {{ 'ÀÖ Ωμέγα Привет'|lower }}"),
+            "ÉTÉ été STRASSE àö ωμέγα привет");
   // jinja2's title splits words at whitespace and - ( { [ <, unlike str.title().
   EXPECT_EQ(render("{{ 'hello world'|title }} {{ \"they're a-b\"|title }}"), "Hello World They're A-B");
   EXPECT_EQ(render("{{ 'abcb'|replace('b', 'X') }} {{ 'aaa'|replace('a', 'b', 2) }} {{ 'abc'|reverse }} {{ 'a b c'|wordcount }}"),

@@ -83,6 +83,8 @@ bool is_printable(char32_t cp) {
 char32_t to_upper(char32_t cp) {
   if (cp >= 'a' && cp <= 'z') return cp - 32;
   if ((cp >= 0xe0 && cp <= 0xfe && cp != 0xf7)) return cp - 32;
+  if (cp == 0xff) return 0x178;
+  if (cp == 0xb5) return 0x39c;
   if (cp >= 0x3b1 && cp <= 0x3c9 && cp != 0x3c2) return cp - 32;
   if (cp >= 0x430 && cp <= 0x44f) return cp - 32;
   if (cp >= 0x450 && cp <= 0x45f) return cp - 80;
@@ -95,6 +97,7 @@ char32_t to_lower(char32_t cp) {
   if (cp >= 0x391 && cp <= 0x3a9 && cp != 0x3a2) return cp + 32;
   if (cp >= 0x410 && cp <= 0x42f) return cp + 32;
   if (cp >= 0x400 && cp <= 0x40f) return cp + 80;
+  if (cp == 0x178) return 0xff;
   return cp;
 }
 
@@ -109,7 +112,11 @@ std::string upper(const std::string& s) {
   std::string out;
   out.reserve(s.size());
   size_t i = 0;
-  while (i < s.size()) utf8_append(out, to_upper(utf8_next(s, i)));
+  while (i < s.size()) {
+    const char32_t cp = utf8_next(s, i);
+    if (cp == 0xdf) out += "SS";  // Python's full case mapping: "ß".upper() == "SS"
+    else utf8_append(out, to_upper(cp));
+  }
   return out;
 }
 
