@@ -53,6 +53,12 @@ TEST(JinjaLimits, OutputSizeIsBounded) {
             jinja::ErrorKind::limit);
 }
 
+TEST(JinjaLimits, ANamespaceThatContainsItselfCannotOverflowTheStack) {
+  const RenderFailure f = render_error("{% set ns = namespace() %}{% set ns.me = [ns] %}{{ ns }}");
+  EXPECT_EQ(f.kind, jinja::ErrorKind::limit);
+  EXPECT_EQ(render_error("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns|tojson }}").kind, jinja::ErrorKind::type);
+}
+
 TEST(JinjaErrors, SyntaxErrorsNameTheLine) {
   auto parse_error = [](const std::string& text) -> std::string {
     try {

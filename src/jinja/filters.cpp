@@ -88,7 +88,10 @@ Value f_indent(Renderer&, const Value& v, CallArgs& a) {
     for (size_t i = 0; i < lines.size(); ++i) rv += (i ? "\n" + indention : "") + lines[i];
   } else if (!lines.empty()) {
     rv = lines[0];
-    for (size_t i = 1; i < lines.size(); ++i) rv += "\n" + (lines[i].empty() ? "" : indention + lines[i]);
+    for (size_t i = 1; i < lines.size(); ++i) {
+      rv += '\n';
+      if (!lines[i].empty()) rv += indention + lines[i];
+    }
   }
   if (first) rv = indention + rv;
   return Value(rv);

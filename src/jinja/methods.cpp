@@ -263,13 +263,23 @@ int64_t normalize_index(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
 
 }  // namespace
 
+namespace {
+// "'dict object'": the quoted type in jinja2's undefined hints.
+std::string quoted_type(const Value& obj) {
+  std::string q = "'";
+  q += object_type_repr(obj);
+  q += '\'';
+  return q;
+}
+}  // namespace
+
 std::string object_type_repr(const Value& obj) {
   if (obj.is_none()) return "None";
   return std::string(obj.type_name()) + " object";
 }
 
 Value get_attribute(const Value& obj, const std::string& name) {
-  auto missing = [&] { return Value::undefined("'" + object_type_repr(obj) + "' has no attribute '" + name + "'"); };
+  auto missing = [&] { return Value::undefined(quoted_type(obj) + " has no attribute '" + name + "'"); };
   if (!name.empty() && name[0] == '_') return missing();  // the sandbox hides private attributes
   switch (obj.kind()) {
     case Kind::string: return string_method(obj.as_string(), name);
@@ -295,7 +305,7 @@ Value get_item(const Value& obj, const Value& key) {
       if (const Value* v = obj.dict_obj().find(key.as_string())) return *v;
       return get_attribute(obj, key.as_string());
     }
-    return Value::undefined("'" + object_type_repr(obj) + "' has no element " + key.repr());
+    return Value::undefined(quoted_type(obj) + " has no element " + key.repr());
   }
   if ((obj.is_list() || obj.is_string()) && (key.is_int() || key.is_bool())) {
     if (obj.is_list()) {
@@ -311,10 +321,10 @@ Value get_item(const Value& obj, const Value& key) {
         return Value(out);
       }
     }
-    return Value::undefined("'" + object_type_repr(obj) + "' has no element " + key.repr());
+    return Value::undefined(quoted_type(obj) + " has no element " + key.repr());
   }
   if (key.is_string()) return get_attribute(obj, key.as_string());
-  return Value::undefined("'" + object_type_repr(obj) + "' has no element " + key.repr());
+  return Value::undefined(quoted_type(obj) + " has no element " + key.repr());
 }
 
 Value slice_value(const Value& obj, const Value& start_v, const Value& stop_v, const Value& step_v) {

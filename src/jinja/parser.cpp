@@ -556,7 +556,7 @@ class Parser {
   ExprPtr parse_filter(ExprPtr subject) {
     auto f = node(ExprKind::filter);
     f->name = expect_name();
-    while (skip_op(".")) f->name += "." + expect_name();
+    while (skip_op(".")) (f->name += '.') += expect_name();
     f->children.push_back(std::move(subject));
     if (is_op("(")) parse_call_args(*f);
     return f;
@@ -571,7 +571,7 @@ class Parser {
         auto t = node(ExprKind::test);
         t->negated = skip_name("not");
         t->name = expect_name();
-        while (skip_op(".")) t->name += "." + expect_name();
+        while (skip_op(".")) (t->name += '.') += expect_name();
         t->children.push_back(std::move(e));
         const Token& a = peek();
         if (is_op("(")) {

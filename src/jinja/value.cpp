@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "jinja/error.h"
 #include "jinja/unicode.h"
 
 namespace seam::jinja {
@@ -126,7 +127,8 @@ std::string Value::str() const {
   }
 }
 
-std::string Value::repr() const {
+std::string Value::repr(int depth) const {
+  if (depth > 200) fail(ErrorKind::limit, "a value nested more than 200 deep cannot be printed");
   switch (kind_) {
     case Kind::undefined: return "";
     case Kind::none: return "None";
@@ -139,7 +141,7 @@ std::string Value::repr() const {
       std::string s = tuple ? "(" : "[";
       for (size_t i = 0; i < list_->items.size(); ++i) {
         if (i) s += ", ";
-        s += list_->items[i].repr();
+        s += list_->items[i].repr(depth + 1);
       }
       if (tuple && list_->items.size() == 1) s += ",";
       return s + (tuple ? ")" : "]");
@@ -149,7 +151,7 @@ std::string Value::repr() const {
         std::string s = "<Namespace {";
         for (size_t i = 0; i < dict_->items.size(); ++i) {
           if (i) s += ", ";
-          s += repr_string(dict_->items[i].first) + ": " + dict_->items[i].second.repr();
+          s += repr_string(dict_->items[i].first) + ": " + dict_->items[i].second.repr(depth + 1);
         }
         return s + "}>";
       }
@@ -157,7 +159,7 @@ std::string Value::repr() const {
       std::string s = "{";
       for (size_t i = 0; i < dict_->items.size(); ++i) {
         if (i) s += ", ";
-        s += repr_string(dict_->items[i].first) + ": " + dict_->items[i].second.repr();
+        s += repr_string(dict_->items[i].first) + ": " + dict_->items[i].second.repr(depth + 1);
       }
       return s + "}";
     }

@@ -101,13 +101,15 @@ class Value {
   bool truthy() const;
   // Python's str(x): None/True/False, float repr, repr() of lists and dicts; undefined prints "".
   std::string str() const;
-  // Python's repr(x).
-  std::string repr() const;
+  // Python's repr(x). A namespace can be made to contain itself; printing nests
+  // at most 200 deep and then fails (ErrorKind::limit) rather than overflowing the stack.
+  std::string repr() const { return repr(0); }
   // Python's type name ("str", "int", "NoneType", "list", "dict", ...).
   const char* type_name() const;
 
  private:
   explicit Value(Kind k) : kind_(k) {}
+  std::string repr(int depth) const;
   Kind kind_ = Kind::undefined;
   int64_t int_ = 0;
   double float_ = 0;
