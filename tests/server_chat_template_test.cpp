@@ -291,6 +291,18 @@ TEST(ChatTemplate, JinjaTemplatesRenderWithTheEngine) {
   EXPECT_FALSE(t.writes_bos("<start_of_turn>"));  // a text without the BOS text gets the tokenizer's own
 }
 
+TEST(ChatTemplate, TextPartsReachATemplateThatLoopsOverContent) {
+  // A template that loops over the content gets the parts; one that does not gets the joined text.
+  ChatTemplate parts = ChatTemplate::from_jinja_text(
+      "{% for m in messages %}{% if m.content is string %}{{ m.content }}{% else %}"
+      "{%- for block in m['content'] %}[{{ block.text }}]{% endfor %}{% endif %}{% endfor %}",
+      "", "");
+  ChatTemplate text = ChatTemplate::from_jinja_text("{% for m in messages %}{{ m.content }}{% endfor %}", "", "");
+  const std::vector<ChatMessage> m = {{"user", "a\nb", {"a", "b"}}, {"assistant", "c", {}}};
+  EXPECT_EQ(parts.render(m, false), "[a][b]c");
+  EXPECT_EQ(text.render(m, false), "a\nbc");
+}
+
 TEST(ChatTemplate, KwargsAndDocumentsReachTheTemplate) {
   ChatTemplate t = ChatTemplate::from_jinja_text(
       "{% if enable_thinking is defined and enable_thinking is false %}<no_think>{% endif %}"

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "core/error.h"
 #include "jinja/hf_chat_template.h"
@@ -128,6 +129,12 @@ std::optional<ChatTemplate> ChatTemplate::from_jinja(const std::string& jinja, c
 
 namespace {
 
+// `{% for part in message['content'] %}` / `message.content`, with any loop and message names.
+bool loops_over_content(const std::string& jinja) {
+  static const std::regex pattern(R"(\{%[-+]?\s*for\s+\w+\s+in\s+\w+(\[\s*['"]content['"]\s*\]|\.content\b))");
+  return std::regex_search(jinja, pattern);
+}
+
 bool is_builtin_name(const std::string& name) {
   for (const char* n : {"plain", "llama-2", "llama-3", "llama-3.1", "chatml", "mistral"})
     if (name == n) return true;
@@ -150,6 +157,7 @@ ChatTemplate ChatTemplate::from_jinja_text(const std::string& jinja, const std::
     throw Error(std::string("chat template: ") + e.what());
   }
   t.jinja_source_ = jinja;
+  t.iterates_content_ = loops_over_content(jinja);
   return t;
 }
 
@@ -166,6 +174,7 @@ ChatTemplate ChatTemplate::for_model(const std::string& tokenizer_dir, const std
     t.bos_token_ = hf->bos_token().value_or("");
     t.eos_token_ = hf->eos_token().value_or("");
     t.jinja_source_ = hf->all_sources();
+    t.iterates_content_ = loops_over_content(t.jinja_source_);
     t.jinja_ = std::move(hf);
     return t;
   }
@@ -267,8 +276,14 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool 
     return render(messages, add_generation_prompt);
   }
   jinja::ChatRequest request;
-  for (const ChatMessage& m : messages)
-    request.messages.push_back(nlohmann::ordered_json{{"role", m.role}, {"content", m.content}});
+  for (const ChatMessage& m : messages) {
+    nlohmann::ordered_json content = m.content;
+    if (iterates_content_ && !m.text_parts.empty()) {
+      content = nlohmann::ordered_json::array();
+      for (const std::string& part : m.text_parts) content.push_back({{"type", "text"}, {"text", part}});
+    }
+    request.messages.push_back(nlohmann::ordered_json{{"role", m.role}, {"content", std::move(content)}});
+  }
   request.add_generation_prompt = add_generation_prompt;
   if (!documents.is_null()) {
     SEAM_CHECK(documents.is_array(), "documents: expected a list");

@@ -34,7 +34,8 @@ class HfChatTemplate;
 
 struct ChatMessage {
   std::string role;  // system | user | assistant
-  std::string content;
+  std::string content;                  // the text (text parts joined by "\n")
+  std::vector<std::string> text_parts;  // the content's text parts when it was given as parts
 };
 
 enum class ChatFamily { plain, llama2, llama3, llama31, chatml, mistral, jinja };
@@ -91,6 +92,9 @@ class ChatTemplate {
   bool system_supported_ = true; // mistral v0.1 templates reject a system message
   std::shared_ptr<const jinja::HfChatTemplate> jinja_;  // family jinja: the model's own template
   std::string jinja_source_;                           // its text (for end_of_turn_tokens)
+  // The template loops over a message's content (`for x in message['content']`): content
+  // given as parts reaches it as the parts list; otherwise as one string (vLLM's "auto").
+  bool iterates_content_ = false;
 };
 
 }  // namespace seam
