@@ -82,6 +82,9 @@ TEST(JinjaStatements, FilterBlockWithAndGeneration) {
   EXPECT_EQ(render("{% with x = 5, y = 6 %}{{ x }}{{ y }}{% endwith %}[{{ x }}]"), "56[]");
   EXPECT_EQ(render("{% generation %}gen {{ 1 }}{% endgeneration %}"), "gen 1");
   EXPECT_EQ(render("{% raw %}{{ not parsed }}{% endraw %}"), "{{ not parsed }}");
+  // lstrip_blocks and the - sign apply to raw's tags like any block tag.
+  EXPECT_EQ(render("{% raw -%}  r\n  {% endraw %}x"), "r\nx");
+  EXPECT_EQ(render("{%- raw %}r \n {%- endraw %}x"), "r \nx");
 }
 
 TEST(JinjaWhitespace, TrimBlocksAndLstripBlocks) {

@@ -44,15 +44,8 @@ class Lexer {
         size_t end = text.size();
         while (end > 0 && is_ws(text[end - 1])) --end;
         text.resize(end);
-      } else if (sign != '+' && opt_.lstrip_blocks && kind != '{') {
-        const size_t nl = text.rfind('\n');
-        const size_t l_pos = nl == std::string::npos ? 0 : nl + 1;
-        if (l_pos > 0 || line_starting_) {
-          bool only_blank = true;
-          for (size_t i = l_pos; i < text.size(); ++i)
-            if (text[i] != ' ' && text[i] != '\t') only_blank = false;
-          if (only_blank) text.resize(l_pos);
-        }
+      } else if (sign != '+' && kind != '{') {
+        lstrip(text);
       }
       emit_text(std::move(text));
       count_lines(pos_, tag);
@@ -70,6 +63,18 @@ class Lexer {
     for (size_t i = from; i + 1 < src_.size(); ++i)
       if (src_[i] == '{' && (src_[i + 1] == '{' || src_[i + 1] == '%' || src_[i + 1] == '#')) return i;
     return src_.size();
+  }
+
+  // lstrip_blocks: drops the spaces and tabs between the start of a line and a block
+  // or comment tag (a tag at the start of the text counts when the text starts a line).
+  void lstrip(std::string& text) const {
+    if (!opt_.lstrip_blocks) return;
+    const size_t nl = text.rfind('\n');
+    const size_t l_pos = nl == std::string::npos ? 0 : nl + 1;
+    if (l_pos == 0 && !line_starting_) return;
+    for (size_t i = l_pos; i < text.size(); ++i)
+      if (text[i] != ' ' && text[i] != '\t') return;
+    text.resize(l_pos);
   }
 
   void count_lines(size_t from, size_t to) {
@@ -141,6 +146,8 @@ class Lexer {
       std::string body = src_.substr(pos_, open - pos_);
       if (sign == '-') {
         while (!body.empty() && is_ws(body.back())) body.pop_back();
+      } else if (sign != '+') {
+        lstrip(body);
       }
       emit_text(std::move(body));
       count_lines(pos_, open);
