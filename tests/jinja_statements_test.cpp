@@ -84,7 +84,7 @@ TEST(JinjaStatements, FilterBlockWithAndGeneration) {
   EXPECT_EQ(render("{% raw %}{{ not parsed }}{% endraw %}"), "{{ not parsed }}");
   // lstrip_blocks and the - sign apply to raw's tags like any block tag.
   EXPECT_EQ(render("{% raw -%}  r\n  {% endraw %}x"), "r\nx");
-  EXPECT_EQ(render("{%- raw %}r \n {%- endraw %}x"), "r \nx");
+  EXPECT_EQ(render("{%- raw %}r \n {%- endraw %}x"), "rx");
 }
 
 TEST(JinjaWhitespace, TrimBlocksAndLstripBlocks) {
