@@ -55,6 +55,7 @@ TEST(JinjaOperators, ComparisonsLogicAndMembership) {
             "True False True True True True True");
   EXPECT_EQ(render("{{ 'a' in 'cat' }} {{ 1 in [1,2] }} {{ 'k' in {'k': 1} }} {{ 3 not in [1] }} {{ not 1 == 2 }}"),
             "True True True True True");
+  EXPECT_EQ(render("{{ 1 in x }} {{ (1, 2) * 2 }} {{ (1,) + (2,) }} {{ (1, 2) == [1, 2] }}"), "False (1, 2, 1, 2) (1, 2) False");
   EXPECT_EQ(render("{{ x and 'a' or 'b' }} {{ 0 or none }} {{ '' or [] }} {{ 1 and 2 }}", {{"x", 1}}), "a None [] 2");
   EXPECT_EQ(render("{{ 'yes' if x else 'no' }} [{{ 'yes' if not x }}]", {{"x", 1}}), "yes []");
 }

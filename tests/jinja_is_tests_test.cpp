@@ -25,12 +25,13 @@ TEST(JinjaTests, TypeTests) {
   EXPECT_EQ(facts(nullptr, tests), "TFTFFFFFFFFFFF");
   EXPECT_EQ(facts({1, 2}, tests), "TFFFFFFFFFFTTF");
   EXPECT_EQ(facts({{"a", 1}}, tests), "TFFFFFFFFFTTTF");
-  EXPECT_EQ(render("{{ x is defined }} {{ x is undefined }} {{ raise_exception is callable }} {{ x is iterable }}"),
-            "False True True True");
+  EXPECT_EQ(render("{{ x is defined }} {{ x is undefined }} {{ raise_exception is callable }} {{ x is iterable }} {{ x is sequence }}"),
+            "False True True True True");
 }
 
 TEST(JinjaTests, NumberTests) {
   EXPECT_EQ(render("{{ 3 is odd }} {{ 3 is even }} {{ 4 is divisibleby 2 }} {{ 4 is divisibleby(3) }}"), "True False True False");
+  EXPECT_EQ(render("{{ 2.5 is odd }} {{ 2.5 is even }} {{ 3.0 is odd }} {{ -3 is odd }}"), "False False True True");
   EXPECT_EQ(render_error("{{ 'a' is odd }}").kind, jinja::ErrorKind::type);
 }
 

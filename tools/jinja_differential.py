@@ -4,10 +4,12 @@ transformers configures it (a development aid; CI does not run it). Each
 snippet is rendered by both with the same variables; differing output (or an
 error on one side only) is printed.
 
-usage: tools/jinja_differential.py SEAM_BINARY [SNIPPETS.json | --whitespace-fuzz N]
+usage: tools/jinja_differential.py SEAM_BINARY [SNIPPETS.json | --whitespace-fuzz N | --expression-fuzz N]
 SNIPPETS.json: [[template, {variables}], ...] (default: the built-in list);
 --whitespace-fuzz N: N random nestings of blocks, comments, raw, set and filter
-blocks with every whitespace-control sign around text of spaces and newlines."""
+blocks with every whitespace-control sign around text of spaces and newlines;
+--expression-fuzz N: N random expressions of operators, filters and tests over mixed
+values (jinja2's lazy filters print as <generator ...> there: those differences are expected)."""
 import json, os, subprocess, sys, tempfile
 from datetime import datetime
 
@@ -179,10 +181,40 @@ def whitespace_fuzz(n, seed=11):
     return [[body(0) + rng.choice(["", "\n", " \n"]), {}] for _ in range(n)]
 
 
+def expression_fuzz(n, seed=3):
+    import random
+    rng = random.Random(seed)
+    values = ["0", "1", "-3", "2.5", "'ab'", "''", "[1, 2]", "none", "true", "false", "{'a': 1}", "x", "(1, 'b')",
+              "'é'", "3.0", "1e3", "[]", "'A b'"]
+    ops = ["+", "-", "*", "/", "//", "%", "**", "~", "==", "!=", "<", ">", "<=", "in", "not in", "and", "or"]
+    filters = ["length", "string", "first", "last", "list", "upper", "trim", "tojson", "int", "float", "abs", "round",
+               "reverse", "sort", "unique", "join", "default('d')", "items", "dictsort", "capitalize", "title", "lower"]
+    tests = ["defined", "none", "string", "number", "integer", "iterable", "mapping", "odd", "sequence", "true",
+             "false", "boolean", "float"]
+
+    def expr(depth):
+        r = rng.random()
+        if depth > 2 or r < 0.3:
+            return rng.choice(values)
+        if r < 0.6:
+            return "(%s %s %s)" % (expr(depth + 1), rng.choice(ops), expr(depth + 1))
+        if r < 0.75:
+            return "(%s|%s)" % (expr(depth + 1), rng.choice(filters))
+        if r < 0.85:
+            return "(%s is %s%s)" % (expr(depth + 1), rng.choice(["", "not "]), rng.choice(tests))
+        if r < 0.92:
+            return "(%s if %s else %s)" % (expr(depth + 1), expr(depth + 1), expr(depth + 1))
+        return "(not %s)" % expr(depth + 1)
+
+    return [["{{ %s }}" % expr(0), {}] for _ in range(n)]
+
+
 def main():
     seam = sys.argv[1]
     if len(sys.argv) > 3 and sys.argv[2] == "--whitespace-fuzz":
         snippets = whitespace_fuzz(int(sys.argv[3]))
+    elif len(sys.argv) > 3 and sys.argv[2] == "--expression-fuzz":
+        snippets = expression_fuzz(int(sys.argv[3]))
     else:
         snippets = json.load(open(sys.argv[2])) if len(sys.argv) > 2 else SNIPPETS
     n_diff = 0

@@ -149,9 +149,13 @@ Value binary_op(const std::string& op, const Value& a, const Value& b, size_t ma
     }
     if (a.is_list() && b.is_list()) {
       check_size(a.list_obj().items.size() + b.list_obj().items.size(), max_size);
+      if (a.list_obj().is_tuple != b.list_obj().is_tuple)
+        fail(ErrorKind::type, std::string("can only concatenate ") + (a.list_obj().is_tuple ? "tuple" : "list") +
+                                  " (not \"" + (b.list_obj().is_tuple ? "tuple" : "list") + "\") to " +
+                                  (a.list_obj().is_tuple ? "tuple" : "list"));
       std::vector<Value> items = a.list_obj().items;
       items.insert(items.end(), b.list_obj().items.begin(), b.list_obj().items.end());
-      return Value::list(std::move(items));
+      return a.list_obj().is_tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
     }
     if (a.is_string()) fail(ErrorKind::type, std::string("can only concatenate str (not \"") + b.type_name() + "\") to str");
     if (a.is_list()) fail(ErrorKind::type, std::string("can only concatenate list (not \"") + b.type_name() + "\") to list");
@@ -173,7 +177,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b, size_t ma
       std::vector<Value> items;
       for (int64_t i = 0; i < n; ++i)
         items.insert(items.end(), seq->list_obj().items.begin(), seq->list_obj().items.end());
-      return Value::list(std::move(items));
+      return seq->list_obj().is_tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
     }
     if (seq) fail(ErrorKind::type, std::string("can't multiply sequence by non-int of type '") + count->type_name() + "'");
   }
@@ -231,7 +235,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b, size_t ma
 }
 
 bool contains(const Value& haystack, const Value& needle) {
-  require_defined(haystack);
+  if (haystack.is_undefined()) return false;  // jinja2's Undefined iterates as empty
   if (haystack.is_string()) {
     if (!needle.is_string())
       fail(ErrorKind::type, std::string("'in <string>' requires string as left operand, not ") + needle.type_name());

@@ -33,17 +33,20 @@ bool t_mapping(Renderer&, const Value& v, CallArgs&) { return v.is_dict(); }
 bool t_iterable(Renderer&, const Value& v, CallArgs&) {
   return v.is_list() || v.is_string() || (v.is_dict() && v.dict_obj().flavor == DictFlavor::dict) || v.is_undefined();
 }
+// An undefined value has a length (0) and item access in jinja2, so it is a sequence too.
 bool t_sequence(Renderer&, const Value& v, CallArgs&) {
-  return v.is_list() || v.is_string() || (v.is_dict() && v.dict_obj().flavor == DictFlavor::dict);
+  return v.is_list() || v.is_string() || (v.is_dict() && v.dict_obj().flavor == DictFlavor::dict) || v.is_undefined();
 }
 bool t_callable(Renderer&, const Value& v, CallArgs&) { return v.is_function() || (v.is_dict() && v.dict_obj().call); }
 
-bool t_odd(Renderer&, const Value& v, CallArgs&) {
+// Python's value % 2 == 1 (odd) / == 0 (even): a float like 2.5 is neither.
+Value mod2(const Value& v) {
   require_defined(v);
-  if (!v.is_int() && !v.is_bool()) fail(ErrorKind::type, "test 'odd' expects an integer");
-  return (v.as_int() % 2) != 0;
+  if (!v.is_number()) fail(ErrorKind::type, std::string("test 'odd'/'even' expects a number, got ") + v.type_name());
+  return binary_op("%", v, Value(int64_t{2}), 0);
 }
-bool t_even(Renderer& r, const Value& v, CallArgs& a) { return !t_odd(r, v, a); }
+bool t_odd(Renderer&, const Value& v, CallArgs&) { return values_equal(mod2(v), Value(int64_t{1})); }
+bool t_even(Renderer&, const Value& v, CallArgs&) { return values_equal(mod2(v), Value(int64_t{0})); }
 bool t_divisibleby(Renderer&, const Value& v, CallArgs& a) {
   const Value& n = other(a, "divisibleby");
   require_defined(v);
