@@ -234,27 +234,89 @@ TEST(ChatTemplate, ForModel) {
   // stories260K has no chat_template: plain.
   EXPECT_STREQ(ChatTemplate::for_model(test::stories_dir(), "").name(), "plain");
   EXPECT_STREQ(ChatTemplate::for_model(test::stories_dir(), "llama-2").name(), "llama-2");
+  // The model's own template is rendered by the Jinja engine, as transformers renders it.
   const std::string dir = test::make_temp_dir("chat_template");
   test::write_file(dir + "/tokenizer_config.json",
                    nlohmann::json({{"bos_token", "<|begin_of_text|>"}, {"chat_template", k_llama3}}).dump());
   ChatTemplate t = ChatTemplate::for_model(dir, "");
-  EXPECT_STREQ(t.name(), "llama-3");
-  EXPECT_EQ(t.render({{"user", "x"}}, true),
-            "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nx<|eot_id|><|start_header_id|>assistant<|"
-            "end_header_id|>\n\n");
+  EXPECT_STREQ(t.name(), "jinja");
+  const std::string expected =
+      "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nx<|eot_id|><|start_header_id|>assistant<|"
+      "end_header_id|>\n\n";
+  EXPECT_EQ(t.render({{"user", "x"}}, true), expected);
+  EXPECT_TRUE(t.writes_bos(expected));
+  EXPECT_EQ(t.end_of_turn_tokens(), std::vector<std::string>{"<|eot_id|>"});
+  // The built-in names stay shortcuts, and render the same text.
+  EXPECT_STREQ(ChatTemplate::for_model(dir, "llama-3").name(), "llama-3");
+  EXPECT_EQ(ChatTemplate::for_model(dir, "llama-3").render({{"user", "x"}}, true), expected);
   // A template file given to --chat-template.
   test::write_file(dir + "/t.jinja", k_chatml);
-  EXPECT_STREQ(ChatTemplate::for_model(dir, dir + "/t.jinja").name(), "chatml");
-  test::write_file(dir + "/bad.jinja", "{{ messages }}");
+  ChatTemplate from_file = ChatTemplate::for_model(dir, dir + "/t.jinja");
+  EXPECT_STREQ(from_file.name(), "jinja");
+  EXPECT_EQ(from_file.render(conversation(false), true), detect(k_chatml, "", "<|im_end|>").render(conversation(false), true));
+  test::write_file(dir + "/bad.jinja", "{% if messages %}");
   EXPECT_THROW(ChatTemplate::for_model(dir, dir + "/bad.jinja"), Error);
-  // An unrecognised template in the model folder needs --chat-template.
-  test::write_file(dir + "/tokenizer_config.json", nlohmann::json({{"chat_template", "{{ x }}"}}).dump());
-  EXPECT_THROW(ChatTemplate::for_model(dir, ""), Error);
+  EXPECT_THROW(ChatTemplate::for_model(dir, dir + "/missing.jinja"), Error);
+  // Any template in the model folder renders (no fingerprint needed).
+  test::write_file(dir + "/tokenizer_config.json", nlohmann::json({{"chat_template", "{{ messages[0].content }}!"}}).dump());
+  EXPECT_EQ(ChatTemplate::for_model(dir, "").render({{"user", "x"}}, true), "x!");
   EXPECT_STREQ(ChatTemplate::for_model(dir, "plain").name(), "plain");
   // A template saved as chat_template.jinja beside a config without one.
-  test::write_file(dir + "/tokenizer_config.json", "{}");
+  test::write_file(dir + "/tokenizer_config.json", nlohmann::json({{"bos_token", "<s>"}, {"eos_token", "</s>"}}).dump());
   test::write_file(dir + "/chat_template.jinja", k_mistral);
-  EXPECT_STREQ(ChatTemplate::for_model(dir, "").name(), "mistral");
+  ChatTemplate m = ChatTemplate::for_model(dir, "");
+  EXPECT_EQ(m.render(conversation(true), true), detect(k_mistral, "<s>", "</s>").render(conversation(true), true));
+}
+
+// Gemma's template was refused at start-up before the engine; it now renders,
+// and its raise_exception message is the error (the server's 400).
+const char* k_gemma = R"JINJA({{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if (message['role'] == 'assistant') %}{% set role = 'model' %}{% else %}{% set role = message['role'] %}{% endif %}{{ '<start_of_turn>' + role + '
+' + message['content'] | trim + '<end_of_turn>
+' }}{% endfor %}{% if add_generation_prompt %}{{'<start_of_turn>model
+'}}{% endif %})JINJA";
+
+TEST(ChatTemplate, JinjaTemplatesRenderWithTheEngine) {
+  ChatTemplate t = ChatTemplate::from_jinja_text(k_gemma, "<bos>", "<eos>");
+  EXPECT_EQ(t.render(conversation(false), true),
+            "<bos><start_of_turn>user\nHi there<end_of_turn>\n<start_of_turn>model\nHello! How can I help?<end_of_turn>\n"
+            "<start_of_turn>user\nTell me a story.<end_of_turn>\n<start_of_turn>model\n");
+  try {
+    t.render(conversation(true), true);
+    FAIL() << "a system message rendered";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "System role not supported");
+  }
+  const std::vector<std::string> eot = t.end_of_turn_tokens();
+  EXPECT_EQ(eot, (std::vector<std::string>{"<eos>", "<end_of_turn>"}));
+  EXPECT_FALSE(t.writes_bos("<start_of_turn>"));  // a text without the BOS text gets the tokenizer's own
+}
+
+TEST(ChatTemplate, TextPartsReachATemplateThatLoopsOverContent) {
+  // A template that loops over the content gets the parts; one that does not gets the joined text.
+  ChatTemplate parts = ChatTemplate::from_jinja_text(
+      "{% for m in messages %}{% if m.content is string %}{{ m.content }}{% else %}"
+      "{%- for block in m['content'] %}[{{ block.text }}]{% endfor %}{% endif %}{% endfor %}",
+      "", "");
+  ChatTemplate text = ChatTemplate::from_jinja_text("{% for m in messages %}{{ m.content }}{% endfor %}", "", "");
+  const std::vector<ChatMessage> m = {{"user", "a\nb", {"a", "b"}}, {"assistant", "c", {}}};
+  EXPECT_EQ(parts.render(m, false), "[a][b]c");
+  EXPECT_EQ(text.render(m, false), "a\nbc");
+}
+
+TEST(ChatTemplate, KwargsAndDocumentsReachTheTemplate) {
+  ChatTemplate t = ChatTemplate::from_jinja_text(
+      "{% if enable_thinking is defined and enable_thinking is false %}<no_think>{% endif %}"
+      "{% for d in documents or [] %}[{{ d.title }}]{% endfor %}{{ messages[-1].content }}",
+      "", "");
+  const std::vector<ChatMessage> m = {{"user", "q"}};
+  EXPECT_EQ(t.render(m, true, nlohmann::json(), nlohmann::json{{"enable_thinking", false}}), "<no_think>q");
+  EXPECT_EQ(t.render(m, true, nlohmann::json::parse(R"([{"title": "A"}, {"title": "B"}])"), nlohmann::json::object()),
+            "[A][B]q");
+  EXPECT_THROW(t.render(m, true, nlohmann::json(), nlohmann::json{{"messages", 1}}), Error);
+  // The built-in families have no variables to take: refused rather than ignored.
+  ChatTemplate chatml = ChatTemplate::from_name("chatml", "", "");
+  EXPECT_THROW(chatml.render(m, true, nlohmann::json(), nlohmann::json{{"enable_thinking", false}}), Error);
+  EXPECT_EQ(chatml.render(m, true, nlohmann::json(), nlohmann::json::object()), chatml.render(m, true));
 }
 
 }  // namespace

@@ -8,4 +8,5 @@ int bench_one_batch_command(int argc, char** argv);
 int bench_serving_command(int argc, char** argv);
 int tokenize_command(int argc, char** argv);
 int detokenize_command(int argc, char** argv);
+int chat_template_command(int argc, char** argv);
 }  // namespace seam::cli

@@ -18,6 +18,7 @@ void usage() {
                "  bench-serving    load generator against a running server\n"
                "  tokenize         JSON lines {text, add_special_tokens} -> {ids}\n"
                "  detokenize       JSON lines {ids} -> {text}\n"
+               "  chat-template    JSON lines {messages, tools, ...} -> {text} (the model's Jinja chat template)\n"
                "run `seam <command> --help` for its options\n");
 }
 }  // namespace
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench-serving") return seam::cli::bench_serving_command(sub_argc, sub_argv);
     if (cmd == "tokenize") return seam::cli::tokenize_command(sub_argc, sub_argv);
     if (cmd == "detokenize") return seam::cli::detokenize_command(sub_argc, sub_argv);
+    if (cmd == "chat-template") return seam::cli::chat_template_command(sub_argc, sub_argv);
   } catch (const seam::Error& e) {
     std::fprintf(stderr, "seam %s: error: %s\n", cmd.c_str(), e.what());
     return 1;

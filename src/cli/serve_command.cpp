@@ -38,8 +38,9 @@ int serve_command(int argc, char** argv) {
   app.add_option("--max-queued-requests", max_queued_requests,
                  "requests (choices) in flight beyond which new ones get HTTP 503 with Retry-After; 0: no limit");
   app.add_option("--chat-template", opt.chat_template,
-                 "llama-2 | llama-3 | llama-3.1 | chatml | mistral | plain, or a file with a Jinja chat template "
-                 "(default: the model's tokenizer_config.json chat_template, else plain)");
+                 "a file with a Jinja chat template, the name of one of the model's named templates, or a "
+                 "built-in shortcut: llama-2 | llama-3 | llama-3.1 | chatml | mistral | plain (default: the "
+                 "model's own template, rendered by the Jinja engine, else plain)");
   app.add_option("--served-model-name", opt.served_model_name, "the model name of the API (default: --model-path)");
   app.add_option("--http-threads", opt.n_http_threads, "HTTP worker threads; each open stream holds one");
   app.add_option("--listen-backlog", opt.listen_backlog, "connections the kernel queues before accept");

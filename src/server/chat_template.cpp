@@ -1,13 +1,16 @@
 #include "server/chat_template.h"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "core/error.h"
+#include "jinja/hf_chat_template.h"
 #include "tokenizer/tokenizer_config.h"
 
 namespace seam {
@@ -124,8 +127,57 @@ std::optional<ChatTemplate> ChatTemplate::from_jinja(const std::string& jinja, c
   return t;
 }
 
+namespace {
+
+// `{% for part in message['content'] %}` / `message.content`, with any loop and message names.
+bool loops_over_content(const std::string& jinja) {
+  static const std::regex pattern(R"(\{%[-+]?\s*for\s+\w+\s+in\s+\w+(\[\s*['"]content['"]\s*\]|\.content\b))");
+  return std::regex_search(jinja, pattern);
+}
+
+bool is_builtin_name(const std::string& name) {
+  for (const char* n : {"plain", "llama-2", "llama-3", "llama-3.1", "chatml", "mistral"})
+    if (name == n) return true;
+  return false;
+}
+
+}  // namespace
+
+ChatTemplate ChatTemplate::from_jinja_text(const std::string& jinja, const std::string& bos_token,
+                                           const std::string& eos_token) {
+  ChatTemplate t;
+  t.family_ = ChatFamily::jinja;
+  t.bos_token_ = bos_token;
+  t.eos_token_ = eos_token;
+  try {
+    t.jinja_ = std::make_shared<const jinja::HfChatTemplate>(jinja::HfChatTemplate::from_text(
+        jinja, bos_token.empty() ? std::nullopt : std::optional<std::string>(bos_token),
+        eos_token.empty() ? std::nullopt : std::optional<std::string>(eos_token), jinja::Options{}));
+  } catch (const jinja::TemplateError& e) {
+    throw Error(std::string("chat template: ") + e.what());
+  }
+  t.jinja_source_ = jinja;
+  t.iterates_content_ = loops_over_content(jinja);
+  return t;
+}
+
 ChatTemplate ChatTemplate::for_model(const std::string& tokenizer_dir, const std::string& override_spec) {
   const TokenizerConfig cfg = read_tokenizer_config(tokenizer_dir + "/tokenizer_config.json");
+  // Everything but the built-in names goes to the Jinja engine: a file, a named
+  // template of the folder, or the folder's own template.
+  if (override_spec.empty() ? jinja::HfChatTemplate::folder_has_template(tokenizer_dir)
+                            : !is_builtin_name(override_spec)) {
+    ChatTemplate t;
+    t.family_ = ChatFamily::jinja;
+    auto hf = std::make_shared<const jinja::HfChatTemplate>(
+        jinja::HfChatTemplate::from_folder(tokenizer_dir, override_spec, jinja::Options{}));
+    t.bos_token_ = hf->bos_token().value_or("");
+    t.eos_token_ = hf->eos_token().value_or("");
+    t.jinja_source_ = hf->all_sources();
+    t.iterates_content_ = loops_over_content(t.jinja_source_);
+    t.jinja_ = std::move(hf);
+    return t;
+  }
   if (!override_spec.empty()) {
     if (!std::filesystem::is_regular_file(override_spec)) return from_name(override_spec, cfg.bos_token, cfg.eos_token);
     std::ifstream in(override_spec, std::ios::binary);
@@ -180,8 +232,14 @@ const char* ChatTemplate::name() const {
     case ChatFamily::llama31: return "llama-3.1";
     case ChatFamily::chatml: return "chatml";
     case ChatFamily::mistral: return "mistral";
+    case ChatFamily::jinja: return "jinja";
   }
   return "?";
+}
+
+bool ChatTemplate::writes_bos(const std::string& rendered) const {
+  if (family_ != ChatFamily::jinja) return writes_bos();
+  return !bos_token_.empty() && rendered.compare(0, bos_token_.size(), bos_token_) == 0;
 }
 
 bool ChatTemplate::writes_bos() const {
@@ -194,11 +252,55 @@ std::vector<std::string> ChatTemplate::end_of_turn_tokens() const {
     case ChatFamily::llama3:
     case ChatFamily::llama31: return {"<|eot_id|>"};
     case ChatFamily::chatml: return {"<|im_end|>"};
+    case ChatFamily::jinja: {
+      // The model's EOS, and the end-of-turn markers of the common families that its template writes.
+      std::vector<std::string> tokens;
+      if (!eos_token_.empty()) tokens.push_back(eos_token_);
+      for (const char* marker : {"<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<end_of_turn>", "<|end|>",
+                                 "<|endoftext|>", "<｜end▁of▁sentence｜>", "<|im_end|>", "</s>"})
+        if (contains(jinja_source_, marker) &&
+            std::find(tokens.begin(), tokens.end(), marker) == tokens.end())
+          tokens.push_back(marker);
+      return tokens;
+    }
     default: return {};
   }
 }
 
+std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                 const nlohmann::json& documents, const nlohmann::json& template_kwargs) const {
+  if (family_ != ChatFamily::jinja) {
+    SEAM_CHECK(documents.is_null(), "documents: the ", name(), " chat template takes no documents");
+    SEAM_CHECK(template_kwargs.is_null() || template_kwargs.empty(), "chat_template_kwargs: the built-in ", name(),
+               " chat template takes no template variables");
+    return render(messages, add_generation_prompt);
+  }
+  jinja::ChatRequest request;
+  for (const ChatMessage& m : messages) {
+    nlohmann::ordered_json content = m.content;
+    if (iterates_content_ && !m.text_parts.empty()) {
+      content = nlohmann::ordered_json::array();
+      for (const std::string& part : m.text_parts) content.push_back({{"type", "text"}, {"text", part}});
+    }
+    request.messages.push_back(nlohmann::ordered_json{{"role", m.role}, {"content", std::move(content)}});
+  }
+  request.add_generation_prompt = add_generation_prompt;
+  if (!documents.is_null()) {
+    SEAM_CHECK(documents.is_array(), "documents: expected a list");
+    request.documents = nlohmann::ordered_json::parse(documents.dump());
+  }
+  if (!template_kwargs.is_null()) {
+    SEAM_CHECK(template_kwargs.is_object(), "chat_template_kwargs: expected an object");
+    for (const char* reserved : {"messages", "tools", "documents", "add_generation_prompt"})
+      SEAM_CHECK(!template_kwargs.contains(reserved), "chat_template_kwargs: \"", reserved,
+                 "\" is set by the request itself");
+    request.kwargs = nlohmann::ordered_json::parse(template_kwargs.dump());
+  }
+  return jinja_->render(request);
+}
+
 std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+  if (family_ == ChatFamily::jinja) return render(messages, add_generation_prompt, nlohmann::json(), nlohmann::json());
   SEAM_CHECK(!messages.empty(), "messages: the conversation is empty");
   std::string out;
   const bool has_system = messages[0].role == "system";
@@ -265,6 +367,7 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool 
       }
       return out;
     }
+    case ChatFamily::jinja: break;  // rendered above
   }
   return out;
 }

@@ -59,13 +59,13 @@ void CompletionJob::submit() {
   if (request_.kind == ApiKind::chat) {
     std::string text;
     try {
-      text = ctx_.chat_template->render(request_.messages, true);
+      text = ctx_.chat_template->render(request_.messages, true, request_.documents, request_.chat_template_kwargs);
     } catch (const ApiError&) {
       throw;
     } catch (const Error& e) {
       throw bad_request(e.what(), "messages");
     }
-    prompt_ids_.push_back(tok.encode(text, !ctx_.chat_template->writes_bos()));
+    prompt_ids_.push_back(tok.encode(text, !ctx_.chat_template->writes_bos(text)));
   } else {
     for (const PromptInput& p : request_.prompts) prompt_ids_.push_back(p.is_ids ? p.ids : tok.encode(p.text, true));
   }

@@ -177,7 +177,10 @@ std::vector<ChatMessage> read_messages(const json& j) {
     if (r != "system" && r != "user" && r != "assistant")
       throw bad_request(where + ".role '" + r + "' is not supported (system, user, assistant)", where + ".role");
     if (find(m, "tool_calls")) throw bad_request(where + ".tool_calls is not supported", where + ".tool_calls");
-    out.push_back(ChatMessage{r, read_content(m, i)});
+    ChatMessage message{r, read_content(m, i), {}};
+    if (const json* c = find(m, "content"); c && c->is_array())  // parts, already checked by read_content
+      for (const json& part : *c) message.text_parts.push_back(part["text"].get<std::string>());
+    out.push_back(std::move(message));
   }
   return out;
 }
@@ -202,6 +205,15 @@ ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
     r.prompts = read_prompts(j);
   } else {
     r.messages = read_messages(j);
+    // Passed to the model's chat template (e.g. {"enable_thinking": false}).
+    if (const json* v = find(j, "chat_template_kwargs"); v && !v->is_null()) {
+      if (!v->is_object()) throw wrong_type("chat_template_kwargs", "an object", *v);
+      r.chat_template_kwargs = *v;
+    }
+    if (const json* v = find(j, "documents"); v && !v->is_null()) {
+      if (!v->is_array()) throw wrong_type("documents", "a list", *v);
+      r.documents = *v;
+    }
   }
 
   SamplingParams& p = r.params;

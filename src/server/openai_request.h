@@ -4,6 +4,7 @@
 // name) are the server's.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct ApiRequest {
   std::string model;                 // empty when not given
   std::vector<PromptInput> prompts;  // completion: one or more prompts (a batch)
   std::vector<ChatMessage> messages; // chat
+  nlohmann::json documents;          // chat: a list for the template's `documents`, or null
+  nlohmann::json chat_template_kwargs = nlohmann::json::object();  // chat: extra template variables
   SamplingParams params;             // max_new_tokens from max_tokens / max_completion_tokens
   bool max_tokens_given = false;     // chat without max_tokens: the rest of the context
   int n = 1;                         // choices per prompt

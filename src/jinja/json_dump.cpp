@@ -1,0 +1,133 @@
+#include "jinja/json_dump.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "jinja/error.h"
+#include "jinja/unicode.h"
+
+namespace seam::jinja {
+
+namespace {
+
+void dump_string(std::string& out, const std::string& s, bool ensure_ascii) {
+  out += '"';
+  size_t i = 0;
+  while (i < s.size()) {
+    const size_t start = i;
+    const char32_t cp = utf8_next(s, i);
+    char buf[16];
+    switch (cp) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (cp < 0x20 || (ensure_ascii && cp == 0x7f)) {
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+          out += buf;
+        } else if (ensure_ascii && cp >= 0x80) {
+          if (cp >= 0x10000) {
+            const char32_t v = cp - 0x10000;
+            std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", static_cast<unsigned>(0xd800 + (v >> 10)),
+                          static_cast<unsigned>(0xdc00 + (v & 0x3ff)));
+          } else {
+            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+          }
+          out += buf;
+        } else {
+          out.append(s, start, i - start);
+        }
+    }
+  }
+  out += '"';
+}
+
+class Dumper {
+ public:
+  explicit Dumper(const JsonDumpOptions& o) : opt_(o) {
+    item_sep_ = o.item_separator.value_or(o.indent ? "," : ", ");
+    key_sep_ = o.key_separator.value_or(": ");
+  }
+
+  void dump(std::string& out, const Value& v, int level) {
+    if (level > 512) fail(ErrorKind::limit, "tojson: value nested too deeply");
+    switch (v.kind()) {
+      case Kind::none: out += "null"; return;
+      case Kind::boolean: out += v.as_bool() ? "true" : "false"; return;
+      case Kind::integer: out += std::to_string(v.as_int()); return;
+      case Kind::floating: {
+        const double d = v.as_double();
+        if (std::isnan(d)) out += "NaN";
+        else if (std::isinf(d)) out += d > 0 ? "Infinity" : "-Infinity";
+        else out += format_float(d);
+        return;
+      }
+      case Kind::string: dump_string(out, v.as_string(), opt_.ensure_ascii); return;
+      case Kind::list: {
+        const auto& items = v.list_obj().items;
+        if (items.empty()) {
+          out += "[]";
+          return;
+        }
+        out += '[';
+        for (size_t i = 0; i < items.size(); ++i) {
+          if (i) out += item_sep_;
+          newline(out, level + 1);
+          dump(out, items[i], level + 1);
+        }
+        newline(out, level);
+        out += ']';
+        return;
+      }
+      case Kind::dict: {
+        if (v.dict_obj().flavor != DictFlavor::dict) break;
+        std::vector<const std::pair<std::string, Value>*> items;
+        for (const auto& kv : v.dict_obj().items) items.push_back(&kv);
+        if (items.empty()) {
+          out += "{}";
+          return;
+        }
+        if (opt_.sort_keys)
+          std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });
+        out += '{';
+        for (size_t i = 0; i < items.size(); ++i) {
+          if (i) out += item_sep_;
+          newline(out, level + 1);
+          dump_string(out, items[i]->first, opt_.ensure_ascii);
+          out += key_sep_;
+          dump(out, items[i]->second, level + 1);
+        }
+        newline(out, level);
+        out += '}';
+        return;
+      }
+      default: break;
+    }
+    fail(ErrorKind::type, std::string("Object of type ") + v.type_name() + " is not JSON serializable");
+  }
+
+ private:
+  void newline(std::string& out, int level) const {
+    if (!opt_.indent) return;
+    out += '\n';
+    for (int i = 0; i < level; ++i) out += *opt_.indent;
+  }
+
+  const JsonDumpOptions& opt_;
+  std::string item_sep_, key_sep_;
+};
+
+}  // namespace
+
+std::string json_dumps(const Value& v, const JsonDumpOptions& options) {
+  std::string out;
+  Dumper(options).dump(out, v, 0);
+  return out;
+}
+
+}  // namespace seam::jinja

@@ -1,0 +1,371 @@
+#include "jinja/methods.h"
+
+#include <algorithm>
+
+#include "jinja/args.h"
+#include "jinja/error.h"
+#include "jinja/operators.h"
+#include "jinja/string_methods.h"
+#include "jinja/unicode.h"
+
+namespace seam::jinja {
+
+namespace {
+
+std::optional<std::string> optional_string(const CallArgs& a, size_t index, const char* name, const char* fn) {
+  const Value* v = find_arg(a, index, name);
+  if (!v || v->is_none()) return std::nullopt;
+  if (!v->is_string()) fail(ErrorKind::type, std::string(fn) + "() argument must be str or None, not " + v->type_name());
+  return v->as_string();
+}
+
+Value string_list(const std::vector<std::string>& parts) {
+  std::vector<Value> items;
+  items.reserve(parts.size());
+  for (const auto& p : parts) items.emplace_back(p);
+  return Value::list(std::move(items));
+}
+
+bool all_chars(const std::string& s, bool (*pred)(char32_t)) {
+  if (s.empty()) return false;
+  size_t i = 0;
+  while (i < s.size())
+    if (!pred(utf8_next(s, i))) return false;
+  return true;
+}
+
+// str.startswith / endswith with a prefix or a list (tuple) of prefixes.
+bool affix_match(const std::string& s, const Value& affix, bool start, const char* fn) {
+  auto one = [&](const Value& v) {
+    if (!v.is_string()) fail(ErrorKind::type, std::string(fn) + " first arg must be str or a tuple of str, not " + v.type_name());
+    const std::string& a = v.as_string();
+    if (a.size() > s.size()) return false;
+    return start ? s.compare(0, a.size(), a) == 0 : s.compare(s.size() - a.size(), a.size(), a) == 0;
+  };
+  if (affix.is_list()) {
+    for (const Value& v : affix.list_obj().items)
+      if (one(v)) return true;
+    return false;
+  }
+  return one(affix);
+}
+
+// str.format with {} / {0} / {name} fields (and {{ }} escapes); no format specs beyond the empty one.
+std::string py_format(const std::string& f, const CallArgs& a) {
+  std::string out;
+  size_t auto_index = 0;
+  for (size_t i = 0; i < f.size(); ++i) {
+    const char c = f[i];
+    if (c == '{' && i + 1 < f.size() && f[i + 1] == '{') {
+      out += '{';
+      ++i;
+    } else if (c == '}' && i + 1 < f.size() && f[i + 1] == '}') {
+      out += '}';
+      ++i;
+    } else if (c == '{') {
+      const size_t close = f.find('}', i);
+      if (close == std::string::npos) fail(ErrorKind::type, "Single '{' encountered in format string");
+      std::string field = f.substr(i + 1, close - i - 1);
+      const size_t colon = field.find(':');
+      if (colon != std::string::npos) field.resize(colon);
+      const Value* v = nullptr;
+      if (field.empty()) {
+        if (auto_index < a.args.size()) v = &a.args[auto_index++];
+      } else if (std::all_of(field.begin(), field.end(), ::isdigit)) {
+        const size_t idx = std::stoul(field);
+        if (idx < a.args.size()) v = &a.args[idx];
+      } else {
+        for (const auto& [k, val] : a.kwargs)
+          if (k == field) v = &val;
+      }
+      if (!v) fail(ErrorKind::type, "format(): no argument for field '{" + field + "}'");
+      out += v->str();
+      i = close;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+Value string_method(const std::string& s, const std::string& name) {
+  using Fn = std::function<Value(CallArgs&)>;
+  Fn fn;
+  if (name == "strip" || name == "lstrip" || name == "rstrip") {
+    const bool left = name != "rstrip", right = name != "lstrip";
+    fn = [s, left, right, name](CallArgs& a) { return Value(py_strip(s, optional_string(a, 0, "chars", name.c_str()), left, right)); };
+  } else if (name == "split" || name == "rsplit") {
+    const bool right = name == "rsplit";
+    fn = [s, right](CallArgs& a) {
+      return string_list(py_split(s, optional_string(a, 0, "sep", "split"), int_arg(a, 1, "maxsplit", -1, "split"), right));
+    };
+  } else if (name == "splitlines") {
+    fn = [s](CallArgs& a) { return string_list(py_splitlines(s, arg_or(a, 0, "keepends", Value(false)).truthy())); };
+  } else if (name == "startswith" || name == "endswith") {
+    const bool start = name == "startswith";
+    fn = [s, start, name](CallArgs& a) {
+      const Value* affix = find_arg(a, 0, "prefix");
+      if (!affix) fail(ErrorKind::type, name + "() takes at least 1 argument (0 given)");
+      return Value(affix_match(s, *affix, start, name.c_str()));
+    };
+  } else if (name == "replace") {
+    fn = [s](CallArgs& a) {
+      return Value(py_replace(s, string_arg(a, 0, "old", "replace"), string_arg(a, 1, "new", "replace"),
+                              int_arg(a, 2, "count", -1, "replace")));
+    };
+  } else if (name == "upper") {
+    fn = [s](CallArgs&) { return Value(upper(s)); };
+  } else if (name == "lower") {
+    fn = [s](CallArgs&) { return Value(lower(s)); };
+  } else if (name == "swapcase") {
+    fn = [s](CallArgs&) {
+      std::string out;
+      size_t i = 0;
+      while (i < s.size()) {
+        const char32_t cp = utf8_next(s, i);
+        utf8_append(out, to_upper(cp) != cp ? to_upper(cp) : to_lower(cp));
+      }
+      return Value(out);
+    };
+  } else if (name == "title") {
+    fn = [s](CallArgs&) { return Value(py_title(s)); };
+  } else if (name == "capitalize") {
+    fn = [s](CallArgs&) { return Value(py_capitalize(s)); };
+  } else if (name == "find" || name == "rfind" || name == "index" || name == "rindex") {
+    const bool right = name[0] == 'r';
+    const bool raise = name.find("index") != std::string::npos;
+    fn = [s, right, raise](CallArgs& a) {
+      const int64_t p = py_find(s, string_arg(a, 0, "sub", "find"), right);
+      if (p < 0 && raise) fail(ErrorKind::type, "substring not found");
+      return Value(p);
+    };
+  } else if (name == "count") {
+    fn = [s](CallArgs& a) { return Value(py_count(s, string_arg(a, 0, "sub", "count"))); };
+  } else if (name == "join") {
+    fn = [s](CallArgs& a) {
+      const Value* it = find_arg(a, 0, "iterable");
+      if (!it) fail(ErrorKind::type, "join() takes exactly one argument (0 given)");
+      std::string out;
+      bool first = true;
+      for (const Value& v : it->is_list() ? it->list_obj().items : std::vector<Value>{}) {
+        if (!v.is_string()) fail(ErrorKind::type, std::string("sequence item: expected str instance, ") + v.type_name() + " found");
+        if (!first) out += s;
+        out += v.as_string();
+        first = false;
+      }
+      return Value(out);
+    };
+  } else if (name == "format") {
+    fn = [s](CallArgs& a) { return Value(py_format(s, a)); };
+  } else if (name == "isdigit" || name == "isnumeric" || name == "isdecimal") {
+    fn = [s](CallArgs&) { return Value(all_chars(s, is_digit)); };
+  } else if (name == "isalpha") {
+    fn = [s](CallArgs&) { return Value(all_chars(s, is_alpha)); };
+  } else if (name == "isalnum") {
+    fn = [s](CallArgs&) { return Value(all_chars(s, [](char32_t c) { return is_alpha(c) || is_digit(c); })); };
+  } else if (name == "isspace") {
+    fn = [s](CallArgs&) { return Value(all_chars(s, is_space)); };
+  } else if (name == "islower" || name == "isupper") {
+    const bool want_lower = name == "islower";
+    fn = [s, want_lower](CallArgs&) {
+      bool any_cased = false;
+      size_t i = 0;
+      while (i < s.size()) {
+        const char32_t cp = utf8_next(s, i);
+        if (to_upper(cp) == cp && to_lower(cp) == cp) continue;
+        any_cased = true;
+        if (want_lower ? to_lower(cp) != cp : to_upper(cp) != cp) return Value(false);
+      }
+      return Value(any_cased);
+    };
+  } else if (name == "center" || name == "ljust" || name == "rjust") {
+    const bool left = name != "ljust", right = name != "rjust";
+    fn = [s, left, right](CallArgs& a) { return Value(py_center(s, int_arg(a, 0, "width", 0, "center"), left, right)); };
+  } else if (name == "zfill") {
+    fn = [s](CallArgs& a) {
+      const int64_t width = int_arg(a, 0, "width", 0, "zfill");
+      const int64_t len = static_cast<int64_t>(utf8_length(s));
+      if (width <= len) return Value(s);
+      const size_t sign = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+      return Value(s.substr(0, sign) + std::string(width - len, '0') + s.substr(sign));
+    };
+  } else {
+    return Value::undefined("'str object' has no attribute '" + name + "'");
+  }
+  return Value::function("str." + name, std::move(fn));
+}
+
+Value unsafe_method(const char* type, const std::string& name) {
+  const std::string message = "access to attribute '" + name + "' of '" + type + "' object is unsafe.";
+  return Value::function(std::string(type) + "." + name, [message](CallArgs&) -> Value { fail(ErrorKind::type, message); });
+}
+
+Value dict_method(const Value& d, const std::string& name) {
+  if (name == "items")
+    return Value::function("dict.items", [d](CallArgs&) {
+      std::vector<Value> items;
+      for (const auto& [k, v] : d.dict_obj().items) items.push_back(Value::tuple({Value(k), v}));
+      return Value::list(std::move(items));
+    });
+  if (name == "keys")
+    return Value::function("dict.keys", [d](CallArgs&) {
+      std::vector<Value> keys;
+      for (const auto& [k, _] : d.dict_obj().items) keys.emplace_back(k);
+      return Value::list(std::move(keys));
+    });
+  if (name == "values")
+    return Value::function("dict.values", [d](CallArgs&) {
+      std::vector<Value> values;
+      for (const auto& [_, v] : d.dict_obj().items) values.push_back(v);
+      return Value::list(std::move(values));
+    });
+  if (name == "get")
+    return Value::function("dict.get", [d](CallArgs& a) {
+      const Value* key = find_arg(a, 0, "key");
+      if (!key) fail(ErrorKind::type, "get expected at least 1 argument, got 0");
+      const Value* v = key->is_string() ? d.dict_obj().find(key->as_string()) : nullptr;
+      return v ? *v : arg_or(a, 1, "default", Value::none());
+    });
+  if (name == "copy")
+    return Value::function("dict.copy", [d](CallArgs&) {
+      auto copy = std::make_shared<DictObj>();
+      copy->items = d.dict_obj().items;
+      return Value(copy);
+    });
+  if (name == "pop" || name == "popitem" || name == "update" || name == "clear" || name == "setdefault")
+    return unsafe_method("dict", name);
+  return Value();
+}
+
+Value list_method(const Value& l, const std::string& name) {
+  if (name == "index")
+    return Value::function("list.index", [l](CallArgs& a) {
+      const Value needle = arg_or(a, 0, "value", Value());
+      const auto& items = l.list_obj().items;
+      for (size_t i = 0; i < items.size(); ++i)
+        if (values_equal(items[i], needle)) return Value(static_cast<int64_t>(i));
+      fail(ErrorKind::type, needle.repr() + " is not in list");
+    });
+  if (name == "count")
+    return Value::function("list.count", [l](CallArgs& a) {
+      const Value needle = arg_or(a, 0, "value", Value());
+      int64_t n = 0;
+      for (const Value& v : l.list_obj().items) n += values_equal(v, needle);
+      return Value(n);
+    });
+  if (name == "append" || name == "extend" || name == "insert" || name == "pop" || name == "remove" ||
+      name == "reverse" || name == "sort" || name == "clear")
+    return unsafe_method("list", name);
+  return Value();
+}
+
+int64_t normalize_index(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
+
+}  // namespace
+
+namespace {
+// "'dict object'": the quoted type in jinja2's undefined hints.
+std::string quoted_type(const Value& obj) {
+  std::string q = "'";
+  q += object_type_repr(obj);
+  q += '\'';
+  return q;
+}
+}  // namespace
+
+std::string object_type_repr(const Value& obj) {
+  if (obj.is_none()) return "None";
+  return std::string(obj.type_name()) + " object";
+}
+
+Value get_attribute(const Value& obj, const std::string& name) {
+  auto missing = [&] { return Value::undefined(quoted_type(obj) + " has no attribute '" + name + "'"); };
+  if (!name.empty() && name[0] == '_') return missing();  // the sandbox hides private attributes
+  switch (obj.kind()) {
+    case Kind::string: return string_method(obj.as_string(), name);
+    case Kind::dict: {
+      if (obj.dict_obj().flavor == DictFlavor::dict) {
+        Value m = dict_method(obj, name);
+        if (!m.is_undefined()) return m;
+      }
+      const Value* v = obj.dict_obj().find(name);
+      return v ? *v : missing();
+    }
+    case Kind::list: {
+      Value m = list_method(obj, name);
+      return m.is_undefined() ? missing() : m;
+    }
+    default: return missing();
+  }
+}
+
+Value get_item(const Value& obj, const Value& key) {
+  if (obj.is_dict()) {
+    if (key.is_string()) {
+      if (const Value* v = obj.dict_obj().find(key.as_string())) return *v;
+      return get_attribute(obj, key.as_string());
+    }
+    return Value::undefined(quoted_type(obj) + " has no element " + key.repr());
+  }
+  if ((obj.is_list() || obj.is_string()) && (key.is_int() || key.is_bool())) {
+    if (obj.is_list()) {
+      const auto& items = obj.list_obj().items;
+      const int64_t i = normalize_index(key.as_int(), static_cast<int64_t>(items.size()));
+      if (i >= 0 && i < static_cast<int64_t>(items.size())) return items[i];
+    } else {
+      const std::vector<char32_t> cps = utf8_decode(obj.as_string());
+      const int64_t i = normalize_index(key.as_int(), static_cast<int64_t>(cps.size()));
+      if (i >= 0 && i < static_cast<int64_t>(cps.size())) {
+        std::string out;
+        utf8_append(out, cps[i]);
+        return Value(out);
+      }
+    }
+    return Value::undefined(quoted_type(obj) + " has no element " + key.repr());
+  }
+  if (key.is_string()) return get_attribute(obj, key.as_string());
+  return Value::undefined(quoted_type(obj) + " has no element " + key.repr());
+}
+
+Value slice_value(const Value& obj, const Value& start_v, const Value& stop_v, const Value& step_v) {
+  auto as_opt = [](const Value& v, const char* what) -> std::optional<int64_t> {
+    if (v.is_none() || v.is_undefined()) return std::nullopt;
+    if (!v.is_int() && !v.is_bool())
+      fail(ErrorKind::type, std::string("slice ") + what + " must be an integer or None, not " + v.type_name());
+    return v.as_int();
+  };
+  const std::optional<int64_t> start = as_opt(start_v, "start"), stop = as_opt(stop_v, "stop");
+  const int64_t step = as_opt(step_v, "step").value_or(1);
+  if (step == 0) fail(ErrorKind::type, "slice step cannot be zero");
+  int64_t n;
+  std::vector<char32_t> cps;
+  if (obj.is_list()) n = static_cast<int64_t>(obj.list_obj().items.size());
+  else if (obj.is_string()) {
+    cps = utf8_decode(obj.as_string());
+    n = static_cast<int64_t>(cps.size());
+  } else {
+    fail(ErrorKind::type, std::string("'") + obj.type_name() + "' object is not subscriptable");
+  }
+  // Python's slice.indices: clamp into range, with defaults by the step's sign.
+  auto clamp = [&](std::optional<int64_t> v, int64_t def) {
+    if (!v) return def;
+    int64_t i = *v < 0 ? *v + n : *v;
+    if (step > 0) return std::clamp<int64_t>(i, 0, n);
+    return std::clamp<int64_t>(i, -1, n - 1);
+  };
+  const int64_t b = clamp(start, step > 0 ? 0 : n - 1);
+  const int64_t e = clamp(stop, step > 0 ? n : -1);
+  std::vector<int64_t> picks;
+  for (int64_t i = b; step > 0 ? i < e : i > e; i += step) picks.push_back(i);
+  if (obj.is_list()) {
+    std::vector<Value> out;
+    out.reserve(picks.size());
+    for (int64_t i : picks) out.push_back(obj.list_obj().items[i]);
+    return Value::list(std::move(out));
+  }
+  std::string out;
+  for (int64_t i : picks) utf8_append(out, cps[i]);
+  return Value(out);
+}
+
+}  // namespace seam::jinja

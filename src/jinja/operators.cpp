@@ -1,0 +1,253 @@
+#include "jinja/operators.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "jinja/error.h"
+
+namespace seam::jinja {
+
+namespace {
+
+bool is_numeric(const Value& v) { return v.is_int() || v.is_bool() || v.is_float(); }
+
+[[noreturn]] void unsupported(const std::string& op, const Value& a, const Value& b) {
+  fail(ErrorKind::type, std::string("unsupported operand type(s) for ") + op + ": '" + a.type_name() + "' and '" +
+                            b.type_name() + "'");
+}
+
+void check_size(size_t n, size_t max_size) {
+  if (n > max_size) fail(ErrorKind::limit, "a string or list grew past the output size limit (" + std::to_string(max_size) + " bytes)");
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+}  // namespace
+
+void require_defined(const Value& v) {
+  if (v.is_undefined()) fail(ErrorKind::undefined, v.undefined_hint().empty() ? "value is undefined" : v.undefined_hint());
+}
+
+bool values_equal(const Value& a, const Value& b) {
+  if (is_numeric(a) && is_numeric(b)) {
+    if (a.is_float() || b.is_float()) return a.as_double() == b.as_double();
+    return a.as_int() == b.as_int();
+  }
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case Kind::undefined:
+    case Kind::none: return true;
+    case Kind::string: return a.as_string() == b.as_string();
+    case Kind::list: {
+      const auto& x = a.list_obj().items;
+      const auto& y = b.list_obj().items;
+      if (x.size() != y.size() || a.list_obj().is_tuple != b.list_obj().is_tuple) return false;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (!values_equal(x[i], y[i])) return false;
+      return true;
+    }
+    case Kind::dict: {
+      if (a.dict_ptr() == b.dict_ptr()) return true;
+      if (a.dict_obj().flavor != DictFlavor::dict || b.dict_obj().flavor != DictFlavor::dict) return false;
+      const auto& x = a.dict_obj().items;
+      if (x.size() != b.dict_obj().items.size()) return false;
+      for (const auto& [k, v] : x) {
+        const Value* other = b.dict_obj().find(k);
+        if (!other || !values_equal(v, *other)) return false;
+      }
+      return true;
+    }
+    case Kind::function: return &a.function_obj() == &b.function_obj();
+    default: return false;
+  }
+}
+
+int value_compare(const Value& a, const Value& b, bool case_sensitive) {
+  if (is_numeric(a) && is_numeric(b)) {
+    if (a.is_float() || b.is_float()) {
+      const double x = a.as_double(), y = b.as_double();
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+    return a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int() ? 1 : 0;
+  }
+  if (a.is_string() && b.is_string()) {
+    if (case_sensitive) return a.as_string().compare(b.as_string()) < 0 ? -1 : a.as_string() == b.as_string() ? 0 : 1;
+    std::string x = a.as_string(), y = b.as_string();
+    for (char& c : x) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : y) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return x < y ? -1 : x == y ? 0 : 1;
+  }
+  if (a.is_list() && b.is_list()) {
+    const auto& x = a.list_obj().items;
+    const auto& y = b.list_obj().items;
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+      if (values_equal(x[i], y[i])) continue;
+      return value_compare(x[i], y[i], case_sensitive);
+    }
+    return x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
+  }
+  require_defined(a);
+  require_defined(b);
+  fail(ErrorKind::type, std::string("'<' not supported between instances of '") + a.type_name() + "' and '" +
+                            b.type_name() + "'");
+}
+
+bool value_less(const Value& a, const Value& b) { return value_compare(a, b) < 0; }
+
+Value negate(const Value& v) {
+  require_defined(v);
+  if (v.is_float()) return Value(-v.as_double());
+  if (v.is_int() || v.is_bool()) return Value(-v.as_int());
+  fail(ErrorKind::type, std::string("bad operand type for unary -: '") + v.type_name() + "'");
+}
+
+Value binary_op(const std::string& op, const Value& a, const Value& b, size_t max_size) {
+  require_defined(a);
+  require_defined(b);
+  if (is_numeric(a) && is_numeric(b)) {
+    const bool fl = a.is_float() || b.is_float();
+    const int64_t x = a.as_int(), y = b.as_int();
+    const double dx = a.as_double(), dy = b.as_double();
+    if (op == "+") return fl ? Value(dx + dy) : Value(x + y);
+    if (op == "-") return fl ? Value(dx - dy) : Value(x - y);
+    if (op == "*") return fl ? Value(dx * dy) : Value(x * y);
+    if (op == "/") {
+      if (dy == 0) fail(ErrorKind::type, fl ? "float division by zero" : "division by zero");
+      return Value(dx / dy);
+    }
+    if (op == "//") {
+      if (dy == 0) fail(ErrorKind::type, "integer division or modulo by zero");
+      return fl ? Value(std::floor(dx / dy)) : Value(floor_div(x, y));
+    }
+    if (op == "%") {
+      if (dy == 0) fail(ErrorKind::type, "integer division or modulo by zero");
+      if (fl) {
+        double r = std::fmod(dx, dy);
+        if (r != 0 && ((r < 0) != (dy < 0))) r += dy;
+        return Value(r);
+      }
+      return Value(x - floor_div(x, y) * y);
+    }
+    if (op == "**") {
+      if (!fl && y >= 0) {
+        int64_t r = 1;
+        for (int64_t i = 0; i < y && i < 64; ++i) r *= x;
+        return Value(r);
+      }
+      return Value(std::pow(dx, dy));
+    }
+  }
+  if (op == "+") {
+    if (a.is_string() && b.is_string()) {
+      check_size(a.as_string().size() + b.as_string().size(), max_size);
+      return Value(a.as_string() + b.as_string());
+    }
+    if (a.is_list() && b.is_list()) {
+      check_size(a.list_obj().items.size() + b.list_obj().items.size(), max_size);
+      if (a.list_obj().is_tuple != b.list_obj().is_tuple)
+        fail(ErrorKind::type, std::string("can only concatenate ") + (a.list_obj().is_tuple ? "tuple" : "list") +
+                                  " (not \"" + (b.list_obj().is_tuple ? "tuple" : "list") + "\") to " +
+                                  (a.list_obj().is_tuple ? "tuple" : "list"));
+      std::vector<Value> items = a.list_obj().items;
+      items.insert(items.end(), b.list_obj().items.begin(), b.list_obj().items.end());
+      return a.list_obj().is_tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+    }
+    if (a.is_string()) fail(ErrorKind::type, std::string("can only concatenate str (not \"") + b.type_name() + "\") to str");
+    if (a.is_list()) fail(ErrorKind::type, std::string("can only concatenate list (not \"") + b.type_name() + "\") to list");
+    unsupported("+", a, b);
+  }
+  if (op == "*") {
+    const Value* seq = a.is_string() || a.is_list() ? &a : b.is_string() || b.is_list() ? &b : nullptr;
+    const Value* count = seq == &a ? &b : &a;
+    if (seq && (count->is_int() || count->is_bool())) {
+      const int64_t n = std::max<int64_t>(0, count->as_int());
+      if (seq->is_string()) {
+        check_size(seq->as_string().size() * static_cast<size_t>(n), max_size);
+        std::string out;
+        out.reserve(seq->as_string().size() * n);
+        for (int64_t i = 0; i < n; ++i) out += seq->as_string();
+        return Value(std::move(out));
+      }
+      check_size(seq->list_obj().items.size() * static_cast<size_t>(n), max_size);
+      std::vector<Value> items;
+      for (int64_t i = 0; i < n; ++i)
+        items.insert(items.end(), seq->list_obj().items.begin(), seq->list_obj().items.end());
+      return seq->list_obj().is_tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+    }
+    if (seq) fail(ErrorKind::type, std::string("can't multiply sequence by non-int of type '") + count->type_name() + "'");
+  }
+  if (op == "%" && a.is_string()) {
+    // printf-style formatting: %[flags][width][.precision] with s r d i f e g x o and %%; one
+    // value, or a tuple of values.
+    std::vector<Value> args = b.is_list() && b.list_obj().is_tuple ? b.list_obj().items : std::vector<Value>{b};
+    const std::string& f = a.as_string();
+    std::string out;
+    size_t next = 0;
+    for (size_t i = 0; i < f.size(); ++i) {
+      if (f[i] != '%' || i + 1 >= f.size()) {
+        out += f[i];
+        continue;
+      }
+      size_t j = i + 1;
+      while (j < f.size() && std::string("-+ 0#").find(f[j]) != std::string::npos) ++j;
+      while (j < f.size() && (std::isdigit(static_cast<unsigned char>(f[j])) || f[j] == '.')) ++j;
+      if (j >= f.size()) fail(ErrorKind::type, "incomplete format");
+      const std::string flags = f.substr(i + 1, j - i - 1);
+      const char spec = f[j];
+      i = j;
+      if (spec == '%') {
+        out += '%';
+        continue;
+      }
+      if (next >= args.size()) fail(ErrorKind::type, "not enough arguments for format string");
+      const Value& v = args[next++];
+      char buf[512];
+      const std::string c_format = "%" + flags;
+      if (spec == 's' || spec == 'r') {
+        const std::string text = spec == 's' ? v.str() : v.repr();
+        if (flags.empty()) out += text;
+        else {
+          std::snprintf(buf, sizeof buf, (c_format + "s").c_str(), text.c_str());
+          out += buf;
+        }
+      } else if (spec == 'd' || spec == 'i' || spec == 'x' || spec == 'o' || spec == 'X') {
+        if (!v.is_number()) fail(ErrorKind::type, std::string("%") + spec + " format: a real number is required, not " + v.type_name());
+        const long long n = v.is_float() ? static_cast<long long>(v.as_double()) : static_cast<long long>(v.as_int());
+        std::snprintf(buf, sizeof buf, (c_format + "ll" + (spec == 'i' ? 'd' : spec)).c_str(), n);
+        out += buf;
+      } else if (spec == 'f' || spec == 'F' || spec == 'e' || spec == 'E' || spec == 'g' || spec == 'G') {
+        if (!v.is_number()) fail(ErrorKind::type, std::string("must be real number, not ") + v.type_name());
+        std::snprintf(buf, sizeof buf, (c_format + spec).c_str(), v.as_double());
+        out += buf;
+      } else {
+        fail(ErrorKind::type, std::string("unsupported format character '") + spec + "'");
+      }
+    }
+    if (next < args.size()) fail(ErrorKind::type, "not all arguments converted during string formatting");
+    return Value(std::move(out));
+  }
+  unsupported(op, a, b);
+}
+
+bool contains(const Value& haystack, const Value& needle) {
+  if (haystack.is_undefined()) return false;  // jinja2's Undefined iterates as empty
+  if (haystack.is_string()) {
+    if (!needle.is_string())
+      fail(ErrorKind::type, std::string("'in <string>' requires string as left operand, not ") + needle.type_name());
+    return haystack.as_string().find(needle.as_string()) != std::string::npos;
+  }
+  if (haystack.is_list()) {
+    for (const Value& v : haystack.list_obj().items)
+      if (values_equal(v, needle)) return true;
+    return false;
+  }
+  if (haystack.is_dict()) return needle.is_string() && haystack.dict_obj().find(needle.as_string()) != nullptr;
+  fail(ErrorKind::type, std::string("argument of type '") + haystack.type_name() + "' is not iterable");
+}
+
+}  // namespace seam::jinja

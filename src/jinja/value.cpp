@@ -1,0 +1,244 @@
+#include "jinja/value.h"
+
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "jinja/error.h"
+#include "jinja/unicode.h"
+
+namespace seam::jinja {
+
+const Value* DictObj::find(const std::string& key) const {
+  for (const auto& [k, v] : items)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+Value* DictObj::find(const std::string& key) {
+  for (auto& [k, v] : items)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+void DictObj::set(const std::string& key, Value value) {
+  if (Value* existing = find(key)) {
+    *existing = std::move(value);
+    return;
+  }
+  items.emplace_back(key, std::move(value));
+}
+
+Value Value::list(std::vector<Value> items) {
+  auto l = std::make_shared<ListObj>();
+  l->items = std::move(items);
+  return Value(std::move(l));
+}
+
+Value Value::tuple(std::vector<Value> items) {
+  Value v = list(std::move(items));
+  v.list_->is_tuple = true;
+  return v;
+}
+
+Value Value::dict() { return Value(std::make_shared<DictObj>()); }
+
+Value Value::function(std::string name, std::function<Value(CallArgs&)> fn) {
+  auto f = std::make_shared<FunctionObj>();
+  f->name = std::move(name);
+  f->fn = std::move(fn);
+  return Value(std::move(f));
+}
+
+namespace {
+template <typename Json>
+Value value_from_json(const Json& j) {
+  using Value = seam::jinja::Value;
+  switch (j.type()) {
+    case nlohmann::json::value_t::null: return Value::none();
+    case nlohmann::json::value_t::boolean: return Value(j.template get<bool>());
+    case nlohmann::json::value_t::number_integer: return Value(j.template get<int64_t>());
+    case nlohmann::json::value_t::number_unsigned: {
+      const uint64_t u = j.template get<uint64_t>();
+      if (u <= static_cast<uint64_t>(INT64_MAX)) return Value(static_cast<int64_t>(u));
+      return Value(static_cast<double>(u));  // beyond int64: Python would keep it exact; rare
+    }
+    case nlohmann::json::value_t::number_float: return Value(j.template get<double>());
+    case nlohmann::json::value_t::string: return Value(j.template get<std::string>());
+    case nlohmann::json::value_t::array: {
+      std::vector<Value> items;
+      items.reserve(j.size());
+      for (const auto& e : j) items.push_back(value_from_json(e));
+      return Value::list(std::move(items));
+    }
+    case nlohmann::json::value_t::object: {
+      auto d = std::make_shared<DictObj>();
+      d->items.reserve(j.size());
+      // JSON object keys are unique, so no lookup is needed while building.
+      for (auto it = j.begin(); it != j.end(); ++it) d->items.emplace_back(it.key(), value_from_json(it.value()));
+      return Value(std::move(d));
+    }
+    default: return Value::none();
+  }
+}
+}  // namespace
+
+Value Value::from_json(const nlohmann::json& j) { return value_from_json(j); }
+Value Value::from_json(const nlohmann::ordered_json& j) { return value_from_json(j); }
+
+bool Value::truthy() const {
+  switch (kind_) {
+    case Kind::undefined:
+    case Kind::none: return false;
+    case Kind::boolean:
+    case Kind::integer: return int_ != 0;
+    case Kind::floating: return float_ != 0.0;
+    case Kind::string: return !str_.empty();
+    case Kind::list: return !list_->items.empty();
+    case Kind::dict: return dict_->flavor != DictFlavor::dict || !dict_->items.empty();
+    case Kind::function: return true;
+  }
+  return false;
+}
+
+const char* Value::type_name() const {
+  switch (kind_) {
+    case Kind::undefined: return "Undefined";
+    case Kind::none: return "NoneType";
+    case Kind::boolean: return "bool";
+    case Kind::integer: return "int";
+    case Kind::floating: return "float";
+    case Kind::string: return "str";
+    case Kind::list: return "list";
+    case Kind::dict:
+      return dict_->flavor == DictFlavor::namespace_ ? "Namespace"
+             : dict_->flavor == DictFlavor::loop     ? "LoopContext"
+                                                     : "dict";
+    case Kind::function: return "function";
+  }
+  return "object";
+}
+
+std::string Value::str() const {
+  switch (kind_) {
+    case Kind::undefined: return "";
+    case Kind::string: return str_;
+    default: return repr();
+  }
+}
+
+std::string Value::repr(int depth) const {
+  if (depth > 200) fail(ErrorKind::limit, "a value nested more than 200 deep cannot be printed");
+  switch (kind_) {
+    case Kind::undefined: return "";
+    case Kind::none: return "None";
+    case Kind::boolean: return int_ ? "True" : "False";
+    case Kind::integer: return std::to_string(int_);
+    case Kind::floating: return format_float(float_);
+    case Kind::string: return repr_string(str_);
+    case Kind::list: {
+      const bool tuple = list_->is_tuple;
+      std::string s = tuple ? "(" : "[";
+      for (size_t i = 0; i < list_->items.size(); ++i) {
+        if (i) s += ", ";
+        s += list_->items[i].repr(depth + 1);
+      }
+      if (tuple && list_->items.size() == 1) s += ",";
+      return s + (tuple ? ")" : "]");
+    }
+    case Kind::dict: {
+      if (dict_->flavor == DictFlavor::namespace_) {
+        std::string s = "<Namespace {";
+        for (size_t i = 0; i < dict_->items.size(); ++i) {
+          if (i) s += ", ";
+          s += repr_string(dict_->items[i].first) + ": " + dict_->items[i].second.repr(depth + 1);
+        }
+        return s + "}>";
+      }
+      if (dict_->flavor == DictFlavor::loop) return "<LoopContext>";
+      std::string s = "{";
+      for (size_t i = 0; i < dict_->items.size(); ++i) {
+        if (i) s += ", ";
+        s += repr_string(dict_->items[i].first) + ": " + dict_->items[i].second.repr(depth + 1);
+      }
+      return s + "}";
+    }
+    case Kind::function: return "<function " + fn_->name + ">";
+  }
+  return "";
+}
+
+std::string format_float(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  if (d == 0) return std::signbit(d) ? "-0.0" : "0.0";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);
+  // sci = [-]D[.DDD]e(+|-)XX: split into sign, digits and decimal exponent.
+  std::string sign;
+  size_t p = 0;
+  if (sci[0] == '-') {
+    sign = "-";
+    p = 1;
+  }
+  const size_t e_pos = sci.find('e');
+  std::string digits;
+  for (size_t i = p; i < e_pos; ++i)
+    if (sci[i] != '.') digits += sci[i];
+  const int exp = std::stoi(sci.substr(e_pos + 1));
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  // Python's repr uses fixed notation for 1e-4 <= |d| < 1e16, scientific otherwise.
+  if (exp >= -4 && exp < 16) {
+    std::string out;
+    if (exp >= 0) {
+      std::string int_part = digits.substr(0, std::min<size_t>(digits.size(), exp + 1));
+      while (static_cast<int>(int_part.size()) < exp + 1) int_part += '0';
+      std::string frac = digits.size() > static_cast<size_t>(exp + 1) ? digits.substr(exp + 1) : "0";
+      out = int_part + "." + frac;
+    } else {
+      out = "0." + std::string(-exp - 1, '0') + digits;
+    }
+    return sign + out;
+  }
+  std::string mant = digits.substr(0, 1);
+  if (digits.size() > 1) mant += "." + digits.substr(1);
+  const int a = exp < 0 ? -exp : exp;
+  return sign + mant + "e" + (exp < 0 ? "-" : "+") + (a < 10 ? "0" : "") + std::to_string(a);
+}
+
+std::string repr_string(const std::string& s) {
+  const bool has_single = s.find('\'') != std::string::npos;
+  const bool has_double = s.find('"') != std::string::npos;
+  const char quote = has_single && !has_double ? '"' : '\'';
+  std::string out(1, quote);
+  size_t i = 0;
+  while (i < s.size()) {
+    const size_t start = i;
+    const char32_t cp = utf8_next(s, i);
+    if (cp == '\\') {
+      out += "\\\\";
+    } else if (cp == static_cast<char32_t>(quote)) {
+      out += '\\';
+      out += quote;
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (!is_printable(cp)) {
+      char buf[16];
+      if (cp < 0x100) std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
+      else if (cp < 0x10000) std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+      else std::snprintf(buf, sizeof buf, "\\U%08x", static_cast<unsigned>(cp));
+      out += buf;
+    } else {
+      out.append(s, start, i - start);
+    }
+  }
+  out += quote;
+  return out;
+}
+
+}  // namespace seam::jinja

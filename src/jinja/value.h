@@ -1,0 +1,127 @@
+// Value: a template value with Python's semantics (what jinja2 operates on).
+// Lists and dicts are shared by reference like Python objects; the sandbox is
+// immutable (transformers renders in an ImmutableSandboxedEnvironment), so the
+// only object a template can change is a namespace().
+// Dict keys are strings (JSON objects and template literals with string keys);
+// the insertion order is kept, as Python dicts keep it.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace seam::jinja {
+
+class Value;
+
+// Arguments of a call: positional, then keyword (in the order written).
+struct CallArgs {
+  std::vector<Value> args;
+  std::vector<std::pair<std::string, Value>> kwargs;
+};
+
+struct ListObj {
+  std::vector<Value> items;
+  bool is_tuple = false;  // prints as (a, b); tuple == list is false, as in Python
+};
+
+struct FunctionObj {
+  std::string name;
+  std::function<Value(CallArgs&)> fn;
+};
+
+enum class DictFlavor { dict, namespace_, loop };
+
+struct DictObj {
+  std::vector<std::pair<std::string, Value>> items;
+  DictFlavor flavor = DictFlavor::dict;
+  std::shared_ptr<FunctionObj> call;  // loop objects of recursive loops are callable: loop(children)
+
+  const Value* find(const std::string& key) const;
+  Value* find(const std::string& key);
+  // Inserts or replaces (a replaced key keeps its position, as in Python).
+  void set(const std::string& key, Value value);
+};
+
+enum class Kind { undefined, none, boolean, integer, floating, string, list, dict, function };
+
+class Value {
+ public:
+  Value() = default;  // undefined
+  static Value undefined(std::string hint) {
+    Value v;
+    v.str_ = std::move(hint);
+    return v;
+  }
+  static Value none() { return Value(Kind::none); }
+  Value(bool b) : kind_(Kind::boolean), int_(b) {}
+  Value(int v) : kind_(Kind::integer), int_(v) {}
+  Value(int64_t v) : kind_(Kind::integer), int_(v) {}
+  Value(double v) : kind_(Kind::floating), float_(v) {}
+  Value(std::string s) : kind_(Kind::string), str_(std::move(s)) {}
+  Value(const char* s) : kind_(Kind::string), str_(s) {}
+  Value(std::shared_ptr<ListObj> l) : kind_(Kind::list), list_(std::move(l)) {}
+  Value(std::shared_ptr<DictObj> d) : kind_(Kind::dict), dict_(std::move(d)) {}
+  Value(std::shared_ptr<FunctionObj> f) : kind_(Kind::function), fn_(std::move(f)) {}
+  static Value list(std::vector<Value> items = {});
+  static Value tuple(std::vector<Value> items);
+  static Value dict();
+  static Value function(std::string name, std::function<Value(CallArgs&)> fn);
+  // JSON null is None; objects keep their member order (ordered_json keeps the input's order).
+  static Value from_json(const nlohmann::json& j);
+  static Value from_json(const nlohmann::ordered_json& j);
+
+  Kind kind() const { return kind_; }
+  bool is_undefined() const { return kind_ == Kind::undefined; }
+  bool is_none() const { return kind_ == Kind::none; }
+  bool is_bool() const { return kind_ == Kind::boolean; }
+  bool is_int() const { return kind_ == Kind::integer; }
+  bool is_float() const { return kind_ == Kind::floating; }
+  bool is_number() const { return kind_ == Kind::integer || kind_ == Kind::floating || kind_ == Kind::boolean; }
+  bool is_string() const { return kind_ == Kind::string; }
+  bool is_list() const { return kind_ == Kind::list; }
+  bool is_dict() const { return kind_ == Kind::dict; }
+  bool is_function() const { return kind_ == Kind::function; }
+
+  bool as_bool() const { return int_ != 0; }
+  int64_t as_int() const { return int_; }  // integer or boolean
+  double as_double() const { return kind_ == Kind::floating ? float_ : static_cast<double>(int_); }
+  const std::string& as_string() const { return str_; }
+  // The hint of an undefined value: what was looked up ("'x' is undefined").
+  const std::string& undefined_hint() const { return str_; }
+  ListObj& list_obj() const { return *list_; }
+  DictObj& dict_obj() const { return *dict_; }
+  const std::shared_ptr<DictObj>& dict_ptr() const { return dict_; }
+  FunctionObj& function_obj() const { return *fn_; }
+
+  // Python's bool(x) (undefined is false).
+  bool truthy() const;
+  // Python's str(x): None/True/False, float repr, repr() of lists and dicts; undefined prints "".
+  std::string str() const;
+  // Python's repr(x). A namespace can be made to contain itself; printing nests
+  // at most 200 deep and then fails (ErrorKind::limit) rather than overflowing the stack.
+  std::string repr() const { return repr(0); }
+  // Python's type name ("str", "int", "NoneType", "list", "dict", ...).
+  const char* type_name() const;
+
+ private:
+  explicit Value(Kind k) : kind_(k) {}
+  std::string repr(int depth) const;
+  Kind kind_ = Kind::undefined;
+  int64_t int_ = 0;
+  double float_ = 0;
+  std::string str_;  // string, or an undefined value's hint
+  std::shared_ptr<ListObj> list_;
+  std::shared_ptr<DictObj> dict_;
+  std::shared_ptr<FunctionObj> fn_;
+};
+
+// Python float repr (shortest round-trip digits; "1.0", "1e-05", "1e+16", "inf", "nan").
+std::string format_float(double d);
+// Python's repr of a str (quotes chosen as Python chooses them).
+std::string repr_string(const std::string& s);
+
+}  // namespace seam::jinja
