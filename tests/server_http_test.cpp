@@ -6,9 +6,9 @@
 #include <atomic>
 #include <thread>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_serving/http_client.h"
 #include "bench_serving/sse_client.h"
 #include "engine/engine.h"
 #include "server/http_server.h"
@@ -20,8 +20,8 @@ namespace {
 
 using json = nlohmann::json;
 
-httplib::Result post(int port, const std::string& path, const std::string& body) {
-  httplib::Client cli("127.0.0.1", port);
+HttpResult post(int port, const std::string& path, const std::string& body) {
+  HttpClient cli("127.0.0.1", port);
   cli.set_read_timeout(120, 0);
   return cli.Post(path.c_str(), body, "application/json");
 }
@@ -76,8 +76,8 @@ TEST_F(ServerHttp, BadRequestsGet4xxAndTheServerKeepsServing) {
       {"/v1/completions", "{\"prompt\": \"\xc3\x28\"}", 400, ""},  // invalid UTF-8
       {"/v1/completions", "{\"prompt\": \"x\", \"model\": \"gpt-4\"}", 404, "model"},
       {"/v1/completions", "{\"prompt\": \"x\", \"logprobs\": 1}", 400, "logprobs"},
-      {"/v1/completions", "{\"prompt\": \"x\", \"top_p\": 0}", 400, ""},
-      {"/v1/completions", "{\"prompt\": \"x\", \"repetition_penalty\": -1}", 400, ""},
+      {"/v1/completions", "{\"prompt\": \"x\", \"top_p\": 0}", 400, "top_p"},
+      {"/v1/completions", "{\"prompt\": \"x\", \"repetition_penalty\": -1}", 400, "repetition_penalty"},
       {"/v1/completions", "{\"prompt\": \"x\", \"stop\": [\"\"]}", 400, "stop"},
       {"/v1/completions", "{\"prompt\": \"x\", \"stream\": 1}", 400, "stream"},
       {"/v1/chat/completions", "{\"messages\": []}", 400, "messages"},
@@ -90,7 +90,7 @@ TEST_F(ServerHttp, BadRequestsGet4xxAndTheServerKeepsServing) {
   };
   for (const ErrorCase& c : cases) {
     auto res = post(port(), c.path, c.body);
-    ASSERT_TRUE(res) << c.body << ": no response: " << httplib::to_string(res.error());
+    ASSERT_TRUE(res) << c.body << ": no response: " << res.error();
     EXPECT_EQ(res->status, c.status) << c.path << " " << c.body << " -> " << res->body;
     expect_error_body(res->body, c.body);
     const json j = json::parse(res->body, nullptr, false);
@@ -108,15 +108,15 @@ TEST_F(ServerHttp, BadRequestsGet4xxAndTheServerKeepsServing) {
   EXPECT_EQ(res->status, 400);
   expect_error_body(res->body, "stream");
 
-  // A large body with curl's default content type is still read as JSON (not
-  // refused as an oversized form).
+  // A body with curl's default content type (a form) is refused, not run: a
+  // cross-site form POST must not reach the engine (issue 26, finding 9).
   {
-    httplib::Client cli("127.0.0.1", port());
+    HttpClient cli("127.0.0.1", port());
     const std::string big = "{\"prompt\": \"" + std::string(20000, 'a') + "\", \"max_tokens\": 1}";
     auto r = cli.Post("/v1/completions", big, "application/x-www-form-urlencoded");
     ASSERT_TRUE(r);
-    EXPECT_EQ(r->status, 400) << r->body;
-    EXPECT_NE(r->body.find("maximum context length"), std::string::npos) << r->body;
+    EXPECT_EQ(r->status, 415) << r->body;
+    expect_error_body(r->body, "form");
   }
 
   // Still serving.
@@ -130,7 +130,7 @@ TEST_F(ServerHttp, BadRequestsGet4xxAndTheServerKeepsServing) {
 }
 
 TEST_F(ServerHttp, ModelsHealthAndMetrics) {
-  httplib::Client cli("127.0.0.1", port());
+  HttpClient cli("127.0.0.1", port());
   auto health = cli.Get("/health");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
@@ -188,10 +188,11 @@ TEST(ServerOverload, BeyondMaxQueuedRequestsIs503) {
   expect_error_body(res->body, "overload");
   release = true;
   for (auto& t : streams) t.join();
-  // n choices count against the limit too.
+  // n choices count against the limit too: more than the limit can never be
+  // admitted, which is the client's error (400), not "retry later" (issue 26, finding 10).
   auto too_many = post(server.port(), "/v1/completions", "{\"prompt\": \"x\", \"max_tokens\": 2, \"n\": 3}");
   ASSERT_TRUE(too_many);
-  EXPECT_EQ(too_many->status, 503) << too_many->body;
+  EXPECT_EQ(too_many->status, 400) << too_many->body;
   // Once the aborted streams are gone, requests are admitted again.
   int status = 0;
   for (int i = 0; i < 200 && status != 200; ++i) {
@@ -208,7 +209,7 @@ TEST(ServerLifecycle, HealthIs503UntilTheEngineIsAttached) {
   opt.served_model_name = "stories";
   HttpServer server(opt);
   server.start();
-  httplib::Client cli("127.0.0.1", server.port());
+  HttpClient cli("127.0.0.1", server.port());
   auto health = cli.Get("/health");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 503);

@@ -1,6 +1,7 @@
 #include "server/completion_job.h"
 
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <random>
@@ -14,6 +15,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// The request field a SamplingParams::validate() message is about: its messages
+// start with the field's name ("top_p must be in (0, 1], got 0").
+std::string param_of(const std::string& message) {
+  size_t n = 0;
+  while (n < message.size() && (std::isalnum((unsigned char)message[n]) || message[n] == '_')) ++n;
+  const std::string field = message.substr(0, n);
+  return field == "max_new_tokens" ? "max_tokens" : field;
+}
 
 // "cmpl-" + 24 hex digits: random per process, then a counter (unique, cheap).
 std::string make_response_id(ApiKind kind) {
@@ -92,13 +102,18 @@ void CompletionJob::submit() {
     try {
       p.validate(vocab);
     } catch (const Error& e) {
-      throw bad_request(e.what());
+      throw bad_request(e.what(), param_of(e.what()));
     }
     per_prompt.push_back(std::move(p));
   }
 
   // Admission: reserve every choice at once, or refuse the request.
   const int64_t n = int64_t(prompt_ids_.size()) * request_.n;
+  // More choices than the limit can never be admitted: a client error, not "retry later".
+  if (ctx_.max_queued_requests > 0 && n > ctx_.max_queued_requests)
+    throw bad_request("the request asks for " + std::to_string(n) + " choices (prompts x n); the server runs at most " +
+                          std::to_string(ctx_.max_queued_requests) + " at once (--max-queued-requests)",
+                      request_.n > 1 ? "n" : "prompt");
   if (ctx_.max_queued_requests > 0) {
     int64_t cur = ctx_.n_in_flight->load();
     do {
@@ -140,7 +155,7 @@ void CompletionJob::submit() {
 // whose client went away (nobody drains them) are still counted.
 void CompletionJob::on_output(int k, const RequestOutput& out) {
   const auto now = Clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   Choice& c = choices_[size_t(k)];
   Event e;
   e.choice = k;
@@ -160,6 +175,8 @@ void CompletionJob::on_output(int k, const RequestOutput& out) {
   }
   events_.push_back(std::move(e));
   cv_.notify_all();
+  lock.unlock();
+  if (notify_) notify_();
 }
 
 std::deque<CompletionJob::Event> CompletionJob::take_events(std::chrono::milliseconds timeout) {
@@ -206,8 +223,13 @@ Usage CompletionJob::usage() const {
 }
 
 nlohmann::json CompletionJob::wait_response() {
-  while (n_finished_events_ < int(choices_.size()))
-    for (const Event& e : take_events(std::chrono::milliseconds(1000))) apply(e);
+  for (;;)
+    if (auto body = poll_response(std::chrono::milliseconds(1000))) return *body;
+}
+
+std::optional<nlohmann::json> CompletionJob::poll_response(std::chrono::milliseconds timeout) {
+  for (const Event& e : take_events(timeout)) apply(e);
+  if (n_finished_events_ < int(choices_.size())) return std::nullopt;
   if (!first_error_.empty()) throw ApiError(500, "the engine failed the request: " + first_error_);
   std::vector<ChoiceResult> results;
   for (const Choice& c : choices_) results.push_back(ChoiceResult{c.text, c.finish});
@@ -215,33 +237,41 @@ nlohmann::json CompletionJob::wait_response() {
 }
 
 bool CompletionJob::stream(const std::function<bool(const std::string&)>& write) {
-  const bool usage_on = request_.include_usage;
   std::string buf;
-  if (request_.kind == ApiKind::chat)
-    for (size_t k = 0; k < choices_.size(); ++k)
-      buf += sse_event(stream_chunk(header_, int(k), "", FinishReason::none, true, usage_on));
-  while (n_finished_events_ < int(choices_.size())) {
-    for (const Event& e : take_events(std::chrono::milliseconds(500))) {
-      apply(e);
-      if (!e.error.empty()) {
-        buf += sse_event(ApiError::error_body("the engine failed the request: " + e.error, "internal_server_error",
-                                              "", ""));
-      } else if (!e.new_text.empty() || e.finished) {
-        buf += sse_event(
-            stream_chunk(header_, e.choice, e.new_text, e.finished ? e.finish : FinishReason::none, false, usage_on));
-      }
+  for (;;) {
+    const bool done = poll_stream(buf, std::chrono::milliseconds(500));
+    if (!buf.empty() && !write(buf)) {
+      abort_unfinished();
+      return false;
     }
-    if (!buf.empty()) {
-      if (!write(buf)) {
-        abort_unfinished();
-        return false;
-      }
-      buf.clear();
+    buf.clear();
+    if (done) return true;
+  }
+}
+
+bool CompletionJob::poll_stream(std::string& buf, std::chrono::milliseconds timeout) {
+  const bool usage_on = request_.include_usage;
+  if (!stream_started_) {
+    stream_started_ = true;
+    if (request_.kind == ApiKind::chat)
+      for (size_t k = 0; k < choices_.size(); ++k)
+        buf += sse_event(stream_chunk(header_, int(k), "", FinishReason::none, true, usage_on));
+  }
+  if (n_finished_events_ >= int(choices_.size())) return true;  // [DONE] already written
+  for (const Event& e : take_events(timeout)) {
+    apply(e);
+    if (!e.error.empty()) {
+      buf += sse_event(ApiError::error_body("the engine failed the request: " + e.error, "internal_server_error",
+                                            "", ""));
+    } else if (!e.new_text.empty() || e.finished) {
+      buf += sse_event(
+          stream_chunk(header_, e.choice, e.new_text, e.finished ? e.finish : FinishReason::none, false, usage_on));
     }
   }
+  if (n_finished_events_ < int(choices_.size())) return false;
   if (usage_on) buf += sse_event(usage_chunk(header_, usage()));
   buf += "data: [DONE]\n\n";
-  return write(buf);
+  return true;
 }
 
 void CompletionJob::abort_unfinished() {
