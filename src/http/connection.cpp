@@ -19,7 +19,7 @@ using boost::system::error_code;
 // by an engine callback must not keep a closed connection (and its socket) alive
 // past the io_context; every call is posted to the strand and checked against
 // the request it was made for.
-class ConnectionResponder : public Responder {
+class ConnectionResponder : public Responder, public std::enable_shared_from_this<ConnectionResponder> {
  public:
   ConnectionResponder(std::weak_ptr<Connection> conn, std::shared_ptr<ServerState> state, uint64_t seq)
       : conn_(std::move(conn)), state_(std::move(state)), seq_(seq) {}
@@ -38,7 +38,7 @@ class ConnectionResponder : public Responder {
   }
   void set_on_cancel(std::function<void()> fn) override {
     auto shared = std::make_shared<std::function<void()>>(std::move(fn));
-    const bool posted = run([self = this, shared](Connection&) {
+    const bool posted = run([self = shared_from_this(), shared](Connection&) {
       if (self->cancelled_.load()) {
         (*shared)();
       } else {
@@ -64,7 +64,7 @@ class ConnectionResponder : public Responder {
 
  private:
   // Posts `fn` to the connection's strand; false when the connection or the
-  // server is gone. The lambda keeps this responder alive (callers hold it).
+  // server is gone. Under post_mu, so the server cannot stop in between.
   template <typename Fn>
   bool run(Fn fn) {
     std::shared_lock<std::shared_mutex> lock(state_->post_mu);

@@ -12,7 +12,8 @@ struct Options {
   int port = 0;                  // 0: any free port (Server::port() says which)
   int n_io_threads = 2;          // threads running the one io_context; connections cost none
   int listen_backlog = 4096;     // pending connections the kernel queues
-  double header_timeout_s = 10;  // first byte of a request -> its last header byte (whole header)
+  double header_timeout_s = 10;  // first byte of a request -> its last header byte (whole header);
+                                 // also how long a new connection may stay silent
   double body_timeout_s = 60;    // end of the header -> last body byte (whole body)
   double keep_alive_timeout_s = 5;  // idle between requests on a kept-alive connection
   double write_timeout_s = 60;   // one pending write (a stalled reader is dropped)
