@@ -302,8 +302,15 @@ TEST(HttpServer, ShutdownDrainsIdleAndLetsRunningRequestsFinish) {
   half.send("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc");
   RawSocket running(s->port());
   running.send("GET /hold HTTP/1.1\r\n\r\n");
+  // Running: its handler has it (n_active alone might still count idle's reply).
+  auto n_held = [&] {
+    std::lock_guard<std::mutex> lock(s->mu);
+    return s->held.size();
+  };
   const auto t0 = Clock::now();
-  while (s->server.n_active_requests() < 1 && since(t0) < 2) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  while (n_held() < 1 && since(t0) < 2) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_EQ(n_held(), 1u);
+  while (s->server.n_active_requests() > 1 && since(t0) < 2) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   ASSERT_EQ(s->server.n_active_requests(), 1u);
 
   s->server.stop_accepting();
