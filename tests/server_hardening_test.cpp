@@ -199,14 +199,14 @@ TEST(ServerAuth, ApiKeyGuardsTheApiAndPostsMustBeJson) {
     ASSERT_TRUE(res);
     EXPECT_EQ(res->status, 200) << res->body;
 
-    const double steps = metric(test::metrics_page(port), "seam_steps_total");
+    const double steps = test::settled_metric(port, "seam_steps_total");
     for (const std::string type : {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data", ""}) {
       auto r = ok.Post("/v1/completions", body, type);
       ASSERT_TRUE(r);
       EXPECT_EQ(r->status, 415) << "'" << type << "': " << r->body;
       EXPECT_TRUE(error_of(r).is_object()) << r->body;
     }
-    EXPECT_EQ(metric(test::metrics_page(port), "seam_steps_total"), steps);
+    EXPECT_EQ(test::settled_metric(port, "seam_steps_total"), steps);
   }
   EXPECT_TRUE(api_key_matches("Bearer k", "k"));
   EXPECT_FALSE(api_key_matches("Bearer k", ""));

@@ -42,7 +42,7 @@ class ServerAttacks : public ::testing::Test {
   static test::ServerProcess* server_;
   int port() const { return server_->port(); }
   // Engine steps so far: any request that reached the engine moves it.
-  double engine_steps() const { return metric(test::metrics_page(port()), "seam_steps_total"); }
+  double engine_steps() const { return test::settled_metric(port(), "seam_steps_total"); }
 };
 test::ServerProcess* ServerAttacks::server_ = nullptr;
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "bench_serving/http_client.h"
 
@@ -27,6 +28,18 @@ inline double metric(const std::string& page, const std::string& name) {
   const size_t pos = page.find("\n" + name + " ");
   if (pos == std::string::npos) return -1;
   return std::stod(page.substr(pos + name.size() + 2));
+}
+
+// A metric once it holds still for 100 ms: engine stats are published after a
+// step's callbacks, so a client may have its answer before the counters move.
+inline double settled_metric(int port, const std::string& name) {
+  double last = metric(metrics_page(port), name);
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const double now = metric(metrics_page(port), name);
+    if (now == last) return now;
+    last = now;
+  }
 }
 
 // Seconds a GET /health takes on a fresh connection; a large value when it fails.

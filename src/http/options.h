@@ -11,6 +11,7 @@ struct Options {
   std::string host = "127.0.0.1";
   int port = 0;                  // 0: any free port (Server::port() says which)
   int n_io_threads = 2;          // threads running the one io_context; connections cost none
+  int n_worker_threads = 2;      // Server::post_work(): CPU-heavy handler work off the io threads
   int listen_backlog = 4096;     // pending connections the kernel queues
   double header_timeout_s = 10;  // first byte of a request -> its last header byte (whole header);
                                  // also how long a new connection may stay silent

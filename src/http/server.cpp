@@ -12,6 +12,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "core/error.h"
 #include "http/connection.h"
@@ -71,6 +72,7 @@ struct Server::Impl {
   net::io_context ioc;
   tcp::acceptor acceptor;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  std::unique_ptr<net::thread_pool> workers;
   std::vector<std::thread> threads;
   int port = 0;
   bool started = false, stopped = false;
@@ -93,6 +95,7 @@ void Server::set_error_body(ErrorBody error_body) {
 void Server::start() {
   const Options& o = impl_->state->options;
   SEAM_CHECK(o.n_io_threads >= 1, "--http-threads must be >= 1, got ", o.n_io_threads);
+  SEAM_CHECK(o.n_worker_threads >= 1, "http: n_worker_threads must be >= 1, got ", o.n_worker_threads);
   SEAM_CHECK(o.port >= 0 && o.port <= 65535, "--port must be in [0, 65535], got ", o.port);
   SEAM_CHECK(o.listen_backlog >= 1, "--listen-backlog must be >= 1, got ", o.listen_backlog);
   SEAM_CHECK(o.header_timeout_s > 0 && o.body_timeout_s > 0 && o.keep_alive_timeout_s > 0 && o.write_timeout_s > 0,
@@ -115,11 +118,18 @@ void Server::start() {
   impl_->port = a.local_endpoint().port();
   impl_->started = true;
   impl_->work.emplace(impl_->ioc.get_executor());
+  impl_->workers = std::make_unique<net::thread_pool>(size_t(o.n_worker_threads));
   net::post(a.get_executor(), [impl = impl_.get()] { impl->accept(); });
   for (int i = 0; i < o.n_io_threads; ++i) impl_->threads.emplace_back([impl = impl_.get()] { impl->ioc.run(); });
 }
 
 int Server::port() const { return impl_->port; }
+
+void Server::post_work(std::function<void()> fn) {
+  std::shared_lock<std::shared_mutex> lock(impl_->state->post_mu);
+  if (!impl_->state->alive || !impl_->workers) return;
+  net::post(*impl_->workers, std::move(fn));
+}
 
 void Server::stop_accepting() {
   if (!impl_->started) return;
@@ -164,6 +174,9 @@ void Server::stop() {
   s.ioc.stop();
   for (auto& t : s.threads) t.join();
   s.threads.clear();
+  // Work in progress finishes (its replies go nowhere); work not started is dropped.
+  s.workers->stop();
+  s.workers->join();
   // Connections still registered die here, while their io_context exists.
   std::unordered_map<Connection*, std::shared_ptr<Connection>> left;
   {

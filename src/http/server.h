@@ -49,6 +49,11 @@ class Server {
   void start();
   int port() const;
 
+  // Runs `fn` on a worker thread (Options::n_worker_threads): for handler work
+  // that takes CPU time (parsing a large body, tokenizing), so that it never
+  // holds an io thread. After stop(), `fn` is dropped.
+  void post_work(std::function<void()> fn);
+
   void stop_accepting();
   void close_idle_connections();
   size_t n_active_requests() const;  // dispatched and not yet fully answered

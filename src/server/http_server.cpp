@@ -86,6 +86,7 @@ HttpServer::HttpServer(ServerOptions options)
         o.host = options_.host;
         o.port = options_.port;
         o.n_io_threads = options_.n_http_threads;
+        o.n_worker_threads = options_.n_http_threads;
         o.listen_backlog = options_.listen_backlog;
         o.header_timeout_s = options_.header_timeout_s;
         o.body_timeout_s = options_.body_timeout_s;
@@ -225,19 +226,26 @@ void HttpServer::add_routes() {
         check_key(req);
         if (!is_json_content_type(req.header("Content-Type")))
           throw ApiError(415, "the request body must be sent as 'Content-Type: application/json'", "", "", "");
-        handle_completion(kind, req, res);
       } catch (const ApiError& e) {
-        reply_error(res, e);
-      } catch (const Error& e) {
-        reply_error(res, bad_request(e.what()));
-      } catch (const std::exception& e) {
-        reply_error(res, ApiError(500, "internal error"));
+        return reply_error(res, e);
       }
+      // Parsing, templating and tokenizing take CPU time: on a worker, not an io thread.
+      http_.post_work([=, this, req = std::move(req)]() mutable {
+        try {
+          handle_completion(kind, req, res);
+        } catch (const ApiError& e) {
+          reply_error(res, e);
+        } catch (const Error& e) {
+          reply_error(res, bad_request(e.what()));
+        } catch (const std::exception& e) {
+          reply_error(res, ApiError(500, "internal error"));
+        }
+      });
     });
   }
 }
 
-// On an io thread: everything up to the engine submission, then returns; the
+// On a worker thread: everything up to the engine submission, then returns; the
 // pump answers from the engine's events.
 void HttpServer::handle_completion(ApiKind kind, http::Request& req, const std::shared_ptr<http::Responder>& res) {
   if (!ready_.load()) throw ApiError(503, "the model is still loading; wait for GET /health to return 200");
@@ -261,6 +269,8 @@ void HttpServer::handle_completion(ApiKind kind, http::Request& req, const std::
   });
   job->submit();
   track(job);
+  // The client may have left while this ran (before the cancel could see the job).
+  if (res->cancelled()) job->abort_unfinished();
   res->post([job, res, state] { pump(*state, *job, *res); });
 }
 
