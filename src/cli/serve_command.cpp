@@ -36,7 +36,8 @@ int serve_command(int argc, char** argv) {
   app.add_option("--host", opt.host, "address to listen on");
   app.add_option("--port", opt.port, "port to listen on (0: any free port)");
   app.add_option("--max-queued-requests", opt.max_queued_requests,
-                 "requests (choices) in flight beyond which new ones get HTTP 503; 0: no limit");
+                 "requests (choices) in flight beyond which new ones get HTTP 503 with Retry-After (a request "
+                 "with more choices than this gets 400); 0: no limit");
   app.add_option("--chat-template", opt.chat_template,
                  "llama-2 | llama-3 | llama-3.1 | chatml | mistral | plain, or a file with a Jinja chat template "
                  "(default: the model's tokenizer_config.json chat_template, else plain)");
