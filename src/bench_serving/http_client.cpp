@@ -139,7 +139,6 @@ HttpResult HttpClient::send(const std::string& method, const std::string& path, 
   parser.header_limit(1 << 20);
   HttpReply reply;
   std::string pending;  // received, not yet parsed
-  size_t delivered = 0;  // body bytes already handed to on_body
   bool headers_seen = false;
   char buf[16384];
   for (;;) {
@@ -158,12 +157,11 @@ HttpResult HttpClient::send(const std::string& method, const std::string& path, 
       for (const auto& f : parser.get()) reply.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     }
     if (headers_seen && on_body) {
+      // The parser appends to the body string: hand over what is there, then drop it.
       std::string& b = parser.get().body();
-      if (b.size() > delivered) {
-        if (!on_body(reply, b.data() + delivered, b.size() - delivered)) return HttpResult(reply);
-        // The parser appends to the body string; what was delivered can go.
+      if (!b.empty()) {
+        if (!on_body(reply, b.data(), b.size())) return HttpResult(reply);
         b.clear();
-        delivered = 0;
       }
     }
     if (parser.is_done()) break;
@@ -174,10 +172,8 @@ HttpResult HttpClient::send(const std::string& method, const std::string& path, 
       boost::beast::error_code ec;
       parser.put_eof(ec);
       if (ec) return HttpResult(headers_seen ? "connection closed mid-response" : "connection closed with no response");
-      if (headers_seen && on_body) {
-        std::string& b = parser.get().body();
-        if (b.size() > delivered) on_body(reply, b.data() + delivered, b.size() - delivered);
-      }
+      if (headers_seen && on_body && !parser.get().body().empty())
+        on_body(reply, parser.get().body().data(), parser.get().body().size());
       break;
     }
     pending.append(buf, size_t(n));
