@@ -4,18 +4,17 @@
 #   bash scripts/gpu_suite.sh [section ...]      (default: configure build test bench)
 #
 # Sections (run in the order given):
-#   configure  cmake -G Ninja, CUDA on, sm_90a (SEAM_CUDA_ARCHS), the carried httplib / PCRE2 from .carry/
+#   configure  cmake -G Ninja, CUDA on, sm_90a (SEAM_CUDA_ARCHS), the carried PCRE2 from .carry/
 #   build      builds $SEAM_GPU_TARGETS (default: the CUDA tests and the kernel bench)
 #   test       runs every tests/cuda/*_test binary            -> $OUT/gpu_tests.log
 #   bench      runs seam_kernel_bench                          -> $OUT/kernel_bench.md
 #   info       nvidia-smi and toolchain versions               -> $OUT/device_info.txt
 # Add a section by writing a section_<name> function below; keep $OUT to at most 8 files.
 #
-# The device machine lacks cpp-httplib and the PCRE2 headers: they travel in the
-# git-ignored folder .carry/ (name it in the device call's `carry`):
-#   .carry/include/{httplib.h,pcre2.h}, .carry/lib/{libpcre2-8.so,libcpp-httplib.so.0.11},
-#   .carry/pkgconfig/libpcre2-8.pc (prefix relative to the .pc file), plus the headers
-#   httplib.h includes (brotli/, openssl/, zlib.h). A .carry/shared/ (copy of the shared
+# The device machine lacks the PCRE2 headers (it has Boost, which the HTTP layer uses):
+# they travel in the git-ignored folder .carry/ (name it in the device call's `carry`):
+#   .carry/include/pcre2.h, .carry/lib/libpcre2-8.so,
+#   .carry/pkgconfig/libpcre2-8.pc (prefix relative to the .pc file). A .carry/shared/ (copy of the shared
 #   folder's small models, golden outputs, tokenizers) becomes SEAM_SHARED_DIR: ../shared
 #   does not travel.
 # The build dir (build-gpu/) persists only while the device machine stays warm.
@@ -54,9 +53,7 @@ section_configure() {
   local shared=()
   [ -d "$CARRY/shared" ] && shared=(-DSEAM_SHARED_DIR="$CARRY/shared")
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEAM_CUDA=ON "${shared[@]}" \
-    -DCMAKE_CUDA_ARCHITECTURES="${SEAM_CUDA_ARCHS:-90a}" \
-    -DHTTPLIB_INCLUDE_DIR="$CARRY/include" \
-    -DHTTPLIB_LIBRARY="$CARRY/lib/libcpp-httplib.so.0.11" 2>&1 | tee "$OUT/configure.log" | tail -5
+    -DCMAKE_CUDA_ARCHITECTURES="${SEAM_CUDA_ARCHS:-90a}" 2>&1 | tee "$OUT/configure.log" | tail -5
   [ "${PIPESTATUS[0]}" -eq 0 ] || { FAILED+=(configure); return 1; }
 }
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Assembles .carry/ (git-ignored) on this machine for the device calls: the device machine
-# lacks cpp-httplib and the PCRE2 headers (../shared/DEVICE.md), and ../shared does not travel.
+# lacks the PCRE2 headers (../shared/DEVICE.md), and ../shared does not travel.
 # Run after scripts/setup.sh; name ".carry" in the device call's `carry`. Layout (what
 # scripts/gpu_suite.sh reads):
-#   .carry/include/  httplib.h, pcre2.h and the headers httplib.h includes (openssl, brotli, zlib)
-#   .carry/lib/      libcpp-httplib.so.0.11, libpcre2-8.so
+#   .carry/include/  pcre2.h
+#   .carry/lib/      libpcre2-8.so
 #   .carry/pkgconfig/libpcre2-8.pc (prefix relative to the .pc file)
 #   .carry/shared/   the small models, golden outputs and tokenizers (SEAM_SHARED_DIR there)
 set -euo pipefail
@@ -14,11 +14,7 @@ C="$ROOT/.carry"
 LIB=/usr/lib/x86_64-linux-gnu
 rm -rf "$C"
 mkdir -p "$C/include" "$C/lib" "$C/pkgconfig" "$C/shared"
-cp /usr/include/httplib.h /usr/include/pcre2.h /usr/include/zlib.h /usr/include/zconf.h "$C/include/"
-cp -r /usr/include/openssl /usr/include/brotli "$C/include/"
-# openssl's configuration headers live under the multiarch include folder.
-[ -d /usr/include/x86_64-linux-gnu/openssl ] && cp /usr/include/x86_64-linux-gnu/openssl/* "$C/include/openssl/"
-cp -L "$LIB/libcpp-httplib.so.0.11" "$C/lib/"
+cp /usr/include/pcre2.h "$C/include/"
 cp -L "$LIB/libpcre2-8.so" "$C/lib/"
 sed -e 's|^prefix=.*|prefix=${pcfiledir}/..|' -e 's|^libdir=.*|libdir=${prefix}/lib|' \
   -e 's|^includedir=.*|includedir=${prefix}/include|' "$LIB/pkgconfig/libpcre2-8.pc" > "$C/pkgconfig/libpcre2-8.pc"

@@ -9,9 +9,9 @@
 #include <regex>
 #include <thread>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_serving/http_client.h"
 #include "bench_serving/sse_client.h"
 #include "engine/engine.h"
 #include "server_process.h"
@@ -30,7 +30,7 @@ double metric(const std::string& page, const std::string& name) {
 }
 
 std::string get_metrics(int port) {
-  httplib::Client cli("127.0.0.1", port);
+  HttpClient cli("127.0.0.1", port);
   auto res = cli.Get("/metrics");
   return res && res->status == 200 ? "\n" + res->body : "";
 }

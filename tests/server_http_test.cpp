@@ -6,9 +6,9 @@
 #include <atomic>
 #include <thread>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_serving/http_client.h"
 #include "bench_serving/sse_client.h"
 #include "engine/engine.h"
 #include "server/http_server.h"
@@ -20,8 +20,8 @@ namespace {
 
 using json = nlohmann::json;
 
-httplib::Result post(int port, const std::string& path, const std::string& body) {
-  httplib::Client cli("127.0.0.1", port);
+HttpResult post(int port, const std::string& path, const std::string& body) {
+  HttpClient cli("127.0.0.1", port);
   cli.set_read_timeout(120, 0);
   return cli.Post(path.c_str(), body, "application/json");
 }
@@ -90,7 +90,7 @@ TEST_F(ServerHttp, BadRequestsGet4xxAndTheServerKeepsServing) {
   };
   for (const ErrorCase& c : cases) {
     auto res = post(port(), c.path, c.body);
-    ASSERT_TRUE(res) << c.body << ": no response: " << httplib::to_string(res.error());
+    ASSERT_TRUE(res) << c.body << ": no response: " << res.error();
     EXPECT_EQ(res->status, c.status) << c.path << " " << c.body << " -> " << res->body;
     expect_error_body(res->body, c.body);
     const json j = json::parse(res->body, nullptr, false);
@@ -108,15 +108,15 @@ TEST_F(ServerHttp, BadRequestsGet4xxAndTheServerKeepsServing) {
   EXPECT_EQ(res->status, 400);
   expect_error_body(res->body, "stream");
 
-  // A large body with curl's default content type is still read as JSON (not
-  // refused as an oversized form).
+  // A body with curl's default content type (a form) is refused, not run: a
+  // cross-site form POST must not reach the engine (issue 26, finding 9).
   {
-    httplib::Client cli("127.0.0.1", port());
+    HttpClient cli("127.0.0.1", port());
     const std::string big = "{\"prompt\": \"" + std::string(20000, 'a') + "\", \"max_tokens\": 1}";
     auto r = cli.Post("/v1/completions", big, "application/x-www-form-urlencoded");
     ASSERT_TRUE(r);
-    EXPECT_EQ(r->status, 400) << r->body;
-    EXPECT_NE(r->body.find("maximum context length"), std::string::npos) << r->body;
+    EXPECT_EQ(r->status, 415) << r->body;
+    expect_error_body(r->body, "form");
   }
 
   // Still serving.
@@ -130,7 +130,7 @@ TEST_F(ServerHttp, BadRequestsGet4xxAndTheServerKeepsServing) {
 }
 
 TEST_F(ServerHttp, ModelsHealthAndMetrics) {
-  httplib::Client cli("127.0.0.1", port());
+  HttpClient cli("127.0.0.1", port());
   auto health = cli.Get("/health");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
@@ -211,7 +211,7 @@ TEST(ServerLifecycle, HealthIs503UntilTheEngineIsAttached) {
   opt.served_model_name = "stories";
   HttpServer server(opt);
   server.start();
-  httplib::Client cli("127.0.0.1", server.port());
+  HttpClient cli("127.0.0.1", server.port());
   auto health = cli.Get("/health");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 503);

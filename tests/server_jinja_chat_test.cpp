@@ -4,7 +4,7 @@
 // raise_exception is a 400 carrying its message.
 #include <gtest/gtest.h>
 
-#include <httplib.h>
+#include "bench_serving/http_client.h"
 #include <nlohmann/json.hpp>
 
 #include "server_process.h"
@@ -34,8 +34,8 @@ class ServerJinjaChat : public ::testing::Test {
     delete server_;
     server_ = nullptr;
   }
-  static httplib::Result chat(const json& body) {
-    httplib::Client cli("127.0.0.1", server_->port());
+  static HttpResult chat(const json& body) {
+    HttpClient cli("127.0.0.1", server_->port());
     cli.set_read_timeout(120, 0);
     return cli.Post("/v1/chat/completions", body.dump(), "application/json");
   }

@@ -4,6 +4,8 @@
 #pragma once
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <optional>
 #include <regex>
 #include <string>
 #include <thread>
@@ -13,8 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <httplib.h>
-
+#include "bench_serving/http_client.h"
 #include "test_util.h"
 
 namespace seam::test {
@@ -25,7 +26,9 @@ class ServerProcess {
   explicit ServerProcess(const std::vector<std::string>& extra_args = {}, double timeout_s = 120) {
     std::signal(SIGPIPE, SIG_IGN);
     log_path_ = make_temp_dir("serve") + "/serve.log";
-    std::vector<std::string> args = {SEAM_BINARY, "serve", "--model-path", stories_dir(), "--device", "cpu",
+    // SEAM_TEST_SERVE_BINARY runs another build (e.g. an older one, to see a test fail there).
+    const char* other = std::getenv("SEAM_TEST_SERVE_BINARY");
+    std::vector<std::string> args = {other && *other ? other : SEAM_BINARY, "serve", "--model-path", stories_dir(), "--device", "cpu",
                                      "--port", "0"};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     pid_ = fork();
@@ -49,7 +52,7 @@ class ServerProcess {
         if (std::regex_search(text, m, std::regex("listening on http://[^:]+:([0-9]+)"))) port_ = std::stoi(m[1]);
       }
       if (port_ != 0) {
-        httplib::Client cli("127.0.0.1", port_);
+        HttpClient cli("127.0.0.1", port_);
         cli.set_connection_timeout(1, 0);
         auto res = cli.Get("/health");
         if (res && res->status == 200) return;
@@ -64,17 +67,22 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   std::string log() const { return read_file(log_path_); }
 
-  // Waits up to timeout_s for the process to exit on its own; returns its exit
-  // status (-1 when killed by a signal), or -2 when it is still running.
-  int wait_exit(double timeout_s) {
+  // Sends `sig` to the server.
+  void signal(int sig) {
+    if (pid_ > 0) kill(pid_, sig);
+  }
+  // Waits up to `timeout_s` for the server to exit; its exit status (-1 when
+  // killed by a signal), or nullopt while it still runs.
+  std::optional<int> wait_exit(double timeout_s) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    while (std::chrono::steady_clock::now() < deadline) {
+    do {
       if (exited()) return status_;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return -2;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    } while (std::chrono::steady_clock::now() < deadline);
+    return std::nullopt;
   }
 
   // SIGTERM, then SIGKILL after 20 s; returns the exit status (-1 when killed).

@@ -1,6 +1,6 @@
 #include "bench_serving/sse_client.h"
 
-#include <httplib.h>
+#include "bench_serving/http_client.h"
 
 #include "core/error.h"
 
@@ -8,34 +8,22 @@ namespace seam {
 
 SseResponse post_sse(const HttpTarget& target, const std::string& path, const std::string& json_body,
                      const std::function<bool(const std::string&, std::chrono::steady_clock::time_point)>& on_event) {
-  httplib::Client cli(target.host, target.port);
-  const time_t sec = time_t(target.timeout_s);
-  const time_t usec = time_t((target.timeout_s - double(sec)) * 1e6);
+  HttpClient cli(target.host, target.port);
+  const long sec = long(target.timeout_s);
+  const long usec = long((target.timeout_s - double(sec)) * 1e6);
   cli.set_connection_timeout(sec, usec);
   cli.set_read_timeout(sec, usec);
-  cli.set_write_timeout(sec, usec);
-  cli.set_keep_alive(false);
-  cli.set_tcp_nodelay(true);
+  cli.set_header("Accept", "text/event-stream");
 
   SseResponse out;
   std::string pending;  // bytes of an event not yet complete
-  bool is_stream = false;
   bool stopped = false;
 
-  httplib::Request req;
-  req.method = "POST";
-  req.path = path;
-  req.headers = {{"Accept", "text/event-stream"}};
-  req.set_header("Content-Type", "application/json");
-  req.body = json_body;
-  req.response_handler = [&](const httplib::Response& r) {
-    out.status = r.status;
-    is_stream = r.get_header_value("Content-Type").rfind("text/event-stream", 0) == 0;
-    return true;
-  };
-  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+  auto on_body = [&](const HttpReply& r, const char* data, size_t n) {
     const auto now = std::chrono::steady_clock::now();
-    if (!is_stream || out.status != 200) {
+    out.status = r.status;
+    const bool is_stream = r.get_header_value("Content-Type").rfind("text/event-stream", 0) == 0;
+    if (!is_stream || r.status != 200) {
       out.body.append(data, n);
       return true;
     }
@@ -64,16 +52,14 @@ SseResponse post_sse(const HttpTarget& target, const std::string& path, const st
     return true;
   };
 
-  httplib::Response res;
-  httplib::Error err = httplib::Error::Success;
-  const bool ok = cli.send(req, res, err);
+  const HttpResult res = cli.send("POST", path, json_body, "application/json", on_body);
   if (stopped) return out;
-  if (!ok) {
-    out.error = "HTTP request failed: " + httplib::to_string(err);
+  if (!res) {
+    out.error = "HTTP request failed: " + res.error();
     return out;
   }
-  if (out.status == 0) out.status = res.status;
-  if (out.status != 200) out.error = out.body.empty() ? res.body : out.body;
+  if (out.status == 0) out.status = res->status;
+  if (out.status != 200) out.error = out.body;
   return out;
 }
 

@@ -9,10 +9,10 @@
 #include <limits>
 
 #include <CLI/CLI.hpp>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "bench_serving/bench_metrics.h"
+#include "bench_serving/http_client.h"
 #include "bench_serving/load_runner.h"
 #include "bench_serving/random_dataset.h"
 #include "cli/commands.h"
@@ -25,11 +25,11 @@ namespace {
 
 // The served model card: its name and (seam's extra field) vocab size.
 nlohmann::json fetch_model_card(const HttpTarget& t) {
-  httplib::Client cli(t.host, t.port);
+  HttpClient cli(t.host, t.port);
   cli.set_connection_timeout(10, 0);
   cli.set_read_timeout(30, 0);
   auto res = cli.Get("/v1/models");
-  SEAM_CHECK(res, "GET http://", t.host, ":", t.port, "/v1/models failed: ", httplib::to_string(res.error()),
+  SEAM_CHECK(res, "GET http://", t.host, ":", t.port, "/v1/models failed: ", res.error(),
              " (is the server up?)");
   SEAM_CHECK(res->status == 200, "GET /v1/models: HTTP ", res->status, ": ", res->body);
   const auto j = nlohmann::json::parse(res->body, nullptr, false);

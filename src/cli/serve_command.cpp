@@ -1,30 +1,38 @@
 // seam serve: the OpenAI-compatible HTTP server. The listener comes up first
 // (GET /health answers 503 while the model loads), then the engine is built
-// and handed to it; SIGINT / SIGTERM stop it cleanly (exit 0). When a device
-// fault kills the engine, every in-flight and later request gets 500 "engine is
-// dead: ..." and /health 503; the process then exits non-zero, so that a
-// supervisor restarts it.
+// and handed to it. SIGINT / SIGTERM shut down gracefully: no new connections,
+// running requests finish for up to --graceful-shutdown-timeout seconds, then
+// are aborted, and the process exits 0; a second signal exits at once. When a
+// device fault kills the engine, every in-flight and later request gets 500
+// "engine is dead: ..." and /health 503; the process then exits non-zero, so
+// that a supervisor restarts it.
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <thread>
 
+#include <unistd.h>
+
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "engine/engine.h"
+#include "server/api_key.h"
 #include "server/chat_template.h"
 #include "server/http_server.h"
 
 namespace seam::cli {
 
 namespace {
-std::atomic<bool> g_stop{false};
 // After the engine died: how long later requests still get their 500 before the
 // process exits, and its exit status.
 constexpr int k_dead_linger_ms = 1000;
 constexpr int k_exit_engine_dead = 3;
-extern "C" void on_stop_signal(int) { g_stop.store(true); }
+std::atomic<int> g_n_signals{0};
+extern "C" void on_stop_signal(int sig) {
+  // Async-signal-safe only: a counter, and _exit for the second signal.
+  if (g_n_signals.fetch_add(1) >= 1) _exit(128 + sig);
+}
 }  // namespace
 
 int serve_command(int argc, char** argv) {
@@ -36,14 +44,31 @@ int serve_command(int argc, char** argv) {
   app.add_option("--port", opt.port, "port to listen on (0: any free port)");
   int max_queued_requests = 0;
   app.add_option("--max-queued-requests", max_queued_requests,
-                 "requests (choices) in flight beyond which new ones get HTTP 503 with Retry-After; 0: no limit");
+                 "requests (choices) in flight beyond which new ones get HTTP 503 with Retry-After (a request "
+                 "with more choices than this gets 400); 0: no limit");
   app.add_option("--chat-template", opt.chat_template,
                  "a file with a Jinja chat template, the name of one of the model's named templates, or a "
                  "built-in shortcut: llama-2 | llama-3 | llama-3.1 | chatml | mistral | plain (default: the "
                  "model's own template, rendered by the Jinja engine, else plain)");
-  app.add_option("--served-model-name", opt.served_model_name, "the model name of the API (default: --model-path)");
-  app.add_option("--http-threads", opt.n_http_threads, "HTTP worker threads; each open stream holds one");
+  app.add_option("--served-model-name", opt.served_model_name,
+                 "the model name of the API (default: the model folder's name)");
+  app.add_option("--api-key", opt.api_key,
+                 "require 'Authorization: Bearer KEY' on every /v1/* route (default: $SEAM_API_KEY; /health and "
+                 "/metrics stay open)");
+  app.add_option("--http-threads", opt.n_http_threads,
+                 "HTTP io threads (connections and streams cost no thread)");
   app.add_option("--listen-backlog", opt.listen_backlog, "connections the kernel queues before accept");
+  app.add_option("--http-header-timeout", opt.header_timeout_s,
+                 "seconds a client has for a request's whole header, from its first byte (else 408 and close)");
+  app.add_option("--http-body-timeout", opt.body_timeout_s,
+                 "seconds a client has for a request's whole body after its header (else 408; the request never runs)");
+  app.add_option("--timeout-keep-alive", opt.keep_alive_timeout_s,
+                 "seconds an idle kept-alive connection stays open (uvicorn's name)");
+  app.add_option("--http-max-header-bytes", opt.max_header_bytes, "request line + headers beyond which: HTTP 431");
+  app.add_option("--http-max-headers", opt.max_header_count, "header fields beyond which: HTTP 431");
+  double graceful_shutdown_timeout_s = 30;
+  app.add_option("--graceful-shutdown-timeout", graceful_shutdown_timeout_s,
+                 "on SIGTERM/SIGINT, seconds running requests may still finish before they are aborted");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -51,6 +76,9 @@ int serve_command(int argc, char** argv) {
   }
   SEAM_CHECK(max_queued_requests >= 0, "--max-queued-requests must be >= 0, got ", max_queued_requests);
   SEAM_CHECK(opt.listen_backlog >= 1, "--listen-backlog must be >= 1, got ", opt.listen_backlog);
+  SEAM_CHECK(graceful_shutdown_timeout_s >= 0, "--graceful-shutdown-timeout must be >= 0, got ",
+             graceful_shutdown_timeout_s);
+  opt.api_key = resolve_api_key(opt.api_key);
   EngineConfig config = flags.finish();
   config.max_queued_requests = max_queued_requests;
   // A bad --chat-template fails now, not after the model has loaded.
@@ -72,9 +100,9 @@ int serve_command(int argc, char** argv) {
 
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
-  while (!g_stop.load() && !engine.dead()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (g_n_signals.load() == 0 && !engine.dead()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   if (auto cause = engine.dead_cause()) {
-    // The engine already failed every request it held; let the HTTP threads answer
+    // The engine already failed every request it held; let the connections answer
     // them, and keep answering newcomers (500) and /health (503) a moment longer.
     std::fprintf(stderr, "seam serve: engine is dead (%s); exiting after answering open requests\n",
                  cause->c_str());
@@ -82,11 +110,14 @@ int serve_command(int argc, char** argv) {
     while (server.n_in_flight() > 0 && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     std::this_thread::sleep_for(std::chrono::milliseconds(k_dead_linger_ms));
-    server.stop();  // finishes the responses being written
+    server.shutdown(1.0);  // finishes the responses being written
     return k_exit_engine_dead;
   }
-  std::fprintf(stderr, "seam serve: stopping\n");
-  server.stop();  // aborts open requests while the engine still runs
+  std::fprintf(stderr, "seam serve: shutting down (up to %.0f s for running requests; a second signal exits now)\n",
+               graceful_shutdown_timeout_s);
+  std::fflush(stderr);
+  server.shutdown(graceful_shutdown_timeout_s);  // aborts what is left while the engine still runs
+  std::fprintf(stderr, "seam serve: stopped\n");
   return 0;
 }
 

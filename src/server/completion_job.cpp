@@ -1,6 +1,7 @@
 #include "server/completion_job.h"
 
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <random>
@@ -127,7 +128,7 @@ void CompletionJob::submit() {
 // whose client went away (nobody drains them) are still counted.
 void CompletionJob::on_output(int k, const RequestOutput& out) {
   const auto now = Clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   Choice& c = choices_[size_t(k)];
   Event e;
   e.choice = k;
@@ -148,6 +149,8 @@ void CompletionJob::on_output(int k, const RequestOutput& out) {
   }
   events_.push_back(std::move(e));
   cv_.notify_all();
+  lock.unlock();
+  if (notify_) notify_();
 }
 
 std::deque<CompletionJob::Event> CompletionJob::take_events(std::chrono::milliseconds timeout) {
@@ -194,8 +197,13 @@ Usage CompletionJob::usage() const {
 }
 
 nlohmann::json CompletionJob::wait_response() {
-  while (n_finished_events_ < int(choices_.size()))
-    for (const Event& e : take_events(std::chrono::milliseconds(1000))) apply(e);
+  for (;;)
+    if (auto body = poll_response(std::chrono::milliseconds(1000))) return *body;
+}
+
+std::optional<nlohmann::json> CompletionJob::poll_response(std::chrono::milliseconds timeout) {
+  for (const Event& e : take_events(timeout)) apply(e);
+  if (n_finished_events_ < int(choices_.size())) return std::nullopt;
   if (!first_error_.empty()) throw ApiError(500, error_message(first_error_kind_, first_error_));
   std::vector<ChoiceResult> results;
   for (const Choice& c : choices_) results.push_back(ChoiceResult{c.text, c.finish});
@@ -203,32 +211,40 @@ nlohmann::json CompletionJob::wait_response() {
 }
 
 bool CompletionJob::stream(const std::function<bool(const std::string&)>& write) {
-  const bool usage_on = request_.include_usage;
   std::string buf;
-  if (request_.kind == ApiKind::chat)
-    for (size_t k = 0; k < choices_.size(); ++k)
-      buf += sse_event(stream_chunk(header_, int(k), "", FinishReason::none, true, usage_on));
-  while (n_finished_events_ < int(choices_.size())) {
-    for (const Event& e : take_events(std::chrono::milliseconds(500))) {
-      apply(e);
-      if (!e.error.empty()) {
-        buf += sse_event(ApiError::error_body(error_message(e.error_kind, e.error), "internal_server_error", "", ""));
-      } else if (!e.new_text.empty() || e.finished) {
-        buf += sse_event(
-            stream_chunk(header_, e.choice, e.new_text, e.finished ? e.finish : FinishReason::none, false, usage_on));
-      }
+  for (;;) {
+    const bool done = poll_stream(buf, std::chrono::milliseconds(500));
+    if (!buf.empty() && !write(buf)) {
+      abort_unfinished();
+      return false;
     }
-    if (!buf.empty()) {
-      if (!write(buf)) {
-        abort_unfinished();
-        return false;
-      }
-      buf.clear();
+    buf.clear();
+    if (done) return true;
+  }
+}
+
+bool CompletionJob::poll_stream(std::string& buf, std::chrono::milliseconds timeout) {
+  const bool usage_on = request_.include_usage;
+  if (!stream_started_) {
+    stream_started_ = true;
+    if (request_.kind == ApiKind::chat)
+      for (size_t k = 0; k < choices_.size(); ++k)
+        buf += sse_event(stream_chunk(header_, int(k), "", FinishReason::none, true, usage_on));
+  }
+  if (n_finished_events_ >= int(choices_.size())) return true;  // [DONE] already written
+  for (const Event& e : take_events(timeout)) {
+    apply(e);
+    if (!e.error.empty()) {
+      buf += sse_event(ApiError::error_body(error_message(e.error_kind, e.error), "internal_server_error", "", ""));
+    } else if (!e.new_text.empty() || e.finished) {
+      buf += sse_event(
+          stream_chunk(header_, e.choice, e.new_text, e.finished ? e.finish : FinishReason::none, false, usage_on));
     }
   }
+  if (n_finished_events_ < int(choices_.size())) return false;
   if (usage_on) buf += sse_event(usage_chunk(header_, usage()));
   buf += "data: [DONE]\n\n";
-  return write(buf);
+  return true;
 }
 
 void CompletionJob::abort_unfinished() {

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,16 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   // Blocks until every choice finished; the response body. Throws ApiError(500)
   // when the engine failed a choice.
   nlohmann::json wait_response();
+
+  // For an event-driven server: `notify` runs on the engine thread after each
+  // new event (it must only post work elsewhere). Set before submit().
+  void set_notify(std::function<void()> notify) { notify_ = std::move(notify); }
+  // Drains events without blocking (or up to `timeout`): the response body
+  // once every choice finished, else nullopt. Throws as wait_response().
+  std::optional<nlohmann::json> poll_response(std::chrono::milliseconds timeout = {});
+  // Drains events (up to `timeout`) and appends their SSE text to `out`; true
+  // once every choice finished and "data: [DONE]" was appended.
+  bool poll_stream(std::string& out, std::chrono::milliseconds timeout = {});
 
   // Streams SSE events through `write` (false: the client is gone) until every
   // choice finished and "data: [DONE]" is written. Returns false when a write
@@ -106,6 +117,8 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   int n_finished_events_ = 0;  // drained side
   std::string first_error_;
   ErrorKind first_error_kind_ = ErrorKind::none;
+  std::function<void()> notify_;
+  bool stream_started_ = false;  // drained side
 };
 
 }  // namespace seam

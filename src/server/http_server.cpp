@@ -1,37 +1,101 @@
 #include "server/http_server.h"
 
 #include <chrono>
-#include <csignal>
-#include <sys/socket.h>
-
-#include <httplib.h>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
 
 #include "engine/engine.h"
 #include "server/api_error.h"
+#include "server/api_key.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 
 namespace seam {
 
-// httplib listens with a compiled-in backlog of 5, which drops connections
-// (SYN retries of a second or more) when hundreds of clients connect at once;
-// listen() on the bound socket again raises it.
-class HttpServer::Listener : public httplib::Server {
- public:
-  bool set_backlog(int n) { return ::listen(svr_sock_, n) == 0; }
-};
-
 namespace {
 
-void send_error(httplib::Response& res, const ApiError& e) {
-  res.status = e.status();
-  if (e.retry_after_s() > 0) res.set_header("Retry-After", std::to_string(e.retry_after_s()));
-  res.set_content(dump_json(e.body()), "application/json");
+using Clock = std::chrono::steady_clock;
+
+http::Response error_response(const ApiError& e) {
+  http::Response r(e.status(), "application/json", dump_json(e.body()));
+  // A full queue (or a server still loading) is worth retrying: the error says when.
+  if (e.retry_after_s() > 0) r.headers.push_back({"Retry-After", std::to_string(e.retry_after_s())});
+  if (e.status() == 401) r.headers.push_back({"WWW-Authenticate", "Bearer"});
+  return r;
+}
+
+// The served name by default: the model folder's name, never its absolute path.
+std::string folder_name(const std::string& model_path) {
+  std::filesystem::path p(model_path);
+  while (!p.empty() && p.filename().empty()) p = p.parent_path();  // "models/x/" -> "models/x"
+  const std::string name = p.filename().string();
+  return name.empty() ? "model" : name;
+}
+
+// "application/json", any case, with or without parameters ("; charset=utf-8").
+bool is_json_content_type(const std::string& value) {
+  std::string media = value.substr(0, value.find(';'));
+  while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.pop_back();
+  while (!media.empty() && (media.front() == ' ' || media.front() == '\t')) media.erase(0, 1);
+  return http::iequals(media, "application/json");
+}
+
+// What one completion's strand-side pump remembers between engine events.
+struct Pump {
+  bool stream = false;
+  bool started = false;
+  bool done = false;
+};
+
+// On the connection's strand: drains the job's events into the reply. Streams
+// start with their header on the first pump; a whole response goes out once
+// every choice finished.
+void pump(Pump& p, CompletionJob& job, http::Responder& res) {
+  if (p.done) return;
+  if (p.stream) {
+    if (!p.started) {
+      p.started = true;
+      res.start_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}});
+    }
+    std::string buf;
+    const bool finished = job.poll_stream(buf);
+    if (!buf.empty()) res.write(std::move(buf));
+    if (finished) {
+      p.done = true;
+      res.finish();
+    }
+    return;
+  }
+  try {
+    if (auto body = job.poll_response()) {
+      p.done = true;
+      res.send(http::Response(200, "application/json", dump_json(*body)));
+    }
+  } catch (const ApiError& e) {
+    p.done = true;
+    res.send(error_response(e));
+  }
 }
 
 }  // namespace
 
-HttpServer::HttpServer(ServerOptions options) : options_(std::move(options)), listener_(std::make_unique<Listener>()) {
+HttpServer::HttpServer(ServerOptions options)
+    : options_(std::move(options)), http_([&] {
+        http::Options o;
+        o.host = options_.host;
+        o.port = options_.port;
+        o.n_io_threads = options_.n_http_threads;
+        o.n_worker_threads = options_.n_http_threads;
+        o.listen_backlog = options_.listen_backlog;
+        o.header_timeout_s = options_.header_timeout_s;
+        o.body_timeout_s = options_.body_timeout_s;
+        o.keep_alive_timeout_s = options_.keep_alive_timeout_s;
+        o.max_header_bytes = options_.max_header_bytes;
+        o.max_header_count = options_.max_header_count;
+        o.max_body_bytes = options_.max_body_bytes;
+        return o;
+      }()) {
   ctx_.metrics = &metrics_;
   ctx_.n_in_flight = &n_in_flight_;
 }
@@ -39,35 +103,20 @@ HttpServer::HttpServer(ServerOptions options) : options_(std::move(options)), li
 HttpServer::~HttpServer() { stop(); }
 
 void HttpServer::start() {
-  SEAM_CHECK(options_.n_http_threads >= 1, "--http-threads must be >= 1, got ", options_.n_http_threads);
-  SEAM_CHECK(options_.port >= 0 && options_.port <= 65535, "--port must be in [0, 65535], got ", options_.port);
-  // A client that goes away mid-write must fail the write, not kill the process.
-  std::signal(SIGPIPE, SIG_IGN);
-  const size_t n_threads = size_t(options_.n_http_threads);
-  listener_->new_task_queue = [n_threads] { return new httplib::ThreadPool(n_threads); };
-  listener_->set_socket_options([](socket_t s) {
-    int yes = 1;
-    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // restart without waiting out TIME_WAIT
+  // The replies the HTTP layer makes itself (404, 405, 408, 413, 431, ...) carry
+  // an OpenAI error body too.
+  http_.set_error_body([this](int status, const std::string& message) {
+    metrics_.count_rejected(status);
+    return error_response(ApiError(status, message));
   });
-  listener_->set_tcp_nodelay(true);  // stream chunks leave at once
-  listener_->set_keep_alive_max_count(100000);
-  listener_->set_write_timeout(60, 0);
-  listener_->set_payload_max_length(size_t(64) << 20);
   add_routes();
-  if (options_.port == 0) {
-    port_ = listener_->bind_to_any_port(options_.host);
-    SEAM_CHECK(port_ > 0, "cannot listen on ", options_.host, " (any port)");
-  } else {
-    SEAM_CHECK(listener_->bind_to_port(options_.host, options_.port), "cannot listen on ", options_.host, ":",
-               options_.port, " (in use, or not a local address)");
-    port_ = options_.port;
-  }
-  SEAM_CHECK(listener_->set_backlog(options_.listen_backlog), "cannot set the listen backlog to ",
-             options_.listen_backlog);
-  thread_ = std::thread([this] {
-    listener_->listen_after_bind();
-    listen_done_.store(true);
-  });
+  http_.start();
+  port_ = http_.port();
+  if (options_.api_key.empty() && !is_loopback_host(options_.host))
+    std::fprintf(stderr,
+                 "seam serve: warning: listening on %s without an API key: anyone who can reach it can use it "
+                 "(--api-key or SEAM_API_KEY)\n",
+                 options_.host.c_str());
 }
 
 void HttpServer::attach(Engine& engine) {
@@ -81,25 +130,41 @@ void HttpServer::attach(Engine& engine) {
   }
   ctx_.engine = &engine;
   ctx_.chat_template = chat_template_.get();
-  ctx_.model_name = options_.served_model_name.empty() ? cfg.model_path : options_.served_model_name;
+  ctx_.model_name = options_.served_model_name.empty() ? folder_name(cfg.model_path) : options_.served_model_name;
   engine_ = &engine;
   ready_.store(true);
 }
 
+void HttpServer::abort_jobs() {
+  std::lock_guard<std::mutex> lock(jobs_mu_);
+  for (auto& w : jobs_)
+    if (auto job = w.lock()) job->abort_unfinished();
+}
+
+void HttpServer::shutdown(double timeout_s) {
+  stopping_.store(true);  // /health and new requests: 503
+  http_.stop_accepting();
+  http_.close_idle_connections();
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(std::max(0.0, timeout_s)));
+  while (http_.n_active_requests() > 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (http_.n_active_requests() > 0) {
+    std::fprintf(stderr, "seam serve: %zu requests still running after %.0f s: aborting them\n",
+                 http_.n_active_requests(), timeout_s);
+    abort_jobs();
+    // Their aborted replies go out within an engine step or two.
+    const auto flush_until = Clock::now() + std::chrono::seconds(2);
+    while (http_.n_active_requests() > 0 && Clock::now() < flush_until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  stop();
+}
+
 void HttpServer::stop() {
-  if (stopping_.exchange(true)) return;
-  {
-    std::lock_guard<std::mutex> lock(jobs_mu_);
-    for (auto& w : jobs_)
-      if (auto job = w.lock()) job->abort_unfinished();
-  }
-  if (thread_.joinable()) {
-    // httplib's stop() does nothing until listen_after_bind has entered its
-    // accept loop; a stop right after start() must wait for that.
-    while (!listener_->is_running() && !listen_done_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    listener_->stop();
-    thread_.join();
-  }
+  stopping_.store(true);
+  abort_jobs();
+  http_.stop();
 }
 
 void HttpServer::track(const std::shared_ptr<CompletionJob>& job) {
@@ -110,110 +175,107 @@ void HttpServer::track(const std::shared_ptr<CompletionJob>& job) {
 }
 
 void HttpServer::add_routes() {
-  Listener& s = *listener_;
+  // Every /v1/* route: the API key, when one is set.
+  auto check_key = [this](const http::Request& req) {
+    if (options_.api_key.empty()) return;
+    if (!api_key_matches(req.header("Authorization"), options_.api_key))
+      throw ApiError(401, "missing or incorrect API key: send 'Authorization: Bearer <key>'", "",
+                     "invalid_request_error", "invalid_api_key");
+  };
+  auto reply_error = [this](const std::shared_ptr<http::Responder>& res, const ApiError& e) {
+    metrics_.count_rejected(e.status());
+    res->send(error_response(e));
+  };
 
   // 503 while loading or stopping, and for good once the engine is dead (a
   // supervisor then restarts the process, which exits non-zero).
-  s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-    if (ready_.load()) {
-      if (auto cause = engine_->dead_cause()) {
-        res.status = 503;
-        res.set_content(dump_json({{"status", "dead"}, {"error", engine_dead(*cause).what()}}), "application/json");
-        return;
-      }
-    }
+  http_.route("GET", "/health", [this](http::Request&, const std::shared_ptr<http::Responder>& res) {
+    if (ready_.load())
+      if (auto cause = engine_->dead_cause())
+        return res->send(http::Response(503, "application/json",
+                                        dump_json({{"status", "dead"}, {"error", engine_dead(*cause).what()}})));
     const bool ok = ready_.load() && !stopping_.load();
-    res.status = ok ? 200 : 503;
-    res.set_content(ok ? "{\"status\":\"ok\"}" : "{\"status\":\"loading\"}", "application/json");
+    res->send(http::Response(ok ? 200 : 503, "application/json",
+                             ok ? "{\"status\":\"ok\"}"
+                                : (stopping_.load() ? "{\"status\":\"stopping\"}" : "{\"status\":\"loading\"}")));
   });
 
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  http_.route("GET", "/metrics", [this](http::Request&, const std::shared_ptr<http::Responder>& res) {
     const EngineStats stats = ready_.load() ? engine_->stats() : EngineStats{};
-    res.set_content(metrics_.render(ready_.load() ? &stats : nullptr, n_in_flight_.load()), "text/plain; version=0.0.4");
+    res->send(http::Response(200, "text/plain; version=0.0.4",
+                             metrics_.render(ready_.load() ? &stats : nullptr, n_in_flight_.load())));
   });
 
-  s.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
-    if (!ready_.load()) return send_error(res, ApiError(503, "the model is still loading"));
-    nlohmann::json m;
-    m["id"] = ctx_.model_name;
-    m["object"] = "model";
-    m["created"] = 0;
-    m["owned_by"] = "seam";
-    m["root"] = engine_->config().model_path;
-    m["max_model_len"] = engine_->max_context();
-    m["vocab_size"] = engine_->model_info().vocab_size;  // seam's extra: bench-serving draws random ids with it
-    res.set_content(dump_json({{"object", "list"}, {"data", nlohmann::json::array({m})}}), "application/json");
-  });
-
-  // The body is read through a content reader: httplib's plain handlers refuse
-  // bodies over 8 KiB sent as application/x-www-form-urlencoded (curl's
-  // default content type) with 413, and would parse JSON as a query string.
-  auto completion = [this](ApiKind kind) {
-    return [this, kind](const httplib::Request&, httplib::Response& res, const httplib::ContentReader& reader) {
-      try {
-        std::string body;
-        const size_t max_body = size_t(64) << 20;
-        reader([&](const char* data, size_t n) {
-          body.append(data, n);
-          return body.size() <= max_body;
-        });
-        if (body.size() > max_body) throw ApiError(413, "the request body is over 64 MiB");
-        if (!ready_.load())
-          throw ApiError(503, "the model is still loading; wait for GET /health to return 200").with_retry_after(1);
-        if (stopping_.load()) throw ApiError(503, "the server is shutting down");
-        ApiRequest r = parse_api_request(body, kind);
-        if (!r.model.empty() && r.model != ctx_.model_name && r.model != engine_->config().model_path)
-          throw ApiError(404, "The model '" + r.model + "' does not exist; this server serves '" + ctx_.model_name + "'",
-                         "model", "invalid_request_error", "model_not_found");
-        const bool stream = r.stream;
-        auto job = std::make_shared<CompletionJob>(ctx_, std::move(r));
-        job->submit();
-        track(job);
-        if (!stream) {
-          res.set_content(dump_json(job->wait_response()), "application/json");
-          return;
-        }
-        res.set_header("Cache-Control", "no-cache");
-        res.set_chunked_content_provider(
-            "text/event-stream",
-            [job](size_t, httplib::DataSink& sink) {
-              const bool ok = job->stream([&sink](const std::string& s) { return sink.write(s.data(), s.size()); });
-              if (ok) sink.done();
-              return ok;
-            },
-            // Not success: the client went away (or the server stopped) before the end.
-            [job](bool success) {
-              if (!success) job->abort_unfinished();
-            });
-      } catch (const std::exception& e) {
-        // By kind (api/error_kind.h): 400 bad input, 404, 503 + Retry-After, 500.
-        const ApiError a = from_exception(e);
-        metrics_.count_rejected(a.status());
-        send_error(res, a);
-      }
-    };
-  };
-  s.Post("/v1/completions", completion(ApiKind::completion));
-  s.Post("/v1/chat/completions", completion(ApiKind::chat));
-
-  // Unknown paths and methods get an OpenAI-style body too.
-  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    const std::string msg = res.status == 404 ? "no route " + req.method + " " + req.path
-                                              : "HTTP " + std::to_string(res.status) + " for " + req.path;
-    res.set_content(dump_json(ApiError::error_body(msg, ApiError::default_type(res.status), "", "")),
-                    "application/json");
-  });
-  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string msg = "internal error";
+  http_.route("GET", "/v1/models", [=, this](http::Request& req, const std::shared_ptr<http::Responder>& res) {
     try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      msg += std::string(": ") + e.what();
-    } catch (...) {
+      check_key(req);
+      if (!ready_.load()) throw ApiError(503, "the model is still loading");
+      nlohmann::json m;
+      m["id"] = ctx_.model_name;
+      m["object"] = "model";
+      m["created"] = 0;
+      m["owned_by"] = "seam";
+      m["root"] = engine_->config().model_path;
+      m["max_model_len"] = engine_->max_context();
+      m["vocab_size"] = engine_->model_info().vocab_size;  // seam's extra: bench-serving draws random ids with it
+      res->send(http::Response(200, "application/json",
+                               dump_json({{"object", "list"}, {"data", nlohmann::json::array({m})}})));
+    } catch (const ApiError& e) {
+      reply_error(res, e);
     }
-    send_error(res, ApiError(500, msg));
   });
+
+  for (const auto& [path, kind] : {std::pair{"/v1/completions", ApiKind::completion},
+                                   std::pair{"/v1/chat/completions", ApiKind::chat}}) {
+    http_.route("POST", path, [=, this](http::Request& req, const std::shared_ptr<http::Responder>& res) {
+      try {
+        check_key(req);
+        if (!is_json_content_type(req.header("Content-Type")))
+          throw ApiError(415, "the request body must be sent as 'Content-Type: application/json'", "", "", "");
+      } catch (const ApiError& e) {
+        return reply_error(res, e);
+      }
+      // Parsing, templating and tokenizing take CPU time: on a worker, not an io thread.
+      http_.post_work([=, this, req = std::move(req)]() mutable {
+        try {
+          handle_completion(kind, req, res);
+        } catch (const std::exception& e) {
+          // By kind (api/error_kind.h): 400 bad input, 404, 503 + Retry-After, 500.
+          reply_error(res, from_exception(e));
+        }
+      });
+    });
+  }
+}
+
+// On a worker thread: everything up to the engine submission, then returns; the
+// pump answers from the engine's events.
+void HttpServer::handle_completion(ApiKind kind, http::Request& req, const std::shared_ptr<http::Responder>& res) {
+  if (!ready_.load())
+    throw ApiError(503, "the model is still loading; wait for GET /health to return 200").with_retry_after(1);
+  if (stopping_.load()) throw ApiError(503, "the server is shutting down");
+  ApiRequest r = parse_api_request(req.body, kind);
+  if (!r.model.empty() && r.model != ctx_.model_name && r.model != engine_->config().model_path)
+    throw ApiError(404, "The model '" + r.model + "' does not exist; this server serves '" + ctx_.model_name + "'",
+                   "model", "invalid_request_error", "model_not_found");
+  auto state = std::make_shared<Pump>();
+  state->stream = r.stream;
+  auto job = std::make_shared<CompletionJob>(ctx_, std::move(r));
+  // The engine thread only posts; the pump holds the job while it runs. The
+  // job holds the responder (through notify), so the responder holds the job
+  // only weakly: no cycle.
+  std::weak_ptr<CompletionJob> weak = job;
+  job->set_notify([weak, res, state] {
+    if (auto j = weak.lock()) res->post([j, res, state] { pump(*state, *j, *res); });
+  });
+  res->set_on_cancel([weak] {
+    if (auto j = weak.lock()) j->abort_unfinished();  // the client is gone: free its engine slots
+  });
+  job->submit();
+  track(job);
+  // The client may have left while this ran (before the cancel could see the job).
+  if (res->cancelled()) job->abort_unfinished();
+  res->post([job, res, state] { pump(*state, *job, *res); });
 }
 
 }  // namespace seam

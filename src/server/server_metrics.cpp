@@ -1,5 +1,6 @@
 #include "server/server_metrics.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -10,6 +11,11 @@ namespace {
 // The shortest text that reads back as the same double ("0.1", not "0.10000000000000001").
 std::string number(double x) {
   char buf[64];
+  // Whole numbers as integers ("30", not "3e+01"): counters and token counts.
+  if (x > -9.0e15 && x < 9.0e15 && x == std::floor(x)) {
+    std::snprintf(buf, sizeof buf, "%lld", (long long)x);
+    return buf;
+  }
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof buf, "%.*g", precision, x);
     if (std::strtod(buf, nullptr) == x) break;
