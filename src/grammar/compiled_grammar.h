@@ -21,7 +21,7 @@ namespace seam::grammar {
 
 struct CompileOptions {
   bool precompute_masks = true;                // all position masks at compile time (else on first use)
-  size_t state_mask_cache_bytes = size_t{16} << 20;  // the per-grammar cache of masks by parser state
+  size_t state_mask_cache_bytes = size_t{4} << 20;  // the per-grammar cache of masks by parser state
 };
 
 class CompiledGrammar {
