@@ -142,9 +142,15 @@ class EbnfParser {
     return ref(name);
   }
 
+  // Postfix operators, which may follow after spaces (as in GBNF).
   Expr parse_postfix(Expr e) {
     for (;;) {
-      if (pos_ >= s_.size()) return e;
+      const size_t before = pos_;
+      skip_blanks();
+      if (pos_ >= s_.size() || (s_[pos_] != '*' && s_[pos_] != '+' && s_[pos_] != '?' && s_[pos_] != '{')) {
+        pos_ = before;
+        return e;
+      }
       const char c = s_[pos_];
       if (c == '*') {
         ++pos_;
@@ -177,7 +183,7 @@ class EbnfParser {
   }
 
   void skip_blanks() {
-    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
   }
 
   int parse_int(size_t at) {
