@@ -60,8 +60,9 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::compile(const Constraint
   const std::string key = cache_key(c);
   if (auto hit = cache_.find(key)) return hit;
   auto compiled = std::make_shared<const CompiledGrammar>(constraint_grammar(c), vocab_, options_);
-  // Charged at its size plus the bound of its state-mask cache, which it may fill.
-  cache_.insert(key, compiled, compiled->memory_bytes() + key.size() + options_.state_mask_cache_bytes);
+  // Charged at the bounds of what it may grow to: its program plus its two mask caches.
+  cache_.insert(key, compiled,
+                compiled->memory_bytes() + key.size() + options_.state_mask_cache_bytes + options_.stack_top_mask_bytes);
   return compiled;
 }
 

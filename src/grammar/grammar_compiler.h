@@ -42,7 +42,7 @@ struct GrammarCompilerStats {
 
 class GrammarCompiler {
  public:
-  explicit GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, size_t max_cache_bytes = size_t{256} << 20,
+  explicit GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, size_t max_cache_bytes = size_t{1} << 30,
                            CompileOptions options = {});
 
   // The compiled grammar of `c`, from the cache or compiled now.

@@ -91,8 +91,12 @@ void GrammarMatcher::compute_mask(const ParserState& state, uint32_t* words) {
   std::memset(words, 0, n * 4);
   const size_t mark = arena_.size();  // nodes made below are scratch
   ParserState single;
+  std::vector<uint32_t> frames;
   for (int32_t s : state.stacks) {
-    const PositionMask& pm = grammar_->position_mask(arena_[s].pos);
+    frames.clear();
+    for (int32_t f = s; f >= 0 && frames.size() < kMaskContextFrames; f = arena_[f].parent) frames.push_back(arena_[f].pos);
+    const std::shared_ptr<const PositionMask> top = grammar_->stack_top_mask(frames);
+    const PositionMask& pm = *top;
     for (size_t w = 0; w < n; ++w) words[w] |= pm.accepted[w];
     for (int32_t id : pm.uncertain) {
       if (test_bit(words, id)) continue;

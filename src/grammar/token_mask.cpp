@@ -11,11 +11,13 @@ class PositionWalk {
   PositionWalk(const GrammarProgram& p, const TokenVocabulary& v, PositionMask& out)
       : vocab_(v), stepper_(p, arena_), out_(out) {}
 
-  void run(uint32_t pos) {
+  void run(const std::vector<uint32_t>& frames) {
     size_t max_len = 0;
     for (int32_t id : vocab_.sorted_ids()) max_len = std::max(max_len, vocab_.bytes(id).size());
     states_.resize(max_len + 2);  // one per depth, never resized during the walk
-    states_[0] = stepper_.at(pos, kOpenParent);
+    int32_t parent = kOpenParent;
+    for (size_t i = frames.size(); i-- > 1;) parent = arena_.get(frames[i], parent);
+    states_[0] = stepper_.at(frames[0], parent);
     walk(0, states_[0], false, 0);
   }
 
@@ -64,10 +66,11 @@ class PositionWalk {
 
 }  // namespace
 
-PositionMask compute_position_mask(const GrammarProgram& program, const TokenVocabulary& vocab, uint32_t pos) {
+PositionMask compute_position_mask(const GrammarProgram& program, const TokenVocabulary& vocab,
+                                   const std::vector<uint32_t>& frames) {
   PositionMask out;
   out.accepted.assign(static_cast<size_t>(vocab.n_words()), 0);
-  PositionWalk(program, vocab, out).run(pos);
+  PositionWalk(program, vocab, out).run(frames);
   return out;
 }
 
