@@ -1,5 +1,6 @@
 #include "grammar/grammar_matcher.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "core/error.h"
@@ -90,24 +91,51 @@ void GrammarMatcher::compute_mask(const ParserState& state, uint32_t* words) {
   const size_t n = static_cast<size_t>(n_words());
   std::memset(words, 0, n * 4);
   const size_t mark = arena_.size();  // nodes made below are scratch
-  ParserState single;
   std::vector<uint32_t> frames;
   for (int32_t s : state.stacks) {
     frames.clear();
     for (int32_t f = s; f >= 0 && frames.size() < kMaskContextFrames; f = arena_[f].parent) frames.push_back(arena_[f].pos);
     const std::shared_ptr<const PositionMask> top = grammar_->stack_top_mask(frames);
-    const PositionMask& pm = *top;
-    for (size_t w = 0; w < n; ++w) words[w] |= pm.accepted[w];
-    for (int32_t id : pm.uncertain) {
-      if (test_bit(words, id)) continue;
-      single.clear();
-      single.stacks.push_back(s);
-      if (stepper_->advance_all(single, v.bytes(id))) set_bit(words, id);
-    }
+    for (size_t w = 0; w < n; ++w) words[w] |= top->accepted[w];
+    check_uncertain(s, top->uncertain, words);
   }
   arena_.truncate(mark);
   if (state.can_end)
     for (int32_t id : v.stop_ids()) set_bit(words, id);
+}
+
+// The uncertain tokens come sorted by their bytes (a trie walk's order), so
+// each one reuses the states of the prefix it shares with the one before, and
+// a prefix that died rejects every following token that shares it.
+void GrammarMatcher::check_uncertain(int32_t stack, const std::vector<int32_t>& ids, uint32_t* words) {
+  const TokenVocabulary& v = grammar_->vocab();
+  if (depth_states_.empty()) depth_states_.resize(1);
+  depth_states_[0].clear();
+  depth_states_[0].stacks.push_back(stack);
+  std::string_view prev;
+  size_t dead_at = SIZE_MAX;  // prev's prefix of this length has no parse
+  for (int32_t id : ids) {
+    const std::string& b = v.bytes(id);
+    size_t lcp = 0;
+    while (lcp < prev.size() && lcp < b.size() && prev[lcp] == b[lcp]) ++lcp;
+    prev = b;
+    if (dead_at <= lcp) continue;
+    if (test_bit(words, id)) {
+      dead_at = SIZE_MAX;  // states past lcp are stale: recompute them for the next token
+      prev = prev.substr(0, lcp);
+      continue;
+    }
+    if (depth_states_.size() < b.size() + 1) depth_states_.resize(b.size() + 1);
+    dead_at = SIZE_MAX;
+    size_t d = lcp;
+    for (; d < b.size(); ++d) {
+      if (!stepper_->advance(depth_states_[d], static_cast<uint8_t>(b[d]), depth_states_[d + 1])) {
+        dead_at = d + 1;
+        break;
+      }
+    }
+    if (d == b.size()) set_bit(words, id);
+  }
 }
 
 }  // namespace seam::grammar

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -45,6 +46,7 @@ class GrammarMatcher {
  private:
   const ParserState& current() const { return history_.back(); }
   void compute_mask(const ParserState& state, uint32_t* words);
+  void check_uncertain(int32_t stack, const std::vector<int32_t>& ids, uint32_t* words);
 
   std::shared_ptr<const CompiledGrammar> grammar_;
   StackArena arena_;
@@ -52,6 +54,7 @@ class GrammarMatcher {
   std::vector<ParserState> history_;  // [0] the start; back() the current state
   bool terminated_ = false;
   ParserState scratch_;
+  std::vector<ParserState> depth_states_;  // check_uncertain's state after each prefix length
   std::string key_;
 };
 
