@@ -59,7 +59,8 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
-void bench(const std::string& vocab_name, std::shared_ptr<const TokenVocabulary> vocab, size_t n_schemas, int n_samples) {
+void bench(const std::string& vocab_name, std::shared_ptr<const TokenVocabulary> vocab, size_t n_schemas,
+           int n_samples) {
   for (size_t i = 0; i < n_schemas; ++i) {
     Constraint c{*kSchemas[i][1] ? ConstraintKind::kJsonSchema : ConstraintKind::kJsonObject, kSchemas[i][1], {}};
     const auto t0 = clock_type::now();
@@ -100,13 +101,15 @@ void bench(const std::string& vocab_name, std::shared_ptr<const TokenVocabulary>
         }
       }
     }
-    printf("[grammar bench] vocab %-14s schema %-11s compile %8.2f ms (%zu byte positions; after the walks %zu stack-top masks, %.1f MB) | "
-           "mask/token uncached: median %7.1f us p99 %8.1f us | first walk: median %6.1f us p99 %8.1f us | "
-           "warm cache: median %5.2f us p99 %6.2f us (%zu steps)\n",
-           vocab_name.c_str(), kSchemas[i][0], compile_ms, g->n_byte_positions(), g->n_stack_top_masks(),
-           static_cast<double>(g->memory_bytes()) / 1e6, percentile(uncached_us, 0.5),
-           percentile(uncached_us, 0.99), percentile(cold_us, 0.5),
-           percentile(cold_us, 0.99), percentile(warm_us, 0.5), percentile(warm_us, 0.99), cold_us.size());
+    printf(
+        "[grammar bench] vocab %-14s schema %-11s compile %8.2f ms (%zu byte positions; after the walks %zu stack-top "
+        "masks, %.1f MB) | "
+        "mask/token uncached: median %7.1f us p99 %8.1f us | first walk: median %6.1f us p99 %8.1f us | "
+        "warm cache: median %5.2f us p99 %6.2f us (%zu steps)\n",
+        vocab_name.c_str(), kSchemas[i][0], compile_ms, g->n_byte_positions(), g->n_stack_top_masks(),
+        static_cast<double>(g->memory_bytes()) / 1e6, percentile(uncached_us, 0.5), percentile(uncached_us, 0.99),
+        percentile(cold_us, 0.5), percentile(cold_us, 0.99), percentile(warm_us, 0.5), percentile(warm_us, 0.99),
+        cold_us.size());
   }
 }
 

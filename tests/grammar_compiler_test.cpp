@@ -40,7 +40,8 @@ TEST(GrammarCompiler, CacheStaysWithinItsByteBound) {
   o.stack_top_mask_bytes = 64 << 10;
   const auto vocab = test_vocab("llama3-style").vocab;
   // Room for a few grammars: each costs its masks plus its state-mask cache bound.
-  const auto probe = std::make_shared<const CompiledGrammar>(constraint_grammar({ConstraintKind::kRegex, "a{1}", {}}), vocab, o);
+  const auto probe =
+      std::make_shared<const CompiledGrammar>(constraint_grammar({ConstraintKind::kRegex, "a{1}", {}}), vocab, o);
   const size_t one = probe->memory_bytes() + o.state_mask_cache_bytes + o.stack_top_mask_bytes;
   const size_t budget = 4 * one;
   GrammarCompiler c(vocab, budget, o);

@@ -45,9 +45,11 @@ TEST(Ebnf, EscapesClassesAndUnicode) {
   EXPECT_TRUE(ebnf_accepts(R"(root ::= [\u00e0-\u00ff]+ "\U0001F600")", "\xC3\xA0\xC3\xBF\xF0\x9F\x98\x80"));
   EXPECT_TRUE(ebnf_accepts(R"(root ::= "é" . [\-\]])", "\xC3\xA9\xE4\xB8\x80-"));
   EXPECT_TRUE(ebnf_accepts(R"(root ::= x{3} x{1,} x{0,1}
-x ::= "a")", "aaaa"));
+x ::= "a")",
+                           "aaaa"));
   EXPECT_FALSE(ebnf_accepts(R"(root ::= x{3} x{1,}
-x ::= "a")", "aaa"));
+x ::= "a")",
+                            "aaa"));
   // Right recursion (a JSON-like nesting) runs; the stack set handles it.
   EXPECT_TRUE(ebnf_accepts(R"G(root ::= "(" root ")" | "")G", "((()))"));
   EXPECT_FALSE(ebnf_accepts(R"G(root ::= "(" root ")" | "")G", "(()"));

@@ -32,10 +32,12 @@ const SchemaCase kSuite[] = {
       "shape":{"oneOf":[{"type":"object","properties":{"kind":{"const":"circle"},"r":{"type":"number","minimum":0}},
       "required":["kind","r"]},{"type":"object","properties":{"kind":{"const":"square"},"side":{"type":"integer"}},
       "required":["kind","side"]}]}},"required":["v","shape"]})"},
-    {"recursive_ref", R"({"$defs":{"node":{"type":"object","properties":{"value":{"type":"integer","minimum":-5,"maximum":5},
+    {"recursive_ref",
+     R"({"$defs":{"node":{"type":"object","properties":{"value":{"type":"integer","minimum":-5,"maximum":5},
       "children":{"type":"array","items":{"$ref":"#/$defs/node"},"maxItems":2}},"required":["value","children"]}},
       "$ref":"#/$defs/node"})"},
-    {"root_ref", R"({"type":"object","properties":{"name":{"type":"string","maxLength":4},"next":{"anyOf":[{"$ref":"#"},{"type":"null"}]}},
+    {"root_ref",
+     R"({"type":"object","properties":{"name":{"type":"string","maxLength":4},"next":{"anyOf":[{"$ref":"#"},{"type":"null"}]}},
       "required":["name","next"]})"},
     {"definitions_ref", R"({"definitions":{"id":{"type":"string","format":"uuid"}},"type":"array",
       "items":{"$ref":"#/definitions/id"},"minItems":2,"maxItems":2})"},
@@ -44,7 +46,8 @@ const SchemaCase kSuite[] = {
     {"patterns", R"({"type":"object","properties":{"code":{"type":"string","pattern":"^[A-Z]{3}-\\d{2,4}$"},
       "has_digit":{"type":"string","pattern":"[0-9]"},"quote":{"type":"string","pattern":"^\"[a-c]+\\\\$"}},
       "required":["code","has_digit","quote"]})"},
-    {"formats", R"({"type":"object","properties":{"d":{"type":"string","format":"date"},"t":{"type":"string","format":"time"},
+    {"formats",
+     R"({"type":"object","properties":{"d":{"type":"string","format":"date"},"t":{"type":"string","format":"time"},
       "dt":{"type":"string","format":"date-time"},"e":{"type":"string","format":"email"},"u":{"type":"string","format":"uuid"},
       "ip":{"type":"string","format":"ipv4"}},"required":["d","t","dt","e","u","ip"]})"},
     {"integer_ranges", R"({"type":"object","properties":{"a":{"type":"integer","minimum":-37,"maximum":-3},
@@ -55,16 +58,21 @@ const SchemaCase kSuite[] = {
       "b":{"type":["integer","boolean"],"minimum":1,"maximum":3}},"required":["a","b"]})"},
     {"additional_schema", R"({"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],
       "additionalProperties":{"type":"integer","minimum":0,"maximum":9}})"},
-    {"dict_of_arrays", R"({"type":"object","additionalProperties":{"type":"array","items":{"type":"boolean"},"maxItems":2},
+    {"dict_of_arrays",
+     R"({"type":"object","additionalProperties":{"type":"array","items":{"type":"boolean"},"maxItems":2},
       "maxItems":3})"},
-    {"open_object", R"({"type":"object","properties":{"a":{"type":"integer"},"ab":{"type":"integer"}},"additionalProperties":true})"},
-    {"tuple_allof", R"({"type":"array","prefixItems":[{"type":"integer"},{"allOf":[{"type":"string","maxLength":3}]},{"type":"null"}],
+    {"open_object",
+     R"({"type":"object","properties":{"a":{"type":"integer"},"ab":{"type":"integer"}},"additionalProperties":true})"},
+    {"tuple_allof",
+     R"({"type":"array","prefixItems":[{"type":"integer"},{"allOf":[{"type":"string","maxLength":3}]},{"type":"null"}],
       "items":false})"},
     {"any_value", R"({})"},
     {"json_object_mode", ""},
     {"any_whitespace", R"({"type":"object","properties":{"x":{"type":"array","items":{"type":"integer"},"maxItems":3},
-      "y":{"type":"string","maxLength":3}},"required":["x","y"]})", true},
-    {"unicode", R"({"type":"object","properties":{"名前":{"enum":["东京","Zürich","tab\there"]},"é":{"type":"string","pattern":"^[α-ω]{2}$"}},
+      "y":{"type":"string","maxLength":3}},"required":["x","y"]})",
+     true},
+    {"unicode",
+     R"({"type":"object","properties":{"名前":{"enum":["东京","Zürich","tab\there"]},"é":{"type":"string","pattern":"^[α-ω]{2}$"}},
       "required":["名前","é"]})"},
 };
 
@@ -131,7 +139,8 @@ bool accepts(const std::string& schema, const std::string& text, JsonSchemaOptio
 }
 
 TEST(JsonSchema, WhitespaceCompactWithSingleSpaces) {
-  const std::string s = R"({"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}}},"required":["a"]})";
+  const std::string s =
+      R"({"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}}},"required":["a"]})";
   EXPECT_TRUE(accepts(s, R"({"a":[1,2]})"));
   EXPECT_TRUE(accepts(s, R"({"a": [1, 2]})"));
   EXPECT_FALSE(accepts(s, R"({"a":  [1,2]})"));
@@ -155,11 +164,12 @@ TEST(JsonSchema, PropertiesInOrderRequiredEnforced) {
 }
 
 TEST(JsonSchema, AdditionalPropertiesNeverRepeatAListedName) {
-  const std::string s = R"({"type":"object","properties":{"ab":{"type":"integer"}},"additionalProperties":{"type":"string"}})";
+  const std::string s =
+      R"({"type":"object","properties":{"ab":{"type":"integer"}},"additionalProperties":{"type":"string"}})";
   EXPECT_TRUE(accepts(s, R"({"ab":1,"a":"x"})"));
   EXPECT_TRUE(accepts(s, R"({"abc":"x"})"));
   EXPECT_TRUE(accepts(s, R"({"":"x","b":"y"})"));
-  EXPECT_FALSE(accepts(s, R"({"ab":"x"})"));       // ab is listed: its own schema applies
+  EXPECT_FALSE(accepts(s, R"({"ab":"x"})"));  // ab is listed: its own schema applies
   EXPECT_FALSE(accepts(s, R"({"ab":1,"ab":"x"})"));
 }
 
@@ -202,7 +212,8 @@ void expect_error(const std::string& schema, const std::string& needle) {
 }
 
 TEST(JsonSchema, UnsupportedKeywordsAreErrorsNamingThem) {
-  expect_error(R"({"type":"object","patternProperties":{"^a":{}}})", "unsupported JSON Schema keyword 'patternProperties' at #");
+  expect_error(R"({"type":"object","patternProperties":{"^a":{}}})",
+               "unsupported JSON Schema keyword 'patternProperties' at #");
   expect_error(R"({"type":"object","properties":{"a":{"not":{"type":"string"}}}})", "keyword 'not' at #/properties/a");
   expect_error(R"({"type":"array","uniqueItems":true})", "'uniqueItems'");
   expect_error(R"({"type":"integer","multipleOf":3})", "'multipleOf'");
@@ -217,11 +228,27 @@ TEST(JsonSchema, UnsupportedKeywordsAreErrorsNamingThem) {
   expect_error(R"({"allOf":[{"type":"string"},{"maxLength":2}]})", "'allOf'");
   expect_error(R"({"$ref":"http://example.com/s.json"})", "'$ref'");
   expect_error(R"({"$ref":"#/$defs/missing"})", "points to nothing");
-  expect_error(R"({"type":"object","properties":{"a":{}},"required":["b"],"additionalProperties":false})", "'b' is required");
+  expect_error(R"({"type":"object","properties":{"a":{}},"required":["b"],"additionalProperties":false})",
+               "'b' is required");
   expect_error(R"({"type":"integer","minimum":5,"maximum":4})", "no integer");
   expect_error(R"({"type":"strin"})", "unknown type 'strin'");
   expect_error(R"({"type":"object",)", "not valid JSON");
   expect_error(R"({"anyOf":[{"type":"string"}],"minLength":3})", "'minLength'");
+  expect_error(R"({"oneOf":[{"type":"integer"},{"type":"number"}]})",
+               "keyword 'oneOf' at #: alternatives 0 and 1 may both match");
+  expect_error(R"({"oneOf":[{"type":"string"},{"type":"string","maxLength":3}]})", "'oneOf'");
+  expect_error(
+      R"({"oneOf":[{"type":"object","properties":{"k":{"const":"a"}}},{"type":"object","properties":{"k":{"const":"b"}}}]})",
+      "'oneOf'");  // k not required: {} fits both
+}
+
+TEST(JsonSchema, OneOfWithDisjointBranchesCompiles) {
+  for (const char* s : {R"({"oneOf":[{"type":"integer"},{"type":"string"},{"type":"null"}]})",
+                        R"({"oneOf":[{"const":1},{"const":2},{"enum":["a",3]}]})",
+                        R"({"$defs":{"a":{"type":"object","properties":{"k":{"const":"a"}},"required":["k"]}},
+                           "oneOf":[{"$ref":"#/$defs/a"},{"type":"object","properties":{"k":{"enum":["b","c"]}},"required":["k"]}]})"}) {
+    EXPECT_NO_THROW(json_schema_to_grammar(std::string_view(s))) << s;
+  }
 }
 
 }  // namespace

@@ -8,7 +8,8 @@
 namespace seam::grammar::test {
 namespace {
 
-std::shared_ptr<const CompiledGrammar> compile_ebnf(const std::string& text, const TestVocab& tv, bool precompute = true) {
+std::shared_ptr<const CompiledGrammar> compile_ebnf(const std::string& text, const TestVocab& tv,
+                                                    bool precompute = true) {
   CompileOptions o;
   o.precompute_masks = precompute;
   return std::make_shared<const CompiledGrammar>(parse_ebnf(text), tv.vocab, o);
@@ -158,7 +159,8 @@ TEST(Vocabulary, TrieHoldsEveryOrdinaryTokenOnce) {
     for (uint32_t c = trie[n].children_begin; c < trie[n].children_end; ++c)
       todo.push_back({c, prefix + static_cast<char>(trie[c].byte)});
   }
-  for (int32_t id = 0; id < tv.vocab->vocab_size(); ++id) EXPECT_EQ(seen[static_cast<size_t>(id)], tv.vocab->in_trie(id) ? 1 : 0) << id;
+  for (int32_t id = 0; id < tv.vocab->vocab_size(); ++id)
+    EXPECT_EQ(seen[static_cast<size_t>(id)], tv.vocab->in_trie(id) ? 1 : 0) << id;
 }
 
 }  // namespace

@@ -57,12 +57,30 @@ bool regex_accepts(const std::string& pattern, const std::string& text) {
 }
 
 TEST(Regex, MembershipAgreesWithPcre2) {
-  const std::vector<std::string> texts = {"", "a", "ab", "aXb", "a\nb", "abbb", "xyz", "yes", "no", "maybe", "123-4567",
-                                          "12-34", "0x1F", "-12.5", "e", "abcde", "cdabe", "colours", "\xC3\xA9"
+  const std::vector<std::string> texts = {"",
+                                          "a",
+                                          "ab",
+                                          "aXb",
+                                          "a\nb",
+                                          "abbb",
+                                          "xyz",
+                                          "yes",
+                                          "no",
+                                          "maybe",
+                                          "123-4567",
+                                          "12-34",
+                                          "0x1F",
+                                          "-12.5",
+                                          "e",
+                                          "abcde",
+                                          "cdabe",
+                                          "colours",
+                                          "\xC3\xA9"
                                           "A"};
   for (const char* p : kPatterns)
-    for (const std::string& t : texts) EXPECT_EQ(regex_accepts(p, t), pcre2_full_match(p, t)) << p << " on '" << t << "'";
-  EXPECT_FALSE(regex_accepts("a.b", "a\nb"));  // '.' is not a newline, as in PCRE
+    for (const std::string& t : texts)
+      EXPECT_EQ(regex_accepts(p, t), pcre2_full_match(p, t)) << p << " on '" << t << "'";
+  EXPECT_FALSE(regex_accepts("a.b", "a\nb"));                  // '.' is not a newline, as in PCRE
   EXPECT_TRUE(regex_accepts("\\u00e9+", "\xC3\xA9\xC3\xA9"));  // \uXXXX as in JavaScript / Python
 }
 

@@ -35,7 +35,8 @@ inline bool two_digits(const std::string& s, size_t at, int max) {
 }
 
 inline bool check_time(const std::string& s) {
-  if (!(two_digits(s, 0, 23) && s.size() > 8 && s[2] == ':' && two_digits(s, 3, 59) && s[5] == ':' && two_digits(s, 6, 59)))
+  if (!(two_digits(s, 0, 23) && s.size() > 8 && s[2] == ':' && two_digits(s, 3, 59) && s[5] == ':' &&
+        two_digits(s, 6, 59)))
     return false;
   size_t i = 8;
   if (i < s.size() && s[i] == '.') {
@@ -89,13 +90,20 @@ inline std::string validate(const ojson& v, const ojson& s, const ojson& root, c
 
 inline std::string validate_type(const ojson& v, const std::string& t) {
   bool ok = false;
-  if (t == "object") ok = v.is_object();
-  else if (t == "array") ok = v.is_array();
-  else if (t == "string") ok = v.is_string();
-  else if (t == "integer") ok = v.is_number_integer() || (v.is_number_float() && v.get<double>() == std::floor(v.get<double>()));
-  else if (t == "number") ok = v.is_number();
-  else if (t == "boolean") ok = v.is_boolean();
-  else if (t == "null") ok = v.is_null();
+  if (t == "object")
+    ok = v.is_object();
+  else if (t == "array")
+    ok = v.is_array();
+  else if (t == "string")
+    ok = v.is_string();
+  else if (t == "integer")
+    ok = v.is_number_integer() || (v.is_number_float() && v.get<double>() == std::floor(v.get<double>()));
+  else if (t == "number")
+    ok = v.is_number();
+  else if (t == "boolean")
+    ok = v.is_boolean();
+  else if (t == "null")
+    ok = v.is_null();
   return ok ? "" : "not of type " + t;
 }
 
@@ -127,8 +135,10 @@ inline std::string validate(const ojson& v, const ojson& s, const ojson& root, c
       if (auto e = validate(v, sub, root, path); !e.empty()) return e;
   if (s.contains("type")) {
     std::vector<std::string> types;
-    if (s["type"].is_string()) types.push_back(s["type"]);
-    else for (const auto& t : s["type"]) types.push_back(t);
+    if (s["type"].is_string())
+      types.push_back(s["type"]);
+    else
+      for (const auto& t : s["type"]) types.push_back(t);
     bool ok = false;
     for (const auto& t : types) ok = ok || validate_type(v, t).empty();
     if (!ok) return fail("wrong type");
@@ -152,7 +162,8 @@ inline std::string validate(const ojson& v, const ojson& s, const ojson& root, c
     size_t first = 0;
     if (s.contains("prefixItems")) {
       for (; first < s["prefixItems"].size() && first < v.size(); ++first)
-        if (auto e = validate(v[first], s["prefixItems"][first], root, path + "[" + std::to_string(first) + "]"); !e.empty())
+        if (auto e = validate(v[first], s["prefixItems"][first], root, path + "[" + std::to_string(first) + "]");
+            !e.empty())
           return e;
     }
     if (s.contains("items"))
@@ -170,8 +181,10 @@ inline std::string validate(const ojson& v, const ojson& s, const ojson& root, c
     const double x = v.get<double>();
     if (s.contains("minimum") && x < s["minimum"].get<double>()) return fail("below minimum");
     if (s.contains("maximum") && x > s["maximum"].get<double>()) return fail("above maximum");
-    if (s.contains("exclusiveMinimum") && x <= s["exclusiveMinimum"].get<double>()) return fail("not above exclusiveMinimum");
-    if (s.contains("exclusiveMaximum") && x >= s["exclusiveMaximum"].get<double>()) return fail("not below exclusiveMaximum");
+    if (s.contains("exclusiveMinimum") && x <= s["exclusiveMinimum"].get<double>())
+      return fail("not above exclusiveMinimum");
+    if (s.contains("exclusiveMaximum") && x >= s["exclusiveMaximum"].get<double>())
+      return fail("not below exclusiveMaximum");
   }
   return "";
 }

@@ -32,8 +32,8 @@ inline const TestVocab& test_vocab(const std::string& name) {
   if (!slot) {
     slot = std::make_unique<TestVocab>();
     slot->name = name;
-    const std::string dir = name == "stories260K" ? seam::test::stories_dir()
-                                                  : seam::test::shared_dir() + "/tokenizers/llama3-style";
+    const std::string dir =
+        name == "stories260K" ? seam::test::stories_dir() : seam::test::shared_dir() + "/tokenizers/llama3-style";
     slot->tokenizer = load_tokenizer(dir);
     std::vector<int32_t> stops;
     if (slot->tokenizer->eos_id() < 0) stops.push_back(slot->tokenizer->token_to_id("<|end_of_text|>"));
@@ -66,7 +66,7 @@ inline std::vector<uint32_t> brute_force_mask(const GrammarMatcher& m) {
 }
 
 struct Sample {
-  std::string text;       // the bytes of the accepted tokens (stop tokens excluded)
+  std::string text;  // the bytes of the accepted tokens (stop tokens excluded)
   bool terminated = false;
   int n_steps = 0;
   int n_mask_mismatches = 0;  // steps whose mask differed from the brute force
@@ -78,8 +78,8 @@ struct Sample {
 // else half the time a one-byte token, so that most samples end. Every drawn
 // token is in the mask and must be accepted. The first n_brute steps also
 // compare the mask with brute_force_mask.
-inline Sample sample(std::shared_ptr<const CompiledGrammar> g, std::mt19937& rng, int max_steps = 600,
-                     int n_free = 40, int n_brute = 0) {
+inline Sample sample(std::shared_ptr<const CompiledGrammar> g, std::mt19937& rng, int max_steps = 600, int n_free = 40,
+                     int n_brute = 0) {
   GrammarMatcher m(std::move(g));
   const TokenVocabulary& v = m.grammar().vocab();
   std::vector<uint32_t> words(static_cast<size_t>(m.n_words()));
@@ -93,16 +93,21 @@ inline Sample sample(std::shared_ptr<const CompiledGrammar> g, std::mt19937& rng
     std::vector<int32_t> stops, closers, short_ids;
     for (int32_t id : ids) {
       const std::string& b = v.bytes(id);
-      if (v.is_stop(id)) stops.push_back(id);
-      else if (b.find_first_not_of("\"}]") == std::string::npos) closers.push_back(id);
+      if (v.is_stop(id))
+        stops.push_back(id);
+      else if (b.find_first_not_of("\"}]") == std::string::npos)
+        closers.push_back(id);
       if (!v.is_stop(id) && b.size() == 1) short_ids.push_back(id);
     }
     const std::vector<int32_t>* pool = &ids;
     if (!stops.empty() && rng() % 8 == 0) pool = &stops;  // end now and then where the grammar may
     if (s.n_steps >= n_free) {
-      if (!stops.empty()) pool = &stops;
-      else if (!closers.empty() && rng() % 2 == 0) pool = &closers;
-      else if (!short_ids.empty() && rng() % 2 == 0) pool = &short_ids;
+      if (!stops.empty())
+        pool = &stops;
+      else if (!closers.empty() && rng() % 2 == 0)
+        pool = &closers;
+      else if (!short_ids.empty() && rng() % 2 == 0)
+        pool = &short_ids;
     }
     const int32_t id = (*pool)[rng() % pool->size()];
     EXPECT_TRUE(m.accept_token(id)) << "token " << id << " was in the mask but rejected";
@@ -116,7 +121,8 @@ inline Sample sample(std::shared_ptr<const CompiledGrammar> g, std::mt19937& rng
 inline bool pcre2_full_match(const std::string& pattern, const std::string& text, bool full = true) {
   int err;
   PCRE2_SIZE off;
-  pcre2_code* re = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), PCRE2_UTF, &err, &off, nullptr);
+  pcre2_code* re =
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), PCRE2_UTF, &err, &off, nullptr);
   if (re == nullptr) {
     ADD_FAILURE() << "PCRE2 cannot compile " << pattern;
     return false;

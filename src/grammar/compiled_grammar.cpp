@@ -19,7 +19,8 @@ CompiledGrammar::CompiledGrammar(const Grammar& g, std::shared_ptr<const TokenVo
   const ParserState start = stepper.start(program_.root_rule, kNoParent);
   for (int32_t s : start.stacks) {
     std::vector<uint32_t> frames;
-    for (int32_t n = s; n >= 0 && frames.size() < kMaskContextFrames; n = arena[n].parent) frames.push_back(arena[n].pos);
+    for (int32_t n = s; n >= 0 && frames.size() < kMaskContextFrames; n = arena[n].parent)
+      frames.push_back(arena[n].pos);
     stack_top_mask(frames);
   }
 }

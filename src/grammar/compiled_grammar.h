@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "grammar/grammar_ir.h"
@@ -23,7 +23,7 @@ namespace seam::grammar {
 
 struct CompileOptions {
   bool precompute_masks = true;  // the start state's stack-top masks at compile time (else on first use)
-  size_t stack_top_mask_bytes = size_t{16} << 20;  // beyond this, stack-top masks are computed but not kept
+  size_t stack_top_mask_bytes = size_t{16} << 20;   // beyond this, stack-top masks are computed but not kept
   size_t state_mask_cache_bytes = size_t{4} << 20;  // the per-grammar cache of masks by parser state
 };
 

@@ -204,16 +204,33 @@ class EbnfParser {
       if (++pos_ >= s_.size()) fail(at, "unfinished escape");
       const char e = s_[pos_++];
       switch (e) {
-        case 'n': return '\n';
-        case 'r': return '\r';
-        case 't': return '\t';
-        case 'f': return '\f';
-        case 'v': return '\v';
-        case '0': return 0;
-        case 'x': return parse_hex(at, 2);
-        case 'u': return parse_hex(at, 4);
-        case 'U': return parse_hex(at, 8);
-        case '\\': case '"': case '\'': case '[': case ']': case '-': case '^': case '/': case '.':
+        case 'n':
+          return '\n';
+        case 'r':
+          return '\r';
+        case 't':
+          return '\t';
+        case 'f':
+          return '\f';
+        case 'v':
+          return '\v';
+        case '0':
+          return 0;
+        case 'x':
+          return parse_hex(at, 2);
+        case 'u':
+          return parse_hex(at, 4);
+        case 'U':
+          return parse_hex(at, 8);
+        case '\\':
+        case '"':
+        case '\'':
+        case '[':
+        case ']':
+        case '-':
+        case '^':
+        case '/':
+        case '.':
           return static_cast<char32_t>(e);
         default:
           fail(at, std::string("unknown escape '\\") + e + "'");
@@ -237,7 +254,10 @@ class EbnfParser {
     for (int i = 0; i < n; ++i, ++pos_) {
       if (pos_ >= s_.size()) fail(at, "unfinished hex escape");
       const char h = s_[pos_];
-      const int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+      const int d = h >= '0' && h <= '9'   ? h - '0'
+                    : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                    : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                           : -1;
       if (d < 0) fail(at, "bad hex digit in escape");
       v = v * 16 + static_cast<char32_t>(d);
     }

@@ -31,11 +31,16 @@ Grammar choice_grammar(const std::string& text) {
 
 Grammar constraint_grammar(const Constraint& c) {
   switch (c.kind) {
-    case ConstraintKind::kJsonSchema: return json_schema_to_grammar(std::string_view(c.text), c.json_options);
-    case ConstraintKind::kJsonObject: return json_object_grammar(c.json_options);
-    case ConstraintKind::kRegex: return regex_to_grammar(c.text);
-    case ConstraintKind::kEbnf: return parse_ebnf(c.text);
-    case ConstraintKind::kChoice: return choice_grammar(c.text);
+    case ConstraintKind::kJsonSchema:
+      return json_schema_to_grammar(std::string_view(c.text), c.json_options);
+    case ConstraintKind::kJsonObject:
+      return json_object_grammar(c.json_options);
+    case ConstraintKind::kRegex:
+      return regex_to_grammar(c.text);
+    case ConstraintKind::kEbnf:
+      return parse_ebnf(c.text);
+    case ConstraintKind::kChoice:
+      return choice_grammar(c.text);
   }
   throw Error("grammar: unknown constraint kind");
 }
@@ -61,8 +66,9 @@ std::shared_ptr<const CompiledGrammar> GrammarCompiler::compile(const Constraint
   if (auto hit = cache_.find(key)) return hit;
   auto compiled = std::make_shared<const CompiledGrammar>(constraint_grammar(c), vocab_, options_);
   // Charged at the bounds of what it may grow to: its program plus its two mask caches.
-  cache_.insert(key, compiled,
-                compiled->memory_bytes() + key.size() + options_.state_mask_cache_bytes + options_.stack_top_mask_bytes);
+  cache_.insert(
+      key, compiled,
+      compiled->memory_bytes() + key.size() + options_.state_mask_cache_bytes + options_.stack_top_mask_bytes);
   return compiled;
 }
 

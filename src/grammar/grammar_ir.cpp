@@ -45,9 +45,12 @@ void append_code_point(std::string& out, char32_t c) {
     out += static_cast<char>(c);
   } else {
     char buf[16];
-    if (c <= 0xFF) snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(c));
-    else if (c <= 0xFFFF) snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(c));
-    else snprintf(buf, sizeof buf, "\\U%08X", static_cast<unsigned>(c));
+    if (c <= 0xFF)
+      snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(c));
+    else if (c <= 0xFFFF)
+      snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(c));
+    else
+      snprintf(buf, sizeof buf, "\\U%08X", static_cast<unsigned>(c));
     out += buf;
   }
 }

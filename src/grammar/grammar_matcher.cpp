@@ -94,7 +94,8 @@ void GrammarMatcher::compute_mask(const ParserState& state, uint32_t* words) {
   std::vector<uint32_t> frames;
   for (int32_t s : state.stacks) {
     frames.clear();
-    for (int32_t f = s; f >= 0 && frames.size() < kMaskContextFrames; f = arena_[f].parent) frames.push_back(arena_[f].pos);
+    for (int32_t f = s; f >= 0 && frames.size() < kMaskContextFrames; f = arena_[f].parent)
+      frames.push_back(arena_[f].pos);
     const std::shared_ptr<const PositionMask> top = grammar_->stack_top_mask(frames);
     for (size_t w = 0; w < n; ++w) words[w] |= top->accepted[w];
     check_uncertain(s, top->uncertain, words);

@@ -211,8 +211,8 @@ class Lowerer {
 
   void emit_repeat(const Expr& e, const std::string& owner, Seq& out) {
     const Element u = unit(e.items[0], owner);
-    SEAM_CHECK(e.min <= kMaxRepeatCount && e.max <= kMaxRepeatCount,
-               "grammar: repetition {", e.min, ",", e.max, "} is over the limit of ", kMaxRepeatCount);
+    SEAM_CHECK(e.min <= kMaxRepeatCount && e.max <= kMaxRepeatCount, "grammar: repetition {", e.min, ",", e.max,
+               "} is over the limit of ", kMaxRepeatCount);
     for (int i = 0; i < e.min; ++i) out.push_back(u);
     if (e.max == kUnbounded) {
       // S ::= u S | ""  (right-recursive: the matcher runs the call to S as a tail call)
@@ -225,8 +225,10 @@ class Lowerer {
     uint32_t prev = 0;
     for (int k = 1; k <= e.max - e.min; ++k) {
       const uint32_t o = new_rule(owner + "#repeat");
-      if (k == 1) set_alternatives(o, {{u}, {}});
-      else set_alternatives(o, {{u, call(prev)}, {}});
+      if (k == 1)
+        set_alternatives(o, {{u}, {}});
+      else
+        set_alternatives(o, {{u, call(prev)}, {}});
       prev = o;
     }
     if (e.max > e.min) out.push_back(call(prev));
@@ -277,8 +279,7 @@ class Lowerer {
           cycle += p_.rule_names[s];
           const bool repeat = p_.rule_names[s].find("#repeat") != std::string::npos;
           SEAM_CHECK(false, "grammar: ",
-                     repeat ? "a repeated expression can match the empty string"
-                            : "left recursion is not supported",
+                     repeat ? "a repeated expression can match the empty string" : "left recursion is not supported",
                      " (", cycle, ")");
         }
         if (color[s] == 0) visit(s);

@@ -19,7 +19,8 @@ Expr fixed_width(const std::string& a, const std::string& b) {
   std::vector<Expr> alts;
   const std::string nines(n - 1, '9'), zeros(n - 1, '0');
   alts.push_back(seq({literal(a.substr(0, 1)), fixed_width(a.substr(1), nines)}));
-  if (b[0] - a[0] > 1) alts.push_back(seq({digit_range(static_cast<char>(a[0] + 1), static_cast<char>(b[0] - 1)), any_digits(n - 1)}));
+  if (b[0] - a[0] > 1)
+    alts.push_back(seq({digit_range(static_cast<char>(a[0] + 1), static_cast<char>(b[0] - 1)), any_digits(n - 1)}));
   alts.push_back(seq({literal(b.substr(0, 1)), fixed_width(zeros, b.substr(1))}));
   return choice(std::move(alts));
 }

@@ -8,6 +8,7 @@
 #include "grammar/integer_range.h"
 #include "grammar/json_text.h"
 #include "grammar/regex_to_grammar.h"
+#include "grammar/schema_disjointness.h"
 #include "grammar/string_formats.h"
 
 namespace seam::grammar {
@@ -17,16 +18,33 @@ namespace {
 using json = nlohmann::ordered_json;
 
 // Keywords that constrain instances in ways the grammar does not express.
-const std::set<std::string> kUnsupported = {
-    "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependencies",
-    "dependentRequired", "dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "if", "then", "else",
-    "not", "contains", "minContains", "maxContains", "multipleOf", "$dynamicRef", "$recursiveRef",
-    "additionalItems", "contentSchema"};
+const std::set<std::string> kUnsupported = {"patternProperties",
+                                            "propertyNames",
+                                            "minProperties",
+                                            "maxProperties",
+                                            "dependencies",
+                                            "dependentRequired",
+                                            "dependentSchemas",
+                                            "unevaluatedProperties",
+                                            "unevaluatedItems",
+                                            "if",
+                                            "then",
+                                            "else",
+                                            "not",
+                                            "contains",
+                                            "minContains",
+                                            "maxContains",
+                                            "multipleOf",
+                                            "$dynamicRef",
+                                            "$recursiveRef",
+                                            "additionalItems",
+                                            "contentSchema"};
 
 // Keywords that are pure annotations or containers: no constraint of their own here.
-const std::set<std::string> kAnnotations = {"title", "description", "default", "examples", "$schema", "$id",
-                                            "$comment", "deprecated", "readOnly", "writeOnly", "$defs",
-                                            "definitions", "$anchor", "contentMediaType", "contentEncoding"};
+const std::set<std::string> kAnnotations = {
+    "title", "description", "default",    "examples",         "$schema",
+    "$id",   "$comment",    "deprecated", "readOnly",         "writeOnly",
+    "$defs", "definitions", "$anchor",    "contentMediaType", "contentEncoding"};
 
 class SchemaConverter {
  public:
@@ -43,7 +61,8 @@ class SchemaConverter {
   }
 
  private:
-  [[noreturn]] static void unsupported(const std::string& keyword, const std::string& path, const std::string& why = "") {
+  [[noreturn]] static void unsupported(const std::string& keyword, const std::string& path,
+                                       const std::string& why = "") {
     throw Error("unsupported JSON Schema keyword '" + keyword + "' at " + path + (why.empty() ? "" : ": " + why));
   }
   [[noreturn]] static void invalid(const std::string& path, const std::string& what) {
@@ -72,7 +91,8 @@ class SchemaConverter {
     } else if (what == "object") {
       g_.add_rule(name, empty());
       Expr member = seq({any_rule("string"), colon(), any_rule("value")});
-      set_rule(name, seq({literal("{"), ws(), optional(seq({member, star(seq({comma(), member}))})), ws(), literal("}")}));
+      set_rule(name,
+               seq({literal("{"), ws(), optional(seq({member, star(seq({comma(), member}))})), ws(), literal("}")}));
     } else if (what == "array") {
       g_.add_rule(name, empty());
       Expr v = any_rule("value");
@@ -95,9 +115,10 @@ class SchemaConverter {
   static Expr number_expr(bool non_negative) {
     const Expr digits = plus(char_class({{'0', '9'}}));
     Expr intpart = choice({literal("0"), seq({char_class({{'1', '9'}}), star(char_class({{'0', '9'}}))})});
-    return seq({non_negative ? empty() : optional(literal("-")), std::move(intpart),
-                optional(seq({literal("."), digits})),
-                optional(seq({char_class({{'e', 'e'}, {'E', 'E'}}), optional(char_class({{'+', '+'}, {'-', '-'}})), digits}))});
+    return seq(
+        {non_negative ? empty() : optional(literal("-")), std::move(intpart), optional(seq({literal("."), digits})),
+         optional(
+             seq({char_class({{'e', 'e'}, {'E', 'E'}}), optional(char_class({{'+', '+'}, {'-', '-'}})), digits}))});
   }
 
   // ---- dispatch ----
@@ -128,8 +149,10 @@ class SchemaConverter {
       check_only(s, path, k, {k});
       const json& list = s[k];
       if (!list.is_array() || list.empty()) invalid(path + "/" + k, "expected a non-empty array");
+      if (std::string(k) == "oneOf") check_disjoint(list, path);
       std::vector<Expr> alts;
-      for (size_t i = 0; i < list.size(); ++i) alts.push_back(convert(list[i], path + "/" + k + "/" + std::to_string(i)));
+      for (size_t i = 0; i < list.size(); ++i)
+        alts.push_back(convert(list[i], path + "/" + k + "/" + std::to_string(i)));
       return choice(std::move(alts));
     }
     if (s.contains("allOf")) {
@@ -171,10 +194,29 @@ class SchemaConverter {
   }
 
   static bool is_known_keyword(const std::string& k) {
-    static const std::set<std::string> known = {
-        "type", "properties", "required", "additionalProperties", "items", "prefixItems", "minItems", "maxItems",
-        "uniqueItems", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "pattern", "minLength", "maxLength",
-        "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
+    static const std::set<std::string> known = {"type",
+                                                "properties",
+                                                "required",
+                                                "additionalProperties",
+                                                "items",
+                                                "prefixItems",
+                                                "minItems",
+                                                "maxItems",
+                                                "uniqueItems",
+                                                "enum",
+                                                "const",
+                                                "anyOf",
+                                                "oneOf",
+                                                "allOf",
+                                                "$ref",
+                                                "pattern",
+                                                "minLength",
+                                                "maxLength",
+                                                "format",
+                                                "minimum",
+                                                "maximum",
+                                                "exclusiveMinimum",
+                                                "exclusiveMaximum"};
     return known.count(k) > 0;
   }
 
@@ -203,18 +245,30 @@ class SchemaConverter {
     invalid(path + "/type", "unknown type '" + type + "'");
   }
 
+  void check_disjoint(const json& list, const std::string& path) const {
+    for (size_t i = 0; i < list.size(); ++i)
+      for (size_t j = i + 1; j < list.size(); ++j)
+        if (!schemas_disjoint(list[i], list[j], root_))
+          unsupported("oneOf", path,
+                      "alternatives " + std::to_string(i) + " and " + std::to_string(j) +
+                          " may both match and exclusivity is not enforced (disjoint types, consts or a "
+                          "required discriminator property are; use anyOf otherwise)");
+  }
+
   // ---- $ref ----
 
   Expr convert_ref(const json& s, const std::string& path) {
     check_only(s, path, "$ref", {"$ref"});
     if (!s["$ref"].is_string()) invalid(path + "/$ref", "expected a string");
     const std::string target = s["$ref"].get<std::string>();
-    if (target.empty() || target[0] != '#') unsupported("$ref", path, "only local references ('#...') are supported, not '" + target + "'");
+    if (target.empty() || target[0] != '#')
+      unsupported("$ref", path, "only local references ('#...') are supported, not '" + target + "'");
     const auto known = ref_rules_.find(target);
     if (known != ref_rules_.end()) return ref(known->second);
     const json* node = &root_;
     std::string pointer = target.substr(1);
-    if (!pointer.empty() && pointer[0] != '/') unsupported("$ref", path, "anchors ('" + target + "') are not supported");
+    if (!pointer.empty() && pointer[0] != '/')
+      unsupported("$ref", path, "anchors ('" + target + "') are not supported");
     size_t at = 1;
     while (at <= pointer.size() && !pointer.empty()) {
       size_t end = pointer.find('/', at);
@@ -233,8 +287,7 @@ class SchemaConverter {
       at = end + 1;
     }
     std::string name = "ref";
-    for (char c : target.substr(1))
-      name += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+    for (char c : target.substr(1)) name += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
     name = g_.fresh_name(name);
     ref_rules_[target] = name;
     g_.add_rule(name, empty());  // named before its body: a recursive reference finds it
@@ -274,13 +327,16 @@ class SchemaConverter {
     const json* extra = o_.strict_properties ? nullptr : &any_schema;
     if (s.contains("additionalProperties")) {
       const json& a = s["additionalProperties"];
-      if (a.is_boolean()) extra = a.get<bool>() ? &any_schema : nullptr;
-      else extra = &a;
+      if (a.is_boolean())
+        extra = a.get<bool>() ? &any_schema : nullptr;
+      else
+        extra = &a;
     }
     for (const std::string& r : required) {
       if (names.count(r)) continue;
       if (extra == nullptr)
-        invalid(path + "/required", "'" + r + "' is required but not in 'properties' and additional properties are not allowed");
+        invalid(path + "/required",
+                "'" + r + "' is required but not in 'properties' and additional properties are not allowed");
       // A required property known only through additionalProperties: listed explicitly.
       props.push_back({r, extra});
       names.insert(r);
@@ -289,7 +345,8 @@ class SchemaConverter {
     std::vector<Expr> kv;
     std::vector<bool> req;
     for (const auto& [name, schema] : props) {
-      kv.push_back(property(name, *schema, names.count(name) && schema != extra ? ppath + name : path + "/additionalProperties"));
+      kv.push_back(property(name, *schema,
+                            names.count(name) && schema != extra ? ppath + name : path + "/additionalProperties"));
       req.push_back(required.count(name) > 0);
     }
     // Additional members: a key that is none of the listed names, then a value.
@@ -338,8 +395,10 @@ class SchemaConverter {
     bool has_empty = false;
     std::map<char32_t, std::vector<std::u32string>> by_first;
     for (const std::u32string& n : names) {
-      if (n.empty()) has_empty = true;
-      else by_first[n[0]].push_back(n.substr(1));
+      if (n.empty())
+        has_empty = true;
+      else
+        by_first[n[0]].push_back(n.substr(1));
     }
     if (!has_empty) alts.push_back(empty());
     std::vector<CodeRange> firsts;
@@ -501,8 +560,9 @@ class SchemaConverter {
   Expr convert_number(const json& s, const std::string& path) {
     const Bounds b = bounds(s, path);
     if (!b.lo && !b.hi) return any_rule("number");
-    if (b.hi || b.hi_exclusive) unsupported(s.contains("maximum") ? "maximum" : "exclusiveMaximum", path,
-                                            "bounds on non-integer numbers are enforced only as minimum 0");
+    if (b.hi || b.hi_exclusive)
+      unsupported(s.contains("maximum") ? "maximum" : "exclusiveMaximum", path,
+                  "bounds on non-integer numbers are enforced only as minimum 0");
     if (*b.lo != 0 || b.lo_exclusive)
       unsupported(s.contains("minimum") ? "minimum" : "exclusiveMinimum", path,
                   "bounds on non-integer numbers are enforced only as minimum 0");

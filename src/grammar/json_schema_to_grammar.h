@@ -2,8 +2,10 @@
 //
 // Enforced: type (one or a list; inferred from the keywords when missing),
 // properties / required / additionalProperties (false, true or a schema),
-// items / prefixItems / minItems / maxItems, enum, const, anyOf, oneOf (as
-// anyOf: exclusivity is not enforced), allOf with one schema, $ref to
+// items / prefixItems / minItems / maxItems, enum, const, anyOf, oneOf (when
+// its branches are provably disjoint: different types, different const/enum
+// values or a required discriminator property with disjoint values -- a
+// choice cannot enforce exactly-one otherwise), allOf with one schema, $ref to
 // "#", "#/$defs/..", "#/definitions/.." and other local JSON pointers
 // (recursion included), string pattern / minLength / maxLength / format
 // (date, time, date-time, email, uuid, ipv4), integer minimum / maximum /

@@ -8,13 +8,20 @@ namespace {
 
 std::string escape_of(char32_t c) {
   switch (c) {
-    case '"': return "\\\"";
-    case '\\': return "\\\\";
-    case '\n': return "\\n";
-    case '\r': return "\\r";
-    case '\t': return "\\t";
-    case '\b': return "\\b";
-    case '\f': return "\\f";
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    case '\b':
+      return "\\b";
+    case '\f':
+      return "\\f";
     default: {
       char buf[8];
       snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
@@ -30,8 +37,10 @@ bool needs_escape(char32_t c) { return c < 0x20 || c == '"' || c == '\\'; }
 std::string json_escape(const std::string& utf8) {
   std::string out;
   for (unsigned char c : utf8) {
-    if (needs_escape(c)) out += escape_of(c);
-    else out += static_cast<char>(c);
+    if (needs_escape(c))
+      out += escape_of(c);
+    else
+      out += static_cast<char>(c);
   }
   return out;
 }
@@ -63,9 +72,11 @@ Expr json_any_string_char() {
   const Expr low = char_class({{'0', '7'}});  // \uD0XX..\uD7XX are not surrogates
   // \u escapes outside D800-DFFF: first digit not d/D, or d/D followed by 0-7.
   Expr u = choice({seq({hex_not_d, hex, hex, hex}), seq({char_class({{'d', 'd'}, {'D', 'D'}}), low, hex, hex})});
-  Expr escape = seq({literal("\\"), choice({char_class({{'"', '"'}, {'\\', '\\'}, {'/', '/'}, {'b', 'b'}, {'f', 'f'},
-                                                        {'n', 'n'}, {'r', 'r'}, {'t', 't'}}),
-                                            seq({literal("u"), std::move(u)})})});
+  Expr escape = seq(
+      {literal("\\"),
+       choice({char_class(
+                   {{'"', '"'}, {'\\', '\\'}, {'/', '/'}, {'b', 'b'}, {'f', 'f'}, {'n', 'n'}, {'r', 'r'}, {'t', 't'}}),
+               seq({literal("u"), std::move(u)})})});
   return choice({char_class({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, true), std::move(escape)});
 }
 

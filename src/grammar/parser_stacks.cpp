@@ -17,8 +17,10 @@ void StackArena::truncate(size_t mark) {
 
 void StackStepper::expand(int32_t node, ParserState& out) {
   if (node < 0) {
-    if (node == kNoParent) out.can_end = true;
-    else out.escaped = true;
+    if (node == kNoParent)
+      out.can_end = true;
+    else
+      out.escaped = true;
     return;
   }
   if (seen_.size() <= static_cast<size_t>(node)) seen_.resize(arena_.size() + 64, 0);

@@ -14,7 +14,7 @@
 
 namespace seam::grammar {
 
-inline constexpr int32_t kNoParent = -1;  // the root rule's caller: its end is can_end
+inline constexpr int32_t kNoParent = -1;    // the root rule's caller: its end is can_end
 inline constexpr int32_t kOpenParent = -2;  // an unknown caller: its end is `escaped`
 
 struct StackNode {

@@ -64,7 +64,8 @@ class RegexParser {
       if (s_[pos_] == '$') {
         // Only at the very end (of the pattern or of a top-level alternative).
         const size_t at = pos_++;
-        if (depth > 0 || (pos_ < s_.size() && s_[pos_] != '|')) fail(at, "'$' anchor inside the pattern is not supported");
+        if (depth > 0 || (pos_ < s_.size() && s_[pos_] != '|'))
+          fail(at, "'$' anchor inside the pattern is not supported");
         ++n_end_anchors_;
         continue;
       }
@@ -92,8 +93,10 @@ class RegexParser {
       } else {
         return e;
       }
-      if (pos_ < s_.size() && s_[pos_] == '?') ++pos_;  // lazy: the same set of strings
-      else if (pos_ < s_.size() && s_[pos_] == '+') fail(pos_, "possessive quantifiers are not supported");
+      if (pos_ < s_.size() && s_[pos_] == '?')
+        ++pos_;  // lazy: the same set of strings
+      else if (pos_ < s_.size() && s_[pos_] == '+')
+        fail(pos_, "possessive quantifiers are not supported");
       if (hi != kUnbounded && hi < lo) fail(at, "quantifier {m,n} with n < m");
       if (lo > kMaxRepeat || hi > kMaxRepeat) fail(at, "quantifier count over " + std::to_string(kMaxRepeat));
       e = repeat(std::move(e), lo, hi);
@@ -134,8 +137,8 @@ class RegexParser {
           const std::string_view rest = s_.substr(pos_);
           if (rest.starts_with("?:")) {
             pos_ += 2;
-          } else if (rest.starts_with("?P<") || (rest.starts_with("?<") && !rest.starts_with("?<=") &&
-                                                 !rest.starts_with("?<!"))) {
+          } else if (rest.starts_with("?P<") ||
+                     (rest.starts_with("?<") && !rest.starts_with("?<=") && !rest.starts_with("?<!"))) {
             const size_t close = s_.find('>', pos_);
             if (close == std::string_view::npos) fail(at, "unterminated group name");
             pos_ = close + 1;
@@ -158,7 +161,9 @@ class RegexParser {
         return chars(complement({{'\n', '\n'}}));
       case '\\':
         return parse_escape_atom();
-      case '*': case '+': case '?':
+      case '*':
+      case '+':
+      case '?':
         fail(at, std::string("nothing to repeat before '") + c + "'");
       default:
         return one(parse_literal_char());
@@ -186,17 +191,39 @@ class RegexParser {
     if (pos_ >= s_.size()) fail(at, "trailing backslash");
     const char e = s_[pos_++];
     switch (e) {
-      case 'd': ranges = kDigit; return true;
-      case 'D': ranges = complement(kDigit); return true;
-      case 'w': ranges = kWord; return true;
-      case 'W': ranges = complement(kWord); return true;
-      case 's': ranges = kSpace; return true;
-      case 'S': ranges = complement(kSpace); return true;
-      case 'n': ch = '\n'; return false;
-      case 'r': ch = '\r'; return false;
-      case 't': ch = '\t'; return false;
-      case 'f': ch = '\f'; return false;
-      case 'v': ch = '\v'; return false;
+      case 'd':
+        ranges = kDigit;
+        return true;
+      case 'D':
+        ranges = complement(kDigit);
+        return true;
+      case 'w':
+        ranges = kWord;
+        return true;
+      case 'W':
+        ranges = complement(kWord);
+        return true;
+      case 's':
+        ranges = kSpace;
+        return true;
+      case 'S':
+        ranges = complement(kSpace);
+        return true;
+      case 'n':
+        ch = '\n';
+        return false;
+      case 'r':
+        ch = '\r';
+        return false;
+      case 't':
+        ch = '\t';
+        return false;
+      case 'f':
+        ch = '\f';
+        return false;
+      case 'v':
+        ch = '\v';
+        return false;
       case 'x': {
         if (pos_ < s_.size() && s_[pos_] == '{') {
           const size_t close = s_.find('}', pos_);
@@ -213,10 +240,19 @@ class RegexParser {
         ch = parse_hex(at, pos_, pos_ + 4);
         pos_ += 4;
         return false;
-      case 'b': case 'B': fail(at, "word boundaries (\\b, \\B) are not supported");
-      case 'A': case 'z': case 'Z': case 'G': fail(at, "anchors other than ^ and $ are not supported");
-      case 'k': fail(at, "backreferences are not supported");
-      case 'p': case 'P': fail(at, "Unicode property classes (\\p, \\P) are not supported");
+      case 'b':
+      case 'B':
+        fail(at, "word boundaries (\\b, \\B) are not supported");
+      case 'A':
+      case 'z':
+      case 'Z':
+      case 'G':
+        fail(at, "anchors other than ^ and $ are not supported");
+      case 'k':
+        fail(at, "backreferences are not supported");
+      case 'p':
+      case 'P':
+        fail(at, "Unicode property classes (\\p, \\P) are not supported");
       default:
         if (e >= '0' && e <= '9') fail(at, "backreferences are not supported");
         if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z')) fail(at, std::string("unknown escape '\\") + e + "'");
@@ -231,7 +267,10 @@ class RegexParser {
     char32_t v = 0;
     for (size_t i = begin; i < end; ++i) {
       const char h = s_[i];
-      const int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+      const int d = h >= '0' && h <= '9'   ? h - '0'
+                    : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                    : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                           : -1;
       if (d < 0 || v > kMaxCodePoint) fail(at, "bad hex escape");
       v = v * 16 + static_cast<char32_t>(d);
     }

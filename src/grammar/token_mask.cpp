@@ -72,8 +72,10 @@ class PositionWalk {
       if (next == kDead || states_[static_cast<size_t>(next)].stacks.empty()) {
         // Tokens ending here: accepted when a path returned exactly at their end.
         for (uint32_t i = child.tokens_begin; i < child.tokens_begin + child.n_here; ++i) {
-          if (escaped_here) set_bit(out_.accepted.data(), ids[i]);
-          else if (escaped_above) out_.uncertain.push_back(ids[i]);
+          if (escaped_here)
+            set_bit(out_.accepted.data(), ids[i]);
+          else if (escaped_above)
+            out_.uncertain.push_back(ids[i]);
         }
         // Longer tokens: only a caller can take their remaining bytes.
         if (escaped_here || escaped_above) mark_subtree_uncertain(child);

@@ -17,8 +17,8 @@ uint64_t fnv1a(uint64_t h, std::string_view s) {
 TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes, std::vector<bool> special,
                                  std::vector<int32_t> stop_ids)
     : bytes_(std::move(bytes)), stop_ids_(std::move(stop_ids)) {
-  SEAM_CHECK(special.size() == bytes_.size(), "grammar: vocabulary has ", bytes_.size(), " tokens but ",
-             special.size(), " special flags");
+  SEAM_CHECK(special.size() == bytes_.size(), "grammar: vocabulary has ", bytes_.size(), " tokens but ", special.size(),
+             " special flags");
   std::sort(stop_ids_.begin(), stop_ids_.end());
   stop_ids_.erase(std::unique(stop_ids_.begin(), stop_ids_.end()), stop_ids_.end());
   for (int32_t id : stop_ids_)
@@ -33,15 +33,14 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes, std::vector<boo
   }
   for (int32_t id : stop_ids_) h = fnv1a(h, std::to_string(id));
   fingerprint_ = h;
-  std::stable_sort(sorted_ids_.begin(), sorted_ids_.end(),
-                   [&](int32_t a, int32_t b) { return bytes_[static_cast<size_t>(a)] < bytes_[static_cast<size_t>(b)]; });
+  std::stable_sort(sorted_ids_.begin(), sorted_ids_.end(), [&](int32_t a, int32_t b) {
+    return bytes_[static_cast<size_t>(a)] < bytes_[static_cast<size_t>(b)];
+  });
   trie_.emplace_back();
   build(0, 0, static_cast<uint32_t>(sorted_ids_.size()), 0);
 }
 
-bool TokenVocabulary::is_stop(int32_t id) const {
-  return std::binary_search(stop_ids_.begin(), stop_ids_.end(), id);
-}
+bool TokenVocabulary::is_stop(int32_t id) const { return std::binary_search(stop_ids_.begin(), stop_ids_.end(), id); }
 
 // Fills node `self` for sorted_ids_[lo, hi), which share their first `depth`
 // bytes, and (depth first) its subtree.

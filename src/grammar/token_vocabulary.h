@@ -17,10 +17,10 @@ namespace seam::grammar {
 struct TrieNode {
   uint32_t children_begin = 0;  // children are nodes [children_begin, children_end), sorted by byte
   uint32_t children_end = 0;
-  uint32_t tokens_begin = 0;    // the tokens of this node's subtree are sorted_ids()[tokens_begin, tokens_end) ...
+  uint32_t tokens_begin = 0;  // the tokens of this node's subtree are sorted_ids()[tokens_begin, tokens_end) ...
   uint32_t tokens_end = 0;
-  uint32_t n_here = 0;          // ... and the first n_here of them end exactly here
-  uint8_t byte = 0;             // the byte leading to this node from its parent
+  uint32_t n_here = 0;  // ... and the first n_here of them end exactly here
+  uint8_t byte = 0;     // the byte leading to this node from its parent
 };
 
 class TokenVocabulary {
