@@ -1,6 +1,8 @@
 // The compile front door: every constraint kind compiles, equal texts share
 // one CompiledGrammar, the cache stays within its byte bound (least recent
 // out first), bad input is an error with the reason.
+#include <thread>
+
 #include "core/error.h"
 #include "grammar_test_util.h"
 
@@ -58,6 +60,42 @@ TEST(GrammarCompiler, CacheStaysWithinItsByteBound) {
   EXPECT_NE(c.compile({ConstraintKind::kRegex, "a{1}", {}}).get(), kept.front().get());
   GrammarMatcher still(kept.front());
   EXPECT_TRUE(still.accept_bytes("a"));
+}
+
+// One CompiledGrammar shared by matchers on several threads (its lazily filled
+// mask caches under contention) gives the masks a lone matcher gives.
+TEST(GrammarCompiler, SharedGrammarAcrossThreadsGivesTheSameMasks) {
+  const TestVocab& tv = test_vocab("llama3-style");
+  const Constraint k{ConstraintKind::kJsonSchema,
+                     R"({"type":"object","properties":{"a":{"type":"array","items":{"type":"string"}},
+                        "b":{"anyOf":[{"type":"integer"},{"type":"null"}]}},"required":["a","b"]})",
+                     {}};
+  const std::vector<int32_t> ids = tv.tokenizer->encode(R"({"a": ["x y", "z\n"], "b": 12})", false);
+  auto masks_of = [&](std::shared_ptr<const CompiledGrammar> g) {
+    GrammarMatcher m(std::move(g));
+    std::vector<std::vector<uint32_t>> out;
+    std::vector<uint32_t> w(static_cast<size_t>(m.n_words()));
+    for (int32_t id : ids) {
+      m.fill_next_token_bitmask(w.data());
+      out.push_back(w);
+      if (!m.accept_token(id)) break;
+    }
+    out.push_back({m.can_end() ? 1u : 0u});
+    return out;
+  };
+  CompileOptions lazy;
+  lazy.precompute_masks = false;
+  const auto reference = masks_of(std::make_shared<const CompiledGrammar>(constraint_grammar(k), tv.vocab, lazy));
+  ASSERT_EQ(reference.back()[0], 1u);  // the text fits the schema
+  const auto shared = std::make_shared<const CompiledGrammar>(constraint_grammar(k), tv.vocab, lazy);
+  std::vector<std::thread> threads;
+  std::vector<int> same(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 5; ++r) same[static_cast<size_t>(t)] += masks_of(shared) == reference;
+    });
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(same[static_cast<size_t>(t)], 5) << t;
 }
 
 TEST(GrammarCompiler, BadInputIsAnErrorWithTheReason) {
