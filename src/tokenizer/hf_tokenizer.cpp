@@ -1,8 +1,10 @@
 #include "tokenizer/hf_tokenizer.h"
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
+#include "tokenizer/byte_level.h"
 #include "tokenizer/json_fields.h"
 #include "tokenizer/utf8.h"
 
@@ -29,6 +31,19 @@ const json* optional_object(const json& root, const char* key) {
   return it == root.end() || it->is_null() ? nullptr : &*it;
 }
 
+// Whether a decoder config is ByteLevel or a Sequence holding one: then a
+// token's characters stand for bytes (GPT-2's byte-to-unicode map).
+bool has_byte_level_decoder(const json& d) {
+  if (!d.is_object()) return false;
+  const auto type = d.find("type");
+  if (type != d.end() && type->is_string() && *type == "ByteLevel") return true;
+  const auto list = d.find("decoders");
+  if (list == d.end() || !list->is_array()) return false;
+  for (const json& e : *list)
+    if (has_byte_level_decoder(e)) return true;
+  return false;
+}
+
 }  // namespace
 
 HfTokenizer::HfTokenizer(const std::string& json_path, const TokenizerConfig& config) : path_(json_path) {
@@ -45,7 +60,10 @@ HfTokenizer::HfTokenizer(const std::string& json_path, const TokenizerConfig& co
       pre_tokenizer_ = make_pre_tokenizer(*p, json_path + ".pre_tokenizer");
     if (const json* p = optional_object(root, "post_processor"))
       post_processor_ = make_post_processor(*p, json_path + ".post_processor");
-    if (const json* d = optional_object(root, "decoder")) decoder_ = make_decoder(*d, json_path + ".decoder");
+    if (const json* d = optional_object(root, "decoder")) {
+      decoder_ = make_decoder(*d, json_path + ".decoder");
+      byte_level_decoder_ = has_byte_level_decoder(*d);
+    }
 
     std::vector<AddedToken> tokens;
     if (const json* list = optional_object(root, "added_tokens")) {
@@ -178,6 +196,40 @@ std::string HfTokenizer::decode(const std::vector<int32_t>& ids, bool skip_speci
   decoder_->decode_chain(tokens);
   std::string out;
   for (const std::string& t : tokens) out += t;
+  return out;
+}
+
+// Mid-text bytes of one token: no Strip of a leading space, no lossy UTF-8
+// repair, so partial multi-byte tokens keep their bytes.
+std::string HfTokenizer::token_bytes(int32_t id) const {
+  if (const AddedToken* t = added_.find_id(id)) return t->normalized_content;
+  const std::string* token = model_->id_to_token(id);
+  if (token == nullptr) return {};
+  const std::string& t = *token;
+  if (t.size() == 6 && t.starts_with("<0x") && t.back() == '>') {  // byte fallback
+    if (std::isxdigit(static_cast<unsigned char>(t[3])) && std::isxdigit(static_cast<unsigned char>(t[4])))
+      return std::string(1, static_cast<char>(std::stoi(t.substr(3, 2), nullptr, 16)));
+  }
+  std::string out;
+  if (byte_level_decoder_) {
+    for (size_t pos = 0; pos < t.size();) {
+      size_t n;
+      const int b = byte_level::char_to_byte(utf8::decode_at(t, pos, &n));
+      if (b < 0) return t;  // not a byte-level token: its own UTF-8, as the decoder does
+      out.push_back(static_cast<char>(b));
+      pos += n;
+    }
+    return out;
+  }
+  static constexpr std::string_view kMetaSpace = "\xE2\x96\x81";  // SentencePiece-style files
+  for (size_t pos = 0; pos < t.size();) {
+    if (t.compare(pos, kMetaSpace.size(), kMetaSpace) == 0) {
+      out += ' ';
+      pos += kMetaSpace.size();
+    } else {
+      out += t[pos++];
+    }
+  }
   return out;
 }
 

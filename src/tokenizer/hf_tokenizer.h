@@ -31,6 +31,7 @@ class HfTokenizer : public Tokenizer {
   int32_t eos_id() const override { return eos_id_; }
   bool is_special(int32_t id) const override;
   int32_t token_to_id(std::string_view token) const override;
+  std::string token_bytes(int32_t id) const override;
 
  private:
   void encode_segment(std::string_view text, bool at_text_start, std::vector<int32_t>& ids) const;
@@ -46,6 +47,7 @@ class HfTokenizer : public Tokenizer {
   int vocab_size_ = 0;
   int32_t bos_id_ = -1;
   int32_t eos_id_ = -1;
+  bool byte_level_decoder_ = false;  // the decoder (or one in its Sequence) is ByteLevel
 };
 
 }  // namespace seam

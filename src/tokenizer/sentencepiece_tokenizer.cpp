@@ -145,4 +145,21 @@ std::string SentencePieceTokenizer::decode(const std::vector<int32_t>& ids, bool
   return out;
 }
 
+std::string SentencePieceTokenizer::token_bytes(int32_t id) const {
+  if (id < 0 || id >= vocab_size_) return {};
+  if (byte_value_[id] >= 0) return std::string(1, static_cast<char>(byte_value_[id]));
+  if (const AddedToken* t = added_.find_id(id)) return t->content;
+  const std::string& piece = pieces_[id];
+  std::string out;
+  for (size_t pos = 0; pos < piece.size();) {
+    if (piece.compare(pos, kMetaSpace.size(), kMetaSpace) == 0) {
+      out += ' ';
+      pos += kMetaSpace.size();
+    } else {
+      out += piece[pos++];
+    }
+  }
+  return out;
+}
+
 }  // namespace seam

@@ -23,6 +23,13 @@ class Tokenizer {
   virtual bool is_special(int32_t id) const = 0;
   // The id of a token string such as "<|eot_id|>", or -1.
   virtual int32_t token_to_id(std::string_view token) const = 0;
+  // The raw bytes one token contributes in the middle of a text: byte-level BPE
+  // characters mapped back to bytes, SentencePiece '▁' as a space, byte-fallback
+  // pieces <0xXX> as their byte (so a token may be a partial UTF-8 sequence), an
+  // added token as its content. No dummy-prefix stripping, no lossy UTF-8 repair
+  // (what decode does to whole texts). The grammar engine's vocabulary is built
+  // from it. The default decodes the id alone (lossy for partial sequences).
+  virtual std::string token_bytes(int32_t id) const { return decode({id}, false); }
 };
 
 // Loads `dir/tokenizer.json` if present, else `dir/tokenizer.model` (with

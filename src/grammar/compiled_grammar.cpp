@@ -1,0 +1,54 @@
+#include "grammar/compiled_grammar.h"
+
+#include "core/error.h"
+
+namespace seam::grammar {
+
+CompiledGrammar::CompiledGrammar(const Grammar& g, std::shared_ptr<const TokenVocabulary> vocab,
+                                 const CompileOptions& options)
+    : program_(lower_grammar(g)),
+      vocab_(std::move(vocab)),
+      options_(options),
+      state_masks_(options.state_mask_cache_bytes) {
+  SEAM_CHECK(vocab_ != nullptr, "grammar: compiled without a vocabulary");
+  for (const Element& e : program_.elements) n_byte_positions_ += e.kind == Element::Kind::kBytes;
+  if (!options.precompute_masks) return;
+  // The start state's stack tops: what every request's first mask needs.
+  StackArena arena;
+  StackStepper stepper(program_, arena);
+  const ParserState start = stepper.start(program_.root_rule, kNoParent);
+  for (int32_t s : start.stacks) {
+    std::vector<uint32_t> frames;
+    for (int32_t n = s; n >= 0 && frames.size() < kMaskContextFrames; n = arena[n].parent)
+      frames.push_back(arena[n].pos);
+    stack_top_mask(frames);
+  }
+}
+
+std::shared_ptr<const PositionMask> CompiledGrammar::stack_top_mask(const std::vector<uint32_t>& frames) const {
+  const std::string key(reinterpret_cast<const char*>(frames.data()), frames.size() * sizeof(uint32_t));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto it = stack_top_masks_.find(key);
+    if (it != stack_top_masks_.end()) return it->second;
+  }
+  // Computed outside the lock; two threads may both compute one, the first stays.
+  auto mask = std::make_shared<const PositionMask>(compute_position_mask(program_, *vocab_, frames));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (mask_bytes_ + mask->memory_bytes() > options_.stack_top_mask_bytes) return mask;
+  const auto [it, fresh] = stack_top_masks_.try_emplace(key, mask);
+  if (fresh) mask_bytes_ += mask->memory_bytes() + key.size() + 64;
+  return it->second;
+}
+
+size_t CompiledGrammar::n_stack_top_masks() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stack_top_masks_.size();
+}
+
+size_t CompiledGrammar::memory_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return program_.elements.size() * sizeof(Element) + program_.byte_sets.size() * sizeof(ByteSet) + mask_bytes_ + 256;
+}
+
+}  // namespace seam::grammar

@@ -1,0 +1,64 @@
+// The grammar IR every front end produces (EBNF text, regex, JSON Schema): named
+// rules over expressions -- UTF-8 literals, code-point classes, sequence, choice,
+// bounded/unbounded repetition and rule references, the forms GBNF expresses.
+// It is a plain value; lower_grammar (grammar_program.h) turns it into the flat
+// byte-level program the matcher runs.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace seam::grammar {
+
+// Code points are char32_t; ranges are inclusive.
+using CodeRange = std::pair<char32_t, char32_t>;
+inline constexpr char32_t kMaxCodePoint = 0x10FFFF;
+
+struct Expr {
+  enum class Kind { kEmpty, kLiteral, kClass, kSeq, kChoice, kRepeat, kRef };
+  Kind kind = Kind::kEmpty;
+  std::string text;               // kLiteral: the UTF-8 bytes; kRef: the rule name
+  std::vector<CodeRange> ranges;  // kClass: sorted, merged, non-negated ranges
+  std::vector<Expr> items;        // kSeq / kChoice: the parts; kRepeat: the one body
+  int min = 0;                    // kRepeat: at least min ...
+  int max = -1;                   // ... and at most max repetitions; -1 = unbounded
+};
+
+inline constexpr int kUnbounded = -1;
+
+Expr empty();
+Expr literal(std::string utf8);
+// A class from ranges (any order, overlapping allowed); negated = the complement
+// within [0, U+10FFFF] minus the surrogates.
+Expr char_class(std::vector<CodeRange> ranges, bool negated = false);
+Expr any_char();  // any code point
+Expr seq(std::vector<Expr> items);
+Expr choice(std::vector<Expr> items);
+Expr repeat(Expr body, int min, int max);
+Expr star(Expr body);
+Expr plus(Expr body);
+Expr optional(Expr body);
+Expr ref(std::string rule_name);
+
+struct Rule {
+  std::string name;
+  Expr body;
+};
+
+struct Grammar {
+  std::vector<Rule> rules;
+  std::string root = "root";
+
+  // Adds a rule; a name already present is an error (seam::Error).
+  void add_rule(std::string name, Expr body);
+  bool has_rule(const std::string& name) const;
+  // A fresh rule name beginning with `stem` (stem, stem_1, stem_2, ...).
+  std::string fresh_name(const std::string& stem) const;
+};
+
+// EBNF text of an expression / a grammar (GBNF syntax), for errors and debugging.
+std::string to_ebnf(const Expr& e);
+std::string to_ebnf(const Grammar& g);
+
+}  // namespace seam::grammar

@@ -1,0 +1,350 @@
+#include "grammar/regex_to_grammar.h"
+
+#include "core/error.h"
+#include "grammar/json_text.h"
+
+namespace seam::grammar {
+
+namespace {
+
+const std::vector<CodeRange> kDigit = {{'0', '9'}};
+const std::vector<CodeRange> kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
+const std::vector<CodeRange> kSpace = {{'\t', '\r'}, {' ', ' '}};
+
+std::vector<CodeRange> complement(const std::vector<CodeRange>& r) { return char_class(r, true).ranges; }
+
+class RegexParser {
+ public:
+  RegexParser(std::string_view s, bool json_string) : s_(s), json_(json_string) {}
+
+  RegexExpr run() {
+    RegexExpr out;
+    out.expr = parse_alternation(0);
+    if (pos_ < s_.size()) fail(pos_, "unmatched ')'");
+    // Search semantics (JSON Schema's pattern) need each end anchored in every
+    // top-level alternative or in none.
+    if ((n_start_anchors_ != 0 && n_start_anchors_ != n_alternatives_) ||
+        (n_end_anchors_ != 0 && n_end_anchors_ != n_alternatives_))
+      fail(0, "anchors on only some of the alternatives are not supported");
+    out.anchored_start = n_start_anchors_ > 0;
+    out.anchored_end = n_end_anchors_ > 0;
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(size_t at, const std::string& what) const {
+    throw Error("regex: " + what + " at offset " + std::to_string(at) + " of '" + std::string(s_) + "'");
+  }
+
+  Expr chars(const std::vector<CodeRange>& ranges) {
+    return json_ ? json_string_char(char_class(ranges).ranges) : char_class(ranges);
+  }
+  Expr one(char32_t c) { return chars({{c, c}}); }
+
+  Expr parse_alternation(int depth) {
+    std::vector<Expr> alts;
+    alts.push_back(parse_concat(depth));
+    while (pos_ < s_.size() && s_[pos_] == '|') {
+      ++pos_;
+      alts.push_back(parse_concat(depth));
+    }
+    return choice(std::move(alts));
+  }
+
+  Expr parse_concat(int depth) {
+    std::vector<Expr> items;
+    if (depth == 0) {
+      ++n_alternatives_;
+      if (pos_ < s_.size() && s_[pos_] == '^') {
+        ++n_start_anchors_;
+        ++pos_;
+      }
+    }
+    while (pos_ < s_.size() && s_[pos_] != '|' && s_[pos_] != ')') {
+      if (s_[pos_] == '$') {
+        // Only at the very end (of the pattern or of a top-level alternative).
+        const size_t at = pos_++;
+        if (depth > 0 || (pos_ < s_.size() && s_[pos_] != '|'))
+          fail(at, "'$' anchor inside the pattern is not supported");
+        ++n_end_anchors_;
+        continue;
+      }
+      if (s_[pos_] == '^') fail(pos_, "'^' anchor inside the pattern is not supported");
+      items.push_back(parse_quantified(depth));
+    }
+    if (depth == 0 && pos_ < s_.size() && s_[pos_] == ')') fail(pos_, "unmatched ')'");
+    return seq(std::move(items));
+  }
+
+  Expr parse_quantified(int depth) {
+    Expr e = parse_atom(depth);
+    for (;;) {
+      if (pos_ >= s_.size()) return e;
+      const size_t at = pos_;
+      const char c = s_[pos_];
+      int lo, hi;
+      if (c == '*') {
+        lo = 0, hi = kUnbounded, ++pos_;
+      } else if (c == '+') {
+        lo = 1, hi = kUnbounded, ++pos_;
+      } else if (c == '?') {
+        lo = 0, hi = 1, ++pos_;
+      } else if (c == '{' && parse_braces(lo, hi)) {
+      } else {
+        return e;
+      }
+      if (pos_ < s_.size() && s_[pos_] == '?')
+        ++pos_;  // lazy: the same set of strings
+      else if (pos_ < s_.size() && s_[pos_] == '+')
+        fail(pos_, "possessive quantifiers are not supported");
+      if (hi != kUnbounded && hi < lo) fail(at, "quantifier {m,n} with n < m");
+      if (lo > kMaxRepeat || hi > kMaxRepeat) fail(at, "quantifier count over " + std::to_string(kMaxRepeat));
+      e = repeat(std::move(e), lo, hi);
+    }
+  }
+
+  // {m} {m,} {m,n}; false (and pos_ unchanged) when the brace is a literal, as in PCRE.
+  bool parse_braces(int& lo, int& hi) {
+    size_t p = pos_ + 1;
+    auto number = [&](int& v) {
+      const size_t start = p;
+      long x = 0;
+      while (p < s_.size() && s_[p] >= '0' && s_[p] <= '9') {
+        x = std::min<long>(x * 10 + (s_[p] - '0'), 1L << 30);
+        ++p;
+      }
+      v = static_cast<int>(x);
+      return p > start;
+    };
+    if (!number(lo)) return false;
+    hi = lo;
+    if (p < s_.size() && s_[p] == ',') {
+      ++p;
+      if (!number(hi)) hi = kUnbounded;
+    }
+    if (p >= s_.size() || s_[p] != '}') return false;
+    pos_ = p + 1;
+    return true;
+  }
+
+  Expr parse_atom(int depth) {
+    const size_t at = pos_;
+    const char c = s_[pos_];
+    switch (c) {
+      case '(': {
+        ++pos_;
+        if (pos_ < s_.size() && s_[pos_] == '?') {
+          const std::string_view rest = s_.substr(pos_);
+          if (rest.starts_with("?:")) {
+            pos_ += 2;
+          } else if (rest.starts_with("?P<") ||
+                     (rest.starts_with("?<") && !rest.starts_with("?<=") && !rest.starts_with("?<!"))) {
+            const size_t close = s_.find('>', pos_);
+            if (close == std::string_view::npos) fail(at, "unterminated group name");
+            pos_ = close + 1;
+          } else if (rest.starts_with("?=") || rest.starts_with("?!") || rest.starts_with("?<=") ||
+                     rest.starts_with("?<!")) {
+            fail(at, "lookaround assertions are not supported");
+          } else {
+            fail(at, "inline flags and other (?...) groups are not supported");
+          }
+        }
+        Expr inner = parse_alternation(depth + 1);
+        if (pos_ >= s_.size() || s_[pos_] != ')') fail(at, "'(' is never closed");
+        ++pos_;
+        return inner;
+      }
+      case '[':
+        return chars(parse_class());
+      case '.':
+        ++pos_;
+        return chars(complement({{'\n', '\n'}}));
+      case '\\':
+        return parse_escape_atom();
+      case '*':
+      case '+':
+      case '?':
+        fail(at, std::string("nothing to repeat before '") + c + "'");
+      default:
+        return one(parse_literal_char());
+    }
+  }
+
+  char32_t parse_literal_char() {
+    const size_t at = pos_;
+    const unsigned char c = static_cast<unsigned char>(s_[pos_]);
+    const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || pos_ + n > s_.size()) fail(at, "invalid UTF-8");
+    char32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (int i = 1; i < n; ++i) {
+      const unsigned char d = static_cast<unsigned char>(s_[pos_ + i]);
+      if ((d & 0xC0) != 0x80) fail(at, "invalid UTF-8");
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    pos_ += n;
+    return cp;
+  }
+
+  // After a backslash: a class escape (ranges, true) or one character (false).
+  bool parse_escape(std::vector<CodeRange>& ranges, char32_t& ch) {
+    const size_t at = pos_++;
+    if (pos_ >= s_.size()) fail(at, "trailing backslash");
+    const char e = s_[pos_++];
+    switch (e) {
+      case 'd':
+        ranges = kDigit;
+        return true;
+      case 'D':
+        ranges = complement(kDigit);
+        return true;
+      case 'w':
+        ranges = kWord;
+        return true;
+      case 'W':
+        ranges = complement(kWord);
+        return true;
+      case 's':
+        ranges = kSpace;
+        return true;
+      case 'S':
+        ranges = complement(kSpace);
+        return true;
+      case 'n':
+        ch = '\n';
+        return false;
+      case 'r':
+        ch = '\r';
+        return false;
+      case 't':
+        ch = '\t';
+        return false;
+      case 'f':
+        ch = '\f';
+        return false;
+      case 'v':
+        ch = '\v';
+        return false;
+      case 'x': {
+        if (pos_ < s_.size() && s_[pos_] == '{') {
+          const size_t close = s_.find('}', pos_);
+          if (close == std::string_view::npos) fail(at, "unterminated \\x{...}");
+          ch = parse_hex(at, pos_ + 1, close);
+          pos_ = close + 1;
+        } else {
+          ch = parse_hex(at, pos_, pos_ + 2);
+          pos_ += 2;
+        }
+        return false;
+      }
+      case 'u':
+        ch = parse_hex(at, pos_, pos_ + 4);
+        pos_ += 4;
+        return false;
+      case 'b':
+      case 'B':
+        fail(at, "word boundaries (\\b, \\B) are not supported");
+      case 'A':
+      case 'z':
+      case 'Z':
+      case 'G':
+        fail(at, "anchors other than ^ and $ are not supported");
+      case 'k':
+        fail(at, "backreferences are not supported");
+      case 'p':
+      case 'P':
+        fail(at, "Unicode property classes (\\p, \\P) are not supported");
+      default:
+        if (e >= '0' && e <= '9') fail(at, "backreferences are not supported");
+        if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z')) fail(at, std::string("unknown escape '\\") + e + "'");
+        --pos_;
+        ch = parse_literal_char();  // an escaped punctuation character stands for itself
+        return false;
+    }
+  }
+
+  char32_t parse_hex(size_t at, size_t begin, size_t end) {
+    if (end > s_.size() || end == begin) fail(at, "bad hex escape");
+    char32_t v = 0;
+    for (size_t i = begin; i < end; ++i) {
+      const char h = s_[i];
+      const int d = h >= '0' && h <= '9'   ? h - '0'
+                    : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                    : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                           : -1;
+      if (d < 0 || v > kMaxCodePoint) fail(at, "bad hex escape");
+      v = v * 16 + static_cast<char32_t>(d);
+    }
+    if (v > kMaxCodePoint || (v >= 0xD800 && v <= 0xDFFF)) fail(at, "escape is not a valid code point");
+    return v;
+  }
+
+  Expr parse_escape_atom() {
+    std::vector<CodeRange> ranges;
+    char32_t ch = 0;
+    if (parse_escape(ranges, ch)) return chars(ranges);
+    return one(ch);
+  }
+
+  std::vector<CodeRange> parse_class() {
+    const size_t at = pos_++;
+    bool negated = false;
+    if (pos_ < s_.size() && s_[pos_] == '^') {
+      negated = true;
+      ++pos_;
+    }
+    std::vector<CodeRange> ranges;
+    bool first = true;
+    for (;;) {
+      if (pos_ >= s_.size()) fail(at, "'[' is never closed");
+      if (s_[pos_] == ']' && !first) {
+        ++pos_;
+        break;
+      }
+      if (s_.substr(pos_).starts_with("[:")) fail(pos_, "POSIX classes ([:name:]) are not supported");
+      first = false;
+      char32_t lo;
+      if (s_[pos_] == '\\') {
+        std::vector<CodeRange> set;
+        if (parse_escape(set, lo)) {
+          ranges.insert(ranges.end(), set.begin(), set.end());
+          continue;
+        }
+      } else {
+        lo = parse_literal_char();
+      }
+      char32_t hi = lo;
+      if (pos_ + 1 < s_.size() && s_[pos_] == '-' && s_[pos_ + 1] != ']') {
+        ++pos_;
+        if (s_[pos_] == '\\') {
+          std::vector<CodeRange> set;
+          if (parse_escape(set, hi)) fail(at, "a class escape cannot end a range");
+        } else {
+          hi = parse_literal_char();
+        }
+        if (hi < lo) fail(at, "character range out of order");
+      }
+      ranges.push_back({lo, hi});
+    }
+    return char_class(std::move(ranges), negated).ranges;
+  }
+
+  static constexpr int kMaxRepeat = 10000;
+  std::string_view s_;
+  bool json_;
+  size_t pos_ = 0;
+  int n_alternatives_ = 0;  // top-level ones
+  int n_start_anchors_ = 0;
+  int n_end_anchors_ = 0;
+};
+
+}  // namespace
+
+RegexExpr regex_to_expr(std::string_view pattern, bool json_string) { return RegexParser(pattern, json_string).run(); }
+
+Grammar regex_to_grammar(std::string_view pattern) {
+  Grammar g;
+  g.add_rule("root", regex_to_expr(pattern).expr);
+  return g;
+}
+
+}  // namespace seam::grammar

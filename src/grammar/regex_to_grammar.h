@@ -1,0 +1,30 @@
+// Regular expressions (the ERE/PCRE subset constraint users write) to the
+// grammar IR: literals, . (any character but \n), classes with ranges,
+// negation and \d \w \s \D \W \S, groups ( ) (?: ) (?<name> ) (?P<name> ),
+// alternation, ? * + {m} {m,} {m,n} (lazy forms allowed: same language),
+// ^ at the start and $ at the end. Refused with a seam::Error naming the
+// construct: backreferences, lookarounds, word boundaries, possessive
+// quantifiers, inline flags, POSIX classes.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "grammar/grammar_ir.h"
+
+namespace seam::grammar {
+
+struct RegexExpr {
+  Expr expr;
+  bool anchored_start = false;  // the pattern began with ^
+  bool anchored_end = false;    // the pattern ended with $
+};
+
+// The language of `pattern` over characters. json_string: produce each
+// character as it is written inside a JSON string (escaped where needed).
+RegexExpr regex_to_expr(std::string_view pattern, bool json_string = false);
+
+// A grammar whose root matches exactly the strings the whole pattern matches
+// (sglang's / vLLM's `regex`: the output is the match, anchors or not).
+Grammar regex_to_grammar(std::string_view pattern);
+
+}  // namespace seam::grammar
