@@ -33,6 +33,9 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"scheduler", {"runtime", "kv", "api", "core"}},
       {"engine", {"scheduler", "runtime", "model", "kv", "graph", "backend", "tokenizer", "api", "core"}},
       {"jinja", {"core"}},
+      // The structured-output grammar engine: JSON Schema / regex / EBNF -> token masks over the
+      // tokenizer's vocabulary.
+      {"grammar", {"tokenizer", "core"}},
       {"http", {"core"}},
       {"server", {"engine", "api", "tokenizer", "jinja", "http", "core"}},
       {"bench_serving", {"core"}},
