@@ -76,7 +76,7 @@ void logprobs_row(const float* logits, int vocab, int k, int32_t sampled, float*
   if (sampled >= 0 && sampled < vocab) *out_sampled = logprob(sampled);
   const int n_top = std::min(k, vocab);
   if (n_top == 0) return;
-  std::vector<int> order(size_t(vocab));
+  std::vector<int> order(static_cast<size_t>(vocab));
   std::iota(order.begin(), order.end(), 0);
   std::partial_sort(order.begin(), order.begin() + n_top, order.end(),
                     [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
