@@ -206,10 +206,10 @@ std::string CompletionJob::take_echo_and_logprobs(const Event& e, nlohmann::json
       if (c.logprobs.is_null()) {
         c.logprobs = std::move(lp);
       } else {
-        const char* keys_chat[] = {"content"};
-        const char* keys_cmpl[] = {"tokens", "token_logprobs", "top_logprobs", "text_offset"};
-        for (const char* key : chat ? std::vector<const char*>(keys_chat, keys_chat + 1)
-                                    : std::vector<const char*>(keys_cmpl, keys_cmpl + 4))
+        static const std::vector<const char*> k_chat = {"content"};
+        static const std::vector<const char*> k_completion = {"tokens", "token_logprobs", "top_logprobs",
+                                                              "text_offset"};
+        for (const char* key : chat ? k_chat : k_completion)
           for (auto& x : lp[key]) c.logprobs[key].push_back(std::move(x));
       }
     }
