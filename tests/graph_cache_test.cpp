@@ -57,6 +57,8 @@ class FillOnlyBackend final : public Backend {
   void gather_rows(Tensor, Tensor, Tensor) override { unused("gather_rows"); }
   void apply_penalties(Tensor, const PenaltyBatch&) override { unused("apply_penalties"); }
   void sample(Tensor, Tensor, const SamplingBatch&) override { unused("sample"); }
+  void apply_logit_bias(Tensor, const LogitBiasBatch&) override { unused("apply_logit_bias"); }
+  void logprobs(Tensor, const LogprobBatch&) override { unused("logprobs"); }
   void begin_capture() override {
     ASSERT_FALSE(capturing_) << "nested capture";
     capturing_ = true;

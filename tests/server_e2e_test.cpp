@@ -71,5 +71,27 @@ TEST(ServerE2e, BenchServingRuns) {
   std::printf("%s", out.c_str());
 }
 
+// --logprobs K makes every request ask for logprobs (the GPU comparison of serving with and
+// without them runs this flag); the requests still all complete with exact token totals.
+TEST(ServerE2e, BenchServingWithLogprobs) {
+  test::ServerProcess server;
+  const std::string dir = test::make_temp_dir("bench_lp");
+  const std::string cmd = std::string(SEAM_BINARY) + " bench-serving --port " + std::to_string(server.port()) +
+                          " --num-prompts 8 --random-input-len 20 --random-output-len 6 --random-range-ratio 1" +
+                          " --max-concurrency 4 --logprobs 5 --output-file " + dir + "/out.jsonl > " + dir +
+                          "/stdout.txt 2>&1";
+  const int rc = std::system(cmd.c_str());
+  const std::string out = test::read_file(dir + "/stdout.txt");
+  ASSERT_EQ(rc, 0) << out;
+  const auto j = nlohmann::json::parse(test::read_file(dir + "/out.jsonl"));
+  EXPECT_EQ(j["completed"], 8);
+  EXPECT_EQ(j["failed"], 0);
+  EXPECT_EQ(j["total_output_tokens"], 8 * 6);
+  EXPECT_EQ(j["logprobs"], 5);
+  const std::string bad = std::string(SEAM_BINARY) + " bench-serving --port " + std::to_string(server.port()) +
+                          " --num-prompts 1 --logprobs 21 > " + dir + "/bad.txt 2>&1";
+  EXPECT_NE(std::system(bad.c_str()), 0) << "--logprobs 21 is refused";
+}
+
 }  // namespace
 }  // namespace seam

@@ -75,7 +75,8 @@ TEST_F(ServerHttp, BadRequestsGet4xxAndTheServerKeepsServing) {
       {"/v1/completions", "{\"prompt\": \"x\", \"n\": 0}", 400, "n"},
       {"/v1/completions", "{\"prompt\": \"\xc3\x28\"}", 400, ""},  // invalid UTF-8
       {"/v1/completions", "{\"prompt\": \"x\", \"model\": \"gpt-4\"}", 404, "model"},
-      {"/v1/completions", "{\"prompt\": \"x\", \"logprobs\": 1}", 400, "logprobs"},
+      {"/v1/completions", "{\"prompt\": \"x\", \"logprobs\": 21}", 400, "logprobs"},
+      {"/v1/completions", "{\"prompt\": \"x\", \"logit_bias\": {\"600\": 1}}", 400, "logit_bias"},
       {"/v1/completions", "{\"prompt\": \"x\", \"top_p\": 0}", 400, "top_p"},
       {"/v1/completions", "{\"prompt\": \"x\", \"repetition_penalty\": -1}", 400, "repetition_penalty"},
       {"/v1/completions", "{\"prompt\": \"x\", \"stop\": [\"\"]}", 400, "stop"},
@@ -84,8 +85,9 @@ TEST_F(ServerHttp, BadRequestsGet4xxAndTheServerKeepsServing) {
       {"/v1/chat/completions", "{\"messages\": [{\"role\": \"robot\", \"content\": \"x\"}]}", 400, "messages[0].role"},
       {"/v1/chat/completions", "{\"messages\": [{\"role\": \"user\"}], \"max_tokens\": 600}", 400, "messages"},
       {"/v1/chat/completions", "{\"prompt\": \"x\"}", 400, "prompt"},
-      {"/v1/chat/completions", "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"logprobs\": true}", 400,
-       "logprobs"},
+      {"/v1/chat/completions",
+       "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"logprobs\": true, \"top_logprobs\": 21}", 400,
+       "top_logprobs"},
       {"/v1/nothing", "{}", 404, ""},
   };
   for (const ErrorCase& c : cases) {

@@ -141,10 +141,17 @@ TEST(ServerRequest, BadBodiesAre400NamingTheField) {
       {"{\"prompt\": \"x\", \"stream_options\": 1}", "stream_options"},
       {"{\"prompt\": \"x\", \"model\": 3}", "model"},
       {"{\"prompt\": \"x\", \"seed\": \"s\"}", "seed"},
-      {"{\"prompt\": \"x\", \"logprobs\": 2}", "logprobs"},
-      {"{\"prompt\": \"x\", \"echo\": true}", "echo"},
+      {"{\"prompt\": \"x\", \"logprobs\": 21}", "logprobs"},
+      {"{\"prompt\": \"x\", \"logprobs\": -1}", "logprobs"},
+      {"{\"prompt\": \"x\", \"logprobs\": true}", "logprobs"},
+      {"{\"prompt\": \"x\", \"top_logprobs\": 2}", "top_logprobs"},
+      {"{\"prompt\": \"x\", \"echo\": \"yes\"}", "echo"},
       {"{\"prompt\": \"x\", \"best_of\": 3}", "best_of"},
-      {"{\"prompt\": \"x\", \"logit_bias\": {\"1\": 5}}", "logit_bias"},
+      {"{\"prompt\": \"x\", \"logit_bias\": {\"1\": 500}}", "logit_bias"},
+      {"{\"prompt\": \"x\", \"logit_bias\": {\"a\": 5}}", "logit_bias"},
+      {"{\"prompt\": \"x\", \"logit_bias\": {\"-1\": 5}}", "logit_bias"},
+      {"{\"prompt\": \"x\", \"logit_bias\": {\"1\": \"5\"}}", "logit_bias"},
+      {"{\"prompt\": \"x\", \"logit_bias\": [1]}", "logit_bias"},
       {"{\"prompt\": \"x\", \"suffix\": \"s\"}", "suffix"},
       {"{\"prompt\": [\"a\", \"b\"], \"n\": 16, \"x\": 0}", ""},  // fine: 32 choices (checked below)
       {"{\"messages\": []}", "messages", ApiKind::chat},
@@ -156,7 +163,10 @@ TEST(ServerRequest, BadBodiesAre400NamingTheField) {
       {"{\"messages\": [{\"role\": \"user\", \"content\": 5}]}", "messages[0].content", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\"}]}]}", "messages[0].content",
        ApiKind::chat},
-      {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"logprobs\": true}", "logprobs", ApiKind::chat},
+      {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"logprobs\": 1}", "logprobs", ApiKind::chat},
+      {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"logprobs\": true, \"top_logprobs\": 21}",
+       "top_logprobs", ApiKind::chat},
+      {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"echo\": true}", "echo", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"top_logprobs\": 2}", "top_logprobs",
        ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"tools\": [{}]}", "tools", ApiKind::chat},
@@ -178,6 +188,24 @@ TEST(ServerRequest, BadBodiesAre400NamingTheField) {
     EXPECT_EQ(e.type(), "invalid_request_error") << c.body;
     EXPECT_FALSE(std::string(e.what()).empty());
   }
+}
+
+TEST(ServerRequest, LogprobFields) {
+  ApiRequest c = completion({{"prompt", "x"}, {"logprobs", 3}, {"echo", true}, {"logit_bias", {{"7", -100}, {"9", 2.5}}}});
+  EXPECT_EQ(c.params.logprobs, 3);
+  EXPECT_TRUE(c.echo);
+  EXPECT_TRUE(c.params.prompt_logprobs);
+  EXPECT_EQ(c.params.logit_bias, (std::vector<std::pair<int32_t, float>>{{7, -100.f}, {9, 2.5f}}));
+  ApiRequest e = completion({{"prompt", "x"}, {"echo", true}});  // echo without logprobs: text only
+  EXPECT_TRUE(e.echo);
+  EXPECT_FALSE(e.params.prompt_logprobs);
+  EXPECT_EQ(e.params.logprobs, -1);
+  EXPECT_EQ(completion({{"prompt", "x"}, {"logprobs", 0}}).params.logprobs, 0);
+  json msgs = json::array({{{"role", "user"}, {"content", "x"}}});
+  EXPECT_EQ(chat({{"messages", msgs}, {"logprobs", true}, {"top_logprobs", 20}}).params.logprobs, 20);
+  EXPECT_EQ(chat({{"messages", msgs}, {"logprobs", true}}).params.logprobs, 0);
+  EXPECT_EQ(chat({{"messages", msgs}, {"logprobs", false}, {"top_logprobs", 0}}).params.logprobs, -1);
+  EXPECT_EQ(chat({{"messages", msgs}}).params.logprobs, -1);
 }
 
 TEST(ServerRequest, TooManyChoices) {

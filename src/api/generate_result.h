@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "api/finish_reason.h"
+#include "api/token_logprob.h"
 
 namespace seam {
 
@@ -15,6 +16,8 @@ struct GenerateResult {
   FinishReason finish_reason = FinishReason::none;
   double queue_time_s = 0, ttft_s = 0, e2e_s = 0;
   std::vector<double> token_times_s;
+  std::vector<TokenLogprob> logprobs;         // per output token, with SamplingParams::logprobs >= 0
+  std::vector<TokenLogprob> prompt_logprobs;  // per prompt token, with SamplingParams::prompt_logprobs
 };
 
 }  // namespace seam

@@ -9,6 +9,7 @@
 
 #include "api/error_kind.h"
 #include "api/finish_reason.h"
+#include "api/token_logprob.h"
 
 namespace seam {
 
@@ -16,6 +17,11 @@ struct RequestOutput {
   uint64_t id = 0;
   std::vector<int32_t> new_ids;  // tokens generated since the last callback
   std::string new_text;          // text since the last callback (never half a UTF-8 char)
+  // With SamplingParams::logprobs >= 0: one entry per new_ids entry, in the same order.
+  std::vector<TokenLogprob> new_logprobs;
+  // With SamplingParams::prompt_logprobs: on the first output, one entry per prompt token
+  // (the first has no logprob: id set, logprob NaN, no top).
+  std::vector<TokenLogprob> prompt_logprobs;
   bool finished = false;
   FinishReason finish_reason = FinishReason::none;
   int n_prompt_tokens = 0;

@@ -30,6 +30,16 @@ void SamplingParams::validate(int vocab_size) const {
   for (int32_t id : stop_token_ids)
     require(id >= 0 && id < vocab_size, "stop_token_ids", "stop_token_ids: ", id, " is outside the vocabulary");
   for (const auto& s : stop) require(!s.empty(), "stop", "stop: empty stop string");
+  require(logprobs >= -1 && logprobs <= kMaxTopLogprobs, "logprobs", "logprobs must be in [0, ",
+          kMaxTopLogprobs, "], got ", logprobs);
+  require(!prompt_logprobs || logprobs >= 0, "prompt_logprobs", "prompt_logprobs needs logprobs");
+  require(logit_bias.size() <= size_t(kMaxLogitBias), "logit_bias", "logit_bias has ", logit_bias.size(),
+          " entries, at most ", kMaxLogitBias, " are allowed");
+  for (const auto& [id, bias] : logit_bias) {
+    require(id >= 0 && id < vocab_size, "logit_bias", "logit_bias: token id ", id, " is outside the vocabulary");
+    require(std::isfinite(bias) && bias >= -100.f && bias <= 100.f, "logit_bias", "logit_bias: the bias of token ",
+            id, " must be in [-100, 100], got ", bias);
+  }
 }
 
 }  // namespace seam

@@ -3,9 +3,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "api/token_logprob.h"
+
 namespace seam {
+
+inline constexpr int kMaxLogitBias = 300;
 
 struct SamplingParams {
   float temperature = 1.f;  // 0: greedy
@@ -21,6 +26,15 @@ struct SamplingParams {
   std::vector<int32_t> stop_token_ids;   // extra stop ids (the id itself is kept in output_ids)
   bool ignore_eos = false;
   bool skip_special_tokens = true;
+  // -1: no logprobs. 0..kMaxTopLogprobs: each output token's logprob and this many top
+  // alternatives (api/token_logprob.h), in RequestOutput::new_logprobs.
+  int32_t logprobs = -1;
+  // With logprobs >= 0: also the prompt tokens' logprobs (the first token has none), in
+  // RequestOutput::prompt_logprobs of the first output.
+  bool prompt_logprobs = false;
+  // Added to the logits of these token ids before penalties and sampling (OpenAI logit_bias,
+  // each in [-100, 100], at most kMaxLogitBias entries).
+  std::vector<std::pair<int32_t, float>> logit_bias;
 
   // Throws RequestError(invalid_request) whose param names the bad field.
   void validate(int vocab_size) const;

@@ -61,6 +61,31 @@ struct PenaltyBatch {
   Tensor repetition;   // [n] f32 (HF repetition_penalty, prompt + output; 1 = off)
 };
 
+// logit_bias for the rows that use it, as a CSR list: for row r, entries
+// [indptr[r], indptr[r+1]) add values[e] to logits[r][tokens[e]].
+struct LogitBiasBatch {
+  int n = 0;
+  int nnz = 0;
+  Tensor indptr;  // [n + 1] i32
+  Tensor tokens;  // [nnz] i32
+  Tensor values;  // [nnz] f32
+};
+
+// Log probabilities of n rows of raw float32 logits (log_softmax, no temperature).
+// Row r with k[r] < 0 is skipped (its outputs are left as they are: a row that asks
+// for none pays nothing but the flag's read). Else:
+//   out_sampled[r]    = log_softmax(logits[r])[sampled[r]] (left as is if sampled[r] is out of range)
+//   out_top_ids[r][j], out_top[r][j] for j < k[r]: the j-th most likely token and its logprob,
+//   by (logprob descending, id ascending); entries j >= k[r] are left as they are.
+struct LogprobBatch {
+  int n = 0;
+  Tensor k;            // [n] i32, -1 .. max_top
+  Tensor sampled;      // [n] i32
+  Tensor out_sampled;  // [n] f32
+  Tensor out_top_ids;  // [n, max_top] i32
+  Tensor out_top;      // [n, max_top] f32
+};
+
 // Where rms_norm_qkv_rope_store rotates and stores: one layer's KV cache and this step's
 // positions and slots.
 struct RopeStoreArgs {
@@ -173,6 +198,10 @@ class Backend {
   // out_ids[r] = sample(logits[r]).   logits [n, vocab] f32 (may be modified), out_ids [n] i32.
   // The draw of row r depends only on (seed[r], step[r]) and logits[r]: see sampling_rng.h.
   virtual void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) = 0;
+  // logits[r][tokens[e]] += values[e] for each row's entries (LogitBiasBatch).
+  virtual void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) = 0;
+  // Log probabilities of raw logits [n, vocab] f32 (read only): see LogprobBatch.
+  virtual void logprobs(Tensor logits, const LogprobBatch& b) = 0;
 
  protected:
   // op_checks::rms_norm_qkv_rope_store on this backend's device (backend.cpp: backend.h does not

@@ -236,4 +236,30 @@ void sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s,
   index(s.step, s.n, dev, "sample step");
 }
 
+void apply_logit_bias(const Tensor& logits, const LogitBiasBatch& b, Device dev) {
+  same(logits, DType::f32, dev, "apply_logit_bias logits");
+  rows(logits, "apply_logit_bias logits");
+  SEAM_CHECK(logits.size(0) >= b.n, "apply_logit_bias: more rows than logits");
+  if (b.n == 0) return;
+  index(b.indptr, b.n + 1, dev, "apply_logit_bias indptr");
+  index(b.tokens, b.nnz, dev, "apply_logit_bias tokens");
+  params(b.values, DType::f32, b.nnz, dev, "apply_logit_bias values");
+}
+
+void logprobs(const Tensor& logits, const LogprobBatch& b, Device dev) {
+  same(logits, DType::f32, dev, "logprobs logits");
+  rows(logits, "logprobs logits");
+  SEAM_CHECK(logits.size(0) >= b.n, "logprobs: more rows than logits");
+  if (b.n == 0) return;
+  index(b.k, b.n, dev, "logprobs k");
+  index(b.sampled, b.n, dev, "logprobs sampled");
+  params(b.out_sampled, DType::f32, b.n, dev, "logprobs out_sampled");
+  same(b.out_top_ids, DType::i32, dev, "logprobs out_top_ids");
+  same(b.out_top, DType::f32, dev, "logprobs out_top");
+  SEAM_CHECK(b.out_top_ids.ndim == 2 && b.out_top.ndim == 2 && b.out_top_ids.size(0) >= b.n &&
+                 b.out_top.size(0) >= b.n && b.out_top_ids.size(1) == b.out_top.size(1) &&
+                 b.out_top_ids.contiguous() && b.out_top.contiguous(),
+             "logprobs: out_top_ids / out_top must be contiguous [>= n, max_top] and agree");
+}
+
 }  // namespace seam::op_checks

@@ -32,5 +32,7 @@ void gather_rows(const Tensor& out, const Tensor& x, const Tensor& idx, Device d
 void scatter_i32(const Tensor& dst, const Tensor& pairs, Device dev);
 void apply_penalties(const Tensor& logits, const PenaltyBatch& p, Device dev);
 void sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s, Device dev);
+void apply_logit_bias(const Tensor& logits, const LogitBiasBatch& b, Device dev);
+void logprobs(const Tensor& logits, const LogprobBatch& b, Device dev);
 
 }  // namespace seam::op_checks

@@ -24,6 +24,7 @@ RequestRecord run_one_request(const LoadSpec& spec, const BenchRequest& request)
   body["temperature"] = 0.0;
   body["ignore_eos"] = true;
   body["stream"] = true;
+  if (spec.logprobs >= 0) body["logprobs"] = spec.logprobs;
   body["stream_options"] = {{"include_usage", true}};
 
   RequestRecord rec;

@@ -17,6 +17,7 @@ namespace seam {
 struct LoadSpec {
   HttpTarget target;
   std::string model;  // the "model" field; empty: not sent
+  int logprobs = -1;   // >= 0: every request asks for "logprobs": k (the sampled token's and k top ones)
   double request_rate = std::numeric_limits<double>::infinity();  // requests/s; inf: all at once
   int max_concurrency = 0;  // 0: no cap
   uint64_t seed = 1;        // of the arrival times

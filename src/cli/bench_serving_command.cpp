@@ -66,6 +66,9 @@ int bench_serving_command(int argc, char** argv) {
   app.add_option("--seed", ds.seed, "seed of the dataset and the arrival times");
   app.add_option("--warmup-requests", n_warmup, "requests sent (and not measured) before the run");
   app.add_option("--output-file", output_file, "append the result as one JSON line");
+  int logprobs = -1;
+  app.add_option("--logprobs", logprobs,
+                 "every request asks for \"logprobs\": K (0..20: the sampled token's logprob and K top ones)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -87,6 +90,8 @@ int bench_serving_command(int argc, char** argv) {
   spec.request_rate = request_rate;
   spec.max_concurrency = max_concurrency;
   spec.seed = ds.seed;
+  SEAM_CHECK(logprobs >= -1 && logprobs <= 20, "--logprobs must be in [0, 20], got ", logprobs);
+  spec.logprobs = logprobs;
 
   const nlohmann::json card = fetch_model_card(spec.target);
   spec.model = model.empty() ? card.value("id", "") : model;
@@ -122,6 +127,7 @@ int bench_serving_command(int argc, char** argv) {
   run["request_rate"] = std::isfinite(request_rate) ? nlohmann::json(request_rate) : nlohmann::json("inf");
   run["max_concurrency"] = max_concurrency > 0 ? nlohmann::json(max_concurrency) : nlohmann::json(nullptr);
   run["seed"] = ds.seed;
+  run["logprobs"] = logprobs >= 0 ? nlohmann::json(logprobs) : nlohmann::json(nullptr);
   std::cout << format_table(summary, run);
   const std::string line = summary_json(summary, run).dump();
   std::cout << line << std::endl;

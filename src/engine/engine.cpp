@@ -48,6 +48,8 @@ std::vector<GenerateResult> Engine::generate(const std::vector<std::vector<int32
       GenerateResult& g = results[i];
       g.output_ids.insert(g.output_ids.end(), o.new_ids.begin(), o.new_ids.end());
       g.text += o.new_text;
+      g.logprobs.insert(g.logprobs.end(), o.new_logprobs.begin(), o.new_logprobs.end());
+      if (!o.prompt_logprobs.empty()) g.prompt_logprobs = o.prompt_logprobs;
       if (o.finished) {
         g.finish_reason = o.finish_reason;
         g.queue_time_s = o.queue_time_s;

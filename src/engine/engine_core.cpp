@@ -1,5 +1,7 @@
 #include "engine/engine_core.h"
 
+#include <limits>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -159,7 +161,7 @@ void EngineCore::take_submissions() {
     Request* r = l.req.get();
     const uint64_t id = r->id;
     live_.emplace(id, std::move(l));
-    if (r->params.max_new_tokens == 0) {  // nothing to generate
+    if (r->params.max_new_tokens == 0 && !r->params.prompt_logprobs) {  // nothing to generate
       r->finish = FinishReason::length;
       emit(*r, {}, true);
       finish_request(id);
@@ -295,6 +297,15 @@ void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_s
     if (r->t_admitted == Clock::time_point{}) r->t_admitted = t_scheduled;
     r->commit_step(q.n_new, q.sample);
     rows_.push_back(r);
+    if (!q.prompt_logprobs.empty()) {
+      if (r->prompt_logprobs.empty()) {
+        r->prompt_logprobs.resize(r->prompt_ids.size());
+        for (size_t p = 0; p < r->prompt_ids.size(); ++p) r->prompt_logprobs[p].id = r->prompt_ids[p];
+        r->prompt_logprobs[0].logprob = std::numeric_limits<float>::quiet_NaN();  // the first has none
+      }
+      for (size_t i = 0; i < q.prompt_logprobs.size(); ++i)
+        r->prompt_logprobs[size_t(q.prompt_lp_first) + i] = q.prompt_logprobs[i];
+    }
   }
   std::vector<uint64_t> done;
   for (size_t i = 0; i < result.seqs.size(); ++i) {
@@ -307,9 +318,15 @@ void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_s
     r.t_last_token = now;
     r.token_times_s.push_back(std::chrono::duration<double>(now - r.t_arrival).count());
     std::vector<int32_t> new_ids;
-    if (!check_stop(r, token)) {
+    std::vector<TokenLogprob> new_logprobs;
+    if (r.params.max_new_tokens == 0) {
+      // Only the prompt's logprobs were asked for (echo with max_tokens 0): the prefill is
+      // done, the sampled token is not part of the answer.
+      r.finish = FinishReason::length;
+    } else if (!check_stop(r, token)) {
       r.output_ids.push_back(token);
       new_ids.push_back(token);
+      if (q.has_logprobs) new_logprobs.push_back(q.logprobs);
       const size_t prev_len = r.text.size();
       const auto t_detok = Clock::now();
       r.text += r.detok->feed(token);
@@ -337,7 +354,7 @@ void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_s
     // The hand-off: the output built and passed to the request's callback (the server's
     // callback queues it for its HTTP thread).
     const auto t_emit = Clock::now();
-    emit(r, std::move(new_ids), r.finished());
+    emit(r, std::move(new_ids), r.finished(), std::move(new_logprobs));
     host_handoff_s_ += seconds_since(t_emit);
     if (r.finished()) done.push_back(r.id);
   }
@@ -347,10 +364,18 @@ void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_s
   }
 }
 
-void EngineCore::emit(Request& r, std::vector<int32_t> new_ids, bool finished) {
+void EngineCore::emit(Request& r, std::vector<int32_t> new_ids, bool finished,
+                      std::vector<TokenLogprob> new_logprobs) {
   RequestOutput out;
   out.id = r.id;
   out.new_ids = std::move(new_ids);
+  out.new_logprobs = std::move(new_logprobs);
+  if (r.params.prompt_logprobs && !r.prompt_logprobs_sent && (!out.new_ids.empty() || finished)) {
+    r.prompt_logprobs_sent = true;
+    if (r.prompt_logprobs.empty() && r.prompt_ids.size() == 1)  // a one-token prompt: no logits before it
+      r.prompt_logprobs.push_back(TokenLogprob{r.prompt_ids[0], std::numeric_limits<float>::quiet_NaN(), {}});
+    out.prompt_logprobs = std::move(r.prompt_logprobs);
+  }
   // Hold back text that could still become a stop string.
   size_t sendable = r.text.size();
   size_t hold = 0;

@@ -72,7 +72,7 @@ class EngineCore {
   // Commits a step from its result; t_scheduled stamps first admissions.
   void process_outputs(const StepResult& result, Clock::time_point t_scheduled);
   bool check_stop(Request& r, int32_t token);
-  void emit(Request& r, std::vector<int32_t> new_ids, bool finished);
+  void emit(Request& r, std::vector<int32_t> new_ids, bool finished, std::vector<TokenLogprob> new_logprobs = {});
   void finish_request(uint64_t id);
   void publish_stats();
 

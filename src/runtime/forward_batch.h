@@ -34,6 +34,7 @@ struct SeqSampling {
   float min_p = 0.f;
   uint64_t seed = 0;
   int32_t step = 0;  // index of the token being sampled (= output tokens so far)
+  int32_t logprobs = -1;  // -1: none; else the sampled token's logprob and this many top ones
   // penalties (applied only when enabled)
   float frequency_penalty = 0.f;
   float presence_penalty = 0.f;
@@ -68,6 +69,17 @@ struct ForwardBatch {
   std::vector<int32_t> penalty_indptr;  // [n_seqs + 1] or empty when no sequence uses penalties
   std::vector<int32_t> penalty_tokens;  // [nnz]
   std::vector<int32_t> penalty_counts;  // [nnz] occurrences in the output (0: prompt only)
+  // logit_bias of the sequences that use it (CSR over sequences), applied before penalties.
+  std::vector<int32_t> logit_bias_indptr;  // [n_seqs + 1] or empty when no sequence uses it
+  std::vector<int32_t> logit_bias_tokens;  // [nnz]
+  std::vector<float> logit_bias_values;    // [nnz]
+  // Prompt logprobs (echo): for each listed token of this batch, the logprob of the prompt
+  // token after it under its logits (the runner computes them after sampling, eagerly, from
+  // the final hidden states of those tokens). Empty in most steps.
+  std::vector<int32_t> prompt_lp_token;   // token index in this batch
+  std::vector<int32_t> prompt_lp_target;  // the next prompt token (whose logprob this is)
+  std::vector<int32_t> prompt_lp_k;       // top alternatives
+  std::vector<int32_t> prompt_lp_seq;     // the sequence of the token
   // Page-table entries this step's allocations (and prefix-cache hits) set;
   // applied by the runner before the step's kernels run.
   std::vector<PageTableWrite> page_table_writes;

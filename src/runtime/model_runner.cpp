@@ -110,6 +110,7 @@ void ModelRunner::stage_inputs(const ForwardBatch& fb, int T, int S) {
   float* minp = b.host<float>(b.min_p);
   int64_t* seed = b.host<int64_t>(b.seed);
   int32_t* step = b.host<int32_t>(b.step);
+  int32_t* lpk = b.host<int32_t>(b.logprob_k);
   indptr[0] = 0;
   for (int s = 0; s < S; ++s) {
     const bool real = s < n_seqs;
@@ -124,6 +125,7 @@ void ModelRunner::stage_inputs(const ForwardBatch& fb, int T, int S) {
     minp[s] = ss.min_p;
     seed[s] = int64_t(ss.seed);
     step[s] = ss.step;
+    lpk[s] = ss.logprobs;
     h_freq_[size_t(s)] = ss.frequency_penalty;
     h_pres_[size_t(s)] = ss.presence_penalty;
     h_rep_[size_t(s)] = ss.repetition_penalty;
@@ -169,7 +171,22 @@ void ModelRunner::copy_inputs(const ForwardBatch& fb) {
     backend_.copy_h2d(b.pen_presence.data, h_pres_.data(), size_t(n_seqs) * 4);
     backend_.copy_h2d(b.pen_repetition.data, h_rep_.data(), size_t(n_seqs) * 4);
   }
+  if (!fb.logit_bias_indptr.empty()) {
+    SEAM_CHECK(fb.logit_bias_tokens.size() <= size_t(b.bias_tokens.size(0)), "logit_bias entries (",
+               fb.logit_bias_tokens.size(), ") exceed the buffer of ", b.bias_tokens.size(0));
+    backend_.copy_h2d(b.bias_indptr.data, fb.logit_bias_indptr.data(), fb.logit_bias_indptr.size() * 4);
+    backend_.copy_h2d(b.bias_tokens.data, fb.logit_bias_tokens.data(), fb.logit_bias_tokens.size() * 4);
+    backend_.copy_h2d(b.bias_values.data, fb.logit_bias_values.data(), fb.logit_bias_values.size() * 4);
+  }
 }
+
+namespace {
+bool any_logprobs(const ForwardBatch& fb) {
+  for (const SeqSampling& s : fb.sampling)
+    if (s.logprobs >= 0) return true;
+  return false;
+}
+}  // namespace
 
 AttentionBatch ModelRunner::attention_batch(int n_tokens, int n_seqs, int n_prefill_seqs, int n_prefill_tokens,
                                             int max_seq_len) const {
@@ -196,6 +213,23 @@ void ModelRunner::run_layers_eager(int n, const AttentionBatch& attn) {
 void ModelRunner::sample(const ForwardBatch& fb, std::vector<int32_t>& sampled) {
   const int S = fb.n_seqs();
   StepBuffers& b = *buf_;
+  // Sampling runs outside every graph (after the decode graph's logits or the piecewise
+  // pieces), so the host may decide per step whether logprobs run at all; rows that ask
+  // for none are skipped inside the kernel by their k = -1 in the fixed logprob_k buffer.
+  const bool with_logprobs = any_logprobs(fb);
+  const int64_t vocab = b.logits.size(1);
+  // Logprobs are of the raw distribution: keep the logits before logit_bias, penalties
+  // and the sampler (which overwrites a row with its probabilities on CUDA) touch them.
+  if (with_logprobs) backend_.copy_d2d(b.logprob_logits.data, b.logits.data, size_t(S) * size_t(vocab) * 4);
+  if (!fb.logit_bias_indptr.empty()) {
+    LogitBiasBatch lb;
+    lb.n = S;
+    lb.nnz = int(fb.logit_bias_tokens.size());
+    lb.indptr = b.bias_indptr.rows(S + 1);
+    lb.tokens = b.bias_tokens;
+    lb.values = b.bias_values;
+    backend_.apply_logit_bias(b.logits.rows(S), lb);
+  }
   if (!fb.penalty_indptr.empty()) {
     PenaltyBatch p;
     p.n = S;
@@ -217,7 +251,17 @@ void ModelRunner::sample(const ForwardBatch& fb, std::vector<int32_t>& sampled) 
   s.seed = b.seed.rows(S);
   s.step = b.step.rows(S);
   backend_.sample(b.sampled.rows(S), b.logits.rows(S), s);
-  backend_.copy_d2h(b.sampled_host, b.sampled.data, size_t(S) * 4);  // pinned: returns at once
+  if (with_logprobs) {
+    LogprobBatch lp;
+    lp.n = S;
+    lp.k = b.logprob_k.rows(S);
+    lp.sampled = b.sampled.rows(S);
+    lp.out_sampled = b.lp_sampled.rows(S);
+    lp.out_top_ids = b.lp_top_ids.rows(S);
+    lp.out_top = b.lp_top.rows(S);
+    backend_.logprobs(b.logprob_logits.rows(S), lp);
+  }
+  b.download_outputs(S, with_logprobs);  // pinned: returns at once
   backend_.timer_end();
   timing_.launch_ms = lap_ms();
   backend_.synchronize();
@@ -319,8 +363,65 @@ StepResult ModelRunner::forward(const ForwardBatch& fb, StepReport* report) {
     q.n_new = fb.qo_indptr[size_t(s) + 1] - fb.qo_indptr[size_t(s)];
     q.sample = fb.samples[size_t(s)] != 0;
     q.sampled_id = sampled[size_t(s)];
+    const int k = fb.sampling[size_t(s)].logprobs;
+    if (q.sample && k >= 0) {
+      const StepBuffers& b = *buf_;
+      q.has_logprobs = true;
+      q.logprobs.id = q.sampled_id;
+      q.logprobs.logprob = b.out_host<float>(b.lp_sampled)[s];
+      const int32_t* ids = b.out_host<int32_t>(b.lp_top_ids) + int64_t(s) * kMaxTopLogprobs;
+      const float* lps = b.out_host<float>(b.lp_top) + int64_t(s) * kMaxTopLogprobs;
+      const int n_top = std::min<int>(k, int(b.logits.size(1)));
+      for (int j = 0; j < n_top; ++j) q.logprobs.top.emplace_back(ids[j], lps[j]);
+    }
   }
+  if (!fb.prompt_lp_token.empty()) prompt_logprobs(fb, r);
   return r;
+}
+
+void ModelRunner::prompt_logprobs(const ForwardBatch& fb, StepResult& r) {
+  StepBuffers& b = *buf_;
+  const int n = int(fb.prompt_lp_token.size());
+  const int max_rows = int(b.sizes.max_seqs);
+  const int vocab = int(b.logits.size(1));
+  // The step is over (its outputs are on the host), so the step inputs last_idx, logprob_k
+  // and the output block are free to reuse; the next step stages all of them again.
+  for (int begin = 0; begin < n; begin += max_rows) {
+    const int m = std::min(max_rows, n - begin);
+    int32_t* last = b.host<int32_t>(b.last_idx);
+    int32_t* ks = b.host<int32_t>(b.logprob_k);
+    std::copy_n(fb.prompt_lp_token.begin() + begin, m, last);
+    std::copy_n(fb.prompt_lp_k.begin() + begin, m, ks);
+    backend_.copy_h2d(b.last_idx.data, last, size_t(m) * 4);
+    backend_.copy_h2d(b.logprob_k.data, ks, size_t(m) * 4);
+    backend_.copy_h2d(b.sampled.data, fb.prompt_lp_target.data() + begin, size_t(m) * 4);
+    model_.run_logits(b, m);
+    LogprobBatch lp;
+    lp.n = m;
+    lp.k = b.logprob_k.rows(m);
+    lp.sampled = b.sampled.rows(m);
+    lp.out_sampled = b.lp_sampled.rows(m);
+    lp.out_top_ids = b.lp_top_ids.rows(m);
+    lp.out_top = b.lp_top.rows(m);
+    backend_.logprobs(b.logits.rows(m), lp);
+    b.download_outputs(m, true);
+    backend_.synchronize();
+    for (int i = 0; i < m; ++i) {
+      const int j = begin + i;
+      SeqResult& q = r.seqs[size_t(fb.prompt_lp_seq[size_t(j)])];
+      if (q.prompt_logprobs.empty()) {
+        const int t = fb.prompt_lp_token[size_t(j)];
+        q.prompt_lp_first = fb.positions[size_t(t)] + 1;
+      }
+      TokenLogprob t;
+      t.id = fb.prompt_lp_target[size_t(j)];
+      t.logprob = b.out_host<float>(b.lp_sampled)[i];
+      const int32_t* ids = b.out_host<int32_t>(b.lp_top_ids) + int64_t(i) * kMaxTopLogprobs;
+      const float* lps = b.out_host<float>(b.lp_top) + int64_t(i) * kMaxTopLogprobs;
+      for (int k = 0; k < std::min(fb.prompt_lp_k[size_t(j)], vocab); ++k) t.top.emplace_back(ids[k], lps[k]);
+      q.prompt_logprobs.push_back(std::move(t));
+    }
+  }
 }
 
 std::vector<float> ModelRunner::last_logits(int n_seqs) {

@@ -81,6 +81,10 @@ class ModelRunner {
   // Penalties, sampling, the d2h of the ids, then the wait for them (ends launch and wait).
   void sample(const ForwardBatch& fb, std::vector<int32_t>& sampled);
   void note_eager(const std::string& reason, StepReport* report);
+  // The step's prompt logprobs (ForwardBatch::prompt_lp_*), after its sample: logits of the
+  // listed tokens from the final hidden states still in the residual buffer, max_seqs rows at
+  // a time, eager (prompt rows are never in a decode graph).
+  void prompt_logprobs(const ForwardBatch& fb, StepResult& r);
   // Milliseconds since the last phase boundary; moves the boundary to now.
   double lap_ms();
 

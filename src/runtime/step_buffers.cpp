@@ -1,5 +1,6 @@
 #include "runtime/step_buffers.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace seam {
@@ -41,6 +42,7 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   min_p = make_input(DType::f32, {S});
   seed = make_input(DType::i64, {S});
   step = make_input(DType::i32, {S});
+  logprob_k = make_input(DType::i32, {S});
   fixed_inputs_bytes_ = inputs_bytes_;
   // A step writes one entry per token it feeds, plus the prefix-cache hits of the
   // requests it admits; twice the token rows covers nearly every step, and the
@@ -50,11 +52,11 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   allocations_.push_back(inputs_dev_);
   inputs_host_ = backend_.alloc_host(inputs_bytes_);
   std::memset(inputs_host_, 0, inputs_bytes_);
-  sampled_host = static_cast<int32_t*>(backend_.alloc_host(size_t(S) * sizeof(int32_t)));
   bytes += inputs_bytes_;
   for (Tensor* t : {&input_ids, &positions, &out_cache_loc, &qo_indptr, &seq_lens, &req_rows, &last_idx,
-                    &temperature, &top_k, &top_p, &min_p, &seed, &step, &page_table_writes})
+                    &temperature, &top_k, &top_p, &min_p, &seed, &step, &logprob_k, &page_table_writes})
     t->data = static_cast<char*>(inputs_dev_) + reinterpret_cast<size_t>(t->data);
+  std::fill_n(host<int32_t>(logprob_k), S, -1);  // no row asks for logprobs
   backend_.copy_h2d(inputs_dev_, inputs_host_, inputs_bytes_);
   residual = make(a, {T, c.hidden_size});
   normed = make(a, {T, c.hidden_size});
@@ -64,7 +66,24 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   act = make(a, {T, c.intermediate_size});
   last_hidden = make(a, {S, c.hidden_size});
   logits = make(DType::f32, {S, c.vocab_size});
-  sampled = make(DType::i32, {S});
+  {
+    // The outputs block: sampled first, so that a step without logprobs copies S ids only.
+    const int64_t K = kMaxTopLogprobs;
+    outputs_bytes_ = size_t(S) * 4 * (2 + 2 * K);
+    char* out = static_cast<char*>(backend_.alloc(outputs_bytes_));
+    allocations_.push_back(out);
+    bytes += outputs_bytes_;
+    sampled = Tensor(out, DType::i32, backend_.device(), {S});
+    lp_sampled = Tensor(out + S * 4, DType::f32, backend_.device(), {S});
+    lp_top_ids = Tensor(out + S * 8, DType::i32, backend_.device(), {S, K});
+    lp_top = Tensor(out + S * 8 + S * K * 4, DType::f32, backend_.device(), {S, K});
+    sampled_host = static_cast<int32_t*>(backend_.alloc_host(outputs_bytes_));
+    std::memset(sampled_host, 0, outputs_bytes_);
+  }
+  bias_indptr = make(DType::i32, {S + 1});
+  bias_tokens = make(DType::i32, {S * kMaxLogitBias});
+  bias_values = make(DType::f32, {S * kMaxLogitBias});
+  logprob_logits = make(DType::f32, {S, c.vocab_size});
   pen_indptr = make(DType::i32, {S + 1});
   pen_tokens = make(DType::i32, {P});
   pen_counts = make(DType::i32, {P});
@@ -72,13 +91,17 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   pen_presence = make(DType::f32, {S});
   pen_repetition = make(DType::f32, {S});
   // Defined contents everywhere: padded rows of a graph read these buffers.
-  // Defined contents everywhere: padded rows of a graph read these buffers.
-  for (Tensor* t : {&sampled, &pen_indptr}) backend_.fill(*t, 0.f);
+  for (Tensor* t : {&sampled, &pen_indptr, &bias_indptr, &lp_top_ids}) backend_.fill(*t, 0.f);
+  for (Tensor* t : {&lp_sampled, &lp_top}) backend_.fill(*t, 0.f);
   for (Tensor* t : {&residual, &normed, &qkv, &attn_out, &gate_up, &act, &last_hidden, &logits,
                     &pen_frequency, &pen_presence})
     backend_.fill(*t, 0.f);
   backend_.fill(pen_repetition, 1.f);
   backend_.synchronize();
+}
+
+void StepBuffers::download_outputs(int n_seqs, bool with_logprobs) {
+  backend_.copy_d2h(sampled_host, sampled.data, with_logprobs ? outputs_bytes_ : size_t(n_seqs) * 4);
 }
 
 StepBuffers::~StepBuffers() {

@@ -7,6 +7,7 @@
 #include "backend/backend.h"
 #include "model/forward_buffers.h"
 #include "model/model_config.h"
+#include "api/sampling_params.h"
 
 namespace seam {
 
@@ -36,6 +37,7 @@ struct StepBuffers : ForwardBuffers {
   Tensor min_p;          // [max_seqs] f32
   Tensor seed;           // [max_seqs] i64
   Tensor step;           // [max_seqs] i32
+  Tensor logprob_k;      // [max_seqs] i32: -1 (no logprobs) or the number of top alternatives
   // The step's page-table writes as (flat page-table index, slot) pairs, last in
   // the inputs block so that a step copies only the pairs it has.
   Tensor page_table_writes;  // [max_page_table_writes, 2] i32
@@ -46,6 +48,19 @@ struct StepBuffers : ForwardBuffers {
   Tensor pen_frequency;  // [max_seqs] f32
   Tensor pen_presence;   // [max_seqs] f32
   Tensor pen_repetition; // [max_seqs] f32
+  // logit_bias (copied only in steps where some row uses it), CSR over sequences
+  Tensor bias_indptr;    // [max_seqs + 1] i32
+  Tensor bias_tokens;    // [max_seqs * kMaxLogitBias] i32
+  Tensor bias_values;    // [max_seqs * kMaxLogitBias] f32
+  // logprobs: the raw logits of the step, saved before logit_bias, penalties and sampling
+  // modify `logits` in place (copied only in steps where some row asks for logprobs)
+  Tensor logprob_logits; // [max_seqs, vocab] f32
+  // The step's outputs, one device block [sampled | lp_sampled | lp_top_ids | lp_top] with a
+  // pinned host mirror, so the ids and the logprobs come back in one copy (the ids alone
+  // when no row asks for logprobs).
+  Tensor lp_sampled;     // [max_seqs] f32
+  Tensor lp_top_ids;     // [max_seqs, kMaxTopLogprobs] i32
+  Tensor lp_top;         // [max_seqs, kMaxTopLogprobs] f32
 
   size_t bytes = 0;
 
@@ -59,9 +74,17 @@ struct StepBuffers : ForwardBuffers {
   }
   void upload_inputs(int n_page_table_writes = 0);
   int max_page_table_writes() const { return int(page_table_writes.size(0)); }
-  // Pinned host landing place of `sampled` (max_seqs i32): a copy into pageable memory
-  // would block the host until the GPU is done, hiding the wait inside the launch phase.
+  // Pinned host landing place of the outputs block: a copy into pageable memory would
+  // block the host until the GPU is done, hiding the wait inside the launch phase.
+  // sampled_host is its start (`sampled`); out_host(t) is t's place in it.
   int32_t* sampled_host = nullptr;
+  template <typename T>
+  const T* out_host(const Tensor& t) const {
+    return reinterpret_cast<const T*>(reinterpret_cast<const char*>(sampled_host) +
+                                      (static_cast<const char*>(t.data) - static_cast<const char*>(sampled.data)));
+  }
+  // Issues the d2h of the outputs: the sampled ids, and with `with_logprobs` the whole block.
+  void download_outputs(int n_seqs, bool with_logprobs);
 
  private:
   Backend& backend_;
@@ -70,6 +93,7 @@ struct StepBuffers : ForwardBuffers {
   void* inputs_host_ = nullptr;
   size_t inputs_bytes_ = 0;
   size_t fixed_inputs_bytes_ = 0;  // the block up to page_table_writes
+  size_t outputs_bytes_ = 0;
   Tensor make(DType t, std::initializer_list<int64_t> dims);
   Tensor make_input(DType t, std::initializer_list<int64_t> dims);
 };

@@ -1,10 +1,13 @@
 // StepResult: what one forward step produced, per sequence row, in batch
 // order. The engine commits a step from it alone: the row's request id, how
 // many tokens were fed (their KV is now written), and the sampled id.
-// Room for per-row logprobs and speculative acceptance counts later.
+// With logprobs asked, the sampled token's logprob and the top alternatives
+// (the same device->host copy as the ids). Room for speculative acceptance later.
 #pragma once
 #include <cstdint>
 #include <vector>
+
+#include "api/token_logprob.h"
 
 namespace seam {
 
@@ -13,6 +16,12 @@ struct SeqResult {
   int32_t n_new = 0;       // tokens fed this step (KV written for them)
   bool sample = false;     // sampled_id is the request's next token (else a mid-prompt chunk)
   int32_t sampled_id = -1;
+  bool has_logprobs = false;  // the row asked (SeqSampling::logprobs >= 0) and sampled
+  TokenLogprob logprobs;      // of sampled_id, with the row's top-k
+  // Prompt logprobs this step computed (ForwardBatch::prompt_lp_*): of the prompt tokens
+  // at positions prompt_lp_first, prompt_lp_first + 1, ...
+  int32_t prompt_lp_first = 0;
+  std::vector<TokenLogprob> prompt_logprobs;
 };
 
 struct StepResult {

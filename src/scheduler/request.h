@@ -39,6 +39,10 @@ struct Request {
   std::unique_ptr<IncrementalDetokenizer> detok;
   std::string text;                // decoded output text so far (stop strings trimmed at finish)
   size_t n_text_sent = 0;          // bytes of `text` already streamed
+  // With params.prompt_logprobs: one per prompt token, filled by position as the prompt is
+  // prefilled (a re-prefilled chunk writes the same values again); sent with the first output.
+  std::vector<TokenLogprob> prompt_logprobs;
+  bool prompt_logprobs_sent = false;
 
   // ---- timing ----
   Clock::time_point t_arrival, t_admitted, t_first_token, t_last_token;

@@ -65,7 +65,10 @@ bool Scheduler::admit(Request* r) {
   RadixNode* node = nullptr;
   std::vector<int32_t> tokens(size_t(r->n_total()));
   for (int p = 0; p < r->n_total(); ++p) tokens[size_t(p)] = r->token_at(p);
-  const int hit = cache_.match_prefix(tokens.data(), r->n_total() - 1, r->slots, &node);
+  // A request that wants its prompt's logprobs computes every prompt token (nothing
+  // borrowed) until its first output token.
+  const bool prompt_lp = r->params.prompt_logprobs && r->output_ids.empty();
+  const int hit = cache_.match_prefix(tokens.data(), prompt_lp ? 0 : r->n_total() - 1, r->slots, &node);
   cache_.lock(node);
   r->prefix_node = node;
   r->n_prefix_shared = hit;
@@ -176,11 +179,21 @@ void Scheduler::build(ForwardBatch& fb, ForwardMode mode, int n_prefill_seqs) {
     any_penalty |= s.sample && (p.presence_penalty != 0.f || p.repetition_penalty != 1.f);
   }
   if (any_penalty) fb.penalty_indptr.push_back(0);
+  bool any_bias = false;
+  for (const ScheduledSeq& s : scheduled_) any_bias |= s.sample && !s.req->params.logit_bias.empty();
+  if (any_bias) fb.logit_bias_indptr.push_back(0);
   for (const ScheduledSeq& s : scheduled_) {
     Request* r = s.req;
     fb.request_ids.push_back(r->id);
     fb.samples.push_back(s.sample ? 1 : 0);
+    const int n_prompt = int(r->prompt_ids.size());
     for (int p = r->n_kv; p < r->n_kv + s.n_new; ++p) {
+      if (r->params.prompt_logprobs && r->output_ids.empty() && p + 1 < n_prompt) {
+        fb.prompt_lp_token.push_back(fb.n_tokens());
+        fb.prompt_lp_target.push_back(r->prompt_ids[size_t(p) + 1]);
+        fb.prompt_lp_k.push_back(r->params.logprobs);
+        fb.prompt_lp_seq.push_back(int32_t(fb.request_ids.size()) - 1);
+      }
       fb.input_ids.push_back(r->token_at(p));
       fb.positions.push_back(p);
       fb.out_cache_loc.push_back(r->slots[size_t(p)]);
@@ -198,7 +211,16 @@ void Scheduler::build(ForwardBatch& fb, ForwardMode mode, int n_prefill_seqs) {
     ss.frequency_penalty = r->params.frequency_penalty;
     ss.presence_penalty = r->params.presence_penalty;
     ss.repetition_penalty = r->params.repetition_penalty;
+    ss.logprobs = s.sample ? r->params.logprobs : -1;  // a mid-prompt chunk samples nothing
     fb.sampling.push_back(ss);
+    if (any_bias) {
+      if (s.sample)
+        for (const auto& [id, bias] : r->params.logit_bias) {
+          fb.logit_bias_tokens.push_back(id);
+          fb.logit_bias_values.push_back(bias);
+        }
+      fb.logit_bias_indptr.push_back(int32_t(fb.logit_bias_tokens.size()));
+    }
     if (any_penalty) {
       if (s.sample && ss.uses_penalties()) {
         // Token -> occurrences in the output (0 when only in the prompt).

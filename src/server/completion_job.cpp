@@ -75,11 +75,24 @@ void CompletionJob::submit() {
   // pool) and admits the group or refuses it; the server adds only OpenAI's
   // own rule that prompt + max_tokens fit the context, with OpenAI's message
   // (the engine would instead end the generation at the context length).
+  if (request_.echo)
+    for (size_t pi = 0; pi < prompt_ids_.size(); ++pi) {
+      const PromptInput* in = pi < request_.prompts.size() ? &request_.prompts[pi] : nullptr;
+      prompt_texts_.push_back(in && !in->is_ids ? in->text
+                                                : tok.decode(prompt_ids_[pi], request_.params.skip_special_tokens));
+    }
   SamplingParams params = request_.params;
   if (request_.kind == ApiKind::chat)
     params.stop_token_ids.insert(params.stop_token_ids.end(), ctx_.chat_stop_ids.begin(), ctx_.chat_stop_ids.end());
   const int64_t n = int64_t(prompt_ids_.size()) * request_.n;
   choices_.resize(size_t(n));
+  if (params.logprobs >= 0)
+    for (size_t k = 0; k < choices_.size(); ++k) {
+      choices_[k].lp_format = std::make_unique<LogprobsJson>(tok);
+      const std::vector<int32_t>& prompt = prompt_ids_[k / size_t(request_.n)];
+      // Not echoed: the first completion token's text follows the prompt's last token.
+      if (!request_.echo && !prompt.empty()) choices_[k].lp_format->set_context(prompt.back());
+    }
   std::vector<EngineRequest> group;
   group.reserve(size_t(n));
   auto self = shared_from_this();
@@ -142,6 +155,8 @@ void CompletionJob::on_output(int k, const RequestOutput& out) {
   e.n_cached = out.n_cached_tokens;
   e.error = out.error;
   e.error_kind = out.error_kind;
+  e.new_logprobs = out.new_logprobs;
+  e.prompt_logprobs = out.prompt_logprobs;
   if (out.finished && !c.finished) {
     c.finished = true;
     ctx_.metrics->count_finished(out.finish_reason, !out.error.empty(), seconds(now - t_start_));
@@ -161,7 +176,48 @@ std::deque<CompletionJob::Event> CompletionJob::take_events(std::chrono::millise
   return out;
 }
 
-void CompletionJob::apply(const Event& e) {
+std::string CompletionJob::take_echo_and_logprobs(const Event& e, nlohmann::json* chunk_logprobs) {
+  Choice& c = choices_[size_t(e.choice)];
+  std::string text;
+  nlohmann::json lp;  // this event's logprobs
+  const bool chat = request_.kind == ApiKind::chat;
+  if (request_.echo && !c.echoed && e.error.empty()) {
+    c.echoed = true;
+    const std::string& prompt = prompt_texts_[size_t(e.choice) / size_t(request_.n)];
+    text = prompt;
+    if (c.lp_format) {
+      c.lp_format->append_completion(e.prompt_logprobs, lp);
+      c.lp_format->set_text_offset(prompt.size());
+    }
+  }
+  text += e.new_text;
+  if (c.lp_format && !e.new_logprobs.empty()) {
+    if (chat) {
+      nlohmann::json content = lp.is_null() ? nlohmann::json::array() : lp["content"];
+      c.lp_format->append_chat(e.new_logprobs, content);
+      lp = {{"content", std::move(content)}};
+    } else {
+      c.lp_format->append_completion(e.new_logprobs, lp);
+    }
+  }
+  if (!lp.is_null()) {
+    if (chunk_logprobs) *chunk_logprobs = lp;
+    if (!request_.stream) {  // a whole response: the choice's logprobs so far, in order
+      if (c.logprobs.is_null()) {
+        c.logprobs = std::move(lp);
+      } else {
+        static const std::vector<const char*> k_chat = {"content"};
+        static const std::vector<const char*> k_completion = {"tokens", "token_logprobs", "top_logprobs",
+                                                              "text_offset"};
+        for (const char* key : chat ? k_chat : k_completion)
+          for (auto& x : lp[key]) c.logprobs[key].push_back(std::move(x));
+      }
+    }
+  }
+  return text;
+}
+
+void CompletionJob::apply(const Event& e, std::string* chunk_text, nlohmann::json* chunk_logprobs) {
   Choice& c = choices_[size_t(e.choice)];
   if (e.n_new_ids > 0) {
     if (!c.got_first) {
@@ -172,7 +228,9 @@ void CompletionJob::apply(const Event& e) {
     }
     c.t_last = e.t;
   }
-  c.text += e.new_text;
+  const std::string added = take_echo_and_logprobs(e, chunk_logprobs);
+  c.text += added;
+  if (chunk_text) *chunk_text = added;
   c.n_prompt = e.n_prompt;
   c.n_output = e.n_output;
   c.n_cached = e.n_cached;
@@ -206,7 +264,15 @@ std::optional<nlohmann::json> CompletionJob::poll_response(std::chrono::millisec
   if (n_finished_events_ < int(choices_.size())) return std::nullopt;
   if (!first_error_.empty()) throw ApiError(500, error_message(first_error_kind_, first_error_));
   std::vector<ChoiceResult> results;
-  for (const Choice& c : choices_) results.push_back(ChoiceResult{c.text, c.finish});
+  for (const Choice& c : choices_) {
+    nlohmann::json lp = c.logprobs;
+    if (c.lp_format && lp.is_null()) {  // asked, but no token came: the empty shape
+      std::vector<TokenLogprob> none;
+      LogprobsJson(ctx_.engine->tokenizer()).append_completion(none, lp);
+      if (request_.kind == ApiKind::chat) lp = {{"content", nlohmann::json::array()}};
+    }
+    results.push_back(ChoiceResult{c.text, c.finish, std::move(lp)});
+  }
   return response_body(header_, results, usage());
 }
 
@@ -233,12 +299,14 @@ bool CompletionJob::poll_stream(std::string& buf, std::chrono::milliseconds time
   }
   if (n_finished_events_ >= int(choices_.size())) return true;  // [DONE] already written
   for (const Event& e : take_events(timeout)) {
-    apply(e);
+    std::string text;
+    nlohmann::json lp;
+    apply(e, &text, &lp);
     if (!e.error.empty()) {
       buf += sse_event(ApiError::error_body(error_message(e.error_kind, e.error), "internal_server_error", "", ""));
-    } else if (!e.new_text.empty() || e.finished) {
+    } else if (!text.empty() || e.finished || !lp.is_null()) {
       buf += sse_event(
-          stream_chunk(header_, e.choice, e.new_text, e.finished ? e.finish : FinishReason::none, false, usage_on));
+          stream_chunk(header_, e.choice, text, e.finished ? e.finish : FinishReason::none, false, usage_on, lp));
     }
   }
   if (n_finished_events_ < int(choices_.size())) return false;

@@ -21,6 +21,7 @@
 
 #include "engine/engine.h"
 #include "server/chat_template.h"
+#include "server/logprobs_json.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 #include "server/server_metrics.h"
@@ -84,6 +85,10 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
     std::string text;
     FinishReason finish = FinishReason::none;
     int n_prompt = 0, n_output = 0, n_cached = 0;
+    // Logprobs (when asked): the formatter's state, and for a whole response the result.
+    std::unique_ptr<LogprobsJson> lp_format;
+    nlohmann::json logprobs;
+    bool echoed = false;  // the echoed prompt (text, logprobs) is out
   };
   struct Event {
     int choice = 0;
@@ -95,11 +100,17 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
     int n_prompt = 0, n_output = 0, n_cached = 0;
     std::string error;
     ErrorKind error_kind = ErrorKind::none;
+    std::vector<TokenLogprob> new_logprobs;
+    std::vector<TokenLogprob> prompt_logprobs;
   };
 
   void on_output(int choice, const RequestOutput& out);  // engine thread
   std::deque<Event> take_events(std::chrono::milliseconds timeout);
-  void apply(const Event& e);
+  // Applies an event to its choice; the text and logprobs it adds go to chunk_text / chunk_logprobs.
+  void apply(const Event& e, std::string* chunk_text = nullptr, nlohmann::json* chunk_logprobs = nullptr);
+  // The choice's text and logprobs this event adds (with the echoed prompt before the first);
+  // `chunk_logprobs` gets the event's logprobs alone (for a stream chunk).
+  std::string take_echo_and_logprobs(const Event& e, nlohmann::json* chunk_logprobs);
   Usage usage() const;
   // The API's name for an engine request field ("max_new_tokens" -> "max_tokens", ...).
   std::string api_param(const std::string& engine_param) const;
@@ -108,6 +119,7 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   ApiRequest request_;
   ResponseHeader header_;
   std::vector<std::vector<int32_t>> prompt_ids_;  // [n_prompts][n_prompt_tokens]
+  std::vector<std::string> prompt_texts_;         // [n_prompts] with echo: the text echoed
   std::vector<Choice> choices_;                   // [n_prompts * n]
   std::chrono::steady_clock::time_point t_start_;
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api_error.h"
+#include "server/logprob_request.h"
 
 namespace seam {
 
@@ -80,19 +81,11 @@ void reject_unsupported(const json& j, ApiKind kind) {
   auto refuse = [](const std::string& key, const std::string& what) {
     return bad_request(what + " is not supported", key);
   };
-  if (const json* v = find(j, "logprobs")) {
-    const bool on = v->is_boolean() ? v->get<bool>() : true;  // completions: an integer asks for them
-    if (on) throw refuse("logprobs", "logprobs");
-  }
-  if (const json* v = find(j, "top_logprobs"))
-    if (!(v->is_number_integer() && v->get<int64_t>() == 0)) throw refuse("top_logprobs", "top_logprobs");
-  if (read_bool(j, "echo", false)) throw refuse("echo", "echo");
+  // logprobs, top_logprobs, echo and logit_bias: read_logprob_fields (logprob_request.cpp).
   if (const json* v = find(j, "best_of"))
     if (!(v->is_number_integer() && v->get<int64_t>() == 1)) throw refuse("best_of", "best_of other than 1");
   if (const json* v = find(j, "suffix"))
     if (!(v->is_string() && v->get<std::string>().empty())) throw refuse("suffix", "suffix");
-  if (const json* v = find(j, "logit_bias"))
-    if (!(v->is_object() && v->empty())) throw refuse("logit_bias", "logit_bias");
   if (const json* v = find(j, "min_tokens"))
     if (!(v->is_number_integer() && v->get<int64_t>() == 0)) throw refuse("min_tokens", "min_tokens");
   if (const json* v = find(j, "tools"))
@@ -200,6 +193,7 @@ ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
   ApiRequest r;
   r.kind = kind;
   reject_unsupported(j, kind);
+  read_logprob_fields(j, kind, r);
   if (const json* v = find(j, "model")) r.model = read_string(*v, "model");
   if (kind == ApiKind::completion) {
     r.prompts = read_prompts(j);

@@ -34,6 +34,7 @@ struct ApiRequest {
   int n = 1;                         // choices per prompt
   bool stream = false;
   bool include_usage = false;        // stream_options.include_usage
+  bool echo = false;                 // completions: the prompt before the completion (logprob_request.h)
 };
 
 constexpr int k_max_n = 16;             // choices per prompt

@@ -41,7 +41,7 @@ json response_body(const ResponseHeader& h, const std::vector<ChoiceResult>& cho
     } else {
       c["text"] = choices[i].text;
     }
-    c["logprobs"] = nullptr;
+    c["logprobs"] = choices[i].logprobs;
     c["finish_reason"] = finish_reason_json(choices[i].finish_reason);
     arr.push_back(std::move(c));
   }
@@ -52,7 +52,7 @@ json response_body(const ResponseHeader& h, const std::vector<ChoiceResult>& cho
 }
 
 json stream_chunk(const ResponseHeader& h, int index, const std::string& text, FinishReason finish, bool role_only,
-                  bool include_usage) {
+                  bool include_usage, const json& logprobs) {
   const bool chat = h.kind == ApiKind::chat;
   json j = head(h, chat ? "chat.completion.chunk" : "text_completion");
   json c;
@@ -68,7 +68,7 @@ json stream_chunk(const ResponseHeader& h, int index, const std::string& text, F
   } else {
     c["text"] = text;
   }
-  c["logprobs"] = nullptr;
+  c["logprobs"] = logprobs;
   c["finish_reason"] = finish_reason_json(finish);
   j["choices"] = json::array({std::move(c)});
   if (chat) j["system_fingerprint"] = nullptr;

@@ -16,6 +16,7 @@ namespace seam {
 struct ChoiceResult {
   std::string text;
   FinishReason finish_reason = FinishReason::none;
+  nlohmann::json logprobs;  // null, or the choice's logprobs (server/logprobs_json.h)
 };
 
 struct Usage {
@@ -41,8 +42,9 @@ nlohmann::json response_body(const ResponseHeader& h, const std::vector<ChoiceRe
 
 // One stream chunk for choice `index`: text (completions) or delta content
 // (chat). `role_only` makes chat's first chunk (delta {role, content: ""}).
+// `logprobs`: the chunk's tokens' logprobs (null when not asked).
 nlohmann::json stream_chunk(const ResponseHeader& h, int index, const std::string& text, FinishReason finish,
-                            bool role_only, bool include_usage);
+                            bool role_only, bool include_usage, const nlohmann::json& logprobs = nullptr);
 // The last chunk when stream_options.include_usage: no choices, the usage.
 nlohmann::json usage_chunk(const ResponseHeader& h, const Usage& usage);
 

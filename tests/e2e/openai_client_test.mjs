@@ -145,6 +145,41 @@ async function main() {
   check(new Set(a.choices.map((c) => c.text)).size > 1, "n samples differ");
   checkEq(a.usage.completion_tokens, 48, "usage sums the n choices");
 
+  // Logprobs: completions (legacy shape), echo with the prompt's logprobs, chat (content
+  // entries with top_logprobs), streamed chat chunks, and logit_bias steering greedy output.
+  const lp = await client.completions.create({ model, prompt: "Once upon a time", max_tokens: 6, temperature: 0, logprobs: 3 });
+  const lpo = lp.choices[0].logprobs;
+  checkEq(lpo.tokens.length, 6, "completion logprobs.tokens");
+  checkEq(lpo.tokens.join(""), lp.choices[0].text, "completion logprobs.tokens spell the text");
+  checkEq(lpo.text_offset[0], 0, "completion text_offset starts at 0");
+  check(lpo.token_logprobs.every((x) => typeof x === "number" && x <= 0), "completion token_logprobs are <= 0");
+  check(lpo.top_logprobs.every((t, i) => Math.max(...Object.values(t)) === lpo.token_logprobs[i]),
+    "greedy tokens are the most likely of their top_logprobs");
+  const echo = await client.completions.create({ model, prompt: "Once upon a time", max_tokens: 0, logprobs: 1, echo: true });
+  checkEq(echo.choices[0].text, "Once upon a time", "echo with max_tokens 0 gives the prompt");
+  checkEq(echo.choices[0].logprobs.tokens.length, echo.usage.prompt_tokens, "echo: a logprob entry per prompt token");
+  checkEq(echo.choices[0].logprobs.token_logprobs[0], null, "echo: the first prompt token has no logprob");
+  check(echo.choices[0].logprobs.token_logprobs.slice(1).every((x) => x <= 0), "echo: prompt token logprobs <= 0");
+  const chatLp = await client.chat.completions.create({ model, messages, max_tokens: 5, temperature: 0, logprobs: true, top_logprobs: 2 });
+  const entries = chatLp.choices[0].logprobs.content;
+  checkEq(entries.length, 5, "chat logprobs.content entries");
+  checkEq(entries.map((e) => e.token).join(""), chatLp.choices[0].message.content, "chat logprob tokens spell the content");
+  check(entries.every((e) => e.top_logprobs.length === 2 && e.top_logprobs[0].token === e.token && Array.isArray(e.bytes)),
+    "chat top_logprobs: two each, greedy first, bytes given");
+  const chatLpStream = await client.chat.completions.create({
+    model, messages, max_tokens: 5, temperature: 0, logprobs: true, top_logprobs: 2, stream: true,
+  });
+  const streamed = [];
+  for await (const chunk of chatLpStream)
+    for (const c of chunk.choices) streamed.push(...(c.logprobs?.content ?? []));
+  checkEq(JSON.stringify(streamed), JSON.stringify(entries), "streamed chat logprobs equal the whole answer's");
+  const forced = await client.completions.create({
+    model, prompt: "Once upon a time", max_tokens: 3, temperature: 0, logprobs: 0, logit_bias: { "300": 100 },
+  });
+  const ft = forced.choices[0].logprobs.tokens;
+  check(ft.length === 3 && ft[1] === ft[2] && ft[0] !== lpo.tokens[0], "logit_bias +100 forces one token");
+  await expectStatus(client.completions.create({ model, prompt: "x", logprobs: 21 }), 400, "logprobs over 20");
+
   // Errors come back as OpenAI errors.
   await expectStatus(client.completions.create({ model: "no-such-model", prompt: "x" }), 404, "unknown model");
   await expectStatus(client.completions.create({ model, prompt: "x", max_tokens: -1 }), 400, "negative max_tokens");

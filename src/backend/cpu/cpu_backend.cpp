@@ -289,6 +289,35 @@ void CpuBackend::sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) {
   });
 }
 
+void CpuBackend::apply_logit_bias(Tensor logits, const LogitBiasBatch& b) {
+  op_checks::apply_logit_bias(logits, b, Device::cpu);
+  const LogitBiasBatch bb = b;
+  launch([=] {
+    const int64_t vocab = logits.size(1);
+    for (int r = 0; r < bb.n; ++r) {
+      float* l = row_ptr(logits, r);
+      for (int32_t e = bb.indptr.ptr<int32_t>()[r]; e < bb.indptr.ptr<int32_t>()[r + 1]; ++e) {
+        const int32_t tok = bb.tokens.ptr<int32_t>()[e];
+        if (tok >= 0 && tok < vocab) l[tok] += bb.values.ptr<float>()[e];
+      }
+    }
+  });
+}
+
+void CpuBackend::logprobs(Tensor logits, const LogprobBatch& b) {
+  op_checks::logprobs(logits, b, Device::cpu);
+  const LogprobBatch lb = b;
+  launch([=] {
+    const int64_t max_top = lb.out_top.size(1);
+    for (int r = 0; r < lb.n; ++r) {
+      const int k = std::min<int>(lb.k.ptr<int32_t>()[r], int(max_top));
+      logprobs_row(row_ptr(logits, r), int(logits.size(1)), k, lb.sampled.ptr<int32_t>()[r],
+                   lb.out_sampled.ptr<float>() + r, lb.out_top_ids.ptr<int32_t>() + r * max_top,
+                   lb.out_top.ptr<float>() + r * max_top);
+    }
+  });
+}
+
 // ---------------------------------------------------------------- graphs
 
 namespace {

@@ -64,4 +64,26 @@ int32_t sample_row(float* logits, int vocab, float temperature, int top_k, float
   return order[n_keep - 1];
 }
 
+void logprobs_row(const float* logits, int vocab, int k, int32_t sampled, float* out_sampled, int32_t* top_ids,
+                  float* top_lp) {
+  if (k < 0) return;
+  float max_logit = logits[0];
+  for (int i = 1; i < vocab; ++i) max_logit = std::max(max_logit, logits[i]);
+  float sum = 0.f;
+  for (int i = 0; i < vocab; ++i) sum += std::exp(logits[i] - max_logit);
+  const float log_sum = std::log(sum);
+  auto logprob = [&](int i) { return (logits[i] - max_logit) - log_sum; };
+  if (sampled >= 0 && sampled < vocab) *out_sampled = logprob(sampled);
+  const int n_top = std::min(k, vocab);
+  if (n_top == 0) return;
+  std::vector<int> order(static_cast<size_t>(vocab));
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + n_top, order.end(),
+                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  for (int j = 0; j < n_top; ++j) {
+    top_ids[j] = order[size_t(j)];
+    top_lp[j] = logprob(order[size_t(j)]);
+  }
+}
+
 }  // namespace seam

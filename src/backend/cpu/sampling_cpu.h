@@ -15,4 +15,10 @@ namespace seam {
 int32_t sample_row(float* logits, int vocab, float temperature, int top_k, float top_p, float min_p,
                    uint64_t seed, uint32_t step);
 
+// The logprobs of one row of raw logits (backend.h LogprobBatch), in float32:
+// logprob[i] = (logits[i] - max) - log(sum_j exp(logits[j] - max)). k < 0: nothing is written.
+// top_ids/top_lp receive the first k tokens by (logprob descending, id ascending).
+void logprobs_row(const float* logits, int vocab, int k, int32_t sampled, float* out_sampled, int32_t* top_ids,
+                  float* top_lp);
+
 }  // namespace seam

@@ -68,6 +68,8 @@ class CudaBackend final : public Backend {
   void scatter_i32(Tensor dst, Tensor pairs) override;
   void apply_penalties(Tensor logits, const PenaltyBatch& p) override;
   void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) override;
+  void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) override;
+  void logprobs(Tensor logits, const LogprobBatch& b) override;
 
   void begin_capture() override;
   std::unique_ptr<Graph> end_capture() override;

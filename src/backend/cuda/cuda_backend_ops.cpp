@@ -15,6 +15,8 @@
 #include "backend/cuda/gather_rows.h"
 #include "backend/cuda/rms_norm.h"
 #include "backend/cuda/rope.h"
+#include "backend/cuda/logit_bias.h"
+#include "backend/cuda/logprobs.h"
 #include "backend/cuda/sample.h"
 #include "backend/cuda/scatter_i32.h"
 #include "backend/cuda/silu_mul.h"
@@ -210,6 +212,18 @@ void CudaBackend::sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) 
   op_checks::sample(out_ids, logits, s, Device::cuda);
   if (s.n == 0) return;
   launch_sample(out_ids, logits, s, stream_);
+}
+
+void CudaBackend::apply_logit_bias(Tensor logits, const LogitBiasBatch& b) {
+  op_checks::apply_logit_bias(logits, b, Device::cuda);
+  if (b.n == 0) return;
+  launch_apply_logit_bias(logits, b, stream_);
+}
+
+void CudaBackend::logprobs(Tensor logits, const LogprobBatch& b) {
+  op_checks::logprobs(logits, b, Device::cuda);
+  if (b.n == 0) return;
+  launch_logprobs(logits, b, stream_);
 }
 
 }  // namespace seam::cuda
