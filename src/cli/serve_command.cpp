@@ -4,11 +4,11 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "core/log.h"
 #include "engine/engine.h"
 #include "server/chat_template.h"
 #include "server/http_server.h"
@@ -35,6 +35,14 @@ int serve_command(int argc, char** argv) {
   app.add_option("--served-model-name", opt.served_model_name, "the model name of the API (default: --model-path)");
   app.add_option("--http-threads", opt.n_http_threads, "HTTP worker threads; each open stream holds one");
   app.add_option("--listen-backlog", opt.listen_backlog, "connections the kernel queues before accept");
+  bool log_requests = false;
+  int log_requests_level = 0;
+  app.add_flag("--log-requests", log_requests,
+               "log every request: ids, token counts, queue / TTFT / e2e times, finish reason");
+  app.add_option("--log-requests-level", log_requests_level,
+                 "with --log-requests: 0 metadata, 1 also sampling parameters, 2 also the first 2048 bytes of the "
+                 "prompt, 3 the whole prompt (default 0: prompt text is never logged unless asked)")
+      ->check(CLI::Range(0, 3));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -43,27 +51,26 @@ int serve_command(int argc, char** argv) {
   SEAM_CHECK(opt.max_queued_requests >= 0, "--max-queued-requests must be >= 0, got ", opt.max_queued_requests);
   SEAM_CHECK(opt.listen_backlog >= 1, "--listen-backlog must be >= 1, got ", opt.listen_backlog);
   const EngineConfig config = flags.finish();
+  log::set_request_log_level(log_requests ? log_requests_level : -1);
   // A bad --chat-template fails now, not after the model has loaded.
   (void)ChatTemplate::for_model(config.tokenizer_path.empty() ? config.model_path : config.tokenizer_path,
                                 opt.chat_template);
 
   HttpServer server(opt);
   server.start();
-  std::fprintf(stderr, "seam serve: listening on http://%s:%d (loading the model; /health is 503 until ready)\n",
-               opt.host.c_str(), server.port());
+  log::info("seam serve: listening on http://%s:%d (loading the model; /health is 503 until ready)", opt.host.c_str(),
+            server.port());
   const auto t0 = std::chrono::steady_clock::now();
   Engine engine(config);
   server.attach(engine);
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "seam serve: ready in %.1f s: model %s, context %d, KV pool %d tokens; serving on %s:%d\n",
-               load_s, config.model_path.c_str(), engine.max_context(), engine.kv_pool_tokens(), opt.host.c_str(),
-               server.port());
-  std::fflush(stderr);
+  log::info("seam serve: ready in %.1f s: model %s, context %d, KV pool %d tokens; serving on %s:%d", load_s,
+            config.model_path.c_str(), engine.max_context(), engine.kv_pool_tokens(), opt.host.c_str(), server.port());
 
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
   while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::fprintf(stderr, "seam serve: stopping\n");
+  log::info("seam serve: stopping");
   server.stop();  // aborts open requests while the engine still runs
   return 0;
 }

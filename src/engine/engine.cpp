@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "backend/backend_factory.h"
+#include "core/log.h"
 #include "engine/engine_setup.h"
 #include "kv/kv_pool.h"
 #include "kv/radix_cache.h"
@@ -80,7 +81,7 @@ Engine::~Engine() {
 
 int Engine::kv_pool_tokens() const { return slots_->capacity(); }
 
-uint64_t Engine::submit(std::vector<int32_t> prompt_ids, const SamplingParams& params, StreamCallback callback) {
+void Engine::check_request(const std::vector<int32_t>& prompt_ids, const SamplingParams& params) const {
   params.validate(model_config_.vocab_size);
   SEAM_CHECK(!prompt_ids.empty(), "the prompt is empty (no tokens)");
   for (int32_t id : prompt_ids)
@@ -95,6 +96,10 @@ uint64_t Engine::submit(std::vector<int32_t> prompt_ids, const SamplingParams& p
       int64_t(n_prompt) + std::min<int64_t>(params.max_new_tokens, max_context_ + 1 - n_prompt) - 1;
   SEAM_CHECK(worst <= kv_pool_tokens(), "the prompt (", n_prompt, " tokens) plus max_new_tokens (", params.max_new_tokens,
              ") needs ", worst, " KV slots; the pool has ", kv_pool_tokens());
+}
+
+uint64_t Engine::submit(std::vector<int32_t> prompt_ids, const SamplingParams& params, StreamCallback callback) {
+  check_request(prompt_ids, params);
   auto req = std::make_unique<Request>();
   req->prompt_ids = std::move(prompt_ids);
   req->params = params;
@@ -162,7 +167,7 @@ void Engine::loop() {
       if (scheduler_->has_work()) step();
     } catch (const std::exception& e) {
       // A failed step fails its requests, never the process.
-      std::fprintf(stderr, "seam: engine step failed: %s\n", e.what());
+      log::error("engine step failed: %s", e.what());
       std::vector<uint64_t> ids;
       for (auto& [id, l] : live_) ids.push_back(id);
       for (uint64_t id : ids) {
@@ -334,23 +339,44 @@ std::vector<GenerateResult> Engine::generate(const std::vector<std::vector<int32
   std::mutex mu;
   std::condition_variable cv;
   size_t n_done = 0;
+  // Every request is checked before any is queued, so a bad one runs nothing.
+  std::string errors;
   for (size_t i = 0; i < prompts.size(); ++i) {
-    results[i].prompt_ids = prompts[i];
-    submit(prompts[i], params[i], [&, i](const RequestOutput& o) {
-      std::lock_guard<std::mutex> lock(mu);
-      GenerateResult& g = results[i];
-      g.output_ids.insert(g.output_ids.end(), o.new_ids.begin(), o.new_ids.end());
-      g.text += o.new_text;
-      if (o.finished) {
-        g.finish_reason = o.finish_reason;
-        g.queue_time_s = o.queue_time_s;
-        g.ttft_s = o.ttft_s;
-        g.e2e_s = o.e2e_s;
-        g.token_times_s = o.token_times_s;
-        ++n_done;
-        cv.notify_all();
-      }
-    });
+    try {
+      check_request(prompts[i], params[i]);
+    } catch (const Error& e) {
+      errors += (errors.empty() ? "" : "\n") + std::string("prompt ") + std::to_string(i + 1) + ": " + e.what();
+    }
+  }
+  if (!errors.empty()) throw Error(errors);
+  // The callbacks below reference this frame: should a submit still throw
+  // (--max-queued-requests), the queued ones are aborted and waited for before
+  // the frame unwinds.
+  std::vector<uint64_t> submitted;
+  try {
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      results[i].prompt_ids = prompts[i];
+      submitted.push_back(submit(prompts[i], params[i], [&, i](const RequestOutput& o) {
+        std::lock_guard<std::mutex> lock(mu);
+        GenerateResult& g = results[i];
+        g.output_ids.insert(g.output_ids.end(), o.new_ids.begin(), o.new_ids.end());
+        g.text += o.new_text;
+        if (o.finished) {
+          g.finish_reason = o.finish_reason;
+          g.queue_time_s = o.queue_time_s;
+          g.ttft_s = o.ttft_s;
+          g.e2e_s = o.e2e_s;
+          g.token_times_s = o.token_times_s;
+          ++n_done;
+          cv.notify_all();
+        }
+      }));
+    }
+  } catch (...) {
+    for (uint64_t id : submitted) abort(id);
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return n_done == submitted.size(); });
+    throw;
   }
   std::unique_lock<std::mutex> lock(mu);
   cv.wait(lock, [&] { return n_done == prompts.size(); });

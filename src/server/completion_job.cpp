@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <random>
 
 #include "server/api_error.h"
@@ -23,6 +24,21 @@ std::string make_response_id(ApiKind kind) {
   std::snprintf(buf, sizeof buf, "%016llx%08llx", (unsigned long long)prefix,
                 (unsigned long long)(counter.fetch_add(1) & 0xffffffffull));
   return std::string(kind == ApiKind::chat ? "chatcmpl-" : "cmpl-") + buf;
+}
+
+// A prompt can hold at most max_context - 1 ids (one position is left to
+// generate). Tokenization stops there, and a text too long by its length
+// alone is refused before any of it is tokenized (Tokenizer::encode_at_most).
+std::vector<int32_t> encode_prompt(const Tokenizer& tok, const std::string& text, bool add_special, int max_context,
+                                   const char* field) {
+  const size_t max_ids = size_t(std::max(max_context - 1, 0));
+  std::optional<std::vector<int32_t>> ids = tok.encode_at_most(text, add_special, max_ids);
+  if (!ids)
+    throw bad_request("This model's maximum context length is " + std::to_string(max_context) +
+                          " tokens. However, the prompt has more than " + std::to_string(max_ids) + " tokens (" +
+                          std::to_string(text.size()) + " bytes). Reduce the prompt.",
+                      field);
+  return std::move(*ids);
 }
 
 }  // namespace
@@ -57,11 +73,11 @@ void CompletionJob::submit() {
     } catch (const Error& e) {
       throw bad_request(e.what(), "messages");
     }
-    prompt_ids_.push_back(tok.encode(text, !ctx_.chat_template->writes_bos()));
+    prompt_ids_.push_back(encode_prompt(tok, text, !ctx_.chat_template->writes_bos(), max_context, "messages"));
   } else {
     for (const PromptInput& p : request_.prompts) {
       if (!p.is_ids) {
-        prompt_ids_.push_back(tok.encode(p.text, true));
+        prompt_ids_.push_back(encode_prompt(tok, p.text, true, max_context, "prompt"));
         continue;
       }
       for (int32_t id : p.ids)

@@ -2,8 +2,10 @@
 // (tokenizer.model) and Hugging Face tokenizer.json (byte-level BPE and
 // SentencePiece-style BPE). load_tokenizer picks tokenizer.json when present.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +25,30 @@ class Tokenizer {
   virtual bool is_special(int32_t id) const = 0;
   // The id of a token string such as "<|eot_id|>", or -1.
   virtual int32_t token_to_id(std::string_view token) const = 0;
+
+  // The most bytes of input text one id can stand for, derived from the
+  // tokenizer's files (text_bound.h), or 0 when they prove no bound. A text
+  // longer than this times n bytes encodes to more than n ids.
+  virtual size_t max_bytes_per_token() const { return 0; }
+  // encode(), except that it may stop once more than `max_ids` ids are out;
+  // the result then has more than max_ids ids but is not the whole encoding.
+  virtual std::vector<int32_t> encode_limited(std::string_view text, bool add_special_tokens, size_t max_ids) const {
+    (void)max_ids;
+    return encode(text, add_special_tokens);
+  }
+
+  // The ids of `text` when there are at most `max_ids` of them, else nullopt.
+  // A text that cannot fit by its length alone is refused before any
+  // tokenization; otherwise tokenization stops at the first id past the
+  // limit, so time and memory follow max_ids, not the text's length.
+  std::optional<std::vector<int32_t>> encode_at_most(std::string_view text, bool add_special_tokens,
+                                                     size_t max_ids) const {
+    const size_t per_id = max_bytes_per_token();
+    if (per_id > 0 && max_ids < SIZE_MAX / per_id && text.size() > per_id * max_ids) return std::nullopt;
+    std::vector<int32_t> ids = encode_limited(text, add_special_tokens, max_ids);
+    if (ids.size() > max_ids) return std::nullopt;
+    return ids;
+  }
 };
 
 // Loads `dir/tokenizer.json` if present, else `dir/tokenizer.model` (with

@@ -1,0 +1,77 @@
+#include "core/json_parse.h"
+
+#include <vector>
+
+namespace seam {
+
+namespace {
+
+using json = nlohmann::json;
+
+// The containers open at the parser's position: an object remembers its last
+// key, an array how many items it has finished.
+struct PathFrame {
+  bool is_array = false;
+  std::string key;
+  size_t n_items = 0;
+};
+
+std::string path_of(const std::vector<PathFrame>& frames) {
+  std::string path;
+  for (const PathFrame& f : frames) {
+    if (f.is_array) {
+      path += "[" + std::to_string(f.n_items) + "]";
+    } else {
+      if (!path.empty()) path += ".";
+      path += f.key;
+    }
+  }
+  return path;
+}
+
+}  // namespace
+
+std::string json_error_text(const json::exception& e) {
+  std::string text = e.what();
+  if (text.starts_with("[json.exception.")) {
+    const size_t close = text.find("] ");
+    if (close != std::string::npos) text.erase(0, close + 2);
+  }
+  return text;
+}
+
+json parse_json_document(std::string_view text) {
+  std::vector<PathFrame> frames;
+  const json::parser_callback_t track = [&frames](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        frames.push_back(PathFrame{event == json::parse_event_t::array_start, "", 0});
+        break;
+      case json::parse_event_t::key:
+        if (!frames.empty() && parsed.is_string()) frames.back().key = parsed.get<std::string>();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames.empty()) frames.pop_back();
+        [[fallthrough]];
+      case json::parse_event_t::value:
+        if (!frames.empty() && frames.back().is_array) ++frames.back().n_items;
+        break;
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, track);
+  } catch (const json::out_of_range& e) {
+    // The only out_of_range of parsing: a number past the double range (406).
+    const std::string field = path_of(frames);
+    throw JsonParseError(
+        (field.empty() ? std::string("a number") : "'" + field + "'") + " is out of range (" + json_error_text(e) + ")",
+        field);
+  } catch (const json::exception& e) {
+    throw JsonParseError("not valid JSON: " + json_error_text(e), "");
+  }
+}
+
+}  // namespace seam
