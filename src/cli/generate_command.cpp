@@ -51,12 +51,23 @@ int generate_command(int argc, char** argv) {
     std::ifstream in(prompts_file);
     SEAM_CHECK(in.good(), prompts_file, ": cannot open");
     std::string line;
-    int line_no = 0;
+    int line_no = 0, n_lines = 0, n_bad_lines = 0;
     while (std::getline(in, line)) {
       ++line_no;
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      ++n_lines;
       names.push_back(prompts_file + ":" + std::to_string(line_no));
-      specs.push_back(parse_request_line(line, defaults, names.back()));
+      try {
+        specs.push_back(parse_request_line(line, defaults, names.back()));
+      } catch (const Error& e) {  // every bad line is reported, then nothing runs
+        log::error("seam generate: %s", e.what());
+        ++n_bad_lines;
+      }
+    }
+    if (n_bad_lines > 0) {
+      log::error("seam generate: %d of %d lines of %s are bad; nothing was generated", n_bad_lines, n_lines,
+                 prompts_file.c_str());
+      return 1;
     }
     SEAM_CHECK(!specs.empty(), prompts_file, ": no prompts");
   } else {

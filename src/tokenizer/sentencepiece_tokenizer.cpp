@@ -78,11 +78,13 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path, co
 
   // A piece covers at most its own bytes ('▁' is 3 bytes for a 1-byte space),
   // a byte piece one byte. Without byte fallback SentencePiece folds a run of
-  // unknown characters into one unk; a normalizer (NFKC charsmap, collapsed
-  // whitespace) or a word model can shrink text without bound.
+  // unknown characters into one unk; a normalizer charsmap (NFKC) or a word
+  // model can shrink text without bound. remove_extra_whitespaces (the
+  // default; stories260K has it) drops only spaces: the other bytes still bound.
   const SentencePieceSpec spec = read_sentencepiece_spec(bytes);
-  const bool bounded = (spec.model_type == 1 || spec.model_type == 2) && spec.byte_fallback &&
-                       spec.identity_normalizer && !spec.remove_extra_whitespaces;
+  const bool bounded =
+      (spec.model_type == 1 || spec.model_type == 2) && spec.byte_fallback && spec.identity_normalizer;
+  collapses_whitespace_ = spec.remove_extra_whitespaces;
   const size_t added_bytes = text_bound::added_tokens_bound(added_.tokens());
   if (bounded && added_bytes > 0) {
     size_t longest = added_bytes;
@@ -92,6 +94,11 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path, co
 }
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
+
+size_t SentencePieceTokenizer::min_ids(std::string_view text) const {
+  if (max_bytes_per_token_ == 0) return 0;
+  return (collapses_whitespace_ ? text_bound::count_non_space_bytes(text) : text.size()) / max_bytes_per_token_;
+}
 
 bool SentencePieceTokenizer::is_special(int32_t id) const {
   return id >= 0 && id < vocab_size_ && special_[id];

@@ -77,6 +77,12 @@ bool maps_to_byte_alphabet(const json& stage) {
   return false;
 }
 
+size_t count_non_space_bytes(std::string_view text) {
+  size_t n = 0;
+  for (char c : text) n += static_cast<unsigned char>(c) > 0x20 && c != 0x7f;
+  return n;
+}
+
 size_t added_tokens_bound(const std::vector<AddedToken>& tokens) {
   size_t longest = 1;
   for (const AddedToken& t : tokens) {

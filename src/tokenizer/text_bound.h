@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tokenizer/added_vocabulary.h"
@@ -30,6 +31,10 @@ bool maps_to_byte_alphabet(const nlohmann::json& stage);
 // The longest added token in bytes, or 0 when one swallows whitespace beside
 // it (lstrip / rstrip: any run of it, so no bound).
 size_t added_tokens_bound(const std::vector<AddedToken>& tokens);
+
+// The bytes of `text` other than ASCII whitespace and control characters:
+// what survives a normalizer that collapses or strips whitespace runs.
+size_t count_non_space_bytes(std::string_view text);
 
 // Multiplies bounds where 0 means "none": 0 if either is 0.
 inline size_t times(size_t a, size_t b) { return a == 0 || b == 0 ? 0 : a * b; }

@@ -30,6 +30,14 @@ class Tokenizer {
   // tokenizer's files (text_bound.h), or 0 when they prove no bound. A text
   // longer than this times n bytes encodes to more than n ids.
   virtual size_t max_bytes_per_token() const { return 0; }
+  // A lower bound on the number of ids `text` encodes to (0: none known), in
+  // one pass over the text without allocating. By default its length over
+  // max_bytes_per_token(); a tokenizer that drops only whitespace counts the
+  // other bytes.
+  virtual size_t min_ids(std::string_view text) const {
+    const size_t per_id = max_bytes_per_token();
+    return per_id > 0 ? text.size() / per_id : 0;
+  }
   // encode(), except that it may stop once more than `max_ids` ids are out;
   // the result then has more than max_ids ids but is not the whole encoding.
   virtual std::vector<int32_t> encode_limited(std::string_view text, bool add_special_tokens, size_t max_ids) const {
@@ -43,8 +51,7 @@ class Tokenizer {
   // limit, so time and memory follow max_ids, not the text's length.
   std::optional<std::vector<int32_t>> encode_at_most(std::string_view text, bool add_special_tokens,
                                                      size_t max_ids) const {
-    const size_t per_id = max_bytes_per_token();
-    if (per_id > 0 && max_ids < SIZE_MAX / per_id && text.size() > per_id * max_ids) return std::nullopt;
+    if (min_ids(text) > max_ids) return std::nullopt;
     std::vector<int32_t> ids = encode_limited(text, add_special_tokens, max_ids);
     if (ids.size() > max_ids) return std::nullopt;
     return ids;
