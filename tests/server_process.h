@@ -64,6 +64,7 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   std::string log() const { return read_file(log_path_); }
 
   // SIGTERM, then SIGKILL after 20 s; returns the exit status (-1 when killed).
