@@ -8,6 +8,8 @@ namespace {
 
 using json = nlohmann::json;
 
+constexpr size_t k_max_error_bytes = 240;
+
 // The containers open at the parser's position: an object remembers its last
 // key, an array how many items it has finished.
 struct PathFrame {
@@ -36,6 +38,15 @@ std::string json_error_text(const json::exception& e) {
   if (text.starts_with("[json.exception.")) {
     const size_t close = text.find("] ");
     if (close != std::string::npos) text.erase(0, close + 2);
+  }
+  // nlohmann quotes the token it stopped in ("last read: '...'"), which can be
+  // a whole multi-megabyte string of the body: keep the start, cut on a UTF-8
+  // character boundary.
+  if (text.size() > k_max_error_bytes) {
+    size_t cut = k_max_error_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text.resize(cut);
+    text += "...";
   }
   return text;
 }

@@ -175,7 +175,9 @@ std::vector<ChatMessage> read_messages(const json& j) {
     std::string r = read_string(*role, where + ".role");
     if (r == "developer") r = "system";  // OpenAI's newer name for the system role
     if (r != "system" && r != "user" && r != "assistant")
-      throw bad_request(where + ".role '" + r + "' is not supported (system, user, assistant)", where + ".role");
+      throw bad_request(where + ".role '" + r.substr(0, 64) + (r.size() > 64 ? "...'" : "'") +  // no long echo
+                            " is not supported (system, user, assistant)",
+                        where + ".role");
     if (find(m, "tool_calls")) throw bad_request(where + ".tool_calls is not supported", where + ".tool_calls");
     out.push_back(ChatMessage{r, read_content(m, i)});
   }

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/json_parse.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/json_fields.h"
 #include "tokenizer/text_bound.h"
@@ -22,7 +23,7 @@ json read_json(const std::string& path) {
   try {
     return json::parse(buffer.str());
   } catch (const json::exception& e) {
-    throw Error(path + ": not valid JSON: " + e.what());
+    throw Error(path + ": not valid JSON: " + json_error_text(e));
   }
 }
 
