@@ -1,12 +1,11 @@
 #include "http_request_parse.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <string_view>
-
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
 
 // BOOST_ENABLE_ASSERT_HANDLER (fuzz/CMakeLists.txt): Beast's assertions stay
 // on under fuzzing, and report here.

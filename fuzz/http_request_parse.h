@@ -13,9 +13,9 @@
 namespace seam::fuzz {
 
 struct HttpLimits {
-  size_t header_bytes = 16 << 10;    // request line + headers
-  size_t header_count = 100;         // fields per request
-  uint64_t body_bytes = 64ull << 20; // beyond: 413
+  size_t header_bytes = 16 << 10;     // request line + headers
+  size_t header_count = 100;          // fields per request
+  uint64_t body_bytes = 64ull << 20;  // beyond: 413
 };
 
 struct HttpRequestSeen {

@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const std::exception& e) {
     fuzz::finding("load_tokenizer threw a non-seam::Error", e.what());
   }
-  const std::string texts[] = {"Hello world! 123 <s> \xC3\xA9 \xE4\xB8\xAD  \n\t", utf8::to_valid_lossy(bytes.substr(0, 256))};
+  const std::string texts[] = {"Hello world! 123 <s> \xC3\xA9 \xE4\xB8\xAD  \n\t",
+                               utf8::to_valid_lossy(bytes.substr(0, 256))};
   for (const std::string& text : texts) {
     try {
       const std::vector<int32_t> ids = tok->encode(text, true);

@@ -3,7 +3,6 @@
 // std::terminate, a signal, or an "internal error". Several prompts with bad
 // ones among them report each bad one and generate nothing.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include "test_util.h"
@@ -95,9 +94,9 @@ TEST(CliServeErrors, StartUpErrorsExitCleanly) {
   expect_clean_failure(run("serve --model-path " + stories_dir() + " --no-such-flag"), "no-such-flag", "unknown flag");
   expect_clean_failure(run("serve --device cpu --port 0 --model-path " + dir + "/none"), dir + "/none",
                        "missing model");
-  expect_clean_failure(run("serve --device cpu --port 0 --model-path " + stories_dir() + " --chat-template " + dir +
-                           "/none.jinja"),
-                       "--chat-template", "bad chat template");
+  expect_clean_failure(
+      run("serve --device cpu --port 0 --model-path " + stories_dir() + " --chat-template " + dir + "/none.jinja"),
+      "--chat-template", "bad chat template");
   expect_clean_failure(run("serve --device cpu --port 0 --model-path " + stories_dir() + " --log-requests-level 7"),
                        "log-requests-level", "bad request log level");
   expect_clean_failure(run("serve --device cpu --port 0 --model-path " + stories_dir() + " --max-queued-requests -1"),

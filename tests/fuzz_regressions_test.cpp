@@ -55,9 +55,9 @@ TEST(FuzzRegressions, SafetensorsHeaderNumberOverflowIsASeamError) {
   const std::string msg = error_of([&] { (void)SafetensorsFile::open(dir + "/model.safetensors"); });
   EXPECT_NE(msg.find("'w.shape[0]' is out of range"), std::string::npos) << msg;
   EXPECT_EQ(msg.find("json.exception"), std::string::npos) << msg;
-  test::write_file(dir + "/model.safetensors",
-                   test::read_file(std::string(SEAM_SOURCE_DIR) +
-                                   "/fuzz/corpus/safetensors_header_fuzz/regress_2c8dedb89362"));
+  test::write_file(
+      dir + "/model.safetensors",
+      test::read_file(std::string(SEAM_SOURCE_DIR) + "/fuzz/corpus/safetensors_header_fuzz/regress_2c8dedb89362"));
   (void)error_of([&] { (void)SafetensorsFile::open(dir + "/model.safetensors"); });
 }
 

@@ -99,8 +99,8 @@ TEST(RequestErrors, PromptsFileFieldsAreCheckedForTypeAndRange) {
   EXPECT_NE(cli_error_of("{\"prompt\": \"x\", \"seed\": 1.5}").find("seed"), std::string::npos);
   EXPECT_NE(cli_error_of("{\"prompt\": \"x\", \"ignore_eos\": 1}").find("ignore_eos"), std::string::npos);
   const cli::RequestSpec s = cli::parse_request_line(
-      "{\"prompt\": \"x\", \"max_new_tokens\": 7, \"temperature\": 0.5, \"seed\": -1, \"stop\": \"z\"}", SamplingParams{},
-      "p");
+      "{\"prompt\": \"x\", \"max_new_tokens\": 7, \"temperature\": 0.5, \"seed\": -1, \"stop\": \"z\"}",
+      SamplingParams{}, "p");
   EXPECT_EQ(s.params.max_new_tokens, 7);
   EXPECT_FLOAT_EQ(s.params.temperature, 0.5f);
   EXPECT_EQ(s.params.seed, std::optional<uint64_t>(UINT64_MAX));

@@ -79,7 +79,8 @@ TEST(ServerLimits, SixtyMegabytePromptIsRefusedQuicklyWithBoundedMemory) {
   const size_t fin = log.find("request " + id + " choice 0 finished: length, prompt_tokens=" + n_prompt);
   ASSERT_NE(fin, std::string::npos) << log;
   const std::string line = log.substr(fin, log.find('\n', fin) - fin);
-  for (const char* key : {"output_tokens=3", "queue=", "ttft=", "e2e="}) EXPECT_NE(line.find(key), std::string::npos) << line;
+  for (const char* key : {"output_tokens=3", "queue=", "ttft=", "e2e="})
+    EXPECT_NE(line.find(key), std::string::npos) << line;
   EXPECT_EQ(log.find("Secret prompt"), std::string::npos);
   EXPECT_NE(log.find("[info]"), std::string::npos);  // spdlog's level and timestamp
 }

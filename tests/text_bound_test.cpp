@@ -2,6 +2,8 @@
 // never be wrong (min_ids(text) <= the real id count, on adversarial texts
 // too), pipelines that can drop text get no bound, and encode_at_most refuses
 // a 60 MB text at once and stops tokenizing at the limit otherwise.
+#include "tokenizer/text_bound.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,7 +14,6 @@
 #include "core/error.h"
 #include "test_util.h"
 #include "tokenizer/sentencepiece_spec.h"
-#include "tokenizer/text_bound.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode_normalization.h"
 #include "tokenizer/utf8.h"
@@ -22,7 +23,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string data_dir(const std::string& name) { return std::string(SEAM_SOURCE_DIR) + "/tests/data/tokenizers/" + name; }
+std::string data_dir(const std::string& name) {
+  return std::string(SEAM_SOURCE_DIR) + "/tests/data/tokenizers/" + name;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -49,9 +52,11 @@ std::vector<std::string> adversarial_texts(const Tokenizer& tok) {
   texts.push_back("a" + std::string(5000, ' ') + "b");
   texts.push_back(std::string(3000, '\n'));
   texts.push_back("\t \n \r" + std::string(100, '-') + std::string(100, '='));
-  texts.push_back("中文 😀 \xE2\x84\xAA \xEF\xBC\xA1 \xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8");  // Kelvin, fullwidth A, LVT jamo
+  texts.push_back(
+      "中文 😀 \xE2\x84\xAA \xEF\xBC\xA1 \xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8");  // Kelvin, fullwidth A, LVT jamo
   std::mt19937 rng(7);
-  const std::vector<std::string> atoms = {" ", "  ", "a", "the", "\n", "é", "e\xCC\x81", "中", "😀", "1234", "<s>", "'s"};
+  const std::vector<std::string> atoms = {" ",         "  ", "a", "the",  "\n",  "é",
+                                          "e\xCC\x81", "中", "😀", "1234", "<s>", "'s"};
   for (int n = 0; n < 200; ++n) {
     std::string r;
     const int len = 1 + int(rng() % 300);
@@ -78,9 +83,9 @@ void expect_bound_holds(const std::string& dir) {
 }
 
 TEST(TextBound, NeverOverstatesOnAdversarialTexts) {
-  expect_bound_holds(test::stories_dir());                         // SentencePiece, collapses spaces
+  expect_bound_holds(test::stories_dir());                              // SentencePiece, collapses spaces
   expect_bound_holds(test::shared_dir() + "/tokenizers/llama3-style");  // byte-level BPE
-  expect_bound_holds(data_dir("qwen2-style"));                    // NFC normalizer
+  expect_bound_holds(data_dir("qwen2-style"));                          // NFC normalizer
 }
 
 TEST(TextBound, SixtyMegabytePromptIsRefusedAtOnce) {
@@ -120,14 +125,14 @@ TEST(TextBound, StagesThatDropTextHaveNoBound) {
   EXPECT_EQ(text_bound::normalizer_shrink(
                 json{{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xE2\x96\x81"}}),
             1u);
-  EXPECT_EQ(text_bound::normalizer_shrink(json{{"type", "Replace"}, {"pattern", {{"String", "abc"}}}, {"content", "x"}}),
-            3u);
+  EXPECT_EQ(
+      text_bound::normalizer_shrink(json{{"type", "Replace"}, {"pattern", {{"String", "abc"}}}, {"content", "x"}}), 3u);
   EXPECT_EQ(text_bound::normalizer_shrink(json{{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", ""}}),
             0u);
   EXPECT_EQ(text_bound::normalizer_shrink(json{{"type", "Replace"}, {"pattern", {{"Regex", " +"}}}, {"content", " "}}),
             0u);
-  EXPECT_EQ(text_bound::normalizer_shrink(json{{"type", "Sequence"},
-                                               {"normalizers", {{{"type", "NFC"}}, {{"type", "Strip"}}}}}),
+  EXPECT_EQ(text_bound::normalizer_shrink(
+                json{{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}, {{"type", "Strip"}}}}}),
             0u);
   EXPECT_TRUE(text_bound::pre_tokenizer_keeps_text(json{{"type", "ByteLevel"}}));
   EXPECT_FALSE(text_bound::pre_tokenizer_keeps_text(json{{"type", "WhitespaceSplit"}}));

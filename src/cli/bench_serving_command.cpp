@@ -106,8 +106,8 @@ int bench_serving_command(int argc, char** argv) {
     const RequestRecord w = run_one_request(spec, requests[size_t(i) % requests.size()]);
     SEAM_CHECK(w.success, "the warm-up request failed: ", w.error);
   }
-  log::info("seam bench-serving: %zu requests to http://%s:%d (model %s)", requests.size(),
-            spec.target.host.c_str(), spec.target.port, spec.model.c_str());
+  log::info("seam bench-serving: %zu requests to http://%s:%d (model %s)", requests.size(), spec.target.host.c_str(),
+            spec.target.port, spec.model.c_str());
   double duration_s = 0;
   const std::vector<RequestRecord> records = run_load(spec, requests, duration_s);
   const BenchSummary summary = summarize(records, duration_s);

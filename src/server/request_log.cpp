@@ -44,7 +44,8 @@ void log_request_accepted(const std::string& request_id, const char* kind, const
   if (level >= 2) {
     for (size_t i = 0; i < prompts.size(); ++i) {
       std::string text = prompts[i];
-      if (level == 2 && text.size() > k_partial_prompt_bytes) text.resize(k_partial_prompt_bytes);  // replace fixes a cut char
+      if (level == 2 && text.size() > k_partial_prompt_bytes)
+        text.resize(k_partial_prompt_bytes);  // replace fixes a cut char
       extra += " prompt[" + std::to_string(i) + "]=" + json_quoted(text);
     }
   }
@@ -54,11 +55,12 @@ void log_request_accepted(const std::string& request_id, const char* kind, const
 
 void log_request_finished(const std::string& request_id, int choice, const RequestOutput& out) {
   if (log::request_log_level() < 0) return;
-  log::info("request %s choice %d finished: %s, prompt_tokens=%d cached_tokens=%d output_tokens=%d queue=%.4fs "
-            "ttft=%.4fs e2e=%.4fs%s%s",
-            request_id.c_str(), choice, finish_reason_name(out.finish_reason), out.n_prompt_tokens,
-            out.n_cached_tokens, out.n_output_tokens, out.queue_time_s, out.ttft_s, out.e2e_s,
-            out.error.empty() ? "" : " error=", out.error.empty() ? "" : json_quoted(out.error).c_str());
+  log::info(
+      "request %s choice %d finished: %s, prompt_tokens=%d cached_tokens=%d output_tokens=%d queue=%.4fs "
+      "ttft=%.4fs e2e=%.4fs%s%s",
+      request_id.c_str(), choice, finish_reason_name(out.finish_reason), out.n_prompt_tokens, out.n_cached_tokens,
+      out.n_output_tokens, out.queue_time_s, out.ttft_s, out.e2e_s,
+      out.error.empty() ? "" : " error=", out.error.empty() ? "" : json_quoted(out.error).c_str());
 }
 
 }  // namespace seam

@@ -82,8 +82,7 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path, co
   // model can shrink text without bound. remove_extra_whitespaces (the
   // default; stories260K has it) drops only spaces: the other bytes still bound.
   const SentencePieceSpec spec = read_sentencepiece_spec(bytes);
-  const bool bounded =
-      (spec.model_type == 1 || spec.model_type == 2) && spec.byte_fallback && spec.identity_normalizer;
+  const bool bounded = (spec.model_type == 1 || spec.model_type == 2) && spec.byte_fallback && spec.identity_normalizer;
   collapses_whitespace_ = spec.remove_extra_whitespaces;
   const size_t added_bytes = text_bound::added_tokens_bound(added_.tokens());
   if (bounded && added_bytes > 0) {

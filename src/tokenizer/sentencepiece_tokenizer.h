@@ -56,7 +56,7 @@ class SentencePieceTokenizer : public Tokenizer {
   bool add_bos_ = true;
   bool add_eos_ = false;
   bool dummy_prefix_ = true;
-  size_t max_bytes_per_token_ = 0;  // 0: no bound (text_bound.h); of the non-whitespace bytes when
+  size_t max_bytes_per_token_ = 0;     // 0: no bound (text_bound.h); of the non-whitespace bytes when
   bool collapses_whitespace_ = false;  // the normalizer collapses runs of spaces (remove_extra_whitespaces)
 };
 
