@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <malloc.h>
 #include <thread>
 
 #include "cli/commands.h"
@@ -56,6 +57,11 @@ int serve_command(int argc, char** argv) {
   (void)ChatTemplate::for_model(config.tokenizer_path.empty() ? config.model_path : config.tokenizer_path,
                                 opt.chat_template);
 
+  // Blocks of 4 MiB and more (request bodies, long prompts and their copies)
+  // are mapped and unmapped on their own, so memory goes back to the system
+  // when a large request ends; glibc's default threshold grows with the
+  // largest block freed (up to 32 MiB) and keeps such blocks in the heap.
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
   HttpServer server(opt);
   server.start();
   log::info("seam serve: listening on http://%s:%d (loading the model; /health is 503 until ready)", opt.host.c_str(),
