@@ -60,6 +60,15 @@ TEST(RequestErrors, MalformedBodiesAre400WithoutParserTags) {
   }
 }
 
+// Error texts quote at most a bounded part of the body (a 1 MB bad token or role is not echoed back).
+TEST(RequestErrors, ErrorTextsDoNotEchoLongInput) {
+  const std::string long_text(1 << 20, 'r');
+  EXPECT_LT(std::string(api_error_of("{\"prompt\": \"" + long_text + "\u001f\"}").what()).size(), 400u);
+  const ApiError role = api_error_of("{\"messages\": [{\"role\": \"" + long_text + "\", \"content\": \"x\"}]}", ApiKind::chat);
+  EXPECT_LT(std::string(role.what()).size(), 200u);
+  EXPECT_EQ(role.param(), "messages[0].role");
+}
+
 TEST(RequestErrors, JsonErrorTextDropsTheLibraryTag) {
   try {
     (void)parse_json_document("{\"a\": }");
