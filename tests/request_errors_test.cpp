@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/request_json.h"
+#include "test_util.h"
 #include "core/json_parse.h"
 #include "server/api_error.h"
 #include "server/openai_request.h"
@@ -67,6 +68,16 @@ TEST(RequestErrors, ErrorTextsDoNotEchoLongInput) {
   const ApiError role = api_error_of("{\"messages\": [{\"role\": \"" + long_text + "\", \"content\": \"x\"}]}", ApiKind::chat);
   EXPECT_LT(std::string(role.what()).size(), 200u);
   EXPECT_EQ(role.param(), "messages[0].role");
+}
+
+// request_json_fuzz: 1e400 a thousand arrays deep gave a 3 kB path in the message and param.
+TEST(RequestErrors, DeeplyNestedOverflowHasABoundedPath) {
+  const ApiError e = api_error_of(std::string(1000, '[') + "1e400" + std::string(1000, ']'));
+  EXPECT_EQ(e.status(), 400);
+  EXPECT_LT(e.param().size(), 130u);
+  EXPECT_LT(std::string(e.what()).size(), 400u);
+  const std::string seed = test::read_file(std::string(SEAM_SOURCE_DIR) + "/fuzz/corpus/request_json_fuzz/regress_44f102a28fa6");
+  EXPECT_LT(std::string(api_error_of(seed.substr(1)).what()).size(), 400u);
 }
 
 TEST(RequestErrors, JsonErrorTextDropsTheLibraryTag) {

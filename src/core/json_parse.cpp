@@ -9,6 +9,7 @@ namespace {
 using json = nlohmann::json;
 
 constexpr size_t k_max_error_bytes = 240;
+constexpr size_t k_max_path_bytes = 120;
 
 // The containers open at the parser's position: an object remembers its last
 // key, an array how many items it has finished.
@@ -18,9 +19,15 @@ struct PathFrame {
   size_t n_items = 0;
 };
 
+// The path of the innermost value, cut to k_max_path_bytes (a body nested
+// a thousand deep would give a path of kilobytes; found by request_json_fuzz).
 std::string path_of(const std::vector<PathFrame>& frames) {
   std::string path;
   for (const PathFrame& f : frames) {
+    if (path.size() > k_max_path_bytes) {
+      path.resize(k_max_path_bytes);
+      return path + "...";
+    }
     if (f.is_array) {
       path += "[" + std::to_string(f.n_items) + "]";
     } else {
