@@ -16,6 +16,18 @@ namespace {
 
 using json = nlohmann::json;
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool k_address_sanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool k_address_sanitizer = true;
+#else
+constexpr bool k_address_sanitizer = false;
+#endif
+#else
+constexpr bool k_address_sanitizer = false;
+#endif
+
 // VmRSS / VmHWM of a process, in MiB.
 double proc_mib(pid_t pid, const std::string& key) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -59,7 +71,9 @@ TEST(ServerLimits, SixtyMegabytePromptIsRefusedQuicklyWithBoundedMemory) {
   std::printf("60 MB prompt: %.2f s; RSS %.1f -> %.1f MiB, peak %.1f -> %.1f MiB\n", seconds, rss_before, rss_after,
               hwm_before, hwm_after);
   EXPECT_LT(hwm_after - hwm_before, 600.0);  // the body and a few copies of it, no tokenizer state
-  EXPECT_LT(rss_after - rss_before, 64.0);   // and it is given back
+  // and it is given back -- except under AddressSanitizer (scripts/sanitize.sh), whose allocator
+  // keeps freed blocks in quarantine by design and ignores mallopt / malloc_trim.
+  if (!k_address_sanitizer) EXPECT_LT(rss_after - rss_before, 64.0);
 
   // Still serving, and the log has the request metadata without the prompt.
   auto ok = post(server.port(), "{\"prompt\": \"Secret prompt text\", \"max_tokens\": 3, \"temperature\": 0}");
