@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       libgtest-dev libgmock-dev libsentencepiece-dev nlohmann-json3-dev libcli11-dev
-      libboost-dev libpcre2-dev)
+      libboost-dev libpcre2-dev libspdlog-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

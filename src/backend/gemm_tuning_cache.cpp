@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/log.h"
+
 namespace seam {
 
 namespace {
@@ -57,8 +59,7 @@ void GemmTuningCache::load() {
   const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
   // Any shape but the expected one: start empty and replace the file at save().
   auto bad = [&](const char* why) {
-    std::fprintf(stderr, "seam: gemm autotune cache %s: %s; starting empty (the file is replaced when saved)\n",
-                 path_.c_str(), why);
+    log::warn("gemm autotune cache %s: %s; starting empty (the file is replaced when saved)", path_.c_str(), why);
     scopes_.clear();
     dirty_ = true;
   };
@@ -115,15 +116,14 @@ bool GemmTuningCache::save() {
     f << j.dump(1) << "\n";
     f.close();
     if (!f) {
-      std::fprintf(stderr, "seam: gemm autotune cache: cannot write %s; results not saved\n", tmp.c_str());
+      log::warn("gemm autotune cache: cannot write %s; results not saved", tmp.c_str());
       fs::remove(tmp, ec);
       return false;
     }
   }
   fs::rename(tmp, p, ec);
   if (ec) {
-    std::fprintf(stderr, "seam: gemm autotune cache: cannot replace %s (%s); results not saved\n", path_.c_str(),
-                 ec.message().c_str());
+    log::warn("gemm autotune cache: cannot replace %s (%s); results not saved", path_.c_str(), ec.message().c_str());
     fs::remove(tmp, ec);
     return false;
   }

@@ -17,6 +17,7 @@
 #include "bench_serving/random_dataset.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "model/json_file.h"
 
 namespace seam::cli {
@@ -110,8 +111,8 @@ int bench_serving_command(int argc, char** argv) {
     const RequestRecord w = run_one_request(spec, requests[size_t(i) % requests.size()]);
     SEAM_CHECK(w.success, "the warm-up request failed: ", w.error);
   }
-  std::fprintf(stderr, "seam bench-serving: %zu requests to http://%s:%d (model %s)\n", requests.size(),
-               spec.target.host.c_str(), spec.target.port, spec.model.c_str());
+  log::info("seam bench-serving: %zu requests to http://%s:%d (model %s)", requests.size(), spec.target.host.c_str(),
+            spec.target.port, spec.model.c_str());
   double duration_s = 0;
   const std::vector<RequestRecord> records = run_load(spec, requests, duration_s);
   const BenchSummary summary = summarize(records, duration_s);
@@ -137,8 +138,7 @@ int bench_serving_command(int argc, char** argv) {
     out << line << "\n";
   }
   if (summary.failed > 0)
-    std::fprintf(stderr, "seam bench-serving: %d requests failed; first error: %s\n", summary.failed,
-                 summary.first_error.c_str());
+    log::warn("seam bench-serving: %d requests failed; first error: %s", summary.failed, summary.first_error.c_str());
   return summary.completed > 0 ? 0 : 1;
 }
 

@@ -2,6 +2,7 @@
 
 #include "backend/backend_factory.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace seam::cli {
 
@@ -33,11 +34,13 @@ void EngineFlags::add_to(CLI::App& app) {
                  "smallest GEMM row count (tokens) that is tuned (default 256)");
   app.add_option("--gemm-autotune-candidates", c.gemm_autotune_candidates,
                  "candidate kernels timed per GEMM shape (default 8)");
+  app.add_option("--log-level", log_level, "debug | info | warning | error (default info)");
   app.add_option("--gemm-autotune-cache", c.gemm_autotune_cache,
                  "file that keeps tuning results across runs (default ~/.cache/seam/gemm_autotune.json; none: off)");
 }
 
 EngineConfig EngineFlags::finish() {
+  log::set_level(log::parse_level(log_level));
   EngineConfig c = config;
   if (device == "auto") {
     c.device = cuda_device_available() ? Device::cuda : Device::cpu;

@@ -1,13 +1,15 @@
 // seam generate: offline generation. All prompts of one call run batched
 // together through the engine loop.
-#include <cstdio>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/request_json.h"
+#include "core/log.h"
 #include "engine/engine.h"
 
 namespace seam::cli {
@@ -44,27 +46,66 @@ int generate_command(int argc, char** argv) {
 
   // Parse the whole input before loading the model: bad input fails fast.
   std::vector<RequestSpec> specs;
+  std::vector<std::string> names;  // how errors name each prompt
   if (!prompts_file.empty()) {
     std::ifstream in(prompts_file);
     SEAM_CHECK(in.good(), prompts_file, ": cannot open");
     std::string line;
-    int line_no = 0;
+    int line_no = 0, n_lines = 0, n_bad_lines = 0;
     while (std::getline(in, line)) {
       ++line_no;
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-      specs.push_back(parse_request_line(line, defaults, prompts_file + ":" + std::to_string(line_no)));
+      ++n_lines;
+      names.push_back(prompts_file + ":" + std::to_string(line_no));
+      try {
+        specs.push_back(parse_request_line(line, defaults, names.back()));
+      } catch (const Error& e) {  // every bad line is reported, then nothing runs
+        log::error("seam generate: %s", e.what());
+        ++n_bad_lines;
+      }
+    }
+    if (n_bad_lines > 0) {
+      log::error("seam generate: %d of %d lines of %s are bad; nothing was generated", n_bad_lines, n_lines,
+                 prompts_file.c_str());
+      return 1;
     }
     SEAM_CHECK(!specs.empty(), prompts_file, ": no prompts");
   } else {
-    for (auto& p : prompts) specs.push_back(RequestSpec{p, {}, false, defaults});
+    for (auto& p : prompts) {
+      names.push_back("prompt " + std::to_string(specs.size() + 1));
+      specs.push_back(RequestSpec{p, {}, false, defaults});
+    }
   }
 
   Engine engine(flags.finish());
-  std::vector<std::vector<int32_t>> ids;
+  // Every prompt is checked before any runs, and each bad one is reported on
+  // its own line. Tokenization stops past the context, so a huge prompt is
+  // refused without being tokenized in full.
+  const size_t max_ids = size_t(std::max(engine.max_context() - 1, 0));
+  std::vector<std::vector<int32_t>> ids(specs.size());
   std::vector<SamplingParams> params;
-  for (auto& s : specs) {
-    ids.push_back(s.has_ids ? s.input_ids : engine.tokenizer().encode(s.prompt, true));
+  int n_bad = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const RequestSpec& s = specs[i];
     params.push_back(s.params);
+    try {
+      if (s.has_ids) {
+        ids[i] = s.input_ids;
+      } else {
+        std::optional<std::vector<int32_t>> encoded = engine.tokenizer().encode_at_most(s.prompt, true, max_ids);
+        SEAM_CHECK(encoded, "the prompt has more than ", max_ids, " tokens; the context length is ",
+                   engine.max_context());
+        ids[i] = std::move(*encoded);
+      }
+      engine.check_request(ids[i], s.params);
+    } catch (const Error& e) {
+      log::error("seam generate: %s: %s", names[i].c_str(), e.what());
+      ++n_bad;
+    }
+  }
+  if (n_bad > 0) {
+    log::error("seam generate: %d of %zu prompts cannot run; nothing was generated", n_bad, specs.size());
+    return 1;
   }
   std::vector<GenerateResult> results = engine.generate(ids, params);
   for (size_t i = 0; i < results.size(); ++i) {

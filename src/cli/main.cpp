@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace {
 void usage() {
@@ -41,13 +42,13 @@ int main(int argc, char** argv) {
     if (cmd == "detokenize") return seam::cli::detokenize_command(sub_argc, sub_argv);
     if (cmd == "chat-template") return seam::cli::chat_template_command(sub_argc, sub_argv);
   } catch (const seam::Error& e) {
-    std::fprintf(stderr, "seam %s: error: %s\n", cmd.c_str(), e.what());
+    seam::log::error("seam %s: %s", cmd.c_str(), e.what());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "seam %s: internal error: %s\n", cmd.c_str(), e.what());
+    seam::log::error("seam %s: internal error: %s", cmd.c_str(), e.what());
     return 1;
   }
-  std::fprintf(stderr, "seam: unknown command '%s'\n", cmd.c_str());
+  seam::log::error("seam: unknown command '%s'", cmd.c_str());
   usage();
   return 2;
 }

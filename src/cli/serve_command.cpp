@@ -9,13 +9,14 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
+#include <malloc.h>
 #include <thread>
 
 #include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "core/log.h"
 #include "engine/engine.h"
 #include "server/api_key.h"
 #include "server/chat_template.h"
@@ -69,6 +70,14 @@ int serve_command(int argc, char** argv) {
   double graceful_shutdown_timeout_s = 30;
   app.add_option("--graceful-shutdown-timeout", graceful_shutdown_timeout_s,
                  "on SIGTERM/SIGINT, seconds running requests may still finish before they are aborted");
+  bool log_requests = false;
+  int log_requests_level = 0;
+  app.add_flag("--log-requests", log_requests,
+               "log every request: ids, token counts, queue / TTFT / e2e times, finish reason");
+  app.add_option("--log-requests-level", log_requests_level,
+                 "with --log-requests: 0 metadata, 1 also sampling parameters, 2 also the first 2048 bytes of the "
+                 "prompt, 3 the whole prompt (default 0: prompt text is never logged unless asked)")
+      ->check(CLI::Range(0, 3));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -81,22 +90,26 @@ int serve_command(int argc, char** argv) {
   opt.api_key = resolve_api_key(opt.api_key);
   EngineConfig config = flags.finish();
   config.max_queued_requests = max_queued_requests;
+  log::set_request_log_level(log_requests ? log_requests_level : -1);
   // A bad --chat-template fails now, not after the model has loaded.
   (void)ChatTemplate::for_model(config.tokenizer_path.empty() ? config.model_path : config.tokenizer_path,
                                 opt.chat_template);
 
+  // Blocks of 4 MiB and more (request bodies, long prompts and their copies)
+  // are mapped and unmapped on their own, so memory goes back to the system
+  // when a large request ends; glibc's default threshold grows with the
+  // largest block freed (up to 32 MiB) and keeps such blocks in the heap.
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
   HttpServer server(opt);
   server.start();
-  std::fprintf(stderr, "seam serve: listening on http://%s:%d (loading the model; /health is 503 until ready)\n",
-               opt.host.c_str(), server.port());
+  log::info("seam serve: listening on http://%s:%d (loading the model; /health is 503 until ready)", opt.host.c_str(),
+            server.port());
   const auto t0 = std::chrono::steady_clock::now();
   Engine engine(config);
   server.attach(engine);
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "seam serve: ready in %.1f s: model %s, context %d, KV pool %d tokens; serving on %s:%d\n",
-               load_s, config.model_path.c_str(), engine.max_context(), engine.kv_pool_tokens(), opt.host.c_str(),
-               server.port());
-  std::fflush(stderr);
+  log::info("seam serve: ready in %.1f s: model %s, context %d, KV pool %d tokens; serving on %s:%d", load_s,
+            config.model_path.c_str(), engine.max_context(), engine.kv_pool_tokens(), opt.host.c_str(), server.port());
 
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
@@ -104,8 +117,7 @@ int serve_command(int argc, char** argv) {
   if (auto cause = engine.dead_cause()) {
     // The engine already failed every request it held; let the connections answer
     // them, and keep answering newcomers (500) and /health (503) a moment longer.
-    std::fprintf(stderr, "seam serve: engine is dead (%s); exiting after answering open requests\n",
-                 cause->c_str());
+    log::error("seam serve: engine is dead (%s); exiting after answering open requests", cause->c_str());
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (server.n_in_flight() > 0 && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -113,11 +125,10 @@ int serve_command(int argc, char** argv) {
     server.shutdown(1.0);  // finishes the responses being written
     return k_exit_engine_dead;
   }
-  std::fprintf(stderr, "seam serve: shutting down (up to %.0f s for running requests; a second signal exits now)\n",
-               graceful_shutdown_timeout_s);
-  std::fflush(stderr);
+  log::info("seam serve: shutting down (up to %.0f s for running requests; a second signal exits now)",
+            graceful_shutdown_timeout_s);
   server.shutdown(graceful_shutdown_timeout_s);  // aborts what is left while the engine still runs
-  std::fprintf(stderr, "seam serve: stopped\n");
+  log::info("seam serve: stopped");
   return 0;
 }
 

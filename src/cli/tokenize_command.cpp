@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/json_parse.h"
 
 namespace seam::cli {
 
@@ -32,7 +33,7 @@ int for_each_line(std::istream& in, std::ostream& out, std::ostream& err,
       try {
         request = json::parse(line);
       } catch (const json::exception& e) {
-        throw Error(std::string("not valid JSON: ") + e.what());
+        throw Error("not valid JSON: " + json_error_text(e));
       }
       SEAM_CHECK(request.is_object(), "expected a JSON object");
       out << handle(request).dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;

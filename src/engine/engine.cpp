@@ -34,6 +34,13 @@ EngineStats Engine::stats() const { return core_->stats(); }
 void Engine::wait_idle() { core_->wait_idle(); }
 std::optional<std::string> Engine::dead_cause() const { return core_->dead_cause(); }
 
+void Engine::check_request(const std::vector<int32_t>& prompt_ids, const SamplingParams& params) const {
+  EngineRequest q;
+  q.prompt_ids = prompt_ids;
+  q.params = params;
+  core_->validate(q);
+}
+
 std::vector<GenerateResult> Engine::generate(const std::vector<std::vector<int32_t>>& prompts,
                                        const std::vector<SamplingParams>& params) {
   SEAM_ASSERT(prompts.size() == params.size());
@@ -41,9 +48,25 @@ std::vector<GenerateResult> Engine::generate(const std::vector<std::vector<int32
   std::mutex mu;
   std::condition_variable cv;
   size_t n_done = 0;
+  // Every request is checked before any is queued, so a bad one runs nothing and
+  // each bad one is named.
+  std::string errors;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    try {
+      check_request(prompts[i], params[i]);
+    } catch (const Error& e) {
+      errors += (errors.empty() ? "" : "\n") + std::string("prompt ") + std::to_string(i + 1) + ": " + e.what();
+    }
+  }
+  if (!errors.empty()) throw Error(errors);
+  // One group, admitted whole or refused (a refusal queues nothing): the callbacks
+  // below reference this frame, so no request may outlive a throw.
+  std::vector<EngineRequest> group(prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i) {
     results[i].prompt_ids = prompts[i];
-    submit(prompts[i], params[i], [&, i](const RequestOutput& o) {
+    group[i].prompt_ids = prompts[i];
+    group[i].params = params[i];
+    group[i].callback = [&, i](const RequestOutput& o) {
       std::lock_guard<std::mutex> lock(mu);
       GenerateResult& g = results[i];
       g.output_ids.insert(g.output_ids.end(), o.new_ids.begin(), o.new_ids.end());
@@ -59,8 +82,9 @@ std::vector<GenerateResult> Engine::generate(const std::vector<std::vector<int32
         ++n_done;
         cv.notify_all();
       }
-    });
+    };
   }
+  submit_group(std::move(group));
   std::unique_lock<std::mutex> lock(mu);
   cv.wait(lock, [&] { return n_done == prompts.size(); });
   return results;

@@ -46,6 +46,9 @@ class Engine {
   int kv_pool_tokens() const;
   const EngineConfig& config() const;
 
+  // Throws RequestError when submit() would refuse the request (bad params, a
+  // prompt that cannot fit the context or the KV pool); queues nothing.
+  void check_request(const std::vector<int32_t>& prompt_ids, const SamplingParams& params) const;
   // Validates and queues a request; returns its id. Throws RequestError (nothing
   // is then queued). Thread-safe.
   uint64_t submit(std::vector<int32_t> prompt_ids, const SamplingParams& params, StreamCallback callback);
@@ -55,6 +58,8 @@ class Engine {
   // Aborts a request wherever it is; its callback gets finished/abort. Thread-safe.
   void abort(uint64_t id);
   // Blocking convenience: submits all at once, waits for all. Results in input order.
+  // Checks every request first: throws seam::Error listing each bad one ("prompt 2: ...",
+  // one per line) and runs none.
   std::vector<GenerateResult> generate(const std::vector<std::vector<int32_t>>& prompts,
                                        const std::vector<SamplingParams>& params);
   // A snapshot of the engine's stats. Thread-safe.

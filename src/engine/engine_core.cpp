@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "backend/backend_factory.h"
+#include "core/log.h"
 #include "engine/engine_setup.h"
 #include "kv/kv_pool.h"
 #include "kv/radix_cache.h"
@@ -193,13 +194,13 @@ void EngineCore::loop() {
     } catch (const DeviceError& e) {
       // Fatal: the device's state is gone (a CUDA error is sticky). Fail everything,
       // refuse what comes later, and never step again.
-      std::fprintf(stderr, "seam: engine is dead: device fault: %s\n", e.what());
+      log::error("engine is dead: device fault: %s", e.what());
       fail_all(ErrorKind::engine_dead, e.what());
       publish_stats();
       return;
     } catch (const std::exception& e) {
       // Any other failed step fails its requests, never the process.
-      std::fprintf(stderr, "seam: engine step failed: %s\n", e.what());
+      log::error("engine step failed: %s", e.what());
       fail_all(ErrorKind::internal, e.what());
     }
     publish_stats();
@@ -240,7 +241,7 @@ void EngineCore::fail_all(ErrorKind kind, const std::string& cause) {
     try {
       live_.at(id).callback(out);
     } catch (const std::exception& e) {  // a callback must not throw; never let it end the loop thread
-      std::fprintf(stderr, "seam: a request callback threw: %s\n", e.what());
+      log::error("a request callback threw: %s", e.what());
     }
     finish_request(id);
   }

@@ -55,14 +55,14 @@ class EngineCore {
   EngineStats stats() const;
   void wait_idle();
   std::optional<std::string> dead_cause() const;
+  // Throws RequestError(invalid_request) naming the field when `r` can never be served.
+  void validate(const EngineRequest& r) const;
 
  private:
   struct Live {
     std::unique_ptr<Request> req;
     StreamCallback callback;
   };
-  // Throws RequestError(invalid_request) naming the field when `r` can never be served.
-  void validate(const EngineRequest& r) const;
   void loop();
   void step();
   void take_submissions();

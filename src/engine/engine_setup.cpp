@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "backend/gemm_tuning_cache.h"
+#include "core/log.h"
 #include "graph/graph_buckets.h"
 
 namespace seam {
@@ -97,8 +98,8 @@ int kv_pool_slots(const EngineConfig& cfg, const ResolvedSetup& setup, Device de
   if (cfg.max_total_tokens > 0) slots = std::min<int64_t>(slots, int64_t(cfg.max_total_tokens) + 1);
   slots = std::min<int64_t>(slots, int64_t(1) << 30);
   SEAM_CHECK(slots >= 2, "KV pool of ", slots, " slots is too small");
-  std::fprintf(stderr, "seam: KV pool %lld tokens (%.1f MiB)\n", (long long)(slots - 1),
-               double(slots) * double(bytes_per_slot) / (1 << 20));
+  log::info("KV pool %lld tokens (%.1f MiB)", (long long)(slots - 1),
+            double(slots) * double(bytes_per_slot) / (1 << 20));
   return int(slots);
 }
 

@@ -1,9 +1,13 @@
-// Start-up progress of graph capture: a bar on a terminal, one summary line always.
+// Start-up progress of graph capture: a bar on a terminal (a display, not a log
+// line), one summary line in the log always.
 #pragma once
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include <unistd.h>
+
+#include "core/log.h"
 
 namespace seam {
 
@@ -20,8 +24,8 @@ class CaptureProgress {
   }
   void done(double seconds, int64_t bytes) {
     if (isatty(fileno(stderr)) && total_ > 0) std::fprintf(stderr, "\n");
-    std::fprintf(stderr, "seam: captured %d %s in %.2f s, graph memory %.1f MiB\n", total_, what_.c_str(), seconds,
-                 double(bytes) / (1024.0 * 1024.0));
+    log::info("captured %d %s in %.2f s, graph memory %.1f MiB", total_, what_.c_str(), seconds,
+              double(bytes) / (1024.0 * 1024.0));
   }
 
  private:

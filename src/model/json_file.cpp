@@ -5,20 +5,22 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 
 namespace seam {
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& what) {
   try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's message is "[json.exception.parse_error.101] parse error at line 3,
-    // column 5: syntax error ..."; keep only the position and the reason.
-    std::string msg = e.what();
+    return parse_json_document(text);
+  } catch (const JsonParseError& e) {
+    // "not valid JSON: parse error at line 3, column 5: syntax error ...": keep
+    // the position and the reason. A number past the double range (1e400)
+    // names its field instead; before, it escaped as nlohmann's out_of_range.
+    const std::string msg = e.what();
     const std::string marker = "parse error at ";
     auto at = msg.find(marker);
     if (at != std::string::npos) throw Error(what + ": malformed JSON at " + msg.substr(at + marker.size()));
-    throw Error(detail::concat(what, ": malformed JSON at byte ", e.byte, ": ", msg));
+    throw Error(what + ": " + msg);
   }
 }
 

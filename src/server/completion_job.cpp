@@ -4,9 +4,13 @@
 #include <cctype>
 #include <cstdio>
 #include <ctime>
+#include <malloc.h>
+#include <optional>
 #include <random>
 
+#include "core/log.h"
 #include "server/api_error.h"
+#include "server/request_log.h"
 
 namespace seam {
 
@@ -30,6 +34,26 @@ std::string make_response_id(ApiKind kind) {
   std::snprintf(buf, sizeof buf, "%016llx%08llx", (unsigned long long)prefix,
                 (unsigned long long)(counter.fetch_add(1) & 0xffffffffull));
   return std::string(kind == ApiKind::chat ? "chatcmpl-" : "cmpl-") + buf;
+}
+
+constexpr size_t k_trim_after_bytes = size_t(1) << 20;
+
+// A prompt can hold at most max_context - 1 ids (one position is left to
+// generate). Tokenization stops there, and a text too long by its length
+// alone is refused before any of it is tokenized (Tokenizer::encode_at_most).
+std::vector<int32_t> encode_prompt(const Tokenizer& tok, const std::string& text, bool add_special, int max_context,
+                                   const char* field) {
+  const size_t max_ids = size_t(std::max(max_context - 1, 0));
+  std::optional<std::vector<int32_t>> ids = tok.encode_at_most(text, add_special, max_ids);
+  // A long text that was tokenized (it could not be refused by its length)
+  // leaves large freed blocks in the heap: give them back to the system.
+  if (text.size() >= k_trim_after_bytes) malloc_trim(0);
+  if (!ids)
+    throw bad_request("This model's maximum context length is " + std::to_string(max_context) +
+                          " tokens. However, the prompt has more than " + std::to_string(max_ids) + " tokens (" +
+                          std::to_string(text.size()) + " bytes). Reduce the prompt.",
+                      field);
+  return std::move(*ids);
 }
 
 }  // namespace
@@ -57,6 +81,8 @@ void CompletionJob::submit() {
   const int max_context = engine.max_context();
 
   // Prompts -> token ids.
+  std::vector<std::string> logged_prompts;  // only for --log-requests-level >= 2
+  const bool log_prompts = log::request_log_level() >= 2;
   if (request_.kind == ApiKind::chat) {
     std::string text;
     try {
@@ -66,9 +92,18 @@ void CompletionJob::submit() {
     } catch (const Error& e) {
       throw bad_request(e.what(), "messages");
     }
-    prompt_ids_.push_back(tok.encode(text, !ctx_.chat_template->writes_bos(text)));
+    prompt_ids_.push_back(encode_prompt(tok, text, !ctx_.chat_template->writes_bos(text), max_context, "messages"));
+    if (log_prompts) logged_prompts.push_back(std::move(text));
   } else {
-    for (const PromptInput& p : request_.prompts) prompt_ids_.push_back(p.is_ids ? p.ids : tok.encode(p.text, true));
+    // Token-id prompts are checked by the engine (ids inside the vocabulary).
+    for (const PromptInput& p : request_.prompts) {
+      if (!p.is_ids) {
+        prompt_ids_.push_back(encode_prompt(tok, p.text, true, max_context, "prompt"));
+        if (log_prompts) logged_prompts.push_back(p.text);
+        continue;
+      }
+      prompt_ids_.push_back(p.ids);
+    }
   }
 
   // The engine validates every request (the ids, the sampling fields, the KV
@@ -128,6 +163,8 @@ void CompletionJob::submit() {
     if (!a.param().empty()) a = ApiError(a.status(), a.what(), api_param(a.param()), a.type(), a.code());
     throw a;
   }
+  log_request_accepted(header_.id, request_.kind == ApiKind::chat ? "chat" : "completion", logged_prompts, prompt_ids_,
+                       request_.n, params);
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t k = 0; k < ids.size(); ++k) {
     choices_[k].engine_id = ids[k];
@@ -159,6 +196,7 @@ void CompletionJob::on_output(int k, const RequestOutput& out) {
   e.prompt_logprobs = out.prompt_logprobs;
   if (out.finished && !c.finished) {
     c.finished = true;
+    log_request_finished(header_.id, k, out);
     ctx_.metrics->count_finished(out.finish_reason, !out.error.empty(), seconds(now - t_start_));
     ctx_.n_in_flight->fetch_sub(1);
   }

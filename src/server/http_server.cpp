@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/log.h"
 #include "engine/engine.h"
 #include "server/api_error.h"
 #include "server/api_key.h"
@@ -113,10 +114,9 @@ void HttpServer::start() {
   http_.start();
   port_ = http_.port();
   if (options_.api_key.empty() && !is_loopback_host(options_.host))
-    std::fprintf(stderr,
-                 "seam serve: warning: listening on %s without an API key: anyone who can reach it can use it "
-                 "(--api-key or SEAM_API_KEY)\n",
-                 options_.host.c_str());
+    log::warn("seam serve: listening on %s without an API key: anyone who can reach it can use it "
+              "(--api-key or SEAM_API_KEY)",
+              options_.host.c_str());
 }
 
 void HttpServer::attach(Engine& engine) {
@@ -150,8 +150,8 @@ void HttpServer::shutdown(double timeout_s) {
   while (http_.n_active_requests() > 0 && Clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   if (http_.n_active_requests() > 0) {
-    std::fprintf(stderr, "seam serve: %zu requests still running after %.0f s: aborting them\n",
-                 http_.n_active_requests(), timeout_s);
+    log::warn("seam serve: %zu requests still running after %.0f s: aborting them", http_.n_active_requests(),
+              timeout_s);
     abort_jobs();
     // Their aborted replies go out within an engine step or two.
     const auto flush_until = Clock::now() + std::chrono::seconds(2);

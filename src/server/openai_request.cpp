@@ -1,9 +1,9 @@
 #include "server/openai_request.h"
 
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "server/api_error.h"
 #include "server/logprob_request.h"
 
@@ -168,7 +168,9 @@ std::vector<ChatMessage> read_messages(const json& j) {
     std::string r = read_string(*role, where + ".role");
     if (r == "developer") r = "system";  // OpenAI's newer name for the system role
     if (r != "system" && r != "user" && r != "assistant")
-      throw bad_request(where + ".role '" + r + "' is not supported (system, user, assistant)", where + ".role");
+      throw bad_request(where + ".role '" + r.substr(0, 64) + (r.size() > 64 ? "...'" : "'") +  // no long echo
+                            " is not supported (system, user, assistant)",
+                        where + ".role");
     if (find(m, "tool_calls")) throw bad_request(where + ".tool_calls is not supported", where + ".tool_calls");
     ChatMessage message{r, read_content(m, i), {}};
     if (const json* c = find(m, "content"); c && c->is_array())  // parts, already checked by read_content
@@ -183,10 +185,11 @@ std::vector<ChatMessage> read_messages(const json& j) {
 ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
   json j;
   try {
-    j = json::parse(body);
-  } catch (const json::parse_error& e) {
-    // nlohmann rejects invalid UTF-8 inside strings here too.
-    throw bad_request(std::string("the body is not valid JSON: ") + e.what());
+    j = parse_json_document(body);  // also rejects invalid UTF-8 inside strings
+  } catch (const JsonParseError& e) {
+    // A number past the double range (1e400) names its field; a syntax error names none.
+    if (!e.field().empty()) throw bad_request(e.what(), e.field());
+    throw bad_request(std::string("the body is ") + e.what());
   }
   if (!j.is_object()) throw bad_request(std::string("the body must be a JSON object, got ") + type_name(j));
 

@@ -134,6 +134,19 @@ int32_t BpeModel::token_to_id(std::string_view token) const {
   return it == vocab_.end() ? -1 : it->second;
 }
 
+size_t BpeModel::max_bytes_per_id(bool alphabet_known) const {
+  const bool full_byte_fallback =
+      byte_fallback_ && std::all_of(std::begin(byte_ids_), std::end(byte_ids_), [](int32_t id) { return id >= 0; });
+  // With a subword prefix or word suffix a known character can still miss ("##x").
+  const bool affixes = !continuing_subword_prefix_.empty() || !end_of_word_suffix_.empty();
+  if (!full_byte_fallback && (!alphabet_known || affixes)) {
+    if (unk_id_ < 0 || fuse_unk_) return 0;
+  }
+  size_t longest = 4;  // an unk stands for one character
+  for (const std::string& t : id_to_token_) longest = std::max(longest, t.size());
+  return longest;
+}
+
 const std::string* BpeModel::id_to_token(int32_t id) const {
   if (id < 0 || id >= id_limit() || !has_id_[id]) return nullptr;
   return &id_to_token_[id];

@@ -37,6 +37,13 @@ class BpeModel {
   int vocab_size() const { return static_cast<int>(vocab_.size()); }
   // One past the largest id.
   int32_t id_limit() const { return static_cast<int32_t>(id_to_token_.size()); }
+  // The most bytes of a pre-token one id can stand for: an id covers no more
+  // bytes than its own string has (merges join strings), a byte-fallback id
+  // one byte, an unfused unk one character. 0 when there is no bound: a fused
+  // unk covers any run, and without unk or byte fallback an unknown character
+  // is dropped -- unless `alphabet_known` (every character a pre-token can hold
+  // is in the vocabulary, as with a ByteLevel stage).
+  size_t max_bytes_per_id(bool alphabet_known) const;
 
  private:
   struct Merge {

@@ -4,8 +4,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/json_parse.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/json_fields.h"
+#include "tokenizer/text_bound.h"
 #include "tokenizer/utf8.h"
 
 namespace seam {
@@ -22,7 +24,7 @@ json read_json(const std::string& path) {
   try {
     return json::parse(buffer.str());
   } catch (const json::exception& e) {
-    throw Error(path + ": not valid JSON: " + e.what());
+    throw Error(path + ": not valid JSON: " + json_error_text(e));
   }
 }
 
@@ -43,6 +45,15 @@ bool has_byte_level_decoder(const json& d) {
     if (has_byte_level_decoder(e)) return true;
   return false;
 }
+
+const json& stage_or_null(const json& root, const char* key) {
+  static const json null_stage;
+  const json* stage = optional_object(root, key);
+  return stage ? *stage : null_stage;
+}
+
+// Thrown by the pre-tokenizer's sink to stop encoding at the id limit.
+struct IdLimitReached {};
 
 }  // namespace
 
@@ -95,6 +106,7 @@ HfTokenizer::HfTokenizer(const std::string& json_path, const TokenizerConfig& co
       if (normalizer_) normalizer_->normalize(s);
       return s;
     });
+    max_bytes_per_token_ = bytes_per_token_bound(root);
   } catch (const json::exception& e) {
     throw Error(json_path + ": unexpected JSON content: " + e.what());
   }
@@ -114,6 +126,25 @@ HfTokenizer::HfTokenizer(const std::string& json_path, const TokenizerConfig& co
     bos_when_no_post_processor_.push_back(bos_id_);
 }
 
+// Raw text -> normalizer -> pre-tokenizer -> model: an id covers at most the
+// model's (or an added token's) bytes of normalized text, and the normalizer
+// shrinks by at most its factor; any stage that can drop text removes the bound.
+size_t HfTokenizer::bytes_per_token_bound(const json& root) const {
+  const json& normalizer = stage_or_null(root, "normalizer");
+  const json& pre_tokenizer = stage_or_null(root, "pre_tokenizer");
+  if (!text_bound::pre_tokenizer_keeps_text(pre_tokenizer)) return 0;
+  bool alphabet_known = false;
+  if (text_bound::maps_to_byte_alphabet(normalizer) || text_bound::maps_to_byte_alphabet(pre_tokenizer)) {
+    alphabet_known = true;
+    for (int b = 0; b < 256 && alphabet_known; ++b)
+      alphabet_known = model_->token_to_id(byte_level::byte_to_char(uint8_t(b))) >= 0;
+  }
+  const size_t model_bytes = model_->max_bytes_per_id(alphabet_known);
+  const size_t added_bytes = text_bound::added_tokens_bound(added_.tokens());
+  if (model_bytes == 0 || added_bytes == 0) return 0;
+  return text_bound::times(text_bound::normalizer_shrink(normalizer), std::max(model_bytes, added_bytes));
+}
+
 bool HfTokenizer::is_special(int32_t id) const {
   const AddedToken* t = added_.find_id(id);
   return t != nullptr && t->special;
@@ -124,24 +155,32 @@ int32_t HfTokenizer::token_to_id(std::string_view token) const {
   return added >= 0 ? added : model_->token_to_id(token);
 }
 
-void HfTokenizer::encode_segment(std::string_view text, bool at_text_start, std::vector<int32_t>& ids) const {
+void HfTokenizer::encode_segment(std::string_view text, bool at_text_start, std::vector<int32_t>& ids,
+                                 size_t max_ids) const {
   if (!pre_tokenizer_) {
     model_->tokenize(text, ids);
     return;
   }
-  pre_tokenizer_->pre_tokenize(text, at_text_start,
-                               [&](std::string_view piece, bool) { model_->tokenize(piece, ids); });
+  pre_tokenizer_->pre_tokenize(text, at_text_start, [&](std::string_view piece, bool) {
+    model_->tokenize(piece, ids);
+    if (ids.size() > max_ids) throw IdLimitReached{};
+  });
 }
 
 std::vector<int32_t> HfTokenizer::encode(std::string_view text, bool add_special_tokens) const {
+  return encode_limited(text, add_special_tokens, SIZE_MAX);
+}
+
+std::vector<int32_t> HfTokenizer::encode_limited(std::string_view text, bool add_special_tokens, size_t max_ids) const {
   const size_t bad = utf8::find_invalid(text);
   SEAM_CHECK(bad == std::string_view::npos, "tokenizer: the text is not valid UTF-8 (byte ", bad, ")");
   std::vector<int32_t> ids;
-  ids.reserve(text.size() / 3 + 4);
+  ids.reserve(std::min(text.size() / 3, max_ids) + 4);
   std::vector<TextSpan> raw, normalized_spans;
   added_.split_raw(text, raw);
   std::string normalized;
   for (const TextSpan& span : raw) {
+    if (ids.size() > max_ids) return ids;
     if (span.id >= 0) {
       ids.push_back(span.id);
       continue;
@@ -153,11 +192,16 @@ std::vector<int32_t> HfTokenizer::encode(std::string_view text, bool add_special
     normalized_spans.clear();
     added_.split_normalized(normalized, normalized_spans);
     for (const TextSpan& sub : normalized_spans) {
+      if (ids.size() > max_ids) return ids;
       if (sub.id >= 0) {
         ids.push_back(sub.id);
       } else if (sub.end > sub.begin) {
-        encode_segment(std::string_view(normalized).substr(sub.begin, sub.end - sub.begin),
-                       at_start && sub.begin == 0, ids);
+        try {
+          encode_segment(std::string_view(normalized).substr(sub.begin, sub.end - sub.begin),
+                         at_start && sub.begin == 0, ids, max_ids);
+        } catch (const IdLimitReached&) {
+          return ids;
+        }
       }
     }
   }

@@ -24,6 +24,9 @@ class HfTokenizer : public Tokenizer {
   HfTokenizer(const std::string& json_path, const TokenizerConfig& config);
 
   std::vector<int32_t> encode(std::string_view text, bool add_special_tokens) const override;
+  // Stops between pre-tokens once more than max_ids ids are out.
+  std::vector<int32_t> encode_limited(std::string_view text, bool add_special_tokens, size_t max_ids) const override;
+  size_t max_bytes_per_token() const override { return max_bytes_per_token_; }
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const override;
   // One past the largest id of the model vocabulary and the added tokens.
   int vocab_size() const override { return vocab_size_; }
@@ -34,7 +37,8 @@ class HfTokenizer : public Tokenizer {
   std::string token_bytes(int32_t id) const override;
 
  private:
-  void encode_segment(std::string_view text, bool at_text_start, std::vector<int32_t>& ids) const;
+  size_t bytes_per_token_bound(const nlohmann::json& root) const;
+  void encode_segment(std::string_view text, bool at_text_start, std::vector<int32_t>& ids, size_t max_ids) const;
 
   std::string path_;
   AddedVocabulary added_;
@@ -48,6 +52,7 @@ class HfTokenizer : public Tokenizer {
   int32_t bos_id_ = -1;
   int32_t eos_id_ = -1;
   bool byte_level_decoder_ = false;  // the decoder (or one in its Sequence) is ByteLevel
+  size_t max_bytes_per_token_ = 0;  // 0: no bound (text_bound.h)
 };
 
 }  // namespace seam

@@ -2,10 +2,13 @@
 
 #include <sentencepiece_processor.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include "core/error.h"
+#include "tokenizer/sentencepiece_spec.h"
+#include "tokenizer/text_bound.h"
 #include "tokenizer/utf8.h"
 
 namespace seam {
@@ -72,9 +75,29 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path, co
   // Whether the model prepends '▁' (normalizer add_dummy_prefix): its first piece shows it.
   std::vector<std::string> probe;
   dummy_prefix_ = sp_->Encode("a", &probe).ok() && !probe.empty() && probe[0].starts_with(kMetaSpace);
+
+  // A piece covers at most its own bytes ('▁' is 3 bytes for a 1-byte space),
+  // a byte piece one byte. Without byte fallback SentencePiece folds a run of
+  // unknown characters into one unk; a normalizer charsmap (NFKC) or a word
+  // model can shrink text without bound. remove_extra_whitespaces (the
+  // default; stories260K has it) drops only spaces: the other bytes still bound.
+  const SentencePieceSpec spec = read_sentencepiece_spec(bytes);
+  const bool bounded = (spec.model_type == 1 || spec.model_type == 2) && spec.byte_fallback && spec.identity_normalizer;
+  collapses_whitespace_ = spec.remove_extra_whitespaces;
+  const size_t added_bytes = text_bound::added_tokens_bound(added_.tokens());
+  if (bounded && added_bytes > 0) {
+    size_t longest = added_bytes;
+    for (const std::string& p : pieces_) longest = std::max(longest, p.size());
+    max_bytes_per_token_ = longest;
+  }
 }
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
+
+size_t SentencePieceTokenizer::min_ids(std::string_view text) const {
+  if (max_bytes_per_token_ == 0) return 0;
+  return (collapses_whitespace_ ? text_bound::count_non_space_bytes(text) : text.size()) / max_bytes_per_token_;
+}
 
 bool SentencePieceTokenizer::is_special(int32_t id) const {
   return id >= 0 && id < vocab_size_ && special_[id];
@@ -89,6 +112,11 @@ int32_t SentencePieceTokenizer::token_to_id(std::string_view token) const {
 }
 
 std::vector<int32_t> SentencePieceTokenizer::encode(std::string_view text, bool add_special_tokens) const {
+  return encode_limited(text, add_special_tokens, SIZE_MAX);
+}
+
+std::vector<int32_t> SentencePieceTokenizer::encode_limited(std::string_view text, bool add_special_tokens,
+                                                            size_t max_ids) const {
   const size_t bad = utf8::find_invalid(text);
   SEAM_CHECK(bad == std::string_view::npos, "tokenizer: the text is not valid UTF-8 (byte ", bad, ")");
   std::vector<int32_t> ids;
@@ -97,6 +125,7 @@ std::vector<int32_t> SentencePieceTokenizer::encode(std::string_view text, bool 
   added_.split_raw(text, spans);
   std::vector<int> chunk;
   for (const TextSpan& span : spans) {
+    if (ids.size() > max_ids) return ids;
     if (span.id >= 0) {
       ids.push_back(span.id);
       continue;

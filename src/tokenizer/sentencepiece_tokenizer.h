@@ -25,6 +25,13 @@ class SentencePieceTokenizer : public Tokenizer {
   ~SentencePieceTokenizer() override;
 
   std::vector<int32_t> encode(std::string_view text, bool add_special_tokens) const override;
+  // Stops between the chunks around added tokens once more than max_ids ids
+  // are out (libsentencepiece encodes a chunk whole; the length check of
+  // Tokenizer::encode_at_most bounds a chunk's bytes first).
+  std::vector<int32_t> encode_limited(std::string_view text, bool add_special_tokens, size_t max_ids) const override;
+  size_t max_bytes_per_token() const override { return collapses_whitespace_ ? 0 : max_bytes_per_token_; }
+  // With remove_extra_whitespaces, the bytes that are not whitespace over the longest piece.
+  size_t min_ids(std::string_view text) const override;
   // Pieces with '▁' as spaces, byte pieces as bytes (invalid byte runs become
   // U+FFFD per maximal invalid subpart), added/control tokens as their text,
   // and the single leading space of the result dropped when the model adds a
@@ -50,6 +57,8 @@ class SentencePieceTokenizer : public Tokenizer {
   bool add_bos_ = true;
   bool add_eos_ = false;
   bool dummy_prefix_ = true;
+  size_t max_bytes_per_token_ = 0;     // 0: no bound (text_bound.h); of the non-whitespace bytes when
+  bool collapses_whitespace_ = false;  // the normalizer collapses runs of spaces (remove_extra_whitespaces)
 };
 
 }  // namespace seam

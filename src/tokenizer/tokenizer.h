@@ -2,8 +2,10 @@
 // (tokenizer.model) and Hugging Face tokenizer.json (byte-level BPE and
 // SentencePiece-style BPE). load_tokenizer picks tokenizer.json when present.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +32,37 @@ class Tokenizer {
   // (what decode does to whole texts). The grammar engine's vocabulary is built
   // from it. The default decodes the id alone (lossy for partial sequences).
   virtual std::string token_bytes(int32_t id) const { return decode({id}, false); }
+
+  // The most bytes of input text one id can stand for, derived from the
+  // tokenizer's files (text_bound.h), or 0 when they prove no bound. A text
+  // longer than this times n bytes encodes to more than n ids.
+  virtual size_t max_bytes_per_token() const { return 0; }
+  // A lower bound on the number of ids `text` encodes to (0: none known), in
+  // one pass over the text without allocating. By default its length over
+  // max_bytes_per_token(); a tokenizer that drops only whitespace counts the
+  // other bytes.
+  virtual size_t min_ids(std::string_view text) const {
+    const size_t per_id = max_bytes_per_token();
+    return per_id > 0 ? text.size() / per_id : 0;
+  }
+  // encode(), except that it may stop once more than `max_ids` ids are out;
+  // the result then has more than max_ids ids but is not the whole encoding.
+  virtual std::vector<int32_t> encode_limited(std::string_view text, bool add_special_tokens, size_t max_ids) const {
+    (void)max_ids;
+    return encode(text, add_special_tokens);
+  }
+
+  // The ids of `text` when there are at most `max_ids` of them, else nullopt.
+  // A text that cannot fit by its length alone is refused before any
+  // tokenization; otherwise tokenization stops at the first id past the
+  // limit, so time and memory follow max_ids, not the text's length.
+  std::optional<std::vector<int32_t>> encode_at_most(std::string_view text, bool add_special_tokens,
+                                                     size_t max_ids) const {
+    if (min_ids(text) > max_ids) return std::nullopt;
+    std::vector<int32_t> ids = encode_limited(text, add_special_tokens, max_ids);
+    if (ids.size() > max_ids) return std::nullopt;
+    return ids;
+  }
 };
 
 // Loads `dir/tokenizer.json` if present, else `dir/tokenizer.model` (with

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/json_parse.h"
 #include "tokenizer/json_fields.h"
 
 namespace seam {
@@ -42,7 +43,7 @@ TokenizerConfig read_tokenizer_config(const std::string& path) {
   try {
     cfg = json::parse(buffer.str());
   } catch (const json::exception& e) {
-    throw Error(path + ": not valid JSON: " + e.what());
+    throw Error(path + ": not valid JSON: " + json_error_text(e));
   }
   SEAM_CHECK(cfg.is_object(), path, ": expected a JSON object at the top level");
   config.present = true;

@@ -8,6 +8,7 @@
 
 #include "backend/cuda/bias_add.h"
 #include "backend/cuda/cuda_check.h"
+#include "core/log.h"
 
 namespace seam::cuda {
 
@@ -213,11 +214,11 @@ void CublasLtGemm::tune_plan(const Key& key, Plan& p, const Tensor& out, const T
     tuner_->cache->put(cache_key(key), {a, us[best]});
   }
   if (log_tuning())
-    std::fprintf(stderr,
-                 "seam: gemm autotune M=%lld N=%lld K=%lld: rank %zu of %zu (%zu heuristic, %d tiles), %.1f us "
-                 "(rank 0: %.1f us)\n",
-                 (long long)x.size(0), (long long)w.size(0), (long long)w.size(1), best, us.size(), n_heuristic,
-                 n_tiles, us[best], us[0]);
+    log::info(
+        "gemm autotune M=%lld N=%lld K=%lld: rank %zu of %zu (%zu heuristic, %d tiles), %.1f us "
+        "(rank 0: %.1f us)",
+        (long long)x.size(0), (long long)w.size(0), (long long)w.size(1), best, us.size(), n_heuristic, n_tiles,
+        us[best], us[0]);
 }
 
 int CublasLtGemm::add_tile_candidates(const Plan& p, const Tensor& out, const Tensor& x, const Tensor& w,

@@ -8,6 +8,7 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/fill.h"
+#include "core/log.h"
 
 namespace seam {
 
@@ -176,18 +177,17 @@ void CudaBackend::end_startup() {
   if (!gemm_->tuning()) return;
   const CublasLtGemm::TuningStats st = gemm_->end_tuning();
   const double gain = st.heuristic_us > 0 ? 100.0 * (1.0 - st.chosen_us / st.heuristic_us) : 0.0;
-  std::fprintf(stderr,
-               "seam: gemm autotune: %d plans tuned in %.2f s, %d changed algorithm (-%.1f %% of their GEMM time; "
-               "%d of %d tile-searched plans kept a tile outside the heuristic's list), %d skipped%s\n",
-               st.n_tuned, st.seconds, st.n_changed, gain, st.n_tile_kept, st.n_tile_searched, st.n_skipped,
-               st.n_tuned + st.n_skipped + st.n_cached == 0
-                   ? " (plans are tuned in graph warm-ups: graphs off, or no GEMM had enough rows)"
-                   : "");
+  log::info(
+      "gemm autotune: %d plans tuned in %.2f s, %d changed algorithm (-%.1f %% of their GEMM time; "
+      "%d of %d tile-searched plans kept a tile outside the heuristic's list), %d skipped%s",
+      st.n_tuned, st.seconds, st.n_changed, gain, st.n_tile_kept, st.n_tile_searched, st.n_skipped,
+      st.n_tuned + st.n_skipped + st.n_cached == 0
+          ? " (plans are tuned in graph warm-ups: graphs off, or no GEMM had enough rows)"
+          : "");
   if (!st.cache_path.empty())
-    std::fprintf(stderr, "seam: gemm autotune cache %s: %d plans taken from it%s, %s\n", st.cache_path.c_str(),
-                 st.n_cached,
-                 st.n_cache_stale > 0 ? detail::concat(" (", st.n_cache_stale, " stale entries re-tuned)").c_str() : "",
-                 st.cache_saved ? (st.n_tuned > 0 ? "new results saved" : "nothing new") : "not saved");
+    log::info("gemm autotune cache %s: %d plans taken from it%s, %s", st.cache_path.c_str(), st.n_cached,
+              st.n_cache_stale > 0 ? detail::concat(" (", st.n_cache_stale, " stale entries re-tuned)").c_str() : "",
+              st.cache_saved ? (st.n_tuned > 0 ? "new results saved" : "nothing new") : "not saved");
 }
 
 // ---------------------------------------------------------------- step timer
