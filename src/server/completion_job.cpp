@@ -60,7 +60,12 @@ void CompletionJob::submit() {
   if (request_.kind == ApiKind::chat) {
     std::string text;
     try {
-      text = ctx_.chat_template->render(request_.messages, true, request_.documents, request_.chat_template_kwargs);
+      if (!request_.tools.is_null() && ctx_.tool_call_parser.empty())
+        throw bad_request("tools: this server parses no tool calls (start it with --tool-call-parser NAME), "
+                          "or send tool_choice \"none\"",
+                          "tools");
+      text = ctx_.chat_template->render(request_.messages, true, request_.tools, request_.documents,
+                                        request_.chat_template_kwargs);
     } catch (const ApiError&) {
       throw;
     } catch (const Error& e) {
@@ -78,8 +83,12 @@ void CompletionJob::submit() {
   SamplingParams params = request_.params;
   if (request_.kind == ApiKind::chat)
     params.stop_token_ids.insert(params.stop_token_ids.end(), ctx_.chat_stop_ids.begin(), ctx_.chat_stop_ids.end());
+  // Markers of these formats are special tokens, which detokenizing would drop (vLLM does the same).
+  if (!request_.tools.is_null() && (ctx_.tool_call_parser == "llama3" || ctx_.tool_call_parser == "mistral"))
+    params.skip_special_tokens = false;
   const int64_t n = int64_t(prompt_ids_.size()) * request_.n;
   choices_.resize(size_t(n));
+  for (Choice& c : choices_) c.output = make_chat_output();
   std::vector<EngineRequest> group;
   group.reserve(size_t(n));
   auto self = shared_from_this();
@@ -161,6 +170,22 @@ std::deque<CompletionJob::Event> CompletionJob::take_events(std::chrono::millise
   return out;
 }
 
+std::shared_ptr<ChatOutput> CompletionJob::make_chat_output() const {
+  if (request_.kind != ApiKind::chat) return nullptr;
+  std::unique_ptr<ReasoningParser> reasoning;
+  if (!ctx_.reasoning_parser.empty()) {
+    bool enable_thinking = true;  // the templates' default
+    if (auto it = request_.chat_template_kwargs.find("enable_thinking");
+        it != request_.chat_template_kwargs.end() && it->is_boolean())
+      enable_thinking = it->get<bool>();
+    reasoning = make_reasoning_parser(ctx_.reasoning_parser, request_.separate_reasoning, enable_thinking);
+  }
+  std::unique_ptr<ToolCallParser> tools;
+  if (!request_.tools.is_null() && !ctx_.tool_call_parser.empty()) tools = make_tool_call_parser(ctx_.tool_call_parser);
+  if (!reasoning && !tools) return nullptr;
+  return std::make_shared<ChatOutput>(std::move(reasoning), std::move(tools));
+}
+
 void CompletionJob::apply(const Event& e) {
   Choice& c = choices_[size_t(e.choice)];
   if (e.n_new_ids > 0) {
@@ -173,6 +198,15 @@ void CompletionJob::apply(const Event& e) {
     c.t_last = e.t;
   }
   c.text += e.new_text;
+  if (c.output) {
+    c.last_delta = c.output->feed(e.new_text);
+    if (e.finished) {
+      ChatOutputDelta last = c.output->finish();
+      c.last_delta.reasoning += last.reasoning;
+      c.last_delta.content += last.content;
+      for (ToolCallDelta& d : last.tool_calls) c.last_delta.tool_calls.push_back(std::move(d));
+    }
+  }
   c.n_prompt = e.n_prompt;
   c.n_output = e.n_output;
   c.n_cached = e.n_cached;
@@ -206,7 +240,16 @@ std::optional<nlohmann::json> CompletionJob::poll_response(std::chrono::millisec
   if (n_finished_events_ < int(choices_.size())) return std::nullopt;
   if (!first_error_.empty()) throw ApiError(500, error_message(first_error_kind_, first_error_));
   std::vector<ChoiceResult> results;
-  for (const Choice& c : choices_) results.push_back(ChoiceResult{c.text, c.finish});
+  for (const Choice& c : choices_) {
+    ChoiceResult r;
+    r.text = c.text;
+    r.finish_reason = c.finish;
+    if (c.output) {
+      r.message = c.output->message_json();
+      r.has_tool_calls = c.output->has_tool_calls();
+    }
+    results.push_back(std::move(r));
+  }
   return response_body(header_, results, usage());
 }
 
@@ -236,6 +279,12 @@ bool CompletionJob::poll_stream(std::string& buf, std::chrono::milliseconds time
     apply(e);
     if (!e.error.empty()) {
       buf += sse_event(ApiError::error_body(error_message(e.error_kind, e.error), "internal_server_error", "", ""));
+    } else if (const Choice& c = choices_[size_t(e.choice)]; c.output) {
+      if (!c.last_delta.empty() || e.finished)
+        buf += sse_event(chat_delta_chunk(header_, e.choice, chat_delta_json(c.last_delta),
+                                          chat_finish_reason_json(e.finished ? e.finish : FinishReason::none,
+                                                                  c.output->has_tool_calls()),
+                                          usage_on));
     } else if (!e.new_text.empty() || e.finished) {
       buf += sse_event(
           stream_chunk(header_, e.choice, e.new_text, e.finished ? e.finish : FinishReason::none, false, usage_on));

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine.h"
+#include "server/chat_output.h"
 #include "server/chat_template.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
@@ -36,6 +37,8 @@ struct ServerContext {
   ServerMetrics* metrics = nullptr;
   std::atomic<int64_t>* n_in_flight = nullptr;  // engine requests not finished (a gauge of /metrics)
   std::string model_name;
+  std::string tool_call_parser;  // --tool-call-parser (empty: none)
+  std::string reasoning_parser;  // --reasoning-parser (empty: none)
 };
 
 class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
@@ -84,6 +87,9 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
     std::string text;
     FinishReason finish = FinishReason::none;
     int n_prompt = 0, n_output = 0, n_cached = 0;
+    // Chat with a reasoning or tool-call parser: the text split as it arrives.
+    std::shared_ptr<ChatOutput> output;
+    ChatOutputDelta last_delta;  // of the last applied event
   };
   struct Event {
     int choice = 0;
@@ -100,6 +106,8 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   void on_output(int choice, const RequestOutput& out);  // engine thread
   std::deque<Event> take_events(std::chrono::milliseconds timeout);
   void apply(const Event& e);
+  // The chat output parsers of one choice (chat_output.h), or null when the request needs none.
+  std::shared_ptr<ChatOutput> make_chat_output() const;
   Usage usage() const;
   // The API's name for an engine request field ("max_new_tokens" -> "max_tokens", ...).
   std::string api_param(const std::string& engine_param) const;

@@ -16,6 +16,10 @@ namespace seam {
 struct ChoiceResult {
   std::string text;
   FinishReason finish_reason = FinishReason::none;
+  // Chat with output parsers (chat_output.h): the message replacing {role, content: text},
+  // and whether it made tool calls (finish_reason "tool_calls").
+  nlohmann::json message;
+  bool has_tool_calls = false;
 };
 
 struct Usage {
@@ -43,6 +47,9 @@ nlohmann::json response_body(const ResponseHeader& h, const std::vector<ChoiceRe
 // (chat). `role_only` makes chat's first chunk (delta {role, content: ""}).
 nlohmann::json stream_chunk(const ResponseHeader& h, int index, const std::string& text, FinishReason finish,
                             bool role_only, bool include_usage);
+// A chat chunk for choice `index` with a ready `delta` (chat_output.h) and finish reason.
+nlohmann::json chat_delta_chunk(const ResponseHeader& h, int index, nlohmann::json delta, nlohmann::json finish_reason,
+                                bool include_usage);
 // The last chunk when stream_options.include_usage: no choices, the usage.
 nlohmann::json usage_chunk(const ResponseHeader& h, const Usage& usage);
 
