@@ -94,6 +94,10 @@ TEST(ToolCallParser, Hermes) {
                  "Done.", {{"f", "{}"}, {"g", "{}"}});
     // Not a call: the raw text is content, markers included.
     expect_parse(name, "a <tool_call>not json</tool_call> b", "a <tool_call>not json</tool_call> b", {});
+    // Whitespace before the first call at the start, between and after calls is not content.
+    expect_parse(name, "\n <tool_call>{\"name\": \"f\"}</tool_call>\n\n<tool_call>{\"name\": \"g\"}</tool_call>\n", "",
+                 {{"f", "{}"}, {"g", "{}"}});
+    expect_parse(name, "\n \n", "\n \n", {});
     expect_parse(name, "x < y and <tool_ca", "x < y and <tool_ca", {});
     expect_parse(name, "no calls at all, {\"name\": \"f\"}", "no calls at all, {\"name\": \"f\"}", {});
     // Strings holding braces and escaped quotes.
@@ -125,6 +129,7 @@ TEST(ToolCallParser, Mistral) {
   expect_parse("mistral", "[TOOL_CALLS]{\"name\": \"f\", \"arguments\": {\"k\": true}}", "", {{"f", R"({"k":true})"}});
   expect_parse("mistral", "[TOOL_CALLS] [{\"nom\": \"f\"}]", "[TOOL_CALLS] [{\"nom\": \"f\"}]", {});
   expect_parse("mistral", "[TOOL_CALL", "[TOOL_CALL", {});
+  expect_parse("mistral", " [TOOL_CALLS] [{\"name\": \"f\"}] ", "", {{"f", "{}"}});
 }
 
 TEST(ToolCallParser, DeepSeekV3) {

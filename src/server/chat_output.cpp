@@ -4,6 +4,12 @@ namespace seam {
 
 using json = nlohmann::json;
 
+void ChatOutputDelta::append(ChatOutputDelta&& other) {
+  reasoning += other.reasoning;
+  content += other.content;
+  for (ToolCallDelta& d : other.tool_calls) tool_calls.push_back(std::move(d));
+}
+
 ChatOutput::ChatOutput(std::unique_ptr<ReasoningParser> reasoning, std::unique_ptr<ToolCallParser> tools)
     : reasoning_(std::move(reasoning)), tools_(std::move(tools)) {}
 

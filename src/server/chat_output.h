@@ -21,6 +21,7 @@ struct ChatOutputDelta {
   std::string content;
   std::vector<ToolCallDelta> tool_calls;
   bool empty() const { return reasoning.empty() && content.empty() && tool_calls.empty(); }
+  void append(ChatOutputDelta&& other);
 };
 
 // A parsed tool call of the final message.

@@ -200,12 +200,7 @@ void CompletionJob::apply(const Event& e) {
   c.text += e.new_text;
   if (c.output) {
     c.last_delta = c.output->feed(e.new_text);
-    if (e.finished) {
-      ChatOutputDelta last = c.output->finish();
-      c.last_delta.reasoning += last.reasoning;
-      c.last_delta.content += last.content;
-      for (ToolCallDelta& d : last.tool_calls) c.last_delta.tool_calls.push_back(std::move(d));
-    }
+    if (e.finished) c.last_delta.append(c.output->finish());
   }
   c.n_prompt = e.n_prompt;
   c.n_output = e.n_output;

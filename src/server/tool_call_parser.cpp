@@ -67,6 +67,8 @@ ToolParseDelta ToolCallParser::run(bool final) {
       size_t marker_len = 0, held = 0;
       const size_t p = find_start(buf_, at_output_start_, marker_len, held);
       if (p == std::string::npos) {
+        // Whitespace at the start (before a partial marker or alone) may still precede a call: held back too.
+        if (at_output_start_ && all_space(std::string_view(buf_).substr(0, buf_.size() - held))) held = buf_.size();
         const size_t n_emit = final ? buf_.size() : buf_.size() - held;
         emit_content(std::string_view(buf_).substr(0, n_emit));
         buf_.erase(0, n_emit);

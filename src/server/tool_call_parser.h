@@ -7,6 +7,9 @@
 // stream): the concatenated deltas of any split equal the one-shot parse; no
 // part of a call marker ever reaches content unless the text around it turns
 // out not to be a call, in which case the whole raw text is content.
+// Whitespace (and ';', Llama's separator) between calls and after the last one
+// is not content; nor is whitespace before a call at the start of the output.
+// A call's arguments come as one fragment once the call is complete.
 //
 // Formats (sglang's names):
 //   llama3     Llama 3.x: the output starts with JSON `{"name": N, "parameters"|"arguments": {...}}`
