@@ -159,7 +159,7 @@ TEST(ServerRequest, BadBodiesAre400NamingTheField) {
       {"{}", "messages", ApiKind::chat},
       {"{\"messages\": [1]}", "messages[0]", ApiKind::chat},
       {"{\"messages\": [{\"content\": \"x\"}]}", "messages[0].role", ApiKind::chat},
-      {"{\"messages\": [{\"role\": \"tool\", \"content\": \"x\"}]}", "messages[0].role", ApiKind::chat},
+      {"{\"messages\": [{\"role\": \"robot\", \"content\": \"x\"}]}", "messages[0].role", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": 5}]}", "messages[0].content", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\"}]}]}", "messages[0].content",
        ApiKind::chat},
@@ -169,7 +169,7 @@ TEST(ServerRequest, BadBodiesAre400NamingTheField) {
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"echo\": true}", "echo", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"top_logprobs\": 2}", "top_logprobs",
        ApiKind::chat},
-      {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"tools\": [{}]}", "tools", ApiKind::chat},
+      {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"tools\": [{}]}", "tools[0].type", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"response_format\": {\"type\": "
        "\"json_object\"}}",
        "response_format", ApiKind::chat},

@@ -130,6 +130,8 @@ void HttpServer::attach(Engine& engine) {
   }
   ctx_.engine = &engine;
   ctx_.chat_template = chat_template_.get();
+  ctx_.tool_call_parser = options_.tool_call_parser;
+  ctx_.reasoning_parser = options_.reasoning_parser;
   ctx_.model_name = options_.served_model_name.empty() ? folder_name(cfg.model_path) : options_.served_model_name;
   engine_ = &engine;
   ready_.store(true);

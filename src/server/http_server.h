@@ -44,6 +44,8 @@ struct ServerOptions {
   std::string served_model_name;  // default: the model folder's name
   std::string chat_template;      // --chat-template NAME|FILE; empty: the model's own
   std::string api_key;            // empty: no authentication
+  std::string tool_call_parser;   // --tool-call-parser NAME; empty: requests with tools are refused
+  std::string reasoning_parser;   // --reasoning-parser NAME; empty: reasoning stays in content
   // Per connection (see http::Options).
   double header_timeout_s = 10;
   double body_timeout_s = 60;

@@ -6,6 +6,7 @@
 
 #include "server/api_error.h"
 #include "server/logprob_request.h"
+#include "server/tool_request.h"
 
 namespace seam {
 
@@ -88,12 +89,14 @@ void reject_unsupported(const json& j, ApiKind kind) {
     if (!(v->is_string() && v->get<std::string>().empty())) throw refuse("suffix", "suffix");
   if (const json* v = find(j, "min_tokens"))
     if (!(v->is_number_integer() && v->get<int64_t>() == 0)) throw refuse("min_tokens", "min_tokens");
-  if (const json* v = find(j, "tools"))
-    if (!(v->is_array() && v->empty())) throw refuse("tools", "tools");
-  if (find(j, "functions")) throw refuse("functions", "functions");
-  if (const json* v = find(j, "tool_choice"))
-    if (!(v->is_string() && (v->get<std::string>() == "none" || v->get<std::string>() == "auto")))
-      throw refuse("tool_choice", "tool_choice");
+  if (kind == ApiKind::completion) {  // chat reads its tool fields in tool_request.cpp
+    if (const json* v = find(j, "tools"))
+      if (!(v->is_array() && v->empty())) throw refuse("tools", "tools on completions");
+    if (const json* v = find(j, "tool_choice"))
+      if (!(v->is_string() && (v->get<std::string>() == "none" || v->get<std::string>() == "auto")))
+        throw refuse("tool_choice", "tool_choice");
+  }
+  if (find(j, "functions")) throw refuse("functions", "functions (the deprecated form of tools)");
   if (const json* v = find(j, "response_format")) {
     const bool text = v->is_object() && v->contains("type") && (*v)["type"] == "text";
     if (!text) throw refuse("response_format", "response_format other than text");
@@ -167,10 +170,11 @@ std::vector<ChatMessage> read_messages(const json& j) {
     if (!role) throw bad_request(where + ".role is required", where + ".role");
     std::string r = read_string(*role, where + ".role");
     if (r == "developer") r = "system";  // OpenAI's newer name for the system role
-    if (r != "system" && r != "user" && r != "assistant")
-      throw bad_request(where + ".role '" + r + "' is not supported (system, user, assistant)", where + ".role");
-    if (find(m, "tool_calls")) throw bad_request(where + ".tool_calls is not supported", where + ".tool_calls");
-    ChatMessage message{r, read_content(m, i), {}};
+    if (r != "system" && r != "user" && r != "assistant" && r != "tool")
+      throw bad_request(where + ".role '" + r + "' is not supported (system, user, assistant, tool)", where + ".role");
+    ChatMessage message;
+    message.role = r;
+    message.content = read_content(m, i);
     if (const json* c = find(m, "content"); c && c->is_array())  // parts, already checked by read_content
       for (const json& part : *c) message.text_parts.push_back(part["text"].get<std::string>());
     out.push_back(std::move(message));
@@ -199,15 +203,9 @@ ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
     r.prompts = read_prompts(j);
   } else {
     r.messages = read_messages(j);
-    // Passed to the model's chat template (e.g. {"enable_thinking": false}).
-    if (const json* v = find(j, "chat_template_kwargs"); v && !v->is_null()) {
-      if (!v->is_object()) throw wrong_type("chat_template_kwargs", "an object", *v);
-      r.chat_template_kwargs = *v;
-    }
-    if (const json* v = find(j, "documents"); v && !v->is_null()) {
-      if (!v->is_array()) throw wrong_type("documents", "a list", *v);
-      r.documents = *v;
-    }
+    // Tools, tool calls, documents and chat_template_kwargs (e.g. {"enable_thinking": false})
+    // reach the template in the client's member order: read from an order-keeping parse.
+    read_chat_tool_fields(nlohmann::ordered_json::parse(body), r);
   }
 
   SamplingParams& p = r.params;

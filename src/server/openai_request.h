@@ -27,8 +27,12 @@ struct ApiRequest {
   std::string model;                 // empty when not given
   std::vector<PromptInput> prompts;  // completion: one or more prompts (a batch)
   std::vector<ChatMessage> messages; // chat
-  nlohmann::json documents;          // chat: a list for the template's `documents`, or null
-  nlohmann::json chat_template_kwargs = nlohmann::json::object();  // chat: extra template variables
+  // chat, in the request's member order (see tool_request.h):
+  nlohmann::ordered_json documents;  // a list for the template's `documents`, or null
+  nlohmann::ordered_json chat_template_kwargs = nlohmann::ordered_json::object();  // extra template variables
+  nlohmann::ordered_json tools;      // the tools the template renders; null: none (or tool_choice "none")
+  std::string tool_choice = "auto";  // "none" | "auto"
+  bool separate_reasoning = true;    // sglang's field: false leaves the reasoning in content
   SamplingParams params;             // max_new_tokens from max_tokens / max_completion_tokens
   bool max_tokens_given = false;     // chat without max_tokens: the rest of the context
   int n = 1;                         // choices per prompt
