@@ -7,6 +7,7 @@
 #include <random>
 
 #include "server/api_error.h"
+#include "server/prompt_ids.h"
 
 namespace seam {
 
@@ -58,17 +59,10 @@ void CompletionJob::submit() {
 
   // Prompts -> token ids.
   if (request_.kind == ApiKind::chat) {
-    std::string text;
-    try {
-      text = ctx_.chat_template->render(request_.messages, true, request_.documents, request_.chat_template_kwargs);
-    } catch (const ApiError&) {
-      throw;
-    } catch (const Error& e) {
-      throw bad_request(e.what(), "messages");
-    }
-    prompt_ids_.push_back(tok.encode(text, !ctx_.chat_template->writes_bos(text)));
+    prompt_ids_.push_back(encode_chat_prompt(*ctx_.chat_template, tok, request_));
   } else {
-    for (const PromptInput& p : request_.prompts) prompt_ids_.push_back(p.is_ids ? p.ids : tok.encode(p.text, true));
+    for (const PromptInput& p : request_.prompts)
+      prompt_ids_.push_back(p.is_ids ? p.ids : encode_text_prompt(tok, p.text, request_.add_special_tokens));
   }
 
   // The engine validates every request (the ids, the sampling fields, the KV

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api_error.h"
+#include "server/request_fields.h"
 
 namespace seam {
 
@@ -73,41 +74,6 @@ std::vector<int32_t> read_ids(const json& arr, const std::string& key) {
   ids.reserve(arr.size());
   for (const json& x : arr) ids.push_back(int32_t(read_int(x, key, 0, std::numeric_limits<int32_t>::max())));
   return ids;
-}
-
-// Features seam does not implement are refused, never silently ignored.
-void reject_unsupported(const json& j, ApiKind kind) {
-  auto refuse = [](const std::string& key, const std::string& what) {
-    return bad_request(what + " is not supported", key);
-  };
-  if (const json* v = find(j, "logprobs")) {
-    const bool on = v->is_boolean() ? v->get<bool>() : true;  // completions: an integer asks for them
-    if (on) throw refuse("logprobs", "logprobs");
-  }
-  if (const json* v = find(j, "top_logprobs"))
-    if (!(v->is_number_integer() && v->get<int64_t>() == 0)) throw refuse("top_logprobs", "top_logprobs");
-  if (read_bool(j, "echo", false)) throw refuse("echo", "echo");
-  if (const json* v = find(j, "best_of"))
-    if (!(v->is_number_integer() && v->get<int64_t>() == 1)) throw refuse("best_of", "best_of other than 1");
-  if (const json* v = find(j, "suffix"))
-    if (!(v->is_string() && v->get<std::string>().empty())) throw refuse("suffix", "suffix");
-  if (const json* v = find(j, "logit_bias"))
-    if (!(v->is_object() && v->empty())) throw refuse("logit_bias", "logit_bias");
-  if (const json* v = find(j, "min_tokens"))
-    if (!(v->is_number_integer() && v->get<int64_t>() == 0)) throw refuse("min_tokens", "min_tokens");
-  if (const json* v = find(j, "tools"))
-    if (!(v->is_array() && v->empty())) throw refuse("tools", "tools");
-  if (find(j, "functions")) throw refuse("functions", "functions");
-  if (const json* v = find(j, "tool_choice"))
-    if (!(v->is_string() && (v->get<std::string>() == "none" || v->get<std::string>() == "auto")))
-      throw refuse("tool_choice", "tool_choice");
-  if (const json* v = find(j, "response_format")) {
-    const bool text = v->is_object() && v->contains("type") && (*v)["type"] == "text";
-    if (!text) throw refuse("response_format", "response_format other than text");
-  }
-  if (kind == ApiKind::chat && find(j, "prompt")) throw bad_request("chat completions take 'messages', not 'prompt'", "prompt");
-  if (kind == ApiKind::completion && find(j, "messages"))
-    throw bad_request("completions take 'prompt', not 'messages' (use /v1/chat/completions)", "messages");
 }
 
 std::vector<PromptInput> read_prompts(const json& j) {
@@ -187,7 +153,7 @@ std::vector<ChatMessage> read_messages(const json& j) {
 
 }  // namespace
 
-ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
+nlohmann::json parse_json_object(const std::string& body) {
   json j;
   try {
     j = json::parse(body);
@@ -196,24 +162,36 @@ ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
     throw bad_request(std::string("the body is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw bad_request(std::string("the body must be a JSON object, got ") + type_name(j));
+  return j;
+}
 
+void read_chat_input(const nlohmann::json& j, ApiRequest& r) {
+  r.messages = read_messages(j);
+  // Passed to the model's chat template (e.g. {"enable_thinking": false}).
+  if (const json* v = find(j, "chat_template_kwargs")) {
+    if (!v->is_object()) throw wrong_type("chat_template_kwargs", "an object", *v);
+    r.chat_template_kwargs = *v;
+  }
+  if (const json* v = find(j, "documents")) {
+    if (!v->is_array()) throw wrong_type("documents", "a list", *v);
+    r.documents = *v;
+  }
+  r.add_generation_prompt = read_bool(j, "add_generation_prompt", true);
+}
+
+ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
+  const json j = parse_json_object(body);
   ApiRequest r;
   r.kind = kind;
-  reject_unsupported(j, kind);
+  // Every field is honoured, harmless or refused (request_fields.cpp); an
+  // unknown or refused one is a 400 naming it, before anything reads the body.
+  check_request_fields(j, kind == ApiKind::chat ? k_chat : k_completions);
   if (const json* v = find(j, "model")) r.model = read_string(*v, "model");
+  if (find(j, "add_special_tokens")) r.add_special_tokens = read_bool(j, "add_special_tokens", true);
   if (kind == ApiKind::completion) {
     r.prompts = read_prompts(j);
   } else {
-    r.messages = read_messages(j);
-    // Passed to the model's chat template (e.g. {"enable_thinking": false}).
-    if (const json* v = find(j, "chat_template_kwargs"); v && !v->is_null()) {
-      if (!v->is_object()) throw wrong_type("chat_template_kwargs", "an object", *v);
-      r.chat_template_kwargs = *v;
-    }
-    if (const json* v = find(j, "documents"); v && !v->is_null()) {
-      if (!v->is_array()) throw wrong_type("documents", "a list", *v);
-      r.documents = *v;
-    }
+    read_chat_input(j, r);
   }
 
   SamplingParams& p = r.params;

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct ApiRequest {
   std::vector<ChatMessage> messages; // chat
   nlohmann::json documents;          // chat: a list for the template's `documents`, or null
   nlohmann::json chat_template_kwargs = nlohmann::json::object();  // chat: extra template variables
+  bool add_generation_prompt = true;  // chat: the template's assistant header
+  // The tokenizer's special tokens (BOS): when not given, completions add them
+  // and chat adds them unless the rendered text starts with the BOS text.
+  std::optional<bool> add_special_tokens;
   SamplingParams params;             // max_new_tokens from max_tokens / max_completion_tokens
   bool max_tokens_given = false;     // chat without max_tokens: the rest of the context
   int n = 1;                         // choices per prompt
@@ -42,5 +47,13 @@ constexpr int k_max_choices = 1024;     // prompts x n of one request
 // Parses `body`; throws ApiError(400) for malformed JSON, invalid UTF-8, a
 // wrongly typed or out-of-range field, or an unsupported feature.
 ApiRequest parse_api_request(const std::string& body, ApiKind kind);
+
+// The body as a JSON object; 400 for malformed JSON, invalid UTF-8 or another type.
+nlohmann::json parse_json_object(const std::string& body);
+
+// Chat's conversation fields of `j` into `r`: messages, chat_template_kwargs,
+// documents, add_generation_prompt (shared by /v1/chat/completions and
+// /tokenize, so both render the same prompt). Throws ApiError(400).
+void read_chat_input(const nlohmann::json& j, ApiRequest& r);
 
 }  // namespace seam
