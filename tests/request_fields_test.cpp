@@ -56,6 +56,7 @@ json honoured_value(const std::string& name, Endpoint e) {
       {"stream_options", {{"include_usage", true}}},
       {"add_special_tokens", false},
       {"add_generation_prompt", false},
+      {"continue_final_message", true},
       {"chat_template_kwargs", {{"enable_thinking", false}}},
       {"documents", json::array({{{"title", "t"}, {"text", "d"}}})},
       {"tokens", {1, 2, 3}},
@@ -214,6 +215,13 @@ TEST(RequestFields, HonouredChatInputFieldsReachTheRequest) {
   r = parse_api_request(base_body(k_chat).dump(), ApiKind::chat);
   EXPECT_TRUE(r.add_generation_prompt);
   EXPECT_FALSE(r.add_special_tokens.has_value());
+  body = base_body(k_chat);
+  body["continue_final_message"] = true;  // add_generation_prompt then defaults to false
+  r = parse_api_request(body.dump(), ApiKind::chat);
+  EXPECT_TRUE(r.continue_final_message);
+  EXPECT_FALSE(r.add_generation_prompt);
+  body["add_generation_prompt"] = true;
+  EXPECT_EQ(error_of(body, k_chat).param(), "continue_final_message");
   json c = base_body(k_completions);
   c["add_special_tokens"] = "no";
   EXPECT_EQ(error_of(c, k_completions).param(), "add_special_tokens");

@@ -107,6 +107,21 @@ TEST_F(ServerTokenize, MessagesAreRenderedAsChatCompletionsRenderThem) {
   EXPECT_EQ(ok("/tokenize", {{"messages", parts}})["tokens"], t["tokens"]);
 }
 
+// continue_final_message (transformers' rule): the prompt ends inside the last
+// message, without the template's end of turn, on /tokenize and chat alike.
+TEST_F(ServerTokenize, ContinueFinalMessageEndsThePromptInsideIt) {
+  const json messages = {{{"role", "user"}, {"content", "Tell me a story."}},
+                         {{"role", "assistant"}, {"content", "Once upon a"}}};
+  const json t = ok("/tokenize", {{"messages", messages}, {"continue_final_message", true}});
+  // Plain renders a line per message; the cut drops the final "\n".
+  EXPECT_EQ(t["tokens"].get<std::vector<int32_t>>(), tok_->encode("Tell me a story.\nOnce upon a", true));
+  const json whole = ok("/tokenize", {{"messages", messages}});
+  EXPECT_EQ(whole["tokens"].get<std::vector<int32_t>>(), tok_->encode("Tell me a story.\nOnce upon a\n", true));
+  const json c = ok("/v1/chat/completions",
+                    {{"messages", messages}, {"continue_final_message", true}, {"max_tokens", 1}, {"temperature", 0}});
+  EXPECT_EQ(c["usage"]["prompt_tokens"], t["count"]) << c.dump();
+}
+
 TEST_F(ServerTokenize, DetokenizeInvertsTokenize) {
   for (const std::string text : {"Once upon a time", "The cat sat. The dog ran!", "Lily said: \"no\".\nThen she left."}) {
     const json t = ok("/tokenize", {{"prompt", text}, {"add_special_tokens", false}});
@@ -145,7 +160,9 @@ TEST_F(ServerTokenize, BadBodiesAre4xxNamingTheField) {
       {"/tokenize", "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"tools\": [{}]}", 400, "tools"},
       {"/tokenize", "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"chat_template_kwargs\": 1}", 400,
        "chat_template_kwargs"},
-      {"/tokenize", "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"continue_final_message\": true}",
+      {"/tokenize",
+       "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"continue_final_message\": true, "
+       "\"add_generation_prompt\": true}",
        400, "continue_final_message"},
       {"/detokenize", "{}", 400, "tokens"},
       {"/detokenize", "{\"tokens\": \"1 2\"}", 400, "tokens"},

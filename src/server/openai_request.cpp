@@ -176,7 +176,14 @@ void read_chat_input(const nlohmann::json& j, ApiRequest& r) {
     if (!v->is_array()) throw wrong_type("documents", "a list", *v);
     r.documents = *v;
   }
-  r.add_generation_prompt = read_bool(j, "add_generation_prompt", true);
+  // As transformers: continuing the last message excludes a new assistant
+  // header; when add_generation_prompt is not given it follows (vLLM's default
+  // of true would make every continue_final_message request an error).
+  r.continue_final_message = read_bool(j, "continue_final_message", false);
+  r.add_generation_prompt = read_bool(j, "add_generation_prompt", !r.continue_final_message);
+  if (r.continue_final_message && r.add_generation_prompt)
+    throw bad_request("'continue_final_message' and 'add_generation_prompt' cannot both be true",
+                      "continue_final_message");
 }
 
 ApiRequest parse_api_request(const std::string& body, ApiKind kind) {

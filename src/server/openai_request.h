@@ -31,6 +31,7 @@ struct ApiRequest {
   nlohmann::json documents;          // chat: a list for the template's `documents`, or null
   nlohmann::json chat_template_kwargs = nlohmann::json::object();  // chat: extra template variables
   bool add_generation_prompt = true;  // chat: the template's assistant header
+  bool continue_final_message = false;  // chat: the text ends inside the last message (a prefill)
   // The tokenizer's special tokens (BOS): when not given, completions add them
   // and chat adds them unless the rendered text starts with the BOS text.
   std::optional<bool> add_special_tokens;
@@ -52,7 +53,7 @@ ApiRequest parse_api_request(const std::string& body, ApiKind kind);
 nlohmann::json parse_json_object(const std::string& body);
 
 // Chat's conversation fields of `j` into `r`: messages, chat_template_kwargs,
-// documents, add_generation_prompt (shared by /v1/chat/completions and
+// documents, add_generation_prompt, continue_final_message (shared by /v1/chat/completions and
 // /tokenize, so both render the same prompt). Throws ApiError(400).
 void read_chat_input(const nlohmann::json& j, ApiRequest& r);
 

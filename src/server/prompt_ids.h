@@ -19,8 +19,14 @@ class Tokenizer;
 std::vector<int32_t> encode_text_prompt(const Tokenizer& tok, const std::string& text,
                                         std::optional<bool> add_special_tokens);
 
+// continue_final_message, as transformers' apply_chat_template does it: the
+// rendered text cut right after the last occurrence of the final message's
+// (stripped) text, keeping its trailing spaces where the template kept them,
+// so the model continues that message. 400 when the text is not there.
+std::string cut_after_final_message(const std::string& rendered, const ChatMessage& final_message);
+
 // The conversation of `r` (messages, documents, chat_template_kwargs,
-// add_generation_prompt) rendered by the template and encoded. Special tokens
+// add_generation_prompt, continue_final_message) rendered by the template and encoded. Special tokens
 // are added unless the rendered text starts with the BOS text (the template
 // wrote it: no doubled BOS), or as `r.add_special_tokens` says when given.
 // A template error is ApiError(400) with the template's message, naming `messages`.

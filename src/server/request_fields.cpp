@@ -44,6 +44,8 @@ constexpr RequestField k_fields[] = {
     {"chat_template_kwargs", k_chat | k_tokenize, S::honoured, "vLLM, sglang",
      "extra template variables (e.g. enable_thinking)"},
     {"documents", k_chat | k_tokenize, S::honoured, "vLLM", "the template's `documents` (RAG)"},
+    {"continue_final_message", k_chat | k_tokenize, S::honoured, "vLLM, sglang",
+     "the prompt ends inside the last message, which the model continues (transformers' rule)"},
 
     // ---- accepted: they change nothing seam produces ----
     {"user", k_generate, S::harmless, "OpenAI", "an end-user id for OpenAI's abuse monitoring; seam keeps no per-user state"},
@@ -129,7 +131,6 @@ constexpr RequestField k_fields[] = {
     {"mm_processor_kwargs", k_chat | k_tokenize, S::refused, "vLLM", "multimodal input"},
     {"chat_template", k_chat | k_tokenize, S::refused, "vLLM",
      "a per-request template (the template is fixed at start: --chat-template)"},
-    {"continue_final_message", k_chat | k_tokenize, S::refused, "vLLM, sglang", "continue_final_message", "[false]"},
     {"stream_reasoning", k_chat, S::refused, "sglang", "stream_reasoning (there is no reasoning parser yet)"},
     {"include_reasoning", k_chat, S::refused, "vLLM", "include_reasoning=false", "[true]"},
     {"return_token_strs", k_tokenize, S::refused, "vLLM",
