@@ -150,6 +150,29 @@ async function main() {
   await expectStatus(client.completions.create({ model, prompt: "x", max_tokens: -1 }), 400, "negative max_tokens");
   await expectStatus(client.chat.completions.create({ model, messages: [] }), 400, "empty messages");
 
+  // Every field is honoured, harmless or refused (server/request_fields.h): the
+  // client's harmless fields pass; an unimplemented or unknown one is a 400 naming it.
+  const hi = [{ role: "user", content: "Hi" }];
+  const harmless = await client.chat.completions.create({
+    model, messages: hi, max_tokens: 2, user: "u-1", store: false, metadata: { run: "e2e" },
+    service_tier: "auto", parallel_tool_calls: true,
+  });
+  checkEq(harmless.choices.length, 1, "harmless fields accepted");
+  for (const [call, field] of [
+    [() => client.completions.create({ model, prompt: "x", suffix: "!" }), "suffix"],
+    [() => client.chat.completions.create({ model, messages: hi, response_format: { type: "json_object" } }),
+     "response_format"],
+    [() => client.chat.completions.create({ model, messages: hi, temprature: 0 }), "temprature"],
+  ]) {
+    try {
+      await call();
+      check(false, `${field}: expected HTTP 400, the call succeeded`);
+    } catch (e) {
+      checkEq(e.status, 400, `${field}: status`);
+      checkEq(e.error?.param, field, `${field}: error.param`);
+    }
+  }
+
   if (failures > 0) {
     console.error(`${failures} check(s) failed`);
     process.exit(1);
