@@ -60,6 +60,7 @@ json honoured_value(const std::string& name, Endpoint e) {
       {"chat_template_kwargs", {{"enable_thinking", false}}},
       {"documents", json::array({{{"title", "t"}, {"text", "d"}}})},
       {"tokens", {1, 2, 3}},
+      {"return_token_strs", true},
   };
   if (name == "prompt") return e == k_tokenize ? json("y") : json({"y", "z"});
   if (name == "messages") return {{{"role", "user"}, {"content", "y"}}};

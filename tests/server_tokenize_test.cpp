@@ -64,6 +64,15 @@ TEST_F(ServerTokenize, PromptGivesTheIdsACompletionIsFed) {
   EXPECT_EQ(ids[0], tok_->bos_id());
   EXPECT_FALSE(t.contains("token_strs"));
 
+  // return_token_strs: each id's vocabulary string, which maps back to the id.
+  const json s = ok("/tokenize", {{"prompt", text}, {"return_token_strs", true}});
+  EXPECT_EQ(s["tokens"], t["tokens"]);
+  ASSERT_TRUE(s["token_strs"].is_array() && s["token_strs"].size() == ids.size()) << s.dump();
+  EXPECT_EQ(s["token_strs"][0], "<s>");
+  EXPECT_EQ(s["token_strs"][1].get<std::string>().rfind("\xe2\x96\x81", 0), 0u);  // SentencePiece's space mark
+  for (size_t i = 0; i < ids.size(); ++i)
+    EXPECT_EQ(tok_->token_to_id(s["token_strs"][i].get<std::string>()), ids[i]) << i;
+
   // max_model_len is the one /v1/models reports.
   HttpClient cli("127.0.0.1", server_->port());
   cli.set_header("Authorization", std::string("Bearer ") + k_key);
@@ -153,7 +162,7 @@ TEST_F(ServerTokenize, BadBodiesAre4xxNamingTheField) {
       {"/tokenize", "{\"prompt\": \"x\", \"add_special_tokens\": \"yes\"}", 400, "add_special_tokens"},
       {"/tokenize", "{\"prompt\": \"x\", \"add_generation_prompt\": true}", 400, "add_generation_prompt"},
       {"/tokenize", "{\"prompt\": \"x\", \"temperature\": 1}", 400, "temperature"},
-      {"/tokenize", "{\"prompt\": \"x\", \"return_token_strs\": true}", 400, "return_token_strs"},
+      {"/tokenize", "{\"prompt\": \"x\", \"return_token_strs\": 1}", 400, "return_token_strs"},
       {"/tokenize", "{\"prompt\": \"x\", \"model\": \"gpt-4\"}", 404, "model"},
       {"/tokenize", "{\"messages\": []}", 400, "messages"},
       {"/tokenize", "{\"messages\": [{\"role\": \"robot\", \"content\": \"x\"}]}", 400, "messages[0].role"},

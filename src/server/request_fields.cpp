@@ -44,6 +44,7 @@ constexpr RequestField k_fields[] = {
     {"chat_template_kwargs", k_chat | k_tokenize, S::honoured, "vLLM, sglang",
      "extra template variables (e.g. enable_thinking)"},
     {"documents", k_chat | k_tokenize, S::honoured, "vLLM", "the template's `documents` (RAG)"},
+    {"return_token_strs", k_tokenize, S::honoured, "vLLM", "token_strs: each id's vocabulary string"},
     {"continue_final_message", k_chat | k_tokenize, S::honoured, "vLLM, sglang",
      "the prompt ends inside the last message, which the model continues (transformers' rule)"},
 
@@ -133,8 +134,6 @@ constexpr RequestField k_fields[] = {
      "a per-request template (the template is fixed at start: --chat-template)"},
     {"stream_reasoning", k_chat, S::refused, "sglang", "stream_reasoning (there is no reasoning parser yet)"},
     {"include_reasoning", k_chat, S::refused, "vLLM", "include_reasoning=false", "[true]"},
-    {"return_token_strs", k_tokenize, S::refused, "vLLM",
-     "token_strs (the tokenizer has no id-to-piece table yet)", "[false]"},
 };
 
 bool is_neutral(const RequestField& f, const nlohmann::json& value) {

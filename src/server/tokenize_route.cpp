@@ -65,6 +65,11 @@ json tokenize_body(const ServerContext& ctx, const std::string& body) {
   out["count"] = ids.size();
   out["max_model_len"] = ctx.engine->max_context();
   out["tokens"] = ids;
+  if (optional_bool(j, "return_token_strs").value_or(false)) {  // as convert_ids_to_tokens
+    json strs = json::array();
+    for (int32_t id : ids) strs.push_back(tok.id_to_token(id));
+    out["token_strs"] = std::move(strs);
+  }
   return out;
 }
 

@@ -1,9 +1,10 @@
 // POST /tokenize and POST /detokenize with vLLM's request and response shapes:
 //
-//   /tokenize   {"model"?, "prompt": str, "add_special_tokens"?: bool = true}
+//   /tokenize   {"model"?, "prompt": str, "add_special_tokens"?: bool = true, "return_token_strs"?}
 //            or {"model"?, "messages": [...], "add_generation_prompt"?: bool = true,
 //                "add_special_tokens"?: bool, "chat_template_kwargs"?, "documents"?}
-//            -> {"count", "max_model_len", "tokens": [...]}
+//            -> {"count", "max_model_len", "tokens": [...],
+//                "token_strs": [...] when "return_token_strs": true}
 //   /detokenize {"model"?, "tokens": [ids]} -> {"prompt": text}
 //
 // The messages form is encoded by the same code as /v1/chat/completions

@@ -31,6 +31,7 @@ class HfTokenizer : public Tokenizer {
   int32_t eos_id() const override { return eos_id_; }
   bool is_special(int32_t id) const override;
   int32_t token_to_id(std::string_view token) const override;
+  std::string id_to_token(int32_t id) const override;
 
  private:
   void encode_segment(std::string_view text, bool at_text_start, std::vector<int32_t>& ids) const;

@@ -36,6 +36,7 @@ class SentencePieceTokenizer : public Tokenizer {
   int32_t eos_id() const override { return eos_id_; }
   bool is_special(int32_t id) const override;
   int32_t token_to_id(std::string_view token) const override;
+  std::string id_to_token(int32_t id) const override;
 
  private:
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;

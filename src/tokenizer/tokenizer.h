@@ -23,6 +23,9 @@ class Tokenizer {
   virtual bool is_special(int32_t id) const = 0;
   // The id of a token string such as "<|eot_id|>", or -1.
   virtual int32_t token_to_id(std::string_view token) const = 0;
+  // The vocabulary's string for `id` ("▁Once", "<0x0A>", "<s>"), as Hugging
+  // Face's convert_ids_to_tokens gives it; "" for an id outside the vocabulary.
+  virtual std::string id_to_token(int32_t id) const = 0;
 };
 
 // Loads `dir/tokenizer.json` if present, else `dir/tokenizer.model` (with
