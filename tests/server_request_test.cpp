@@ -153,7 +153,7 @@ TEST(ServerRequest, BadBodiesAre400NamingTheField) {
       {"{\"prompt\": \"x\", \"logit_bias\": {\"1\": \"5\"}}", "logit_bias"},
       {"{\"prompt\": \"x\", \"logit_bias\": [1]}", "logit_bias"},
       {"{\"prompt\": \"x\", \"suffix\": \"s\"}", "suffix"},
-      {"{\"prompt\": [\"a\", \"b\"], \"n\": 16, \"x\": 0}", ""},  // fine: 32 choices (checked below)
+      {"{\"prompt\": [\"a\", \"b\"], \"n\": 16, \"user\": \"u\"}", ""},  // fine: 32 choices (checked below)
       {"{\"messages\": []}", "messages", ApiKind::chat},
       {"{\"messages\": {}}", "messages", ApiKind::chat},
       {"{}", "messages", ApiKind::chat},
@@ -179,7 +179,7 @@ TEST(ServerRequest, BadBodiesAre400NamingTheField) {
   };
   for (const BadCase& c : cases) {
     const ApiError e = error_of(c.body, c.kind);
-    if (std::string(c.body).find("\"x\": 0") != std::string::npos) {
+    if (std::string(c.body).find("\"user\": \"u\"") != std::string::npos) {
       EXPECT_EQ(e.status(), 0) << c.body;
       continue;
     }

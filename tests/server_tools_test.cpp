@@ -220,5 +220,73 @@ TEST_F(ServerTools, DeepSeekR1ReasoningContent) {
   EXPECT_EQ(reasoning, text);
 }
 
+// Logprobs through the output parsers: the whole answer has one content entry
+// per generated token, spelling the text the parsers split (content or
+// reasoning); streamed, every chunk carries its own tokens' entries (a chunk
+// whose text a parser holds back too), and together they equal the whole
+// answer's, with the same text.
+TEST_F(ServerTools, LogprobsWithParsersStreamedAndNot) {
+  for (test::ServerProcess* s : {tools_server_, reasoning_server_}) {
+    const std::string extra = R"(, "logprobs": true, "top_logprobs": 2)";
+    const std::string body = s == tools_server_ ? request_with_history(extra)
+                                                : R"({"messages": [{"role": "user", "content": "Once upon a time"}],
+                                                     "max_tokens": 10, "temperature": 0)" + extra + "}";
+    const json whole = chat(s, body);
+    const json& m = whole["choices"][0]["message"];
+    const std::string text = s == tools_server_ ? m["content"] : m["reasoning_content"];
+    const json& entries = whole["choices"][0]["logprobs"]["content"];
+    ASSERT_TRUE(entries.is_array()) << whole.dump();
+    EXPECT_EQ(entries.size(), whole["usage"]["completion_tokens"].get<size_t>());
+    std::string spelled;
+    for (const json& e : entries) {
+      spelled += e["token"].get<std::string>();
+      ASSERT_EQ(e["top_logprobs"].size(), 2u);
+      EXPECT_EQ(e["top_logprobs"][0]["token"], e["token"]) << "greedy: the chosen token is the most likely";
+    }
+    EXPECT_EQ(spelled, text);
+
+    std::string streamed_body = body;
+    streamed_body.insert(streamed_body.size() - 1, R"(, "stream": true)");
+    auto res = post(s, "/v1/chat/completions", streamed_body);
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200);
+    json streamed = json::array();
+    std::string streamed_text;
+    size_t pos = 0;
+    while ((pos = res->body.find("data: {", pos)) != std::string::npos) {
+      const size_t end = res->body.find("\n\n", pos);
+      const json c = json::parse(res->body.substr(pos + 6, end - pos - 6));
+      pos = end;
+      const json& ch = c["choices"][0];
+      for (const char* key : {"content", "reasoning_content"})
+        if (ch["delta"].contains(key)) streamed_text += ch["delta"][key].get<std::string>();
+      if (!ch["logprobs"].is_null())
+        for (const json& e : ch["logprobs"]["content"]) streamed.push_back(e);
+    }
+    EXPECT_EQ(streamed_text, text);
+    EXPECT_EQ(streamed, entries);
+  }
+}
+
+// /tokenize renders tools and the tool history as chat does (read_chat_input is
+// shared): the ids are the rendered text's, and chat's usage counts them.
+TEST_F(ServerTools, TokenizeRendersToolsAsChatDoes) {
+  ojson body = ojson::parse(request_with_history(""));
+  body.erase("max_tokens");
+  body.erase("temperature");
+  auto res = post(tools_server_, "/tokenize", body.dump());
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json t = json::parse(res->body);
+  const json expected = complete(tools_server_, expected_history_text(true), 1);
+  EXPECT_EQ(t["count"], expected["usage"]["prompt_tokens"]);
+  const json c = chat(tools_server_, request_with_history(""));
+  EXPECT_EQ(c["usage"]["prompt_tokens"], t["count"]);
+  body.erase("tools");
+  auto without = post(tools_server_, "/tokenize", body.dump());
+  ASSERT_TRUE(without && without->status == 200) << (without ? without->body : "");
+  EXPECT_LT(json::parse(without->body)["count"].get<int>(), t["count"].get<int>()) << "the tools are rendered";
+}
+
 }  // namespace
 }  // namespace seam

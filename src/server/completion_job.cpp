@@ -7,6 +7,7 @@
 #include <random>
 
 #include "server/api_error.h"
+#include "server/prompt_ids.h"
 
 namespace seam {
 
@@ -58,22 +59,14 @@ void CompletionJob::submit() {
 
   // Prompts -> token ids.
   if (request_.kind == ApiKind::chat) {
-    std::string text;
-    try {
-      if (!request_.tools.is_null() && ctx_.tool_call_parser.empty())
-        throw bad_request("tools: this server parses no tool calls (start it with --tool-call-parser NAME), "
-                          "or send tool_choice \"none\"",
-                          "tools");
-      text = ctx_.chat_template->render(request_.messages, true, request_.tools, request_.documents,
-                                        request_.chat_template_kwargs);
-    } catch (const ApiError&) {
-      throw;
-    } catch (const Error& e) {
-      throw bad_request(e.what(), "messages");
-    }
-    prompt_ids_.push_back(tok.encode(text, !ctx_.chat_template->writes_bos(text)));
+    if (!request_.tools.is_null() && ctx_.tool_call_parser.empty())
+      throw bad_request("tools: this server parses no tool calls (start it with --tool-call-parser NAME), "
+                        "or send tool_choice \"none\"",
+                        "tools");
+    prompt_ids_.push_back(encode_chat_prompt(*ctx_.chat_template, tok, request_));
   } else {
-    for (const PromptInput& p : request_.prompts) prompt_ids_.push_back(p.is_ids ? p.ids : tok.encode(p.text, true));
+    for (const PromptInput& p : request_.prompts)
+      prompt_ids_.push_back(p.is_ids ? p.ids : encode_text_prompt(tok, p.text, request_.add_special_tokens));
   }
 
   // The engine validates every request (the ids, the sampling fields, the KV

@@ -30,6 +30,9 @@ class Tokenizer {
   // (what decode does to whole texts). The grammar engine's vocabulary is built
   // from it. The default decodes the id alone (lossy for partial sequences).
   virtual std::string token_bytes(int32_t id) const { return decode({id}, false); }
+  // The vocabulary's string for `id` ("▁Once", "<0x0A>", "<s>"), as Hugging
+  // Face's convert_ids_to_tokens gives it; "" for an id outside the vocabulary.
+  virtual std::string id_to_token(int32_t id) const = 0;
 };
 
 // Loads `dir/tokenizer.json` if present, else `dir/tokenizer.model` (with

@@ -188,6 +188,29 @@ async function main() {
   await expectStatus(client.completions.create({ model, prompt: "x", max_tokens: -1 }), 400, "negative max_tokens");
   await expectStatus(client.chat.completions.create({ model, messages: [] }), 400, "empty messages");
 
+  // Every field is honoured, harmless or refused (server/request_fields.h): the
+  // client's harmless fields pass; an unimplemented or unknown one is a 400 naming it.
+  const hi = [{ role: "user", content: "Hi" }];
+  const harmless = await client.chat.completions.create({
+    model, messages: hi, max_tokens: 2, user: "u-1", store: false, metadata: { run: "e2e" },
+    service_tier: "auto", parallel_tool_calls: true,
+  });
+  checkEq(harmless.choices.length, 1, "harmless fields accepted");
+  for (const [call, field] of [
+    [() => client.completions.create({ model, prompt: "x", suffix: "!" }), "suffix"],
+    [() => client.chat.completions.create({ model, messages: hi, response_format: { type: "json_object" } }),
+     "response_format"],
+    [() => client.chat.completions.create({ model, messages: hi, temprature: 0 }), "temprature"],
+  ]) {
+    try {
+      await call();
+      check(false, `${field}: expected HTTP 400, the call succeeded`);
+    } catch (e) {
+      checkEq(e.status, 400, `${field}: status`);
+      checkEq(e.error?.param, field, `${field}: error.param`);
+    }
+  }
+
   if (toolsPort) await toolChecks();
 
   if (failures > 0) {
@@ -257,6 +280,19 @@ async function toolChecks() {
   checkEq(content, "", "tools streamed: content");
   checkEq(nToolDeltas, 0, "tools streamed: tool-call deltas");
   checkEq(finish, "length", "tools streamed: finish_reason");
+
+  // Logprobs through the parsers: the entries spell the reasoning, and the streamed
+  // chunks' entries (a held-back delta's too) equal the whole answer's.
+  const lw = await tc.chat.completions.create({ ...params, logprobs: true, top_logprobs: 1 });
+  const lwEntries = lw.choices[0].logprobs.content;
+  checkEq(lw.choices[0].message.reasoning_content, text, "tools with logprobs: reasoning_content");
+  checkEq(lwEntries.length, lw.usage.completion_tokens, "tools with logprobs: an entry per token");
+  checkEq(lwEntries.map((e) => e.token).join(""), text, "tools with logprobs: the entries spell the text");
+  const ls = await tc.chat.completions.create({ ...params, logprobs: true, top_logprobs: 1, stream: true });
+  const lsEntries = [];
+  for await (const chunk of ls)
+    for (const c of chunk.choices) lsEntries.push(...(c.logprobs?.content ?? []));
+  checkEq(JSON.stringify(lsEntries), JSON.stringify(lwEntries), "tools streamed with logprobs: the whole answer's entries");
 
   // separate_reasoning false (sglang's field): the text stays content.
   const kept = await tc.chat.completions.create({ ...params, separate_reasoning: false });
