@@ -1,6 +1,6 @@
 // The official openai npm client against a real `seam serve` process:
 // tests/e2e/openai_client_test.mjs (completions, chat, streaming, golden
-// greedy texts). Needs node and tests/e2e/node_modules (tests/e2e/setup.sh);
+// greedy texts; tools and reasoning_content against a second server). Needs node and tests/e2e/node_modules (tests/e2e/setup.sh);
 // without them the test is skipped, except under CI=true where it fails.
 #include <gtest/gtest.h>
 
@@ -34,13 +34,26 @@ TEST(ServerE2e, OpenAiNodeClient) {
   }
 
   test::ServerProcess server;
-  const std::string out = test::make_temp_dir("e2e") + "/node.log";
+  // A second server for tools and reasoning: a template that prints tools and
+  // tool turns (the script computes the same text), hermes and deepseek-r1.
+  const std::string dir = test::make_temp_dir("e2e");
+  test::write_file(dir + "/tools.jinja",
+                   "{% if tools %}TOOLS:{% for t in tools %}{{ t | tojson }}{% endfor %}{{ '\\n' }}{% endif %}"
+                   "{% for m in messages %}{{ m.role }}:{{ m.content if m.content is not none else 'None' }}"
+                   "{% for c in m.tool_calls or [] %}[{{ c.function.name }} {{ c.function.arguments | tojson }} "
+                   "city={{ c.function.arguments.city }}]{% endfor %}"
+                   "{% if m.tool_call_id is defined %}({{ m.tool_call_id }}){% endif %}{{ '\\n' }}{% endfor %}");
+  test::ServerProcess tools_server({"--chat-template", dir + "/tools.jinja", "--tool-call-parser", "hermes",
+                                    "--reasoning-parser", "deepseek-r1"});
+  const std::string out = dir + "/node.log";
   const std::string cmd = "node " + e2e_dir + "/openai_client_test.mjs " + std::to_string(server.port()) + " " +
-                          test::shared_dir() + "/golden/stories260K_greedy.json > " + out + " 2>&1";
+                          test::shared_dir() + "/golden/stories260K_greedy.json " +
+                          std::to_string(tools_server.port()) + " > " + out + " 2>&1";
   const int rc = std::system(cmd.c_str());
   const std::string log = test::read_file(out);
   EXPECT_EQ(rc, 0) << "node client failed:\n" << log << "\nserver log:\n" << server.log();
   EXPECT_NE(log.find("all checks passed"), std::string::npos) << log;
+  EXPECT_NE(log.find("tools and reasoning"), std::string::npos) << log;
   std::printf("%s", log.c_str());
 }
 

@@ -153,13 +153,13 @@ TEST(ServerRequest, BadBodiesAre400NamingTheField) {
       {"{\"prompt\": \"x\", \"logit_bias\": {\"1\": \"5\"}}", "logit_bias"},
       {"{\"prompt\": \"x\", \"logit_bias\": [1]}", "logit_bias"},
       {"{\"prompt\": \"x\", \"suffix\": \"s\"}", "suffix"},
-      {"{\"prompt\": [\"a\", \"b\"], \"n\": 16, \"x\": 0}", ""},  // fine: 32 choices (checked below)
+      {"{\"prompt\": [\"a\", \"b\"], \"n\": 16, \"user\": \"u\"}", ""},  // fine: 32 choices (checked below)
       {"{\"messages\": []}", "messages", ApiKind::chat},
       {"{\"messages\": {}}", "messages", ApiKind::chat},
       {"{}", "messages", ApiKind::chat},
       {"{\"messages\": [1]}", "messages[0]", ApiKind::chat},
       {"{\"messages\": [{\"content\": \"x\"}]}", "messages[0].role", ApiKind::chat},
-      {"{\"messages\": [{\"role\": \"tool\", \"content\": \"x\"}]}", "messages[0].role", ApiKind::chat},
+      {"{\"messages\": [{\"role\": \"robot\", \"content\": \"x\"}]}", "messages[0].role", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": 5}]}", "messages[0].content", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\"}]}]}", "messages[0].content",
        ApiKind::chat},
@@ -169,7 +169,7 @@ TEST(ServerRequest, BadBodiesAre400NamingTheField) {
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"echo\": true}", "echo", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"top_logprobs\": 2}", "top_logprobs",
        ApiKind::chat},
-      {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"tools\": [{}]}", "tools", ApiKind::chat},
+      {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"tools\": [{}]}", "tools[0].type", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"response_format\": {\"type\": "
        "\"json_object\"}}",
        "response_format", ApiKind::chat},
@@ -179,7 +179,7 @@ TEST(ServerRequest, BadBodiesAre400NamingTheField) {
   };
   for (const BadCase& c : cases) {
     const ApiError e = error_of(c.body, c.kind);
-    if (std::string(c.body).find("\"x\": 0") != std::string::npos) {
+    if (std::string(c.body).find("\"user\": \"u\"") != std::string::npos) {
       EXPECT_EQ(e.status(), 0) << c.body;
       continue;
     }

@@ -270,5 +270,24 @@ TEST(HfTokenizer, Nfc) {
   EXPECT_EQ(unicode::nfc("plain ascii"), "plain ascii");
 }
 
+// id_to_token (convert_ids_to_tokens): every id's string maps back to the id,
+// for both tokenizer kinds; ids outside the vocabulary give "".
+TEST(Tokenizer, IdToTokenInvertsTokenToId) {
+  for (const std::string dir : {llama3_dir(), test::stories_dir()}) {
+    auto tok = load_tokenizer(dir);
+    int n_named = 0;
+    for (int32_t id = 0; id < tok->vocab_size(); ++id) {
+      const std::string s = tok->id_to_token(id);
+      if (s.empty()) continue;  // a hole in the ids
+      EXPECT_EQ(tok->token_to_id(s), id) << dir << " id " << id << " '" << s << "'";
+      ++n_named;
+    }
+    EXPECT_GT(n_named, tok->vocab_size() * 9 / 10) << dir;
+    EXPECT_EQ(tok->id_to_token(tok->bos_id()).empty(), tok->bos_id() < 0) << dir;
+    EXPECT_EQ(tok->id_to_token(-1), "");
+    EXPECT_EQ(tok->id_to_token(tok->vocab_size()), "");
+  }
+}
+
 }  // namespace
 }  // namespace seam

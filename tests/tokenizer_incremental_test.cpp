@@ -45,6 +45,7 @@ class CountingTokenizer : public Tokenizer {
   int32_t eos_id() const override { return inner_.eos_id(); }
   bool is_special(int32_t id) const override { return inner_.is_special(id); }
   int32_t token_to_id(std::string_view t) const override { return inner_.token_to_id(t); }
+  std::string id_to_token(int32_t id) const override { return inner_.id_to_token(id); }
   mutable size_t n_decoded_ = 0;
   mutable size_t max_window_ = 0;
 

@@ -20,6 +20,8 @@
 #include "engine/engine.h"
 #include "server/api_key.h"
 #include "server/chat_template.h"
+#include "server/reasoning_parser.h"
+#include "server/tool_call_parser.h"
 #include "server/http_server.h"
 
 namespace seam::cli {
@@ -51,6 +53,11 @@ int serve_command(int argc, char** argv) {
                  "a file with a Jinja chat template, the name of one of the model's named templates, or a "
                  "built-in shortcut: llama-2 | llama-3 | llama-3.1 | chatml | mistral | plain (default: the "
                  "model's own template, rendered by the Jinja engine, else plain)");
+  app.add_option("--tool-call-parser", opt.tool_call_parser,
+                 "parse tool calls out of chat output (sglang's names): llama3 | hermes | qwen25 | mistral | "
+                 "deepseekv3; without it, chat requests with tools get 400");
+  app.add_option("--reasoning-parser", opt.reasoning_parser,
+                 "split <think>...</think> into reasoning_content: deepseek-r1 | qwen3");
   app.add_option("--served-model-name", opt.served_model_name,
                  "the model name of the API (default: the model folder's name)");
   app.add_option("--api-key", opt.api_key,
@@ -91,6 +98,8 @@ int serve_command(int argc, char** argv) {
   EngineConfig config = flags.finish();
   config.max_queued_requests = max_queued_requests;
   log::set_request_log_level(log_requests ? log_requests_level : -1);
+  if (!opt.tool_call_parser.empty()) (void)make_tool_call_parser(opt.tool_call_parser);
+  if (!opt.reasoning_parser.empty()) check_reasoning_parser_name(opt.reasoning_parser);
   // A bad --chat-template fails now, not after the model has loaded.
   (void)ChatTemplate::for_model(config.tokenizer_path.empty() ? config.model_path : config.tokenizer_path,
                                 opt.chat_template);

@@ -269,38 +269,63 @@ std::vector<std::string> ChatTemplate::end_of_turn_tokens() const {
 
 std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                                  const nlohmann::json& documents, const nlohmann::json& template_kwargs) const {
+  // Through dump/parse: a json's members are already sorted; callers that need the request's order pass ordered_json.
+  auto ordered = [](const nlohmann::json& j) {
+    return j.is_null() ? nlohmann::ordered_json() : nlohmann::ordered_json::parse(j.dump());
+  };
+  return render(messages, add_generation_prompt, nlohmann::ordered_json(), ordered(documents), ordered(template_kwargs));
+}
+
+std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                 const nlohmann::ordered_json& tools, const nlohmann::ordered_json& documents,
+                                 const nlohmann::ordered_json& template_kwargs) const {
   if (family_ != ChatFamily::jinja) {
     SEAM_CHECK(documents.is_null(), "documents: the ", name(), " chat template takes no documents");
     SEAM_CHECK(template_kwargs.is_null() || template_kwargs.empty(), "chat_template_kwargs: the built-in ", name(),
                " chat template takes no template variables");
+    SEAM_CHECK(tools.is_null(), "tools: the built-in ", name(),
+               " chat template cannot render tools (use the model's own template or --chat-template FILE)");
+    for (size_t i = 0; i < messages.size(); ++i)
+      SEAM_CHECK(messages[i].tool_fields.empty() && messages[i].role != "tool", "messages[", i, "]: the built-in ",
+                 name(), " chat template cannot render tool calls or tool results");
     return render(messages, add_generation_prompt);
   }
   jinja::ChatRequest request;
   for (const ChatMessage& m : messages) {
     nlohmann::ordered_json content = m.content;
-    if (iterates_content_ && !m.text_parts.empty()) {
+    if (m.content_null) {
+      content = nullptr;
+    } else if (iterates_content_ && !m.text_parts.empty()) {
       content = nlohmann::ordered_json::array();
       for (const std::string& part : m.text_parts) content.push_back({{"type", "text"}, {"text", part}});
     }
-    request.messages.push_back(nlohmann::ordered_json{{"role", m.role}, {"content", std::move(content)}});
+    nlohmann::ordered_json message{{"role", m.role}, {"content", std::move(content)}};
+    for (const auto& [key, value] : m.tool_fields.items()) message[key] = value;
+    request.messages.push_back(std::move(message));
   }
   request.add_generation_prompt = add_generation_prompt;
+  if (!tools.is_null()) {
+    SEAM_CHECK(tools.is_array(), "tools: expected a list");
+    request.tools = tools;
+  }
   if (!documents.is_null()) {
     SEAM_CHECK(documents.is_array(), "documents: expected a list");
-    request.documents = nlohmann::ordered_json::parse(documents.dump());
+    request.documents = documents;
   }
   if (!template_kwargs.is_null()) {
     SEAM_CHECK(template_kwargs.is_object(), "chat_template_kwargs: expected an object");
     for (const char* reserved : {"messages", "tools", "documents", "add_generation_prompt"})
       SEAM_CHECK(!template_kwargs.contains(reserved), "chat_template_kwargs: \"", reserved,
                  "\" is set by the request itself");
-    request.kwargs = nlohmann::ordered_json::parse(template_kwargs.dump());
+    request.kwargs = template_kwargs;
   }
   return jinja_->render(request);
 }
 
 std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
-  if (family_ == ChatFamily::jinja) return render(messages, add_generation_prompt, nlohmann::json(), nlohmann::json());
+  if (family_ == ChatFamily::jinja)
+    return render(messages, add_generation_prompt, nlohmann::ordered_json(), nlohmann::ordered_json(),
+                  nlohmann::ordered_json());
   SEAM_CHECK(!messages.empty(), "messages: the conversation is empty");
   std::string out;
   const bool has_system = messages[0].role == "system";

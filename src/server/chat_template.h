@@ -21,7 +21,7 @@
 // (what sglang and vLLM do); other texts are encoded with them.
 #pragma once
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,9 +33,13 @@ class HfChatTemplate;
 }
 
 struct ChatMessage {
-  std::string role;  // system | user | assistant
+  std::string role;  // system | user | assistant | tool
   std::string content;                  // the text (text parts joined by "\n")
   std::vector<std::string> text_parts;  // the content's text parts when it was given as parts
+  bool content_null = false;            // content null or absent (an assistant turn of only tool calls)
+  // Tool fields as the template sees them, in the request's order: tool_calls
+  // (arguments as objects), tool_call_id, name. An empty object when none.
+  nlohmann::ordered_json tool_fields = nlohmann::ordered_json::object();
 };
 
 enum class ChatFamily { plain, llama2, llama3, llama31, chatml, mistral, jinja };
@@ -67,6 +71,11 @@ class ChatTemplate {
   // built-in families take neither and refuse them when given.
   std::string render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                      const nlohmann::json& documents, const nlohmann::json& template_kwargs) const;
+  // The same with the request's `tools` (a list, or null), all in the request's
+  // member order (ordered_json), as a template prints them; the built-in families take no tools.
+  std::string render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                     const nlohmann::ordered_json& tools, const nlohmann::ordered_json& documents,
+                     const nlohmann::ordered_json& template_kwargs) const;
 
   ChatFamily family() const { return family_; }
   const char* name() const;

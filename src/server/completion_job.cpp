@@ -4,13 +4,13 @@
 #include <cctype>
 #include <cstdio>
 #include <ctime>
-#include <malloc.h>
 #include <optional>
 #include <random>
 
 #include "core/log.h"
 #include "server/api_error.h"
 #include "server/request_log.h"
+#include "server/prompt_ids.h"
 
 namespace seam {
 
@@ -34,26 +34,6 @@ std::string make_response_id(ApiKind kind) {
   std::snprintf(buf, sizeof buf, "%016llx%08llx", (unsigned long long)prefix,
                 (unsigned long long)(counter.fetch_add(1) & 0xffffffffull));
   return std::string(kind == ApiKind::chat ? "chatcmpl-" : "cmpl-") + buf;
-}
-
-constexpr size_t k_trim_after_bytes = size_t(1) << 20;
-
-// A prompt can hold at most max_context - 1 ids (one position is left to
-// generate). Tokenization stops there, and a text too long by its length
-// alone is refused before any of it is tokenized (Tokenizer::encode_at_most).
-std::vector<int32_t> encode_prompt(const Tokenizer& tok, const std::string& text, bool add_special, int max_context,
-                                   const char* field) {
-  const size_t max_ids = size_t(std::max(max_context - 1, 0));
-  std::optional<std::vector<int32_t>> ids = tok.encode_at_most(text, add_special, max_ids);
-  // A long text that was tokenized (it could not be refused by its length)
-  // leaves large freed blocks in the heap: give them back to the system.
-  if (text.size() >= k_trim_after_bytes) malloc_trim(0);
-  if (!ids)
-    throw bad_request("This model's maximum context length is " + std::to_string(max_context) +
-                          " tokens. However, the prompt has more than " + std::to_string(max_ids) + " tokens (" +
-                          std::to_string(text.size()) + " bytes). Reduce the prompt.",
-                      field);
-  return std::move(*ids);
 }
 
 }  // namespace
@@ -84,21 +64,18 @@ void CompletionJob::submit() {
   std::vector<std::string> logged_prompts;  // only for --log-requests-level >= 2
   const bool log_prompts = log::request_log_level() >= 2;
   if (request_.kind == ApiKind::chat) {
+    if (!request_.tools.is_null() && ctx_.tool_call_parser.empty())
+      throw bad_request("tools: this server parses no tool calls (start it with --tool-call-parser NAME), "
+                        "or send tool_choice \"none\"",
+                        "tools");
     std::string text;
-    try {
-      text = ctx_.chat_template->render(request_.messages, true, request_.documents, request_.chat_template_kwargs);
-    } catch (const ApiError&) {
-      throw;
-    } catch (const Error& e) {
-      throw bad_request(e.what(), "messages");
-    }
-    prompt_ids_.push_back(encode_prompt(tok, text, !ctx_.chat_template->writes_bos(text), max_context, "messages"));
+    prompt_ids_.push_back(encode_chat_prompt(*ctx_.chat_template, tok, request_, max_context, &text));
     if (log_prompts) logged_prompts.push_back(std::move(text));
   } else {
     // Token-id prompts are checked by the engine (ids inside the vocabulary).
     for (const PromptInput& p : request_.prompts) {
       if (!p.is_ids) {
-        prompt_ids_.push_back(encode_prompt(tok, p.text, true, max_context, "prompt"));
+        prompt_ids_.push_back(encode_text_prompt(tok, p.text, request_.add_special_tokens, max_context));
         if (log_prompts) logged_prompts.push_back(p.text);
         continue;
       }
@@ -119,6 +96,9 @@ void CompletionJob::submit() {
   SamplingParams params = request_.params;
   if (request_.kind == ApiKind::chat)
     params.stop_token_ids.insert(params.stop_token_ids.end(), ctx_.chat_stop_ids.begin(), ctx_.chat_stop_ids.end());
+  // Markers of these formats are special tokens, which detokenizing would drop (vLLM does the same).
+  if (!request_.tools.is_null() && (ctx_.tool_call_parser == "llama3" || ctx_.tool_call_parser == "mistral"))
+    params.skip_special_tokens = false;
   const int64_t n = int64_t(prompt_ids_.size()) * request_.n;
   choices_.resize(size_t(n));
   if (params.logprobs >= 0)
@@ -128,6 +108,7 @@ void CompletionJob::submit() {
       // Not echoed: the first completion token's text follows the prompt's last token.
       if (!request_.echo && !prompt.empty()) choices_[k].lp_format->set_context(prompt.back());
     }
+  for (Choice& c : choices_) c.output = make_chat_output();
   std::vector<EngineRequest> group;
   group.reserve(size_t(n));
   auto self = shared_from_this();
@@ -255,6 +236,22 @@ std::string CompletionJob::take_echo_and_logprobs(const Event& e, nlohmann::json
   return text;
 }
 
+std::shared_ptr<ChatOutput> CompletionJob::make_chat_output() const {
+  if (request_.kind != ApiKind::chat) return nullptr;
+  std::unique_ptr<ReasoningParser> reasoning;
+  if (!ctx_.reasoning_parser.empty()) {
+    bool enable_thinking = true;  // the templates' default
+    if (auto it = request_.chat_template_kwargs.find("enable_thinking");
+        it != request_.chat_template_kwargs.end() && it->is_boolean())
+      enable_thinking = it->get<bool>();
+    reasoning = make_reasoning_parser(ctx_.reasoning_parser, request_.separate_reasoning, enable_thinking);
+  }
+  std::unique_ptr<ToolCallParser> tools;
+  if (!request_.tools.is_null() && !ctx_.tool_call_parser.empty()) tools = make_tool_call_parser(ctx_.tool_call_parser);
+  if (!reasoning && !tools) return nullptr;
+  return std::make_shared<ChatOutput>(std::move(reasoning), std::move(tools));
+}
+
 void CompletionJob::apply(const Event& e, std::string* chunk_text, nlohmann::json* chunk_logprobs) {
   Choice& c = choices_[size_t(e.choice)];
   if (e.n_new_ids > 0) {
@@ -269,6 +266,11 @@ void CompletionJob::apply(const Event& e, std::string* chunk_text, nlohmann::jso
   const std::string added = take_echo_and_logprobs(e, chunk_logprobs);
   c.text += added;
   if (chunk_text) *chunk_text = added;
+  // The parsers see the generated text only (chat refuses echo, so `added` is the same there).
+  if (c.output) {
+    c.last_delta = c.output->feed(e.new_text);
+    if (e.finished) c.last_delta.append(c.output->finish());
+  }
   c.n_prompt = e.n_prompt;
   c.n_output = e.n_output;
   c.n_cached = e.n_cached;
@@ -309,7 +311,15 @@ std::optional<nlohmann::json> CompletionJob::poll_response(std::chrono::millisec
       LogprobsJson(ctx_.engine->tokenizer()).append_completion(none, lp);
       if (request_.kind == ApiKind::chat) lp = {{"content", nlohmann::json::array()}};
     }
-    results.push_back(ChoiceResult{c.text, c.finish, std::move(lp)});
+    ChoiceResult r;
+    r.text = c.text;
+    r.finish_reason = c.finish;
+    r.logprobs = std::move(lp);
+    if (c.output) {
+      r.message = c.output->message_json();
+      r.has_tool_calls = c.output->has_tool_calls();
+    }
+    results.push_back(std::move(r));
   }
   return response_body(header_, results, usage());
 }
@@ -342,6 +352,14 @@ bool CompletionJob::poll_stream(std::string& buf, std::chrono::milliseconds time
     apply(e, &text, &lp);
     if (!e.error.empty()) {
       buf += sse_event(ApiError::error_body(error_message(e.error_kind, e.error), "internal_server_error", "", ""));
+    } else if (const Choice& c = choices_[size_t(e.choice)]; c.output) {
+      // A delta the parsers hold back still sends its tokens' logprobs (with an empty delta), so a
+      // client that concatenates the chunks' logprobs gets every token once.
+      if (!c.last_delta.empty() || e.finished || !lp.is_null())
+        buf += sse_event(chat_delta_chunk(header_, e.choice, chat_delta_json(c.last_delta),
+                                          chat_finish_reason_json(e.finished ? e.finish : FinishReason::none,
+                                                                  c.output->has_tool_calls()),
+                                          usage_on, lp));
     } else if (!text.empty() || e.finished || !lp.is_null()) {
       buf += sse_event(
           stream_chunk(header_, e.choice, text, e.finished ? e.finish : FinishReason::none, false, usage_on, lp));

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine.h"
+#include "server/chat_output.h"
 #include "server/chat_template.h"
 #include "server/logprobs_json.h"
 #include "server/openai_request.h"
@@ -37,6 +38,8 @@ struct ServerContext {
   ServerMetrics* metrics = nullptr;
   std::atomic<int64_t>* n_in_flight = nullptr;  // engine requests not finished (a gauge of /metrics)
   std::string model_name;
+  std::string tool_call_parser;  // --tool-call-parser (empty: none)
+  std::string reasoning_parser;  // --reasoning-parser (empty: none)
 };
 
 class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
@@ -89,6 +92,9 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
     std::unique_ptr<LogprobsJson> lp_format;
     nlohmann::json logprobs;
     bool echoed = false;  // the echoed prompt (text, logprobs) is out
+    // Chat with a reasoning or tool-call parser: the text split as it arrives.
+    std::shared_ptr<ChatOutput> output;
+    ChatOutputDelta last_delta;  // of the last applied event
   };
   struct Event {
     int choice = 0;
@@ -106,11 +112,14 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
 
   void on_output(int choice, const RequestOutput& out);  // engine thread
   std::deque<Event> take_events(std::chrono::milliseconds timeout);
-  // Applies an event to its choice; the text and logprobs it adds go to chunk_text / chunk_logprobs.
+  // Applies an event to its choice; the text and logprobs it adds go to chunk_text / chunk_logprobs,
+  // and a choice with output parsers gets the event's parsed delta in last_delta.
   void apply(const Event& e, std::string* chunk_text = nullptr, nlohmann::json* chunk_logprobs = nullptr);
   // The choice's text and logprobs this event adds (with the echoed prompt before the first);
   // `chunk_logprobs` gets the event's logprobs alone (for a stream chunk).
   std::string take_echo_and_logprobs(const Event& e, nlohmann::json* chunk_logprobs);
+  // The chat output parsers of one choice (chat_output.h), or null when the request needs none.
+  std::shared_ptr<ChatOutput> make_chat_output() const;
   Usage usage() const;
   // The API's name for an engine request field ("max_new_tokens" -> "max_tokens", ...).
   std::string api_param(const std::string& engine_param) const;

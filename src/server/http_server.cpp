@@ -11,6 +11,7 @@
 #include "server/api_key.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
+#include "server/tokenize_route.h"
 
 namespace seam {
 
@@ -130,6 +131,8 @@ void HttpServer::attach(Engine& engine) {
   }
   ctx_.engine = &engine;
   ctx_.chat_template = chat_template_.get();
+  ctx_.tool_call_parser = options_.tool_call_parser;
+  ctx_.reasoning_parser = options_.reasoning_parser;
   ctx_.model_name = options_.served_model_name.empty() ? folder_name(cfg.model_path) : options_.served_model_name;
   engine_ = &engine;
   ready_.store(true);
@@ -224,6 +227,28 @@ void HttpServer::add_routes() {
       reply_error(res, e);
     }
   });
+
+  // vLLM's /tokenize and /detokenize, at the root as there. Like vLLM (whose
+  // key middleware guards paths starting with /v1 only), they are open: they
+  // run no model, and answer only with what the tokenizer files say. Still
+  // JSON only (415), and parsed on a worker.
+  for (const auto& [path, body_of] :
+       {std::pair{"/tokenize", &tokenize_body}, std::pair{"/detokenize", &detokenize_body}}) {
+    http_.route("POST", path, [=, this](http::Request& req, const std::shared_ptr<http::Responder>& res) {
+      if (!is_json_content_type(req.header("Content-Type")))
+        return reply_error(res, ApiError(415, "the request body must be sent as 'Content-Type: application/json'"));
+      http_.post_work([=, this, req = std::move(req)]() mutable {
+        try {
+          if (!ready_.load())
+            throw ApiError(503, "the model is still loading; wait for GET /health to return 200").with_retry_after(1);
+          if (stopping_.load()) throw ApiError(503, "the server is shutting down");
+          res->send(http::Response(200, "application/json", dump_json(body_of(ctx_, req.body))));
+        } catch (const std::exception& e) {
+          reply_error(res, from_exception(e));
+        }
+      });
+    });
+  }
 
   for (const auto& [path, kind] : {std::pair{"/v1/completions", ApiKind::completion},
                                    std::pair{"/v1/chat/completions", ApiKind::chat}}) {

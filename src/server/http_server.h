@@ -2,6 +2,7 @@
 //
 //   POST /v1/completions, /v1/chat/completions   (streamed or not)
 //   GET  /v1/models, /health, /metrics
+//   POST /tokenize, /detokenize                  (vLLM's shapes; tokenize_route.h)
 //
 // On http::Server (Boost.Beast, event-driven): connections cost no thread, and
 // no handler blocks an io thread. A completion is parsed, tokenized and
@@ -16,8 +17,8 @@
 // wait on /health while weights load and graphs are captured.
 //
 // --api-key (or SEAM_API_KEY) guards every /v1/* route ("Authorization: Bearer
-// KEY", compared in constant time; 401 otherwise); /health and /metrics stay
-// open, as in vLLM. POSTs must say "Content-Type: application/json" (415): a
+// KEY", compared in constant time; 401 otherwise); /health, /metrics,
+// /tokenize and /detokenize stay open, as in vLLM (its key guards /v1 only). POSTs must say "Content-Type: application/json" (415): a
 // cross-site form or text/plain POST never runs.
 #pragma once
 #include <atomic>
@@ -44,6 +45,8 @@ struct ServerOptions {
   std::string served_model_name;  // default: the model folder's name
   std::string chat_template;      // --chat-template NAME|FILE; empty: the model's own
   std::string api_key;            // empty: no authentication
+  std::string tool_call_parser;   // --tool-call-parser NAME; empty: requests with tools are refused
+  std::string reasoning_parser;   // --reasoning-parser NAME; empty: reasoning stays in content
   // Per connection (see http::Options).
   double header_timeout_s = 10;
   double body_timeout_s = 60;

@@ -6,6 +6,8 @@
 #include "core/json_parse.h"
 #include "server/api_error.h"
 #include "server/logprob_request.h"
+#include "server/request_fields.h"
+#include "server/tool_request.h"
 
 namespace seam {
 
@@ -76,33 +78,6 @@ std::vector<int32_t> read_ids(const json& arr, const std::string& key) {
   return ids;
 }
 
-// Features seam does not implement are refused, never silently ignored.
-void reject_unsupported(const json& j, ApiKind kind) {
-  auto refuse = [](const std::string& key, const std::string& what) {
-    return bad_request(what + " is not supported", key);
-  };
-  // logprobs, top_logprobs, echo and logit_bias: read_logprob_fields (logprob_request.cpp).
-  if (const json* v = find(j, "best_of"))
-    if (!(v->is_number_integer() && v->get<int64_t>() == 1)) throw refuse("best_of", "best_of other than 1");
-  if (const json* v = find(j, "suffix"))
-    if (!(v->is_string() && v->get<std::string>().empty())) throw refuse("suffix", "suffix");
-  if (const json* v = find(j, "min_tokens"))
-    if (!(v->is_number_integer() && v->get<int64_t>() == 0)) throw refuse("min_tokens", "min_tokens");
-  if (const json* v = find(j, "tools"))
-    if (!(v->is_array() && v->empty())) throw refuse("tools", "tools");
-  if (find(j, "functions")) throw refuse("functions", "functions");
-  if (const json* v = find(j, "tool_choice"))
-    if (!(v->is_string() && (v->get<std::string>() == "none" || v->get<std::string>() == "auto")))
-      throw refuse("tool_choice", "tool_choice");
-  if (const json* v = find(j, "response_format")) {
-    const bool text = v->is_object() && v->contains("type") && (*v)["type"] == "text";
-    if (!text) throw refuse("response_format", "response_format other than text");
-  }
-  if (kind == ApiKind::chat && find(j, "prompt")) throw bad_request("chat completions take 'messages', not 'prompt'", "prompt");
-  if (kind == ApiKind::completion && find(j, "messages"))
-    throw bad_request("completions take 'prompt', not 'messages' (use /v1/chat/completions)", "messages");
-}
-
 std::vector<PromptInput> read_prompts(const json& j) {
   const json* p = find(j, "prompt");
   if (!p) throw bad_request("'prompt' is required", "prompt");
@@ -167,12 +142,13 @@ std::vector<ChatMessage> read_messages(const json& j) {
     if (!role) throw bad_request(where + ".role is required", where + ".role");
     std::string r = read_string(*role, where + ".role");
     if (r == "developer") r = "system";  // OpenAI's newer name for the system role
-    if (r != "system" && r != "user" && r != "assistant")
+    if (r != "system" && r != "user" && r != "assistant" && r != "tool")
       throw bad_request(where + ".role '" + r.substr(0, 64) + (r.size() > 64 ? "...'" : "'") +  // no long echo
-                            " is not supported (system, user, assistant)",
+                            " is not supported (system, user, assistant, tool)",
                         where + ".role");
-    if (find(m, "tool_calls")) throw bad_request(where + ".tool_calls is not supported", where + ".tool_calls");
-    ChatMessage message{r, read_content(m, i), {}};
+    ChatMessage message;
+    message.role = r;
+    message.content = read_content(m, i);
     if (const json* c = find(m, "content"); c && c->is_array())  // parts, already checked by read_content
       for (const json& part : *c) message.text_parts.push_back(part["text"].get<std::string>());
     out.push_back(std::move(message));
@@ -182,7 +158,7 @@ std::vector<ChatMessage> read_messages(const json& j) {
 
 }  // namespace
 
-ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
+nlohmann::json parse_json_object(const std::string& body) {
   json j;
   try {
     j = parse_json_document(body);  // also rejects invalid UTF-8 inside strings
@@ -192,25 +168,39 @@ ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
     throw bad_request(std::string("the body is ") + e.what());
   }
   if (!j.is_object()) throw bad_request(std::string("the body must be a JSON object, got ") + type_name(j));
+  return j;
+}
 
+void read_chat_input(const nlohmann::json& j, const nlohmann::ordered_json& ordered, ApiRequest& r) {
+  r.messages = read_messages(j);
+  // Tools, tool calls, documents and chat_template_kwargs (e.g. {"enable_thinking": false})
+  // reach the template in the client's member order: read from the order-keeping parse.
+  read_chat_tool_fields(ordered, r);
+  // As transformers: continuing the last message excludes a new assistant
+  // header; when add_generation_prompt is not given it follows (vLLM's default
+  // of true would make every continue_final_message request an error).
+  r.continue_final_message = read_bool(j, "continue_final_message", false);
+  r.add_generation_prompt = read_bool(j, "add_generation_prompt", !r.continue_final_message);
+  if (r.continue_final_message && r.add_generation_prompt)
+    throw bad_request("'continue_final_message' and 'add_generation_prompt' cannot both be true",
+                      "continue_final_message");
+}
+
+ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
+  const json j = parse_json_object(body);
   ApiRequest r;
   r.kind = kind;
-  reject_unsupported(j, kind);
+  // Every field is honoured, harmless or refused (request_fields.cpp); an
+  // unknown or refused one is a 400 naming it, before anything reads the body.
+  check_request_fields(j, kind == ApiKind::chat ? k_chat : k_completions);
+  // The fields' own values: 400 naming the field (logprob_request.cpp).
   read_logprob_fields(j, kind, r);
   if (const json* v = find(j, "model")) r.model = read_string(*v, "model");
+  if (find(j, "add_special_tokens")) r.add_special_tokens = read_bool(j, "add_special_tokens", true);
   if (kind == ApiKind::completion) {
     r.prompts = read_prompts(j);
   } else {
-    r.messages = read_messages(j);
-    // Passed to the model's chat template (e.g. {"enable_thinking": false}).
-    if (const json* v = find(j, "chat_template_kwargs"); v && !v->is_null()) {
-      if (!v->is_object()) throw wrong_type("chat_template_kwargs", "an object", *v);
-      r.chat_template_kwargs = *v;
-    }
-    if (const json* v = find(j, "documents"); v && !v->is_null()) {
-      if (!v->is_array()) throw wrong_type("documents", "a list", *v);
-      r.documents = *v;
-    }
+    read_chat_input(j, nlohmann::ordered_json::parse(body), r);
   }
 
   SamplingParams& p = r.params;

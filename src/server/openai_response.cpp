@@ -37,12 +37,19 @@ json response_body(const ResponseHeader& h, const std::vector<ChoiceResult>& cho
     json c;
     c["index"] = i;
     if (chat) {
-      c["message"] = {{"role", "assistant"}, {"content", choices[i].text}};
+      if (choices[i].message.is_null()) {
+        c["message"] = {{"role", "assistant"}, {"content", choices[i].text}};
+      } else {
+        c["message"] = choices[i].message;
+      }
     } else {
       c["text"] = choices[i].text;
     }
     c["logprobs"] = choices[i].logprobs;
-    c["finish_reason"] = finish_reason_json(choices[i].finish_reason);
+    c["finish_reason"] = choices[i].has_tool_calls && (choices[i].finish_reason == FinishReason::stop ||
+                                                       choices[i].finish_reason == FinishReason::length)
+                             ? json("tool_calls")
+                             : finish_reason_json(choices[i].finish_reason);
     arr.push_back(std::move(c));
   }
   j["choices"] = std::move(arr);
@@ -72,6 +79,20 @@ json stream_chunk(const ResponseHeader& h, int index, const std::string& text, F
   c["finish_reason"] = finish_reason_json(finish);
   j["choices"] = json::array({std::move(c)});
   if (chat) j["system_fingerprint"] = nullptr;
+  if (include_usage) j["usage"] = nullptr;
+  return j;
+}
+
+json chat_delta_chunk(const ResponseHeader& h, int index, json delta, json finish_reason, bool include_usage,
+                      const json& logprobs) {
+  json j = head(h, "chat.completion.chunk");
+  json c;
+  c["index"] = index;
+  c["delta"] = std::move(delta);
+  c["logprobs"] = logprobs;
+  c["finish_reason"] = std::move(finish_reason);
+  j["choices"] = json::array({std::move(c)});
+  j["system_fingerprint"] = nullptr;
   if (include_usage) j["usage"] = nullptr;
   return j;
 }

@@ -17,6 +17,10 @@ struct ChoiceResult {
   std::string text;
   FinishReason finish_reason = FinishReason::none;
   nlohmann::json logprobs;  // null, or the choice's logprobs (server/logprobs_json.h)
+  // Chat with output parsers (chat_output.h): the message replacing {role, content: text},
+  // and whether it made tool calls (finish_reason "tool_calls").
+  nlohmann::json message;
+  bool has_tool_calls = false;
 };
 
 struct Usage {
@@ -45,6 +49,10 @@ nlohmann::json response_body(const ResponseHeader& h, const std::vector<ChoiceRe
 // `logprobs`: the chunk's tokens' logprobs (null when not asked).
 nlohmann::json stream_chunk(const ResponseHeader& h, int index, const std::string& text, FinishReason finish,
                             bool role_only, bool include_usage, const nlohmann::json& logprobs = nullptr);
+// A chat chunk for choice `index` with a ready `delta` (chat_output.h), finish reason and the
+// chunk's tokens' logprobs (null when not asked).
+nlohmann::json chat_delta_chunk(const ResponseHeader& h, int index, nlohmann::json delta, nlohmann::json finish_reason,
+                                bool include_usage, const nlohmann::json& logprobs = nullptr);
 // The last chunk when stream_options.include_usage: no choices, the usage.
 nlohmann::json usage_chunk(const ResponseHeader& h, const Usage& usage);
 

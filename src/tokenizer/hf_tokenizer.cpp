@@ -150,6 +150,12 @@ bool HfTokenizer::is_special(int32_t id) const {
   return t != nullptr && t->special;
 }
 
+std::string HfTokenizer::id_to_token(int32_t id) const {
+  if (const AddedToken* t = added_.find_id(id)) return t->content;
+  const std::string* s = model_->id_to_token(id);
+  return s ? *s : std::string();
+}
+
 int32_t HfTokenizer::token_to_id(std::string_view token) const {
   const int32_t added = added_.find_content(token);
   return added >= 0 ? added : model_->token_to_id(token);

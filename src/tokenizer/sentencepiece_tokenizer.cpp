@@ -103,6 +103,11 @@ bool SentencePieceTokenizer::is_special(int32_t id) const {
   return id >= 0 && id < vocab_size_ && special_[id];
 }
 
+std::string SentencePieceTokenizer::id_to_token(int32_t id) const {
+  if (const AddedToken* t = added_.find_id(id)) return t->content;
+  return id >= 0 && id < vocab_size_ ? pieces_[size_t(id)] : std::string();
+}
+
 int32_t SentencePieceTokenizer::token_to_id(std::string_view token) const {
   const int32_t added = added_.find_content(token);
   if (added >= 0) return added;

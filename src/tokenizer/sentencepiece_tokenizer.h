@@ -44,6 +44,7 @@ class SentencePieceTokenizer : public Tokenizer {
   bool is_special(int32_t id) const override;
   int32_t token_to_id(std::string_view token) const override;
   std::string token_bytes(int32_t id) const override;
+  std::string id_to_token(int32_t id) const override;
 
  private:
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;

@@ -63,6 +63,9 @@ class Tokenizer {
     if (ids.size() > max_ids) return std::nullopt;
     return ids;
   }
+  // The vocabulary's string for `id` ("▁Once", "<0x0A>", "<s>"), as Hugging
+  // Face's convert_ids_to_tokens gives it; "" for an id outside the vocabulary.
+  virtual std::string id_to_token(int32_t id) const = 0;
 };
 
 // Loads `dir/tokenizer.json` if present, else `dir/tokenizer.model` (with

@@ -1,11 +1,14 @@
 // End-to-end test of `seam serve` with the official openai npm client.
-// usage: node openai_client_test.mjs PORT GOLDEN_JSON
+// usage: node openai_client_test.mjs PORT GOLDEN_JSON [TOOLS_PORT]
 // Runs completions, chat completions and streaming against the server and
 // checks that greedy completions of the golden prompts give the golden text.
+// TOOLS_PORT: a server started with the test chat template of server_e2e_test.cpp,
+// --tool-call-parser hermes and --reasoning-parser deepseek-r1: tools, a tool
+// history and reasoning_content, streamed and not (toolChecks below).
 import fs from "node:fs";
 import OpenAI from "openai";
 
-const [port, goldenPath] = process.argv.slice(2);
+const [port, goldenPath, toolsPort] = process.argv.slice(2);
 if (!port || !goldenPath) {
   console.error("usage: node openai_client_test.mjs PORT GOLDEN_JSON");
   process.exit(2);
@@ -185,11 +188,121 @@ async function main() {
   await expectStatus(client.completions.create({ model, prompt: "x", max_tokens: -1 }), 400, "negative max_tokens");
   await expectStatus(client.chat.completions.create({ model, messages: [] }), 400, "empty messages");
 
+  // Every field is honoured, harmless or refused (server/request_fields.h): the
+  // client's harmless fields pass; an unimplemented or unknown one is a 400 naming it.
+  const hi = [{ role: "user", content: "Hi" }];
+  const harmless = await client.chat.completions.create({
+    model, messages: hi, max_tokens: 2, user: "u-1", store: false, metadata: { run: "e2e" },
+    service_tier: "auto", parallel_tool_calls: true,
+  });
+  checkEq(harmless.choices.length, 1, "harmless fields accepted");
+  for (const [call, field] of [
+    [() => client.completions.create({ model, prompt: "x", suffix: "!" }), "suffix"],
+    [() => client.chat.completions.create({ model, messages: hi, response_format: { type: "json_object" } }),
+     "response_format"],
+    [() => client.chat.completions.create({ model, messages: hi, temprature: 0 }), "temprature"],
+  ]) {
+    try {
+      await call();
+      check(false, `${field}: expected HTTP 400, the call succeeded`);
+    } catch (e) {
+      checkEq(e.status, 400, `${field}: status`);
+      checkEq(e.error?.param, field, `${field}: error.param`);
+    }
+  }
+
+  if (toolsPort) await toolChecks();
+
   if (failures > 0) {
     console.error(`${failures} check(s) failed`);
     process.exit(1);
   }
-  console.log(`openai client e2e: all checks passed (${nGolden} golden cases)`);
+  console.log(`openai client e2e: all checks passed (${nGolden} golden cases${toolsPort ? ", tools and reasoning" : ""})`);
+}
+
+// Python's json.dumps (what the template's tojson prints): ", " and ": " separators, keys in order.
+function pyDumps(v) {
+  if (Array.isArray(v)) return "[" + v.map(pyDumps).join(", ") + "]";
+  if (v !== null && typeof v === "object")
+    return "{" + Object.entries(v).map(([k, x]) => JSON.stringify(k) + ": " + pyDumps(x)).join(", ") + "}";
+  return JSON.stringify(v);
+}
+
+// Tools and reasoning. stories260K never writes a tool call or </think>; with
+// deepseek-r1 its whole greedy output is reasoning_content, which must equal the
+// greedy completion of the exact text the template renders for the request
+// (tools in the client's order, the tool call's string arguments as an object).
+async function toolChecks() {
+  const tc = new OpenAI({ baseURL: `http://127.0.0.1:${toolsPort}/v1`, apiKey: "none", maxRetries: 0, timeout: 300000 });
+  const model = (await tc.models.list()).data[0].id;
+  const tools = [{
+    type: "function",
+    function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, description: "Weather" },
+  }];
+  const args = { city: "Paris", unit: "c" };
+  const messages = [
+    { role: "user", content: "Weather in Paris?" },
+    { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: JSON.stringify(args) } }] },
+    { role: "tool", tool_call_id: "call_1", content: "Sunny" },
+  ];
+  const rendered =
+    "TOOLS:" + tools.map(pyDumps).join("") + "\n" +
+    "user:Weather in Paris?\n" +
+    `assistant:None[get_weather ${pyDumps(args)} city=Paris]\n` +
+    "tool:Sunny(call_1)\n";
+  const expected = await tc.completions.create({ model, prompt: rendered, max_tokens: 10, temperature: 0 });
+  const text = expected.choices[0].text;
+  check(text.length > 0 && !text.includes("</think>"), "tools: the greedy text is a plain story");
+
+  const params = { model, messages, tools, tool_choice: "auto", max_tokens: 10, temperature: 0 };
+  const r = await tc.chat.completions.create(params);
+  const m = r.choices[0].message;
+  checkEq(r.usage.prompt_tokens, expected.usage.prompt_tokens, "tools: prompt tokens of the rendered text");
+  checkEq(m.reasoning_content, text, "tools: reasoning_content");
+  checkEq(m.content, null, "tools: content (all reasoning)");
+  checkEq(m.tool_calls, undefined, "tools: no tool calls in a story");
+  checkEq(r.choices[0].finish_reason, "length", "tools: finish_reason");
+
+  const s = await tc.chat.completions.create({ ...params, stream: true });
+  let reasoning = "";
+  let content = "";
+  let finish = null;
+  let nToolDeltas = 0;
+  for await (const chunk of s) {
+    for (const c of chunk.choices) {
+      reasoning += c.delta.reasoning_content ?? "";
+      content += c.delta.content ?? "";
+      nToolDeltas += (c.delta.tool_calls ?? []).length;
+      if (c.finish_reason) finish = c.finish_reason;
+    }
+  }
+  checkEq(reasoning, text, "tools streamed: reasoning_content deltas");
+  checkEq(content, "", "tools streamed: content");
+  checkEq(nToolDeltas, 0, "tools streamed: tool-call deltas");
+  checkEq(finish, "length", "tools streamed: finish_reason");
+
+  // Logprobs through the parsers: the entries spell the reasoning, and the streamed
+  // chunks' entries (a held-back delta's too) equal the whole answer's.
+  const lw = await tc.chat.completions.create({ ...params, logprobs: true, top_logprobs: 1 });
+  const lwEntries = lw.choices[0].logprobs.content;
+  checkEq(lw.choices[0].message.reasoning_content, text, "tools with logprobs: reasoning_content");
+  checkEq(lwEntries.length, lw.usage.completion_tokens, "tools with logprobs: an entry per token");
+  checkEq(lwEntries.map((e) => e.token).join(""), text, "tools with logprobs: the entries spell the text");
+  const ls = await tc.chat.completions.create({ ...params, logprobs: true, top_logprobs: 1, stream: true });
+  const lsEntries = [];
+  for await (const chunk of ls)
+    for (const c of chunk.choices) lsEntries.push(...(c.logprobs?.content ?? []));
+  checkEq(JSON.stringify(lsEntries), JSON.stringify(lwEntries), "tools streamed with logprobs: the whole answer's entries");
+
+  // separate_reasoning false (sglang's field): the text stays content.
+  const kept = await tc.chat.completions.create({ ...params, separate_reasoning: false });
+  checkEq(kept.choices[0].message.content, text, "separate_reasoning false: content");
+  checkEq(kept.choices[0].message.reasoning_content, undefined, "separate_reasoning false: no reasoning_content");
+
+  await expectStatus(tc.chat.completions.create({ ...params, tool_choice: "required" }), 400, "tool_choice required");
+  await expectStatus(
+    tc.chat.completions.create({ ...params, tool_choice: { type: "function", function: { name: "get_weather" } } }),
+    400, "tool_choice naming a function");
 }
 
 main().catch((e) => {

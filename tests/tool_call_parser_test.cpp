@@ -1,0 +1,292 @@
+// Tool-call and reasoning parsers (server/tool_call_parser.h, reasoning_parser.h,
+// chat_output.h): each format parsed in one piece gives the expected calls and
+// content, and the same text fed split at every byte position (and byte by
+// byte) gives exactly the same content and calls; text that is not a call stays
+// content, and no part of a marker leaks into content.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "server/chat_output.h"
+#include "server/openai_response.h"
+#include "server/reasoning_parser.h"
+#include "server/tool_call_parser.h"
+
+namespace seam {
+namespace {
+
+using json = nlohmann::json;
+
+struct Parsed {
+  std::string content;
+  std::vector<std::pair<std::string, std::string>> calls;  // name, arguments
+  std::vector<std::string> ids;
+};
+
+// Merges deltas as an OpenAI client does (by index; the first delta has id and name).
+void merge(Parsed& p, ToolParseDelta&& d) {
+  p.content += d.content;
+  for (ToolCallDelta& c : d.calls) {
+    if (!c.id.empty()) {
+      ASSERT_EQ(size_t(c.index), p.calls.size()) << "a call's first delta opens the next index";
+      EXPECT_TRUE(c.arguments.empty()) << "the first delta carries arguments \"\"";
+      EXPECT_FALSE(c.name.empty());
+      p.calls.emplace_back(c.name, "");
+      p.ids.push_back(c.id);
+    } else {
+      ASSERT_LT(size_t(c.index), p.calls.size()) << "arguments before the call's first delta";
+      EXPECT_TRUE(c.name.empty());
+      p.calls[size_t(c.index)].second += c.arguments;
+    }
+  }
+}
+
+Parsed parse_pieces(const std::string& parser, const std::vector<std::string>& pieces) {
+  auto p = make_tool_call_parser(parser);
+  Parsed out;
+  for (const std::string& piece : pieces) merge(out, p->feed(piece));
+  merge(out, p->finish());
+  EXPECT_EQ(p->n_calls(), int(out.calls.size()));
+  return out;
+}
+
+Parsed parse_once(const std::string& parser, const std::string& text) { return parse_pieces(parser, {text}); }
+
+// Every split into two pieces, three pieces around each position, and byte by byte: all equal the one-shot parse.
+void expect_split_invariant(const std::string& parser, const std::string& text) {
+  const Parsed whole = parse_once(parser, text);
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const Parsed split = parse_pieces(parser, {text.substr(0, i), text.substr(i)});
+    ASSERT_EQ(split.content, whole.content) << parser << " split at " << i << " of: " << text;
+    ASSERT_EQ(split.calls, whole.calls) << parser << " split at " << i << " of: " << text;
+  }
+  std::vector<std::string> bytes;
+  for (char c : text) bytes.emplace_back(1, c);
+  const Parsed by_byte = parse_pieces(parser, bytes);
+  EXPECT_EQ(by_byte.content, whole.content) << parser << " byte by byte: " << text;
+  EXPECT_EQ(by_byte.calls, whole.calls) << parser << " byte by byte: " << text;
+  for (size_t k = 0; k < by_byte.ids.size(); ++k) {
+    EXPECT_EQ(by_byte.ids[k].rfind("call_", 0), 0u) << by_byte.ids[k];
+    for (size_t m = 0; m < k; ++m) EXPECT_NE(by_byte.ids[k], by_byte.ids[m]) << "ids are unique";
+  }
+}
+
+using Calls = std::vector<std::pair<std::string, std::string>>;
+
+void expect_parse(const std::string& parser, const std::string& text, const std::string& content, const Calls& calls) {
+  const Parsed p = parse_once(parser, text);
+  EXPECT_EQ(p.content, content) << parser << ": " << text;
+  EXPECT_EQ(p.calls, calls) << parser << ": " << text;
+  expect_split_invariant(parser, text);
+}
+
+TEST(ToolCallParser, Hermes) {
+  for (const std::string name : {"hermes", "qwen25"}) {
+    expect_parse(name,
+                 "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", "
+                 "\"unit\": \"c\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\": "
+                 "\"CET\"}}\n</tool_call>",
+                 "Let me check.\n",
+                 {{"get_weather", R"({"city":"Paris","unit":"c"})"}, {"get_time", R"({"tz":"CET"})"}});
+    // Text after a call stays content; a call the model did not close is still a call at the end.
+    expect_parse(name, "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>\nDone.<tool_call>{\"name\": \"g\"}",
+                 "Done.", {{"f", "{}"}, {"g", "{}"}});
+    // Not a call: the raw text is content, markers included.
+    expect_parse(name, "a <tool_call>not json</tool_call> b", "a <tool_call>not json</tool_call> b", {});
+    // Whitespace before the first call at the start, between and after calls is not content.
+    expect_parse(name, "\n <tool_call>{\"name\": \"f\"}</tool_call>\n\n<tool_call>{\"name\": \"g\"}</tool_call>\n", "",
+                 {{"f", "{}"}, {"g", "{}"}});
+    expect_parse(name, "\n \n", "\n \n", {});
+    expect_parse(name, "x < y and <tool_ca", "x < y and <tool_ca", {});
+    expect_parse(name, "no calls at all, {\"name\": \"f\"}", "no calls at all, {\"name\": \"f\"}", {});
+    // Strings holding braces and escaped quotes.
+    expect_parse(name, "<tool_call>{\"name\": \"echo\", \"arguments\": {\"s\": \"}\\\"{\"}}</tool_call>", "",
+                 {{"echo", R"({"s":"}\"{"})"}});
+  }
+}
+
+TEST(ToolCallParser, Llama3) {
+  expect_parse("llama3", "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}", "",
+               {{"get_weather", R"({"city":"Paris"})"}});
+  expect_parse("llama3",
+               " {\"name\": \"f\", \"parameters\": {\"a\": 1}}; {\"name\": \"g\", \"arguments\": {\"b\": [1, 2]}}",
+               "", {{"f", R"({"a":1})"}, {"g", R"({"b":[1,2]})"}});
+  expect_parse("llama3", "Sure.<|python_tag|>{\"name\": \"search\", \"parameters\": {\"q\": \"x\"}}", "Sure.",
+               {{"search", R"({"q":"x"})"}});
+  // JSON that is not a call, and a brace later in the text, are content.
+  expect_parse("llama3", "{\"a\": 1} and more", "{\"a\": 1} and more", {});
+  expect_parse("llama3", "Hello {\"name\": \"f\"}", "Hello {\"name\": \"f\"}", {});
+  expect_parse("llama3", "{\"name\": \"f\", \"parameters\": {", "{\"name\": \"f\", \"parameters\": {", {});
+  expect_parse("llama3", "<|python_tag|>print(1)", "<|python_tag|>print(1)", {});
+}
+
+TEST(ToolCallParser, Mistral) {
+  expect_parse("mistral",
+               "Calling.[TOOL_CALLS] [{\"name\": \"f\", \"arguments\": {\"x\": \"y\"}}, {\"name\": \"g\", "
+               "\"arguments\": {}}]",
+               "Calling.", {{"f", R"({"x":"y"})"}, {"g", "{}"}});
+  expect_parse("mistral", "[TOOL_CALLS]{\"name\": \"f\", \"arguments\": {\"k\": true}}", "", {{"f", R"({"k":true})"}});
+  expect_parse("mistral", "[TOOL_CALLS] [{\"nom\": \"f\"}]", "[TOOL_CALLS] [{\"nom\": \"f\"}]", {});
+  expect_parse("mistral", "[TOOL_CALL", "[TOOL_CALL", {});
+  expect_parse("mistral", " [TOOL_CALLS] [{\"name\": \"f\"}] ", "", {{"f", "{}"}});
+}
+
+TEST(ToolCallParser, DeepSeekV3) {
+  const std::string call1 =
+      "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"}\n```<｜tool▁call▁end｜>";
+  const std::string call2 =
+      "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_time\n```json\n{\"tz\": \"JST\"}\n```<｜tool▁call▁end｜>";
+  expect_parse("deepseekv3", "Checking.<｜tool▁calls▁begin｜>" + call1 + "\n" + call2 + "<｜tool▁calls▁end｜>",
+               "Checking.", {{"get_weather", R"({"city":"Tokyo"})"}, {"get_time", R"({"tz":"JST"})"}});
+  expect_parse("deepseekv3", "<｜tool▁calls▁begin｜>" + call1, "", {{"get_weather", R"({"city":"Tokyo"})"}});
+  const std::string bad = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\nnot json<｜tool▁call▁end｜>"
+                          "<｜tool▁calls▁end｜>";
+  expect_parse("deepseekv3", bad, bad, {});
+}
+
+TEST(ToolCallParser, UnknownNameIsAnErrorListingTheNames) {
+  try {
+    make_tool_call_parser("pythonic");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("llama3, hermes, qwen25, mistral, deepseekv3"), std::string::npos) << e.what();
+  }
+}
+
+std::pair<std::string, std::string> reason(const std::string& name, const std::vector<std::string>& pieces) {
+  auto p = make_reasoning_parser(name, true, true);
+  std::pair<std::string, std::string> out;
+  for (const std::string& piece : pieces) {
+    ReasoningDelta d = p->feed(piece);
+    out.first += d.reasoning;
+    out.second += d.content;
+  }
+  ReasoningDelta d = p->finish();
+  out.first += d.reasoning;
+  out.second += d.content;
+  return out;
+}
+
+void expect_reasoning(const std::string& name, const std::string& text, const std::string& reasoning,
+                      const std::string& content) {
+  EXPECT_EQ(reason(name, {text}), std::make_pair(reasoning, content)) << name << ": " << text;
+  for (size_t i = 0; i <= text.size(); ++i)
+    ASSERT_EQ(reason(name, {text.substr(0, i), text.substr(i)}), std::make_pair(reasoning, content))
+        << name << " split at " << i << ": " << text;
+  std::vector<std::string> bytes;
+  for (char c : text) bytes.emplace_back(1, c);
+  EXPECT_EQ(reason(name, bytes), std::make_pair(reasoning, content)) << name << " byte by byte";
+}
+
+TEST(ReasoningParser, DeepSeekR1StartsInsideTheReasoning) {
+  expect_reasoning("deepseek-r1", "Let me think.\n</think>\n\nThe answer is 4.", "Let me think.\n", "The answer is 4.");
+  expect_reasoning("deepseek-r1", "<think>\nhmm</think>ok", "\nhmm", "ok");
+  expect_reasoning("deepseek-r1", "never closed </thi", "never closed </thi", "");
+  expect_reasoning("deepseek-r1", "</think>", "", "");
+}
+
+TEST(ReasoningParser, Qwen3OnlyWhenTheOutputOpensThinking) {
+  expect_reasoning("qwen3", "<think>\nplan</think>\n\nanswer", "\nplan", "answer");
+  expect_reasoning("qwen3", "answer without thinking </think>", "", "answer without thinking </think>");
+  expect_reasoning("qwen3", "<thin", "", "<thin");
+  expect_reasoning("qwen3", "<think>cut off", "cut off", "");
+}
+
+TEST(ReasoningParser, RequestSwitches) {
+  EXPECT_EQ(make_reasoning_parser("qwen3", true, false), nullptr) << "qwen3 with enable_thinking false";
+  EXPECT_NE(make_reasoning_parser("deepseek-r1", true, false), nullptr) << "deepseek-r1 always reasons";
+  EXPECT_EQ(make_reasoning_parser("deepseek-r1", false, true), nullptr) << "separate_reasoning false";
+  EXPECT_THROW(make_reasoning_parser("r2", true, true), Error);
+}
+
+// Reasoning, then a hermes call in the content after it: the deltas and the message.
+TEST(ChatOutput, ReasoningThenToolCallDeltasAndMessage) {
+  const std::string text =
+      "I need the weather.</think>\n\nOn it.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+      "\"Paris\"}}\n</tool_call>";
+  for (size_t i = 0; i <= text.size(); ++i) {
+    ChatOutput out(make_reasoning_parser("deepseek-r1", true, true), make_tool_call_parser("hermes"));
+    std::vector<ChatOutputDelta> deltas = {out.feed(text.substr(0, i)), out.feed(text.substr(i)), out.finish()};
+    std::string reasoning, content, args;
+    json first_call;
+    for (const ChatOutputDelta& d : deltas) {
+      reasoning += d.reasoning;
+      content += d.content;
+      const json j = chat_delta_json(d);
+      for (const json& c : j.value("tool_calls", json::array())) {
+        if (c.contains("id")) {
+          first_call = c;
+        } else {
+          ASSERT_EQ(c["index"], 0);
+          args += c["function"]["arguments"].get<std::string>();
+        }
+      }
+    }
+    ASSERT_EQ(reasoning, "I need the weather.") << i;
+    ASSERT_EQ(content, "On it.\n") << i;
+    ASSERT_EQ(args, R"({"city":"Paris"})") << i;
+    ASSERT_EQ(first_call["index"], 0);
+    ASSERT_EQ(first_call["type"], "function");
+    ASSERT_EQ(first_call["function"]["name"], "get_weather");
+    ASSERT_EQ(first_call["function"]["arguments"], "");
+    const json m = out.message_json();
+    ASSERT_EQ(m["role"], "assistant");
+    ASSERT_EQ(m["content"], "On it.\n");
+    ASSERT_EQ(m["reasoning_content"], "I need the weather.");
+    ASSERT_EQ(m["tool_calls"].size(), 1u);
+    ASSERT_EQ(m["tool_calls"][0]["id"], first_call["id"]);
+    ASSERT_EQ(m["tool_calls"][0]["type"], "function");
+    ASSERT_EQ(m["tool_calls"][0]["function"], json({{"name", "get_weather"}, {"arguments", R"({"city":"Paris"})"}}));
+    ASSERT_TRUE(out.has_tool_calls());
+  }
+}
+
+TEST(ChatOutput, OnlyToolCallsGiveNullContentAndToolCallsFinish) {
+  ChatOutput out(nullptr, make_tool_call_parser("mistral"));
+  out.feed("[TOOL_CALLS] [{\"name\": \"f\", \"arguments\": {}}]");
+  out.finish();
+  const json m = out.message_json();
+  EXPECT_TRUE(m["content"].is_null());
+  EXPECT_FALSE(m.contains("reasoning_content"));
+  EXPECT_EQ(chat_finish_reason_json(FinishReason::stop, true), "tool_calls");
+  EXPECT_EQ(chat_finish_reason_json(FinishReason::length, true), "tool_calls");
+  EXPECT_EQ(chat_finish_reason_json(FinishReason::abort, true), "abort");
+  EXPECT_EQ(chat_finish_reason_json(FinishReason::stop, false), "stop");
+  EXPECT_TRUE(chat_finish_reason_json(FinishReason::none, true).is_null());
+
+  // The whole response and a stream chunk built from it.
+  ResponseHeader h;
+  h.kind = ApiKind::chat;
+  h.id = "chatcmpl-x";
+  h.model = "m";
+  ChoiceResult r;
+  r.text = "[TOOL_CALLS] ...";
+  r.finish_reason = FinishReason::stop;
+  r.message = m;
+  r.has_tool_calls = true;
+  const json body = response_body(h, {r}, Usage{});
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_EQ(body["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "f");
+  EXPECT_TRUE(body["choices"][0]["message"]["content"].is_null());
+  ChatOutputDelta d;
+  d.reasoning = "r";
+  const json chunk = chat_delta_chunk(h, 2, chat_delta_json(d), nullptr, false);
+  EXPECT_EQ(chunk["object"], "chat.completion.chunk");
+  EXPECT_EQ(chunk["choices"][0]["index"], 2);
+  EXPECT_EQ(chunk["choices"][0]["delta"], json({{"reasoning_content", "r"}}));
+  EXPECT_TRUE(chunk["choices"][0]["finish_reason"].is_null());
+}
+
+TEST(ChatOutput, ReasoningOnlyMessage) {
+  ChatOutput out(make_reasoning_parser("deepseek-r1", true, true), nullptr);
+  out.feed("still thinking");
+  out.finish();
+  const json m = out.message_json();
+  EXPECT_TRUE(m["content"].is_null());
+  EXPECT_EQ(m["reasoning_content"], "still thinking");
+  EXPECT_FALSE(m.contains("tool_calls"));
+}
+
+}  // namespace
+}  // namespace seam
