@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       libgtest-dev libgmock-dev libsentencepiece-dev nlohmann-json3-dev libcli11-dev
-      libboost-dev libpcre2-dev libspdlog-dev)
+      libboost-dev libpcre2-dev libspdlog-dev
+      clang libclang-rt-dev)  # clang + libFuzzer: scripts/fuzz.sh (the CI smoke)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
