@@ -184,5 +184,35 @@ TEST(RadixCache, MatchSplitInsertEvict) {
   EXPECT_EQ(slots.n_free(), slots.capacity());
 }
 
+// A request locks the end of its cached prefix; another request's match then splits that node.
+// After the first unlocks, what the cache counts as evictable must be exactly what evict() can
+// free (the scheduler admits on the count and allocates through evict): a split that left a
+// copied lock on the lower part made the upper part "evictable" above a locked child, and the
+// scheduler admitted, failed to allocate and retried forever.
+TEST(RadixCache, ALockedNodeSplitByAnotherMatchUnlocksWhole) {
+  SlotAllocator slots(100);
+  RadixCache cache(slots, true);
+  std::vector<int32_t> a = {1, 2, 3, 4, 5}, b = {1, 2, 9};
+  std::vector<int32_t> sa;
+  ASSERT_TRUE(slots.alloc(5, sa));
+  cache.insert(a.data(), 5, sa.data());
+  std::vector<int32_t> got_a, got_b;
+  RadixNode* node_a = nullptr;
+  RadixNode* node_b = nullptr;
+  ASSERT_EQ(cache.match_prefix(a.data(), 5, got_a, &node_a), 5);
+  cache.lock(node_a);                                              // holds {1..5}
+  ASSERT_EQ(cache.match_prefix(b.data(), 3, got_b, &node_b), 2);  // splits {1..5} at 2
+  EXPECT_EQ(cache.n_evictable_tokens(), 0);
+  cache.lock(node_b);
+  cache.unlock(node_a);
+  EXPECT_EQ(cache.n_evictable_tokens(), 3);                        // {3, 4, 5}
+  EXPECT_EQ(cache.evict(100), 3);
+  cache.unlock(node_b);
+  EXPECT_EQ(cache.n_evictable_tokens(), 2);
+  EXPECT_EQ(cache.evict(100), 2);
+  EXPECT_EQ(cache.n_evictable_tokens(), 0);
+  EXPECT_EQ(slots.n_free(), slots.capacity());
+}
+
 }  // namespace
 }  // namespace seam

@@ -239,7 +239,9 @@ void EngineCore::fail_all(ErrorKind kind, const std::string& cause) {
     scheduler_->abort(&r);
     r.finish = FinishReason::abort;
     try {
-      live_.at(id).callback(out);
+      Live& l = live_.at(id);
+      release_admission(l);
+      l.callback(out);
     } catch (const std::exception& e) {  // a callback must not throw; never let it end the loop thread
       log::error("a request callback threw: %s", e.what());
     }
@@ -402,7 +404,16 @@ void EngineCore::emit(Request& r, std::vector<int32_t> new_ids, bool finished,
     out.e2e_s = seconds_since(r.t_arrival);
     out.token_times_s = r.token_times_s;
   }
-  live_.at(r.id).callback(out);
+  Live& l = live_.at(r.id);
+  if (finished) release_admission(l);
+  l.callback(out);
+}
+
+void EngineCore::release_admission(Live& l) {
+  if (l.admission_released) return;
+  l.admission_released = true;
+  std::lock_guard<std::mutex> lock(mu_);
+  --n_in_flight_;
 }
 
 void EngineCore::finish_request(uint64_t id) {
@@ -410,9 +421,8 @@ void EngineCore::finish_request(uint64_t id) {
   if (it == live_.end()) return;
   n_prompt_tokens_ += it->second.req->prompt_ids.size();
   ++n_finished_;
+  release_admission(it->second);
   live_.erase(it);
-  std::lock_guard<std::mutex> lock(mu_);
-  --n_in_flight_;
 }
 
 void EngineCore::wait_idle() {

@@ -62,6 +62,9 @@ class EngineCore {
   struct Live {
     std::unique_ptr<Request> req;
     StreamCallback callback;
+    // The request's place under --max-queued-requests, given back before its final
+    // callback: a client that reads its answer and submits again must find it free.
+    bool admission_released = false;
   };
   void loop();
   void step();
@@ -74,6 +77,7 @@ class EngineCore {
   bool check_stop(Request& r, int32_t token);
   void emit(Request& r, std::vector<int32_t> new_ids, bool finished, std::vector<TokenLogprob> new_logprobs = {});
   void finish_request(uint64_t id);
+  void release_admission(Live& l);
   void publish_stats();
 
   EngineConfig config_;

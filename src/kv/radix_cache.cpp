@@ -32,21 +32,30 @@ int RadixCache::match_prefix(const int32_t* tokens, int n, std::vector<int32_t>&
 }
 
 RadixNode* RadixCache::split(RadixNode* node, size_t at) {
-  // node becomes the upper part [0, at); a new child takes [at, end) with node's children.
-  auto lower = std::make_unique<RadixNode>();
-  lower->key.assign(node->key.begin() + long(at), node->key.end());
-  lower->slots.assign(node->slots.begin() + long(at), node->slots.end());
-  lower->children = std::move(node->children);
-  for (auto& [_, c] : lower->children) c->parent = lower.get();
-  lower->parent = node;
-  lower->lock_ref = node->lock_ref;
-  lower->last_access = node->last_access;
-  node->key.resize(at);
-  node->slots.resize(at);
-  node->children.clear();
-  const int32_t first = lower->key[0];
-  node->children[first] = std::move(lower);
-  return node;
+  // A new node takes the upper part [0, at) between node and its parent; node keeps
+  // [at, end) and its children. Node keeps its identity because requests hold it as
+  // their locked prefix end: unlock(node) must still walk node, then the new upper
+  // part, then the ancestors. (Splitting the other way -- node as the upper part, a
+  // new lower child with a copy of node's lock count -- left that copy locked forever
+  // once the holder unlocked, and the upper part unlocked above a locked child:
+  // counted evictable, never evicted. The soak caught the scheduler spinning on it.)
+  // Every lock through node passes through the upper part: it takes node's count.
+  RadixNode* parent = node->parent;
+  auto slot = parent->children.find(node->key[0]);
+  SEAM_ASSERT(slot != parent->children.end() && slot->second.get() == node, "radix cache: split of a detached node");
+  auto upper = std::make_unique<RadixNode>();
+  upper->key.assign(node->key.begin(), node->key.begin() + long(at));
+  upper->slots.assign(node->slots.begin(), node->slots.begin() + long(at));
+  upper->parent = parent;
+  upper->lock_ref = node->lock_ref;
+  upper->last_access = node->last_access;
+  node->key.erase(node->key.begin(), node->key.begin() + long(at));
+  node->slots.erase(node->slots.begin(), node->slots.begin() + long(at));
+  node->parent = upper.get();
+  RadixNode* u = upper.get();
+  u->children[node->key[0]] = std::move(slot->second);
+  slot->second = std::move(upper);
+  return u;
 }
 
 void RadixCache::lock(RadixNode* node) {

@@ -43,7 +43,7 @@ class RadixCache {
   int n_evictable_tokens() const;
 
  private:
-  RadixNode* split(RadixNode* node, size_t at);  // node keeps key[0..at), a new child the rest
+  RadixNode* split(RadixNode* node, size_t at);  // a new parent takes key[0..at) (returned); node keeps the rest
   void collect_evictable(RadixNode* node, std::vector<RadixNode*>& out) const;
   int count_evictable(const RadixNode* node) const;
 
