@@ -7,9 +7,11 @@
 # table, then checks they stay flat:
 #   - RSS: the last loaded sample is within 10 % + 16 MiB of the first one
 #     (minute 1, after warm-up);
+#   - the engine makes progress: finished requests grow every loaded minute
+#     (a scheduler that admits and retries forever shows as a flat count);
 #   - after the load stops (5 s idle): threads and open files back within 2 of
-#     their values before the load, no running request, no leaked KV slot
-#     (pool - free - prefix-cached = 0).
+#     their values before the load, no running and no waiting request, no
+#     leaked KV slot (pool - free - prefix-cached = 0).
 # Traffic goes only to 127.0.0.1; the server is killed on exit.
 #   scripts/soak.sh 3                       # a 3-minute check
 #   SEAM_BIN=build/seam SOAK_WORKERS=16 scripts/soak.sh 30
@@ -56,9 +58,12 @@ sample() {  # minute label
                 $1 == "seam_kv_cached_tokens" {c = $2} END {printf "%d", p - f - c}' <<<"$m")
   local running
   running=$(awk '$1 == "seam_num_running_reqs" {printf "%d", $2}' <<<"$m")
-  echo "$1,$rss,$threads,$fds,$(metric seam_kv_usage_ratio "$m"),$running,$leaked" >>"$csv"
+  local waiting finished
+  waiting=$(awk '$1 == "seam_num_waiting_reqs" {printf "%d", $2}' <<<"$m")
+  finished=$(awk '$1 == "seam_engine_finished_requests_total" {printf "%d", $2}' <<<"$m")
+  echo "$1,$rss,$threads,$fds,$(metric seam_kv_usage_ratio "$m"),$running,$leaked,$waiting,$finished" >>"$csv"
 }
-echo "minute,rss_mib,threads,open_fds,kv_usage_ratio,running_requests,kv_slots_in_use_uncached" >"$csv"
+echo "minute,rss_mib,threads,open_fds,kv_usage_ratio,running_requests,kv_slots_in_use_uncached,waiting_requests,finished_requests" >"$csv"
 sample idle-start
 python3 scripts/soak_client.py "$port" "$((minutes * 60))" "$workers" >"$out/client.json" &
 client=$!
@@ -73,9 +78,9 @@ sleep 5
 sample idle-end
 
 {
-  echo "| minute | RSS MiB | threads | open fds | KV usage | running | KV in use (uncached) |"
-  echo "|---|---|---|---|---|---|---|"
-  tail -n +2 "$csv" | awk -F, '{printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7}'
+  echo "| minute | RSS MiB | threads | open fds | KV usage | running | KV in use (uncached) | waiting | finished |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  tail -n +2 "$csv" | awk -F, '{printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9}'
 } >"$md"
 cat "$md"
 echo "client: $(cat "$out/client.json")"
@@ -93,6 +98,11 @@ if loaded:
 for key in ("threads", "open_fds"):
     if int(end[key]) > int(start[key]) + 2:
         fail.append(f"{key}: {start[key]} before the load, {end[key]} after it")
+for a, b in zip(loaded, loaded[1:]):
+    if int(b["finished_requests"] or 0) <= int(a["finished_requests"] or 0):
+        fail.append(f"no request finished between minutes {a['minute']} and {b['minute']} (engine stuck)")
+if int(end["waiting_requests"] or 0) != 0:
+    fail.append(f"{end['waiting_requests']} requests still waiting when idle")
 if float(end["running_requests"] or 0) != 0:
     fail.append(f"{end['running_requests']} requests still running when idle")
 if int(end["kv_slots_in_use_uncached"]) != 0:
