@@ -10,6 +10,20 @@
 namespace seam {
 
 namespace {
+// The logprob op's arguments over the first n rows of the fixed step buffers (sampled ids in,
+// the sampled id's logprob and the top-k out): one place for the step's sampling and the
+// prompt-logprob passes.
+LogprobBatch logprob_batch(StepBuffers& b, int n) {
+  LogprobBatch lp;
+  lp.n = n;
+  lp.k = b.logprob_k.rows(n);
+  lp.sampled = b.sampled.rows(n);
+  lp.out_sampled = b.lp_sampled.rows(n);
+  lp.out_top_ids = b.lp_top_ids.rows(n);
+  lp.out_top = b.lp_top.rows(n);
+  return lp;
+}
+
 int n_page_table_entries(const ForwardBatch& fb) { return int(fb.page_table_slots.size()); }
 }  // namespace
 
@@ -252,14 +266,7 @@ void ModelRunner::sample(const ForwardBatch& fb, std::vector<int32_t>& sampled) 
   s.step = b.step.rows(S);
   backend_.sample(b.sampled.rows(S), b.logits.rows(S), s);
   if (with_logprobs) {
-    LogprobBatch lp;
-    lp.n = S;
-    lp.k = b.logprob_k.rows(S);
-    lp.sampled = b.sampled.rows(S);
-    lp.out_sampled = b.lp_sampled.rows(S);
-    lp.out_top_ids = b.lp_top_ids.rows(S);
-    lp.out_top = b.lp_top.rows(S);
-    backend_.logprobs(b.logprob_logits.rows(S), lp);
+    backend_.logprobs(b.logprob_logits.rows(S), logprob_batch(b, S));
   }
   b.download_outputs(S, with_logprobs);  // pinned: returns at once
   backend_.timer_end();
@@ -396,14 +403,7 @@ void ModelRunner::prompt_logprobs(const ForwardBatch& fb, StepResult& r) {
     backend_.copy_h2d(b.logprob_k.data, ks, size_t(m) * 4);
     backend_.copy_h2d(b.sampled.data, fb.prompt_lp_target.data() + begin, size_t(m) * 4);
     model_.run_logits(b, m);
-    LogprobBatch lp;
-    lp.n = m;
-    lp.k = b.logprob_k.rows(m);
-    lp.sampled = b.sampled.rows(m);
-    lp.out_sampled = b.lp_sampled.rows(m);
-    lp.out_top_ids = b.lp_top_ids.rows(m);
-    lp.out_top = b.lp_top.rows(m);
-    backend_.logprobs(b.logits.rows(m), lp);
+    backend_.logprobs(b.logits.rows(m), logprob_batch(b, m));
     b.download_outputs(m, true);
     backend_.synchronize();
     for (int i = 0; i < m; ++i) {
