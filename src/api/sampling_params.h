@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/output_constraint.h"
 #include "api/token_logprob.h"
 
 namespace seam {
@@ -35,6 +36,9 @@ struct SamplingParams {
   // Added to the logits of these token ids before penalties and sampling (OpenAI logit_bias,
   // each in [-100, 100], at most kMaxLogitBias entries).
   std::vector<std::pair<int32_t, float>> logit_bias;
+  // Structured output (api/output_constraint.h): only tokens the constraint allows are sampled;
+  // EOS and stop ids only where it may end.
+  std::optional<OutputConstraint> constraint;
 
   // Throws RequestError(invalid_request) whose param names the bad field.
   void validate(int vocab_size) const;
