@@ -37,7 +37,91 @@ SHAPES = {
                        num_key_value_heads=8, head_dim=128, vocab_size=151936, max_position_embeddings=40960,
                        rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True,
                        attention_bias=False),
+    # Issue 24's dense families. Windowed shapes get a prompt longer than their window.
+    "gemma-2-9b": dict(model_type="gemma2", architectures=["Gemma2ForCausalLM"], hidden_size=3584,
+                       intermediate_size=14336, num_hidden_layers=42, num_attention_heads=16,
+                       num_key_value_heads=8, head_dim=256, vocab_size=256000, max_position_embeddings=8192,
+                       rope_theta=10000.0, rms_norm_eps=1e-6, query_pre_attn_scalar=256, sliding_window=4096,
+                       attn_logit_softcapping=50.0, final_logit_softcapping=30.0,
+                       hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
+                       _prompts=(1, 17, 1000, 4500), _attn="eager"),
+    "gemma-3-4b": dict(model_type="gemma3_text", architectures=["Gemma3ForCausalLM"], hidden_size=2560,
+                       intermediate_size=10240, num_hidden_layers=34, num_attention_heads=8,
+                       num_key_value_heads=4, head_dim=256, vocab_size=262208, max_position_embeddings=131072,
+                       rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                       rope_scaling=dict(rope_type="linear", factor=8.0), sliding_window=1024,
+                       sliding_window_pattern=6, query_pre_attn_scalar=256, rms_norm_eps=1e-6,
+                       hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
+                       _prompts=(1, 17, 1000, 1500), _attn="eager"),
+    "phi-3.5-mini": dict(model_type="phi3", architectures=["Phi3ForCausalLM"], hidden_size=3072,
+                         intermediate_size=8192, num_hidden_layers=32, num_attention_heads=32,
+                         num_key_value_heads=32, vocab_size=32064, max_position_embeddings=131072,
+                         original_max_position_embeddings=4096, rope_theta=10000.0, rms_norm_eps=1e-5,
+                         tie_word_embeddings=False, _longrope=48),
+    "phi-4-mini": dict(model_type="phi3", architectures=["Phi3ForCausalLM"], hidden_size=3072,
+                       intermediate_size=8192, num_hidden_layers=32, num_attention_heads=24,
+                       num_key_value_heads=8, vocab_size=200064, max_position_embeddings=131072,
+                       original_max_position_embeddings=4096, partial_rotary_factor=0.75, rope_theta=10000.0,
+                       rms_norm_eps=1e-5, tie_word_embeddings=True, _longrope=48),
+    "mistral-7b-v0.1": dict(model_type="mistral", architectures=["MistralForCausalLM"], hidden_size=4096,
+                            intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                            num_key_value_heads=8, vocab_size=32000, max_position_embeddings=32768,
+                            rope_theta=10000.0, rms_norm_eps=1e-5, sliding_window=4096, tie_word_embeddings=False,
+                            _prompts=(1, 17, 1000, 4500)),
 }
+
+# Tiny random configs of each family for the CPU tests in CI (tests/data/hf_tiny/): saved in
+# float32 (the CPU backend's dtype, so its logits must match to float32 rounding), windows of 8
+# so that the 40-token prompt is longer than the window.
+_TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
+             num_key_value_heads=2, head_dim=16, vocab_size=512, max_position_embeddings=4096,
+             rms_norm_eps=1e-6, _prompts=(1, 17, 40), _tiny=True)
+TINY_SHAPES = {
+    "tiny-gemma2": dict(_TINY, model_type="gemma2", architectures=["Gemma2ForCausalLM"], rope_theta=10000.0,
+                        query_pre_attn_scalar=24, sliding_window=8, attn_logit_softcapping=5.0,
+                        final_logit_softcapping=3.0, hidden_activation="gelu_pytorch_tanh",
+                        tie_word_embeddings=True, _attn="eager"),
+    "tiny-gemma3": dict(_TINY, model_type="gemma3_text", architectures=["Gemma3ForCausalLM"], num_hidden_layers=6,
+                        rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                        rope_scaling=dict(rope_type="linear", factor=8.0), sliding_window=8,
+                        sliding_window_pattern=3, query_pre_attn_scalar=16, hidden_activation="gelu_pytorch_tanh",
+                        tie_word_embeddings=True, _attn="eager"),
+    "tiny-phi3": dict(_TINY, model_type="phi3", architectures=["Phi3ForCausalLM"], num_key_value_heads=4,
+                      head_dim=None, max_position_embeddings=256, original_max_position_embeddings=32,
+                      rope_theta=10000.0, tie_word_embeddings=False, _longrope=8),
+    "tiny-phi4": dict(_TINY, model_type="phi3", architectures=["Phi3ForCausalLM"], head_dim=None,
+                      max_position_embeddings=256, original_max_position_embeddings=32, partial_rotary_factor=0.75,
+                      rope_theta=10000.0, tie_word_embeddings=True, _longrope=6),
+    "tiny-mistral": dict(_TINY, model_type="mistral", architectures=["MistralForCausalLM"], rope_theta=10000.0,
+                         sliding_window=8, tie_word_embeddings=False),
+    # Issue 23's MoE families (tiny; for the CPU reference layer).
+    "tiny-qwen3-moe": dict(_TINY, model_type="qwen3_moe", architectures=["Qwen3MoeForCausalLM"], rope_theta=1000000.0,
+                           moe_intermediate_size=32, num_experts=8, num_experts_per_tok=2, norm_topk_prob=True,
+                           decoder_sparse_step=1, mlp_only_layers=[1], tie_word_embeddings=False),
+    "tiny-qwen2-moe": dict(_TINY, model_type="qwen2_moe", architectures=["Qwen2MoeForCausalLM"], rope_theta=1000000.0,
+                           moe_intermediate_size=32, shared_expert_intermediate_size=64, num_experts=8,
+                           num_experts_per_tok=2, norm_topk_prob=False, decoder_sparse_step=1, mlp_only_layers=[],
+                           tie_word_embeddings=False, head_dim=None),
+    "tiny-mixtral": dict(_TINY, model_type="mixtral", architectures=["MixtralForCausalLM"], rope_theta=1000000.0,
+                         num_local_experts=4, num_experts_per_tok=2, tie_word_embeddings=False, sliding_window=None),
+    # A Gemma3ForConditionalGeneration checkpoint (text + a tiny vision tower): seam loads its text model.
+    "tiny-gemma3-mm": dict(model_type="gemma3", architectures=["Gemma3ForConditionalGeneration"],
+                           text_config={k: v for k, v in _TINY.items() if not k.startswith("_")} | dict(
+                               num_hidden_layers=6, rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                               rope_scaling=dict(rope_type="linear", factor=8.0), sliding_window=8,
+                               sliding_window_pattern=3, query_pre_attn_scalar=16),
+                           vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                              num_attention_heads=2, image_size=28, patch_size=14),
+                           mm_tokens_per_image=4, image_token_index=511, boi_token_index=509, eoi_token_index=510,
+                           tie_word_embeddings=True, _prompts=(1, 17, 40), _tiny=True, _attn="eager"),
+}
+SHAPES.update(TINY_SHAPES)
+
+
+def longrope_factors(n, long):
+    """LongRoPE per-frequency factors of the shape Phi-3.5's config has: rising from 1."""
+    top = 60.0 if long else 2.5
+    return [1.0 + (top - 1.0) * (i / max(1, n - 1)) ** 2 for i in range(n)]
 
 
 def bytes_to_unicode():
@@ -80,19 +164,30 @@ def main():
     ap.add_argument("--only", default="", help="comma list of shapes")
     ap.add_argument("--no-reference", action="store_true")
     args = ap.parse_args()
-    names = args.only.split(",") if args.only else list(SHAPES)
+    names = args.only.split(",") if args.only else [n for n in SHAPES if n not in TINY_SHAPES]
     torch.manual_seed(0)
     for name in names:
         t0 = time.time()
         d = os.path.join(args.out, name)
         os.makedirs(d, exist_ok=True)
-        cfg = AutoConfig.for_model(**{k: v for k, v in SHAPES[name].items()})
-        cfg.torch_dtype = torch.bfloat16
+        shape = SHAPES[name]
+        tiny = shape.get("_tiny", False)
+        prompt_lens = shape.get("_prompts", (1, 17, 1000))
+        kw = {k: v for k, v in shape.items() if not k.startswith("_") and v is not None}
+        if "_longrope" in shape:
+            n = shape["_longrope"]
+            kw["rope_scaling"] = dict(type="longrope", short_factor=longrope_factors(n, False),
+                                      long_factor=longrope_factors(n, True))
+        cfg = AutoConfig.for_model(**kw)
+        if "_attn" in shape:  # soft-capping needs the eager path in transformers
+            cfg._attn_implementation = shape["_attn"]
+        dtype = torch.float32 if tiny else torch.bfloat16
+        cfg.torch_dtype = dtype
         with torch.device("cuda"):
             try:
-                model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16)
+                model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)
             except TypeError:  # transformers < 5
-                model = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16)
+                model = AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype)
         model.eval()
         model.save_pretrained(d, safe_serialization=True)
         if args.tokenizer:
@@ -103,10 +198,11 @@ def main():
         ref = {"prompts": []}
         if not args.no_reference:
             g = torch.Generator().manual_seed(1)
-            prompts = [torch.randint(0, cfg.vocab_size, (n,), generator=g).tolist() for n in (1, 17, 1000)]
+            prompts = [torch.randint(0, cfg.vocab_size, (n,), generator=g).tolist() for n in prompt_lens]
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
             with torch.no_grad():
+                # (tiny models are float32 already: their "bf16" logits are float32 too; CPU tests ignore them)
                 bf16 = [model(torch.tensor([p], device="cuda")).logits[0, -1].float().cpu() for p in prompts]
                 model = model.float()  # the same weights, exactly representable in float32
                 for p, lb in zip(prompts, bf16):
