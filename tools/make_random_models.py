@@ -88,10 +88,10 @@ TINY_SHAPES = {
                         tie_word_embeddings=True, _attn="eager"),
     "tiny-phi3": dict(_TINY, model_type="phi3", architectures=["Phi3ForCausalLM"], num_key_value_heads=4,
                       head_dim=None, max_position_embeddings=256, original_max_position_embeddings=32,
-                      rope_theta=10000.0, tie_word_embeddings=False, _longrope=8),
+                      rope_theta=10000.0, tie_word_embeddings=False, pad_token_id=0, eos_token_id=2, _longrope=8),
     "tiny-phi4": dict(_TINY, model_type="phi3", architectures=["Phi3ForCausalLM"], head_dim=None,
                       max_position_embeddings=256, original_max_position_embeddings=32, partial_rotary_factor=0.75,
-                      rope_theta=10000.0, tie_word_embeddings=True, _longrope=6),
+                      rope_theta=10000.0, tie_word_embeddings=True, pad_token_id=0, eos_token_id=2, _longrope=6),
     "tiny-mistral": dict(_TINY, model_type="mistral", architectures=["MistralForCausalLM"], rope_theta=10000.0,
                          sliding_window=8, tie_word_embeddings=False),
     # Issue 23's MoE families (tiny; for the CPU reference layer).
@@ -179,6 +179,7 @@ def main():
             kw["rope_scaling"] = dict(type="longrope", short_factor=longrope_factors(n, False),
                                       long_factor=longrope_factors(n, True))
         cfg = AutoConfig.for_model(**kw)
+        text_cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
         if "_attn" in shape:  # soft-capping needs the eager path in transformers
             cfg._attn_implementation = shape["_attn"]
         dtype = torch.float32 if tiny else torch.bfloat16
@@ -194,11 +195,11 @@ def main():
             shutil.copy(args.tokenizer, os.path.join(d, "tokenizer.json"))
         else:
             with open(os.path.join(d, "tokenizer.json"), "w") as f:
-                json.dump(full_vocab_tokenizer(cfg.vocab_size), f)
+                json.dump(full_vocab_tokenizer(text_cfg.vocab_size), f)
         ref = {"prompts": []}
         if not args.no_reference:
             g = torch.Generator().manual_seed(1)
-            prompts = [torch.randint(0, cfg.vocab_size, (n,), generator=g).tolist() for n in prompt_lens]
+            prompts = [torch.randint(0, text_cfg.vocab_size, (n,), generator=g).tolist() for n in prompt_lens]
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
             with torch.no_grad():
