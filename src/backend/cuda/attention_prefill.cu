@@ -56,7 +56,10 @@ struct PrefillTiling {
   static_assert(kBlockN % kSubN == 0 && kBlockN <= kThreads, "the slot prefetch gives each key of a stage a thread");
 };
 
-template <typename T, int D>
+// OPTS: the instantiation that honours p.window and p.softcap. Plain causal attention keeps
+// its own, whose registers are as before (at D = 128 the options' extra live values made
+// ptxas spill at the 255-register cap).
+template <typename T, int D, bool OPTS>
 __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::kMinBlocks)
     flash_prefill_kernel(AttentionParams p) {
   using Tl = PrefillTiling<D>;
@@ -102,16 +105,16 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
   }
   // Soft-capping turns raw scores into cap * tanh(raw * scale / cap), which the softmax then
   // takes with scale 1 (log2 units: log2(e)).
-  const bool capped = p.softcap > 0.f;
+  const bool capped = OPTS && p.softcap > 0.f;
   const float cap_in = capped ? p.scale / p.softcap : 0.f;
   const float scale_log2 = (capped ? 1.f : p.scale) * 1.4426950408889634f;
-  const int window = p.window;
 
   // Page-table entries travel a tile ahead of the copies that use them: s_slots[j & 1] holds
   // the slots of tile j, and `slot_next` (threads < kBlockN) is in flight for the tile after.
   // With a window the walk starts at the tile of the first key the block's first row sees:
   // tiles wholly before every row's window are not read.
-  const int first_tile = window_start(info.first_pos + info.tile * kBlockM / group, p.window) / kBlockN;
+  const int window = OPTS ? p.window : 0;
+  const int first_tile = OPTS ? window_start(info.first_pos + info.tile * kBlockM / group, window) / kBlockN : 0;
   __shared__ int32_t s_slots[2][kBlockN];
   auto slot_at = [&](int key) -> int32_t { return key < info.key_end ? info.slots[key] : 0; };
   int32_t slot_next = 0;
@@ -221,20 +224,26 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
   }
 }
 
-template <typename T, int D>
-void launch_typed(const AttentionParams& p, cudaStream_t stream) {
+template <typename T, int D, bool OPTS>
+void launch_opts(const AttentionParams& p, cudaStream_t stream) {
   using Tl = PrefillTiling<D>;
   constexpr size_t smem = Tl::template smem_bytes<T>();
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
-    SEAM_CUDA_CHECK(
-        cudaFuncSetAttribute(flash_prefill_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, D, OPTS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(smem)));
     return true;
   }();
   (void)attr_ok;
   const int64_t n_blocks = flash::prefill_grid_blocks(p, Tl::kBlockM);
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill: ", n_blocks, " blocks exceed the grid limit");
-  launch_kernel(flash_prefill_kernel<T, D>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
+  launch_kernel(flash_prefill_kernel<T, D, OPTS>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
   SEAM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, int D>
+void launch_typed(const AttentionParams& p, cudaStream_t stream) {
+  if (p.window > 0 || p.softcap > 0.f) return launch_opts<T, D, true>(p, stream);
+  launch_opts<T, D, false>(p, stream);
 }
 
 }  // namespace
