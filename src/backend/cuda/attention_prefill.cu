@@ -25,7 +25,7 @@ namespace seam::cuda {
 
 namespace {
 
-template <int D>
+template <int D, bool OPTS = false>
 struct PrefillTiling {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
@@ -43,8 +43,9 @@ struct PrefillTiling {
   // quarter of the serial max/shuffle/rescale phases, whose latency 2 warps per scheduler hide
   // poorly (255 registers, no spill). At D = 64 the 3-block cap of 168 registers spills at
   // 64 keys. Each value is the largest that ptxas -v shows without spills (D = 96 and 256: 32,
-  // chosen by the same register budget, o taking 96 and 128 fp32).
-  static constexpr int kSubN = D == 128 ? 64 : 32;
+  // chosen by the same register budget, o taking 96 and 128 fp32; D = 128 with the window and
+  // soft-cap code (OPTS) spilled 60 bytes at 64 keys: 32).
+  static constexpr int kSubN = D == 128 && !OPTS ? 64 : 32;
   // Blocks per SM the registers must allow: D = 128 uses 255 registers (2 blocks, 8 warps);
   // D = 64 fits 3 blocks (168 registers); D = 96 and 256 keep 2.
   static constexpr int kMinBlocks = D == 64 ? 3 : 2;
@@ -60,9 +61,9 @@ struct PrefillTiling {
 // its own, whose registers are as before (at D = 128 the options' extra live values made
 // ptxas spill at the 255-register cap).
 template <typename T, int D, bool OPTS>
-__global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::kMinBlocks)
+__global__ void __launch_bounds__(PrefillTiling<D, OPTS>::kThreads, PrefillTiling<D, OPTS>::kMinBlocks)
     flash_prefill_kernel(AttentionParams p) {
-  using Tl = PrefillTiling<D>;
+  using Tl = PrefillTiling<D, OPTS>;
   constexpr int MA = Tl::kAtoms;
   constexpr int kBlockM = Tl::kBlockM, kBlockN = Tl::kBlockN, kSubN = Tl::kSubN, kWarpRows = Tl::kWarpRows;
   pdl_begin();
@@ -226,7 +227,7 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
 
 template <typename T, int D, bool OPTS>
 void launch_opts(const AttentionParams& p, cudaStream_t stream) {
-  using Tl = PrefillTiling<D>;
+  using Tl = PrefillTiling<D, OPTS>;
   constexpr size_t smem = Tl::template smem_bytes<T>();
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, D, OPTS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
