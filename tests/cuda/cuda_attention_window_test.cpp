@@ -88,8 +88,8 @@ TEST_F(CudaAttention, WindowedPrefillKernels) {
     for (DType t : {DType::bf16, DType::f16})
       for (const AttentionOptions& o : option_sets())
         for (size_t i = 0; i < batches.size(); ++i) {
-          const std::string name = std::string(k == cuda::PrefillKernel::wgmma ? "wgmma" : "mma.sync") + " batch " +
-                                   std::to_string(i);
+          const std::string name =
+              std::string(k == cuda::PrefillKernel::wgmma ? "wgmma" : "mma.sync") + " batch " + std::to_string(i);
           check(t, {32, 8, 128}, batches[i], int(batches[i].size()), true, name, k, 0, o);
           if (k == cuda::PrefillKernel::mma_sync)
             for (const Shape& sh : {Shape{8, 8, 96}, Shape{16, 8, 256}})
