@@ -94,7 +94,9 @@ void LlamaModel::run_attention(int layer, const ForwardBuffers& buf, const KvCac
   const ModelConfig& c = config_;
   Tensor q = buf.qkv.rows(b.n_tokens).slice_cols(0, c.q_size()).unflatten_last(c.n_heads, c.head_dim);
   Tensor out = buf.attn_out.rows(b.n_tokens).view({b.n_tokens, c.n_heads, c.head_dim});
-  backend_.attention(out, q, kv.k[size_t(layer)], kv.v[size_t(layer)], b, 1.f / std::sqrt(float(c.head_dim)));
+  AttentionOptions o;
+  o.scale = 1.f / std::sqrt(float(c.head_dim));
+  backend_.attention(out, q, kv.k[size_t(layer)], kv.v[size_t(layer)], b, o);
 }
 
 void LlamaModel::run_logits(const ForwardBuffers& buf, int n_seqs) const {
