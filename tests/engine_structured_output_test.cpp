@@ -8,6 +8,7 @@
 // field, at submit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
