@@ -281,6 +281,21 @@ TEST(EngineStructuredOutput, IgnoreEosEndsWhereTheGrammarEnds) {
   EXPECT_TRUE(r[0].text == "red" || r[0].text == "green" || r[0].text == "blue") << r[0].text;
 }
 
+TEST(EngineStructuredOutput, UnconstrainedStepsBuildNoMask) {
+  Engine& engine = default_engine();
+  engine.wait_idle();
+  const EngineStats before = engine.stats();
+  const GoldenCase golden = golden_cases()[1];
+  const auto r = engine.generate({golden.prompt_ids}, {golden_params(golden)});
+  EXPECT_EQ(r[0].output_ids, golden.generated_ids);
+  engine.wait_idle();
+  const EngineStats after = engine.stats();
+  EXPECT_GT(after.steps, before.steps);
+  EXPECT_EQ(after.grammar_mask_steps, before.grammar_mask_steps);
+  EXPECT_EQ(after.grammar_masked_rows_total, before.grammar_masked_rows_total);
+  EXPECT_EQ(after.grammar_mask_ms_total, before.grammar_mask_ms_total);
+}
+
 TEST(EngineStructuredOutput, RetractionKeepsTheGrammarState) {
   // Unbounded JSON objects run to max_new_tokens; a pool that holds a little more than one
   // request forces retractions. The re-prefilled requests continue from their kept output: the
