@@ -56,6 +56,21 @@ const std::vector<StatField>& engine_stat_fields() {
        "forward steps by graph path", [](S s) { return double(s.piecewise_replays); }},
       {"eager_steps", "seam_steps_by_path_total", "path", "eager", counter, integer, "forward steps by graph path",
        [](S s) { return double(s.eager_steps); }},
+      {"speculative_proposed_tokens", "seam_speculative_proposed_tokens_total", nullptr, nullptr, counter, integer,
+       "draft tokens proposed to verify rows", [](S s) { return double(s.speculative_proposed_tokens); }},
+      {"speculative_accepted_tokens", "seam_speculative_accepted_tokens_total", nullptr, nullptr, counter, integer,
+       "draft tokens the target accepted", [](S s) { return double(s.speculative_accepted_tokens); }},
+      {"speculative_verify_rows", "seam_speculative_verify_rows_total", nullptr, nullptr, counter, integer,
+       "verify rows (a decoding request with drafts) computed", [](S s) { return double(s.speculative_verify_rows); }},
+      {"speculative_off_steps", "seam_speculative_off_steps_total", nullptr, nullptr, counter, integer,
+       "steps that drafted nothing because more requests decoded than --speculative-max-batch-size",
+       [](S s) { return double(s.speculative_off_steps); }},
+      {"verify_steps_decode_graph", "seam_speculative_verify_steps_total", "path", "decode_graph", counter, integer,
+       "forward steps with verify rows by graph path", [](S s) { return double(s.verify_steps_decode_graph); }},
+      {"verify_steps_piecewise", "seam_speculative_verify_steps_total", "path", "piecewise", counter, integer,
+       "forward steps with verify rows by graph path", [](S s) { return double(s.verify_steps_piecewise); }},
+      {"verify_steps_eager", "seam_speculative_verify_steps_total", "path", "eager", counter, integer,
+       "forward steps with verify rows by graph path", [](S s) { return double(s.verify_steps_eager); }},
       {"captures_after_seal", "seam_captures_after_seal_total", nullptr, nullptr, counter, integer,
        "graph captures after start-up (must stay 0)", [](S s) { return double(s.captures_after_seal); }},
       {"budget_violations", "seam_budget_violations_total", nullptr, nullptr, counter, integer,
@@ -135,6 +150,10 @@ const std::vector<StatMapField>& engine_stat_map_fields() {
       {"eager_by_reason", "seam_eager_steps_by_reason_total", "reason", counter,
        "eager steps by why no graph was used", [](S s) -> const std::map<std::string, uint64_t>& {
          return s.eager_by_reason;
+       }},
+      {"speculative_accept_length", "seam_speculative_accept_length_total", "accepted", counter,
+       "verify rows by how many of their drafts were accepted", [](S s) -> const std::map<std::string, uint64_t>& {
+         return s.speculative_accept_length;
        }},
   };
   return fields;

@@ -28,6 +28,13 @@ struct EngineStats {
   std::map<std::string, uint64_t> eager_by_reason;
   uint64_t padding_tokens = 0, captured_decode_keys = 0, captured_piecewise_keys = 0, captures_after_seal = 0;
   double decode_capture_s = 0, piecewise_capture_s = 0;
+  // Speculative decoding: drafts proposed and accepted (over verify rows), rows verified,
+  // steps with no drafting because the batch was too large, and a histogram of accepted
+  // drafts per verify row ("0" .. "k"); steps with verify rows by graph path.
+  uint64_t speculative_proposed_tokens = 0, speculative_accepted_tokens = 0, speculative_verify_rows = 0,
+           speculative_off_steps = 0;
+  std::map<std::string, uint64_t> speculative_accept_length;
+  uint64_t verify_steps_decode_graph = 0, verify_steps_piecewise = 0, verify_steps_eager = 0;
   uint64_t decode_graph_bytes = 0, piecewise_graph_bytes = 0;
   // Host time per step, means over steps that ran a batch (architecture.md
   // "Host time per step"); the phases add up to step_wall_ms_per_step.

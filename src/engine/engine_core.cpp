@@ -9,6 +9,7 @@
 #include "backend/backend_factory.h"
 #include "core/log.h"
 #include "engine/engine_setup.h"
+#include "engine/ngram_proposer.h"
 #include "engine/structured_output.h"
 #include "kv/kv_pool.h"
 #include "kv/radix_cache.h"
@@ -37,6 +38,9 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
 
   const ResolvedSetup setup = resolve_setup(cfg, model_config_, backend_->device());
   max_context_ = setup.max_context;
+  spec_ = setup.speculative;
+  if (spec_.algorithm == SpeculativeAlgorithm::ngram)
+    proposer_ = std::make_unique<NgramProposer>(spec_.ngram_min_window, spec_.ngram_max_window);
   model_info_.architecture = model_config_.architecture;
   model_info_.vocab_size = model_config_.vocab_size;
   model_info_.eos_token_ids = model_config_.eos_token_ids;
@@ -53,7 +57,10 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
 
   StepBufferSizes sizes;
   sizes.max_tokens = std::max(setup.scheduler.chunked_prefill_size, setup.scheduler.max_running_requests);
-  sizes.max_seqs = setup.scheduler.max_running_requests;
+  // A step's rows: the running requests, plus k more one-token rows per request that verifies
+  // drafts (at most --speculative-max-batch-size of them).
+  sizes.max_seqs = setup.scheduler.max_running_requests + spec_.max_batch_size * spec_.n_draft_tokens;
+  sizes.max_tokens = std::max(sizes.max_tokens, sizes.max_seqs);
   sizes.max_penalty_entries = sizes.max_seqs * std::min(max_context_, 4096);
 
   // The KV pool is sized from what is left after weights and step buffers,
@@ -270,6 +277,7 @@ void EngineCore::fail_request(uint64_t id, ErrorKind kind, const std::string& me
 
 void EngineCore::step() {
   const auto t0 = Clock::now();
+  if (proposer_) propose_drafts();
   ForwardBatch fb = scheduler_->schedule();
   const auto t1 = Clock::now();
   host_schedule_s_ += std::chrono::duration<double>(t1 - t0).count();
@@ -336,6 +344,77 @@ bool EngineCore::check_stop(Request& r, int32_t token) {
   return false;
 }
 
+bool EngineCore::may_speculate(const Live& l) const {
+  const SamplingParams& p = l.req->params;
+  // A constrained row's matcher would have to accept drafts only as they are committed, and
+  // penalties would have to count the drafts before them: such requests do not speculate.
+  return !p.disable_speculative && !l.matcher && p.frequency_penalty == 0.f && p.presence_penalty == 0.f &&
+         p.repetition_penalty == 1.f;
+}
+
+void EngineCore::propose_drafts() {
+  draft_reqs_.clear();
+  draft_max_.clear();
+  int n_decoding = 0;
+  for (Request* r : scheduler_->running()) {
+    r->draft_ids.clear();
+    n_decoding += r->decoding ? 1 : 0;
+  }
+  if (n_decoding == 0) return;
+  if (n_decoding > spec_.max_batch_size) {  // verification would cost more than it saves
+    ++spec_off_steps_;
+    return;
+  }
+  for (Request* r : scheduler_->running()) {
+    if (!r->decoding || !may_speculate(live_.at(r->id))) continue;
+    // A row emits at most its accepted drafts + 1 tokens: never draft past max_new_tokens.
+    const int room = std::min(spec_.n_draft_tokens, r->params.max_new_tokens - int(r->output_ids.size()) - 1);
+    if (room <= 0) continue;
+    draft_reqs_.push_back(r);
+    draft_max_.push_back(room);
+  }
+  if (!draft_reqs_.empty()) proposer_->propose(draft_reqs_, draft_max_);
+}
+
+bool EngineCore::take_token(Request& r, grammar::GrammarMatcher* m, const SeqResult& q,
+                            std::vector<int32_t>& new_ids, std::vector<TokenLogprob>& new_logprobs) {
+  const int32_t token = q.sampled_id;
+  if (check_stop(r, token)) return true;
+  if (m && !m->accept_token(token)) {
+    // The mask allowed only what the matcher accepts; a rejected token is a bug, and fails
+    // this request alone.
+    fail_request(r.id, ErrorKind::internal,
+                 detail::concat("structured output: the sampled token ", token,
+                                " is not allowed by the request's grammar (internal error)"));
+    return false;
+  }
+  // A stop id the grammar accepted (an EOS under ignore_eos): the grammar has ended, so
+  // must the request.
+  if (m && m->is_terminated()) r.finish = FinishReason::stop;
+  r.output_ids.push_back(token);
+  new_ids.push_back(token);
+  if (q.has_logprobs) new_logprobs.push_back(q.logprobs);
+  const size_t prev_len = r.text.size();
+  const auto t_detok = Clock::now();
+  r.text += r.detok->feed(token);
+  host_detokenize_s_ += seconds_since(t_detok);
+  ++n_generated_tokens_;
+  // Stop strings: a new match must end inside the new text.
+  size_t best = std::string::npos;
+  for (const auto& s : r.params.stop) {
+    const size_t from = prev_len >= s.size() ? prev_len - s.size() + 1 : 0;
+    const size_t pos = r.text.find(s, from);
+    if (pos != std::string::npos && pos < best) best = pos, r.matched_stop = s;
+  }
+  if (best != std::string::npos) {
+    r.text.resize(best);
+    r.finish = FinishReason::stop;
+  }
+  if (!r.finished() && (int(r.output_ids.size()) >= r.params.max_new_tokens || r.n_total() > max_context_))
+    r.finish = FinishReason::length;
+  return true;
+}
+
 void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_scheduled) {
   // The step is committed from its result alone: every row names its request,
   // whose fed tokens now have KV.
@@ -346,7 +425,8 @@ void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_s
     Request* r = l.req.get();
     row_matchers_.push_back(l.matcher.get());
     if (r->t_admitted == Clock::time_point{}) r->t_admitted = t_scheduled;
-    r->commit_step(q.n_new, q.sample);
+    // A verify row commits below, once its drafts are judged.
+    if (q.draft_index < 0) r->commit_step(q.n_new, q.sample);
     rows_.push_back(r);
     if (!q.prompt_logprobs.empty()) {
       if (r->prompt_logprobs.empty()) {
@@ -361,53 +441,48 @@ void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_s
   std::vector<uint64_t> done;
   for (size_t i = 0; i < result.seqs.size(); ++i) {
     const SeqResult& q = result.seqs[i];
-    if (!q.sample) continue;
+    if (!q.sample || q.draft_index > 0) continue;  // a verify row's later sub-rows go with its first
     Request& r = *rows_[i];
-    const int32_t token = q.sampled_id;
-    const auto now = Clock::now();
-    if (r.output_ids.empty()) r.t_first_token = now;
-    r.t_last_token = now;
-    r.token_times_s.push_back(std::chrono::duration<double>(now - r.t_arrival).count());
+    // The row's sub-rows: one for a plain row, d + 1 for a verify row of d drafts.
+    size_t n_sub = 1;
+    if (q.draft_index == 0)
+      while (i + n_sub < result.seqs.size() && result.seqs[i + n_sub].draft_index == int(n_sub)) ++n_sub;
+    SEAM_ASSERT(n_sub == 1 || n_sub == r.draft_ids.size() + 1, "a verify row of ", n_sub,
+                " sub-rows for ", r.draft_ids.size(), " drafts");
     std::vector<int32_t> new_ids;
     std::vector<TokenLogprob> new_logprobs;
-    if (r.params.max_new_tokens == 0) {
-      // Only the prompt's logprobs were asked for (echo with max_tokens 0): the prefill is
-      // done, the sampled token is not part of the answer.
-      r.finish = FinishReason::length;
-    } else if (!check_stop(r, token)) {
-      grammar::GrammarMatcher* m = row_matchers_[i];
-      if (m && !m->accept_token(token)) {
-        // The mask allowed only what the matcher accepts; a rejected token is a bug, and fails
-        // this request alone.
-        fail_request(r.id, ErrorKind::internal,
-                     detail::concat("structured output: the sampled token ", token,
-                                    " is not allowed by the request's grammar (internal error)"));
-        continue;
-      }
-      // A stop id the grammar accepted (an EOS under ignore_eos): the grammar has ended, so
-      // must the request.
-      if (m && m->is_terminated()) r.finish = FinishReason::stop;
-      r.output_ids.push_back(token);
-      new_ids.push_back(token);
-      if (q.has_logprobs) new_logprobs.push_back(q.logprobs);
-      const size_t prev_len = r.text.size();
-      const auto t_detok = Clock::now();
-      r.text += r.detok->feed(token);
-      host_detokenize_s_ += seconds_since(t_detok);
-      ++n_generated_tokens_;
-      // Stop strings: a new match must end inside the new text.
-      size_t best = std::string::npos;
-      for (const auto& s : r.params.stop) {
-        const size_t from = prev_len >= s.size() ? prev_len - s.size() + 1 : 0;
-        const size_t pos = r.text.find(s, from);
-        if (pos != std::string::npos && pos < best) best = pos, r.matched_stop = s;
-      }
-      if (best != std::string::npos) {
-        r.text.resize(best);
-        r.finish = FinishReason::stop;
-      }
-      if (!r.finished() && (int(r.output_ids.size()) >= r.params.max_new_tokens || r.n_total() > max_context_))
+    int n_accepted = 0;
+    bool failed = false;
+    for (size_t j = 0; j < n_sub; ++j) {
+      const auto now = Clock::now();
+      if (r.output_ids.empty()) r.t_first_token = now;
+      r.t_last_token = now;
+      r.token_times_s.push_back(std::chrono::duration<double>(now - r.t_arrival).count());
+      if (r.params.max_new_tokens == 0) {
+        // Only the prompt's logprobs were asked for (echo with max_tokens 0): the prefill is
+        // done, the sampled token is not part of the answer.
         r.finish = FinishReason::length;
+        break;
+      }
+      if (!take_token(r, row_matchers_[i], result.seqs[i + j], new_ids, new_logprobs)) {
+        failed = true;
+        break;
+      }
+      // EOS, a stop string or max_tokens cut the accepted run here; otherwise draft j + 1
+      // stands if the target sampled it.
+      if (r.finished() || j + 1 == n_sub || result.seqs[i + j].sampled_id != r.draft_ids[j]) break;
+      ++n_accepted;
+    }
+    if (failed) continue;
+    if (n_sub > 1) {
+      // KV holds the pending token and the accepted drafts (positions n_kv .. n_kv + a); the
+      // rejected drafts' slots go back now, so the pool and the prefix cache never see them.
+      r.commit_step(1 + n_accepted, true);
+      if (!r.finished()) scheduler_->free_unused_slots(&r);
+      spec_proposed_ += uint64_t(n_sub - 1);
+      spec_accepted_ += uint64_t(n_accepted);
+      ++spec_verify_rows_;
+      ++spec_accept_length_[std::to_string(n_accepted)];
     }
     if (r.finished() && r.matched_stop.empty()) {
       const auto t_flush = Clock::now();
@@ -519,6 +594,14 @@ void EngineCore::publish_stats() {
   e.eager_steps = g.eager_steps;
   e.eager_by_reason.insert(g.eager_by_reason.begin(), g.eager_by_reason.end());
   e.padding_tokens = g.padding_tokens;
+  e.speculative_proposed_tokens = spec_proposed_;
+  e.speculative_accepted_tokens = spec_accepted_;
+  e.speculative_verify_rows = spec_verify_rows_;
+  e.speculative_off_steps = spec_off_steps_;
+  e.speculative_accept_length = spec_accept_length_;
+  e.verify_steps_decode_graph = g.verify_steps_decode_graph;
+  e.verify_steps_piecewise = g.verify_steps_piecewise;
+  e.verify_steps_eager = g.verify_steps_eager;
   e.captured_decode_keys = uint64_t(g.captured_decode_keys);
   e.captured_piecewise_keys = uint64_t(g.captured_piecewise_keys);
   e.captures_after_seal = g.captures_after_seal;

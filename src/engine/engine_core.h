@@ -9,6 +9,7 @@
 #pragma once
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "api/engine_stats.h"
 #include "api/model_info.h"
 #include "engine/engine_config.h"
+#include "engine/engine_setup.h"
 #include "model/model_config.h"
 #include "scheduler/request.h"
 #include "tokenizer/tokenizer.h"
@@ -37,6 +39,8 @@ class SlotAllocator;
 struct StepResult;
 struct ForwardBatch;
 class StructuredOutput;
+class DraftProposer;
+struct SeqResult;
 namespace grammar {
 class CompiledGrammar;
 class GrammarMatcher;
@@ -88,6 +92,14 @@ class EngineCore {
   // Commits a step from its result; t_scheduled stamps first admissions.
   void process_outputs(const StepResult& result, Clock::time_point t_scheduled);
   bool check_stop(Request& r, int32_t token);
+  // Speculative decoding: fills the draft_ids of the running requests that may speculate
+  // this step (none while more than --speculative-max-batch-size decode).
+  void propose_drafts();
+  bool may_speculate(const Live& l) const;
+  // Takes one sampled token into r: stop ids, grammar, detokenizer, stop strings, length.
+  // False when the request failed (its final callback has run; it is gone from live_).
+  bool take_token(Request& r, grammar::GrammarMatcher* m, const SeqResult& q, std::vector<int32_t>& new_ids,
+                  std::vector<TokenLogprob>& new_logprobs);
   void emit(Request& r, std::vector<int32_t> new_ids, bool finished, std::vector<TokenLogprob> new_logprobs = {});
   void finish_request(uint64_t id);
   // Fails one live request with `kind` / `message` (its final callback) and frees it.
@@ -111,6 +123,8 @@ class EngineCore {
   std::unique_ptr<ModelRunner> runner_;
   std::unique_ptr<StructuredOutput> structured_;  // compile() is thread-safe: submitters call it
   int max_context_ = 0;
+  SpeculativeSetup spec_;
+  std::unique_ptr<DraftProposer> proposer_;  // null: speculation off
 
   // Owned by the loop thread.
   std::unordered_map<uint64_t, Live> live_;
@@ -146,6 +160,11 @@ class EngineCore {
   double grammar_mask_s_ = 0, grammar_mask_exposed_s_ = 0;
   uint64_t grammar_masked_rows_ = 0, grammar_mask_steps_ = 0, grammar_mask_hidden_steps_ = 0;
   uint64_t n_constrained_requests_ = 0;
+  // Speculative decoding.
+  std::vector<Request*> draft_reqs_;  // this step's requests asked for drafts (kept: no allocation)
+  std::vector<int> draft_max_;
+  uint64_t spec_proposed_ = 0, spec_accepted_ = 0, spec_verify_rows_ = 0, spec_off_steps_ = 0;
+  std::map<std::string, uint64_t> spec_accept_length_;  // accepted drafts per verify row -> rows
 };
 
 }  // namespace seam

@@ -65,6 +65,10 @@ struct ForwardBatch {
   std::vector<int32_t> seq_lens;       // [n_seqs] KV length after this step
   std::vector<int32_t> req_rows;       // [n_seqs] page-table row of each sequence
   int n_prefill_seqs = 0;              // the first n_prefill_seqs sequences are extend rows
+  // Speculative verify rows (scheduler.h): [n_seqs] or empty when the batch has none. -1: a
+  // plain row; i >= 0: sub-row i of a verify row (i = 0 feeds the pending token, i > 0 draft
+  // i); a verify row's sub-rows are consecutive one-token decode rows of one request.
+  std::vector<int32_t> draft_index;
   std::vector<SeqSampling> sampling;   // [n_seqs]
   // Penalty inputs for the sequences that use penalties (CSR over sequences).
   std::vector<int32_t> penalty_indptr;  // [n_seqs + 1] or empty when no sequence uses penalties
@@ -105,6 +109,7 @@ struct ForwardBatch {
   int n_seqs() const { return int(seq_lens.size()); }
   int n_prefill_tokens() const { return n_prefill_seqs ? qo_indptr[size_t(n_prefill_seqs)] : 0; }
   int n_decode_seqs() const { return n_seqs() - n_prefill_seqs; }
+  bool has_verify_rows() const { return !draft_index.empty(); }
   int max_seq_len() const {
     int m = 0;
     for (int32_t l : seq_lens) m = l > m ? l : m;

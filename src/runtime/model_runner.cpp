@@ -368,10 +368,14 @@ void ModelRunner::forward(const ForwardBatch& fb, std::vector<int32_t>& sampled,
       stats_.decode_graph_replays++;
       stats_.padding_tokens += uint64_t(bs - S);
       if (report) *report = StepReport{StepPath::decode_graph, bs, bs - S, ""};
+      if (fb.has_verify_rows()) stats_.verify_steps_decode_graph++;
       sample(fb, sampled);
       return;
     }
-    reason = graph_config_.disable_cuda_graph ? "disabled" : "batch too large";
+    // A verify batch's key is its row count (sub-rows included): say so when it misses.
+    reason = graph_config_.disable_cuda_graph ? "disabled"
+             : fb.has_verify_rows()           ? "verify batch too large"
+                                              : "batch too large";
   } else {
     const int T = piecewise_graphs_ ? piecewise_graphs_->bucket_for(n) : 0;
     if (T > 0) {
@@ -383,6 +387,7 @@ void ModelRunner::forward(const ForwardBatch& fb, std::vector<int32_t>& sampled,
       (fb.mode == ForwardMode::mixed ? stats_.piecewise_replays_mixed : stats_.piecewise_replays_extend)++;
       stats_.padding_tokens += uint64_t(T - n);
       if (report) *report = StepReport{StepPath::piecewise_graph, T, T - n, ""};
+      if (fb.has_verify_rows()) stats_.verify_steps_piecewise++;
       sample(fb, sampled);
       return;
     }
@@ -390,6 +395,7 @@ void ModelRunner::forward(const ForwardBatch& fb, std::vector<int32_t>& sampled,
                                                                                            : "too many tokens";
   }
   note_eager(reason, report);
+  if (fb.has_verify_rows()) stats_.verify_steps_eager++;
   run_eager(fb, sampled);
 }
 
@@ -407,6 +413,7 @@ StepResult ModelRunner::forward(const ForwardBatch& fb, StepReport* report) {
     q.n_new = fb.qo_indptr[size_t(s) + 1] - fb.qo_indptr[size_t(s)];
     q.sample = fb.samples[size_t(s)] != 0;
     q.sampled_id = sampled[size_t(s)];
+    if (fb.has_verify_rows()) q.draft_index = fb.draft_index[size_t(s)];
     const int k = fb.sampling[size_t(s)].logprobs;
     if (q.sample && k >= 0) {
       const StepBuffers& b = *buf_;

@@ -1,6 +1,7 @@
 // ModelRunner: runs one ForwardBatch and returns its StepResult. It owns the
 // fixed step buffers and routes each batch (DESIGN.md "runtime"):
 //   DECODE          -> the full decode graph of the smallest batch-size bucket >= n_seqs
+//                      (a speculative verify row counts one row per token: scheduler.h)
 //   EXTEND / MIXED  -> the piecewise graphs of the smallest token bucket >= n_tokens
 //   anything else   -> eager, counted by reason
 // Graphs are captured once at start-up (capture_graphs) and sealed after.
