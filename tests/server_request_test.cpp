@@ -41,6 +41,7 @@ TEST(ServerRequest, CompletionFields) {
                              {"presence_penalty", -0.5},
                              {"repetition_penalty", 1.1},
                              {"ignore_eos", true},
+                             {"disable_speculative", true},
                              {"n", 2},
                              {"stream", true},
                              {"stream_options", {{"include_usage", true}}},
@@ -61,6 +62,7 @@ TEST(ServerRequest, CompletionFields) {
   EXPECT_FLOAT_EQ(r.params.presence_penalty, -0.5f);
   EXPECT_FLOAT_EQ(r.params.repetition_penalty, 1.1f);
   EXPECT_TRUE(r.params.ignore_eos);
+  EXPECT_TRUE(r.params.disable_speculative);
   EXPECT_EQ(r.n, 2);
   EXPECT_TRUE(r.stream);
   EXPECT_TRUE(r.include_usage);

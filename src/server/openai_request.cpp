@@ -244,6 +244,7 @@ ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
   }
   p.ignore_eos = read_bool(j, "ignore_eos", false);
   p.skip_special_tokens = read_bool(j, "skip_special_tokens", true);
+  p.disable_speculative = read_bool(j, "disable_speculative", false);
 
   read_int_field(j, "n", r.n, 1, k_max_n);
   r.stream = read_bool(j, "stream", false);

@@ -34,6 +34,8 @@ constexpr RequestField k_fields[] = {
     {"stop", k_generate, S::honoured, "OpenAI", "stop strings, left out of the text"},
     {"stop_token_ids", k_generate, S::honoured, "vLLM, sglang", "extra stop token ids"},
     {"ignore_eos", k_generate, S::honoured, "vLLM, sglang", "generate past EOS"},
+    {"disable_speculative", k_generate, S::honoured, "seam",
+     "true: this request does not speculate (--speculative-algorithm); the output is the same either way"},
     {"skip_special_tokens", k_generate, S::honoured, "vLLM, sglang", "special tokens left out of the text"},
     {"n", k_generate, S::honoured, "OpenAI", "choices per prompt (1-16)"},
     {"stream", k_generate, S::honoured, "OpenAI", "server-sent events"},
