@@ -245,3 +245,67 @@ TEST(Speculative, ManyRequestsLeakNoSlots) {
 
 }  // namespace
 }  // namespace seam::test
+
+namespace seam::test {
+namespace {
+
+// STANDALONE: stories260K drafting for itself decodes greedily exactly as the target does,
+// so every draft is accepted; the ids stay the golden ones, with graphs on and off, mixed
+// chunks, and a KV pool small enough to retract.
+EngineConfig standalone_config(int k) {
+  EngineConfig cfg = cpu_engine_config();
+  cfg.speculative_algorithm = "STANDALONE";
+  cfg.speculative_draft_model_path = stories_dir();
+  cfg.speculative_num_draft_tokens = k;
+  return cfg;
+}
+
+class StandaloneGolden : public ::testing::TestWithParam<std::tuple<int, bool, bool>> {};
+TEST_P(StandaloneGolden, SelfDraftAcceptsEverything) {
+  const int k = std::get<0>(GetParam());
+  auto cfg = standalone_config(k);
+  cfg.disable_cuda_graph = !std::get<1>(GetParam());
+  if (std::get<2>(GetParam())) {
+    cfg.enable_mixed_chunk = true;
+    cfg.chunked_prefill_size = 16;
+  }
+  auto stats = run_golden(cfg);
+  EXPECT_GT(stats["speculative_verify_rows"], 0);
+  EXPECT_GT(stats["speculative_proposed_tokens"], 0);
+  EXPECT_EQ(stats["speculative_accepted_tokens"], stats["speculative_proposed_tokens"]);
+  if (std::get<1>(GetParam())) EXPECT_GT(stats["verify_steps_decode_graph"], 0);
+}
+INSTANTIATE_TEST_SUITE_P(Speculative, StandaloneGolden,
+                         ::testing::Combine(::testing::Values(1, 4), ::testing::Bool(), ::testing::Bool()));
+
+TEST(Speculative, StandaloneSmallKvPoolRetracts) {
+  auto cfg = standalone_config(4);
+  cfg.max_total_tokens = 520;
+  cfg.enable_mixed_chunk = true;
+  cfg.chunked_prefill_size = 64;
+  auto stats = run_golden(cfg);
+  EXPECT_GT(stats["retractions"], 0);
+  EXPECT_EQ(stats["speculative_accepted_tokens"], stats["speculative_proposed_tokens"]);
+}
+
+TEST(Speculative, StandaloneSeededSamplingIsTheSameOutput) {
+  const auto cases = golden_cases();
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<SamplingParams> params;
+  for (size_t i = 0; i < 6; ++i) {
+    SamplingParams p;
+    p.temperature = 0.8f;
+    p.seed = 77 + i;
+    p.max_new_tokens = 60;
+    prompts.push_back(cases[i % cases.size()].prompt_ids);
+    params.push_back(p);
+  }
+  nlohmann::json stats;
+  const auto plain = run_each(cpu_engine_config(), prompts, params);
+  const auto spec = run_each(standalone_config(4), prompts, params, &stats);
+  expect_same(plain, spec);
+  EXPECT_GT(stats["speculative_accepted_tokens"], 0);
+}
+
+}  // namespace
+}  // namespace seam::test

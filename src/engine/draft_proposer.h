@@ -5,6 +5,7 @@
 // model (STANDALONE) or an EAGLE-style head is another: it gets the whole batch at once so
 // that it can run its own batched steps, and it may keep per-request state keyed by id.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "scheduler/request.h"
@@ -16,6 +17,8 @@ class DraftProposer {
   virtual ~DraftProposer() = default;
   // reqs[i] gets at most max_drafts[i] (>= 1) drafts in reqs[i]->draft_ids (cleared first).
   virtual void propose(const std::vector<Request*>& reqs, const std::vector<int>& max_drafts) = 0;
+  // The request finished or failed: drop whatever the proposer keeps for it.
+  virtual void release(uint64_t /*request_id*/) {}
 };
 
 }  // namespace seam

@@ -10,6 +10,8 @@
 #include "core/log.h"
 #include "engine/engine_setup.h"
 #include "engine/ngram_proposer.h"
+#include "engine/standalone_proposer.h"
+#include "graph/graph_buckets.h"
 #include "engine/structured_output.h"
 #include "kv/kv_pool.h"
 #include "kv/radix_cache.h"
@@ -78,6 +80,21 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   kv_ = std::make_unique<KvPool>(*backend_, shape);
   runner_ = std::make_unique<ModelRunner>(*backend_, *model_, *kv_, sizes, setup.graphs);
   runner_->capture_graphs();
+  if (spec_.algorithm == SpeculativeAlgorithm::standalone) {
+    // The draft model's own runner, KV pool and graphs (decode keys up to the drafting batch;
+    // the target's piecewise keys for catch-up). Its memory is not yet taken out of the
+    // target's KV budget (a GPU to-do); the CPU pool has room.
+    StandaloneShape ds;
+    ds.max_reqs = setup.scheduler.max_running_requests;
+    ds.max_context = max_context_;
+    ds.chunk_tokens = setup.scheduler.chunked_prefill_size;
+    ds.max_rows = spec_.max_batch_size;
+    ds.n_slots = std::min<int>(shape.n_slots, 1 + spec_.max_batch_size * max_context_);
+    GraphConfig dg = setup.graphs;
+    if (!dg.disable_cuda_graph) dg.decode_buckets = default_decode_buckets(spec_.max_batch_size);
+    proposer_ = std::make_unique<StandaloneProposer>(*backend_, spec_.draft_model_path, setup.dtype,
+                                                     model_config_.vocab_size, ds, dg);
+  }
 
   slots_ = std::make_unique<SlotAllocator>(shape.n_slots);
   cache_ = std::make_unique<RadixCache>(*slots_, !cfg.disable_radix_cache);
@@ -555,6 +572,7 @@ void EngineCore::finish_request(uint64_t id) {
   auto it = live_.find(id);
   if (it == live_.end()) return;
   if (it->second.matcher) --n_live_constrained_;
+  if (proposer_) proposer_->release(id);
   n_prompt_tokens_ += it->second.req->prompt_ids.size();
   ++n_finished_;
   release_admission(it->second);

@@ -47,8 +47,8 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
              "' is not one of NGRAM, STANDALONE");
   SEAM_CHECK(alg == "STANDALONE" || cfg.speculative_draft_model_path.empty(),
              "--speculative-draft-model-path needs --speculative-algorithm STANDALONE");
-  SEAM_CHECK(alg != "STANDALONE", "--speculative-algorithm STANDALONE: the draft-model runner is not built yet "
-                                  "(use NGRAM)");
+  SEAM_CHECK(alg != "STANDALONE" || !cfg.speculative_draft_model_path.empty(),
+             "--speculative-algorithm STANDALONE needs --speculative-draft-model-path");
   SEAM_CHECK(!alg.empty() || (cfg.speculative_num_draft_tokens == 0 && cfg.speculative_num_steps == 0 &&
                               cfg.speculative_max_batch_size == 0),
              "--speculative-num-draft-tokens / --speculative-num-steps / --speculative-max-batch-size need "
@@ -63,10 +63,13 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
              "--speculative-ngram-min-match-window-size (", cfg.speculative_ngram_min_match_window_size,
              ") must be >= 1 and <= --speculative-ngram-max-match-window-size (",
              cfg.speculative_ngram_max_match_window_size, ")");
-  if (alg == "NGRAM") {
-    sp.algorithm = SpeculativeAlgorithm::ngram;
+  if (!alg.empty()) {
+    sp.algorithm = alg == "NGRAM" ? SpeculativeAlgorithm::ngram : SpeculativeAlgorithm::standalone;
     sp.n_draft_tokens = cfg.speculative_num_draft_tokens > 0 ? cfg.speculative_num_draft_tokens : 4;
+    // A chain draft (no tree): one draft-model step per draft token; fewer steps, fewer drafts.
     sp.n_steps = cfg.speculative_num_steps > 0 ? cfg.speculative_num_steps : sp.n_draft_tokens;
+    if (sp.algorithm == SpeculativeAlgorithm::standalone) sp.n_draft_tokens = std::min(sp.n_draft_tokens, sp.n_steps);
+    sp.draft_model_path = cfg.speculative_draft_model_path;
     sp.ngram_min_window = cfg.speculative_ngram_min_match_window_size;
     sp.ngram_max_window = cfg.speculative_ngram_max_match_window_size;
     sp.max_batch_size = std::min(cfg.speculative_max_batch_size > 0 ? cfg.speculative_max_batch_size : 8,
