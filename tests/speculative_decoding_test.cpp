@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "golden.h"
+#include "safetensors_writer.h"
 
 namespace seam::test {
 namespace {
@@ -305,6 +306,31 @@ TEST(Speculative, StandaloneSeededSamplingIsTheSameOutput) {
   const auto spec = run_each(standalone_config(4), prompts, params, &stats);
   expect_same(plain, spec);
   EXPECT_GT(stats["speculative_accepted_tokens"], 0);
+}
+
+}  // namespace
+}  // namespace seam::test
+
+namespace seam::test {
+namespace {
+
+// A different tiny draft of the same vocabulary (2 layers of 16, deterministic weights that
+// know nothing of stories): it is mostly wrong, and the ids stay the golden ones.
+TEST(Speculative, StandaloneDifferentDraftKeepsTheIds) {
+  const std::string dir = make_temp_dir("spec_draft");
+  nlohmann::json config = tiny_config_json();
+  config["vocab_size"] = 512;
+  config["max_position_embeddings"] = 512;
+  write_config(dir, config);
+  write_safetensors(dir + "/model.safetensors", model_tensors(load_model_config(dir), "F32"));
+  for (bool graphs : {true, false}) {
+    auto cfg = standalone_config(4);
+    cfg.speculative_draft_model_path = dir;
+    cfg.disable_cuda_graph = !graphs;
+    auto stats = run_golden(cfg);
+    EXPECT_GT(stats["speculative_proposed_tokens"], 0);
+    EXPECT_LT(stats["speculative_accepted_tokens"], stats["speculative_proposed_tokens"]);
+  }
 }
 
 }  // namespace
