@@ -50,6 +50,7 @@ json honoured_value(const std::string& name, Endpoint e) {
       {"stop", "."},
       {"stop_token_ids", {2}},
       {"ignore_eos", true},
+      {"disable_speculative", true},
       {"skip_special_tokens", false},
       {"n", 2},
       {"stream", true},
