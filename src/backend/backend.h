@@ -202,6 +202,12 @@ class Backend {
   virtual void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) = 0;
   // Log probabilities of raw logits [n, vocab] f32 (read only): see LogprobBatch.
   virtual void logprobs(Tensor logits, const LogprobBatch& b) = 0;
+  // Structured output: for each i < n_masked, logits[rows[i]][t] = -inf for every t < vocab
+  // whose bit is clear in bitmask[i] (bit t = word t / 32, bit t % 32; a set bit leaves the
+  // logit as it is). logits [n, vocab] f32; bitmask [n_masked, n_words] i32 storage of u32
+  // words, n_words >= ceil(vocab / 32), contiguous; rows [n_masked] i32, distinct, in [0, n).
+  // Only the constrained rows are listed: the others are not read.
+  virtual void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) = 0;
 
  protected:
   // op_checks::rms_norm_qkv_rope_store on this backend's device (backend.cpp: backend.h does not
@@ -244,6 +250,16 @@ class Backend {
   virtual void timer_begin() = 0;
   virtual void timer_end() = 0;
   virtual double timer_elapsed_ms() const = 0;
+
+  // ---- forward mark (engine stats grammar_mask_exposed_ms_total) ----
+  // mark_forward() is called once the step's forward (replays or eager ops, logits included)
+  // is enqueued; forward_done() then says whether the device has passed that mark: the
+  // runner builds the step's grammar masks on the host in between and asks, so it knows
+  // whether that host work was hidden behind the GPU. CUDA: an event recorded on the stream
+  // and cudaEventQuery (never blocks). A synchronous backend (CPU) has finished every op
+  // when it returns, so its forward is always done: its mask work is never hidden.
+  virtual void mark_forward() {}
+  virtual bool forward_done() { return true; }
 };
 
 }  // namespace seam

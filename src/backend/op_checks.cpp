@@ -262,4 +262,18 @@ void logprobs(const Tensor& logits, const LogprobBatch& b, Device dev) {
              "logprobs: out_top_ids / out_top must be contiguous [>= n, max_top] and agree");
 }
 
+void apply_token_bitmask(const Tensor& logits, const Tensor& bitmask, const Tensor& rows_idx, Device dev) {
+  same(logits, DType::f32, dev, "apply_token_bitmask logits");
+  rows(logits, "apply_token_bitmask logits");
+  same(bitmask, DType::i32, dev, "apply_token_bitmask bitmask");
+  const int64_t vocab = logits.size(1), n_words = (vocab + 31) / 32;
+  SEAM_CHECK(bitmask.ndim == 2 && bitmask.contiguous() && bitmask.size(1) >= n_words,
+             "apply_token_bitmask bitmask: expected contiguous [n_masked, >= ", n_words, "] i32 words, got ",
+             bitmask.shape_str());
+  SEAM_CHECK(bitmask.size(0) <= logits.size(0), "apply_token_bitmask: ", bitmask.size(0), " masked rows but ",
+             logits.size(0), " logit rows");
+  if (bitmask.size(0) == 0) return;
+  index(rows_idx, bitmask.size(0), dev, "apply_token_bitmask rows");
+}
+
 }  // namespace seam::op_checks

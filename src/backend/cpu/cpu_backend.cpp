@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "backend/cpu/sampling_cpu.h"
@@ -285,6 +286,21 @@ void CpuBackend::sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) {
           sample_row(row_ptr(logits, r), int(logits.size(1)), sb.temperature.ptr<float>()[r],
                      sb.top_k.ptr<int32_t>()[r], sb.top_p.ptr<float>()[r], sb.min_p.ptr<float>()[r],
                      uint64_t(sb.seed.ptr<int64_t>()[r]), uint32_t(sb.step.ptr<int32_t>()[r]));
+    }
+  });
+}
+
+void CpuBackend::apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) {
+  op_checks::apply_token_bitmask(logits, bitmask, rows, Device::cpu);
+  launch([=] {
+    const int64_t vocab = logits.size(1), n = logits.size(0), n_words = bitmask.size(1);
+    for (int64_t i = 0; i < bitmask.size(0); ++i) {
+      const int32_t r = rows.ptr<int32_t>()[i];
+      SEAM_CHECK(r >= 0 && r < n, "apply_token_bitmask: row ", r, " is outside the ", n, " logit rows");
+      const uint32_t* words = reinterpret_cast<const uint32_t*>(bitmask.ptr<int32_t>()) + i * n_words;
+      float* l = row_ptr(logits, r);
+      for (int64_t t = 0; t < vocab; ++t)
+        if (!((words[t >> 5] >> (t & 31)) & 1u)) l[t] = -std::numeric_limits<float>::infinity();
     }
   });
 }

@@ -45,6 +45,7 @@ class CpuBackend final : public Backend {
   void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) override;
   void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) override;
   void logprobs(Tensor logits, const LogprobBatch& b) override;
+  void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
 
   void begin_capture() override;
   std::unique_ptr<Graph> end_capture() override;

@@ -70,6 +70,7 @@ class CudaBackend final : public Backend {
   void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) override;
   void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) override;
   void logprobs(Tensor logits, const LogprobBatch& b) override;
+  void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
 
   void begin_capture() override;
   std::unique_ptr<Graph> end_capture() override;
@@ -80,6 +81,8 @@ class CudaBackend final : public Backend {
   void timer_begin() override;  // cudaEventRecord on the stream (cuda_backend.cpp)
   void timer_end() override;
   double timer_elapsed_ms() const override;
+  void mark_forward() override;  // cudaEventRecord (cuda_backend.cpp)
+  bool forward_done() override;  // cudaEventQuery: never blocks
 
   cudaStream_t stream() const { return stream_; }
 
@@ -98,6 +101,8 @@ class CudaBackend final : public Backend {
   // The step timer's two marks, created once at construction (never in the step loop).
   cudaEvent_t timer_start_ = nullptr, timer_stop_ = nullptr;
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
+  // mark_forward()'s event (no timing), created once at construction.
+  cudaEvent_t forward_mark_ = nullptr;
 };
 
 }  // namespace seam::cuda

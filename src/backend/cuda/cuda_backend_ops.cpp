@@ -16,6 +16,7 @@
 #include "backend/cuda/rms_norm.h"
 #include "backend/cuda/rope.h"
 #include "backend/cuda/logit_bias.h"
+#include "backend/cuda/apply_token_bitmask.h"
 #include "backend/cuda/logprobs.h"
 #include "backend/cuda/sample.h"
 #include "backend/cuda/scatter_i32.h"
@@ -218,6 +219,11 @@ void CudaBackend::apply_logit_bias(Tensor logits, const LogitBiasBatch& b) {
   op_checks::apply_logit_bias(logits, b, Device::cuda);
   if (b.n == 0) return;
   launch_apply_logit_bias(logits, b, stream_);
+}
+
+void CudaBackend::apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) {
+  op_checks::apply_token_bitmask(logits, bitmask, rows, Device::cuda);
+  launch_apply_token_bitmask(logits, bitmask, rows, stream_);
 }
 
 void CudaBackend::logprobs(Tensor logits, const LogprobBatch& b) {
