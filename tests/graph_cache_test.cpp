@@ -59,6 +59,7 @@ class FillOnlyBackend final : public Backend {
   void sample(Tensor, Tensor, const SamplingBatch&) override { unused("sample"); }
   void apply_logit_bias(Tensor, const LogitBiasBatch&) override { unused("apply_logit_bias"); }
   void logprobs(Tensor, const LogprobBatch&) override { unused("logprobs"); }
+  void apply_token_bitmask(Tensor, Tensor, Tensor) override { unused("apply_token_bitmask"); }
   void begin_capture() override {
     ASSERT_FALSE(capturing_) << "nested capture";
     capturing_ = true;
