@@ -103,7 +103,7 @@ TEST(StructuredOutputRequest, EveryFieldGivesItsConstraintOnBothRoutes) {
 }
 
 TEST(StructuredOutputRequest, NoConstraintWhenNoneIsAsked) {
-  for (const char* v : {R"({"type": "text"})", "null"}) {
+  for (const char* v : {R"({"type": "text"})", R"({"type": "text", "json_schema": null})", "null"}) {
     const ApiRequest r = parse(with(chat_body(), "response_format", v), ApiKind::chat);
     EXPECT_FALSE(r.params.constraint.has_value()) << v;
   }

@@ -67,7 +67,7 @@ void CompletionJob::submit() {
     // A forced call (tool_choice named or "required") is read from its constrained JSON: no parser needed.
     if (!request_.tools.is_null() && request_.tool_choice == "auto" && ctx_.tool_call_parser.empty())
       throw bad_request("tools: this server parses no tool calls (start it with --tool-call-parser NAME), "
-                        "or send tool_choice \"none\"",
+                        "or send tool_choice \"none\", \"required\" or a named function",
                         "tools");
     std::string text;
     prompt_ids_.push_back(encode_chat_prompt(*ctx_.chat_template, tok, request_, max_context, &text));
@@ -240,7 +240,8 @@ std::string CompletionJob::take_echo_and_logprobs(const Event& e, nlohmann::json
 
 std::shared_ptr<ChatOutput> CompletionJob::make_chat_output() const {
   if (request_.kind != ApiKind::chat) return nullptr;
-  if (request_.tool_choice == "function") return std::make_shared<ChatOutput>(ForcedToolCalls::named(request_.tool_choice_name));
+  if (request_.tool_choice == "function")
+    return std::make_shared<ChatOutput>(ForcedToolCalls::named(request_.tool_choice_name));
   if (request_.tool_choice == "required") return std::make_shared<ChatOutput>(ForcedToolCalls::required());
   std::unique_ptr<ReasoningParser> reasoning;
   // A constrained output starts at its first token: it holds no reasoning to split off (a reasoning

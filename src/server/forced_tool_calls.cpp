@@ -16,7 +16,9 @@ std::unique_ptr<ForcedToolCalls> ForcedToolCalls::named(std::string function_nam
   return p;
 }
 
-std::unique_ptr<ForcedToolCalls> ForcedToolCalls::required() { return std::unique_ptr<ForcedToolCalls>(new ForcedToolCalls()); }
+std::unique_ptr<ForcedToolCalls> ForcedToolCalls::required() {
+  return std::unique_ptr<ForcedToolCalls>(new ForcedToolCalls());
+}
 
 void ForcedToolCalls::emit_call(ToolParseDelta& out, std::string name, std::string arguments) {
   if (id_prefix_.empty()) id_prefix_ = tool_call_detail::random_id_prefix();
@@ -84,8 +86,8 @@ void ForcedToolCalls::parse_items(ToolParseDelta& out) {
     const ojson item = ojson::parse(buf_.substr(pos_, n), nullptr, false);
     const auto name = item.is_object() ? item.find("name") : item.end();
     const auto params = item.is_object() ? item.find("parameters") : item.end();
-    if (item.is_discarded() || !item.is_object() || name == item.end() || !name->is_string() ||
-        params == item.end() || !params->is_object()) {
+    if (item.is_discarded() || !item.is_object() || name == item.end() || !name->is_string() || params == item.end() ||
+        !params->is_object()) {
       failed_ = true;
       return;
     }

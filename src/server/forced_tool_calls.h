@@ -39,11 +39,11 @@ class ForcedToolCalls {
   std::string id_prefix_;  // tool_call_parser.h's ids
   int n_calls_ = 0;
   // required
-  std::string buf_;        // the whole output so far
-  size_t pos_ = 0;         // parsed up to here
-  bool opened_ = false;    // the '[' was read
-  bool closed_ = false;    // the ']' was read (later text is ignored)
-  bool failed_ = false;    // not the expected shape: the rest is not parsed
+  std::string buf_;      // the whole output so far
+  size_t pos_ = 0;       // parsed up to here
+  bool opened_ = false;  // the '[' was read
+  bool closed_ = false;  // the ']' was read (later text is ignored)
+  bool failed_ = false;  // not the expected shape: the rest is not parsed
 };
 
 }  // namespace seam

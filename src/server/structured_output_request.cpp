@@ -13,8 +13,9 @@ using ojson = nlohmann::ordered_json;
 using Kind = OutputConstraint::Kind;
 
 // The top-level fields that ask for a constraint, in the order a conflict names them.
-constexpr const char* k_fields[] = {"response_format", "json_schema",  "regex",         "ebnf",          "structured_outputs",
-                                    "guided_json",     "guided_regex", "guided_choice", "guided_grammar"};
+constexpr const char* k_fields[] = {"response_format",    "json_schema", "regex",        "ebnf",
+                                    "structured_outputs", "guided_json", "guided_regex", "guided_choice",
+                                    "guided_grammar"};
 
 const ojson* find(const ojson& j, const std::string& key) {
   auto it = j.find(key);
@@ -49,7 +50,8 @@ std::string read_schema(const ojson& v, const std::string& key, bool string_allo
   if (string_allowed && v.is_string()) {
     const ojson parsed = ojson::parse(v.get<std::string>(), nullptr, false);
     if (parsed.is_discarded()) throw bad_request("'" + key + "' is a string that is not valid JSON", key);
-    if (!parsed.is_object()) throw bad_request("'" + key + "' must hold a JSON Schema object, got " + type_name(parsed), key);
+    if (!parsed.is_object())
+      throw bad_request("'" + key + "' must hold a JSON Schema object, got " + type_name(parsed), key);
     return parsed.dump();
   }
   if (!v.is_object())
@@ -83,18 +85,20 @@ std::optional<OutputConstraint> read_response_format(const ojson& v) {
   const std::string t = type->is_string() ? type->get<std::string>() : "";
   if (!type->is_string()) throw wrong_type("response_format.type", "a string", *type);
   for (auto it = v.begin(); it != v.end(); ++it)
-    if (it.key() != "type" && !(t == "json_schema" && it.key() == "json_schema"))
-      throw bad_request("'response_format." + it.key() + "' is not a field of response_format type \"" +
-                            t.substr(0, 32) + "\"",
-                        "response_format." + it.key());
+    if (!it->is_null() && it.key() != "type" && !(t == "json_schema" && it.key() == "json_schema"))
+      throw bad_request(
+          "'response_format." + it.key() + "' is not a field of response_format type \"" + t.substr(0, 32) + "\"",
+          "response_format." + it.key());
   if (t == "text") return std::nullopt;
   if (t == "json_object") return make(Kind::json_object, "", key);
   if (t != "json_schema")
-    throw bad_request("'response_format.type' must be \"text\", \"json_object\" or \"json_schema\", got \"" +
-                          t.substr(0, 64) + "\"",
-                      "response_format.type");
+    throw bad_request(
+        "'response_format.type' must be \"text\", \"json_object\" or \"json_schema\", got \"" + t.substr(0, 64) + "\"",
+        "response_format.type");
   const ojson* js = find(v, "json_schema");
-  if (!js) throw bad_request("'response_format.json_schema' is required with type \"json_schema\"", "response_format.json_schema");
+  if (!js)
+    throw bad_request("'response_format.json_schema' is required with type \"json_schema\"",
+                      "response_format.json_schema");
   if (!js->is_object()) throw wrong_type("response_format.json_schema", "an object", *js);
   const std::string at = "response_format.json_schema";
   OutputConstraint c = make(Kind::json_schema, "", key);
@@ -133,9 +137,9 @@ OutputConstraint read_structured_outputs(const ojson& v) {
   std::optional<bool> disable_any_whitespace;
   auto set = [&](OutputConstraint next, const std::string& name) {
     if (c)
-      throw bad_request("'" + key + "." + first + "' and '" + key + "." + name +
-                            "' both ask for structured output; send one",
-                        key + "." + name);
+      throw bad_request(
+          "'" + key + "." + first + "' and '" + key + "." + name + "' both ask for structured output; send one",
+          key + "." + name);
     c = std::move(next);
     first = name;
   };
@@ -161,19 +165,20 @@ OutputConstraint read_structured_outputs(const ojson& v) {
       // default xgrammar backend), so either value gives the same output.
       read_bool(*it, at);
     } else if (k == "whitespace_pattern") {
-      throw bad_request("'" + at + "' is not supported: JSON output is compact, or any JSON whitespace with "
-                        "structured_outputs.disable_any_whitespace false",
+      throw bad_request("'" + at +
+                            "' is not supported: JSON output is compact, or any JSON whitespace with "
+                            "structured_outputs.disable_any_whitespace false",
                         at);
     } else if (k == "structural_tag") {
       throw bad_request("'" + at + "' is not supported (structural tags)", at);
     } else {
-      throw bad_request("'" + at + "' is not a field of structured_outputs (json, regex, choice, grammar, "
-                        "json_object, disable_any_whitespace, disable_fallback, disable_additional_properties)",
+      throw bad_request("'" + at +
+                            "' is not a field of structured_outputs (json, regex, choice, grammar, "
+                            "json_object, disable_any_whitespace, disable_fallback, disable_additional_properties)",
                         at);
     }
   }
-  if (!c)
-    throw bad_request("'" + key + "' must set one of json, regex, choice, grammar or json_object", key);
+  if (!c) throw bad_request("'" + key + "' must set one of json, regex, choice, grammar or json_object", key);
   // vLLM's xgrammar allows any whitespace unless disable_any_whitespace; seam's default is compact
   // JSON (no runs of whitespace to loop in), so only an explicit false asks for any whitespace.
   if (disable_any_whitespace.has_value()) c->any_whitespace = !*disable_any_whitespace;

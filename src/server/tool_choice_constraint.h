@@ -9,9 +9,8 @@
 // properties in the order the schema lists them: "name" before "parameters").
 // forced_tool_calls.h parses the output back into tool calls.
 #pragma once
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "api/output_constraint.h"
 

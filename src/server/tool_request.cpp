@@ -45,8 +45,8 @@ std::string read_tool_choice(const ojson& body, std::string& name) {
   if (v->is_string()) {
     const std::string c = v->get<std::string>();
     if (c == "none" || c == "auto" || c == "required") return c;
-    throw wrong("tool_choice", "must be \"none\", \"auto\", \"required\" or a named function, got \"" +
-                                   c.substr(0, 64) + "\"");
+    throw wrong("tool_choice",
+                "must be \"none\", \"auto\", \"required\" or a named function, got \"" + c.substr(0, 64) + "\"");
   }
   if (!v->is_object()) throw wrong("tool_choice", "must be a string or an object");
   const ojson* type = find(*v, "type");
@@ -119,7 +119,8 @@ void read_chat_tool_fields(const ojson& body, ApiRequest& r) {
       bool known = false;
       for (const ojson& t : r.tools) known = known || t["function"]["name"] == r.tool_choice_name;
       if (!known)
-        throw wrong("tool_choice.function.name", "names no tool of 'tools': \"" + r.tool_choice_name.substr(0, 64) + "\"");
+        throw wrong("tool_choice.function.name",
+                    "names no tool of 'tools': \"" + r.tool_choice_name.substr(0, 64) + "\"");
     }
     r.params.constraint = tool_choice_constraint(r.tools, r.tool_choice == "function" ? r.tool_choice_name : "");
   }
