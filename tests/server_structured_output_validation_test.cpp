@@ -23,6 +23,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -140,7 +141,7 @@ void validate_samples(const std::vector<json>& samples, const std::string& tag) 
 }
 
 class ServerStructuredOutput : public ::testing::Test {
- protected:
+ public:
   static void SetUpTestSuite() {
     const std::string dir = test::make_temp_dir("so_tmpl");
     test::write_file(dir + "/chat.jinja",
@@ -213,50 +214,64 @@ std::string merged(const ojson& base, const std::string& extra) {
   return b.dump();
 }
 
-TEST_F(ServerStructuredOutput, EveryOutputValidates) {
-  require_jsonschema();
-  const std::vector<Case> cases = suite();
+// What one server's runs gave: the samples to validate and the counts.
+struct Tally {
   std::vector<json> samples;
   int n_stopped = 0, n_cut = 0, n_unbounded_stopped = 0;
-  for (test::ServerProcess* server : {graphs_, eager_})
-    for (double temperature : {0.0, 1.0}) {
-      for (const Case& c : cases) {
-        const std::string where = c.name + " at temperature " + std::to_string(temperature) +
-                                  (server == eager_ ? " (eager)" : " (graphs)");
-        // Completions: a short and a long prompt, two choices each.
-        // Bounded cases stop well within 200 tokens; unbounded ones get less (most are cut, time is short).
-        const int max_tokens = c.bounded ? 200 : 64;
-        const ojson comp = {{"prompt", {"Once upon a time", k_long_prompt}}, {"max_tokens", max_tokens}, {"n", 2},
-                            {"temperature", temperature}, {"seed", 11}};
-        const json r = post(server, "/v1/completions", merged(comp, c.field));
-        // Chat: one message, two choices.
-        const ojson chat = {{"messages", {{{"role", "user"}, {"content", "Tell me a story."}}}}, {"max_tokens", max_tokens},
-                            {"n", 2}, {"temperature", temperature}, {"seed", 5}};
-        const json rc = post(server, "/v1/chat/completions", merged(chat, c.field));
-        ASSERT_TRUE(r.contains("choices") && rc.contains("choices")) << where << r.dump() << rc.dump();
-        ASSERT_EQ(r["choices"].size(), 4u) << where;
-        ASSERT_EQ(rc["choices"].size(), 2u) << where;
-        std::vector<std::pair<std::string, std::string>> outputs;  // (text, finish_reason)
-        for (const json& ch : r["choices"]) outputs.push_back({ch["text"], ch["finish_reason"]});
-        for (const json& ch : rc["choices"]) outputs.push_back({ch["message"]["content"], ch["finish_reason"]});
-        for (const auto& [text, finish] : outputs) {
-          if (finish != "stop") {
-            EXPECT_FALSE(c.bounded) << where << ": a bounded case ended by " << finish << ": " << text;
-            EXPECT_EQ(finish, "length") << where;
-            ++n_cut;
-            continue;
-          }
-          ++n_stopped;
-          if (!c.bounded) ++n_unbounded_stopped;
-          samples.push_back({{"case", where}, {"output", text}, {c.check, json::parse(c.check_value)}});
+};
+
+// Every case at temperature 0 and 1 on `server`, into `t`.
+void run_suite(test::ServerProcess* server, const std::string& label, Tally& t) {
+  for (double temperature : {0.0, 1.0})
+    for (const Case& c : suite()) {
+      const std::string where = c.name + " at temperature " + std::to_string(temperature) + " (" + label + ")";
+      // Bounded cases stop well within 200 tokens; unbounded ones get less (most are cut, time is short).
+      const int max_tokens = c.bounded ? 200 : 64;
+      // Completions: a short and a long prompt, two choices each.
+      const ojson comp = {{"prompt", {"Once upon a time", k_long_prompt}}, {"max_tokens", max_tokens}, {"n", 2},
+                          {"temperature", temperature}, {"seed", 11}};
+      const json r = ServerStructuredOutput::post(server, "/v1/completions", merged(comp, c.field));
+      // Chat: one message, two choices.
+      const ojson chat = {{"messages", {{{"role", "user"}, {"content", "Tell me a story."}}}},
+                          {"max_tokens", max_tokens}, {"n", 2}, {"temperature", temperature}, {"seed", 5}};
+      const json rc = ServerStructuredOutput::post(server, "/v1/chat/completions", merged(chat, c.field));
+      ASSERT_TRUE(r.contains("choices") && rc.contains("choices")) << where << r.dump() << rc.dump();
+      ASSERT_EQ(r["choices"].size(), 4u) << where;
+      ASSERT_EQ(rc["choices"].size(), 2u) << where;
+      std::vector<std::pair<std::string, std::string>> outputs;  // (text, finish_reason)
+      for (const json& ch : r["choices"]) outputs.push_back({ch["text"], ch["finish_reason"]});
+      for (const json& ch : rc["choices"]) outputs.push_back({ch["message"]["content"], ch["finish_reason"]});
+      for (const auto& [text, finish] : outputs) {
+        if (finish != "stop") {
+          EXPECT_FALSE(c.bounded) << where << ": a bounded case ended by " << finish << ": " << text;
+          EXPECT_EQ(finish, "length") << where;
+          ++t.n_cut;
+          continue;
         }
+        ++t.n_stopped;
+        if (!c.bounded) ++t.n_unbounded_stopped;
+        t.samples.push_back({{"case", where}, {"output", text}, {c.check, json::parse(c.check_value)}});
       }
     }
+}
+
+TEST_F(ServerStructuredOutput, EveryOutputValidates) {
+  require_jsonschema();
+  // The two servers at once (two cores: half the time).
+  Tally graphs, eager;
+  std::thread other([&] { run_suite(eager_, "eager", eager); });
+  run_suite(graphs_, "graphs", graphs);
+  other.join();
+  std::vector<json> samples = graphs.samples;
+  samples.insert(samples.end(), eager.samples.begin(), eager.samples.end());
+  const int n_cases = int(suite().size());
+  EXPECT_EQ(graphs.n_stopped + graphs.n_cut, n_cases * 2 * 6);
+  EXPECT_EQ(eager.n_stopped + eager.n_cut, n_cases * 2 * 6);
   // Unbounded cases rarely stop on stories260K: they check that such constraints are accepted and cut
   // with "length" (engine_structured_output_test checks a cut output is a prefix the grammar accepts).
   validate_samples(samples, "suite");
-  std::printf("%d outputs validated (%d of unbounded cases), %d unbounded outputs cut by max_tokens\n", n_stopped,
-              n_unbounded_stopped, n_cut);
+  std::printf("%zu outputs validated (%d of unbounded cases), %d unbounded outputs cut by max_tokens\n",
+              samples.size(), graphs.n_unbounded_stopped + eager.n_unbounded_stopped, graphs.n_cut + eager.n_cut);
 }
 
 TEST_F(ServerStructuredOutput, ConstraintsThatDoNotCompileAre400sNamingTheField) {
