@@ -8,6 +8,7 @@
 // field, at submit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -120,6 +121,13 @@ std::string check_output(const Engine& e, const OutputConstraint& c, const Gener
   return bytes;
 }
 
+// One engine of the default configuration for the tests that need no other (start-up captures
+// its graphs: the test's main cost).
+Engine& default_engine() {
+  static Engine engine(cpu_engine_config());
+  return engine;
+}
+
 const std::vector<int32_t>& prompt(const Engine& e) {
   static std::vector<int32_t> ids = e.tokenizer().encode("Once upon a time, there was a little girl", true);
   return ids;
@@ -204,7 +212,7 @@ TEST(EngineStructuredOutput, SuiteUnderGraphsEagerAndMixedChunks) {
 }
 
 TEST(EngineStructuredOutput, MaxNewTokensCutsMidStructureWithLength) {
-  Engine engine(cpu_engine_config());
+  Engine& engine = default_engine();
   const OutputConstraint c = make(OutputConstraint::Kind::json_schema, kNested);
   for (int max_new : {1, 5}) {
     const SamplingParams p = params(c, 0.f, 0, max_new);
@@ -219,7 +227,7 @@ TEST(EngineStructuredOutput, MaxNewTokensCutsMidStructureWithLength) {
 }
 
 TEST(EngineStructuredOutput, StopStringsEndTheTextAtTheMatch) {
-  Engine engine(cpu_engine_config());
+  Engine& engine = default_engine();
   const OutputConstraint c = make(OutputConstraint::Kind::regex, kRegex);
   SamplingParams p = params(c, 0.f, 0);
   p.stop = {"-"};
@@ -231,7 +239,7 @@ TEST(EngineStructuredOutput, StopStringsEndTheTextAtTheMatch) {
 }
 
 TEST(EngineStructuredOutput, StopTokenIdsOnlyWhereTheGrammarMayEnd) {
-  Engine engine(cpu_engine_config());
+  Engine& engine = default_engine();
   // "[0-9]{2,5}" with the token "7" a stop id: before two digits it is forbidden (the grammar
   // may not end there), after them it ends the request. So no output holds a 7.
   const OutputConstraint c = make(OutputConstraint::Kind::regex, "[0-9]{2,5}");
@@ -256,6 +264,36 @@ TEST(EngineStructuredOutput, StopTokenIdsOnlyWhereTheGrammarMayEnd) {
     EXPECT_GE(r[i].text.size(), 2u) << where;
     EXPECT_EQ(r[i].text.find('7'), std::string::npos) << where << ": " << r[i].text;
   }
+}
+
+TEST(EngineStructuredOutput, IgnoreEosEndsWhereTheGrammarEnds) {
+  // With ignore_eos an EOS does not stop the request, but the grammar accepts it only at its
+  // end and then nothing may follow: the request finishes "stop" with the EOS as its last id.
+  Engine& engine = default_engine();
+  const OutputConstraint c = make(OutputConstraint::Kind::choice, R"(["red","green","blue"])");
+  SamplingParams p = params(c, 0.f, 0, 50);
+  p.ignore_eos = true;
+  const auto r = engine.generate({prompt(engine)}, {p});
+  EXPECT_EQ(r[0].finish_reason, FinishReason::stop);
+  ASSERT_FALSE(r[0].output_ids.empty());
+  const auto& eos = engine.model_info().eos_token_ids;
+  EXPECT_NE(std::find(eos.begin(), eos.end(), r[0].output_ids.back()), eos.end());
+  EXPECT_TRUE(r[0].text == "red" || r[0].text == "green" || r[0].text == "blue") << r[0].text;
+}
+
+TEST(EngineStructuredOutput, UnconstrainedStepsBuildNoMask) {
+  Engine& engine = default_engine();
+  engine.wait_idle();
+  const EngineStats before = engine.stats();
+  const GoldenCase golden = golden_cases()[1];
+  const auto r = engine.generate({golden.prompt_ids}, {golden_params(golden)});
+  EXPECT_EQ(r[0].output_ids, golden.generated_ids);
+  engine.wait_idle();
+  const EngineStats after = engine.stats();
+  EXPECT_GT(after.steps, before.steps);
+  EXPECT_EQ(after.grammar_mask_steps, before.grammar_mask_steps);
+  EXPECT_EQ(after.grammar_masked_rows_total, before.grammar_masked_rows_total);
+  EXPECT_EQ(after.grammar_mask_ms_total, before.grammar_mask_ms_total);
 }
 
 TEST(EngineStructuredOutput, RetractionKeepsTheGrammarState) {
@@ -294,7 +332,7 @@ TEST(EngineStructuredOutput, RetractionKeepsTheGrammarState) {
 }
 
 TEST(EngineStructuredOutput, BadConstraintsAreInvalidRequestNamingTheField) {
-  Engine engine(cpu_engine_config());
+  Engine& engine = default_engine();
   using K = OutputConstraint::Kind;
   struct Bad {
     OutputConstraint c;
@@ -313,6 +351,8 @@ TEST(EngineStructuredOutput, BadConstraintsAreInvalidRequestNamingTheField) {
       bad(K::ebnf, "root ::= undefined_rule", "ebnf", ""),
       bad(K::choice, "[1]", "structured_outputs.choice", "choice"),
   };
+  engine.wait_idle();
+  const EngineStats before = engine.stats();
   for (const Bad& b : cases) {
     SamplingParams p = params(b.c, 0.f, 0, 8);
     try {
@@ -327,8 +367,8 @@ TEST(EngineStructuredOutput, BadConstraintsAreInvalidRequestNamingTheField) {
     EXPECT_THROW(engine.check_request(prompt(engine), p), RequestError) << b.c.text;
   }
   engine.wait_idle();
-  EXPECT_EQ(engine.stats().grammar_requests, 0u);
-  EXPECT_EQ(engine.stats().finished_requests, 0u) << "nothing was queued";
+  EXPECT_EQ(engine.stats().grammar_requests, before.grammar_requests);
+  EXPECT_EQ(engine.stats().finished_requests, before.finished_requests) << "nothing was queued";
 }
 
 }  // namespace

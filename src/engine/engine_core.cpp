@@ -9,8 +9,7 @@
 #include "backend/backend_factory.h"
 #include "core/log.h"
 #include "engine/engine_setup.h"
-#include "grammar/grammar_compiler.h"
-#include "grammar/grammar_matcher.h"
+#include "engine/structured_output.h"
 #include "kv/kv_pool.h"
 #include "kv/radix_cache.h"
 #include "kv/slot_allocator.h"
@@ -44,10 +43,8 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   model_info_.max_context = max_context_;
   // Structured output: one compiler for the served vocabulary. The model's EOS ids stop a
   // constrained row only where its grammar may end (the tokenizer's own EOS too).
-  grammar_ = std::make_unique<grammar::GrammarCompiler>(
-      std::make_shared<const grammar::TokenVocabulary>(
-          grammar::TokenVocabulary::from_tokenizer(*tokenizer_, model_config_.eos_token_ids)),
-      size_t(cfg.grammar_cache_mb) << 20);
+  structured_ = std::make_unique<StructuredOutput>(*tokenizer_, model_config_.eos_token_ids,
+                                                   size_t(cfg.grammar_cache_mb) << 20);
   // GEMM tuning runs in the graph warm-ups and ends when the runner seals (capture_graphs).
   // Its scratch is allocated here, before the KV pool is sized, so the pool leaves room for it.
   if (setup.gemm_autotune) backend_->begin_gemm_tuning(setup.gemm_tuning);
@@ -93,38 +90,6 @@ EngineCore::~EngineCore() {
 
 int EngineCore::kv_pool_tokens() const { return slots_->capacity(); }
 
-std::shared_ptr<const grammar::CompiledGrammar> EngineCore::compile_constraint(const OutputConstraint& c) const {
-  grammar::Constraint g;
-  switch (c.kind) {
-    case OutputConstraint::Kind::json_schema: g.kind = grammar::ConstraintKind::kJsonSchema; break;
-    case OutputConstraint::Kind::json_object: g.kind = grammar::ConstraintKind::kJsonObject; break;
-    case OutputConstraint::Kind::regex: g.kind = grammar::ConstraintKind::kRegex; break;
-    case OutputConstraint::Kind::ebnf: g.kind = grammar::ConstraintKind::kEbnf; break;
-    case OutputConstraint::Kind::choice: g.kind = grammar::ConstraintKind::kChoice; break;
-  }
-  g.text = c.text;
-  g.json_options.any_whitespace = c.any_whitespace;
-  g.json_options.strict_properties = c.strict_properties;
-  const std::string field = c.field.empty() ? "constraint" : c.field;
-  const auto t0 = Clock::now();
-  std::shared_ptr<const grammar::CompiledGrammar> compiled;
-  try {
-    compiled = grammar_->compile(g);
-  } catch (const RequestError&) {
-    throw;
-  } catch (const InternalError&) {
-    throw;  // a broken invariant of the compiler is a 500, not the client's fault
-  } catch (const Error& e) {
-    // A bad schema / regex / grammar, or a keyword the engine cannot enforce: the
-    // compiler's reason, as a 400 naming the field the constraint came from.
-    throw invalid_request(e.what(), field);
-  } catch (const nlohmann::json::exception& e) {
-    throw invalid_request(detail::concat("the constraint is not valid JSON: ", e.what()), field);
-  }
-  grammar_compile_us_ += uint64_t(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-  return compiled;
-}
-
 void EngineCore::validate(const EngineRequest& q, std::shared_ptr<const grammar::CompiledGrammar>* compiled) const {
   const int vocab = model_config_.vocab_size;
   q.params.validate(vocab);
@@ -148,7 +113,7 @@ void EngineCore::validate(const EngineRequest& q, std::shared_ptr<const grammar:
                           "max_new_tokens");
   // Last: the other checks are cheap, a compile may not be.
   if (q.params.constraint) {
-    auto g = compile_constraint(*q.params.constraint);
+    auto g = structured_->compile(*q.params.constraint);
     if (compiled) *compiled = std::move(g);
   }
 }
@@ -353,29 +318,10 @@ void EngineCore::prepare_masks(ForwardBatch& fb) {
     fb.mask_rows.push_back(s);
   }
   if (!fb.mask_rows.empty())
-    fb.fill_mask = [this](int row, uint32_t* words, int n_words) { fill_grammar_mask(row, words, n_words); };
-}
-
-void EngineCore::fill_grammar_mask(int row, uint32_t* words, int n_words) {
-  Live& l = *step_live_[size_t(row)];
-  grammar::GrammarMatcher& m = *l.matcher;
-  // The matcher's mask covers the tokenizer's ids; ids past them (a model vocabulary padded
-  // beyond the tokenizer) stay clear: never allowed.
-  if (m.n_words() <= n_words) {
-    m.fill_next_token_bitmask(words);
-  } else {
-    mask_scratch_.resize(size_t(m.n_words()));
-    m.fill_next_token_bitmask(mask_scratch_.data());
-    std::copy_n(mask_scratch_.data(), n_words, words);
-  }
-  // The request's stop_token_ids end it wherever they are sampled: allowed exactly where the
-  // grammar may end, like the EOS ids the vocabulary already treats so.
-  const bool can_end = m.can_end();
-  for (int32_t id : l.req->params.stop_token_ids) {
-    if (id < 0 || id >= n_words * 32) continue;
-    const uint32_t bit = 1u << (id & 31);
-    words[id >> 5] = can_end ? (words[id >> 5] | bit) : (words[id >> 5] & ~bit);
-  }
+    fb.fill_mask = [this](int row, uint32_t* words, int n_words) {
+      Live& l = *step_live_[size_t(row)];
+      structured_->fill_mask(*l.matcher, l.req->params, words, n_words);
+    };
 }
 
 bool EngineCore::check_stop(Request& r, int32_t token) {
@@ -593,9 +539,9 @@ void EngineCore::publish_stats() {
   e.step_wall_ms_per_step = 1e3 * step_wall_s_ / steps;
   e.gpu_ms_per_step = 1e3 * gpu_s_ / steps;
   e.gpu_busy_fraction = step_wall_s_ > 0 ? gpu_s_ / step_wall_s_ : 0.0;
-  const grammar::GrammarCompilerStats gs = grammar_->stats();
+  const grammar::GrammarCompilerStats gs = structured_->cache_stats();
   e.grammar_requests = n_constrained_requests_;
-  e.grammar_compile_ms_total = 1e-3 * double(grammar_compile_us_.load());
+  e.grammar_compile_ms_total = structured_->compile_ms_total();
   e.grammar_cache_hits = gs.n_hits;
   e.grammar_cache_misses = gs.n_misses;
   e.grammar_cache_bytes = gs.n_bytes;

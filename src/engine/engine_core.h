@@ -7,7 +7,6 @@
 // with ErrorKind::engine_dead, refuses every later submit, and never steps
 // again (a CUDA error is sticky; stepping on would only fail again, or worse).
 #pragma once
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -37,10 +36,9 @@ class Scheduler;
 class SlotAllocator;
 struct StepResult;
 struct ForwardBatch;
-struct OutputConstraint;
+class StructuredOutput;
 namespace grammar {
 class CompiledGrammar;
-class GrammarCompiler;
 class GrammarMatcher;
 }  // namespace grammar
 
@@ -96,10 +94,7 @@ class EngineCore {
   void fail_request(uint64_t id, ErrorKind kind, const std::string& message);
   // Structured output: lists the step's constrained rows and hands the runner fill_mask.
   void prepare_masks(ForwardBatch& fb);
-  // fill_mask for row `row` of the step: the matcher's next-token mask, the request's own
-  // stop_token_ids allowed exactly where the grammar may end.
-  void fill_grammar_mask(int row, uint32_t* words, int n_words);
-  std::shared_ptr<const grammar::CompiledGrammar> compile_constraint(const OutputConstraint& c) const;
+
   void release_admission(Live& l);
   void publish_stats();
 
@@ -114,7 +109,7 @@ class EngineCore {
   std::unique_ptr<RadixCache> cache_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<ModelRunner> runner_;
-  std::unique_ptr<grammar::GrammarCompiler> grammar_;  // thread-safe: submitters compile
+  std::unique_ptr<StructuredOutput> structured_;  // compile() is thread-safe: submitters call it
   int max_context_ = 0;
 
   // Owned by the loop thread.
@@ -122,7 +117,6 @@ class EngineCore {
   std::vector<Request*> rows_;  // the last step's rows' requests (kept: no allocation per step)
   std::vector<grammar::GrammarMatcher*> row_matchers_;  // rows_' matchers (null: unconstrained)
   std::vector<Live*> step_live_;  // the step in flight's constrained rows' requests, by row
-  std::vector<uint32_t> mask_scratch_;  // a matcher mask wider than the model's vocabulary
   size_t n_live_constrained_ = 0;  // live requests with a matcher (0: steps skip all mask work)
 
   // Shared with submitters.
@@ -152,8 +146,6 @@ class EngineCore {
   double grammar_mask_s_ = 0, grammar_mask_exposed_s_ = 0;
   uint64_t grammar_masked_rows_ = 0, grammar_mask_steps_ = 0, grammar_mask_hidden_steps_ = 0;
   uint64_t n_constrained_requests_ = 0;
-  // Compiles, timed on the submitting threads.
-  mutable std::atomic<uint64_t> grammar_compile_us_{0};
 };
 
 }  // namespace seam

@@ -291,7 +291,8 @@ void ModelRunner::sample(const ForwardBatch& fb, std::vector<int32_t>& sampled) 
   }
   // Structured output, after logit_bias and penalties so that neither can revive a
   // forbidden token; the logprobs copy above keeps the raw distribution.
-  if (n_masked > 0) backend_.apply_token_bitmask(b.logits.rows(S), b.bitmask.rows(n_masked), b.mask_rows.rows(n_masked));
+  if (n_masked > 0)
+    backend_.apply_token_bitmask(b.logits.rows(S), b.bitmask.rows(n_masked), b.mask_rows.rows(n_masked));
   SamplingBatch s;
   s.n = S;
   s.temperature = b.temperature.rows(S);

@@ -8,9 +8,9 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Grid (vocab chunks of kThreads * 4 tokens, masked rows). Each thread reads one 32-bit word
-// per 32 tokens it would touch only through the cache: threads t..t+31 of a warp share the
-// word of their tokens, so a warp reads one word and writes only the forbidden logits.
+// Grid: (chunks of kThreads * 4 tokens, masked rows). A warp's 32 consecutive tokens share one
+// 32-bit word (chunks and passes start on word boundaries), so a warp reads one word per pass
+// and writes only the forbidden logits.
 __global__ void __launch_bounds__(kThreads) apply_token_bitmask_kernel(float* logits, int64_t stride, int64_t vocab,
                                                                        const uint32_t* bitmask, int64_t n_words,
                                                                        const int32_t* rows) {
