@@ -122,9 +122,14 @@ inline std::vector<StTensor> model_tensors(const ModelConfig& c, const std::stri
   for (int i = 0; i < c.n_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     specs.push_back({p + "input_layernorm.weight", {hidden}});
-    specs.push_back({p + "self_attn.q_proj.weight", {q, hidden}});
-    specs.push_back({p + "self_attn.k_proj.weight", {kv, hidden}});
-    specs.push_back({p + "self_attn.v_proj.weight", {kv, hidden}});
+    const bool fused = c.family == ModelFamily::phi3;  // Phi-3's fused qkv_proj and gate_up_proj
+    if (fused) {
+      specs.push_back({p + "self_attn.qkv_proj.weight", {q + 2 * kv, hidden}});
+    } else {
+      specs.push_back({p + "self_attn.q_proj.weight", {q, hidden}});
+      specs.push_back({p + "self_attn.k_proj.weight", {kv, hidden}});
+      specs.push_back({p + "self_attn.v_proj.weight", {kv, hidden}});
+    }
     if (c.attention_bias) {
       specs.push_back({p + "self_attn.q_proj.bias", {q}});
       specs.push_back({p + "self_attn.k_proj.bias", {kv}});
@@ -137,8 +142,16 @@ inline std::vector<StTensor> model_tensors(const ModelConfig& c, const std::stri
     specs.push_back({p + "self_attn.o_proj.weight", {hidden, q}});
     if (c.o_proj_bias) specs.push_back({p + "self_attn.o_proj.bias", {hidden}});
     specs.push_back({p + "post_attention_layernorm.weight", {hidden}});
-    specs.push_back({p + "mlp.gate_proj.weight", {inter, hidden}});
-    specs.push_back({p + "mlp.up_proj.weight", {inter, hidden}});
+    if (c.gemma_norms) {
+      specs.push_back({p + "pre_feedforward_layernorm.weight", {hidden}});
+      specs.push_back({p + "post_feedforward_layernorm.weight", {hidden}});
+    }
+    if (fused) {
+      specs.push_back({p + "mlp.gate_up_proj.weight", {2 * inter, hidden}});
+    } else {
+      specs.push_back({p + "mlp.gate_proj.weight", {inter, hidden}});
+      specs.push_back({p + "mlp.up_proj.weight", {inter, hidden}});
+    }
     specs.push_back({p + "mlp.down_proj.weight", {hidden, inter}});
   }
   specs.push_back({"model.norm.weight", {hidden}});
