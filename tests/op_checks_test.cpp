@@ -150,18 +150,18 @@ TEST_F(OpChecks, AttentionMetadata) {
   b.seq_lens = i32({3, 5});
   b.req_rows = i32({0, 1});
   b.page_table = page_table;
-  cpu->attention(out, q, kc, vc, b, 0.3f);
+  cpu->attention(out, q, kc, vc, b, AttentionOptions{0.3f});
   AttentionBatch bad = b;
   bad.n_prefill_tokens = 2;  // the decode "row" would have 2 tokens
-  expect_error([&] { cpu->attention(out, q, kc, vc, bad, 0.3f); }, "decode rows must have one token each");
+  expect_error([&] { cpu->attention(out, q, kc, vc, bad, AttentionOptions{0.3f}); }, "decode rows must have one token each");
   bad = b;
   bad.qo_indptr = i32({0, 3});
-  expect_error([&] { cpu->attention(out, q, kc, vc, bad, 0.3f); }, "attention qo_indptr");
+  expect_error([&] { cpu->attention(out, q, kc, vc, bad, AttentionOptions{0.3f}); }, "attention qo_indptr");
   bad = b;
   bad.n_prefill_seqs = 3;
-  expect_error([&] { cpu->attention(out, q, kc, vc, bad, 0.3f); }, "attention");
-  expect_error([&] { cpu->attention(out, q, kc, f32({n_slots, kv, d + 1}), b, 0.3f); }, "attention v_cache");
-  expect_error([&] { cpu->attention(f32({4, heads, d + 1}), q, kc, vc, b, 0.3f); }, "attention out");
+  expect_error([&] { cpu->attention(out, q, kc, vc, bad, AttentionOptions{0.3f}); }, "attention");
+  expect_error([&] { cpu->attention(out, q, kc, f32({n_slots, kv, d + 1}), b, AttentionOptions{0.3f}); }, "attention v_cache");
+  expect_error([&] { cpu->attention(f32({4, heads, d + 1}), q, kc, vc, b, AttentionOptions{0.3f}); }, "attention out");
 }
 
 TEST_F(OpChecks, SamplingAndPenalties) {

@@ -120,7 +120,7 @@ void LlamaModel::pre_attention(int i, const ForwardBuffers& buf, const KvCacheVi
   // Qwen3, Gemma 3: RMSNorm over each head's d values, in place, between the projection and RoPE.
   backend_.rms_norm(q, q, l.q_norm.tensor(), c.rms_norm_eps);
   backend_.rms_norm(k, k, l.k_norm.tensor(), c.rms_norm_eps);
-  backend_.rope_store_kv(q, k, v, r);
+  backend_.rope_store_kv(q, k, v, r.positions, r.tables(), r.k_cache, r.v_cache, r.slots);
 }
 
 void LlamaModel::post_attention(int i, const ForwardBuffers& buf, int n) const {
