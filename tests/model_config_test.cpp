@@ -51,7 +51,7 @@ TEST(ModelConfig, Stories260K) {
   EXPECT_EQ(c.max_position_embeddings, 512);
   EXPECT_FLOAT_EQ(c.rms_norm_eps, 1e-5f);
   EXPECT_FLOAT_EQ(c.rope_theta, 10000.f);
-  EXPECT_FALSE(c.rope_scaling.llama3);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::none);
   EXPECT_TRUE(c.tie_word_embeddings);
   EXPECT_FALSE(c.attention_bias);
   EXPECT_FALSE(c.o_proj_bias);
@@ -134,7 +134,7 @@ TEST(ModelConfig, Qwen3) {
   EXPECT_FALSE(load_model_config(folder_with(no_key)).attention_bias);
 }
 
-// Mistral-7B-v0.1 (abridged): sliding window 4096 caps the usable context.
+// Mistral-7B-v0.1 (abridged): every layer attends within the 4096 window; the context is the model's.
 TEST(ModelConfig, Mistral) {
   json cfg = {{"architectures", {"MistralForCausalLM"}}, {"hidden_size", 4096}, {"intermediate_size", 14336},
               {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
@@ -148,11 +148,16 @@ TEST(ModelConfig, Mistral) {
   EXPECT_EQ(c.head_dim, 128);
   EXPECT_EQ(c.n_kv_heads, 8);
   EXPECT_FALSE(c.attention_bias);
-  EXPECT_EQ(c.max_position_embeddings, 4096);  // full attention is exact within the window
+  EXPECT_EQ(c.max_position_embeddings, 32768);  // the window is attended within, not a cap
+  EXPECT_EQ(c.sliding_window, 4096);
+  EXPECT_EQ(c.layer_windows, std::vector<int>(32, 4096));
   EXPECT_EQ(c.eos_token_ids, (std::vector<int32_t>{2}));
 
   cfg["sliding_window"] = nullptr;  // v0.2 / v0.3: no window
-  EXPECT_EQ(load_model_config(folder_with(cfg)).max_position_embeddings, 32768);
+  ModelConfig v2 = load_model_config(folder_with(cfg));
+  EXPECT_EQ(v2.max_position_embeddings, 32768);
+  EXPECT_TRUE(v2.layer_windows.empty());
+  EXPECT_EQ(v2.window(0), 0);
 }
 
 // Llama-3.1-8B-Instruct's config.json (abridged).
@@ -186,7 +191,7 @@ void expect_llama31_inv_freq(const std::vector<float>& inv) {
 
 TEST(ModelConfig, Llama31RopeScaling) {
   ModelConfig c = load_model_config(folder_with(llama31_config()));
-  EXPECT_TRUE(c.rope_scaling.llama3);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::llama3);
   EXPECT_FLOAT_EQ(c.rope_scaling.factor, 8.f);
   EXPECT_FLOAT_EQ(c.rope_scaling.low_freq_factor, 1.f);
   EXPECT_FLOAT_EQ(c.rope_scaling.high_freq_factor, 4.f);
@@ -217,7 +222,7 @@ TEST(ModelConfig, Transformers5RopeParameters) {
   ModelConfig c = load_model_config(folder_with(cfg));
   EXPECT_EQ(c.torch_dtype, DType::f16);
   EXPECT_FLOAT_EQ(c.rope_theta, 500000.f);
-  EXPECT_TRUE(c.rope_scaling.llama3);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::llama3);
   expect_llama31_inv_freq(rope_inv_freq(c));
 
   // A plain model in the same style.
@@ -226,7 +231,7 @@ TEST(ModelConfig, Transformers5RopeParameters) {
   plain["rope_parameters"] = {{"rope_theta", 1234.0}, {"rope_type", "default"}};
   ModelConfig p = load_model_config(folder_with(plain));
   EXPECT_FLOAT_EQ(p.rope_theta, 1234.f);
-  EXPECT_FALSE(p.rope_scaling.llama3);
+  EXPECT_EQ(p.rope_scaling.type, RopeType::none);
 }
 
 TEST(ModelConfig, DefaultsAndNulls) {
@@ -242,7 +247,7 @@ TEST(ModelConfig, DefaultsAndNulls) {
   EXPECT_EQ(c.n_kv_heads, 4);  // = heads
   EXPECT_FLOAT_EQ(c.rope_theta, 10000.f);
   EXPECT_FALSE(c.tie_word_embeddings);
-  EXPECT_FALSE(c.rope_scaling.llama3);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::none);
   EXPECT_EQ(c.eos_token_ids, (std::vector<int32_t>{2, 3}));
 }
 
@@ -301,7 +306,7 @@ TEST(ModelConfigErrors, BadValues) {
 }
 
 TEST(ModelConfigErrors, UnsupportedRope) {
-  for (const char* type : {"yarn", "dynamic", "linear"}) {
+  for (const char* type : {"yarn", "dynamic", "su"}) {
     json cfg = test::tiny_config_json();
     cfg["rope_scaling"] = {{"rope_type", type}, {"factor", 4.0}};
     expect_error(folder_with(cfg), {std::string("config.json: rope_scaling type '") + type + "' is not supported"});

@@ -118,9 +118,11 @@ inline std::vector<StTensor> model_tensors(const ModelConfig& c, const std::stri
   const int64_t hidden = c.hidden_size, inter = c.intermediate_size, vocab = c.vocab_size;
   const int64_t q = c.q_size(), kv = c.kv_size(), hd = c.head_dim;
   std::vector<std::pair<std::string, std::vector<int64_t>>> specs;
-  specs.push_back({"model.embed_tokens.weight", {vocab, hidden}});
+  // A multimodal checkpoint's text model sits under model.language_model. (transformers 5).
+  const std::string base = c.text_of_multimodal ? "model.language_model." : "model.";
+  specs.push_back({base + "embed_tokens.weight", {vocab, hidden}});
   for (int i = 0; i < c.n_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
+    const std::string p = base + "layers." + std::to_string(i) + ".";
     specs.push_back({p + "input_layernorm.weight", {hidden}});
     const bool fused = c.family == ModelFamily::phi3;  // Phi-3's fused qkv_proj and gate_up_proj
     if (fused) {
@@ -154,7 +156,7 @@ inline std::vector<StTensor> model_tensors(const ModelConfig& c, const std::stri
     }
     specs.push_back({p + "mlp.down_proj.weight", {hidden, inter}});
   }
-  specs.push_back({"model.norm.weight", {hidden}});
+  specs.push_back({base + "norm.weight", {hidden}});
   if (!c.tie_word_embeddings) specs.push_back({"lm_head.weight", {vocab, hidden}});
   std::vector<StTensor> out;
   for (size_t i = 0; i < specs.size(); ++i) out.push_back(make_tensor(specs[i].first, dtype, specs[i].second, int(i)));
