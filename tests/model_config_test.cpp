@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "core/error.h"
 #include "safetensors_writer.h"
@@ -252,6 +253,133 @@ TEST(ModelConfig, DefaultsAndNulls) {
 }
 
 // ---- errors: each names the file and the problem ----
+
+// The tiny transformers-5 configs of issue 24's families (tests/data/hf_tiny).
+json tiny_family(const std::string& name) {
+  return json::parse(test::read_file(std::string(SEAM_SOURCE_DIR) + "/tests/data/hf_tiny/" + name + "/config.json"));
+}
+
+TEST(ModelConfig, Gemma2) {
+  ModelConfig c = load_model_config(folder_with(tiny_family("tiny-gemma2")));
+  EXPECT_EQ(c.family, ModelFamily::gemma2);
+  EXPECT_TRUE(c.gemma_norms);
+  EXPECT_EQ(c.hidden_act, MlpActivation::gelu_tanh);
+  EXPECT_EQ(c.layer_windows, (std::vector<int>{8, 0, 8, 0}));
+  EXPECT_FLOAT_EQ(c.attn_logit_softcap, 5.f);
+  EXPECT_FLOAT_EQ(c.final_logit_softcap, 3.f);
+  EXPECT_FLOAT_EQ(c.query_pre_attn_scalar, 24.f);
+  EXPECT_TRUE(c.tie_word_embeddings);
+  // Gemma2Config's defaults: a missing soft-cap is 50 / 30, a null one is off; a missing
+  // window is 4096 on every other layer.
+  json cfg = tiny_family("tiny-gemma2");
+  cfg.erase("attn_logit_softcapping");
+  cfg["final_logit_softcapping"] = nullptr;
+  cfg.erase("layer_types");
+  cfg.erase("sliding_window");
+  cfg.erase("tie_word_embeddings");
+  ModelConfig d = load_model_config(folder_with(cfg));
+  EXPECT_FLOAT_EQ(d.attn_logit_softcap, 50.f);
+  EXPECT_FLOAT_EQ(d.final_logit_softcap, 0.f);
+  EXPECT_EQ(d.layer_windows, (std::vector<int>{4096, 0, 4096, 0}));
+  EXPECT_TRUE(d.tie_word_embeddings) << "Gemma ties by default";
+}
+
+TEST(ModelConfig, Gemma3LocalAndGlobalRope) {
+  ModelConfig c = load_model_config(folder_with(tiny_family("tiny-gemma3")));
+  EXPECT_EQ(c.family, ModelFamily::gemma3);
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_EQ(c.layer_windows, (std::vector<int>{8, 8, 0, 8, 8, 0}));
+  EXPECT_FLOAT_EQ(c.rope_theta, 1e6f);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::linear);
+  EXPECT_FLOAT_EQ(c.rope_scaling.factor, 8.f);
+  EXPECT_FLOAT_EQ(c.rope_local.theta, 1e4f);
+  EXPECT_EQ(c.rope_local.scaling.type, RopeType::none);
+  EXPECT_FLOAT_EQ(c.attn_logit_softcap, 0.f);
+  const std::vector<float> global = rope_inv_freq(c), local = rope_inv_freq(c.rope_local, c.rotary_dim);
+  ASSERT_EQ(global.size(), 8u);
+  EXPECT_FLOAT_EQ(global[1], float(1.0 / std::pow(1e6, 2.0 / 16) / 8));
+  EXPECT_FLOAT_EQ(local[1], float(1.0 / std::pow(1e4, 2.0 / 16)));
+
+  ModelConfig mm = load_model_config(folder_with(tiny_family("tiny-gemma3-mm")));
+  EXPECT_TRUE(mm.text_of_multimodal);
+  EXPECT_EQ(mm.layer_windows, c.layer_windows);
+  EXPECT_EQ(mm.vocab_size, 512);
+}
+
+TEST(ModelConfig, Phi3LongRopeAndPartialRotary) {
+  ModelConfig c = load_model_config(folder_with(tiny_family("tiny-phi4")));
+  EXPECT_EQ(c.family, ModelFamily::phi3);
+  EXPECT_EQ(c.rotary_dim, 12);  // head_dim 16 * 0.75
+  EXPECT_EQ(c.rope_scaling.type, RopeType::longrope);
+  EXPECT_EQ(c.rope_scaling.original_max_position_embeddings, 32);
+  // sqrt(1 + ln(256 / 32) / ln(32)) = sqrt(1.6)
+  EXPECT_FLOAT_EQ(c.rope_scaling.attention_factor, float(std::sqrt(1.6)));
+  const std::vector<float> s = rope_inv_freq(c), l = rope_inv_freq(c.rope_global(), c.rotary_dim, true);
+  ASSERT_EQ(s.size(), 6u);
+  EXPECT_FLOAT_EQ(s[2], float(1.0 / (1.24 * std::pow(1e4, 4.0 / 12))));
+  EXPECT_FLOAT_EQ(l[2], float(1.0 / (10.44 * std::pow(1e4, 4.0 / 12))));
+  json cfg = tiny_family("tiny-phi4");
+  cfg["rope_parameters"]["attention_factor"] = 1.25;
+  EXPECT_FLOAT_EQ(load_model_config(folder_with(cfg)).rope_scaling.attention_factor, 1.25f);
+}
+
+TEST(ModelConfig, SlidingWindowRules) {
+  // Qwen2 with use_sliding_window: layers from max_window_layers on slide; without it none do.
+  json q = test::tiny_config_json("Qwen2ForCausalLM");
+  q["num_hidden_layers"] = 4;
+  q["sliding_window"] = 16;
+  q["max_window_layers"] = 2;
+  EXPECT_TRUE(load_model_config(folder_with(q)).layer_windows.empty());
+  q["use_sliding_window"] = true;
+  EXPECT_EQ(load_model_config(folder_with(q)).layer_windows, (std::vector<int>{0, 0, 16, 16}));
+  // LlamaConfig has no window: transformers ignores the key, so does seam.
+  json l = test::tiny_config_json();
+  l["sliding_window"] = 16;
+  EXPECT_TRUE(load_model_config(folder_with(l)).layer_windows.empty());
+}
+
+TEST(ModelConfigErrors, FamilyFieldsSeamDoesNotHonour) {
+  auto edited = [](const char* name, const std::function<void(json&)>& edit) {
+    json cfg = tiny_family(name);
+    edit(cfg);
+    return folder_with(cfg);
+  };
+  expect_error(edited("tiny-gemma2", [](json& c) { c["hidden_activation"] = "gelu"; }),
+               {"config.json: field 'hidden_activation' is 'gelu' (supported: gelu_pytorch_tanh)"});
+  expect_error(edited("tiny-mistral", [](json& c) { c["attn_logit_softcapping"] = 30.0; }),
+               {"config.json: field 'attn_logit_softcapping' is not supported for MistralForCausalLM"});
+  expect_error(edited("tiny-phi3", [](json& c) { c["final_logit_softcapping"] = 30.0; }),
+               {"field 'final_logit_softcapping' is not supported for Phi3ForCausalLM"});
+  expect_error(edited("tiny-phi3", [](json& c) { c["rope_parameters"]["rope_type"] = "yarn"; }),
+               {"config.json: rope_parameters type 'yarn' is not supported"});
+  expect_error(edited("tiny-phi3", [](json& c) { c["rope_parameters"]["short_factor"] = {1.0, 2.0}; }),
+               {"field 'rope_parameters.short_factor' must be a list of rotary_dim / 2 = 8 numbers"});
+  expect_error(edited("tiny-phi3", [](json& c) {
+                 c["rope_parameters"].erase("original_max_position_embeddings");
+                 c.erase("original_max_position_embeddings");
+               }),
+               {"missing field 'original_max_position_embeddings' (required by rope type longrope)"});
+  expect_error(edited("tiny-gemma3", [](json& c) { c["layer_types"][1] = "chunked_attention"; }),
+               {"config.json: layer_types[1] is 'chunked_attention'"});
+  expect_error(edited("tiny-gemma3", [](json& c) { c["layer_types"].erase(0); }),
+               {"field 'layer_types' must list num_hidden_layers (6) layer types"});
+  expect_error(edited("tiny-gemma3", [](json& c) { c["use_bidirectional_attention"] = true; }),
+               {"field 'use_bidirectional_attention' is true"});
+  expect_error(edited("tiny-gemma3", [](json& c) { c["rope_parameters"]["chunked_attention"] = json::object(); }),
+               {"'rope_parameters.chunked_attention' is not a layer type"});
+  expect_error(edited("tiny-mistral", [](json& c) {
+                 c["rope_parameters"] = {{"full_attention", {{"rope_theta", 1e4}}}};
+               }),
+               {"'rope_parameters' per layer type is not supported for MistralForCausalLM"});
+  expect_error(edited("tiny-mistral", [](json& c) { c["rope_local_base_freq"] = 1e4; }),
+               {"field 'rope_local_base_freq' is not used by MistralForCausalLM"});
+  expect_error(edited("tiny-mistral", [](json& c) { c["partial_rotary_factor"] = 0.5; }),
+               {"field 'partial_rotary_factor' (0.5) is not supported for MistralForCausalLM"});
+  expect_error(edited("tiny-mistral", [](json& c) { c["query_pre_attn_scalar"] = 64; }),
+               {"field 'query_pre_attn_scalar' is not used by MistralForCausalLM"});
+  expect_error(edited("tiny-gemma3-mm", [](json& c) { c.erase("text_config"); }),
+               {"missing field 'text_config' (required by Gemma3ForConditionalGeneration)"});
+}
 
 TEST(ModelConfigErrors, MissingConfig) {
   std::string dir = make_temp_dir("cfg_missing");
