@@ -2,8 +2,9 @@
 //
 // Every field seam relies on is read explicitly and validated; anything that would
 // make seam compute a different model than Hugging Face transformers (an unknown
-// architecture, an unsupported RoPE scaling, a non-SiLU activation, MLP biases)
-// is rejected with a message naming the file and the field, never ignored.
+// architecture, an unsupported RoPE scaling, an activation the family does not use, MLP
+// biases, a Gemma-only field on another family) is rejected with a message naming the file
+// and the field, never ignored. Both transformers layouts are read (rope_config.h).
 #include "model/model_config.h"
 
 #include <cmath>

@@ -36,7 +36,7 @@ struct ModelDefinition {
   const char* architecture;  // as in config.json "architectures"
   ModelFamily family;
   AttentionBiasRule attention_bias;
-  bool qk_norm;                // per-head RMSNorm on q and k between the projection and RoPE (Qwen3)
+  bool qk_norm;                // per-head RMSNorm on q and k between the projection and RoPE (Qwen3, Gemma 3)
   SlidingWindowRule sliding_window;
   bool text_config_nested;  // the text model's fields are in config.json's text_config (a multimodal checkpoint)
   // Builds the forward on `backend`, converting and uploading the weights once in `act`.
