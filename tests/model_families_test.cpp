@@ -102,8 +102,10 @@ std::vector<std::vector<float>> prompt_logits(const std::string& dir, const std:
   return out;
 }
 
-// The first 32 greedy ids of every prompt, all submitted at once.
-std::vector<std::vector<int32_t>> greedy_ids(const EngineConfig& cfg, const std::vector<RefPrompt>& prompts) {
+// The first 32 greedy ids of every prompt, all submitted at once; `n_mixed` gets the number of
+// MIXED steps (prefill chunks run beside decodes).
+std::vector<std::vector<int32_t>> greedy_ids(const EngineConfig& cfg, const std::vector<RefPrompt>& prompts,
+                                             int* n_mixed = nullptr) {
   Engine engine(cfg);
   std::vector<std::vector<int32_t>> ps;
   std::vector<SamplingParams> params;
@@ -117,6 +119,8 @@ std::vector<std::vector<int32_t>> greedy_ids(const EngineConfig& cfg, const std:
   }
   std::vector<std::vector<int32_t>> out;
   for (const auto& r : engine.generate(ps, params)) out.push_back(r.output_ids);
+  engine.wait_idle();
+  if (n_mixed) *n_mixed = int(engine.stats().to_json()["mixed"]);
   return out;
 }
 
@@ -205,7 +209,9 @@ TEST_P(Family, GreedyIdsMatchTransformersUnderEveryScheduling) {
   mixed.chunked_prefill_size = 16;
   std::vector<std::vector<int32_t>> first;
   for (const auto& [how, cfg] : {std::pair{"graphs", graphs}, {"no graphs", eager}, {"mixed chunk 16", mixed}}) {
-    const auto ids = greedy_ids(cfg, prompts);
+    int n_mixed = 0;
+    const auto ids = greedy_ids(cfg, prompts, &n_mixed);
+    if (cfg.enable_mixed_chunk) EXPECT_GT(n_mixed, 0) << "the 40-token prompt's chunks ran beside decodes";
     if (first.empty()) first = ids;
     EXPECT_EQ(ids, first) << name << " " << how << ": every scheduling gives the same ids";
     for (size_t i = 0; i < prompts.size(); ++i) {
@@ -229,6 +235,22 @@ TEST_P(Family, Transformers4ConfigLayoutGivesTheSameModel) {
   EXPECT_EQ(a.rope_scaling.attention_factor, b.rope_scaling.attention_factor);
   const std::vector<RefPrompt> prompts = reference(name);
   EXPECT_EQ(prompt_logits(tiny_dir(name), prompts), prompt_logits(dir, prompts));
+}
+
+TEST_P(Family, TheReferenceDependsOnTheWindow) {
+  // Without its window the model is another one: the 40-token prompt (past every window of 8)
+  // no longer matches, so the matches above show the window attended within.
+  const std::string name = GetParam();
+  if (is_phi(name)) GTEST_SKIP() << "no window";
+  const std::string dir = copy_with_config(name, [](json& top) {
+    json& c = top.contains("text_config") ? top["text_config"] : top;
+    c["sliding_window"] = nullptr;
+    c.erase("layer_types");
+  });
+  EXPECT_TRUE(load_model_config(dir).layer_windows.empty());
+  const std::vector<RefPrompt> prompts = reference(name);
+  const auto logits = prompt_logits(dir, {prompts[2]});
+  EXPECT_GT(rel_err(logits[0], prompts[2].logits), 1e-3);
 }
 
 INSTANTIATE_TEST_SUITE_P(HfTiny, Family,
