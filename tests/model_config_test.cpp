@@ -300,6 +300,14 @@ TEST(ModelConfig, Gemma3LocalAndGlobalRope) {
   EXPECT_FLOAT_EQ(global[1], float(1.0 / std::pow(1e6, 2.0 / 16) / 8));
   EXPECT_FLOAT_EQ(local[1], float(1.0 / std::pow(1e4, 2.0 / 16)));
 
+  // Without a window the layer types still pick each layer's RoPE table (transformers: by type).
+  json no_window = tiny_family("tiny-gemma3");
+  no_window["sliding_window"] = nullptr;
+  no_window.erase("layer_types");
+  ModelConfig nw = load_model_config(folder_with(no_window));
+  EXPECT_TRUE(nw.layer_windows.empty());
+  EXPECT_EQ(nw.sliding_layers, (std::vector<bool>{true, true, false, true, true, false}));
+
   ModelConfig mm = load_model_config(folder_with(tiny_family("tiny-gemma3-mm")));
   EXPECT_TRUE(mm.text_of_multimodal);
   EXPECT_EQ(mm.layer_windows, c.layer_windows);

@@ -39,7 +39,7 @@ DecoderRecipe decoder_recipe(const ModelConfig& c, DType act) {
     l.attention.scale = float(scale);
     l.attention.sliding_window = c.window(i);
     l.attention.logit_softcap = c.attn_logit_softcap;
-    l.local_rope = c.window(i) > 0;  // identical tables unless the family has a local RoPE (Gemma 3)
+    l.local_rope = c.sliding_layer(i);  // by layer type; identical tables unless the family has a local RoPE (Gemma 3)
   }
   return r;
 }

@@ -178,7 +178,7 @@ void read_sliding_window(const json& j, const ModelDefinition& d, ModelConfig& c
   // means no window.
   const bool gemma_rule = rule == SlidingWindowRule::alternating || rule == SlidingWindowRule::pattern;
   const int window = gemma_rule && !j.contains("sliding_window") ? 4096 : optional_int(j, kConfig, "sliding_window", 0);
-  if (window == 0) return;
+  if (window == 0 && !gemma_rule) return;  // Gemma's layer types still pick the RoPE table
   std::vector<bool> sliding(size_t(c.n_layers), false);
   if (const json* types = find_field(j, "layer_types")) {
     SEAM_CHECK(types->is_array() && int(types->size()) == c.n_layers, kConfig,
@@ -205,6 +205,8 @@ void read_sliding_window(const json& j, const ModelDefinition& d, ModelConfig& c
   bool any = false;
   for (bool s : sliding) any = any || s;
   if (!any) return;
+  c.sliding_layers = sliding;
+  if (window == 0) return;
   c.sliding_window = window;
   c.layer_windows.resize(size_t(c.n_layers));
   for (int i = 0; i < c.n_layers; ++i) c.layer_windows[size_t(i)] = sliding[size_t(i)] ? window : 0;

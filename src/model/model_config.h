@@ -47,6 +47,9 @@ struct ModelConfig {
   // or 0 for full attention; empty means full attention everywhere.
   int sliding_window = 0;
   std::vector<int> layer_windows;  // [n_layers] when any layer slides
+  // The layer types ("sliding_attention") whether or not a window is set: Gemma 3 picks the
+  // local RoPE table by type. Empty when no layer is of the sliding type.
+  std::vector<bool> sliding_layers;
   float query_pre_attn_scalar = 0.f;  // Gemma: the attention scale is its ^-0.5 (0: head_dim^-0.5)
   float attn_logit_softcap = 0.f;     // Gemma 2: scores = cap * tanh(scores / cap); 0 = off
   float final_logit_softcap = 0.f;    // Gemma 2: logits = cap * tanh(logits / cap); 0 = off
@@ -63,6 +66,7 @@ struct ModelConfig {
   int q_size() const { return n_heads * head_dim; }
   int kv_size() const { return n_kv_heads * head_dim; }
   int window(int layer) const { return layer_windows.empty() ? 0 : layer_windows[size_t(layer)]; }
+  bool sliding_layer(int layer) const { return !sliding_layers.empty() && sliding_layers[size_t(layer)]; }
   RopeConfig rope_global() const { return {rope_theta, rope_scaling}; }
 };
 
