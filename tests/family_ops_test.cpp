@@ -34,9 +34,7 @@ class FamilyOps : public ::testing::Test {
   }
 };
 
-double gelu_tanh64(double x) {
-  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-}
+double gelu_tanh64(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 TEST_F(FamilyOps, GatedActMatchesFormulaOnStridedRows) {
@@ -156,8 +154,8 @@ TEST_F(FamilyOps, AttentionWindowAndSoftcapMatchNaiveLoop) {
   const int n_tokens = 11, max_ctx = 16, n_slots = 3 * max_ctx;
   std::vector<int32_t> page_table(size_t(3 * max_ctx));
   for (size_t i = 0; i < page_table.size(); ++i) page_table[i] = int32_t((i * 7 + 5) % size_t(n_slots));  // shuffled
-  for (AttnCase c : {AttnCase{0, 0.f}, AttnCase{4, 0.f}, AttnCase{0, 5.f}, AttnCase{4, 5.f}, AttnCase{1, 0.f},
-                     AttnCase{100, 2.f}}) {
+  for (AttnCase c :
+       {AttnCase{0, 0.f}, AttnCase{4, 0.f}, AttnCase{0, 5.f}, AttnCase{4, 5.f}, AttnCase{1, 0.f}, AttnCase{100, 2.f}}) {
     std::vector<float> q = random(size_t(n_tokens * heads * d)), kc = random(size_t(n_slots * kv * d)),
                        vc = random(size_t(n_slots * kv * d)), out(size_t(n_tokens * heads * d));
     // Poison every key / value outside each sequence's widest window: they must not be read.
@@ -165,7 +163,8 @@ TEST_F(FamilyOps, AttentionWindowAndSoftcapMatchNaiveLoop) {
     for (int s = 0; s < 3; ++s) {
       const int first_q = seq_lens[size_t(s)] - (qo[size_t(s) + 1] - qo[size_t(s)]);
       const int lo = c.window > 0 ? std::max(0, first_q - c.window + 1) : 0;
-      for (int p = lo; p < seq_lens[size_t(s)]; ++p) needed[size_t(page_table[size_t(req_rows[size_t(s)] * max_ctx + p)])] = true;
+      for (int p = lo; p < seq_lens[size_t(s)]; ++p)
+        needed[size_t(page_table[size_t(req_rows[size_t(s)] * max_ctx + p)])] = true;
     }
     for (int slot = 0; slot < n_slots; ++slot)
       if (!needed[size_t(slot)])
@@ -210,7 +209,8 @@ TEST_F(FamilyOps, AttentionWindowAndSoftcapMatchNaiveLoop) {
           for (double& x : w) sum += (x = std::exp(x - mx));
           for (int64_t e = 0; e < d; ++e) {
             double want = 0;
-            for (size_t j = 0; j < keys.size(); ++j) want += w[j] / sum * vc[size_t((keys[j] * kv + h / group) * d + e)];
+            for (size_t j = 0; j < keys.size(); ++j)
+              want += w[j] / sum * vc[size_t((keys[j] * kv + h / group) * d + e)];
             EXPECT_NEAR(out[size_t((row * heads + h) * d + e)], want, 2e-5)
                 << "window " << c.window << " softcap " << c.softcap << " seq " << s << " token " << t;
           }

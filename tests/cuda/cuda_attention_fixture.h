@@ -36,9 +36,9 @@ class CudaAttention : public CudaTest {
   void check(DType t, Shape sh, const std::vector<Seq>& seqs, int n_prefill_seqs, bool known_max,
              const std::string& what, std::optional<cuda::PrefillKernel> kernel = std::nullopt, int q_col0 = 0,
              AttentionOptions opt = {}, bool graph = false) {
-    SCOPED_TRACE(what + " " + short_name(t) + " heads " + std::to_string(sh.heads) + "/" +
-                 std::to_string(sh.kv_heads) + " d " + std::to_string(sh.d) + (known_max ? " max known" : "") +
-                 " window " + std::to_string(opt.sliding_window) + " softcap " + std::to_string(opt.logit_softcap) +
+    SCOPED_TRACE(what + " " + short_name(t) + " heads " + std::to_string(sh.heads) + "/" + std::to_string(sh.kv_heads) +
+                 " d " + std::to_string(sh.d) + (known_max ? " max known" : "") + " window " +
+                 std::to_string(opt.sliding_window) + " softcap " + std::to_string(opt.logit_softcap) +
                  (graph ? " graph" : ""));
     ASSERT_TRUE(!kernel || n_prefill_seqs == int(seqs.size())) << "a named prefill kernel computes prefill rows only";
     const int n_seqs = int(seqs.size());
@@ -64,7 +64,8 @@ class CudaAttention : public CudaTest {
     std::vector<int32_t> page_table(size_t(max_reqs * max_ctx), -1);
     size_t next = 0;
     for (int s = 0; s < n_seqs; ++s)
-      for (int p = 0; p < seq_lens[size_t(s)]; ++p) page_table[size_t(req_rows[size_t(s)] * max_ctx + p)] = perm[next++];
+      for (int p = 0; p < seq_lens[size_t(s)]; ++p)
+        page_table[size_t(req_rows[size_t(s)] * max_ctx + p)] = perm[next++];
 
     const int64_t width = (sh.heads + 2 * sh.kv_heads) * sh.d;
     auto qkv_h = round_to(random_normal(size_t(n_tokens * width), rng, 1.5f), t);
@@ -119,10 +120,10 @@ class CudaAttention : public CudaTest {
     hb.req_rows = host_index(req_rows, {n_seqs});
     hb.page_table = host_index(page_table, {max_reqs, max_ctx});
     std::vector<float> ref(static_cast<size_t>(n_tokens * sh.heads * sh.d));
-    cpu.attention(host_view(ref, {n_tokens, sh.heads, sh.d}),
-                  host_view(qkv_h, {n_tokens, width}).slice_cols(q_col0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d),
-                  host_view(kc_h, {n_slots, sh.kv_heads, sh.d}), host_view(vc_h, {n_slots, sh.kv_heads, sh.d}), hb,
-                  opt);
+    cpu.attention(
+        host_view(ref, {n_tokens, sh.heads, sh.d}),
+        host_view(qkv_h, {n_tokens, width}).slice_cols(q_col0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d),
+        host_view(kc_h, {n_slots, sh.kv_heads, sh.d}), host_view(vc_h, {n_slots, sh.kv_heads, sh.d}), hb, opt);
     // bf16/f16 kernels round P to the input dtype before P.V (as flash attention does).
     expect_close(download(out), round_to(ref, t), tolerance_for(t, {1e-5, 1e-5}, {1e-2, 5e-3}, {2e-2, 1e-2}),
                  "attention");

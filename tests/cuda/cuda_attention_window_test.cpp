@@ -78,6 +78,58 @@ TEST_F(CudaAttention, WindowAndSoftcapInsideAGraph) {
       }
 }
 
+// A decode graph bakes the split count (from the window: max_seq_len is unknown) and reads the
+// lengths from the device: replays with longer and shorter contexts than at capture must stay
+// exact, each split cutting the window of its own length.
+TEST_F(CudaAttention, WindowedDecodeGraphReplaysWithNewLengths) {
+  const DType t = DType::bf16;
+  const int64_t heads = 16, kv = 8, d = 256, n = 3, max_ctx = 2048, n_slots = n * max_ctx;
+  std::vector<int32_t> page_table(static_cast<size_t>(n_slots));
+  std::iota(page_table.begin(), page_table.end(), 0);
+  std::shuffle(page_table.begin(), page_table.end(), rng);
+  auto q_h = round_to(random_normal(size_t(n * heads * d), rng, 1.5f), t);
+  auto kc_h = round_to(random_normal(size_t(n_slots * kv * d), rng), t);
+  auto vc_h = round_to(random_normal(size_t(n_slots * kv * d), rng), t);
+  std::vector<int32_t> indptr = {0, 1, 2, 3}, rows = {2, 0, 1}, lens = {50, 400, 1000};
+  Tensor q = upload(q_h, t, {n, heads, d}), kc = upload(kc_h, t, {n_slots, kv, d}),
+         vc = upload(vc_h, t, {n_slots, kv, d}), out = empty(t, {n, heads, d});
+  AttentionBatch b;
+  b.n_tokens = int(n);
+  b.n_seqs = int(n);
+  b.qo_indptr = upload_index(indptr, {n + 1});
+  b.seq_lens = upload_index(lens, {n});
+  b.req_rows = upload_index(rows, {n});
+  b.page_table = upload_index(page_table, {n, max_ctx});
+  AttentionOptions o;
+  o.scale = 1.f / 16.f;
+  o.sliding_window = 300;
+  o.logit_softcap = 2.f;
+  gpu->attention(out, q, kc, vc, b, o);  // eager first, as the engine's warm-up
+  gpu->synchronize();
+  gpu->begin_capture();
+  gpu->attention(out, q, kc, vc, b, o);
+  std::unique_ptr<Graph> g = gpu->end_capture();
+  for (const std::vector<int32_t>& new_lens : {std::vector<int32_t>{50, 400, 1000}, {2048, 301, 1}, {299, 300, 1777}}) {
+    SCOPED_TRACE("lengths " + std::to_string(new_lens[0]) + " " + std::to_string(new_lens[1]) + " " +
+                 std::to_string(new_lens[2]));
+    std::vector<int32_t> l = new_lens;
+    gpu->copy_h2d(b.seq_lens.data, l.data(), l.size() * 4);
+    poison(out);
+    gpu->replay(*g);
+    gpu->synchronize();
+    AttentionBatch hb = b;
+    hb.qo_indptr = host_index(indptr, {n + 1});
+    hb.seq_lens = host_index(l, {n});
+    hb.req_rows = host_index(rows, {n});
+    hb.page_table = host_index(page_table, {n, max_ctx});
+    std::vector<float> ref(static_cast<size_t>(n * heads * d));
+    cpu.attention(host_view(ref, {n, heads, d}), host_view(q_h, {n, heads, d}), host_view(kc_h, {n_slots, kv, d}),
+                  host_view(vc_h, {n_slots, kv, d}), hb, o);
+    expect_close(download(out), round_to(ref, t), tolerance_for(t, {1e-5, 1e-5}, {1e-2, 5e-3}, {2e-2, 1e-2}),
+                 "windowed decode graph");
+  }
+}
+
 // Each prefill kernel named explicitly, with windows that skip whole 64- and 128-key tiles and
 // rows whose window starts mid-tile.
 TEST_F(CudaAttention, WindowedPrefillKernels) {
@@ -88,8 +140,8 @@ TEST_F(CudaAttention, WindowedPrefillKernels) {
     for (DType t : {DType::bf16, DType::f16})
       for (const AttentionOptions& o : option_sets())
         for (size_t i = 0; i < batches.size(); ++i) {
-          const std::string name = std::string(k == cuda::PrefillKernel::wgmma ? "wgmma" : "mma.sync") + " batch " +
-                                   std::to_string(i);
+          const std::string name =
+              std::string(k == cuda::PrefillKernel::wgmma ? "wgmma" : "mma.sync") + " batch " + std::to_string(i);
           check(t, {32, 8, 128}, batches[i], int(batches[i].size()), true, name, k, 0, o);
           if (k == cuda::PrefillKernel::mma_sync)
             for (const Shape& sh : {Shape{8, 8, 96}, Shape{16, 8, 256}})

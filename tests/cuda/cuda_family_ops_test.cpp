@@ -92,7 +92,9 @@ TEST_F(CudaFamilyOps, RopePartialRotaryAndLongTables) {
                         c.long_table ? upload(f_long, DType::f32, {half}) : Tensor{}, long_from);
       RopeTables host_tables(host_view(f_short, {half}), c.long_table ? host_view(f_long, {half}) : Tensor{},
                              long_from);
-      auto heads_of = [&](Tensor x, int64_t h0, int64_t nh) { return x.slice_cols(h0 * d, nh * d).unflatten_last(nh, d); };
+      auto heads_of = [&](Tensor x, int64_t h0, int64_t nh) {
+        return x.slice_cols(h0 * d, nh * d).unflatten_last(nh, d);
+      };
       for (bool store : {false, true}) {
         Tensor qkv = upload(qkv_h, t, {n, width});
         Tensor kc = empty(t, {n_slots, kv, d}), vc = empty(t, {n_slots, kv, d});
@@ -234,8 +236,8 @@ TEST_F(CudaFamilyOps, NewOpsInsideAGraph) {
 
 TEST_F(CudaFamilyOps, BadArgumentsThrow) {
   Tensor a = empty(DType::bf16, {4, 16}), b = empty(DType::bf16, {4, 7});
-  EXPECT_THROW(gpu->gated_act(b, a, Activation::gelu_tanh), Error);  // shape
-  EXPECT_THROW(gpu->softcap(a, 30.f), Error);                        // softcap takes float32 logits
+  EXPECT_THROW(gpu->gated_act(b, a, Activation::gelu_tanh), Error);               // shape
+  EXPECT_THROW(gpu->softcap(a, 30.f), Error);                                     // softcap takes float32 logits
   EXPECT_THROW(gpu->rms_norm_add(a, a, empty(DType::bf16, {16}), 1e-6f), Error);  // residual is x
   EXPECT_THROW(gpu->scale(a, NAN), Error);
 }

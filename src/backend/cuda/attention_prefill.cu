@@ -25,7 +25,7 @@ namespace seam::cuda {
 
 namespace {
 
-template <int D>
+template <int D, bool OPTS = false>
 struct PrefillTiling {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
@@ -43,8 +43,9 @@ struct PrefillTiling {
   // quarter of the serial max/shuffle/rescale phases, whose latency 2 warps per scheduler hide
   // poorly (255 registers, no spill). At D = 64 the 3-block cap of 168 registers spills at
   // 64 keys. Each value is the largest that ptxas -v shows without spills (D = 96 and 256: 32,
-  // chosen by the same register budget, o taking 96 and 128 fp32).
-  static constexpr int kSubN = D == 128 ? 64 : 32;
+  // chosen by the same register budget, o taking 96 and 128 fp32; D = 128 with the window and
+  // soft-cap code (OPTS) spilled 60 bytes at 64 keys: 32).
+  static constexpr int kSubN = D == 128 && !OPTS ? 64 : 32;
   // Blocks per SM the registers must allow: D = 128 uses 255 registers (2 blocks, 8 warps);
   // D = 64 fits 3 blocks (168 registers); D = 96 and 256 keep 2.
   static constexpr int kMinBlocks = D == 64 ? 3 : 2;
@@ -56,10 +57,13 @@ struct PrefillTiling {
   static_assert(kBlockN % kSubN == 0 && kBlockN <= kThreads, "the slot prefetch gives each key of a stage a thread");
 };
 
-template <typename T, int D>
-__global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::kMinBlocks)
+// OPTS: the instantiation that honours p.window and p.softcap. Plain causal attention keeps
+// its own, whose registers are as before (at D = 128 the options' extra live values made
+// ptxas spill at the 255-register cap).
+template <typename T, int D, bool OPTS>
+__global__ void __launch_bounds__(PrefillTiling<D, OPTS>::kThreads, PrefillTiling<D, OPTS>::kMinBlocks)
     flash_prefill_kernel(AttentionParams p) {
-  using Tl = PrefillTiling<D>;
+  using Tl = PrefillTiling<D, OPTS>;
   constexpr int MA = Tl::kAtoms;
   constexpr int kBlockM = Tl::kBlockM, kBlockN = Tl::kBlockN, kSubN = Tl::kSubN, kWarpRows = Tl::kWarpRows;
   pdl_begin();
@@ -102,16 +106,16 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
   }
   // Soft-capping turns raw scores into cap * tanh(raw * scale / cap), which the softmax then
   // takes with scale 1 (log2 units: log2(e)).
-  const bool capped = p.softcap > 0.f;
+  const bool capped = OPTS && p.softcap > 0.f;
   const float cap_in = capped ? p.scale / p.softcap : 0.f;
   const float scale_log2 = (capped ? 1.f : p.scale) * 1.4426950408889634f;
-  const int window = p.window;
 
   // Page-table entries travel a tile ahead of the copies that use them: s_slots[j & 1] holds
   // the slots of tile j, and `slot_next` (threads < kBlockN) is in flight for the tile after.
   // With a window the walk starts at the tile of the first key the block's first row sees:
   // tiles wholly before every row's window are not read.
-  const int first_tile = window_start(info.first_pos + info.tile * kBlockM / group, p.window) / kBlockN;
+  const int window = OPTS ? p.window : 0;
+  const int first_tile = OPTS ? window_start(info.first_pos + info.tile * kBlockM / group, window) / kBlockN : 0;
   __shared__ int32_t s_slots[2][kBlockN];
   auto slot_at = [&](int key) -> int32_t { return key < info.key_end ? info.slots[key] : 0; };
   int32_t slot_next = 0;
@@ -221,20 +225,26 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
   }
 }
 
-template <typename T, int D>
-void launch_typed(const AttentionParams& p, cudaStream_t stream) {
-  using Tl = PrefillTiling<D>;
+template <typename T, int D, bool OPTS>
+void launch_opts(const AttentionParams& p, cudaStream_t stream) {
+  using Tl = PrefillTiling<D, OPTS>;
   constexpr size_t smem = Tl::template smem_bytes<T>();
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
-    SEAM_CUDA_CHECK(
-        cudaFuncSetAttribute(flash_prefill_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, D, OPTS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(smem)));
     return true;
   }();
   (void)attr_ok;
   const int64_t n_blocks = flash::prefill_grid_blocks(p, Tl::kBlockM);
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill: ", n_blocks, " blocks exceed the grid limit");
-  launch_kernel(flash_prefill_kernel<T, D>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
+  launch_kernel(flash_prefill_kernel<T, D, OPTS>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
   SEAM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, int D>
+void launch_typed(const AttentionParams& p, cudaStream_t stream) {
+  if (p.window > 0 || p.softcap > 0.f) return launch_opts<T, D, true>(p, stream);
+  launch_opts<T, D, false>(p, stream);
 }
 
 }  // namespace

@@ -58,7 +58,9 @@ __device__ __forceinline__ int sw128_offset(int row, int chunk, int half_bytes) 
   return (chunk >> 3) * half_bytes + row * WgmmaTiling::kLine + (((chunk & 7) ^ (row & 7)) << 4);
 }
 
-template <typename T>
+// OPTS: the instantiation that honours p.window and p.softcap; plain causal attention keeps
+// its own (210 registers without the options' code, 243 with it).
+template <typename T, bool OPTS>
 __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_kernel(AttentionParams p) {
 #if defined(SEAM_WGMMA_ENABLED)
   using Tl = WgmmaTiling;
@@ -94,8 +96,8 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   // the next refill loads.
   // With a window the walk starts at the tile of the first key the block's first row sees:
   // tiles wholly before every row's window are not read.
-  const int window = p.window;
-  const int first_tile = window_start(info.first_pos + info.tile * kBlockM / group, window) / kBlockN;
+  const int window = OPTS ? p.window : 0;
+  const int first_tile = OPTS ? window_start(info.first_pos + info.tile * kBlockM / group, window) / kBlockN : 0;
   __shared__ int32_t s_slots[Tl::kStages][kBlockN];
   const int32_t* slots = info.slots;
   auto slot_at = [&](int key) -> int32_t { return key < key_end ? slots[key] : 0; };
@@ -144,7 +146,7 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
   // Soft-capping turns raw scores into cap * tanh(raw * scale / cap), which the softmax then
   // takes with scale 1 (log2 units: log2(e)).
-  const bool capped = p.softcap > 0.f;
+  const bool capped = OPTS && p.softcap > 0.f;
   const float cap_in = capped ? p.scale / p.softcap : 0.f;
   const float scale_log2 = (capped ? 1.f : p.scale) * 1.4426950408889634f;
   const int wg_key_end = info.group_key_end[wg], wg_unmasked_end = info.group_unmasked_end[wg];
@@ -287,19 +289,25 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
 #endif
 }
 
-template <typename T>
-void launch_typed(const AttentionParams& p, cudaStream_t stream) {
+template <typename T, bool OPTS>
+void launch_opts(const AttentionParams& p, cudaStream_t stream) {
   using Tl = WgmmaTiling;
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_wgmma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(Tl::kSmemBytes)));
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_wgmma_kernel<T, OPTS>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
     return true;
   }();
   (void)attr_ok;
   const int64_t n_blocks = flash::prefill_grid_blocks(p, Tl::kBlockM);
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill (wgmma): ", n_blocks, " blocks exceed the grid limit");
-  launch_kernel(flash_prefill_wgmma_kernel<T>, dim3(unsigned(n_blocks)), Tl::kThreads, Tl::kSmemBytes, stream, p);
+  launch_kernel(flash_prefill_wgmma_kernel<T, OPTS>, dim3(unsigned(n_blocks)), Tl::kThreads, Tl::kSmemBytes, stream, p);
   SEAM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void launch_typed(const AttentionParams& p, cudaStream_t stream) {
+  if (p.window > 0 || p.softcap > 0.f) return launch_opts<T, true>(p, stream);
+  launch_opts<T, false>(p, stream);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
-#include "backend/cuda/gated_act.h"
-
 #include "backend/cuda/activation.cuh"
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/gated_act.h"
 
 namespace seam::cuda {
 
@@ -11,7 +10,7 @@ namespace {
 // Each item reads its gate and up values before writing: out may alias gate (in place).
 template <typename T, int V, Activation A>
 __global__ void gated_act_kernel(T* out, int64_t out_stride, const T* gate_up, int64_t gu_stride, int64_t n_rows,
-                                int inter) {
+                                 int inter) {
   pdl_begin();
   const int per_row = inter / V;
   const int64_t n_items = n_rows * per_row;
@@ -45,8 +44,8 @@ void launch_typed(const Tensor& out, const Tensor& gate_up, cudaStream_t stream)
   const int v = vec ? kVec<T> : 1;
   const unsigned blocks = unsigned(std::min<int64_t>(div_up(n * inter / v, 256), 132 * 16));
   if (vec)
-    launch_kernel(gated_act_kernel<T, kVec<T>, A>, blocks, 256, 0, stream, out.ptr<T>(), out.stride[0], gate_up.ptr<T>(),
-                  gate_up.stride[0], n, inter);
+    launch_kernel(gated_act_kernel<T, kVec<T>, A>, blocks, 256, 0, stream, out.ptr<T>(), out.stride[0],
+                  gate_up.ptr<T>(), gate_up.stride[0], n, inter);
   else
     launch_kernel(gated_act_kernel<T, 1, A>, blocks, 256, 0, stream, out.ptr<T>(), out.stride[0], gate_up.ptr<T>(),
                   gate_up.stride[0], n, inter);

@@ -1,6 +1,5 @@
-#include "backend/cuda/rms_norm_add.h"
-
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/rms_norm_add.h"
 
 namespace seam::cuda {
 
@@ -9,8 +8,8 @@ namespace {
 // One block per row, two passes over x (sum of squares, then normalise and add); each thread
 // touches only its own elements of residual. V elements per access (16-byte vectors when aligned).
 template <typename T, int V>
-__global__ void rms_norm_add_kernel(T* residual, int64_t r_stride, const T* x, int64_t x_stride, const T* weight,
-                                    int d, float eps) {
+__global__ void rms_norm_add_kernel(T* residual, int64_t r_stride, const T* x, int64_t x_stride, const T* weight, int d,
+                                    float eps) {
   pdl_begin();
   __shared__ float scratch[32];
   const int64_t row = blockIdx.x;
@@ -19,7 +18,10 @@ __global__ void rms_norm_add_kernel(T* residual, int64_t r_stride, const T* x, i
   float ss = 0.f;
   for (int j = threadIdx.x * V; j < d; j += blockDim.x * V) {
     float v[V];
-    if constexpr (V == 1) v[0] = to_float(xr[j]); else load_vec<T>(xr + j, v);
+    if constexpr (V == 1)
+      v[0] = to_float(xr[j]);
+    else
+      load_vec<T>(xr + j, v);
 #pragma unroll
     for (int i = 0; i < V; ++i) ss += v[i] * v[i];
   }
@@ -38,7 +40,10 @@ __global__ void rms_norm_add_kernel(T* residual, int64_t r_stride, const T* x, i
     }
 #pragma unroll
     for (int i = 0; i < V; ++i) r[i] += v[i] * scale * w[i];
-    if constexpr (V == 1) rr[j] = from_float<T>(r[0]); else store_vec<T>(rr + j, r);
+    if constexpr (V == 1)
+      rr[j] = from_float<T>(r[0]);
+    else
+      store_vec<T>(rr + j, r);
   }
 }
 
@@ -50,8 +55,8 @@ void launch_typed(const Tensor& residual, const Tensor& x, const Tensor& weight,
     launch_kernel(rms_norm_add_kernel<T, kVec<T>>, unsigned(x.size(0)), 256, 0, stream, residual.ptr<T>(),
                   residual.stride[0], x.ptr<T>(), x.stride[0], weight.ptr<T>(), d, eps);
   else
-    launch_kernel(rms_norm_add_kernel<T, 1>, unsigned(x.size(0)), 256, 0, stream, residual.ptr<T>(),
-                  residual.stride[0], x.ptr<T>(), x.stride[0], weight.ptr<T>(), d, eps);
+    launch_kernel(rms_norm_add_kernel<T, 1>, unsigned(x.size(0)), 256, 0, stream, residual.ptr<T>(), residual.stride[0],
+                  x.ptr<T>(), x.stride[0], weight.ptr<T>(), d, eps);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 

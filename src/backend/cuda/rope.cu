@@ -115,7 +115,7 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, con
   const int n_items = int((q.size(1) + k.size(1)) * half + (STORE ? k.size(1) * (d - half) : 0));
   const int threads = std::min(256, (n_items / 2 + 31) / 32 * 32 + 32);
   const size_t smem = size_t(2 * half) * sizeof(float);
-  // Pairs of elements need an even d/2 and every head start aligned to two elements in
+  // Pairs of elements need an even rotary half and every head start aligned to two elements in
   // q, k and, when storing, v and the caches (whose rows of n_kv_heads * d are then even).
   const auto even = [](const void* p, int64_t stride) {
     return (reinterpret_cast<uintptr_t>(p) % (2 * sizeof(T))) == 0 && stride % 2 == 0;

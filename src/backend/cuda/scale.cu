@@ -1,6 +1,5 @@
-#include "backend/cuda/scale.h"
-
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/scale.h"
 
 namespace seam::cuda {
 

@@ -1,6 +1,5 @@
-#include "backend/cuda/softcap.h"
-
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/softcap.h"
 
 namespace seam::cuda {
 
