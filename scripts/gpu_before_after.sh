@@ -43,6 +43,7 @@ for s in "${sections[@]}"; do
     build)
       log "build base=$(cat "$ROOT/.gl/BASE_ID" 2>/dev/null) head=$(cat "$ROOT/.gl/TREE_ID" 2>/dev/null) $(date -u +%FT%TZ)"
       head_tests=$(cd "$ROOT/tests/cuda" && ls ./*_test.cpp | sed 's|./||; s/.cpp//' | tr '\n' ' ')
+      head_tests="$head_tests ${EXTRA_TARGETS:-}"
       build_tree base & pb=$!
       build_tree head $head_tests & ph=$!
       wait $pb; rb=$?; wait $ph; rh=$?

@@ -24,7 +24,8 @@ TEST(ModelRegistry, ListsTheSupportedArchitecturesWithTheirFamilyRules) {
   std::vector<std::string> names;
   for (const ModelDefinition& d : model_definitions()) names.push_back(d.architecture);
   EXPECT_EQ(names, (std::vector<std::string>{"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM",
-                                             "Qwen3ForCausalLM"}));
+                                             "Qwen3ForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM",
+                                             "Gemma3ForConditionalGeneration", "Phi3ForCausalLM"}));
   const ModelDefinition* llama = find_model_definition("LlamaForCausalLM");
   const ModelDefinition* mistral = find_model_definition("MistralForCausalLM");
   const ModelDefinition* qwen2 = find_model_definition("Qwen2ForCausalLM");
@@ -38,9 +39,29 @@ TEST(ModelRegistry, ListsTheSupportedArchitecturesWithTheirFamilyRules) {
   for (const ModelDefinition* d : {llama, mistral, qwen3}) EXPECT_EQ(d->attention_bias, AttentionBiasRule::from_config);
   EXPECT_TRUE(qwen3->qk_norm);
   for (const ModelDefinition* d : {llama, mistral, qwen2}) EXPECT_FALSE(d->qk_norm);
-  EXPECT_TRUE(qwen2->sliding_window_opt_in && qwen3->sliding_window_opt_in);
-  EXPECT_FALSE(llama->sliding_window_opt_in || mistral->sliding_window_opt_in);
-  EXPECT_EQ(supported_architectures(), "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM");
+  EXPECT_EQ(qwen2->sliding_window, SlidingWindowRule::opt_in);
+  EXPECT_EQ(qwen3->sliding_window, SlidingWindowRule::opt_in);
+  EXPECT_EQ(llama->sliding_window, SlidingWindowRule::none);
+  EXPECT_EQ(mistral->sliding_window, SlidingWindowRule::always);
+  const ModelDefinition* gemma2 = find_model_definition("Gemma2ForCausalLM");
+  const ModelDefinition* gemma3 = find_model_definition("Gemma3ForCausalLM");
+  const ModelDefinition* gemma3_mm = find_model_definition("Gemma3ForConditionalGeneration");
+  const ModelDefinition* phi3 = find_model_definition("Phi3ForCausalLM");
+  ASSERT_TRUE(gemma2 && gemma3 && gemma3_mm && phi3);
+  EXPECT_EQ(gemma2->family, ModelFamily::gemma2);
+  EXPECT_EQ(gemma2->sliding_window, SlidingWindowRule::alternating);
+  EXPECT_FALSE(gemma2->qk_norm);
+  EXPECT_EQ(gemma3->family, ModelFamily::gemma3);
+  EXPECT_EQ(gemma3->sliding_window, SlidingWindowRule::pattern);
+  EXPECT_TRUE(gemma3->qk_norm && gemma3_mm->qk_norm);
+  EXPECT_EQ(gemma3_mm->family, ModelFamily::gemma3);
+  EXPECT_TRUE(gemma3_mm->text_config_nested);
+  EXPECT_FALSE(gemma3->text_config_nested || gemma2->text_config_nested || phi3->text_config_nested);
+  EXPECT_EQ(phi3->family, ModelFamily::phi3);
+  EXPECT_EQ(phi3->sliding_window, SlidingWindowRule::always);
+  EXPECT_EQ(supported_architectures(),
+            "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
+            "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Phi3ForCausalLM");
 }
 
 TEST(ModelRegistry, UnknownArchitectureIsAClearErrorListingTheSupportedOnes) {
@@ -70,8 +91,9 @@ size_t expected_weight_bytes(const Checkpoint& ck, const ModelConfig& c) {
   size_t n = f32_bytes(ck.embed_tokens) + f32_bytes(ck.norm) + (c.tie_word_embeddings ? 0 : f32_bytes(ck.lm_head));
   for (const LayerTensors& l : ck.layers)
     for (const HostTensor* t : {&l.input_layernorm, &l.q_proj, &l.k_proj, &l.v_proj, &l.q_bias, &l.k_bias, &l.v_bias,
-                                &l.q_norm, &l.k_norm, &l.o_proj, &l.o_bias, &l.post_attention_layernorm, &l.gate_proj,
-                                &l.up_proj, &l.down_proj})
+                                &l.q_norm, &l.k_norm, &l.o_proj, &l.o_bias, &l.post_attention_layernorm,
+                                &l.pre_feedforward_layernorm, &l.post_feedforward_layernorm, &l.gate_proj, &l.up_proj,
+                                &l.down_proj})
       n += f32_bytes(*t);
   return n;
 }
@@ -110,6 +132,7 @@ TEST(ModelRegistry, EveryArchitectureBuildsThroughTheRegistryAndRuns) {
     SCOPED_TRACE(d.architecture);
     nlohmann::json cfg = test::tiny_config_json(d.architecture);
     if (d.family == ModelFamily::qwen3) cfg["attention_bias"] = true;  // Qwen3 with the optional q/k/v/o bias
+    if (d.text_config_nested) cfg = {{"architectures", cfg["architectures"]}, {"text_config", cfg}};
     const std::string dir = test::make_temp_dir("registry");
     test::write_config(dir, cfg);
     const ModelConfig c = load_model_config(dir);
