@@ -206,6 +206,14 @@ def main():
                 # (tiny models are float32 already: their "bf16" logits are float32 too; CPU tests ignore them)
                 bf16 = [model(torch.tensor([p], device="cuda")).logits[0, -1].float().cpu() for p in prompts]
                 model = model.float()  # the same weights, exactly representable in float32
+                # Gemma 3's embedding scale is a non-persistent buffer made while the bf16 model was
+                # built (torch.tensor(sqrt(hidden)) under the bf16 default dtype: 50.5 for 2,560, not
+                # 50.596); .float() keeps the rounded value, so the float32 reference would not be what
+                # transformers computes for this checkpoint loaded in float32. Set it as loading does.
+                for mod in model.modules():
+                    if isinstance(getattr(mod, "embed_scale", None), torch.Tensor):
+                        mod.embed_scale = torch.tensor(text_cfg.hidden_size ** 0.5, dtype=torch.float32,
+                                                       device=mod.embed_scale.device)
                 for p, lb in zip(prompts, bf16):
                     ids = torch.tensor([p], device="cuda")
                     lf = model(ids).logits[0, -1].float().cpu()
