@@ -38,8 +38,13 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     }
     l.o_proj = c.o_proj_bias ? linear({&lt.o_proj}, {&lt.o_bias}) : linear({&lt.o_proj}, {});
     l.ln_post = upload({&lt.post_attention_layernorm});
-    l.gate_up = linear({&lt.gate_proj, &lt.up_proj}, {});
-    l.down = linear({&lt.down_proj}, {});
+    if (lt.moe.defined()) {
+      l.moe = std::make_unique<MoeLayer>(backend_, c, lt.moe, format_);
+      weight_bytes_ += l.moe->bytes();
+    } else {
+      l.gate_up = linear({&lt.gate_proj, &lt.up_proj}, {});
+      l.down = linear({&lt.down_proj}, {});
+    }
     layers_.push_back(std::move(l));
   }
 }
@@ -78,6 +83,7 @@ void LlamaModel::post_attention(int i, const ForwardBuffers& buf, int n) const {
   const Layer& l = layers_[size_t(i)];
   Tensor residual = buf.residual.rows(n), gate_up = buf.gate_up.rows(n), act = buf.act.rows(n);
   l.o_proj.accumulate(residual, buf.attn_out.rows(n));  // residual += o_proj(attn)
+  if (l.moe) return l.moe->forward(buf, l.ln_post.tensor(), config_.rms_norm_eps, n);
   l.gate_up.apply_rms_normed_silu_mul(act, gate_up, buf.normed.rows(n), residual, l.ln_post.tensor(),
                                       config_.rms_norm_eps);
   l.down.accumulate(residual, act);  // residual += down_proj(act)

@@ -9,6 +9,9 @@
 //   piece L        : o_proj+add, norm+gate_up+SiLU, down+add             (layer L-1 post)
 //   logits         : gather the last rows, final norm+lm_head
 //
+// A mixture-of-experts layer (MoeConfig::is_sparse_layer) runs its MoeLayer in place of
+// norm+gate_up+SiLU, down+add: router, top-k, experts and shared expert, all inside the piece.
+//
 // The residual stream is updated in place by the projections that feed it
 // (linear_accumulate), and every RMSNorm is paired with the linear it feeds
 // (rms_norm_qkv_rope_store, rms_norm_gate_up_silu, rms_norm_linear), so a backend can fuse
@@ -31,6 +34,7 @@
 #include "model/kv_cache_view.h"
 #include "model/linear.h"
 #include "model/model_config.h"
+#include "model/moe_layer.h"
 
 namespace seam {
 
@@ -62,8 +66,9 @@ class LlamaModel {
     DeviceWeight k_norm;   // [head_dim] or undefined
     Linear o_proj;         // [hidden, q_size], bias with o_proj_bias (attention_bias on Llama/Mistral/Qwen3)
     DeviceWeight ln_post;  // [hidden]
-    Linear gate_up;        // [2 * inter, hidden]
+    Linear gate_up;        // [2 * inter, hidden]   (dense layers)
     Linear down;           // [hidden, inter]
+    std::unique_ptr<MoeLayer> moe;  // sparse layers: the feed-forward instead of gate_up / down
   };
 
   void pre_attention(int layer, const ForwardBuffers& buf, const KvCacheView& kv, int n) const;

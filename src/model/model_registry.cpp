@@ -22,6 +22,14 @@ const std::vector<ModelDefinition>& model_definitions() {
       {"MistralForCausalLM", ModelFamily::llama, AttentionBiasRule::from_config, false, false, create_llama},
       {"Qwen2ForCausalLM", ModelFamily::qwen2, AttentionBiasRule::qkv_always, false, true, create_llama},
       {"Qwen3ForCausalLM", ModelFamily::qwen3, AttentionBiasRule::from_config, true, true, create_llama},
+      // Mixture of experts: the same forward with a sparse feed-forward (MoeLayer) in place of
+      // the dense MLP in the layers MoeConfig names. Mixtral reads sliding_window as Mistral does.
+      {"Qwen2MoeForCausalLM", ModelFamily::qwen2, AttentionBiasRule::qkv_from_qkv_bias, false, true, create_llama,
+       MoeStyle::qwen2},
+      {"Qwen3MoeForCausalLM", ModelFamily::qwen3, AttentionBiasRule::from_config, true, true, create_llama,
+       MoeStyle::qwen3},
+      {"MixtralForCausalLM", ModelFamily::llama, AttentionBiasRule::from_config, false, false, create_llama,
+       MoeStyle::mixtral},
   };
   return definitions;
 }
