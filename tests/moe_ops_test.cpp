@@ -24,6 +24,13 @@ Tensor i32(std::vector<int32_t>& v, std::initializer_list<int64_t> dims) {
   return Tensor(v.data(), DType::i32, Device::cpu, dims);
 }
 
+// moe_experts' act scratch for n rows of k experts of width inter (kept alive by the test).
+struct ActScratch {
+  std::vector<float> v;
+  Tensor t;
+  ActScratch(int rows, int inter) : v(size_t(rows * inter)) { t = Tensor(v.data(), DType::f32, Device::cpu, {rows, inter}); }
+};
+
 std::vector<float> random_values(size_t n, uint32_t seed, float scale = 1.f) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> d(0.f, scale);
@@ -153,8 +160,9 @@ TEST(MoeExperts, AccumulatesTheWeightedChosenExpertsAsTheNaiveLoop) {
   std::vector<float> w = {0.7f, 0.3f, 0.55f, 0.45f, 0.9f, 0.1f, 0.6f, 0.4f, 0.5f, 0.5f, 0.25f, 0.75f};
   const std::vector<double> want = naive_experts(ew, out, x, ids, w, n, k);
   CpuBackend be;
+  ActScratch act(n * k, I);
   be.moe_experts(f32(out, {n, H}), f32(x, {n, H}), f32(ew.gate_up, {E, 2 * I, H}), f32(ew.down, {E, H, I}),
-                 i32(ids, {n, k}), f32(w, {n, k}));
+                 i32(ids, {n, k}), f32(w, {n, k}), act.t);
   double max_err = 0, max_ref = 0;
   for (size_t i = 0; i < out.size(); ++i) {
     max_err = std::max(max_err, std::fabs(out[i] - want[i]));
@@ -175,7 +183,9 @@ TEST(MoeExperts, StridedRowsReadAndWriteOnlyTheirColumns) {
   const std::vector<double> want = naive_experts(ew, out, x, ids, w, n, k);
   CpuBackend be;
   Tensor xt = f32(x_wide, {n, pitch}).slice_cols(0, H), ot = f32(out_wide, {n, pitch}).slice_cols(0, H);
-  be.moe_experts(ot, xt, f32(ew.gate_up, {E, 2 * I, H}), f32(ew.down, {E, H, I}), i32(ids, {n, k}), f32(w, {n, k}));
+  ActScratch act(n * k, I);
+  be.moe_experts(ot, xt, f32(ew.gate_up, {E, 2 * I, H}), f32(ew.down, {E, H, I}), i32(ids, {n, k}), f32(w, {n, k}),
+                 act.t);
   for (int i = 0; i < n; ++i) {
     for (int c = 0; c < H; ++c) EXPECT_NEAR(out_wide[size_t(i * pitch + c)], want[size_t(i * H + c)], 1e-5);
     for (int c = H; c < pitch; ++c) EXPECT_EQ(out_wide[size_t(i * pitch + c)], 0.25f) << "column past the view";
@@ -205,10 +215,11 @@ TEST(MoeGraph, ReplayRoutesTheLogitsOfTheStep) {
   std::vector<int32_t> ids(size_t(n * k));
   std::vector<float> w(size_t(n * k)), out(size_t(n * H), 0.f);
   CpuBackend be;
+  ActScratch act(n * k, I);
   auto run = [&] {
     be.moe_route(i32(ids, {n, k}), f32(w, {n, k}), f32(logits, {n, E}), true);
     be.moe_experts(f32(out, {n, H}), f32(x, {n, H}), f32(ew.gate_up, {E, 2 * I, H}), f32(ew.down, {E, H, I}),
-                   i32(ids, {n, k}), f32(w, {n, k}));
+                   i32(ids, {n, k}), f32(w, {n, k}), act.t);
   };
   be.begin_capture();
   run();
@@ -249,6 +260,7 @@ TEST(MoeOpChecks, BadArgumentsAreErrorsNamingTheOpAndArgument) {
   std::vector<float> x(size_t(n * H)), out(size_t(n * H)), logits(size_t(n * E)), w(size_t(n * k));
   std::vector<int32_t> ids(size_t(n * k));
   std::vector<float> wide_w(size_t(n * 5));
+  ActScratch act(n * k, I), small_act(n * k - 1, I);
   std::vector<int32_t> wide_ids(size_t(n * 5));
   expect_error([&] { be.moe_route(i32(wide_ids, {n, 5}), f32(wide_w, {n, 5}), f32(logits, {n, E}), true); },
                "moe_route: k = 5 is more than the 4 experts");
@@ -258,14 +270,17 @@ TEST(MoeOpChecks, BadArgumentsAreErrorsNamingTheOpAndArgument) {
   expect_error([&] { be.moe_route(i32(ids, {n, k}), f32(w, {n, k}), f32(logits, {n - 1, E}), true); },
                "moe_route: topk_ids has 2 rows");
   expect_error([&] { be.moe_experts(f32(out, {n, H}), f32(x, {n, H}), f32(ew.gate_up, {E, 2 * I, H}),
-                                    f32(ew.down, {E, I, H}), i32(ids, {n, k}), f32(w, {n, k})); },
+                                    f32(ew.down, {E, I, H}), i32(ids, {n, k}), f32(w, {n, k}), act.t); },
                "moe_experts w_down: shape [4, 3, 5], expected [4, 5, 3]");
   expect_error([&] { be.moe_experts(f32(x, {n, H}), f32(x, {n, H}), f32(ew.gate_up, {E, 2 * I, H}),
-                                    f32(ew.down, {E, H, I}), i32(ids, {n, k}), f32(w, {n, k})); },
+                                    f32(ew.down, {E, H, I}), i32(ids, {n, k}), f32(w, {n, k}), act.t); },
                "moe_experts: out overlaps x");
   expect_error([&] { be.moe_experts(f32(out, {n, H}), f32(x, {n, H}), f32(ew.gate_up, {E * 2 * I, H}),
-                                    f32(ew.down, {E, H, I}), i32(ids, {n, k}), f32(w, {n, k})); },
+                                    f32(ew.down, {E, H, I}), i32(ids, {n, k}), f32(w, {n, k}), act.t); },
                "moe_experts w_gate_up: expected [n_experts, 2 * inter, hidden]");
+  expect_error([&] { be.moe_experts(f32(out, {n, H}), f32(x, {n, H}), f32(ew.gate_up, {E, 2 * I, H}),
+                                    f32(ew.down, {E, H, I}), i32(ids, {n, k}), f32(w, {n, k}), small_act.t); },
+               "moe_experts act: expected [>= 4, 3], got [3, 3]");
   expect_error([&] { be.moe_shared_expert_add(f32(out, {n, H}), f32(x, {n, H}), f32(w, {n, k})); },
                "moe_shared_expert_add gate: shape [2, 2], expected [2, 1]");
 }

@@ -208,16 +208,18 @@ class Backend {
   // Routing: p = softmax(router_logits[i]) in float32; topk_ids[i] = the k experts of largest p in
   // descending order (ties: lower id first); topk_weights[i] = their p, divided by their sum when
   // `renormalize`. router_logits [n, n_experts] any float dtype (rows may be strided);
-  // topk_ids [n, k] i32, topk_weights [n, k] f32, k <= n_experts. A row whose logits are not
-  // finite (padding) still gets k distinct ids in [0, n_experts).
+  // topk_ids [n, k] i32, topk_weights [n, k] f32, k <= n_experts. A NaN p ranks as -inf, so a
+  // row whose logits are not finite (padding) still gets k distinct ids in [0, n_experts).
   virtual void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize);
   // out[i] += sum_j topk_weights[i][j] * down_e(silu(gate_e x[i]) * up_e x[i]), e = topk_ids[i][j],
-  // where [gate_e | up_e] = w_gate_up[e] and down_e = w_down[e]; the sum is formed in float32 and
-  // added to out once (as linear_accumulate). x, out [n, hidden] (rows may be strided; out must
-  // not overlap x); w_gate_up [n_experts, 2 * inter, hidden]; w_down [n_experts, hidden, inter];
-  // topk_ids [n, k] i32 (an id outside [0, n_experts) reads expert 0: padded rows), topk_weights [n, k] f32.
+  // where [gate_e | up_e] = w_gate_up[e] and down_e = w_down[e]; silu(gate) * up is rounded to x's
+  // dtype (as a dense MLP's act), the weighted sum is formed in float32 and added to out once (as
+  // linear_accumulate). x, out [n, hidden] (rows may be strided; out must not overlap x);
+  // w_gate_up [n_experts, 2 * inter, hidden]; w_down [n_experts, hidden, inter]; topk_ids [n, k] i32
+  // (an id outside [0, n_experts) reads expert 0: padded rows), topk_weights [n, k] f32;
+  // act [>= n * k, inter] in x's dtype: scratch for the experts' silu(gate) * up (row i * k + j).
   virtual void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids,
-                           Tensor topk_weights);
+                           Tensor topk_weights, Tensor act);
   // out[i] += sigmoid(gate[i][0]) * y[i] (Qwen2-MoE's gated shared expert).
   // out, y [n, hidden] (out must not overlap y); gate [n, 1]; one dtype.
   virtual void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate);

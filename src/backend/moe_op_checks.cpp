@@ -60,7 +60,7 @@ void moe_route(const Tensor& topk_ids, const Tensor& topk_weights, const Tensor&
 }
 
 void moe_experts(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
-                 const Tensor& topk_ids, const Tensor& topk_weights, Device dev) {
+                 const Tensor& topk_ids, const Tensor& topk_weights, const Tensor& act, Device dev) {
   floating(x, dev, "moe_experts x");
   same(out, x.dtype, dev, "moe_experts out");
   same(w_gate_up, x.dtype, dev, "moe_experts w_gate_up");
@@ -79,6 +79,11 @@ void moe_experts(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, co
   SEAM_CHECK(topk_ids.size(0) == x.size(0), "moe_experts: topk_ids has ", topk_ids.size(0), " rows, x ", x.size(0));
   SEAM_CHECK(topk_ids.size(1) <= n_experts, "moe_experts: k = ", topk_ids.size(1), " is more than the ", n_experts,
              " experts");
+  same(act, x.dtype, dev, "moe_experts act");
+  rows(act, "moe_experts act");
+  SEAM_CHECK(act.size(0) >= x.size(0) * topk_ids.size(1) && act.size(1) == inter, "moe_experts act: expected [>= ",
+             x.size(0) * topk_ids.size(1), ", ", inter, "], got ", act.shape_str());
+  SEAM_CHECK(!overlap(act, out) && !overlap(act, x), "moe_experts: act overlaps out or x");
 }
 
 void moe_shared_expert_add(const Tensor& out, const Tensor& y, const Tensor& gate, Device dev) {

@@ -21,7 +21,7 @@ inline float* row_ptr(const Tensor& t, int64_t r) { return t.ptr<float>() + r * 
 // One row's routing: softmax over all experts (as torch.softmax in float32: max subtracted,
 // float sums), then the k largest by repeated selection, a strictly larger p replacing the
 // candidate, so equal p keep the lower id (torch.topk's order on ties is not specified;
-// this is seam's rule). A NaN p never wins a comparison, so the first unchosen id stands in.
+// this is seam's rule). A NaN p ranks as -inf, so the first unchosen id stands in for it.
 void route_row(const float* logits, int64_t n_experts, int k, bool renormalize, int32_t* ids, float* weights,
                std::vector<float>& p, std::vector<char>& taken) {
   float mx = -INFINITY;
@@ -34,11 +34,12 @@ void route_row(const float* logits, int64_t n_experts, int k, bool renormalize, 
   for (int64_t e = 0; e < n_experts; ++e) p[size_t(e)] /= sum;
   std::fill(taken.begin(), taken.end(), 0);
   float chosen_sum = 0.f;
+  auto rank = [&](int64_t e) { return std::isnan(p[size_t(e)]) ? -INFINITY : p[size_t(e)]; };
   for (int j = 0; j < k; ++j) {
     int64_t best = -1;
     for (int64_t e = 0; e < n_experts; ++e) {
       if (taken[size_t(e)]) continue;
-      if (best < 0 || p[size_t(e)] > p[size_t(best)]) best = e;
+      if (best < 0 || rank(e) > rank(best)) best = e;
     }
     taken[size_t(best)] = 1;
     ids[j] = int32_t(best);
@@ -66,8 +67,9 @@ void CpuBackend::moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_l
 }
 
 void CpuBackend::moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids,
-                             Tensor topk_weights) {
-  op_checks::moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, Device::cpu);
+                             Tensor topk_weights, Tensor act_scratch) {
+  // act_scratch is for backends that run the experts in passes; one token at a time needs none.
+  op_checks::moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, act_scratch, Device::cpu);
   f32_only(x, "moe_experts x");
   launch([=] {
     const int64_t n = x.size(0), n_experts = w_gate_up.size(0), inter = w_gate_up.size(1) / 2;
