@@ -1,5 +1,5 @@
 // The mixture-of-experts ops' defaults: a backend that has not implemented them refuses
-// with a message naming the op (MoeLayer also checks at load, so a model never gets here).
+// with a message naming the op (at start-up: the warm-up step before graph capture runs them).
 #include "backend/backend.h"
 
 namespace seam {

@@ -4,10 +4,6 @@ namespace seam {
 
 MoeLayer::MoeLayer(Backend& backend, const ModelConfig& c, const MoeTensors& t, WeightFormat format)
     : backend_(&backend), renormalize_(c.moe.renormalize()) {
-  // Only the cpu backend has the MoE ops so far; refuse at load, not at the first step.
-  SEAM_CHECK(backend.device() == Device::cpu, c.architecture,
-             ": mixture-of-experts layers run on the cpu backend only so far (the ", backend.name(),
-             " backend has no MoE kernels yet)");
   const MoeConfig& m = c.moe;
   const int64_t n_experts = m.n_experts, inter = m.expert_intermediate_size, hidden = c.hidden_size;
   SEAM_ASSERT(t.defined() && int64_t(t.gate.size()) == n_experts && t.up.size() == t.gate.size() &&

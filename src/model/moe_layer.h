@@ -25,8 +25,7 @@ namespace seam {
 
 class MoeLayer {
  public:
-  // Uploads `t` (a sparse layer's tensors) in `format`. Throws seam::Error when `backend`
-  // has no MoE ops yet (the CUDA kernels are still to come).
+  // Uploads `t` (a sparse layer's tensors) in `format`.
   MoeLayer(Backend& backend, const ModelConfig& c, const MoeTensors& t, WeightFormat format);
 
   size_t bytes() const { return bytes_; }
