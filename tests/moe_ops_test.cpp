@@ -27,8 +27,10 @@ Tensor i32(std::vector<int32_t>& v, std::initializer_list<int64_t> dims) {
 // moe_experts' act scratch for n rows of k experts of width inter (kept alive by the test).
 struct ActScratch {
   std::vector<float> v;
-  Tensor t;
-  ActScratch(int rows, int inter) : v(size_t(rows * inter)) { t = Tensor(v.data(), DType::f32, Device::cpu, {rows, inter}); }
+  MoeScratch t;
+  ActScratch(int rows, int inter) : v(size_t(rows * inter)) {
+    t.act = Tensor(v.data(), DType::f32, Device::cpu, {rows, inter});
+  }
 };
 
 std::vector<float> random_values(size_t n, uint32_t seed, float scale = 1.f) {

@@ -96,6 +96,14 @@ struct RopeStoreArgs {
   Tensor slots;             // [n] i32
 };
 
+// The scratch of moe_experts (the model's MoeBuffers hold it): a backend uses what its path needs.
+// n = the op's rows, k = experts per row.
+struct MoeScratch {
+  Tensor act;         // [>= n * k, inter] in x's dtype: the experts' silu(gate) * up (required)
+  Tensor expert_out;  // [>= n * k, hidden] in x's dtype: each (row, expert)'s down output (optional)
+  Tensor index;       // [>= 2 * n_experts + 2 + n * k] i32: grouping by expert (optional)
+};
+
 // A recorded sequence of ops (CUDA graph exec, or the CPU op list).
 class Graph {
  public:
@@ -217,9 +225,9 @@ class Backend {
   // linear_accumulate). x, out [n, hidden] (rows may be strided; out must not overlap x);
   // w_gate_up [n_experts, 2 * inter, hidden]; w_down [n_experts, hidden, inter]; topk_ids [n, k] i32
   // (an id outside [0, n_experts) reads expert 0: padded rows), topk_weights [n, k] f32;
-  // act [>= n * k, inter] in x's dtype: scratch for the experts' silu(gate) * up (row i * k + j).
+  // scratch: MoeScratch (a backend that groups rows by expert needs expert_out and index too).
   virtual void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids,
-                           Tensor topk_weights, Tensor act);
+                           Tensor topk_weights, const MoeScratch& scratch);
   // out[i] += sigmoid(gate[i][0]) * y[i] (Qwen2-MoE's gated shared expert).
   // out, y [n, hidden] (out must not overlap y); gate [n, 1]; one dtype.
   virtual void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate);

@@ -8,7 +8,7 @@ void Backend::moe_route(Tensor, Tensor, Tensor, bool) {
   throw Error(detail::concat("moe_route is not implemented on the ", name(), " backend"));
 }
 
-void Backend::moe_experts(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) {
+void Backend::moe_experts(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, const MoeScratch&) {
   throw Error(detail::concat("moe_experts is not implemented on the ", name(), " backend"));
 }
 

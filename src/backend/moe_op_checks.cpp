@@ -60,7 +60,7 @@ void moe_route(const Tensor& topk_ids, const Tensor& topk_weights, const Tensor&
 }
 
 void moe_experts(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
-                 const Tensor& topk_ids, const Tensor& topk_weights, const Tensor& act, Device dev) {
+                 const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch, Device dev) {
   floating(x, dev, "moe_experts x");
   same(out, x.dtype, dev, "moe_experts out");
   same(w_gate_up, x.dtype, dev, "moe_experts w_gate_up");
@@ -79,11 +79,24 @@ void moe_experts(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, co
   SEAM_CHECK(topk_ids.size(0) == x.size(0), "moe_experts: topk_ids has ", topk_ids.size(0), " rows, x ", x.size(0));
   SEAM_CHECK(topk_ids.size(1) <= n_experts, "moe_experts: k = ", topk_ids.size(1), " is more than the ", n_experts,
              " experts");
+  const int64_t n_slots = x.size(0) * topk_ids.size(1);
+  const Tensor& act = scratch.act;
   same(act, x.dtype, dev, "moe_experts act");
   rows(act, "moe_experts act");
-  SEAM_CHECK(act.size(0) >= x.size(0) * topk_ids.size(1) && act.size(1) == inter, "moe_experts act: expected [>= ",
-             x.size(0) * topk_ids.size(1), ", ", inter, "], got ", act.shape_str());
+  SEAM_CHECK(act.size(0) >= n_slots && act.size(1) == inter, "moe_experts act: expected [>= ", n_slots, ", ", inter,
+             "], got ", act.shape_str());
   SEAM_CHECK(!overlap(act, out) && !overlap(act, x), "moe_experts: act overlaps out or x");
+  if (const Tensor& y = scratch.expert_out; y.defined()) {
+    same(y, x.dtype, dev, "moe_experts expert_out");
+    SEAM_CHECK(y.ndim == 2 && y.contiguous() && y.size(0) >= n_slots && y.size(1) == hidden,
+               "moe_experts expert_out: expected [>= ", n_slots, ", ", hidden, "] contiguous, got ", y.shape_str());
+    SEAM_CHECK(!overlap(y, out) && !overlap(y, x) && !overlap(y, act), "moe_experts: expert_out overlaps another argument");
+  }
+  if (const Tensor& idx = scratch.index; idx.defined()) {
+    same(idx, DType::i32, dev, "moe_experts index");
+    SEAM_CHECK(idx.ndim == 1 && idx.contiguous() && idx.size(0) >= 2 * n_experts + 2 + n_slots,
+               "moe_experts index: expected [>= ", 2 * n_experts + 2 + n_slots, "] i32, got ", idx.shape_str());
+  }
 }
 
 void moe_shared_expert_add(const Tensor& out, const Tensor& y, const Tensor& gate, Device dev) {

@@ -40,7 +40,8 @@ void MoeLayer::forward(const ForwardBuffers& buf, const Tensor& ln_post, float e
   be.rms_norm(normed, residual, ln_post, eps);
   router_.apply(m.router_logits.rows(n), normed);  // [n, n_experts]
   be.moe_route(ids, weights, m.router_logits.rows(n), renormalize_);
-  be.moe_experts(residual, normed, w_gate_up_, w_down_, ids, weights, m.expert_act);
+  be.moe_experts(residual, normed, w_gate_up_, w_down_, ids, weights,
+                 MoeScratch{m.expert_act, m.expert_out, m.expert_index});
   if (!shared_down_.weight().defined()) return;
   // Qwen2-MoE's shared expert: a dense SiLU MLP scaled by sigmoid(shared_expert_gate(x)).
   const int64_t shared = shared_down_.in_features();

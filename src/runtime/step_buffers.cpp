@@ -70,6 +70,8 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
     moe.topk_ids = make(DType::i32, {T, c.moe.n_experts_per_tok});
     moe.topk_weights = make(DType::f32, {T, c.moe.n_experts_per_tok});
     moe.expert_act = make(a, {T * c.moe.n_experts_per_tok, c.moe.expert_intermediate_size});
+    moe.expert_out = make(a, {T * c.moe.n_experts_per_tok, c.hidden_size});
+    moe.expert_index = make(DType::i32, {2 * c.moe.n_experts + 2 + T * c.moe.n_experts_per_tok});
     if (c.moe.has_shared_expert()) {
       moe.shared_gate = make(a, {T, 1});
       moe.shared_out = make(a, {T, c.hidden_size});

@@ -48,7 +48,7 @@ class CpuBackend final : public Backend {
   // mixture of experts: cpu_moe.cpp
   void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;
   void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids, Tensor topk_weights,
-                   Tensor act) override;
+                   const MoeScratch& scratch) override;
   void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) override;
 
   void begin_capture() override;

@@ -67,9 +67,9 @@ void CpuBackend::moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_l
 }
 
 void CpuBackend::moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids,
-                             Tensor topk_weights, Tensor act_scratch) {
-  // act_scratch is for backends that run the experts in passes; one token at a time needs none.
-  op_checks::moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, act_scratch, Device::cpu);
+                             Tensor topk_weights, const MoeScratch& scratch) {
+  // The scratch is for backends that run the experts in passes; one token at a time needs none.
+  op_checks::moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, Device::cpu);
   f32_only(x, "moe_experts x");
   launch([=] {
     const int64_t n = x.size(0), n_experts = w_gate_up.size(0), inter = w_gate_up.size(1) / 2;

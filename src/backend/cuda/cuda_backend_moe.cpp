@@ -15,9 +15,9 @@ void CudaBackend::moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_
 }
 
 void CudaBackend::moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids,
-                              Tensor topk_weights, Tensor act) {
-  op_checks::moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, act, Device::cuda);
-  launch_moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, act, stream_);
+                              Tensor topk_weights, const MoeScratch& scratch) {
+  op_checks::moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, Device::cuda);
+  launch_moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream_);
 }
 
 void CudaBackend::moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) {

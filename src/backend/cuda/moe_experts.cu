@@ -1,6 +1,8 @@
 #include "backend/cuda/moe_experts.h"
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/moe_experts_grouped.h"
 
 namespace seam::cuda {
 
@@ -121,9 +123,29 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
 
 }  // namespace
 
+namespace {
+
+// Rows x experts from which the grouped GEMMs beat the gathered GEMVs: each expert's weights are
+// then read about once for all its rows instead of once per row. A first guess (not yet measured
+// on the H200): 32 rows at top-8 (nearly every expert of 128 hit), 128 rows at top-2.
+constexpr int64_t kGroupedMinSlots = 256;
+
+bool takes_grouped(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
+                   const MoeScratch& scratch) {
+  static const int mode = env_choice("SEAM_MOE_GROUPED", 1, {0, 1, 2});
+  if (mode == 0 || !moe_grouped_applies(x, w_gate_up, w_down, scratch)) return false;
+  return mode == 2 || x.size(0) * topk_ids.size(1) >= kGroupedMinSlots;
+}
+
+}  // namespace
+
 void launch_moe_experts(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
-                        const Tensor& topk_ids, const Tensor& topk_weights, const Tensor& act, cudaStream_t stream) {
+                        const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
+                        cudaStream_t stream) {
   if (x.size(0) == 0) return;
+  if (takes_grouped(x, w_gate_up, w_down, topk_ids, scratch))
+    return launch_moe_experts_grouped(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+  const Tensor& act = scratch.act;
   SEAM_CHECK(w_gate_up.size(2) <= kMaxExpertHidden, "moe_experts: hidden ", w_gate_up.size(2), " is above the ",
              kMaxExpertHidden, " the cuda kernels stage in shared memory");
   SEAM_CHECK(w_gate_up.size(1) / 2 <= int64_t(65535) * kWarps && x.size(0) * topk_ids.size(1) <= INT32_MAX,
