@@ -14,6 +14,8 @@
 #   models   makes the random-weight Llama-3.1-8B shape (tools/make_random_models.py)
 #   bench    bench-one-batch: decode batch 1 and 64, prefill 4,096, mixed 512 + 64; ROUNDS rounds
 #   serving  seam serve + seam bench-serving, 1,024 in / 256 out, 64 clients, before then after
+#   structured  the head alone: the same load with every request under a nested JSON schema
+#            ($SCHEMA, default bench/schemas/nested.json) and without, interleaved, ROUNDS rounds
 # Results: $OUT/summary.txt (one line a run), $OUT/bench.jsonl (the raw JSON lines).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,6 +43,7 @@ for s in "${sections[@]}"; do
     build)
       log "build base=$(cat "$ROOT/.gl/BASE_ID" 2>/dev/null) head=$(cat "$ROOT/.gl/TREE_ID" 2>/dev/null) $(date -u +%FT%TZ)"
       head_tests=$(cd "$ROOT/tests/cuda" && ls ./*_test.cpp | sed 's|./||; s/.cpp//' | tr '\n' ' ')
+      head_tests="$head_tests ${EXTRA_TARGETS:-}"
       build_tree base & pb=$!
       build_tree head $head_tests & ph=$!
       wait $pb; rb=$?; wait $ph; rh=$?
@@ -87,6 +90,26 @@ for s in "${sections[@]}"; do
           --random-output-len 256 --random-range-ratio 1 --max-concurrency 64 2>&1 | tee -a "$OUT/serving.log" | tail -4 | tee -a "$OUT/summary.txt"
         kill $pid; wait $pid 2>/dev/null
       done
+      ;;
+    structured)
+      # Issue 21: the head, every request with a nested JSON schema against the same load without,
+      # interleaved (radix cache off: the seeds repeat, so cached prefixes would flatter later runs).
+      SCHEMA=${SCHEMA:-$ROOT/bench/schemas/nested.json}
+      /tmp/seam_head/build-gpu/seam serve --model-path "$MODELS/llama-3.1-8b" --device cuda --dtype bfloat16 \
+        --port 30123 --max-running-requests 256 --context-length 4096 --disable-radix-cache > "$OUT/serve_structured.log" 2>&1 &
+      pid=$!
+      for i in $(seq 1 240); do curl -sf localhost:30123/health > /dev/null 2>&1 && break; sleep 0.5; done
+      for r in $(seq 1 "$ROUNDS"); do
+        for mode in plain schema; do
+          log "structured r$r $mode, 64 clients $(date -u +%T)"
+          extra=""; [ $mode = schema ] && extra="${SCHEMA_FLAG:---json-schema} $SCHEMA"
+          # shellcheck disable=SC2086
+          /tmp/seam_head/build-gpu/seam bench-serving --port 30123 --num-prompts 192 --random-input-len 1024 \
+            --random-output-len 256 --random-range-ratio 1 --max-concurrency 64 $extra 2>&1 | tee -a "$OUT/serving_structured.log" | tail -4 | tee -a "$OUT/summary.txt"
+          curl -s localhost:30123/metrics | grep -E "^seam_grammar" | tee -a "$OUT/summary.txt"
+        done
+      done
+      kill $pid; wait $pid 2>/dev/null
       ;;
     *) echo "unknown section $s"; exit 2 ;;
   esac

@@ -87,7 +87,8 @@ TEST(MoeConfig, TinyMixtral) {
   EXPECT_EQ(c.moe.expert_intermediate_size, 128) << "Mixtral's experts are intermediate_size wide";
   EXPECT_TRUE(c.moe.renormalize()) << "Mixtral always renormalises the chosen weights";
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(c.moe.is_sparse_layer(i));
-  EXPECT_EQ(c.max_position_embeddings, 4096) << "sliding_window null";
+  EXPECT_EQ(c.max_position_embeddings, 4096);
+  EXPECT_TRUE(c.layer_windows.empty()) << "sliding_window null: full attention";
 }
 
 TEST(MoeConfig, DenseModelsHaveNoExperts) {
@@ -127,10 +128,30 @@ TEST(MoeConfig, TrainingOnlyFieldsAreIgnored) {
   EXPECT_NO_THROW(load_model_config(folder_with(cfg)));
 }
 
-TEST(MoeConfig, MixtralSlidingWindowCapsTheContextAsMistral) {
+TEST(MoeConfig, MixtralSlidingWindowIsAttendedWithinOnEveryLayerAsMistral) {
   json cfg = tiny_moe_config("MixtralForCausalLM", MoeStyle::mixtral);
   cfg["sliding_window"] = 32;
-  EXPECT_EQ(load_model_config(folder_with(cfg)).max_position_embeddings, 32);
+  const ModelConfig c = load_model_config(folder_with(cfg));
+  EXPECT_EQ(c.max_position_embeddings, cfg["max_position_embeddings"].get<int>()) << "a window, not a cap";
+  EXPECT_EQ(c.sliding_window, 32);
+  EXPECT_EQ(c.layer_windows, std::vector<int>(size_t(c.n_layers), 32));
+  cfg["sliding_window"] = nullptr;
+  const ModelConfig none = load_model_config(folder_with(cfg));
+  EXPECT_TRUE(none.layer_windows.empty());
+  EXPECT_EQ(none.window(0), 0);
+}
+
+TEST(MoeConfig, QwenMoeSlidingWindowIsOptInAsQwen) {
+  for (const auto& [arch, style] : {std::pair{"Qwen2MoeForCausalLM", MoeStyle::qwen2},
+                                    std::pair{"Qwen3MoeForCausalLM", MoeStyle::qwen3}}) {
+    SCOPED_TRACE(arch);
+    json cfg = tiny_moe_config(arch, style);
+    cfg["sliding_window"] = 16;
+    cfg["max_window_layers"] = 1;
+    EXPECT_TRUE(load_model_config(folder_with(cfg)).layer_windows.empty()) << "no use_sliding_window";
+    cfg["use_sliding_window"] = true;
+    EXPECT_EQ(load_model_config(folder_with(cfg)).layer_windows, (std::vector<int>{0, 16}));
+  }
 }
 
 TEST(MoeConfigErrors, MissingAndBadFields) {

@@ -171,8 +171,11 @@ TEST(ServerRequest, BadBodiesAre400NamingTheField) {
        ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"tools\": [{}]}", "tools[0].type", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"response_format\": {\"type\": "
-       "\"json_object\"}}",
-       "response_format", ApiKind::chat},
+       "\"json_object\"}, \"regex\": \"a\"}",
+       "regex", ApiKind::chat},
+      {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"response_format\": {\"type\": "
+       "\"json_schema\"}}",
+       "response_format.json_schema", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"max_completion_tokens\": -5}",
        "max_completion_tokens", ApiKind::chat},
       {"{\"prompt\": \"x\", \"messages\": []}", "messages"},

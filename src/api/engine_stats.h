@@ -36,6 +36,15 @@ struct EngineStats {
          host_handoff_ms_per_step = 0;
   double forward_ms_per_step = 0;  // prepare + launch + wait: the whole ModelRunner::forward
   double step_wall_ms_per_step = 0, gpu_ms_per_step = 0, gpu_busy_fraction = 0;
+  // Structured output. Compiles run on the submitting threads (a cache hit costs ~0); the
+  // masks are built on the engine thread while the device runs the step's forward: the
+  // exposed part is the mask time after the device had finished the forward (all of it on
+  // the CPU backend). A hidden step: masks ready before the forward was done.
+  uint64_t grammar_requests = 0;  // constrained requests admitted
+  double grammar_compile_ms_total = 0;
+  uint64_t grammar_cache_hits = 0, grammar_cache_misses = 0, grammar_cache_bytes = 0;
+  uint64_t grammar_mask_steps = 0, grammar_mask_hidden_steps = 0, grammar_masked_rows_total = 0;
+  double grammar_mask_ms_total = 0, grammar_mask_exposed_ms_total = 0;
 
   // The `--stats` JSON object: every keyed field of the table.
   nlohmann::json to_json() const;

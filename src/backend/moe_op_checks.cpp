@@ -1,41 +1,15 @@
 #include "backend/moe_op_checks.h"
 
-#include <cstdint>
-#include <utility>
+#include <string>
+
+#include "backend/op_check_helpers.h"
 
 namespace seam::op_checks {
 
+using namespace detail;
+
 namespace {
 
-void on(const Tensor& t, Device dev, const char* what) {
-  SEAM_CHECK(t.defined(), what, ": tensor is undefined");
-  SEAM_CHECK(t.device == dev, what, ": tensor is not on the ", device_name(dev), " device");
-}
-void floating(const Tensor& t, Device dev, const char* what) {
-  on(t, dev, what);
-  SEAM_CHECK(t.dtype == DType::f32 || t.dtype == DType::f16 || t.dtype == DType::bf16, what, ": dtype ",
-             dtype_name(t.dtype), ", expected float32, float16 or bfloat16");
-}
-void same(const Tensor& t, DType d, Device dev, const char* what) {
-  on(t, dev, what);
-  check_dtype(t, d, what);
-}
-// A 2-D view with unit column stride (rows may be strided).
-void rows(const Tensor& t, const char* what) {
-  SEAM_CHECK(t.ndim == 2 && t.rows_contiguous(), what, ": expected [n, d] with packed rows, got ", t.shape_str());
-}
-std::pair<uintptr_t, uintptr_t> span(const Tensor& t) {
-  int64_t last = 0;
-  for (int i = 0; i < t.ndim; ++i) last += (t.size(i) - 1) * t.stride[i];
-  const auto begin = reinterpret_cast<uintptr_t>(t.data);
-  return {begin, begin + uintptr_t(last + 1) * dtype_size(t.dtype)};
-}
-bool overlap(const Tensor& a, const Tensor& b) {
-  if (a.numel() == 0 || b.numel() == 0) return false;
-  const auto [a0, a1] = span(a);
-  const auto [b0, b1] = span(b);
-  return a0 < b1 && b0 < a1;
-}
 // The routing outputs of n rows: ids [n, k] i32 and weights [n, k] f32, both contiguous.
 void routing(const Tensor& topk_ids, const Tensor& topk_weights, Device dev, const char* op) {
   const std::string ids = std::string(op) + " topk_ids", weights = std::string(op) + " topk_weights";

@@ -34,6 +34,8 @@ void EngineFlags::add_to(CLI::App& app) {
                  "smallest GEMM row count (tokens) that is tuned (default 256)");
   app.add_option("--gemm-autotune-candidates", c.gemm_autotune_candidates,
                  "candidate kernels timed per GEMM shape (default 8)");
+  app.add_option("--grammar-cache-mb", c.grammar_cache_mb,
+                 "memory for compiled structured-output grammars, cached by their text (default 512)");
   app.add_option("--log-level", log_level, "debug | info | warning | error (default info)");
   app.add_option("--gemm-autotune-cache", c.gemm_autotune_cache,
                  "file that keeps tuning results across runs (default ~/.cache/seam/gemm_autotune.json; none: off)");

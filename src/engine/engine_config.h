@@ -29,6 +29,8 @@ struct EngineConfig {
   int piecewise_cuda_graph_max_tokens = 0;  // 0 = chunked_prefill_size
   std::string piecewise_cuda_graph_tokens;  // comma list
   int max_queued_requests = 0;     // 0 = unlimited (server)
+  // structured output: compiled grammars are cached by constraint text, LRU, this many MiB
+  int grammar_cache_mb = 512;
   // start-up GEMM tuning (CUDA): time cuBLASLt's candidates during the graph warm-ups
   bool gemm_autotune = false;
   int gemm_autotune_min_rows = 0;    // 0 = default (256); needs gemm_autotune

@@ -9,6 +9,7 @@
 #include "backend/backend_factory.h"
 #include "core/log.h"
 #include "engine/engine_setup.h"
+#include "engine/structured_output.h"
 #include "kv/kv_pool.h"
 #include "kv/radix_cache.h"
 #include "kv/slot_allocator.h"
@@ -40,6 +41,10 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   model_info_.vocab_size = model_config_.vocab_size;
   model_info_.eos_token_ids = model_config_.eos_token_ids;
   model_info_.max_context = max_context_;
+  // Structured output: one compiler for the served vocabulary. The model's EOS ids stop a
+  // constrained row only where its grammar may end (the tokenizer's own EOS too).
+  structured_ = std::make_unique<StructuredOutput>(*tokenizer_, model_config_.eos_token_ids,
+                                                   size_t(cfg.grammar_cache_mb) << 20);
   // GEMM tuning runs in the graph warm-ups and ends when the runner seals (capture_graphs).
   // Its scratch is allocated here, before the KV pool is sized, so the pool leaves room for it.
   if (setup.gemm_autotune) backend_->begin_gemm_tuning(setup.gemm_tuning);
@@ -85,7 +90,7 @@ EngineCore::~EngineCore() {
 
 int EngineCore::kv_pool_tokens() const { return slots_->capacity(); }
 
-void EngineCore::validate(const EngineRequest& q) const {
+void EngineCore::validate(const EngineRequest& q, std::shared_ptr<const grammar::CompiledGrammar>* compiled) const {
   const int vocab = model_config_.vocab_size;
   q.params.validate(vocab);
   if (q.prompt_ids.empty()) throw invalid_request("the prompt is empty (no tokens)", "prompt");
@@ -106,16 +111,26 @@ void EngineCore::validate(const EngineRequest& q) const {
                                          q.params.max_new_tokens, ") needs ", worst, " KV slots; the pool has ",
                                          kv_pool_tokens()),
                           "max_new_tokens");
+  // Last: the other checks are cheap, a compile may not be.
+  if (q.params.constraint) {
+    auto g = structured_->compile(*q.params.constraint);
+    if (compiled) *compiled = std::move(g);
+  }
 }
 
 std::vector<uint64_t> EngineCore::submit_group(std::vector<EngineRequest> group) {
-  for (const EngineRequest& q : group) validate(q);
+  std::vector<std::shared_ptr<const grammar::CompiledGrammar>> grammars(group.size());
+  for (size_t i = 0; i < group.size(); ++i) validate(group[i], &grammars[i]);
   const int64_t max_queued = config_.max_queued_requests;
   if (max_queued > 0 && int64_t(group.size()) > max_queued)
     throw invalid_request(detail::concat(group.size(), " requests at once can never be admitted: the limit is ",
                                          max_queued, " in flight (--max-queued-requests)"),
                           "n");
   std::vector<std::unique_ptr<Request>> reqs;
+  // Each request (each of n choices) gets its own matcher over the shared compiled grammar.
+  std::vector<std::unique_ptr<grammar::GrammarMatcher>> matchers(group.size());
+  for (size_t i = 0; i < group.size(); ++i)
+    if (grammars[i]) matchers[i] = std::make_unique<grammar::GrammarMatcher>(grammars[i]);
   for (EngineRequest& q : group) {
     auto req = std::make_unique<Request>();
     req->prompt_ids = std::move(q.prompt_ids);
@@ -136,7 +151,7 @@ std::vector<uint64_t> EngineCore::submit_group(std::vector<EngineRequest> group)
     r.id = next_id_++;
     r.seed = r.params.seed ? *r.params.seed : config_.random_seed * 0x9e3779b97f4a7c15ull + r.id;
     ids.push_back(r.id);
-    incoming_.push_back(Live{std::move(reqs[i]), std::move(group[i].callback)});
+    incoming_.push_back(Live{std::move(reqs[i]), std::move(group[i].callback), false, std::move(matchers[i])});
   }
   n_in_flight_ += ids.size();
   stats_idle_ = false;
@@ -161,6 +176,7 @@ void EngineCore::take_submissions() {
   for (Live& l : incoming) {
     Request* r = l.req.get();
     const uint64_t id = r->id;
+    if (l.matcher) ++n_live_constrained_, ++n_constrained_requests_;
     live_.emplace(id, std::move(l));
     if (r->params.max_new_tokens == 0 && !r->params.prompt_logprobs) {  // nothing to generate
       r->finish = FinishReason::length;
@@ -220,33 +236,36 @@ void EngineCore::fail_all(ErrorKind kind, const std::string& cause) {
     }
     for (Live& l : incoming) {
       const uint64_t id = l.req->id;
+      if (l.matcher) ++n_live_constrained_;  // finish_request counts it out
       live_.emplace(id, std::move(l));
     }
   }
   std::vector<uint64_t> ids;
   for (auto& [id, l] : live_) ids.push_back(id);
-  for (uint64_t id : ids) {
-    Request& r = *live_.at(id).req;
-    RequestOutput out;
-    out.id = id;
-    out.finished = true;
-    out.finish_reason = FinishReason::abort;
-    out.error = message;
-    out.error_kind = kind;
-    out.n_prompt_tokens = int(r.prompt_ids.size());
-    out.n_output_tokens = int(r.output_ids.size());
-    out.n_cached_tokens = r.n_prefix_shared;  // before abort releases the borrowed prefix
-    scheduler_->abort(&r);
-    r.finish = FinishReason::abort;
-    try {
-      Live& l = live_.at(id);
-      release_admission(l);
-      l.callback(out);
-    } catch (const std::exception& e) {  // a callback must not throw; never let it end the loop thread
-      log::error("a request callback threw: %s", e.what());
-    }
-    finish_request(id);
+  for (uint64_t id : ids) fail_request(id, kind, message);
+}
+
+void EngineCore::fail_request(uint64_t id, ErrorKind kind, const std::string& message) {
+  Request& r = *live_.at(id).req;
+  RequestOutput out;
+  out.id = id;
+  out.finished = true;
+  out.finish_reason = FinishReason::abort;
+  out.error = message;
+  out.error_kind = kind;
+  out.n_prompt_tokens = int(r.prompt_ids.size());
+  out.n_output_tokens = int(r.output_ids.size());
+  out.n_cached_tokens = r.n_prefix_shared;  // before abort releases the borrowed prefix
+  scheduler_->abort(&r);
+  r.finish = FinishReason::abort;
+  try {
+    Live& l = live_.at(id);
+    release_admission(l);
+    l.callback(out);
+  } catch (const std::exception& e) {  // a callback must not throw; never let it end the loop thread
+    log::error("a request callback threw: %s", e.what());
   }
+  finish_request(id);
 }
 
 void EngineCore::step() {
@@ -258,6 +277,7 @@ void EngineCore::step() {
     step_wall_s_ += std::chrono::duration<double>(t1 - t0).count();
     return;
   }
+  if (n_live_constrained_ > 0) prepare_masks(fb);
   const StepResult result = runner_->forward(fb);
   const auto t2 = Clock::now();
   // The runner's phases are consecutive inside forward(); what is left of [t1, t2)
@@ -268,6 +288,13 @@ void EngineCore::step() {
   host_launch_s_ += launch_s;
   host_wait_s_ += wait_s;
   gpu_s_ += 1e-3 * st.gpu_ms;
+  if (st.n_masked_rows > 0) {
+    grammar_mask_s_ += 1e-3 * st.mask_ms;
+    grammar_mask_exposed_s_ += 1e-3 * st.mask_exposed_ms;
+    grammar_masked_rows_ += uint64_t(st.n_masked_rows);
+    ++grammar_mask_steps_;
+    if (st.mask_exposed_ms == 0) ++grammar_mask_hidden_steps_;
+  }
   const double detokenize_before = host_detokenize_s_, handoff_before = host_handoff_s_;
   process_outputs(result, t1);
   const auto t3 = Clock::now();
@@ -277,6 +304,24 @@ void EngineCore::step() {
                                        (host_handoff_s_ - handoff_before));
   step_wall_s_ += std::chrono::duration<double>(t3 - t0).count();
   ++n_steps_;
+}
+
+void EngineCore::prepare_masks(ForwardBatch& fb) {
+  const int S = fb.n_seqs();
+  fb.mask_rows.clear();
+  step_live_.assign(size_t(S), nullptr);
+  for (int s = 0; s < S; ++s) {
+    if (!fb.samples[size_t(s)]) continue;  // a prompt chunk before the last: its sample is dropped
+    Live& l = live_.at(fb.request_ids[size_t(s)]);
+    if (!l.matcher) continue;
+    step_live_[size_t(s)] = &l;
+    fb.mask_rows.push_back(s);
+  }
+  if (!fb.mask_rows.empty())
+    fb.fill_mask = [this](int row, uint32_t* words, int n_words) {
+      Live& l = *step_live_[size_t(row)];
+      structured_->fill_mask(*l.matcher, l.req->params, words, n_words);
+    };
 }
 
 bool EngineCore::check_stop(Request& r, int32_t token) {
@@ -295,8 +340,11 @@ void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_s
   // The step is committed from its result alone: every row names its request,
   // whose fed tokens now have KV.
   rows_.clear();
+  row_matchers_.clear();
   for (const SeqResult& q : result.seqs) {
-    Request* r = live_.at(q.request_id).req.get();
+    Live& l = live_.at(q.request_id);
+    Request* r = l.req.get();
+    row_matchers_.push_back(l.matcher.get());
     if (r->t_admitted == Clock::time_point{}) r->t_admitted = t_scheduled;
     r->commit_step(q.n_new, q.sample);
     rows_.push_back(r);
@@ -327,6 +375,18 @@ void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_s
       // done, the sampled token is not part of the answer.
       r.finish = FinishReason::length;
     } else if (!check_stop(r, token)) {
+      grammar::GrammarMatcher* m = row_matchers_[i];
+      if (m && !m->accept_token(token)) {
+        // The mask allowed only what the matcher accepts; a rejected token is a bug, and fails
+        // this request alone.
+        fail_request(r.id, ErrorKind::internal,
+                     detail::concat("structured output: the sampled token ", token,
+                                    " is not allowed by the request's grammar (internal error)"));
+        continue;
+      }
+      // A stop id the grammar accepted (an EOS under ignore_eos): the grammar has ended, so
+      // must the request.
+      if (m && m->is_terminated()) r.finish = FinishReason::stop;
       r.output_ids.push_back(token);
       new_ids.push_back(token);
       if (q.has_logprobs) new_logprobs.push_back(q.logprobs);
@@ -419,6 +479,7 @@ void EngineCore::release_admission(Live& l) {
 void EngineCore::finish_request(uint64_t id) {
   auto it = live_.find(id);
   if (it == live_.end()) return;
+  if (it->second.matcher) --n_live_constrained_;
   n_prompt_tokens_ += it->second.req->prompt_ids.size();
   ++n_finished_;
   release_admission(it->second);
@@ -478,6 +539,17 @@ void EngineCore::publish_stats() {
   e.step_wall_ms_per_step = 1e3 * step_wall_s_ / steps;
   e.gpu_ms_per_step = 1e3 * gpu_s_ / steps;
   e.gpu_busy_fraction = step_wall_s_ > 0 ? gpu_s_ / step_wall_s_ : 0.0;
+  const grammar::GrammarCompilerStats gs = structured_->cache_stats();
+  e.grammar_requests = n_constrained_requests_;
+  e.grammar_compile_ms_total = structured_->compile_ms_total();
+  e.grammar_cache_hits = gs.n_hits;
+  e.grammar_cache_misses = gs.n_misses;
+  e.grammar_cache_bytes = gs.n_bytes;
+  e.grammar_mask_steps = grammar_mask_steps_;
+  e.grammar_mask_hidden_steps = grammar_mask_hidden_steps_;
+  e.grammar_masked_rows_total = grammar_masked_rows_;
+  e.grammar_mask_ms_total = 1e3 * grammar_mask_s_;
+  e.grammar_mask_exposed_ms_total = 1e3 * grammar_mask_exposed_s_;
   std::lock_guard<std::mutex> lock(mu_);
   stats_snapshot_ = std::move(e);
   // Idle only once the snapshot reflects every finished request.

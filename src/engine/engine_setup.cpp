@@ -25,6 +25,7 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
   r.dtype = parse_dtype(cfg.dtype, model, device);
   SEAM_CHECK(device != Device::cpu || r.dtype == DType::f32, "--dtype ", dtype_name(r.dtype),
              ": the cpu backend computes in float32 only");
+  SEAM_CHECK(cfg.grammar_cache_mb >= 0, "--grammar-cache-mb must be >= 0, got ", cfg.grammar_cache_mb);
   SEAM_CHECK(cfg.context_length >= 0, "--context-length must be >= 0");
   r.max_context = cfg.context_length > 0 ? cfg.context_length : model.max_position_embeddings;
   SEAM_CHECK(r.max_context >= 2, "context length ", r.max_context, " is too small");

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "model/json_file.h"
 #include "model/safetensors.h"
 
@@ -39,6 +40,16 @@ bool is_ignorable(const std::string& name) {
   return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// A multimodal checkpoint's vision tower and projector (Gemma 3: vision_tower.*,
+// multi_modal_projector.*, under model. in transformers 5): seam serves the text model only.
+bool is_vision(const std::string& name) {
+  for (const char* p : {"vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector."})
+    if (starts_with(name, p)) return true;
+  return false;
+}
+
 // Where each tensor name lives, and which names were taken.
 class TensorIndex {
  public:
@@ -59,6 +70,14 @@ class TensorIndex {
   }
 
   void mark_used(const std::string& name) { used_.insert(name); }
+
+  // Marks every tensor `skip` selects used; returns how many.
+  int skip_all(bool (*skip)(const std::string&)) {
+    int n = 0;
+    for (const auto& [name, file] : where_)
+      if (skip(name)) used_.insert(name), ++n;
+    return n;
+  }
 
   void check_all_used() const {
     for (const auto& [name, file] : where_) {
@@ -153,15 +172,34 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const M
 
   const int64_t hidden = c.hidden_size, inter = c.intermediate_size, vocab = c.vocab_size;
   const int64_t q_size = c.q_size(), kv_size = c.kv_size(), head_dim = c.head_dim;
-  ck->embed_tokens = index.take("model.embed_tokens.weight", {vocab, hidden});
+  // The text model's prefix: model. ; a multimodal checkpoint's language_model.model. (the
+  // hub's transformers 4.5x exports) or model.language_model. (transformers 5's own layout).
+  std::string base = "model.";
+  std::string head = "lm_head.weight";
+  if (c.text_of_multimodal) {
+    base = index.contains("model.language_model.embed_tokens.weight") ? "model.language_model." : "language_model.model.";
+    if (base == "language_model.model.") head = "language_model.lm_head.weight";
+    const int n_vision = index.skip_all(is_vision);
+    log::info("%s: the text model of %s is loaded; %d vision tower / projector tensors are skipped", dir_str.c_str(),
+              c.architecture.c_str(), n_vision);
+  }
+  const bool fused = c.family == ModelFamily::phi3;  // Phi-3 stores q/k/v and gate/up fused
+  ck->embed_tokens = index.take(base + "embed_tokens.weight", {vocab, hidden});
   ck->layers.resize(size_t(c.n_layers));
   for (int i = 0; i < c.n_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
+    const std::string p = base + "layers." + std::to_string(i) + ".";
     LayerTensors& l = ck->layers[size_t(i)];
     l.input_layernorm = index.take(p + "input_layernorm.weight", {hidden});
-    l.q_proj = index.take(p + "self_attn.q_proj.weight", {q_size, hidden});
-    l.k_proj = index.take(p + "self_attn.k_proj.weight", {kv_size, hidden});
-    l.v_proj = index.take(p + "self_attn.v_proj.weight", {kv_size, hidden});
+    if (fused) {
+      HostTensor qkv = index.take(p + "self_attn.qkv_proj.weight", {q_size + 2 * kv_size, hidden});
+      l.q_proj = qkv.rows(0, q_size);
+      l.k_proj = qkv.rows(q_size, kv_size);
+      l.v_proj = qkv.rows(q_size + kv_size, kv_size);
+    } else {
+      l.q_proj = index.take(p + "self_attn.q_proj.weight", {q_size, hidden});
+      l.k_proj = index.take(p + "self_attn.k_proj.weight", {kv_size, hidden});
+      l.v_proj = index.take(p + "self_attn.v_proj.weight", {kv_size, hidden});
+    }
     if (c.attention_bias) {
       const char* why = " (the config has attention_bias)";
       l.q_bias = index.take(p + "self_attn.q_proj.bias", {q_size}, why);
@@ -175,26 +213,44 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const M
     l.o_proj = index.take(p + "self_attn.o_proj.weight", {hidden, q_size});
     if (c.o_proj_bias) l.o_bias = index.take(p + "self_attn.o_proj.bias", {hidden}, " (the config has attention_bias)");
     l.post_attention_layernorm = index.take(p + "post_attention_layernorm.weight", {hidden});
+    if (c.gemma_norms) {
+      l.pre_feedforward_layernorm = index.take(p + "pre_feedforward_layernorm.weight", {hidden});
+      l.post_feedforward_layernorm = index.take(p + "post_feedforward_layernorm.weight", {hidden});
+    }
     if (c.moe.is_sparse_layer(i)) {
       take_moe_tensors(index, p, c, l.moe);
     } else {
-      l.gate_proj = index.take(p + "mlp.gate_proj.weight", {inter, hidden});
-      l.up_proj = index.take(p + "mlp.up_proj.weight", {inter, hidden});
+      if (fused) {
+        HostTensor gate_up = index.take(p + "mlp.gate_up_proj.weight", {2 * inter, hidden});
+        l.gate_proj = gate_up.rows(0, inter);
+        l.up_proj = gate_up.rows(inter, inter);
+      } else {
+        l.gate_proj = index.take(p + "mlp.gate_proj.weight", {inter, hidden});
+        l.up_proj = index.take(p + "mlp.up_proj.weight", {inter, hidden});
+      }
       l.down_proj = index.take(p + "mlp.down_proj.weight", {hidden, inter});
     }
   }
-  ck->norm = index.take("model.norm.weight", {hidden});
+  ck->norm = index.take(base + "norm.weight", {hidden});
   if (c.tie_word_embeddings) {
     // transformers ties the head to the embedding and ignores a stored lm_head.
     ck->lm_head = ck->embed_tokens;
-    index.mark_used("lm_head.weight");
+    index.mark_used(head);
   } else {
-    ck->lm_head = index.take("lm_head.weight", {vocab, hidden}, " (tie_word_embeddings is false)");
+    ck->lm_head = index.take(head, {vocab, hidden}, " (tie_word_embeddings is false)");
   }
   index.check_all_used();
   return ck;
 }
 
-Checkpoint::~Checkpoint() = default;  // each Mapping's SafetensorsFile unmaps its file
+Checkpoint::~Checkpoint() = default;
+
+HostTensor HostTensor::rows(int64_t begin, int64_t n) const {
+  SEAM_ASSERT(shape.size() == 2 && begin >= 0 && n >= 0 && begin + n <= shape[0]);
+  HostTensor t = *this;
+  t.shape = {n, shape[1]};
+  t.data = static_cast<const uint8_t*>(data) + size_t(begin * shape[1]) * dtype_size(dtype);
+  return t;
+}  // each Mapping's SafetensorsFile unmaps its file
 
 }  // namespace seam

@@ -19,6 +19,8 @@ struct HostTensor {
   DType dtype = DType::f32;  // F32, F16 or BF16
   std::vector<int64_t> shape;
   const void* data = nullptr;  // points into the mapping; valid while the Checkpoint lives
+  // Rows [begin, begin + n) of a 2-D tensor, a view into the same mapping.
+  HostTensor rows(int64_t begin, int64_t n) const;
   int64_t numel() const {
     int64_t n = 1;
     for (auto d : shape) n *= d;
@@ -41,12 +43,14 @@ struct MoeTensors {
 struct LayerTensors {
   HostTensor input_layernorm;           // [hidden]
   HostTensor q_proj, k_proj, v_proj;    // [q_size, hidden], [kv_size, hidden], [kv_size, hidden]
+                                        // (Phi-3: row ranges of its fused qkv_proj)
   HostTensor q_bias, k_bias, v_bias;    // [q_size], [kv_size], [kv_size]   (attention_bias only)
   HostTensor q_norm, k_norm;            // [head_dim]                        (qk_norm only)
   HostTensor o_proj;                    // [hidden, q_size]
   HostTensor o_bias;                    // [hidden]                          (o_proj_bias only)
-  HostTensor post_attention_layernorm;  // [hidden]
-  HostTensor gate_proj, up_proj;        // [inter, hidden]
+  HostTensor post_attention_layernorm;  // [hidden]  Llama: the MLP's pre-norm; Gemma: the attention output's norm
+  HostTensor pre_feedforward_layernorm, post_feedforward_layernorm;  // [hidden]  (Gemma only)
+  HostTensor gate_proj, up_proj;        // [inter, hidden]  (Phi-3: the halves of its fused gate_up_proj)
   HostTensor down_proj;                 // [hidden, inter]
   MoeTensors moe;                       // sparse layers only; their gate/up/down_proj stay undefined
 };

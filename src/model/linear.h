@@ -58,12 +58,12 @@ class Linear {
                                    const RopeStoreArgs& r) const {
     backend_->rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, eps, weight(), bias(), r);
   }
-  // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ W^T, act = silu(gate) * up
-  // (Backend::rms_norm_gate_up_silu; the layer has no bias).
-  void apply_rms_normed_silu_mul(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
-                                 float eps) const {
-    SEAM_ASSERT(!has_bias(), "the fused gate_up + SiLU op takes no bias");
-    backend_->rms_norm_gate_up_silu(act, gate_up, normed, x, norm_weight, eps, weight());
+  // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ W^T, act = f(gate) * up with
+  // f SiLU or GELU-tanh (Backend::rms_norm_gate_up_act; the layer has no bias).
+  void apply_rms_normed_act(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                            Activation f) const {
+    SEAM_ASSERT(!has_bias(), "the fused gate_up + activation op takes no bias");
+    backend_->rms_norm_gate_up_act(act, gate_up, normed, x, norm_weight, eps, weight(), f);
   }
 
  private:

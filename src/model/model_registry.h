@@ -24,13 +24,22 @@ enum class AttentionBiasRule {
   qkv_from_qkv_bias,  // q, k and v have a bias when config.json qkv_bias (default true); o_proj never (Qwen2-MoE)
 };
 
+// Which layers attend within config.json's `sliding_window` (and which key turns it on).
+enum class SlidingWindowRule {
+  none,         // the family has no window; transformers ignores the key, so does seam (Llama)
+  always,       // every layer whenever `sliding_window` is given (Mistral, Phi-3)
+  opt_in,       // only with use_sliding_window: true; layer_types, else layers >= max_window_layers (Qwen2/3)
+  alternating,  // layer_types, else every other layer from layer 0 (Gemma 2)
+  pattern,      // layer_types, else every sliding_window_pattern-th layer is global (Gemma 3)
+};
+
 struct ModelDefinition {
   const char* architecture;  // as in config.json "architectures"
   ModelFamily family;
   AttentionBiasRule attention_bias;
-  bool qk_norm;                // per-head RMSNorm on q and k between the projection and RoPE (Qwen3)
-  bool sliding_window_opt_in;  // `sliding_window` applies only with use_sliding_window: true (Qwen);
-                               // otherwise whenever it is given (Mistral)
+  bool qk_norm;                // per-head RMSNorm on q and k between the projection and RoPE (Qwen3, Gemma 3)
+  SlidingWindowRule sliding_window;
+  bool text_config_nested;  // the text model's fields are in config.json's text_config (a multimodal checkpoint)
   // Builds the forward on `backend`, converting and uploading the weights once in `act`.
   std::unique_ptr<LlamaModel> (*create)(Backend& backend, const ModelConfig& config, const Checkpoint& ckpt,
                                         DType act);

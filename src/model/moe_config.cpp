@@ -82,8 +82,8 @@ std::vector<int> read_mlp_only_layers(const json& j, int n_layers) {
 }
 
 // Qwen2-MoE (transformers 5) writes one attention type per layer. A sliding layer is only
-// possible with use_sliding_window, whose window load_model_config turns into a context cap
-// (within the window sliding equals full attention); anything else is a model seam would
+// honoured with use_sliding_window (load_model_config's opt-in window rule reads layer_types
+// then, and ignores them without it), so a sliding layer without it is a model seam would
 // compute differently.
 void check_layer_types(const json& j, int n_layers) {
   const json* v = find_field(j, "layer_types");

@@ -10,6 +10,7 @@
 // which the engine commits without asking the scheduler again.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,15 @@ struct ForwardBatch {
   std::vector<int32_t> prompt_lp_target;  // the next prompt token (whose logprob this is)
   std::vector<int32_t> prompt_lp_k;       // top alternatives
   std::vector<int32_t> prompt_lp_seq;     // the sequence of the token
+  // Structured output. mask_rows: the sequences whose sample is constrained (ascending; only
+  // rows whose sample counts). fill_mask(row, words, n_words) writes that row's allowed-token
+  // bitmask (bit t of words[t / 32] set = token t may be sampled; n_words = ceil(model vocab
+  // / 32), zeroed before the call, so bits it leaves clear forbid). The runner calls it on the
+  // engine thread after the step's forward is enqueued, so that the host builds the masks
+  // while the GPU computes the logits (runtime/ never sees the grammar: the engine owns the
+  // matchers). Empty mask_rows: the step has no mask work, copy or op at all.
+  std::vector<int32_t> mask_rows;
+  std::function<void(int row, uint32_t* words, int n_words)> fill_mask;
   // Page-table entries this step's allocations (and prefix-cache hits) set;
   // applied by the runner before the step's kernels run.
   std::vector<PageTableWrite> page_table_writes;

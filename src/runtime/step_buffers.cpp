@@ -93,6 +93,20 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
     sampled_host = static_cast<int32_t*>(backend_.alloc_host(outputs_bytes_));
     std::memset(sampled_host, 0, outputs_bytes_);
   }
+  {
+    // The masks block: the row list first, then the mask rows, so one copy of a prefix
+    // carries both.
+    n_mask_words = int((c.vocab_size + 31) / 32);
+    mask_rows_bytes_ = (size_t(S) * 4 + 63) / 64 * 64;
+    const size_t mask_bytes = mask_rows_bytes_ + size_t(S) * size_t(n_mask_words) * 4;
+    char* m = static_cast<char*>(backend_.alloc(mask_bytes));
+    allocations_.push_back(m);
+    bytes += mask_bytes;
+    mask_rows = Tensor(m, DType::i32, backend_.device(), {S});
+    bitmask = Tensor(m + mask_rows_bytes_, DType::i32, backend_.device(), {S, int64_t(n_mask_words)});
+    masks_host_ = backend_.alloc_host(mask_bytes);
+    std::memset(masks_host_, 0, mask_bytes);
+  }
   bias_indptr = make(DType::i32, {S + 1});
   bias_tokens = make(DType::i32, {S * kMaxLogitBias});
   bias_values = make(DType::f32, {S * kMaxLogitBias});
@@ -119,10 +133,17 @@ void StepBuffers::download_outputs(int n_seqs, bool with_logprobs) {
   backend_.copy_d2h(sampled_host, sampled.data, with_logprobs ? outputs_bytes_ : size_t(n_seqs) * 4);
 }
 
+void StepBuffers::upload_masks(int n_masked) {
+  SEAM_ASSERT(n_masked >= 0 && n_masked <= sizes.max_seqs);
+  if (n_masked == 0) return;
+  backend_.copy_h2d(mask_rows.data, masks_host_, mask_rows_bytes_ + size_t(n_masked) * size_t(n_mask_words) * 4);
+}
+
 StepBuffers::~StepBuffers() {
   for (void* p : allocations_) backend_.release(p);
   backend_.release_host(inputs_host_);
   backend_.release_host(sampled_host);
+  backend_.release_host(masks_host_);
 }
 
 }  // namespace seam
