@@ -134,6 +134,14 @@ struct RopeStoreArgs {
 enum class Activation { silu, gelu_tanh };
 const char* activation_name(Activation a);
 
+// The scratch of moe_experts (the model's MoeBuffers hold it): a backend uses what its path needs.
+// n = the op's rows, k = experts per row.
+struct MoeScratch {
+  Tensor act;         // [>= n * k, inter] in x's dtype: the experts' silu(gate) * up (required)
+  Tensor expert_out;  // [>= n * k, hidden] in x's dtype: each (row, expert)'s down output (optional)
+  Tensor index;       // [>= 2 * n_experts + 2 + n * k] i32: grouping by expert (optional)
+};
+
 // A recorded sequence of ops (CUDA graph exec, or the CPU op list).
 class Graph {
  public:
@@ -266,6 +274,27 @@ class Backend {
   // words, n_words >= ceil(vocab / 32), contiguous; rows [n_masked] i32, distinct, in [0, n).
   // Only the constrained rows are listed: the others are not read.
   virtual void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) = 0;
+
+  // ---- mixture of experts (model/moe_config.h has the layer's math; moe_op_checks.h the
+  // argument checks). A backend without them throws a seam::Error naming the op. ----
+  // Routing: p = softmax(router_logits[i]) in float32; topk_ids[i] = the k experts of largest p in
+  // descending order (ties: lower id first); topk_weights[i] = their p, divided by their sum when
+  // `renormalize`. router_logits [n, n_experts] any float dtype (rows may be strided);
+  // topk_ids [n, k] i32, topk_weights [n, k] f32, k <= n_experts. A NaN p ranks as -inf, so a
+  // row whose logits are not finite (padding) still gets k distinct ids in [0, n_experts).
+  virtual void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize);
+  // out[i] += sum_j topk_weights[i][j] * down_e(silu(gate_e x[i]) * up_e x[i]), e = topk_ids[i][j],
+  // where [gate_e | up_e] = w_gate_up[e] and down_e = w_down[e]; silu(gate) * up is rounded to x's
+  // dtype (as a dense MLP's act), the weighted sum is formed in float32 and added to out once (as
+  // linear_accumulate). x, out [n, hidden] (rows may be strided; out must not overlap x);
+  // w_gate_up [n_experts, 2 * inter, hidden]; w_down [n_experts, hidden, inter]; topk_ids [n, k] i32
+  // (an id outside [0, n_experts) reads expert 0: padded rows), topk_weights [n, k] f32;
+  // scratch: MoeScratch (a backend that groups rows by expert needs expert_out and index too).
+  virtual void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids,
+                           Tensor topk_weights, const MoeScratch& scratch);
+  // out[i] += sigmoid(gate[i][0]) * y[i] (Qwen2-MoE's gated shared expert).
+  // out, y [n, hidden] (out must not overlap y); gate [n, 1]; one dtype.
+  virtual void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate);
 
  protected:
   // op_checks::rms_norm_qkv_rope_store on this backend's device (backend.cpp: backend.h does not

@@ -122,6 +122,29 @@ std::vector<std::unique_ptr<SafetensorsFile>> open_sharded(const fs::path& dir, 
   return files;
 }
 
+// A sparse layer's router, experts and (Qwen2-MoE) shared expert, by the style's names.
+void take_moe_tensors(TensorIndex& index, const std::string& layer_prefix, const ModelConfig& c, MoeTensors& m) {
+  const MoeConfig& moe = c.moe;
+  const int64_t hidden = c.hidden_size, inter = moe.expert_intermediate_size, n_experts = moe.n_experts;
+  const bool mixtral = moe.style == MoeStyle::mixtral;
+  const std::string block = layer_prefix + (mixtral ? "block_sparse_moe." : "mlp.");
+  m.router = index.take(block + "gate.weight", {n_experts, hidden}, " (the router of a mixture-of-experts layer)");
+  for (int64_t e = 0; e < n_experts; ++e) {
+    const std::string x = block + "experts." + std::to_string(e) + ".";
+    m.gate.push_back(index.take(x + (mixtral ? "w1" : "gate_proj") + ".weight", {inter, hidden}));
+    m.up.push_back(index.take(x + (mixtral ? "w3" : "up_proj") + ".weight", {inter, hidden}));
+    m.down.push_back(index.take(x + (mixtral ? "w2" : "down_proj") + ".weight", {hidden, inter}));
+  }
+  if (moe.has_shared_expert()) {
+    const int64_t shared = moe.shared_expert_intermediate_size;
+    const char* why = " (the config has shared_expert_intermediate_size)";
+    m.shared_gate_proj = index.take(block + "shared_expert.gate_proj.weight", {shared, hidden}, why);
+    m.shared_up_proj = index.take(block + "shared_expert.up_proj.weight", {shared, hidden}, why);
+    m.shared_down_proj = index.take(block + "shared_expert.down_proj.weight", {hidden, shared}, why);
+    m.shared_expert_gate = index.take(block + "shared_expert_gate.weight", {1, hidden}, why);
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const ModelConfig& c) {
@@ -194,15 +217,19 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const M
       l.pre_feedforward_layernorm = index.take(p + "pre_feedforward_layernorm.weight", {hidden});
       l.post_feedforward_layernorm = index.take(p + "post_feedforward_layernorm.weight", {hidden});
     }
-    if (fused) {
-      HostTensor gate_up = index.take(p + "mlp.gate_up_proj.weight", {2 * inter, hidden});
-      l.gate_proj = gate_up.rows(0, inter);
-      l.up_proj = gate_up.rows(inter, inter);
+    if (c.moe.is_sparse_layer(i)) {
+      take_moe_tensors(index, p, c, l.moe);
     } else {
-      l.gate_proj = index.take(p + "mlp.gate_proj.weight", {inter, hidden});
-      l.up_proj = index.take(p + "mlp.up_proj.weight", {inter, hidden});
+      if (fused) {
+        HostTensor gate_up = index.take(p + "mlp.gate_up_proj.weight", {2 * inter, hidden});
+        l.gate_proj = gate_up.rows(0, inter);
+        l.up_proj = gate_up.rows(inter, inter);
+      } else {
+        l.gate_proj = index.take(p + "mlp.gate_proj.weight", {inter, hidden});
+        l.up_proj = index.take(p + "mlp.up_proj.weight", {inter, hidden});
+      }
+      l.down_proj = index.take(p + "mlp.down_proj.weight", {hidden, inter});
     }
-    l.down_proj = index.take(p + "mlp.down_proj.weight", {hidden, inter});
   }
   ck->norm = index.take(base + "norm.weight", {hidden});
   if (c.tie_word_embeddings) {

@@ -29,6 +29,17 @@ struct HostTensor {
   bool defined() const { return data != nullptr; }
 };
 
+// A sparse (mixture-of-experts) layer's tensors (MoeConfig), experts in id order.
+struct MoeTensors {
+  HostTensor router;                    // [n_experts, hidden]   mlp.gate (Mixtral: block_sparse_moe.gate)
+  std::vector<HostTensor> gate, up;     // n_experts x [expert_inter, hidden]   (Mixtral: w1, w3)
+  std::vector<HostTensor> down;         // n_experts x [hidden, expert_inter]   (Mixtral: w2)
+  HostTensor shared_gate_proj, shared_up_proj;  // [shared_inter, hidden]       (Qwen2-MoE only)
+  HostTensor shared_down_proj;                  // [hidden, shared_inter]
+  HostTensor shared_expert_gate;                // [1, hidden]
+  bool defined() const { return router.defined(); }
+};
+
 struct LayerTensors {
   HostTensor input_layernorm;           // [hidden]
   HostTensor q_proj, k_proj, v_proj;    // [q_size, hidden], [kv_size, hidden], [kv_size, hidden]
@@ -41,6 +52,7 @@ struct LayerTensors {
   HostTensor pre_feedforward_layernorm, post_feedforward_layernorm;  // [hidden]  (Gemma only)
   HostTensor gate_proj, up_proj;        // [inter, hidden]  (Phi-3: the halves of its fused gate_up_proj)
   HostTensor down_proj;                 // [hidden, inter]
+  MoeTensors moe;                       // sparse layers only; their gate/up/down_proj stay undefined
 };
 
 class Checkpoint {

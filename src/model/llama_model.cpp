@@ -15,6 +15,10 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
   // between would break it (Phi-3 has neither).
   SEAM_CHECK(r.rotary_rows_factor == 1.f || (!c.attention_bias && !c.qk_norm),
              "LongRoPE with partial rotary needs q/k projections without bias or norm");
+  // MoeLayer's experts and shared expert are SiLU-gated and it replaces the Llama-style MLP
+  // sublayer (every MoE architecture reads hidden_act: silu and has no sandwich norms).
+  SEAM_CHECK(!c.moe.enabled() || (r.activation == Activation::silu && !r.sandwich_norms),
+             "mixture-of-experts layers support SiLU experts without sandwich norms only");
   // Upload order as before the Linear split: embedding, final norm, head, inv_freq, then
   // each layer's weights in forward order.
   auto upload = [&](std::vector<const HostTensor*> parts) {
@@ -70,8 +74,13 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
       l.ln_pre_ff = upload_norm(lt.pre_feedforward_layernorm);
       l.ln_post_ff = upload_norm(lt.post_feedforward_layernorm);
     }
-    l.gate_up = linear({&lt.gate_proj, &lt.up_proj}, {});
-    l.down = linear({&lt.down_proj}, {});
+    if (lt.moe.defined()) {
+      l.moe = std::make_unique<MoeLayer>(backend_, c, lt.moe, format_);
+      weight_bytes_ += l.moe->bytes();
+    } else {
+      l.gate_up = linear({&lt.gate_proj, &lt.up_proj}, {});
+      l.down = linear({&lt.down_proj}, {});
+    }
     layers_.push_back(std::move(l));
   }
 }
@@ -127,6 +136,9 @@ void LlamaModel::post_attention(int i, const ForwardBuffers& buf, int n) const {
   const Layer& l = layers_[size_t(i)];
   Tensor residual = buf.residual.rows(n), gate_up = buf.gate_up.rows(n), act = buf.act.rows(n);
   l.o_proj.accumulate(residual, buf.attn_out.rows(n));  // residual += o_proj(attn)
+  // A sparse layer: the recipe's activation is SiLU (MoeLayer's experts are SiLU-only; the
+  // constructor checks it).
+  if (l.moe) return l.moe->forward(buf, l.ln_post.tensor(), config_.rms_norm_eps, n);
   l.gate_up.apply_rms_normed_act(act, gate_up, buf.normed.rows(n), residual, l.ln_post.tensor(),
                                  config_.rms_norm_eps, recipe_.activation);
   l.down.accumulate(residual, act);  // residual += down_proj(act)

@@ -1,7 +1,8 @@
 // LlamaModel: the decoder forward pass of every supported family (Llama, Mistral, Qwen2/3,
-// Phi-3, Gemma 2/3) on a backend; what a family does differently is its DecoderRecipe
-// (decoder_recipe.h) and its checkpoint's names (checkpoint.cpp). Written as a sequence of
-// pieces separated by attention calls (the seams):
+// Phi-3, Gemma 2/3, and the mixture-of-experts Qwen2-MoE, Qwen3-MoE, Mixtral) on a backend;
+// what a family does differently is its DecoderRecipe (decoder_recipe.h), its MoeConfig and
+// its checkpoint's names (checkpoint.cpp). Written as a sequence of pieces separated by
+// attention calls (the seams):
 //
 //   piece 0        : embed, norm+qkv+rope+store KV (Qwen3, Gemma 3: norm+qkv, q/k norm, rope+store)
 //   attention 0
@@ -13,6 +14,9 @@
 //
 // Gemma (recipe.sandwich_norms): piece 0 scales the embedding; o_proj and down write a
 // scratch row that rms_norm_add normalises into the residual; GeGLU replaces SiLU.
+//
+// A mixture-of-experts layer (MoeConfig::is_sparse_layer) runs its MoeLayer in place of
+// norm+gate_up+SiLU, down+add: router, top-k, experts and shared expert, all inside the piece.
 //
 // The residual stream is updated in place by the projections that feed it
 // (linear_accumulate), and every RMSNorm is paired with the linear it feeds
@@ -37,6 +41,7 @@
 #include "model/kv_cache_view.h"
 #include "model/linear.h"
 #include "model/model_config.h"
+#include "model/moe_layer.h"
 
 namespace seam {
 
@@ -69,8 +74,9 @@ class LlamaModel {
     Linear o_proj;         // [hidden, q_size], bias with o_proj_bias (attention_bias on Llama/Mistral/Qwen3)
     DeviceWeight ln_post;  // [hidden]  Llama: the MLP's pre-norm; Gemma: the attention output's norm
     DeviceWeight ln_pre_ff, ln_post_ff;  // [hidden]  Gemma only: the MLP's pre-norm and output norm
-    Linear gate_up;        // [2 * inter, hidden]
+    Linear gate_up;        // [2 * inter, hidden]   (dense layers)
     Linear down;           // [hidden, inter]
+    std::unique_ptr<MoeLayer> moe;  // sparse layers: the feed-forward instead of gate_up / down
   };
 
   void pre_attention(int layer, const ForwardBuffers& buf, const KvCacheView& kv, int n) const;

@@ -153,7 +153,11 @@ void read_special_ids(const json& config, const json* gen, ModelConfig& c) {
 }
 
 void read_attention_flags(const json& j, const ModelDefinition& d, ModelConfig& c) {
-  if (d.attention_bias == AttentionBiasRule::qkv_always) {
+  if (d.attention_bias == AttentionBiasRule::qkv_from_qkv_bias) {
+    // Qwen2-MoE (transformers 5): config.json qkv_bias (default true) on q/k/v; o_proj never.
+    c.attention_bias = optional_bool(j, kConfig, "qkv_bias", true);
+    c.o_proj_bias = false;
+  } else if (d.attention_bias == AttentionBiasRule::qkv_always) {
     // Qwen2 always has q/k/v biases and never an o_proj bias; its config has no key for it.
     c.attention_bias = true;
     c.o_proj_bias = false;
@@ -298,6 +302,7 @@ ModelConfig load_model_config(const std::string& dir) {
   read_rope(j, definition, c);
   read_attention_flags(j, definition, c);
   read_sliding_window(j, definition, c);
+  read_moe_config(j, definition.moe, c);
 
   // generation_config.json is optional, but a present one must be valid.
   json gen;

@@ -35,6 +35,16 @@ const std::vector<ModelDefinition>& model_definitions() {
        SlidingWindowRule::pattern, true, create_llama},
       {"Phi3ForCausalLM", ModelFamily::phi3, AttentionBiasRule::from_config, false, SlidingWindowRule::always, false,
        create_llama},
+      // Mixture of experts: the same forward with a sparse feed-forward (MoeLayer) in place of
+      // the dense MLP in the layers MoeConfig names. Attention is the dense sibling's: Qwen2/3-MoE
+      // take Qwen's opt-in window (use_sliding_window, max_window_layers); Mixtral takes
+      // Mistral's rule (MixtralConfig's sliding_window, when non-null, on every layer).
+      {"Qwen2MoeForCausalLM", ModelFamily::qwen2, AttentionBiasRule::qkv_from_qkv_bias, false,
+       SlidingWindowRule::opt_in, false, create_llama, MoeStyle::qwen2},
+      {"Qwen3MoeForCausalLM", ModelFamily::qwen3, AttentionBiasRule::from_config, true, SlidingWindowRule::opt_in,
+       false, create_llama, MoeStyle::qwen3},
+      {"MixtralForCausalLM", ModelFamily::llama, AttentionBiasRule::from_config, false, SlidingWindowRule::always,
+       false, create_llama, MoeStyle::mixtral},
   };
   return definitions;
 }

@@ -21,6 +21,7 @@ class LlamaModel;
 enum class AttentionBiasRule {
   from_config,  // config.json attention_bias puts a bias on q, k, v and o_proj (Llama/Mistral/Qwen3)
   qkv_always,   // q, k and v always have a bias and o_proj never; no config key (Qwen2)
+  qkv_from_qkv_bias,  // q, k and v have a bias when config.json qkv_bias (default true); o_proj never (Qwen2-MoE)
 };
 
 // Which layers attend within config.json's `sliding_window` (and which key turns it on).
@@ -42,6 +43,7 @@ struct ModelDefinition {
   // Builds the forward on `backend`, converting and uploading the weights once in `act`.
   std::unique_ptr<LlamaModel> (*create)(Backend& backend, const ModelConfig& config, const Checkpoint& ckpt,
                                         DType act);
+  MoeStyle moe = MoeStyle::none;  // mixture-of-experts layers and their config keys (moe_config.h)
 };
 
 // Every registered definition, in the order error messages list them.

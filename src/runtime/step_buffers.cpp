@@ -62,8 +62,21 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   normed = make(a, {T, c.hidden_size});
   qkv = make(a, {T, c.q_size() + 2 * c.kv_size()});
   attn_out = make(a, {T, c.q_size()});
-  gate_up = make(a, {T, 2 * c.intermediate_size});
-  act = make(a, {T, c.intermediate_size});
+  const int64_t inter = mlp_buffer_width(c);  // dense layers and Qwen2-MoE's shared expert
+  gate_up = make(a, {T, 2 * inter});
+  act = make(a, {T, inter});
+  if (c.moe.enabled()) {
+    moe.router_logits = make(a, {T, c.moe.n_experts});
+    moe.topk_ids = make(DType::i32, {T, c.moe.n_experts_per_tok});
+    moe.topk_weights = make(DType::f32, {T, c.moe.n_experts_per_tok});
+    moe.expert_act = make(a, {T * c.moe.n_experts_per_tok, c.moe.expert_intermediate_size});
+    moe.expert_out = make(a, {T * c.moe.n_experts_per_tok, c.hidden_size});
+    moe.expert_index = make(DType::i32, {2 * c.moe.n_experts + 2 + T * c.moe.n_experts_per_tok});
+    if (c.moe.has_shared_expert()) {
+      moe.shared_gate = make(a, {T, 1});
+      moe.shared_out = make(a, {T, c.hidden_size});
+    }
+  }
   last_hidden = make(a, {S, c.hidden_size});
   logits = make(DType::f32, {S, c.vocab_size});
   {
@@ -110,6 +123,8 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   for (Tensor* t : {&residual, &normed, &qkv, &attn_out, &gate_up, &act, &last_hidden, &logits,
                     &pen_frequency, &pen_presence})
     backend_.fill(*t, 0.f);
+  for (Tensor* t : {&moe.router_logits, &moe.topk_weights, &moe.shared_gate, &moe.shared_out})
+    if (t->defined()) backend_.fill(*t, 0.f);
   backend_.fill(pen_repetition, 1.f);
   backend_.synchronize();
 }

@@ -50,6 +50,11 @@ class CpuBackend final : public Backend {
   void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) override;
   void logprobs(Tensor logits, const LogprobBatch& b) override;
   void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
+  // mixture of experts: cpu_moe.cpp
+  void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;
+  void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids, Tensor topk_weights,
+                   const MoeScratch& scratch) override;
+  void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) override;
 
   void begin_capture() override;
   std::unique_ptr<Graph> end_capture() override;
