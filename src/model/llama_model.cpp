@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "model/fp8_linear.h"
+
 namespace seam {
 
 LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint& ck, DType act)
@@ -16,7 +18,7 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     return w;
   };
   auto linear = [&](std::vector<const HostTensor*> w, std::vector<const HostTensor*> b) {
-    Linear l = Linear::load(backend_, w, b, format_);
+    Linear l = load_linear(backend_, w, b, format_, c.quant, ck);  // dense or FP8 (fp8_linear.h)
     weight_bytes_ += l.bytes();
     return l;
   };

@@ -265,6 +265,7 @@ ModelConfig load_model_config(const std::string& dir) {
   SEAM_CHECK(act == "silu", kConfig, ": field 'hidden_act' is '", act, "' (supported: silu)");
   c.tie_word_embeddings = optional_bool(j, kConfig, "tie_word_embeddings", false);
   c.torch_dtype = parse_torch_dtype(j);
+  c.quant = load_quant_config(dir);
   read_rope(j, c);
   read_attention_flags(j, definition, c);
   read_sliding_window(j, definition, c);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "model/quant_config.h"
 
 namespace seam {
 
@@ -40,6 +41,7 @@ struct ModelConfig {
   bool qk_norm = false;         // Qwen3
   bool o_proj_bias = false;     // o_proj has a bias too (attention_bias: true on Llama/Mistral/Qwen3; never Qwen2)
   DType torch_dtype = DType::f32;  // the checkpoint's declared dtype ("auto" resolves to this)
+  QuantConfig quant;               // quantization_config / hf_quant_config.json / --quantization
 
   // generation_config.json (falls back to config.json's eos/bos ids)
   std::vector<int32_t> eos_token_ids;

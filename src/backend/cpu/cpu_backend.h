@@ -45,6 +45,9 @@ class CpuBackend final : public Backend {
   void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) override;
   void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) override;
   void logprobs(Tensor logits, const LogprobBatch& b) override;
+  // FP8 linear, the reference of backend.h "FP8 linear" (fp8_cpu.cpp).
+  bool supports_fp8() const override { return true; }
+  void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) override;
 
   void begin_capture() override;
   std::unique_ptr<Graph> end_capture() override;
