@@ -13,6 +13,7 @@ struct EngineConfig {
   std::string tokenizer_path;  // defaults to model_path
   Device device = Device::cpu;
   std::string dtype = "auto";  // auto | bfloat16 | float16 | float32
+  std::string quantization;    // "" | none | fp8 (sglang/vLLM --quantization: FP8 at load)
   double mem_fraction_static = 0.88;
   int max_total_tokens = 0;        // KV pool cap in tokens; 0 = from memory
   int chunked_prefill_size = 0;    // 0 = default for the device

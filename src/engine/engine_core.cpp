@@ -29,6 +29,7 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   SEAM_CHECK(!cfg.model_path.empty(), "--model-path is required");
   model_config_ = load_model_config(cfg.model_path);
+  apply_quantization_flag(model_config_.quant, cfg.quantization);  // --quantization (model/quant_config.h)
   tokenizer_ = load_tokenizer(cfg.tokenizer_path.empty() ? cfg.model_path : cfg.tokenizer_path);
   auto checkpoint = Checkpoint::open(cfg.model_path, model_config_);
   backend_ = make_backend(cfg.device);
