@@ -202,6 +202,7 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
     if (!e.is_regular_file() || n == "model.safetensors" || n == "config.json" || n == "hf_quant_config.json") continue;
     fs::copy_file(e.path(), dst / n, fs::copy_options::overwrite_existing, ec);
     SEAM_CHECK(!ec, (dst / n).string(), ": cannot copy: ", ec.message());
+    fs::permissions(dst / n, fs::perms::owner_write, fs::perm_options::add, ec);  // sources may be read-only
   }
   std::ofstream cf((dst / "config.json").string());
   cf << config.dump(2);
