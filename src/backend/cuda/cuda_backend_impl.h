@@ -17,11 +17,21 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/cuda/cublaslt_gemm.h"
 
 namespace seam::cuda {
+
+// The FP8 linear's activation scratch (cuda_fp8_ops.cpp): grows outside capture, never shrinks.
+struct Fp8Scratch {
+  std::vector<void*> blocks;  // every allocation, freed with the backend (graphs may hold any)
+  void* current = nullptr;
+  size_t size = 0;
+  ~Fp8Scratch();
+  void* reserve(size_t bytes, bool capturing);
+};
 
 class CudaBackend final : public Backend {
  public:
@@ -70,6 +80,8 @@ class CudaBackend final : public Backend {
   void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) override;
   void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) override;
   void logprobs(Tensor logits, const LogprobBatch& b) override;
+  bool supports_fp8() const override { return true; }
+  void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) override;  // cuda_fp8_ops.cpp
 
   void begin_capture() override;
   std::unique_ptr<Graph> end_capture() override;
@@ -98,6 +110,7 @@ class CudaBackend final : public Backend {
   // The step timer's two marks, created once at construction (never in the step loop).
   cudaEvent_t timer_start_ = nullptr, timer_stop_ = nullptr;
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
+  Fp8Scratch fp8_scratch_;      // linear_fp8's quantized activations
 };
 
 }  // namespace seam::cuda
