@@ -4,7 +4,8 @@
 // shape says per-tensor, per-channel or 128x128 blocks), activations quantised as the format
 // says (per token, per 1x128 group, or the static input_scale), every sum in double.
 // `quantize_online` applies --quantization fp8's per-channel weight quantization to a float
-// checkpoint; `quantize_acts = false` gives the plain float reference of the original.
+// checkpoint; `quantize_acts = false` gives the plain float reference of the original; `kv_fp8`
+// stores K/V as E4M3 (the FP8 KV cache).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -19,7 +20,9 @@ namespace seam::test {
 
 class Fp8Reference {
  public:
-  Fp8Reference(const std::string& dir, bool quantize_online, bool quantize_acts) : quantize_acts_(quantize_acts) {
+  // kv_fp8: K (after RoPE) and V are stored as E4M3 codes with scale 1 (--kv-cache-dtype fp8_e4m3).
+  Fp8Reference(const std::string& dir, bool quantize_online, bool quantize_acts, bool kv_fp8 = false)
+      : quantize_acts_(quantize_acts), kv_fp8_(kv_fp8) {
     c_ = load_model_config(dir);
     file_ = SafetensorsFile::open(dir + "/model.safetensors");
     embed_ = floats("model.embed_tokens.weight");
@@ -54,6 +57,9 @@ class Fp8Reference {
         std::vector<double> h = rms_norm(x, l.ln_in), q = apply(l.q, h), k = apply(l.k, h), v = apply(l.v, h);
         rope(q, NH, double(t));
         rope(k, NKV, double(t));
+        if (kv_fp8_)
+          for (auto* kv : {&k, &v})
+            for (double& e : *kv) e = double(fp8_e4m3_round(float(e)));
         kc[li].push_back(k);
         vc[li].push_back(v);
         std::vector<double> attn(size_t(NH * D), 0.0);
@@ -208,7 +214,7 @@ class Fp8Reference {
   }
 
   ModelConfig c_;
-  bool quantize_acts_;
+  bool quantize_acts_, kv_fp8_;
   std::unique_ptr<SafetensorsFile> file_;
   std::vector<double> embed_, norm_;
   std::vector<Layer> layers_;
