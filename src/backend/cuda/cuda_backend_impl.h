@@ -21,6 +21,7 @@
 
 #include "backend/backend.h"
 #include "backend/cuda/cublaslt_gemm.h"
+#include "backend/cuda/fp8_cublaslt.h"
 
 namespace seam::cuda {
 
@@ -111,6 +112,7 @@ class CudaBackend final : public Backend {
   cudaEvent_t timer_start_ = nullptr, timer_stop_ = nullptr;
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
   Fp8Scratch fp8_scratch_;      // linear_fp8's quantized activations
+  Fp8CublasLt fp8_cublaslt_;    // linear_fp8's tensor-core GEMMs (fp8_cublaslt.h)
 };
 
 }  // namespace seam::cuda

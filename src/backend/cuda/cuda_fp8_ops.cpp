@@ -8,11 +8,16 @@
 // (never a silent reallocation under a baked pointer).
 #include "backend/cuda/cuda_backend_impl.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/fp8_cublaslt.h"
 #include "backend/cuda/fp8_gemm.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/op_checks.h"
 
 namespace seam::cuda {
+
+// Below this many rows the CUDA-core kernel (a GEMV per row) is used: cuBLASLt's FP8 tiles
+// waste most of their work on a handful of tokens.
+constexpr int64_t kFp8CublasMinRows = 16;
 
 Fp8Scratch::~Fp8Scratch() {
   for (void* p : blocks) cudaFree(p);
@@ -40,6 +45,9 @@ void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bi
   const Tensor codes(base, DType::fp8_e4m3, Device::cuda, {n, n_in});
   const Tensor scales(base + code_bytes, DType::f32, Device::cuda, {n, n_groups});
   launch_fp8_quantize_act(codes, scales, x, w, stream_);
+  // Tensor cores where cuBLASLt takes the scheme and the batch is past GEMV sizes; else (and
+  // for 128-blocks, for now) the CUDA-core kernel.
+  if (n >= kFp8CublasMinRows && fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_)) return;
   launch_fp8_gemm_simt(out, codes, scales, w, bias, accumulate, stream_);
 }
 
