@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <functional>
 
 #include "backend/cpu/cpu_backend.h"
@@ -19,8 +20,21 @@ namespace {
 
 using nlohmann::json;
 
+// The folders this binary made, removed when it ends (each is a 400 KB copy of the model).
+std::vector<std::string>& made_dirs() {
+  static std::vector<std::string> dirs;
+  return dirs;
+}
+struct RemoveMadeDirs : ::testing::Environment {
+  void TearDown() override {
+    for (const auto& d : made_dirs()) std::filesystem::remove_all(d);
+  }
+};
+[[maybe_unused]] auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new RemoveMadeDirs);
+
 std::string export_format(Fp8ExportFormat f) {
   const std::string dir = make_temp_dir("fp8ck");
+  made_dirs().push_back(dir);
   export_fp8_checkpoint(stories_dir(), dir, Fp8ExportOptions{f});
   return dir;
 }

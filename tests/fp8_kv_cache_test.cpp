@@ -8,6 +8,8 @@
 // is above 0.05.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "engine/engine_setup.h"
 #include "engine/kv_cache_dtype.h"
 #include "fp8_reference.h"
@@ -86,6 +88,8 @@ TEST(Fp8KvCache, CheckpointScales) {
   check_kv_cache_scales(DType::f32, *ck);
   expect_error([&] { check_kv_cache_scales(DType::fp8_e4m3, *ck); },
                "tensor 'model.layers.1.self_attn.v_proj.v_scale' is 0.5, and KV cache scales other than 1.0");
+  ck.reset();
+  std::filesystem::remove_all(dir);
 }
 
 struct KvRun {
