@@ -268,13 +268,24 @@ void bench_gemms(Bench& b, GemmRows rows) {
   for (const G& g : small) one(g, 1, true);
 }
 
-// Decode attention: `batch` sequences of `ctx` tokens each (this step's token included).
-void bench_decode_attention(Bench& b, int batch, int ctx, bool shuffled) {
-  const int64_t n_slots = int64_t(batch) * ctx;
-  Tensor kc = b.random(DType::bf16, {n_slots, kKvHeads, kHeadDim});
-  Tensor vc = b.random(DType::bf16, {n_slots, kKvHeads, kHeadDim});
-  Tensor q = b.random(DType::bf16, {batch, kHeads, kHeadDim});
-  Tensor out = b.alloc(DType::bf16, {batch, kHeads, kHeadDim});
+// An attention shape: heads, kv heads, head dim, and a window (0: none).
+struct AttnShape {
+  int64_t heads = kHeads, kv_heads = kKvHeads, d = kHeadDim;
+  int window = 0;
+  std::string label() const {
+    return std::to_string(heads) + "/" + std::to_string(kv_heads) + "x" + std::to_string(d) +
+           (window > 0 ? " w" + std::to_string(window) : "");
+  }
+};
+
+// Decode attention: `batch` sequences of `ctx` tokens each (this step's token included). With a
+// window, only its keys are read: the bytes column counts those.
+void bench_decode_attention(Bench& b, int batch, int ctx, bool shuffled, const AttnShape& sh = {}) {
+  const int64_t n_slots = int64_t(batch) * ctx, n_kv = sh.kv_heads, hd = sh.d, n_heads = sh.heads;
+  Tensor kc = b.random(DType::bf16, {n_slots, n_kv, hd});
+  Tensor vc = b.random(DType::bf16, {n_slots, n_kv, hd});
+  Tensor q = b.random(DType::bf16, {batch, n_heads, hd});
+  Tensor out = b.alloc(DType::bf16, {batch, n_heads, hd});
   std::vector<int32_t> pt(static_cast<size_t>(n_slots));
   std::iota(pt.begin(), pt.end(), 0);
   if (shuffled) {  // pages scattered over the pool, as after many allocations and frees
@@ -292,20 +303,24 @@ void bench_decode_attention(Bench& b, int batch, int ctx, bool shuffled) {
   ab.seq_lens = b.upload_i32(lens, {batch});
   ab.req_rows = b.upload_i32(rows, {batch});
   ab.page_table = b.upload_i32(pt, {batch, ctx});
-  const float scale = 1.f / std::sqrt(float(kHeadDim));
-  const double us = b.time_us([&](int) { b.gpu().attention(out, q, kc, vc, ab, scale); }, 5, 11);
-  const double kv_bytes = double(n_slots) * kKvHeads * kHeadDim * 2 * 2;
+  AttentionOptions o;
+  o.scale = 1.f / std::sqrt(float(hd));
+  o.sliding_window = sh.window;
+  const double us = b.time_us([&](int) { b.gpu().attention(out, q, kc, vc, ab, o); }, 5, 11);
+  const int64_t keys = sh.window > 0 ? std::min<int64_t>(ctx, sh.window) : ctx;  // keys a row reads
+  const double kv_bytes = double(batch) * keys * n_kv * hd * 2 * 2;
   b.row(std::string("attention decode") + (shuffled ? " (shuffled)" : ""),
-        "batch " + std::to_string(batch) + " ctx " + std::to_string(ctx) + " 32/8x128", us, kv_bytes,
-        4.0 * double(batch) * ctx * kHeads * kHeadDim);
+        "batch " + std::to_string(batch) + " ctx " + std::to_string(ctx) + " " + sh.label(), us, kv_bytes,
+        4.0 * double(batch) * keys * n_heads * hd);
   b.release_all();
 }
 
-void bench_prefill_attention(Bench& b, int n_tokens) {
-  Tensor qkv = b.random(DType::bf16, {n_tokens, kQkv});
-  Tensor kc = b.random(DType::bf16, {n_tokens, kKvHeads, kHeadDim});
-  Tensor vc = b.random(DType::bf16, {n_tokens, kKvHeads, kHeadDim});
-  Tensor out = b.alloc(DType::bf16, {n_tokens, kHeads, kHeadDim});
+void bench_prefill_attention(Bench& b, int n_tokens, const AttnShape& sh = {}) {
+  const int64_t n_kv = sh.kv_heads, hd = sh.d, n_heads = sh.heads, qkv_width = (n_heads + 2 * n_kv) * hd;
+  Tensor qkv = b.random(DType::bf16, {n_tokens, qkv_width});
+  Tensor kc = b.random(DType::bf16, {n_tokens, n_kv, hd});
+  Tensor vc = b.random(DType::bf16, {n_tokens, n_kv, hd});
+  Tensor out = b.alloc(DType::bf16, {n_tokens, n_heads, hd});
   std::vector<int32_t> pt(static_cast<size_t>(n_tokens));
   std::iota(pt.begin(), pt.end(), 0);
   AttentionBatch ab;
@@ -318,27 +333,33 @@ void bench_prefill_attention(Bench& b, int n_tokens) {
   ab.seq_lens = b.upload_i32({n_tokens}, {1});
   ab.req_rows = b.upload_i32({0}, {1});
   ab.page_table = b.upload_i32(pt, {1, n_tokens});
-  Tensor q = qkv.slice_cols(0, kHeads * kHeadDim).unflatten_last(kHeads, kHeadDim);
-  const double us =
-      b.time_us([&](int) { b.gpu().attention(out, q, kc, vc, ab, 1.f / std::sqrt(float(kHeadDim))); }, 5, 11);
-  // Causal: half of the n x n score matrix (plus the diagonal), QK^T and PV.
-  const double flops = 4.0 * (double(n_tokens) * (n_tokens + 1) / 2) * kHeadDim * kHeads;
-  b.row("attention prefill causal", std::to_string(n_tokens) + " tok 32/8x128", us, 0, flops);
-  std::printf("|   -> 32 layers             | %-34s | %10.1f |                  |                    |\n",
-              "attention share of a prefill", us * 32);
+  Tensor q = qkv.slice_cols(0, n_heads * hd).unflatten_last(n_heads, hd);
+  AttentionOptions o;
+  o.scale = 1.f / std::sqrt(float(hd));
+  o.sliding_window = sh.window;
+  const double us = b.time_us([&](int) { b.gpu().attention(out, q, kc, vc, ab, o); }, 5, 11);
+  // Causal: half of the n x n score matrix (plus the diagonal), QK^T and PV; with a window only
+  // the band of w keys a row (the first w rows: a triangle).
+  const double n = n_tokens, w = sh.window > 0 ? std::min<double>(sh.window, n) : n;
+  const double pairs = w * (w + 1) / 2 + (n - w) * w;
+  const double flops = 4.0 * pairs * hd * n_heads;
+  b.row("attention prefill causal", std::to_string(n_tokens) + " tok " + sh.label(), us, 0, flops);
+  if (sh.heads == kHeads && sh.kv_heads == kKvHeads && sh.d == kHeadDim && sh.window == 0)
+    std::printf("|   -> 32 layers             | %-34s | %10.1f |                  |                    |\n",
+                "attention share of a prefill", us * 32);
   // Each prefill kernel named (the row above is the backend's pick; SEAM_PREFILL_WGMMA).
-  const cuda::AttentionParams p = cuda::make_attention_params(out, q, kc, vc, ab, 1.f / std::sqrt(float(kHeadDim)));
+  const cuda::AttentionParams p = cuda::make_attention_params(out, q, kc, vc, ab, o);
   for (const auto& [kernel_name, name] : {std::pair{cuda::PrefillKernel::mma_sync, "  prefill kernel mma.sync"},
                                            std::pair{cuda::PrefillKernel::wgmma, "  prefill kernel wgmma"}}) {
     const cuda::PrefillKernel kernel = kernel_name;  // a plain variable: lambdas capture it (C++17)
-    if (kernel == cuda::PrefillKernel::wgmma && !cuda::flash_prefill_wgmma_supported(DType::bf16, int(kHeadDim))) {
-      std::printf("| %-26s | %-34s | %10s |                  |                    |\n", name, "(not built for sm_90a)",
-                  "-");
+    if (kernel == cuda::PrefillKernel::wgmma && !cuda::flash_prefill_wgmma_supported(DType::bf16, int(hd))) {
+      std::printf("| %-26s | %-34s | %10s |                  |                    |\n", name,
+                  "(needs sm_90a and d 128)", "-");
       continue;
     }
     const double kernel_us =
         b.time_us([&](int) { cuda::launch_flash_prefill(p, DType::bf16, b.stream(), kernel); }, 5, 11);
-    b.row(name, std::to_string(n_tokens) + " tok 32/8x128", kernel_us, 0, flops);
+    b.row(name, std::to_string(n_tokens) + " tok " + sh.label(), kernel_us, 0, flops);
   }
   b.release_all();
 }
@@ -443,6 +464,18 @@ int run(int argc, char** argv) {
   // 4,096: the prefill target; 1,024 and 512: either side of the length at which the backend
   // switches from the mma.sync to the wgmma kernel (prefill_kernel_choice.h).
   for (int n : {4096, 1024, 512}) bench_prefill_attention(b, n);
+  // Issue 24's families: Phi-3.5-mini (32/32 x 96), gemma-2-9b (16/8 x 256, window 4,096 on
+  // every other layer), gemma-3-4b (8/4 x 256, window 1,024 on five of six layers), Mistral-7B
+  // (32/8 x 128, window 4,096).
+  const AttnShape phi{32, 32, 96, 0}, gemma2{16, 8, 256, 0}, gemma2_w{16, 8, 256, 4096}, gemma3{8, 4, 256, 0},
+      gemma3_w{8, 4, 256, 1024}, mistral_w{32, 8, 128, 4096};
+  for (const AttnShape& sh : {phi, gemma2, gemma2_w, gemma3_w}) {
+    for (int batch : {1, 64}) bench_decode_attention(b, batch, 8192, false, sh);
+    bench_decode_attention(b, 1, 1152, false, sh);
+  }
+  bench_decode_attention(b, 8, 32768, false, mistral_w);
+  for (const AttnShape& sh : {phi, gemma2, gemma3, gemma3_w, mistral_w}) bench_prefill_attention(b, 4096, sh);
+  if (!quick) bench_prefill_attention(b, 16384, gemma3_w), bench_prefill_attention(b, 16384, gemma3);
   bench_gemms(b, quick ? GemmRows::quick : GemmRows::all);
   bench_elementwise(b);
   for (int n : {1, 64}) {

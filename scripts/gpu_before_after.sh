@@ -43,6 +43,7 @@ for s in "${sections[@]}"; do
     build)
       log "build base=$(cat "$ROOT/.gl/BASE_ID" 2>/dev/null) head=$(cat "$ROOT/.gl/TREE_ID" 2>/dev/null) $(date -u +%FT%TZ)"
       head_tests=$(cd "$ROOT/tests/cuda" && ls ./*_test.cpp | sed 's|./||; s/.cpp//' | tr '\n' ' ')
+      head_tests="$head_tests ${EXTRA_TARGETS:-}"
       build_tree base & pb=$!
       build_tree head $head_tests & ph=$!
       wait $pb; rb=$?; wait $ph; rh=$?
@@ -63,10 +64,11 @@ for s in "${sections[@]}"; do
       log "models ready $(date -u +%T)"
       ;;
     bench)
-      for args in "--batch-size 1 --input-len 128 --output-len 64" \
-                  "--batch-size 64 --input-len 128 --output-len 128" \
-                  "--mode extend --batch-size 1 --input-len 4096 --reps 5" \
-                  "--mode mixed --batch-size 64 --input-len 512 --reps 10"; do
+      bench_args=("--batch-size 1 --input-len 128 --output-len 64" "--batch-size 64 --input-len 128 --output-len 128")
+      # BENCH_SET=decode: only the two decode shapes (when device time is short)
+      [ "${BENCH_SET:-all}" = decode ] || bench_args+=("--mode extend --batch-size 1 --input-len 4096 --reps 5" \
+                                                     "--mode mixed --batch-size 64 --input-len 512 --reps 10")
+      for args in "${bench_args[@]}"; do
         for r in $(seq 1 "$ROUNDS"); do
           for side in base head; do
             # shellcheck disable=SC2086

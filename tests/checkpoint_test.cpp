@@ -179,6 +179,53 @@ TEST(Checkpoint, Qwen3QkNormAndBias) {
   expect_values(ckb->layers[1].o_bias, b.tensors, "F32");
 }
 
+// Phi-3's fused qkv_proj and gate_up_proj load as row views of the stored tensors.
+TEST(Checkpoint, Phi3FusedTensorsAreSplitIntoRowViews) {
+  Folder f = make_folder(test::tiny_config_json("Phi3ForCausalLM"));
+  write_single(f);
+  auto ck = Checkpoint::open(f.dir, f.config);
+  const LayerTensors& l = ck->layers[1];
+  EXPECT_EQ(l.q_proj.shape, (std::vector<int64_t>{16, 16}));
+  EXPECT_EQ(l.k_proj.shape, (std::vector<int64_t>{8, 16}));
+  EXPECT_EQ(l.v_proj.shape, (std::vector<int64_t>{8, 16}));
+  EXPECT_EQ(l.up_proj.shape, (std::vector<int64_t>{24, 16}));
+  const int seed = test::seed_of(f.tensors, "model.layers.1.self_attn.qkv_proj.weight");
+  ASSERT_GE(seed, 0);
+  // v's first element is row q_size + kv_size = 24 of the fused [32, 16] tensor.
+  EXPECT_EQ(element(l.v_proj, 0), test::stored_value(24 * 16, seed, "F32"));
+  const int gu_seed = test::seed_of(f.tensors, "model.layers.1.mlp.gate_up_proj.weight");
+  EXPECT_EQ(element(l.up_proj, 5), test::stored_value(24 * 16 + 5, gu_seed, "F32"));
+
+  find(f.tensors, "model.layers.0.self_attn.qkv_proj.weight")->shape = {24, 16};
+  find(f.tensors, "model.layers.0.self_attn.qkv_proj.weight")->bytes.resize(24 * 16 * 4);
+  write_single(f);
+  expect_open_error(f, {"tensor 'model.layers.0.self_attn.qkv_proj.weight' has shape [24, 16], expected [32, 16]"});
+}
+
+TEST(Checkpoint, GemmaNormsAndMultimodalNames) {
+  Folder f = make_folder(test::tiny_config_json("Gemma2ForCausalLM"));
+  write_single(f);
+  auto ck = Checkpoint::open(f.dir, f.config);
+  expect_values(ck->layers[0].pre_feedforward_layernorm, f.tensors, "F32");
+  expect_values(ck->layers[1].post_feedforward_layernorm, f.tensors, "F32");
+  f.tensors.erase(f.tensors.begin() + test::seed_of(f.tensors, "model.layers.1.pre_feedforward_layernorm.weight"));
+  write_single(f);
+  expect_open_error(f, {"missing tensor 'model.layers.1.pre_feedforward_layernorm.weight'"});
+
+  // A multimodal checkpoint: vision tensors are skipped, any other stray tensor is still an error.
+  json mm = {{"architectures", {"Gemma3ForConditionalGeneration"}},
+             {"text_config", test::tiny_config_json("Gemma3ForCausalLM")}};
+  Folder m = make_folder(mm);
+  m.tensors.push_back(test::make_tensor("model.vision_tower.embeddings.patch_embedding.weight", "F32", {4, 4}, 99));
+  m.tensors.push_back(test::make_tensor("model.multi_modal_projector.mm_soft_emb_norm.weight", "F32", {4}, 98));
+  write_single(m);
+  auto ckm = Checkpoint::open(m.dir, m.config);
+  expect_values(ckm->layers[0].q_norm, m.tensors, "F32");
+  m.tensors.push_back(test::make_tensor("model.audio_tower.w", "F32", {4}, 97));
+  write_single(m);
+  expect_open_error(m, {"unexpected tensor 'model.audio_tower.w'"});
+}
+
 // Two shards and an index json, tensors split by layer.
 Folder make_sharded() {
   Folder f = make_folder(test::tiny_config_json());

@@ -78,6 +78,52 @@ TEST(CliGenerate, JsonLinesMatchGoldenInInputOrder) {
   EXPECT_LE(stats["gpu_busy_fraction"].get<double>(), 1);
 }
 
+TEST(CliGenerate, StructuredOutputFieldsOfAPromptsFile) {
+  // sglang's json_schema / regex and vLLM's choice on a prompts-file line reach the engine:
+  // each answer fits its constraint, --stats counts them; a bad regex is an error naming the
+  // line, the field and the reason, and two constraints on one line are refused.
+  const std::string dir = make_temp_dir("cli_constraints");
+  const nlohmann::json schema = {{"type", "object"},
+                                 {"properties", {{"ok", {{"type", "boolean"}}}}},
+                                 {"required", {"ok"}}};
+  std::string jsonl;
+  jsonl += nlohmann::json({{"prompt", "Once upon a time"}, {"temperature", 0}, {"json_schema", schema}}).dump() + "\n";
+  jsonl += nlohmann::json({{"prompt", "Once upon a time"}, {"temperature", 0}, {"regex", "(yes|no)-[0-9]{2}"}}).dump() +
+           "\n";
+  jsonl += nlohmann::json({{"prompt", "Once upon a time"}, {"temperature", 0}, {"choice", {"red", "blue"}}}).dump() +
+           "\n";
+  write_file(dir + "/p.jsonl", jsonl);
+  CliRun r = run("generate --device cpu --model-path " + stories_dir() + " --prompts-file " + dir +
+                 "/p.jsonl --json --stats --max-new-tokens 64");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto out = lines(r.out);
+  ASSERT_EQ(out.size(), 3u);
+  std::vector<std::string> texts;
+  for (const std::string& l : out) {
+    const auto j = nlohmann::json::parse(l);
+    EXPECT_EQ(j["finish_reason"], "stop") << l;
+    texts.push_back(j["text"]);
+  }
+  const auto v = nlohmann::json::parse(texts[0]);
+  EXPECT_TRUE(v.is_object() && v.size() == 1 && v["ok"].is_boolean()) << texts[0];
+  EXPECT_TRUE(texts[1].size() == 5 || texts[1].size() == 6) << texts[1];
+  EXPECT_TRUE(texts[1].rfind("yes-", 0) == 0 || texts[1].rfind("no-", 0) == 0) << texts[1];
+  EXPECT_TRUE(texts[2] == "red" || texts[2] == "blue") << texts[2];
+  const auto stats = nlohmann::json::parse(lines(r.err).back());
+  EXPECT_EQ(stats["grammar_requests"], 3);
+  EXPECT_GT(stats["grammar_masked_rows_total"], 0);
+
+  write_file(dir + "/bad.jsonl", "{\"prompt\": \"hi\"}\n{\"prompt\": \"hi\", \"regex\": \"(ab\"}\n");
+  r = run("generate --device cpu --model-path " + stories_dir() + " --prompts-file " + dir + "/bad.jsonl");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("bad.jsonl:2: regex: '(' is never closed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing was generated"), std::string::npos) << r.err;
+  write_file(dir + "/two.jsonl", "{\"prompt\": \"hi\", \"regex\": \"a\", \"choice\": [\"b\"]}\n");
+  r = run("generate --device cpu --model-path " + stories_dir() + " --prompts-file " + dir + "/two.jsonl");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("second structured-output constraint"), std::string::npos) << r.err;
+}
+
 TEST(CliGenerate, BadInputIsOneLineErrorAndNonZeroExit) {
   const std::string dir = make_temp_dir("cli_bad");
   CliRun r = run("generate --device cpu --model-path " + dir + " --prompt hi");

@@ -1,5 +1,6 @@
 // The engine flags as the CLI parses them and resolve_setup validates them: here the
-// start-up GEMM tuning flags (--gemm-autotune, its knobs and its cache file), off by default.
+// start-up GEMM tuning flags (--gemm-autotune, its knobs and its cache file), off by default,
+// and the speculative decoding flags.
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
@@ -86,6 +87,52 @@ TEST(EngineFlagsGemmAutotune, NonNumericValueIsAParseError) {
   cli::EngineFlags flags;
   flags.add_to(app);
   EXPECT_THROW(app.parse("--model-path x --gemm-autotune-min-rows many", false), CLI::ParseError);
+}
+
+}  // namespace
+}  // namespace seam::test
+
+namespace seam::test {
+namespace {
+
+// Speculative decoding flags (sglang's names): off by default; NGRAM resolves its knobs and
+// widens the decode keys to cover verify rows; bad values name the flag.
+TEST(EngineFlagsSpeculative, OffByDefault) {
+  const ResolvedSetup s = setup_for("");
+  EXPECT_FALSE(s.speculative.enabled());
+  EXPECT_EQ(s.speculative.max_verify_rows(), 0);
+}
+
+TEST(EngineFlagsSpeculative, NgramResolves) {
+  const ResolvedSetup s = setup_for(
+      "--speculative-algorithm NGRAM --speculative-num-draft-tokens 3 --speculative-max-batch-size 4 "
+      "--speculative-ngram-min-match-window-size 2 --speculative-ngram-max-match-window-size 5");
+  EXPECT_EQ(s.speculative.algorithm, SpeculativeAlgorithm::ngram);
+  EXPECT_EQ(s.speculative.n_draft_tokens, 3);
+  EXPECT_EQ(s.speculative.max_batch_size, 4);
+  EXPECT_EQ(s.speculative.ngram_min_window, 2);
+  EXPECT_EQ(s.speculative.ngram_max_window, 5);
+  // A verify batch of 4 rows of 4 tokens is the decode key 16: captured at start-up.
+  EXPECT_EQ(s.graphs.decode_buckets.back(), 16);
+  const ResolvedSetup d = setup_for("--speculative-algorithm NGRAM");
+  EXPECT_EQ(d.speculative.n_draft_tokens, 4);
+  EXPECT_EQ(d.speculative.max_batch_size, 8);
+  EXPECT_EQ(d.graphs.decode_buckets.back(), 40);
+}
+
+TEST(EngineFlagsSpeculative, BadValuesNameTheFlag) {
+  EXPECT_NE(error_of("--speculative-algorithm EAGLE").find("--speculative-algorithm"), std::string::npos);
+  EXPECT_NE(error_of("--speculative-num-draft-tokens 4").find("need --speculative-algorithm"), std::string::npos);
+  EXPECT_NE(error_of("--speculative-algorithm NGRAM --speculative-num-draft-tokens 99")
+                .find("--speculative-num-draft-tokens"),
+            std::string::npos);
+  EXPECT_NE(error_of("--speculative-algorithm NGRAM --speculative-ngram-min-match-window-size 5 "
+                     "--speculative-ngram-max-match-window-size 2")
+                .find("--speculative-ngram-min-match-window-size"),
+            std::string::npos);
+  EXPECT_NE(error_of("--speculative-draft-model-path /x").find("STANDALONE"), std::string::npos);
+  EXPECT_NE(error_of("--speculative-algorithm STANDALONE").find("needs --speculative-draft-model-path"),
+            std::string::npos);
 }
 
 }  // namespace

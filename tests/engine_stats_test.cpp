@@ -24,7 +24,15 @@ const std::set<std::string> k_reported_keys = {
     "piecewise_graph_bytes", "host_schedule_ms_per_step", "host_prepare_ms_per_step", "host_launch_ms_per_step",
     "host_wait_ms_per_step", "host_process_ms_per_step", "host_detokenize_ms_per_step",
     "host_handoff_ms_per_step", "forward_ms_per_step", "step_wall_ms_per_step", "gpu_ms_per_step",
-    "gpu_busy_fraction"};
+    "gpu_busy_fraction",
+    // structured output (issue 21)
+    "grammar_requests", "grammar_compile_ms_total", "grammar_cache_hits", "grammar_cache_misses",
+    "grammar_cache_bytes", "grammar_mask_steps", "grammar_mask_hidden_steps", "grammar_masked_rows_total",
+    "grammar_mask_ms_total", "grammar_mask_exposed_ms_total",
+    // speculative decoding (issue 27)
+    "speculative_proposed_tokens", "speculative_accepted_tokens", "speculative_verify_rows",
+    "speculative_off_steps", "speculative_accept_length", "verify_steps_decode_graph", "verify_steps_piecewise",
+    "verify_steps_eager"};
 
 // Distinct values per field, so a field wired to the wrong member shows.
 EngineStats distinct_stats() {
@@ -43,6 +51,13 @@ EngineStats distinct_stats() {
   s.host_wait_ms_per_step = 2.25, s.host_process_ms_per_step = 3.5, s.host_detokenize_ms_per_step = 4.75;
   s.host_handoff_ms_per_step = 5.5, s.forward_ms_per_step = 6.25, s.step_wall_ms_per_step = 7.5;
   s.gpu_ms_per_step = 8.75, s.gpu_busy_fraction = 0.625;
+  s.grammar_requests = 127, s.grammar_compile_ms_total = 9.25, s.grammar_cache_hits = 128;
+  s.grammar_cache_misses = 129, s.grammar_cache_bytes = 130, s.grammar_mask_steps = 131;
+  s.grammar_mask_hidden_steps = 132, s.grammar_masked_rows_total = 133, s.grammar_mask_ms_total = 10.5;
+  s.grammar_mask_exposed_ms_total = 11.75;
+  s.speculative_proposed_tokens = 134, s.speculative_accepted_tokens = 135, s.speculative_verify_rows = 136;
+  s.speculative_off_steps = 137, s.speculative_accept_length = {{"0", 5}, {"3", 6}};
+  s.verify_steps_decode_graph = 138, s.verify_steps_piecewise = 139, s.verify_steps_eager = 140;
   return s;
 }
 
@@ -84,6 +99,9 @@ TEST(EngineStats, MetricsCarryEveryFieldWithItsValue) {
   EXPECT_NE(text.find("\nseam_steps_by_mode_total{mode=\"mixed\"} 104\n"), std::string::npos);
   EXPECT_NE(text.find("\nseam_eager_steps_by_reason_total{reason=\"too many tokens\"} 4\n"), std::string::npos);
   EXPECT_NE(text.find("\nseam_engine_piecewise_replays_extend 118\n"), std::string::npos);
+  EXPECT_NE(text.find("\nseam_grammar_cache_total{result=\"miss\"} 129\n"), std::string::npos);
+  EXPECT_NE(text.find("\nseam_speculative_verify_steps_total{path=\"piecewise\"} 139\n"), std::string::npos);
+  EXPECT_NE(text.find("\nseam_speculative_accept_length_total{accepted=\"3\"} 6\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE seam_prompt_tokens_total counter"), std::string::npos);
   EXPECT_NE(text.find("# TYPE seam_num_running_reqs gauge"), std::string::npos);
 }

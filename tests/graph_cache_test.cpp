@@ -50,15 +50,22 @@ class FillOnlyBackend final : public Backend {
   void rms_norm(Tensor, Tensor, Tensor, float) override { unused("rms_norm"); }
   void linear(Tensor, Tensor, Tensor, Tensor) override { unused("linear"); }
   void linear_accumulate(Tensor, Tensor, Tensor, Tensor) override { unused("linear_accumulate"); }
-  void rope(Tensor, Tensor, Tensor, Tensor) override { unused("rope"); }
+  void rope(Tensor, Tensor, Tensor, const RopeTables&) override { unused("rope"); }
   void silu_mul(Tensor, Tensor) override { unused("silu_mul"); }
+  void gated_act(Tensor, Tensor, Activation) override { unused("gated_act"); }
+  void scale(Tensor, float) override { unused("scale"); }
+  void softcap(Tensor, float) override { unused("softcap"); }
+  void rms_norm_add(Tensor, Tensor, Tensor, float) override { unused("rms_norm_add"); }
   void store_kv(Tensor, Tensor, Tensor, Tensor, Tensor) override { unused("store_kv"); }
-  void attention(Tensor, Tensor, Tensor, Tensor, const AttentionBatch&, float) override { unused("attention"); }
+  void attention(Tensor, Tensor, Tensor, Tensor, const AttentionBatch&, const AttentionOptions&) override {
+    unused("attention");
+  }
   void gather_rows(Tensor, Tensor, Tensor) override { unused("gather_rows"); }
   void apply_penalties(Tensor, const PenaltyBatch&) override { unused("apply_penalties"); }
   void sample(Tensor, Tensor, const SamplingBatch&) override { unused("sample"); }
   void apply_logit_bias(Tensor, const LogitBiasBatch&) override { unused("apply_logit_bias"); }
   void logprobs(Tensor, const LogprobBatch&) override { unused("logprobs"); }
+  void apply_token_bitmask(Tensor, Tensor, Tensor) override { unused("apply_token_bitmask"); }
   void begin_capture() override {
     ASSERT_FALSE(capturing_) << "nested capture";
     capturing_ = true;

@@ -31,11 +31,13 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       // The scheduler builds ForwardBatch (runtime/forward_batch.h) from host-only KV bookkeeping
       // (kv/slot_allocator.h, kv/radix_cache.h); it names no backend and owns no device state.
       {"scheduler", {"runtime", "kv", "api", "core"}},
-      {"engine", {"scheduler", "runtime", "model", "kv", "graph", "backend", "tokenizer", "api", "core"}},
-      {"jinja", {"core"}},
       // The structured-output grammar engine: JSON Schema / regex / EBNF -> token masks over the
       // tokenizer's vocabulary.
       {"grammar", {"tokenizer", "core"}},
+      // The engine compiles constraints and holds the per-request matchers (grammar/); runtime/
+      // and scheduler/ never see grammar/: the runner gets the masks through a host callback.
+      {"engine", {"scheduler", "runtime", "model", "kv", "graph", "backend", "grammar", "tokenizer", "api", "core"}},
+      {"jinja", {"core"}},
       {"http", {"core"}},
       {"server", {"engine", "api", "tokenizer", "jinja", "http", "core"}},
       {"bench_serving", {"core"}},

@@ -89,7 +89,7 @@ TEST(Linear, EachMethodIsExactlyItsBackendOp) {
   const Tensor W = view(w, {out_f, in}), B = view(b, {out_f});
   std::vector<float> x = ramp(size_t(n * in), 1.f, 0.5f);
   const Tensor X = view(x, {n, in});
-  auto same = [](const std::vector<float>& a, const std::vector<float>& c, const char* what) {
+  auto same = [](const std::vector<float>& a, const std::vector<float>& c, const std::string& what) {
     ASSERT_EQ(a.size(), c.size());
     EXPECT_EQ(std::memcmp(a.data(), c.data(), a.size() * 4), 0) << what;
   };
@@ -115,13 +115,15 @@ TEST(Linear, EachMethodIsExactlyItsBackendOp) {
     // gate_up: out_f = 2 * inter with inter = 3
     std::vector<float> act(size_t(n * 3)), act2(act.size()), gu(size_t(n * out_f)), gu2(gu.size());
     std::vector<float> normed(size_t(n * in)), normed2(normed.size());
-    no_bias.apply_rms_normed_silu_mul(view(act, {n, 3}), view(gu, {n, out_f}), view(normed, {n, in}), X,
-                                      view(norm_w, {in}), 1e-5f);
-    be.rms_norm_gate_up_silu(view(act2, {n, 3}), view(gu2, {n, out_f}), view(normed2, {n, in}), X,
-                             view(norm_w, {in}), 1e-5f, W);
-    same(act, act2, "apply_rms_normed_silu_mul == rms_norm_gate_up_silu");
-    EXPECT_THROW(with_bias.apply_rms_normed_silu_mul(view(act, {n, 3}), view(gu, {n, out_f}), view(normed, {n, in}),
-                                                     X, view(norm_w, {in}), 1e-5f),
+    for (Activation a : {Activation::silu, Activation::gelu_tanh}) {
+      no_bias.apply_rms_normed_act(view(act, {n, 3}), view(gu, {n, out_f}), view(normed, {n, in}), X,
+                                   view(norm_w, {in}), 1e-5f, a);
+      be.rms_norm_gate_up_act(view(act2, {n, 3}), view(gu2, {n, out_f}), view(normed2, {n, in}), X,
+                              view(norm_w, {in}), 1e-5f, W, a);
+      same(act, act2, std::string("apply_rms_normed_act == rms_norm_gate_up_act, ") + activation_name(a));
+    }
+    EXPECT_THROW(with_bias.apply_rms_normed_act(view(act, {n, 3}), view(gu, {n, out_f}), view(normed, {n, in}), X,
+                                                view(norm_w, {in}), 1e-5f, Activation::silu),
                  Error)
         << "the fused gate_up op has no bias: a biased layer may not silently drop it";
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "core/error.h"
 #include "safetensors_writer.h"
@@ -51,7 +52,7 @@ TEST(ModelConfig, Stories260K) {
   EXPECT_EQ(c.max_position_embeddings, 512);
   EXPECT_FLOAT_EQ(c.rms_norm_eps, 1e-5f);
   EXPECT_FLOAT_EQ(c.rope_theta, 10000.f);
-  EXPECT_FALSE(c.rope_scaling.llama3);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::none);
   EXPECT_TRUE(c.tie_word_embeddings);
   EXPECT_FALSE(c.attention_bias);
   EXPECT_FALSE(c.o_proj_bias);
@@ -134,7 +135,7 @@ TEST(ModelConfig, Qwen3) {
   EXPECT_FALSE(load_model_config(folder_with(no_key)).attention_bias);
 }
 
-// Mistral-7B-v0.1 (abridged): sliding window 4096 caps the usable context.
+// Mistral-7B-v0.1 (abridged): every layer attends within the 4096 window; the context is the model's.
 TEST(ModelConfig, Mistral) {
   json cfg = {{"architectures", {"MistralForCausalLM"}}, {"hidden_size", 4096}, {"intermediate_size", 14336},
               {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
@@ -148,11 +149,16 @@ TEST(ModelConfig, Mistral) {
   EXPECT_EQ(c.head_dim, 128);
   EXPECT_EQ(c.n_kv_heads, 8);
   EXPECT_FALSE(c.attention_bias);
-  EXPECT_EQ(c.max_position_embeddings, 4096);  // full attention is exact within the window
+  EXPECT_EQ(c.max_position_embeddings, 32768);  // the window is attended within, not a cap
+  EXPECT_EQ(c.sliding_window, 4096);
+  EXPECT_EQ(c.layer_windows, std::vector<int>(32, 4096));
   EXPECT_EQ(c.eos_token_ids, (std::vector<int32_t>{2}));
 
   cfg["sliding_window"] = nullptr;  // v0.2 / v0.3: no window
-  EXPECT_EQ(load_model_config(folder_with(cfg)).max_position_embeddings, 32768);
+  ModelConfig v2 = load_model_config(folder_with(cfg));
+  EXPECT_EQ(v2.max_position_embeddings, 32768);
+  EXPECT_TRUE(v2.layer_windows.empty());
+  EXPECT_EQ(v2.window(0), 0);
 }
 
 // Llama-3.1-8B-Instruct's config.json (abridged).
@@ -186,7 +192,7 @@ void expect_llama31_inv_freq(const std::vector<float>& inv) {
 
 TEST(ModelConfig, Llama31RopeScaling) {
   ModelConfig c = load_model_config(folder_with(llama31_config()));
-  EXPECT_TRUE(c.rope_scaling.llama3);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::llama3);
   EXPECT_FLOAT_EQ(c.rope_scaling.factor, 8.f);
   EXPECT_FLOAT_EQ(c.rope_scaling.low_freq_factor, 1.f);
   EXPECT_FLOAT_EQ(c.rope_scaling.high_freq_factor, 4.f);
@@ -217,7 +223,7 @@ TEST(ModelConfig, Transformers5RopeParameters) {
   ModelConfig c = load_model_config(folder_with(cfg));
   EXPECT_EQ(c.torch_dtype, DType::f16);
   EXPECT_FLOAT_EQ(c.rope_theta, 500000.f);
-  EXPECT_TRUE(c.rope_scaling.llama3);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::llama3);
   expect_llama31_inv_freq(rope_inv_freq(c));
 
   // A plain model in the same style.
@@ -226,7 +232,7 @@ TEST(ModelConfig, Transformers5RopeParameters) {
   plain["rope_parameters"] = {{"rope_theta", 1234.0}, {"rope_type", "default"}};
   ModelConfig p = load_model_config(folder_with(plain));
   EXPECT_FLOAT_EQ(p.rope_theta, 1234.f);
-  EXPECT_FALSE(p.rope_scaling.llama3);
+  EXPECT_EQ(p.rope_scaling.type, RopeType::none);
 }
 
 TEST(ModelConfig, DefaultsAndNulls) {
@@ -242,11 +248,146 @@ TEST(ModelConfig, DefaultsAndNulls) {
   EXPECT_EQ(c.n_kv_heads, 4);  // = heads
   EXPECT_FLOAT_EQ(c.rope_theta, 10000.f);
   EXPECT_FALSE(c.tie_word_embeddings);
-  EXPECT_FALSE(c.rope_scaling.llama3);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::none);
   EXPECT_EQ(c.eos_token_ids, (std::vector<int32_t>{2, 3}));
 }
 
 // ---- errors: each names the file and the problem ----
+
+// The tiny transformers-5 configs of issue 24's families (tests/data/hf_tiny).
+json tiny_family(const std::string& name) {
+  return json::parse(test::read_file(std::string(SEAM_SOURCE_DIR) + "/tests/data/hf_tiny/" + name + "/config.json"));
+}
+
+TEST(ModelConfig, Gemma2) {
+  ModelConfig c = load_model_config(folder_with(tiny_family("tiny-gemma2")));
+  EXPECT_EQ(c.family, ModelFamily::gemma2);
+  EXPECT_TRUE(c.gemma_norms);
+  EXPECT_EQ(c.hidden_act, MlpActivation::gelu_tanh);
+  EXPECT_EQ(c.layer_windows, (std::vector<int>{8, 0, 8, 0}));
+  EXPECT_FLOAT_EQ(c.attn_logit_softcap, 5.f);
+  EXPECT_FLOAT_EQ(c.final_logit_softcap, 3.f);
+  EXPECT_FLOAT_EQ(c.query_pre_attn_scalar, 24.f);
+  EXPECT_TRUE(c.tie_word_embeddings);
+  // Gemma2Config's defaults: a missing soft-cap is 50 / 30, a null one is off; a missing
+  // window is 4096 on every other layer.
+  json cfg = tiny_family("tiny-gemma2");
+  cfg.erase("attn_logit_softcapping");
+  cfg["final_logit_softcapping"] = nullptr;
+  cfg.erase("layer_types");
+  cfg.erase("sliding_window");
+  cfg.erase("tie_word_embeddings");
+  ModelConfig d = load_model_config(folder_with(cfg));
+  EXPECT_FLOAT_EQ(d.attn_logit_softcap, 50.f);
+  EXPECT_FLOAT_EQ(d.final_logit_softcap, 0.f);
+  EXPECT_EQ(d.layer_windows, (std::vector<int>{4096, 0, 4096, 0}));
+  EXPECT_TRUE(d.tie_word_embeddings) << "Gemma ties by default";
+}
+
+TEST(ModelConfig, Gemma3LocalAndGlobalRope) {
+  ModelConfig c = load_model_config(folder_with(tiny_family("tiny-gemma3")));
+  EXPECT_EQ(c.family, ModelFamily::gemma3);
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_EQ(c.layer_windows, (std::vector<int>{8, 8, 0, 8, 8, 0}));
+  EXPECT_FLOAT_EQ(c.rope_theta, 1e6f);
+  EXPECT_EQ(c.rope_scaling.type, RopeType::linear);
+  EXPECT_FLOAT_EQ(c.rope_scaling.factor, 8.f);
+  EXPECT_FLOAT_EQ(c.rope_local.theta, 1e4f);
+  EXPECT_EQ(c.rope_local.scaling.type, RopeType::none);
+  EXPECT_FLOAT_EQ(c.attn_logit_softcap, 0.f);
+  const std::vector<float> global = rope_inv_freq(c), local = rope_inv_freq(c.rope_local, c.rotary_dim);
+  ASSERT_EQ(global.size(), 8u);
+  EXPECT_FLOAT_EQ(global[1], float(1.0 / std::pow(1e6, 2.0 / 16) / 8));
+  EXPECT_FLOAT_EQ(local[1], float(1.0 / std::pow(1e4, 2.0 / 16)));
+
+  // Without a window the layer types still pick each layer's RoPE table (transformers: by type).
+  json no_window = tiny_family("tiny-gemma3");
+  no_window["sliding_window"] = nullptr;
+  no_window.erase("layer_types");
+  ModelConfig nw = load_model_config(folder_with(no_window));
+  EXPECT_TRUE(nw.layer_windows.empty());
+  EXPECT_EQ(nw.sliding_layers, (std::vector<bool>{true, true, false, true, true, false}));
+
+  ModelConfig mm = load_model_config(folder_with(tiny_family("tiny-gemma3-mm")));
+  EXPECT_TRUE(mm.text_of_multimodal);
+  EXPECT_EQ(mm.layer_windows, c.layer_windows);
+  EXPECT_EQ(mm.vocab_size, 512);
+}
+
+TEST(ModelConfig, Phi3LongRopeAndPartialRotary) {
+  ModelConfig c = load_model_config(folder_with(tiny_family("tiny-phi4")));
+  EXPECT_EQ(c.family, ModelFamily::phi3);
+  EXPECT_EQ(c.rotary_dim, 12);  // head_dim 16 * 0.75
+  EXPECT_EQ(c.rope_scaling.type, RopeType::longrope);
+  EXPECT_EQ(c.rope_scaling.original_max_position_embeddings, 32);
+  // sqrt(1 + ln(256 / 32) / ln(32)) = sqrt(1.6)
+  EXPECT_FLOAT_EQ(c.rope_scaling.attention_factor, float(std::sqrt(1.6)));
+  const std::vector<float> s = rope_inv_freq(c), l = rope_inv_freq(c.rope_global(), c.rotary_dim, true);
+  ASSERT_EQ(s.size(), 6u);
+  EXPECT_FLOAT_EQ(s[2], float(1.0 / (1.24 * std::pow(1e4, 4.0 / 12))));
+  EXPECT_FLOAT_EQ(l[2], float(1.0 / (10.44 * std::pow(1e4, 4.0 / 12))));
+  json cfg = tiny_family("tiny-phi4");
+  cfg["rope_parameters"]["attention_factor"] = 1.25;
+  EXPECT_FLOAT_EQ(load_model_config(folder_with(cfg)).rope_scaling.attention_factor, 1.25f);
+}
+
+TEST(ModelConfig, SlidingWindowRules) {
+  // Qwen2 with use_sliding_window: layers from max_window_layers on slide; without it none do.
+  json q = test::tiny_config_json("Qwen2ForCausalLM");
+  q["num_hidden_layers"] = 4;
+  q["sliding_window"] = 16;
+  q["max_window_layers"] = 2;
+  EXPECT_TRUE(load_model_config(folder_with(q)).layer_windows.empty());
+  q["use_sliding_window"] = true;
+  EXPECT_EQ(load_model_config(folder_with(q)).layer_windows, (std::vector<int>{0, 0, 16, 16}));
+  // LlamaConfig has no window: transformers ignores the key, so does seam.
+  json l = test::tiny_config_json();
+  l["sliding_window"] = 16;
+  EXPECT_TRUE(load_model_config(folder_with(l)).layer_windows.empty());
+}
+
+TEST(ModelConfigErrors, FamilyFieldsSeamDoesNotHonour) {
+  auto edited = [](const char* name, const std::function<void(json&)>& edit) {
+    json cfg = tiny_family(name);
+    edit(cfg);
+    return folder_with(cfg);
+  };
+  expect_error(edited("tiny-gemma2", [](json& c) { c["hidden_activation"] = "gelu"; }),
+               {"config.json: field 'hidden_activation' is 'gelu' (supported: gelu_pytorch_tanh)"});
+  expect_error(edited("tiny-mistral", [](json& c) { c["attn_logit_softcapping"] = 30.0; }),
+               {"config.json: field 'attn_logit_softcapping' is not supported for MistralForCausalLM"});
+  expect_error(edited("tiny-phi3", [](json& c) { c["final_logit_softcapping"] = 30.0; }),
+               {"field 'final_logit_softcapping' is not supported for Phi3ForCausalLM"});
+  expect_error(edited("tiny-phi3", [](json& c) { c["rope_parameters"]["rope_type"] = "yarn"; }),
+               {"config.json: rope_parameters type 'yarn' is not supported"});
+  expect_error(edited("tiny-phi3", [](json& c) { c["rope_parameters"]["short_factor"] = {1.0, 2.0}; }),
+               {"field 'rope_parameters.short_factor' must be a list of rotary_dim / 2 = 8 numbers"});
+  expect_error(edited("tiny-phi3", [](json& c) {
+                 c["rope_parameters"].erase("original_max_position_embeddings");
+                 c.erase("original_max_position_embeddings");
+               }),
+               {"missing field 'original_max_position_embeddings' (required by rope type longrope)"});
+  expect_error(edited("tiny-gemma3", [](json& c) { c["layer_types"][1] = "chunked_attention"; }),
+               {"config.json: layer_types[1] is 'chunked_attention'"});
+  expect_error(edited("tiny-gemma3", [](json& c) { c["layer_types"].erase(0); }),
+               {"field 'layer_types' must list num_hidden_layers (6) layer types"});
+  expect_error(edited("tiny-gemma3", [](json& c) { c["use_bidirectional_attention"] = true; }),
+               {"field 'use_bidirectional_attention' is true"});
+  expect_error(edited("tiny-gemma3", [](json& c) { c["rope_parameters"]["chunked_attention"] = json::object(); }),
+               {"'rope_parameters.chunked_attention' is not a layer type"});
+  expect_error(edited("tiny-mistral", [](json& c) {
+                 c["rope_parameters"] = {{"full_attention", {{"rope_theta", 1e4}}}};
+               }),
+               {"'rope_parameters' per layer type is not supported for MistralForCausalLM"});
+  expect_error(edited("tiny-mistral", [](json& c) { c["rope_local_base_freq"] = 1e4; }),
+               {"field 'rope_local_base_freq' is not used by MistralForCausalLM"});
+  expect_error(edited("tiny-mistral", [](json& c) { c["partial_rotary_factor"] = 0.5; }),
+               {"field 'partial_rotary_factor' (0.5) is not supported for MistralForCausalLM"});
+  expect_error(edited("tiny-mistral", [](json& c) { c["query_pre_attn_scalar"] = 64; }),
+               {"field 'query_pre_attn_scalar' is not used by MistralForCausalLM"});
+  expect_error(edited("tiny-gemma3-mm", [](json& c) { c.erase("text_config"); }),
+               {"missing field 'text_config' (required by Gemma3ForConditionalGeneration)"});
+}
 
 TEST(ModelConfigErrors, MissingConfig) {
   std::string dir = make_temp_dir("cfg_missing");
@@ -301,7 +442,7 @@ TEST(ModelConfigErrors, BadValues) {
 }
 
 TEST(ModelConfigErrors, UnsupportedRope) {
-  for (const char* type : {"yarn", "dynamic", "linear"}) {
+  for (const char* type : {"yarn", "dynamic", "su"}) {
     json cfg = test::tiny_config_json();
     cfg["rope_scaling"] = {{"rope_type", type}, {"factor", 4.0}};
     expect_error(folder_with(cfg), {std::string("config.json: rope_scaling type '") + type + "' is not supported"});

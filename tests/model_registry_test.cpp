@@ -24,7 +24,9 @@ TEST(ModelRegistry, ListsTheSupportedArchitecturesWithTheirFamilyRules) {
   std::vector<std::string> names;
   for (const ModelDefinition& d : model_definitions()) names.push_back(d.architecture);
   EXPECT_EQ(names, (std::vector<std::string>{"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM",
-                                             "Qwen3ForCausalLM"}));
+                                             "Qwen3ForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM",
+                                             "Gemma3ForConditionalGeneration", "Phi3ForCausalLM", "Qwen2MoeForCausalLM",
+                                             "Qwen3MoeForCausalLM", "MixtralForCausalLM"}));
   const ModelDefinition* llama = find_model_definition("LlamaForCausalLM");
   const ModelDefinition* mistral = find_model_definition("MistralForCausalLM");
   const ModelDefinition* qwen2 = find_model_definition("Qwen2ForCausalLM");
@@ -38,9 +40,56 @@ TEST(ModelRegistry, ListsTheSupportedArchitecturesWithTheirFamilyRules) {
   for (const ModelDefinition* d : {llama, mistral, qwen3}) EXPECT_EQ(d->attention_bias, AttentionBiasRule::from_config);
   EXPECT_TRUE(qwen3->qk_norm);
   for (const ModelDefinition* d : {llama, mistral, qwen2}) EXPECT_FALSE(d->qk_norm);
-  EXPECT_TRUE(qwen2->sliding_window_opt_in && qwen3->sliding_window_opt_in);
-  EXPECT_FALSE(llama->sliding_window_opt_in || mistral->sliding_window_opt_in);
-  EXPECT_EQ(supported_architectures(), "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM");
+  EXPECT_EQ(qwen2->sliding_window, SlidingWindowRule::opt_in);
+  EXPECT_EQ(qwen3->sliding_window, SlidingWindowRule::opt_in);
+  EXPECT_EQ(llama->sliding_window, SlidingWindowRule::none);
+  EXPECT_EQ(mistral->sliding_window, SlidingWindowRule::always);
+  const ModelDefinition* gemma2 = find_model_definition("Gemma2ForCausalLM");
+  const ModelDefinition* gemma3 = find_model_definition("Gemma3ForCausalLM");
+  const ModelDefinition* gemma3_mm = find_model_definition("Gemma3ForConditionalGeneration");
+  const ModelDefinition* phi3 = find_model_definition("Phi3ForCausalLM");
+  ASSERT_TRUE(gemma2 && gemma3 && gemma3_mm && phi3);
+  EXPECT_EQ(gemma2->family, ModelFamily::gemma2);
+  EXPECT_EQ(gemma2->sliding_window, SlidingWindowRule::alternating);
+  EXPECT_FALSE(gemma2->qk_norm);
+  EXPECT_EQ(gemma3->family, ModelFamily::gemma3);
+  EXPECT_EQ(gemma3->sliding_window, SlidingWindowRule::pattern);
+  EXPECT_TRUE(gemma3->qk_norm && gemma3_mm->qk_norm);
+  EXPECT_EQ(gemma3_mm->family, ModelFamily::gemma3);
+  EXPECT_TRUE(gemma3_mm->text_config_nested);
+  EXPECT_FALSE(gemma3->text_config_nested || gemma2->text_config_nested || phi3->text_config_nested);
+  EXPECT_EQ(phi3->family, ModelFamily::phi3);
+  EXPECT_EQ(phi3->sliding_window, SlidingWindowRule::always);
+  EXPECT_EQ(supported_architectures(),
+            "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
+            "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Phi3ForCausalLM, Qwen2MoeForCausalLM, "
+            "Qwen3MoeForCausalLM, MixtralForCausalLM");
+  for (const ModelDefinition* d : {llama, mistral, qwen2, qwen3, gemma2, gemma3, gemma3_mm, phi3})
+    EXPECT_EQ(d->moe, MoeStyle::none);
+}
+
+TEST(ModelRegistry, MixtureOfExpertsArchitecturesAndTheirRules) {
+  const ModelDefinition* qwen2_moe = find_model_definition("Qwen2MoeForCausalLM");
+  const ModelDefinition* qwen3_moe = find_model_definition("Qwen3MoeForCausalLM");
+  const ModelDefinition* mixtral = find_model_definition("MixtralForCausalLM");
+  ASSERT_TRUE(qwen2_moe && qwen3_moe && mixtral);
+  EXPECT_EQ(qwen2_moe->moe, MoeStyle::qwen2);
+  EXPECT_EQ(qwen3_moe->moe, MoeStyle::qwen3);
+  EXPECT_EQ(mixtral->moe, MoeStyle::mixtral);
+  // Attention as the dense relatives: Qwen2-MoE's q/k/v bias from qkv_bias, Qwen3-MoE's q/k norm,
+  // Qwen's opt-in window, Mixtral as Mistral (sliding_window on every layer whenever given).
+  EXPECT_EQ(qwen2_moe->attention_bias, AttentionBiasRule::qkv_from_qkv_bias);
+  EXPECT_EQ(qwen3_moe->attention_bias, AttentionBiasRule::from_config);
+  EXPECT_EQ(mixtral->attention_bias, AttentionBiasRule::from_config);
+  EXPECT_TRUE(qwen3_moe->qk_norm);
+  EXPECT_FALSE(qwen2_moe->qk_norm || mixtral->qk_norm);
+  EXPECT_EQ(qwen2_moe->sliding_window, SlidingWindowRule::opt_in);
+  EXPECT_EQ(qwen3_moe->sliding_window, SlidingWindowRule::opt_in);
+  EXPECT_EQ(mixtral->sliding_window, SlidingWindowRule::always);
+  EXPECT_FALSE(qwen2_moe->text_config_nested || qwen3_moe->text_config_nested || mixtral->text_config_nested);
+  EXPECT_EQ(qwen2_moe->family, ModelFamily::qwen2);
+  EXPECT_EQ(qwen3_moe->family, ModelFamily::qwen3);
+  EXPECT_EQ(mixtral->family, ModelFamily::llama);
 }
 
 TEST(ModelRegistry, UnknownArchitectureIsAClearErrorListingTheSupportedOnes) {
@@ -70,9 +119,14 @@ size_t expected_weight_bytes(const Checkpoint& ck, const ModelConfig& c) {
   size_t n = f32_bytes(ck.embed_tokens) + f32_bytes(ck.norm) + (c.tie_word_embeddings ? 0 : f32_bytes(ck.lm_head));
   for (const LayerTensors& l : ck.layers)
     for (const HostTensor* t : {&l.input_layernorm, &l.q_proj, &l.k_proj, &l.v_proj, &l.q_bias, &l.k_bias, &l.v_bias,
-                                &l.q_norm, &l.k_norm, &l.o_proj, &l.o_bias, &l.post_attention_layernorm, &l.gate_proj,
-                                &l.up_proj, &l.down_proj})
+                                &l.q_norm, &l.k_norm, &l.o_proj, &l.o_bias, &l.post_attention_layernorm,
+                                &l.pre_feedforward_layernorm, &l.post_feedforward_layernorm, &l.gate_proj, &l.up_proj,
+                                &l.down_proj, &l.moe.router, &l.moe.shared_gate_proj, &l.moe.shared_up_proj,
+                                &l.moe.shared_down_proj, &l.moe.shared_expert_gate})
       n += f32_bytes(*t);
+  for (const LayerTensors& l : ck.layers)
+    for (const auto* experts : {&l.moe.gate, &l.moe.up, &l.moe.down})
+      for (const HostTensor& t : *experts) n += f32_bytes(t);
   return n;
 }
 
@@ -110,10 +164,13 @@ TEST(ModelRegistry, EveryArchitectureBuildsThroughTheRegistryAndRuns) {
     SCOPED_TRACE(d.architecture);
     nlohmann::json cfg = test::tiny_config_json(d.architecture);
     if (d.family == ModelFamily::qwen3) cfg["attention_bias"] = true;  // Qwen3 with the optional q/k/v/o bias
+    test::add_tiny_moe_fields(cfg, d.moe);
+    if (d.text_config_nested) cfg = {{"architectures", cfg["architectures"]}, {"text_config", cfg}};
     const std::string dir = test::make_temp_dir("registry");
     test::write_config(dir, cfg);
     const ModelConfig c = load_model_config(dir);
     EXPECT_EQ(c.family, d.family);
+    EXPECT_EQ(c.moe.style, d.moe);
     test::write_safetensors(dir + "/model.safetensors", test::model_tensors(c, "F32"));
     auto ck = Checkpoint::open(dir, c);
     CpuBackend be;

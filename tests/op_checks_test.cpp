@@ -99,6 +99,29 @@ TEST_F(OpChecks, NormsLinearSiluMul) {
   expect_error([&] { cpu->silu_mul(f32({3, 3}), x); }, "silu_mul gate_up");
 }
 
+// Issue 24's ops: each malformed argument names the op (and the argument).
+TEST_F(OpChecks, FamilyOps) {
+  Tensor x = f32({3, 8}), act = f32({3, 4}), w = f32({8});
+  cpu->gated_act(act, x, Activation::gelu_tanh);
+  expect_error([&] { cpu->gated_act(f32({3, 3}), x, Activation::gelu_tanh); }, "gated_act gate_up");
+  expect_error([&] { cpu->gated_act(act, x, static_cast<Activation>(7)); }, "gated_act: unknown activation");
+  cpu->scale(x, 2.f);
+  expect_error([&] { cpu->scale(f32({8}), 2.f); }, "scale x");
+  cpu->softcap(x, 30.f);
+  expect_error([&] { cpu->softcap(x, -1.f); }, "softcap: cap");
+  expect_error([&] { cpu->softcap(on_cuda(x), 30.f); }, "softcap x");
+  Tensor res = f32({3, 8});
+  cpu->rms_norm_add(res, x, w, 1e-6f);
+  expect_error([&] { cpu->rms_norm_add(f32({3, 7}), x, w, 1e-6f); }, "rms_norm_add residual");
+  expect_error([&] { cpu->rms_norm_add(res, x, f32({7}), 1e-6f); }, "rms_norm_add weight");
+  expect_error([&] { cpu->rms_norm_add(x, x, w, 1e-6f); }, "rms_norm_add: residual overlaps x");
+  // Partial rotary and LongRoPE tables.
+  Tensor q = f32({2, 4, 8}), k = f32({2, 2, 8});
+  cpu->rope(q, k, i32({1, 2}), RopeTables(f32({3}), f32({3}), 2));  // rotary_dim 6 of 8
+  expect_error([&] { cpu->rope(q, k, i32({1, 2}), RopeTables(f32({3}), f32({2}), 2)); }, "rope inv_freq_long");
+  expect_error([&] { cpu->rope(q, k, i32({1, 2}), RopeTables(f32({3}), f32({3}), -1)); }, "rope long_from");
+}
+
 TEST_F(OpChecks, RopeAndKvStore) {
   const int64_t n = 2, heads = 4, kv = 2, d = 8, n_slots = 6;
   Tensor q = f32({n, heads, d}), k = f32({n, kv, d}), v = f32({n, kv, d});
@@ -150,18 +173,18 @@ TEST_F(OpChecks, AttentionMetadata) {
   b.seq_lens = i32({3, 5});
   b.req_rows = i32({0, 1});
   b.page_table = page_table;
-  cpu->attention(out, q, kc, vc, b, 0.3f);
+  cpu->attention(out, q, kc, vc, b, AttentionOptions{0.3f});
   AttentionBatch bad = b;
   bad.n_prefill_tokens = 2;  // the decode "row" would have 2 tokens
-  expect_error([&] { cpu->attention(out, q, kc, vc, bad, 0.3f); }, "decode rows must have one token each");
+  expect_error([&] { cpu->attention(out, q, kc, vc, bad, AttentionOptions{0.3f}); }, "decode rows must have one token each");
   bad = b;
   bad.qo_indptr = i32({0, 3});
-  expect_error([&] { cpu->attention(out, q, kc, vc, bad, 0.3f); }, "attention qo_indptr");
+  expect_error([&] { cpu->attention(out, q, kc, vc, bad, AttentionOptions{0.3f}); }, "attention qo_indptr");
   bad = b;
   bad.n_prefill_seqs = 3;
-  expect_error([&] { cpu->attention(out, q, kc, vc, bad, 0.3f); }, "attention");
-  expect_error([&] { cpu->attention(out, q, kc, f32({n_slots, kv, d + 1}), b, 0.3f); }, "attention v_cache");
-  expect_error([&] { cpu->attention(f32({4, heads, d + 1}), q, kc, vc, b, 0.3f); }, "attention out");
+  expect_error([&] { cpu->attention(out, q, kc, vc, bad, AttentionOptions{0.3f}); }, "attention");
+  expect_error([&] { cpu->attention(out, q, kc, f32({n_slots, kv, d + 1}), b, AttentionOptions{0.3f}); }, "attention v_cache");
+  expect_error([&] { cpu->attention(f32({4, heads, d + 1}), q, kc, vc, b, AttentionOptions{0.3f}); }, "attention out");
 }
 
 TEST_F(OpChecks, SamplingAndPenalties) {

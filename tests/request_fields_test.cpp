@@ -50,6 +50,7 @@ json honoured_value(const std::string& name, Endpoint e) {
       {"stop", "."},
       {"stop_token_ids", {2}},
       {"ignore_eos", true},
+      {"disable_speculative", true},
       {"skip_special_tokens", false},
       {"n", 2},
       {"stream", true},
@@ -68,6 +69,16 @@ json honoured_value(const std::string& name, Endpoint e) {
                               {"function", {{"name", "get_weather"}, {"parameters", {{"type", "object"}}}}}}})},
       {"tool_choice", "auto"},
       {"separate_reasoning", false},
+      // issue 21: structured output (one constraint per request)
+      {"response_format", {{"type", "json_object"}}},
+      {"regex", "[a-z]+"},
+      {"ebnf", "root ::= \"a\" | \"b\""},
+      {"json_schema", R"({"type": "object"})"},  // sglang sends the schema as a string of JSON
+      {"guided_json", {{"type", "object"}}},
+      {"guided_regex", "[0-9]+"},
+      {"guided_choice", {"yes", "no"}},
+      {"guided_grammar", "root ::= \"a\""},
+      {"structured_outputs", {{"choice", {"yes", "no"}}}},
   };
   if (name == "logprobs") return e == k_chat ? json(true) : json(2);  // chat a boolean, completions top-k
   if (name == "prompt") return e == k_tokenize ? json("y") : json({"y", "z"});
@@ -185,8 +196,8 @@ TEST(RequestFields, AFieldOfAnotherRouteNamesTheRoute) {
 
 // The rows issue 20's logprobs and tools work flipped are honoured: the table
 // lets them through and their readers (logprob_request.cpp, tool_request.cpp)
-// still refuse bad values, naming the field. Structured output stays refused
-// until it lands, with its neutral value accepted.
+// still refuse bad values, naming the field. Structured output (issue 21) is
+// honoured too; its reader's 400s are structured_output_request_test's.
 TEST(RequestFields, LandedWorkIsHonouredAndItsReadersStillValidate) {
   for (const char* name : {"logprobs", "top_logprobs", "logit_bias", "tools", "tool_choice", "separate_reasoning"}) {
     const RequestField* f = find_request_field(name, k_chat);
@@ -253,8 +264,15 @@ TEST(RequestFields, LandedWorkIsHonouredAndItsReadersStillValidate) {
   body["tools"] = json::array();
   EXPECT_EQ(error_of(body, k_chat).status(), 0) << error_of(body, k_chat).what();
   body["response_format"] = {{"type", "json_object"}};
-  EXPECT_EQ(error_of(body, k_chat).param(), "response_format");
-  EXPECT_EQ(find_request_field("response_format", k_chat)->status, FieldStatus::refused_until_implemented);
+  EXPECT_EQ(error_of(body, k_chat).status(), 0) << error_of(body, k_chat).what();
+  body["response_format"] = {{"type", "json_schema"}};  // without its json_schema member
+  EXPECT_EQ(error_of(body, k_chat).param(), "response_format.json_schema");
+  for (const char* name : {"response_format", "regex", "ebnf", "json_schema", "guided_json", "guided_regex",
+                           "guided_choice", "guided_grammar", "structured_outputs"})
+    for (Endpoint e : {k_completions, k_chat}) {
+      ASSERT_NE(find_request_field(name, e), nullptr) << name;
+      EXPECT_EQ(find_request_field(name, e)->status, FieldStatus::honoured) << name;
+    }
   // A completions logprobs integer asks for logprobs (0: the sampled token's), and gets them.
   json c = base_body(k_completions);
   c["logprobs"] = 0;

@@ -108,6 +108,19 @@ inline nlohmann::json tiny_config_json(const std::string& arch = "LlamaForCausal
           {"eos_token_id", 2}};
 }
 
+// The mixture-of-experts fields of a tiny `style` config (4 experts of width 8, top-2; Qwen:
+// layer 1 dense, renormalised; Qwen2-MoE: a shared expert of width 12). Adds nothing for none.
+inline void add_tiny_moe_fields(nlohmann::json& cfg, MoeStyle style) {
+  if (style == MoeStyle::none) return;
+  cfg[style == MoeStyle::qwen2 ? "num_experts" : "num_local_experts"] = 4;
+  cfg["num_experts_per_tok"] = 2;
+  if (style == MoeStyle::mixtral) return;
+  cfg["moe_intermediate_size"] = 8;
+  cfg["norm_topk_prob"] = true;
+  cfg["mlp_only_layers"] = {1};
+  if (style == MoeStyle::qwen2) cfg["shared_expert_intermediate_size"] = 12;
+}
+
 inline void write_config(const std::string& dir, const nlohmann::json& config) {
   write_file(dir + "/config.json", config.dump(2));
 }
@@ -118,13 +131,20 @@ inline std::vector<StTensor> model_tensors(const ModelConfig& c, const std::stri
   const int64_t hidden = c.hidden_size, inter = c.intermediate_size, vocab = c.vocab_size;
   const int64_t q = c.q_size(), kv = c.kv_size(), hd = c.head_dim;
   std::vector<std::pair<std::string, std::vector<int64_t>>> specs;
-  specs.push_back({"model.embed_tokens.weight", {vocab, hidden}});
+  // A multimodal checkpoint's text model sits under model.language_model. (transformers 5).
+  const std::string base = c.text_of_multimodal ? "model.language_model." : "model.";
+  specs.push_back({base + "embed_tokens.weight", {vocab, hidden}});
   for (int i = 0; i < c.n_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
+    const std::string p = base + "layers." + std::to_string(i) + ".";
     specs.push_back({p + "input_layernorm.weight", {hidden}});
-    specs.push_back({p + "self_attn.q_proj.weight", {q, hidden}});
-    specs.push_back({p + "self_attn.k_proj.weight", {kv, hidden}});
-    specs.push_back({p + "self_attn.v_proj.weight", {kv, hidden}});
+    const bool fused = c.family == ModelFamily::phi3;  // Phi-3's fused qkv_proj and gate_up_proj
+    if (fused) {
+      specs.push_back({p + "self_attn.qkv_proj.weight", {q + 2 * kv, hidden}});
+    } else {
+      specs.push_back({p + "self_attn.q_proj.weight", {q, hidden}});
+      specs.push_back({p + "self_attn.k_proj.weight", {kv, hidden}});
+      specs.push_back({p + "self_attn.v_proj.weight", {kv, hidden}});
+    }
     if (c.attention_bias) {
       specs.push_back({p + "self_attn.q_proj.bias", {q}});
       specs.push_back({p + "self_attn.k_proj.bias", {kv}});
@@ -137,11 +157,40 @@ inline std::vector<StTensor> model_tensors(const ModelConfig& c, const std::stri
     specs.push_back({p + "self_attn.o_proj.weight", {hidden, q}});
     if (c.o_proj_bias) specs.push_back({p + "self_attn.o_proj.bias", {hidden}});
     specs.push_back({p + "post_attention_layernorm.weight", {hidden}});
-    specs.push_back({p + "mlp.gate_proj.weight", {inter, hidden}});
-    specs.push_back({p + "mlp.up_proj.weight", {inter, hidden}});
+    if (c.gemma_norms) {
+      specs.push_back({p + "pre_feedforward_layernorm.weight", {hidden}});
+      specs.push_back({p + "post_feedforward_layernorm.weight", {hidden}});
+    }
+    if (c.moe.is_sparse_layer(i)) {
+      // A mixture-of-experts layer: router, experts, and Qwen2-MoE's shared expert.
+      const bool mixtral = c.moe.style == MoeStyle::mixtral;
+      const std::string b = p + (mixtral ? "block_sparse_moe." : "mlp.");
+      const int64_t n_experts = c.moe.n_experts, ei = c.moe.expert_intermediate_size;
+      specs.push_back({b + "gate.weight", {n_experts, hidden}});
+      for (int64_t e = 0; e < n_experts; ++e) {
+        const std::string x = b + "experts." + std::to_string(e) + ".";
+        specs.push_back({x + (mixtral ? "w1" : "gate_proj") + ".weight", {ei, hidden}});
+        specs.push_back({x + (mixtral ? "w3" : "up_proj") + ".weight", {ei, hidden}});
+        specs.push_back({x + (mixtral ? "w2" : "down_proj") + ".weight", {hidden, ei}});
+      }
+      if (c.moe.has_shared_expert()) {
+        const int64_t si = c.moe.shared_expert_intermediate_size;
+        specs.push_back({b + "shared_expert.gate_proj.weight", {si, hidden}});
+        specs.push_back({b + "shared_expert.up_proj.weight", {si, hidden}});
+        specs.push_back({b + "shared_expert.down_proj.weight", {hidden, si}});
+        specs.push_back({b + "shared_expert_gate.weight", {1, hidden}});
+      }
+      continue;
+    }
+    if (fused) {
+      specs.push_back({p + "mlp.gate_up_proj.weight", {2 * inter, hidden}});
+    } else {
+      specs.push_back({p + "mlp.gate_proj.weight", {inter, hidden}});
+      specs.push_back({p + "mlp.up_proj.weight", {inter, hidden}});
+    }
     specs.push_back({p + "mlp.down_proj.weight", {hidden, inter}});
   }
-  specs.push_back({"model.norm.weight", {hidden}});
+  specs.push_back({base + "norm.weight", {hidden}});
   if (!c.tie_word_embeddings) specs.push_back({"lm_head.weight", {vocab, hidden}});
   std::vector<StTensor> out;
   for (size_t i = 0; i < specs.size(); ++i) out.push_back(make_tensor(specs[i].first, dtype, specs[i].second, int(i)));

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server_probe.h"
 #include "server_process.h"
 #include "test_util.h"
 
@@ -82,6 +83,32 @@ TEST(ServerE2e, BenchServingRuns) {
   EXPECT_GT(j["p99_itl_ms"].get<double>(), 0.0);
   EXPECT_LE(j["median_e2e_latency_ms"].get<double>(), j["p99_e2e_latency_ms"].get<double>());
   std::printf("%s", out.c_str());
+}
+
+// --json-schema FILE sends every request with response_format json_schema (issue 21's benchmark
+// runs bench/schemas/nested.json): every request completes and the server counts each one (and
+// the warm-up) as constrained, the nested schema compiled once and then taken from the cache.
+TEST(ServerE2e, BenchServingWithJsonSchema) {
+  test::ServerProcess server;
+  const std::string dir = test::make_temp_dir("bench_schema");
+  const std::string cmd = std::string(SEAM_BINARY) + " bench-serving --port " + std::to_string(server.port()) +
+                          " --num-prompts 8 --random-input-len 20 --random-output-len 24 --random-range-ratio 1" +
+                          " --max-concurrency 4 --json-schema " + SEAM_SOURCE_DIR + "/bench/schemas/nested.json" +
+                          " --output-file " + dir + "/out.jsonl > " + dir + "/stdout.txt 2>&1";
+  const int rc = std::system(cmd.c_str());
+  const std::string out = test::read_file(dir + "/stdout.txt");
+  ASSERT_EQ(rc, 0) << out;
+  const auto j = nlohmann::json::parse(test::read_file(dir + "/out.jsonl"));
+  EXPECT_EQ(j["completed"], 8);
+  EXPECT_EQ(j["failed"], 0);
+  EXPECT_NE(j["json_schema"].get<std::string>().find("nested.json"), std::string::npos);
+  EXPECT_EQ(test::settled_metric(server.port(), "seam_grammar_requests_total"), 9);  // 8 and the warm-up
+  EXPECT_EQ(test::settled_metric(server.port(), "seam_grammar_cache_total{result=\"miss\"}"), 1);
+  // A file that is not a schema is the command's error, before any request.
+  const std::string bad = std::string(SEAM_BINARY) + " bench-serving --port " + std::to_string(server.port()) +
+                          " --num-prompts 1 --json-schema " + dir + "/stdout.txt > " + dir + "/bad.txt 2>&1";
+  EXPECT_NE(std::system(bad.c_str()), 0);
+  EXPECT_NE(test::read_file(dir + "/bad.txt").find("--json-schema"), std::string::npos);
 }
 
 // --logprobs K makes every request ask for logprobs (the GPU comparison of serving with and

@@ -53,7 +53,7 @@ TEST(ServerRequestFields, EachRowOverHttp) {
       }
     }
   }
-  EXPECT_GT(n_refused, 80);
+  EXPECT_GT(n_refused, 70);  // 77 since issue 21 honoured the structured-output rows
   EXPECT_GT(n_harmless, 10);
   // The refused ones never reached the engine: only the harmless ones stepped it.
   const double steps_after = test::settled_metric(server.port(), "seam_steps_total");

@@ -41,6 +41,7 @@ TEST(ServerRequest, CompletionFields) {
                              {"presence_penalty", -0.5},
                              {"repetition_penalty", 1.1},
                              {"ignore_eos", true},
+                             {"disable_speculative", true},
                              {"n", 2},
                              {"stream", true},
                              {"stream_options", {{"include_usage", true}}},
@@ -61,6 +62,7 @@ TEST(ServerRequest, CompletionFields) {
   EXPECT_FLOAT_EQ(r.params.presence_penalty, -0.5f);
   EXPECT_FLOAT_EQ(r.params.repetition_penalty, 1.1f);
   EXPECT_TRUE(r.params.ignore_eos);
+  EXPECT_TRUE(r.params.disable_speculative);
   EXPECT_EQ(r.n, 2);
   EXPECT_TRUE(r.stream);
   EXPECT_TRUE(r.include_usage);
@@ -171,8 +173,11 @@ TEST(ServerRequest, BadBodiesAre400NamingTheField) {
        ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"tools\": [{}]}", "tools[0].type", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"response_format\": {\"type\": "
-       "\"json_object\"}}",
-       "response_format", ApiKind::chat},
+       "\"json_object\"}, \"regex\": \"a\"}",
+       "regex", ApiKind::chat},
+      {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"response_format\": {\"type\": "
+       "\"json_schema\"}}",
+       "response_format.json_schema", ApiKind::chat},
       {"{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"max_completion_tokens\": -5}",
        "max_completion_tokens", ApiKind::chat},
       {"{\"prompt\": \"x\", \"messages\": []}", "messages"},

@@ -1,7 +1,9 @@
 // Tools and reasoning over real HTTP on stories260K with a test chat template:
 // tools, assistant tool_calls (string arguments reach the template as objects)
 // and tool messages render in the client's member order; tool_choice "none"
-// leaves the tools out; "required" and a named function are refused; a server
+// leaves the tools out; a named function must be one of the tools and a forced
+// call takes no response_format (the forced calls themselves:
+// server_structured_output_test); a server
 // without --tool-call-parser refuses tools; the reasoning parser deepseek-r1
 // turns the whole greedy output (stories260K never writes </think>) into
 // reasoning_content, streamed or not, and separate_reasoning false leaves it in
@@ -166,8 +168,8 @@ TEST_F(ServerTools, RefusalsNameTheField) {
     std::string extra, param;
   };
   for (const Case& c : std::vector<Case>{
-           {R"(, "tool_choice": "required")", "tool_choice"},
-           {R"(, "tool_choice": {"type": "function", "function": {"name": "get_weather"}})", "tool_choice"},
+           {R"(, "tool_choice": {"type": "function", "function": {"name": "get_time"}})", "tool_choice.function.name"},
+           {R"(, "tool_choice": "required", "response_format": {"type": "json_object"})", "response_format"},
            {R"(, "tool_choice": "sometimes")", "tool_choice"},
            {R"(, "separate_reasoning": 1)", "separate_reasoning"},
        }) {

@@ -56,6 +56,21 @@ const std::vector<StatField>& engine_stat_fields() {
        "forward steps by graph path", [](S s) { return double(s.piecewise_replays); }},
       {"eager_steps", "seam_steps_by_path_total", "path", "eager", counter, integer, "forward steps by graph path",
        [](S s) { return double(s.eager_steps); }},
+      {"speculative_proposed_tokens", "seam_speculative_proposed_tokens_total", nullptr, nullptr, counter, integer,
+       "draft tokens proposed to verify rows", [](S s) { return double(s.speculative_proposed_tokens); }},
+      {"speculative_accepted_tokens", "seam_speculative_accepted_tokens_total", nullptr, nullptr, counter, integer,
+       "draft tokens the target accepted", [](S s) { return double(s.speculative_accepted_tokens); }},
+      {"speculative_verify_rows", "seam_speculative_verify_rows_total", nullptr, nullptr, counter, integer,
+       "verify rows (a decoding request with drafts) computed", [](S s) { return double(s.speculative_verify_rows); }},
+      {"speculative_off_steps", "seam_speculative_off_steps_total", nullptr, nullptr, counter, integer,
+       "steps that drafted nothing because more requests decoded than --speculative-max-batch-size",
+       [](S s) { return double(s.speculative_off_steps); }},
+      {"verify_steps_decode_graph", "seam_speculative_verify_steps_total", "path", "decode_graph", counter, integer,
+       "forward steps with verify rows by graph path", [](S s) { return double(s.verify_steps_decode_graph); }},
+      {"verify_steps_piecewise", "seam_speculative_verify_steps_total", "path", "piecewise", counter, integer,
+       "forward steps with verify rows by graph path", [](S s) { return double(s.verify_steps_piecewise); }},
+      {"verify_steps_eager", "seam_speculative_verify_steps_total", "path", "eager", counter, integer,
+       "forward steps with verify rows by graph path", [](S s) { return double(s.verify_steps_eager); }},
       {"captures_after_seal", "seam_captures_after_seal_total", nullptr, nullptr, counter, integer,
        "graph captures after start-up (must stay 0)", [](S s) { return double(s.captures_after_seal); }},
       {"budget_violations", "seam_budget_violations_total", nullptr, nullptr, counter, integer,
@@ -102,6 +117,30 @@ const std::vector<StatField>& engine_stat_fields() {
        [](S s) { return double(s.piecewise_graph_bytes); }},
       {"forward_ms_per_step", nullptr, nullptr, nullptr, gauge, real, nullptr,
        [](S s) { return s.forward_ms_per_step; }},
+      // Structured output (architecture.md "Structured output").
+      {"grammar_requests", "seam_grammar_requests_total", nullptr, nullptr, counter, integer,
+       "requests with a structured-output constraint", [](S s) { return double(s.grammar_requests); }},
+      {"grammar_compile_ms_total", "seam_grammar_compile_ms_total", nullptr, nullptr, counter, real,
+       "milliseconds compiling constraints at submit (cache hits included)",
+       [](S s) { return s.grammar_compile_ms_total; }},
+      {"grammar_cache_hits", "seam_grammar_cache_total", "result", "hit", counter, integer,
+       "constraint compiles by compiled-grammar cache result", [](S s) { return double(s.grammar_cache_hits); }},
+      {"grammar_cache_misses", "seam_grammar_cache_total", "result", "miss", counter, integer,
+       "constraint compiles by compiled-grammar cache result", [](S s) { return double(s.grammar_cache_misses); }},
+      {"grammar_cache_bytes", "seam_grammar_cache_bytes", nullptr, nullptr, gauge, integer,
+       "bytes of compiled grammars cached (--grammar-cache-mb)", [](S s) { return double(s.grammar_cache_bytes); }},
+      {"grammar_mask_steps", "seam_grammar_mask_steps_total", nullptr, nullptr, counter, integer,
+       "steps with structured-output rows", [](S s) { return double(s.grammar_mask_steps); }},
+      {"grammar_mask_hidden_steps", "seam_grammar_mask_hidden_steps_total", nullptr, nullptr, counter, integer,
+       "steps whose token masks were ready before the device finished the forward",
+       [](S s) { return double(s.grammar_mask_hidden_steps); }},
+      {"grammar_masked_rows_total", "seam_grammar_masked_rows_total", nullptr, nullptr, counter, integer,
+       "token masks built (one per constrained row per step)", [](S s) { return double(s.grammar_masked_rows_total); }},
+      {"grammar_mask_ms_total", "seam_grammar_mask_ms_total", nullptr, nullptr, counter, real,
+       "host milliseconds building token masks", [](S s) { return s.grammar_mask_ms_total; }},
+      {"grammar_mask_exposed_ms_total", "seam_grammar_mask_exposed_ms_total", nullptr, nullptr, counter, real,
+       "host milliseconds building token masks after the device had finished the forward (not hidden)",
+       [](S s) { return s.grammar_mask_exposed_ms_total; }},
   };
   return fields;
 }
@@ -111,6 +150,10 @@ const std::vector<StatMapField>& engine_stat_map_fields() {
       {"eager_by_reason", "seam_eager_steps_by_reason_total", "reason", counter,
        "eager steps by why no graph was used", [](S s) -> const std::map<std::string, uint64_t>& {
          return s.eager_by_reason;
+       }},
+      {"speculative_accept_length", "seam_speculative_accept_length_total", "accepted", counter,
+       "verify rows by how many of their drafts were accepted", [](S s) -> const std::map<std::string, uint64_t>& {
+         return s.speculative_accept_length;
        }},
   };
   return fields;

@@ -28,6 +28,13 @@ struct EngineStats {
   std::map<std::string, uint64_t> eager_by_reason;
   uint64_t padding_tokens = 0, captured_decode_keys = 0, captured_piecewise_keys = 0, captures_after_seal = 0;
   double decode_capture_s = 0, piecewise_capture_s = 0;
+  // Speculative decoding: drafts proposed and accepted (over verify rows), rows verified,
+  // steps with no drafting because the batch was too large, and a histogram of accepted
+  // drafts per verify row ("0" .. "k"); steps with verify rows by graph path.
+  uint64_t speculative_proposed_tokens = 0, speculative_accepted_tokens = 0, speculative_verify_rows = 0,
+           speculative_off_steps = 0;
+  std::map<std::string, uint64_t> speculative_accept_length;
+  uint64_t verify_steps_decode_graph = 0, verify_steps_piecewise = 0, verify_steps_eager = 0;
   uint64_t decode_graph_bytes = 0, piecewise_graph_bytes = 0;
   // Host time per step, means over steps that ran a batch (architecture.md
   // "Host time per step"); the phases add up to step_wall_ms_per_step.
@@ -36,6 +43,15 @@ struct EngineStats {
          host_handoff_ms_per_step = 0;
   double forward_ms_per_step = 0;  // prepare + launch + wait: the whole ModelRunner::forward
   double step_wall_ms_per_step = 0, gpu_ms_per_step = 0, gpu_busy_fraction = 0;
+  // Structured output. Compiles run on the submitting threads (a cache hit costs ~0); the
+  // masks are built on the engine thread while the device runs the step's forward: the
+  // exposed part is the mask time after the device had finished the forward (all of it on
+  // the CPU backend). A hidden step: masks ready before the forward was done.
+  uint64_t grammar_requests = 0;  // constrained requests admitted
+  double grammar_compile_ms_total = 0;
+  uint64_t grammar_cache_hits = 0, grammar_cache_misses = 0, grammar_cache_bytes = 0;
+  uint64_t grammar_mask_steps = 0, grammar_mask_hidden_steps = 0, grammar_masked_rows_total = 0;
+  double grammar_mask_ms_total = 0, grammar_mask_exposed_ms_total = 0;
 
   // The `--stats` JSON object: every keyed field of the table.
   nlohmann::json to_json() const;

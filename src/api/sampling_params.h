@@ -39,6 +39,9 @@ struct SamplingParams {
   // Structured output (api/output_constraint.h): only tokens the constraint allows are sampled;
   // EOS and stop ids only where it may end.
   std::optional<OutputConstraint> constraint;
+  // Opts this request out of speculative decoding (the engine also leaves out requests with
+  // penalties or a constraint). Greedy and seeded outputs are the same either way.
+  bool disable_speculative = false;
 
   // Throws RequestError(invalid_request) whose param names the bad field.
   void validate(int vocab_size) const;

@@ -6,6 +6,14 @@
 
 namespace seam {
 
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::silu: return "silu";
+    case Activation::gelu_tanh: return "gelu_tanh";
+  }
+  return "unknown";
+}
+
 void Backend::check_rms_norm_qkv_rope_store(const Tensor& qkv, const Tensor& normed, const Tensor& x,
                                             const Tensor& norm_weight, const Tensor& w_qkv, const Tensor& b_qkv,
                                             const RopeStoreArgs& r) const {

@@ -86,14 +86,60 @@ struct LogprobBatch {
   Tensor out_top;      // [n, max_top] f32
 };
 
+// Per-layer options of attention(): host values (baked into a graph). Hugging Face semantics:
+//   score(q, k_j) = (q . k_j) * scale;
+//   logit_softcap > 0: score = logit_softcap * tanh(score / logit_softcap)   (Gemma 2)
+//   then the causal mask; sliding_window > 0: a query at position p sees only keys at positions
+//   j with p - sliding_window < j <= p (HF `kv_idx > q_idx - sliding_window`), i.e. at most
+//   sliding_window keys including itself. Keys wholly before the window are not read.
+struct AttentionOptions {
+  float scale = 1.f;
+  int sliding_window = 0;     // 0: full causal attention
+  float logit_softcap = 0.f;  // 0: off
+};
+
+// The rotary tables of rope()/rope_store_kv(). rotary_dim = 2 * inv_freq.size(0) <= head_dim:
+// only the first rotary_dim dims of each head rotate (HF rotate_half within them: pairs
+// (i, i + rotary_dim / 2)); dims [rotary_dim, head_dim) pass through (Phi-4's partial rotary).
+// LongRoPE (Phi-3/3.5/4 128k): with inv_freq_long defined (same length as inv_freq), a token at
+// position >= long_from uses inv_freq_long, else inv_freq. Implicit from one Tensor: one table.
+struct RopeTables {
+  Tensor inv_freq;       // [rotary_dim / 2] f32 (scaling already applied)
+  Tensor inv_freq_long;  // [rotary_dim / 2] f32 or undefined
+  int long_from = 0;     // first position that uses inv_freq_long
+  RopeTables() = default;
+  RopeTables(Tensor f) : inv_freq(f) {}  // NOLINT(google-explicit-constructor): one table as before
+  RopeTables(Tensor f, Tensor f_long, int from) : inv_freq(f), inv_freq_long(f_long), long_from(from) {}
+  // The table of a token at `position` (host view of the rule every backend applies per token).
+  bool use_long(int position) const { return inv_freq_long.defined() && position >= long_from; }
+};
+
 // Where rms_norm_qkv_rope_store rotates and stores: one layer's KV cache and this step's
 // positions and slots.
 struct RopeStoreArgs {
   int n_heads = 0;          // q heads; n_kv_heads and head_dim are k_cache's [_, n_kv_heads, head_dim]
   Tensor positions;         // [n] i32
-  Tensor inv_freq;          // [head_dim / 2] f32
+  Tensor inv_freq;          // [rotary_dim / 2] f32 (RopeTables)
+  Tensor inv_freq_long;     // LongRoPE's long table or undefined (RopeTables)
+  int long_from = 0;        // (RopeTables)
   Tensor k_cache, v_cache;  // [n_slots, n_kv_heads, head_dim]
   Tensor slots;             // [n] i32
+  RopeTables tables() const { return RopeTables(inv_freq, inv_freq_long, long_from); }
+};
+
+// The activation of a gated MLP: out = act(gate) * up.
+//   silu:      x * sigmoid(x)                                   (Llama, Qwen, Phi, Mistral)
+//   gelu_tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (Gemma: PyTorch gelu(approximate="tanh"))
+// computed in float32.
+enum class Activation { silu, gelu_tanh };
+const char* activation_name(Activation a);
+
+// The scratch of moe_experts (the model's MoeBuffers hold it): a backend uses what its path needs.
+// n = the op's rows, k = experts per row.
+struct MoeScratch {
+  Tensor act;         // [>= n * k, inter] in x's dtype: the experts' silu(gate) * up (required)
+  Tensor expert_out;  // [>= n * k, hidden] in x's dtype: each (row, expert)'s down output (optional)
+  Tensor index;       // [>= 2 * n_experts + 2 + n * k] i32: grouping by expert (optional)
 };
 
 // ---- FP8 linear (quantized weight formats, model/quant_config.h) ----
@@ -197,7 +243,7 @@ class Backend {
     const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
     rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
                   qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
-                  qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.inv_freq, r.k_cache,
+                  qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.tables(), r.k_cache,
                   r.v_cache, r.slots);
   }
   // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ w_gate_up^T, then
@@ -209,26 +255,46 @@ class Backend {
     rms_norm_linear(gate_up, normed, x, norm_weight, eps, w_gate_up, Tensor());
     silu_mul(act, gate_up);
   }
+  // rms_norm_gate_up_silu with any Activation (Gemma: gelu_tanh): [gate | up] = rms_norm(x) *
+  // norm_weight @ w_gate_up^T, act = a(gate) * up. Same shapes and scratch rules.
+  virtual void rms_norm_gate_up_act(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
+                                    float eps, Tensor w_gate_up, Activation a) {
+    if (a == Activation::silu) return rms_norm_gate_up_silu(act, gate_up, normed, x, norm_weight, eps, w_gate_up);
+    rms_norm_linear(gate_up, normed, x, norm_weight, eps, w_gate_up, Tensor());
+    gated_act(act, gate_up, a);
+  }
   // Rotary embedding in place on q [n, n_heads, d] and k [n, n_kv_heads, d] (rows may be
-  // strided), HF rotate_half convention: pairs (i, i + d/2).
-  // positions [n] i32, inv_freq [d/2] f32 (llama3 scaling already applied).
-  virtual void rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) = 0;
+  // strided), HF rotate_half convention within the first rotary_dim dims (RopeTables).
+  // positions [n] i32; t.inv_freq [rotary_dim/2] f32 (scaling already applied), rotary_dim even, <= d.
+  virtual void rope(Tensor q, Tensor k, Tensor positions, const RopeTables& t) = 0;
   // out = silu(gate) * up where gate_up = [gate | up].   gate_up [n, 2*inter], out [n, inter]
   virtual void silu_mul(Tensor out, Tensor gate_up) = 0;
+  // out = a(gate) * up where gate_up = [gate | up] (Activation), in float32, rounded once.
+  // gate_up [n, 2*inter], out [n, inter] (rows may be strided). gated_act(.., silu) == silu_mul.
+  virtual void gated_act(Tensor out, Tensor gate_up, Activation a) = 0;
+  // x *= s in place.   x [n, d] any float dtype, rows may be strided (Gemma's embedding * sqrt(hidden)).
+  virtual void scale(Tensor x, float s) = 0;
+  // x = cap * tanh(x / cap) in place.   x [n, d] float32 (Gemma 2's final logit soft-capping), cap > 0.
+  virtual void softcap(Tensor x, float cap) = 0;
+  // residual += rms_norm(x) * weight over the last dim, in float32, rounded once per element.
+  // x [n, d] (rows may be strided), residual [n, d], weight [d]; all one dtype; residual must not
+  // overlap x (Gemma's post-attention and post-feed-forward norms).
+  virtual void rms_norm_add(Tensor residual, Tensor x, Tensor weight, float eps) = 0;
   // k_cache[slots[i]] = k[i], same for v.   k, v [n, n_kv_heads, d] (rows may be strided);
   // caches [n_slots, n_kv_heads, d]; slots [n] i32
   virtual void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) = 0;
-  // rope(q, k, positions, inv_freq), then store_kv(k_cache, v_cache, k, v, slots), with the
+  // rope(q, k, positions, t), then store_kv(k_cache, v_cache, k, v, slots), with the
   // same shapes; a backend may fuse the two (CUDA does: one kernel per decode layer, not two).
-  virtual void rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, Tensor inv_freq, Tensor k_cache,
+  virtual void rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, const RopeTables& t, Tensor k_cache,
                              Tensor v_cache, Tensor slots) {
-    rope(q, k, positions, inv_freq);
+    rope(q, k, positions, t);
     store_kv(k_cache, v_cache, k, v, slots);
   }
-  // Causal grouped-query attention over the paged cache (which already holds this step's KV).
+  // Causal grouped-query attention over the paged cache (which already holds this step's KV),
+  // with o's scale, soft-capping and sliding window (AttentionOptions).
   // q [n_tokens, n_heads, d] (rows may be strided), out [n_tokens, n_heads, d]
   virtual void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
-                         float scale) = 0;
+                         const AttentionOptions& o) = 0;
   // out[i] = x[idx[i]].   x [n, d], idx [m] i32, out [m, d]
   virtual void gather_rows(Tensor out, Tensor x, Tensor idx) = 0;
   // dst.flat[pairs[i][0]] = pairs[i][1].   dst i32 contiguous, pairs [n, 2] i32 (flat index, value).
@@ -249,6 +315,33 @@ class Backend {
   // supports_fp8() and the loader refuses FP8 layers on it.
   virtual bool supports_fp8() const { return false; }
   virtual void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate);
+  // Structured output: for each i < n_masked, logits[rows[i]][t] = -inf for every t < vocab
+  // whose bit is clear in bitmask[i] (bit t = word t / 32, bit t % 32; a set bit leaves the
+  // logit as it is). logits [n, vocab] f32; bitmask [n_masked, n_words] i32 storage of u32
+  // words, n_words >= ceil(vocab / 32), contiguous; rows [n_masked] i32, distinct, in [0, n).
+  // Only the constrained rows are listed: the others are not read.
+  virtual void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) = 0;
+
+  // ---- mixture of experts (model/moe_config.h has the layer's math; moe_op_checks.h the
+  // argument checks). A backend without them throws a seam::Error naming the op. ----
+  // Routing: p = softmax(router_logits[i]) in float32; topk_ids[i] = the k experts of largest p in
+  // descending order (ties: lower id first); topk_weights[i] = their p, divided by their sum when
+  // `renormalize`. router_logits [n, n_experts] any float dtype (rows may be strided);
+  // topk_ids [n, k] i32, topk_weights [n, k] f32, k <= n_experts. A NaN p ranks as -inf, so a
+  // row whose logits are not finite (padding) still gets k distinct ids in [0, n_experts).
+  virtual void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize);
+  // out[i] += sum_j topk_weights[i][j] * down_e(silu(gate_e x[i]) * up_e x[i]), e = topk_ids[i][j],
+  // where [gate_e | up_e] = w_gate_up[e] and down_e = w_down[e]; silu(gate) * up is rounded to x's
+  // dtype (as a dense MLP's act), the weighted sum is formed in float32 and added to out once (as
+  // linear_accumulate). x, out [n, hidden] (rows may be strided; out must not overlap x);
+  // w_gate_up [n_experts, 2 * inter, hidden]; w_down [n_experts, hidden, inter]; topk_ids [n, k] i32
+  // (an id outside [0, n_experts) reads expert 0: padded rows), topk_weights [n, k] f32;
+  // scratch: MoeScratch (a backend that groups rows by expert needs expert_out and index too).
+  virtual void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids,
+                           Tensor topk_weights, const MoeScratch& scratch);
+  // out[i] += sigmoid(gate[i][0]) * y[i] (Qwen2-MoE's gated shared expert).
+  // out, y [n, hidden] (out must not overlap y); gate [n, 1]; one dtype.
+  virtual void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate);
 
  protected:
   // op_checks::rms_norm_qkv_rope_store on this backend's device (backend.cpp: backend.h does not
@@ -291,6 +384,16 @@ class Backend {
   virtual void timer_begin() = 0;
   virtual void timer_end() = 0;
   virtual double timer_elapsed_ms() const = 0;
+
+  // ---- forward mark (engine stats grammar_mask_exposed_ms_total) ----
+  // mark_forward() is called once the step's forward (replays or eager ops, logits included)
+  // is enqueued; forward_done() then says whether the device has passed that mark: the
+  // runner builds the step's grammar masks on the host in between and asks, so it knows
+  // whether that host work was hidden behind the GPU. CUDA: an event recorded on the stream
+  // and cudaEventQuery (never blocks). A synchronous backend (CPU) has finished every op
+  // when it returns, so its forward is always done: its mask work is never hidden.
+  virtual void mark_forward() {}
+  virtual bool forward_done() { return true; }
 };
 
 }  // namespace seam

@@ -1,58 +1,21 @@
 #include "backend/op_checks.h"
 
+#include <cmath>
 #include <cstdint>
-#include <utility>
+
+#include "backend/op_check_helpers.h"
 
 namespace seam::op_checks {
 
+using namespace detail;
+
 namespace {
 
-void on(const Tensor& t, Device dev, const char* what) {
-  SEAM_CHECK(t.defined(), what, ": tensor is undefined");
-  SEAM_CHECK(t.device == dev, what, ": tensor is not on the ", device_name(dev), " device");
-}
-bool is_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
-void floating(const Tensor& t, Device dev, const char* what) {
-  on(t, dev, what);
-  SEAM_CHECK(is_float(t.dtype), what, ": dtype ", dtype_name(t.dtype), ", expected float32, float16 or bfloat16");
-}
-void same(const Tensor& t, DType d, Device dev, const char* what) {
-  on(t, dev, what);
-  check_dtype(t, d, what);
-}
-void index(const Tensor& t, int64_t n, Device dev, const char* what) {
-  same(t, DType::i32, dev, what);
-  SEAM_CHECK(t.ndim == 1 && t.size(0) >= n && t.contiguous(), what, ": expected [", n, "] i32, got ", t.shape_str());
-}
 // A KV cache: in the activation dtype, or FP8 E4M3 codes (--kv-cache-dtype fp8_e4m3).
 void cache(const Tensor& t, DType act, Device dev, const char* what) {
   on(t, dev, what);
   SEAM_CHECK(t.dtype == act || t.dtype == DType::fp8_e4m3, what, ": dtype ", dtype_name(t.dtype), ", expected ",
              dtype_name(act), " or float8_e4m3fn");
-}
-// A per-row parameter vector: at least n contiguous values of dtype d.
-void params(const Tensor& t, DType d, int64_t n, Device dev, const char* what) {
-  same(t, d, dev, what);
-  SEAM_CHECK(t.ndim == 1 && t.size(0) >= n && t.contiguous(), what, ": expected [", n, "] ", dtype_name(d), ", got ",
-             t.shape_str());
-}
-// A 2-D view with unit column stride (rows may be strided).
-void rows(const Tensor& t, const char* what) {
-  SEAM_CHECK(t.ndim == 2 && t.rows_contiguous(), what, ": expected [n, d] with packed rows, got ", t.shape_str());
-}
-
-// The bytes a view spans, first to last element.
-std::pair<uintptr_t, uintptr_t> span(const Tensor& t) {
-  int64_t last = 0;
-  for (int i = 0; i < t.ndim; ++i) last += (t.size(i) - 1) * t.stride[i];
-  const auto begin = reinterpret_cast<uintptr_t>(t.data);
-  return {begin, begin + uintptr_t(last + 1) * dtype_size(t.dtype)};
-}
-bool overlap(const Tensor& a, const Tensor& b) {
-  if (a.numel() == 0 || b.numel() == 0) return false;
-  const auto [a0, a1] = span(a);
-  const auto [b0, b1] = span(b);
-  return a0 < b1 && b0 < a1;
 }
 
 }  // namespace
@@ -124,7 +87,7 @@ void rms_norm_qkv_rope_store(const Tensor& qkv, const Tensor& normed, const Tens
   const Tensor q = qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d);
   const Tensor k = qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d);
   const Tensor v = qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d);
-  rope(q, k, r.positions, r.inv_freq, dev);
+  rope(q, k, r.positions, r.tables(), dev);
   store_kv(r.k_cache, r.v_cache, k, v, r.slots, dev);
 }
 
@@ -137,7 +100,12 @@ void rms_norm_gate_up_silu(const Tensor& act, const Tensor& gate_up, const Tenso
   SEAM_CHECK(!overlap(act, x), "rms_norm_gate_up_silu: act overlaps x");
 }
 
-void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq, Device dev) {
+void rms_norm_gate_up_act(const Tensor& act, const Tensor& gate_up, const Tensor& normed, const Tensor& x,
+                          const Tensor& norm_weight, const Tensor& w_gate_up, Device dev) {
+  rms_norm_gate_up_silu(act, gate_up, normed, x, norm_weight, w_gate_up, dev);
+}
+
+void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const RopeTables& t, Device dev) {
   floating(q, dev, "rope q");
   same(k, q.dtype, dev, "rope k");
   SEAM_CHECK(q.ndim == 3 && k.ndim == 3 && q.rows_contiguous() && k.rows_contiguous(),
@@ -145,9 +113,17 @@ void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tenso
   const int64_t d = q.size(2);
   SEAM_CHECK(k.size(2) == d && k.size(0) == q.size(0) && d % 2 == 0, "rope: q/k shapes disagree");
   index(positions, q.size(0), dev, "rope positions");
-  same(inv_freq, DType::f32, dev, "rope inv_freq");
-  check_shape(inv_freq, {d / 2}, "rope inv_freq");
-  SEAM_CHECK(inv_freq.contiguous(), "rope inv_freq: must be contiguous");
+  same(t.inv_freq, DType::f32, dev, "rope inv_freq");
+  SEAM_CHECK(t.inv_freq.ndim == 1 && t.inv_freq.contiguous() && t.inv_freq.size(0) > 0 &&
+                 2 * t.inv_freq.size(0) <= d,
+             "rope inv_freq: expected contiguous [rotary_dim / 2] f32 with 0 < rotary_dim <= head_dim ", d, ", got ",
+             t.inv_freq.shape_str());
+  if (t.inv_freq_long.defined()) {
+    same(t.inv_freq_long, DType::f32, dev, "rope inv_freq_long");
+    SEAM_CHECK(t.inv_freq_long.contiguous(), "rope inv_freq_long: must be contiguous");
+    check_shape(t.inv_freq_long, {t.inv_freq.size(0)}, "rope inv_freq_long");
+    SEAM_CHECK(t.long_from >= 0, "rope long_from: ", t.long_from, " is negative");
+  }
 }
 
 void silu_mul(const Tensor& out, const Tensor& gate_up, Device dev) {
@@ -156,6 +132,41 @@ void silu_mul(const Tensor& out, const Tensor& gate_up, Device dev) {
   rows(out, "silu_mul out");
   rows(gate_up, "silu_mul gate_up");
   check_shape(gate_up, {out.size(0), 2 * out.size(1)}, "silu_mul gate_up");
+}
+
+void gated_act(const Tensor& out, const Tensor& gate_up, Activation a, Device dev) {
+  SEAM_CHECK(a == Activation::silu || a == Activation::gelu_tanh, "gated_act: unknown activation ", int(a));
+  floating(out, dev, "gated_act out");
+  same(gate_up, out.dtype, dev, "gated_act gate_up");
+  rows(out, "gated_act out");
+  rows(gate_up, "gated_act gate_up");
+  check_shape(gate_up, {out.size(0), 2 * out.size(1)}, "gated_act gate_up");
+  SEAM_CHECK(!overlap(out, gate_up) || out.data == gate_up.data,
+             "gated_act: out overlaps gate_up other than in place on its first half");
+}
+
+void scale(const Tensor& x, float s, Device dev) {
+  floating(x, dev, "scale x");
+  rows(x, "scale x");
+  SEAM_CHECK(std::isfinite(s), "scale: factor ", s, " is not finite");
+}
+
+void softcap(const Tensor& x, float cap, Device dev) {
+  same(x, DType::f32, dev, "softcap x");
+  rows(x, "softcap x");
+  SEAM_CHECK(std::isfinite(cap) && cap > 0.f, "softcap: cap ", cap, " must be finite and > 0");
+}
+
+void rms_norm_add(const Tensor& residual, const Tensor& x, const Tensor& weight, Device dev) {
+  floating(x, dev, "rms_norm_add x");
+  same(residual, x.dtype, dev, "rms_norm_add residual");
+  same(weight, x.dtype, dev, "rms_norm_add weight");
+  rows(x, "rms_norm_add x");
+  rows(residual, "rms_norm_add residual");
+  check_shape(residual, {x.size(0), x.size(1)}, "rms_norm_add residual");
+  check_shape(weight, {x.size(1)}, "rms_norm_add weight");
+  SEAM_CHECK(weight.contiguous(), "rms_norm_add weight: must be contiguous");
+  SEAM_CHECK(!overlap(residual, x), "rms_norm_add: residual overlaps x");
 }
 
 void store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v, const Tensor& slots,
@@ -174,7 +185,11 @@ void store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, con
 }
 
 void attention(const Tensor& out, const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
-               const AttentionBatch& b, Device dev) {
+               const AttentionBatch& b, const AttentionOptions& o, Device dev) {
+  SEAM_CHECK(std::isfinite(o.scale) && o.scale > 0.f, "attention: scale ", o.scale, " must be finite and > 0");
+  SEAM_CHECK(o.sliding_window >= 0, "attention: sliding_window ", o.sliding_window, " is negative");
+  SEAM_CHECK(std::isfinite(o.logit_softcap) && o.logit_softcap >= 0.f, "attention: logit_softcap ",
+             o.logit_softcap, " must be finite and >= 0 (0 = off)");
   floating(q, dev, "attention q");
   same(out, q.dtype, dev, "attention out");
   cache(k_cache, q.dtype, dev, "attention k_cache");
@@ -266,6 +281,20 @@ void logprobs(const Tensor& logits, const LogprobBatch& b, Device dev) {
                  b.out_top.size(0) >= b.n && b.out_top_ids.size(1) == b.out_top.size(1) &&
                  b.out_top_ids.contiguous() && b.out_top.contiguous(),
              "logprobs: out_top_ids / out_top must be contiguous [>= n, max_top] and agree");
+}
+
+void apply_token_bitmask(const Tensor& logits, const Tensor& bitmask, const Tensor& rows_idx, Device dev) {
+  same(logits, DType::f32, dev, "apply_token_bitmask logits");
+  rows(logits, "apply_token_bitmask logits");
+  same(bitmask, DType::i32, dev, "apply_token_bitmask bitmask");
+  const int64_t vocab = logits.size(1), n_words = (vocab + 31) / 32;
+  SEAM_CHECK(bitmask.ndim == 2 && bitmask.contiguous() && bitmask.size(1) >= n_words,
+             "apply_token_bitmask bitmask: expected contiguous [n_masked, >= ", n_words, "] i32 words, got ",
+             bitmask.shape_str());
+  SEAM_CHECK(bitmask.size(0) <= logits.size(0), "apply_token_bitmask: ", bitmask.size(0), " masked rows but ",
+             logits.size(0), " logit rows");
+  if (bitmask.size(0) == 0) return;
+  index(rows_idx, bitmask.size(0), dev, "apply_token_bitmask rows");
 }
 
 }  // namespace seam::op_checks

@@ -22,12 +22,18 @@ void rms_norm_qkv_rope_store(const Tensor& qkv, const Tensor& normed, const Tens
                              const Tensor& w_qkv, const Tensor& b_qkv, const RopeStoreArgs& r, Device dev);
 void rms_norm_gate_up_silu(const Tensor& act, const Tensor& gate_up, const Tensor& normed, const Tensor& x,
                            const Tensor& norm_weight, const Tensor& w_gate_up, Device dev);
-void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq, Device dev);
+void rms_norm_gate_up_act(const Tensor& act, const Tensor& gate_up, const Tensor& normed, const Tensor& x,
+                          const Tensor& norm_weight, const Tensor& w_gate_up, Device dev);
+void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const RopeTables& t, Device dev);
 void silu_mul(const Tensor& out, const Tensor& gate_up, Device dev);
+void gated_act(const Tensor& out, const Tensor& gate_up, Activation a, Device dev);
+void scale(const Tensor& x, float s, Device dev);
+void softcap(const Tensor& x, float cap, Device dev);
+void rms_norm_add(const Tensor& residual, const Tensor& x, const Tensor& weight, Device dev);
 void store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v, const Tensor& slots,
               Device dev);
 void attention(const Tensor& out, const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
-               const AttentionBatch& b, Device dev);
+               const AttentionBatch& b, const AttentionOptions& o, Device dev);
 void gather_rows(const Tensor& out, const Tensor& x, const Tensor& idx, Device dev);
 void scatter_i32(const Tensor& dst, const Tensor& pairs, Device dev);
 void apply_penalties(const Tensor& logits, const PenaltyBatch& p, Device dev);
@@ -35,5 +41,6 @@ void sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s,
 void apply_logit_bias(const Tensor& logits, const LogitBiasBatch& b, Device dev);
 void logprobs(const Tensor& logits, const LogprobBatch& b, Device dev);
 void linear_fp8(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, Device dev);
+void apply_token_bitmask(const Tensor& logits, const Tensor& bitmask, const Tensor& rows, Device dev);
 
 }  // namespace seam::op_checks

@@ -17,7 +17,7 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 }  // namespace
 
 RequestRecord run_one_request(const LoadSpec& spec, const BenchRequest& request) {
-  nlohmann::json body;
+  nlohmann::ordered_json body;  // ordered: a schema in extra_body keeps its property order
   if (!spec.model.empty()) body["model"] = spec.model;
   body["prompt"] = request.prompt_ids;
   body["max_tokens"] = request.output_len;
@@ -26,6 +26,8 @@ RequestRecord run_one_request(const LoadSpec& spec, const BenchRequest& request)
   body["stream"] = true;
   if (spec.logprobs >= 0) body["logprobs"] = spec.logprobs;
   body["stream_options"] = {{"include_usage", true}};
+  if (spec.extra_body.is_object())
+    for (auto it = spec.extra_body.begin(); it != spec.extra_body.end(); ++it) body[it.key()] = *it;
 
   RequestRecord rec;
   rec.prompt_len = int(request.prompt_ids.size());

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <limits>
 
 #include <CLI/CLI.hpp>
@@ -70,6 +71,13 @@ int bench_serving_command(int argc, char** argv) {
   int logprobs = -1;
   app.add_option("--logprobs", logprobs,
                  "every request asks for \"logprobs\": K (0..20: the sampled token's logprob and K top ones)");
+  std::string json_schema_file, extra_request_body;
+  app.add_option("--json-schema", json_schema_file,
+                 "every request asks for structured output: response_format json_schema with this file's schema "
+                 "(e.g. bench/schemas/nested.json)");
+  app.add_option("--extra-request-body", extra_request_body,
+                 "a JSON object whose members are added to every request (as sglang's flag), e.g. "
+                 "'{\"regex\": \"[a-z]+\"}'");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -93,6 +101,23 @@ int bench_serving_command(int argc, char** argv) {
   spec.seed = ds.seed;
   SEAM_CHECK(logprobs >= -1 && logprobs <= 20, "--logprobs must be in [0, 20], got ", logprobs);
   spec.logprobs = logprobs;
+  if (!extra_request_body.empty()) {
+    spec.extra_body = nlohmann::ordered_json::parse(extra_request_body, nullptr, false);
+    SEAM_CHECK(spec.extra_body.is_object(), "--extra-request-body must be a JSON object, got: ",
+               extra_request_body.substr(0, 200));
+  }
+  if (!json_schema_file.empty()) {
+    std::ifstream in(json_schema_file);
+    SEAM_CHECK(in.good(), "--json-schema: cannot read ", json_schema_file);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const nlohmann::ordered_json schema = nlohmann::ordered_json::parse(text, nullptr, false);
+    SEAM_CHECK(schema.is_object(), "--json-schema: ", json_schema_file, " does not hold a JSON Schema object");
+    SEAM_CHECK(!spec.extra_body.is_object() || !spec.extra_body.contains("response_format"),
+               "--json-schema and --extra-request-body's response_format: one constraint per request");
+    if (!spec.extra_body.is_object()) spec.extra_body = nlohmann::ordered_json::object();
+    spec.extra_body["response_format"] = {
+        {"type", "json_schema"}, {"json_schema", {{"name", "bench"}, {"strict", true}, {"schema", schema}}}};
+  }
 
   const nlohmann::json card = fetch_model_card(spec.target);
   spec.model = model.empty() ? card.value("id", "") : model;
@@ -129,6 +154,8 @@ int bench_serving_command(int argc, char** argv) {
   run["max_concurrency"] = max_concurrency > 0 ? nlohmann::json(max_concurrency) : nlohmann::json(nullptr);
   run["seed"] = ds.seed;
   run["logprobs"] = logprobs >= 0 ? nlohmann::json(logprobs) : nlohmann::json(nullptr);
+  run["json_schema"] = json_schema_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(json_schema_file);
+  run["extra_request_body"] = extra_request_body.empty() ? nlohmann::json(nullptr) : nlohmann::json(extra_request_body);
   std::cout << format_table(summary, run);
   const std::string line = summary_json(summary, run).dump();
   std::cout << line << std::endl;

@@ -39,6 +39,22 @@ void EngineFlags::add_to(CLI::App& app) {
                  "smallest GEMM row count (tokens) that is tuned (default 256)");
   app.add_option("--gemm-autotune-candidates", c.gemm_autotune_candidates,
                  "candidate kernels timed per GEMM shape (default 8)");
+  app.add_option("--grammar-cache-mb", c.grammar_cache_mb,
+                 "memory for compiled structured-output grammars, cached by their text (default 512)");
+  app.add_option("--speculative-algorithm", c.speculative_algorithm,
+                 "speculative decoding: NGRAM (prompt lookup) | STANDALONE (draft model); default off");
+  app.add_option("--speculative-num-draft-tokens", c.speculative_num_draft_tokens,
+                 "draft tokens verified per request and step (default 4)");
+  app.add_option("--speculative-num-steps", c.speculative_num_steps,
+                 "draft-model steps per verify step (STANDALONE; default: the draft token count)");
+  app.add_option("--speculative-draft-model-path", c.speculative_draft_model_path,
+                 "draft model folder (STANDALONE; same vocabulary as the target)");
+  app.add_option("--speculative-ngram-min-match-window-size", c.speculative_ngram_min_match_window_size,
+                 "NGRAM: shortest recent-token suffix matched against the prompt and output (default 1)");
+  app.add_option("--speculative-ngram-max-match-window-size", c.speculative_ngram_max_match_window_size,
+                 "NGRAM: longest recent-token suffix matched (default 12)");
+  app.add_option("--speculative-max-batch-size", c.speculative_max_batch_size,
+                 "no drafting while more requests than this decode (default 8)");
   app.add_option("--log-level", log_level, "debug | info | warning | error (default info)");
   app.add_option("--gemm-autotune-cache", c.gemm_autotune_cache,
                  "file that keeps tuning results across runs (default ~/.cache/seam/gemm_autotune.json; none: off)");

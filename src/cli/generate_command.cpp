@@ -23,7 +23,9 @@ int generate_command(int argc, char** argv) {
   SamplingParams defaults;
   bool as_json = false, print_stats = false;
   app.add_option("--prompt", prompts, "a prompt (repeatable)");
-  app.add_option("--prompts-file", prompts_file, "JSON lines: {prompt | input_ids, max_new_tokens, temperature, ...}");
+  app.add_option("--prompts-file", prompts_file,
+                 "JSON lines: {prompt | input_ids, max_new_tokens, temperature, ..., json_schema | regex | ebnf | "
+                 "choice}");
   app.add_option("--max-new-tokens", defaults.max_new_tokens, "default max new tokens");
   app.add_option("--temperature", defaults.temperature, "default temperature (0 = greedy)");
   app.add_option("--top-p", defaults.top_p, "default top-p");

@@ -92,6 +92,33 @@ void read_sampling_fields(const json& j, SamplingParams& p, const std::string& w
       fail(where, "stop", std::string("must be a string or a list of strings, got ") + v->type_name());
     }
   }
+  // Structured output, sglang's fields (json_schema: the schema or its text; regex; ebnf) and
+  // vLLM's choice (a list of strings); at most one. The engine compiles it at submit. (A schema
+  // given as an object is re-serialized with its keys sorted: properties come in that order.)
+  const std::pair<const char*, OutputConstraint::Kind> kinds[] = {
+      {"json_schema", OutputConstraint::Kind::json_schema},
+      {"regex", OutputConstraint::Kind::regex},
+      {"ebnf", OutputConstraint::Kind::ebnf},
+      {"choice", OutputConstraint::Kind::choice}};
+  for (const auto& [key, kind] : kinds) {
+    const json* v = find(j, key);
+    if (!v) continue;
+    if (p.constraint) fail(where, key, "is a second structured-output constraint (" + p.constraint->field + ")");
+    OutputConstraint c;
+    c.kind = kind;
+    c.field = key;
+    if (kind == OutputConstraint::Kind::choice) {
+      if (!v->is_array()) fail(where, key, std::string("must be a list of strings, got ") + v->type_name());
+      c.text = v->dump();
+    } else if (v->is_string()) {
+      c.text = v->get<std::string>();
+    } else if (kind == OutputConstraint::Kind::json_schema && (v->is_object() || v->is_boolean())) {
+      c.text = v->dump();
+    } else {
+      fail(where, key, std::string("must be a string, got ") + v->type_name());
+    }
+    p.constraint = std::move(c);
+  }
 }
 
 RequestSpec parse_request_line(const std::string& line, const SamplingParams& defaults, const std::string& where) {

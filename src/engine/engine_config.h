@@ -31,11 +31,21 @@ struct EngineConfig {
   int piecewise_cuda_graph_max_tokens = 0;  // 0 = chunked_prefill_size
   std::string piecewise_cuda_graph_tokens;  // comma list
   int max_queued_requests = 0;     // 0 = unlimited (server)
+  // structured output: compiled grammars are cached by constraint text, LRU, this many MiB
+  int grammar_cache_mb = 512;
   // start-up GEMM tuning (CUDA): time cuBLASLt's candidates during the graph warm-ups
   bool gemm_autotune = false;
   int gemm_autotune_min_rows = 0;    // 0 = default (256); needs gemm_autotune
   int gemm_autotune_candidates = 0;  // 0 = default (8); needs gemm_autotune
   std::string gemm_autotune_cache;   // "" = GemmTuningCache::default_path(); "none" = no cache
+  // speculative decoding (sglang's names; engine/speculative_setup.h validates them)
+  std::string speculative_algorithm;            // "" (off) | NGRAM | STANDALONE
+  int speculative_num_draft_tokens = 0;         // drafts per verify row (k); 0 = default (4)
+  int speculative_num_steps = 0;                // draft-model steps (STANDALONE); 0 = k
+  std::string speculative_draft_model_path;     // STANDALONE
+  int speculative_ngram_min_match_window_size = 1;   // NGRAM: shortest suffix matched
+  int speculative_ngram_max_match_window_size = 12;  // NGRAM: longest suffix matched
+  int speculative_max_batch_size = 0;           // no drafts while more requests decode; 0 = default (8)
 };
 
 }  // namespace seam

@@ -10,6 +10,10 @@
 #include "core/log.h"
 #include "engine/engine_setup.h"
 #include "engine/kv_cache_dtype.h"
+#include "engine/ngram_proposer.h"
+#include "engine/standalone_proposer.h"
+#include "graph/graph_buckets.h"
+#include "engine/structured_output.h"
 #include "kv/kv_pool.h"
 #include "kv/radix_cache.h"
 #include "kv/slot_allocator.h"
@@ -38,10 +42,17 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
 
   const ResolvedSetup setup = resolve_setup(cfg, model_config_, backend_->device());
   max_context_ = setup.max_context;
+  spec_ = setup.speculative;
+  if (spec_.algorithm == SpeculativeAlgorithm::ngram)
+    proposer_ = std::make_unique<NgramProposer>(spec_.ngram_min_window, spec_.ngram_max_window);
   model_info_.architecture = model_config_.architecture;
   model_info_.vocab_size = model_config_.vocab_size;
   model_info_.eos_token_ids = model_config_.eos_token_ids;
   model_info_.max_context = max_context_;
+  // Structured output: one compiler for the served vocabulary. The model's EOS ids stop a
+  // constrained row only where its grammar may end (the tokenizer's own EOS too).
+  structured_ = std::make_unique<StructuredOutput>(*tokenizer_, model_config_.eos_token_ids,
+                                                   size_t(cfg.grammar_cache_mb) << 20);
   // GEMM tuning runs in the graph warm-ups and ends when the runner seals (capture_graphs).
   // Its scratch is allocated here, before the KV pool is sized, so the pool leaves room for it.
   if (setup.gemm_autotune) backend_->begin_gemm_tuning(setup.gemm_tuning);
@@ -51,7 +62,10 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
 
   StepBufferSizes sizes;
   sizes.max_tokens = std::max(setup.scheduler.chunked_prefill_size, setup.scheduler.max_running_requests);
-  sizes.max_seqs = setup.scheduler.max_running_requests;
+  // A step's rows: the running requests, plus k more one-token rows per request that verifies
+  // drafts (at most --speculative-max-batch-size of them).
+  sizes.max_seqs = setup.scheduler.max_running_requests + spec_.max_batch_size * spec_.n_draft_tokens;
+  sizes.max_tokens = std::max(sizes.max_tokens, sizes.max_seqs);
   sizes.max_penalty_entries = sizes.max_seqs * std::min(max_context_, 4096);
 
   // The KV pool is sized from what is left after weights and step buffers,
@@ -69,6 +83,21 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   kv_ = std::make_unique<KvPool>(*backend_, shape);
   runner_ = std::make_unique<ModelRunner>(*backend_, *model_, *kv_, sizes, setup.graphs);
   runner_->capture_graphs();
+  if (spec_.algorithm == SpeculativeAlgorithm::standalone) {
+    // The draft model's own runner, KV pool and graphs (decode keys up to the drafting batch;
+    // the target's piecewise keys for catch-up). Its memory is not yet taken out of the
+    // target's KV budget (a GPU to-do); the CPU pool has room.
+    StandaloneShape ds;
+    ds.max_reqs = setup.scheduler.max_running_requests;
+    ds.max_context = max_context_;
+    ds.chunk_tokens = setup.scheduler.chunked_prefill_size;
+    ds.max_rows = spec_.max_batch_size;
+    ds.n_slots = std::min<int>(shape.n_slots, 1 + spec_.max_batch_size * max_context_);
+    GraphConfig dg = setup.graphs;
+    if (!dg.disable_cuda_graph) dg.decode_buckets = default_decode_buckets(spec_.max_batch_size);
+    proposer_ = std::make_unique<StandaloneProposer>(*backend_, spec_.draft_model_path, setup.dtype,
+                                                     model_config_.vocab_size, ds, dg);
+  }
 
   slots_ = std::make_unique<SlotAllocator>(shape.n_slots);
   cache_ = std::make_unique<RadixCache>(*slots_, !cfg.disable_radix_cache);
@@ -88,7 +117,7 @@ EngineCore::~EngineCore() {
 
 int EngineCore::kv_pool_tokens() const { return slots_->capacity(); }
 
-void EngineCore::validate(const EngineRequest& q) const {
+void EngineCore::validate(const EngineRequest& q, std::shared_ptr<const grammar::CompiledGrammar>* compiled) const {
   const int vocab = model_config_.vocab_size;
   q.params.validate(vocab);
   if (q.prompt_ids.empty()) throw invalid_request("the prompt is empty (no tokens)", "prompt");
@@ -109,16 +138,26 @@ void EngineCore::validate(const EngineRequest& q) const {
                                          q.params.max_new_tokens, ") needs ", worst, " KV slots; the pool has ",
                                          kv_pool_tokens()),
                           "max_new_tokens");
+  // Last: the other checks are cheap, a compile may not be.
+  if (q.params.constraint) {
+    auto g = structured_->compile(*q.params.constraint);
+    if (compiled) *compiled = std::move(g);
+  }
 }
 
 std::vector<uint64_t> EngineCore::submit_group(std::vector<EngineRequest> group) {
-  for (const EngineRequest& q : group) validate(q);
+  std::vector<std::shared_ptr<const grammar::CompiledGrammar>> grammars(group.size());
+  for (size_t i = 0; i < group.size(); ++i) validate(group[i], &grammars[i]);
   const int64_t max_queued = config_.max_queued_requests;
   if (max_queued > 0 && int64_t(group.size()) > max_queued)
     throw invalid_request(detail::concat(group.size(), " requests at once can never be admitted: the limit is ",
                                          max_queued, " in flight (--max-queued-requests)"),
                           "n");
   std::vector<std::unique_ptr<Request>> reqs;
+  // Each request (each of n choices) gets its own matcher over the shared compiled grammar.
+  std::vector<std::unique_ptr<grammar::GrammarMatcher>> matchers(group.size());
+  for (size_t i = 0; i < group.size(); ++i)
+    if (grammars[i]) matchers[i] = std::make_unique<grammar::GrammarMatcher>(grammars[i]);
   for (EngineRequest& q : group) {
     auto req = std::make_unique<Request>();
     req->prompt_ids = std::move(q.prompt_ids);
@@ -139,7 +178,7 @@ std::vector<uint64_t> EngineCore::submit_group(std::vector<EngineRequest> group)
     r.id = next_id_++;
     r.seed = r.params.seed ? *r.params.seed : config_.random_seed * 0x9e3779b97f4a7c15ull + r.id;
     ids.push_back(r.id);
-    incoming_.push_back(Live{std::move(reqs[i]), std::move(group[i].callback)});
+    incoming_.push_back(Live{std::move(reqs[i]), std::move(group[i].callback), false, std::move(matchers[i])});
   }
   n_in_flight_ += ids.size();
   stats_idle_ = false;
@@ -164,6 +203,7 @@ void EngineCore::take_submissions() {
   for (Live& l : incoming) {
     Request* r = l.req.get();
     const uint64_t id = r->id;
+    if (l.matcher) ++n_live_constrained_, ++n_constrained_requests_;
     live_.emplace(id, std::move(l));
     if (r->params.max_new_tokens == 0 && !r->params.prompt_logprobs) {  // nothing to generate
       r->finish = FinishReason::length;
@@ -223,37 +263,41 @@ void EngineCore::fail_all(ErrorKind kind, const std::string& cause) {
     }
     for (Live& l : incoming) {
       const uint64_t id = l.req->id;
+      if (l.matcher) ++n_live_constrained_;  // finish_request counts it out
       live_.emplace(id, std::move(l));
     }
   }
   std::vector<uint64_t> ids;
   for (auto& [id, l] : live_) ids.push_back(id);
-  for (uint64_t id : ids) {
-    Request& r = *live_.at(id).req;
-    RequestOutput out;
-    out.id = id;
-    out.finished = true;
-    out.finish_reason = FinishReason::abort;
-    out.error = message;
-    out.error_kind = kind;
-    out.n_prompt_tokens = int(r.prompt_ids.size());
-    out.n_output_tokens = int(r.output_ids.size());
-    out.n_cached_tokens = r.n_prefix_shared;  // before abort releases the borrowed prefix
-    scheduler_->abort(&r);
-    r.finish = FinishReason::abort;
-    try {
-      Live& l = live_.at(id);
-      release_admission(l);
-      l.callback(out);
-    } catch (const std::exception& e) {  // a callback must not throw; never let it end the loop thread
-      log::error("a request callback threw: %s", e.what());
-    }
-    finish_request(id);
+  for (uint64_t id : ids) fail_request(id, kind, message);
+}
+
+void EngineCore::fail_request(uint64_t id, ErrorKind kind, const std::string& message) {
+  Request& r = *live_.at(id).req;
+  RequestOutput out;
+  out.id = id;
+  out.finished = true;
+  out.finish_reason = FinishReason::abort;
+  out.error = message;
+  out.error_kind = kind;
+  out.n_prompt_tokens = int(r.prompt_ids.size());
+  out.n_output_tokens = int(r.output_ids.size());
+  out.n_cached_tokens = r.n_prefix_shared;  // before abort releases the borrowed prefix
+  scheduler_->abort(&r);
+  r.finish = FinishReason::abort;
+  try {
+    Live& l = live_.at(id);
+    release_admission(l);
+    l.callback(out);
+  } catch (const std::exception& e) {  // a callback must not throw; never let it end the loop thread
+    log::error("a request callback threw: %s", e.what());
   }
+  finish_request(id);
 }
 
 void EngineCore::step() {
   const auto t0 = Clock::now();
+  if (proposer_) propose_drafts();
   ForwardBatch fb = scheduler_->schedule();
   const auto t1 = Clock::now();
   host_schedule_s_ += std::chrono::duration<double>(t1 - t0).count();
@@ -261,6 +305,7 @@ void EngineCore::step() {
     step_wall_s_ += std::chrono::duration<double>(t1 - t0).count();
     return;
   }
+  if (n_live_constrained_ > 0) prepare_masks(fb);
   const StepResult result = runner_->forward(fb);
   const auto t2 = Clock::now();
   // The runner's phases are consecutive inside forward(); what is left of [t1, t2)
@@ -271,6 +316,13 @@ void EngineCore::step() {
   host_launch_s_ += launch_s;
   host_wait_s_ += wait_s;
   gpu_s_ += 1e-3 * st.gpu_ms;
+  if (st.n_masked_rows > 0) {
+    grammar_mask_s_ += 1e-3 * st.mask_ms;
+    grammar_mask_exposed_s_ += 1e-3 * st.mask_exposed_ms;
+    grammar_masked_rows_ += uint64_t(st.n_masked_rows);
+    ++grammar_mask_steps_;
+    if (st.mask_exposed_ms == 0) ++grammar_mask_hidden_steps_;
+  }
   const double detokenize_before = host_detokenize_s_, handoff_before = host_handoff_s_;
   process_outputs(result, t1);
   const auto t3 = Clock::now();
@@ -280,6 +332,24 @@ void EngineCore::step() {
                                        (host_handoff_s_ - handoff_before));
   step_wall_s_ += std::chrono::duration<double>(t3 - t0).count();
   ++n_steps_;
+}
+
+void EngineCore::prepare_masks(ForwardBatch& fb) {
+  const int S = fb.n_seqs();
+  fb.mask_rows.clear();
+  step_live_.assign(size_t(S), nullptr);
+  for (int s = 0; s < S; ++s) {
+    if (!fb.samples[size_t(s)]) continue;  // a prompt chunk before the last: its sample is dropped
+    Live& l = live_.at(fb.request_ids[size_t(s)]);
+    if (!l.matcher) continue;
+    step_live_[size_t(s)] = &l;
+    fb.mask_rows.push_back(s);
+  }
+  if (!fb.mask_rows.empty())
+    fb.fill_mask = [this](int row, uint32_t* words, int n_words) {
+      Live& l = *step_live_[size_t(row)];
+      structured_->fill_mask(*l.matcher, l.req->params, words, n_words);
+    };
 }
 
 bool EngineCore::check_stop(Request& r, int32_t token) {
@@ -294,14 +364,89 @@ bool EngineCore::check_stop(Request& r, int32_t token) {
   return false;
 }
 
+bool EngineCore::may_speculate(const Live& l) const {
+  const SamplingParams& p = l.req->params;
+  // A constrained row's matcher would have to accept drafts only as they are committed, and
+  // penalties would have to count the drafts before them: such requests do not speculate.
+  return !p.disable_speculative && !l.matcher && p.frequency_penalty == 0.f && p.presence_penalty == 0.f &&
+         p.repetition_penalty == 1.f;
+}
+
+void EngineCore::propose_drafts() {
+  draft_reqs_.clear();
+  draft_max_.clear();
+  int n_decoding = 0;
+  for (Request* r : scheduler_->running()) {
+    r->draft_ids.clear();
+    n_decoding += r->decoding ? 1 : 0;
+  }
+  if (n_decoding == 0) return;
+  if (n_decoding > spec_.max_batch_size) {  // verification would cost more than it saves
+    ++spec_off_steps_;
+    return;
+  }
+  for (Request* r : scheduler_->running()) {
+    if (!r->decoding || !may_speculate(live_.at(r->id))) continue;
+    // A row emits at most its accepted drafts + 1 tokens: never draft past max_new_tokens.
+    const int room = std::min(spec_.n_draft_tokens, r->params.max_new_tokens - int(r->output_ids.size()) - 1);
+    if (room <= 0) continue;
+    draft_reqs_.push_back(r);
+    draft_max_.push_back(room);
+  }
+  if (!draft_reqs_.empty()) proposer_->propose(draft_reqs_, draft_max_);
+}
+
+bool EngineCore::take_token(Request& r, grammar::GrammarMatcher* m, const SeqResult& q,
+                            std::vector<int32_t>& new_ids, std::vector<TokenLogprob>& new_logprobs) {
+  const int32_t token = q.sampled_id;
+  if (check_stop(r, token)) return true;
+  if (m && !m->accept_token(token)) {
+    // The mask allowed only what the matcher accepts; a rejected token is a bug, and fails
+    // this request alone.
+    fail_request(r.id, ErrorKind::internal,
+                 detail::concat("structured output: the sampled token ", token,
+                                " is not allowed by the request's grammar (internal error)"));
+    return false;
+  }
+  // A stop id the grammar accepted (an EOS under ignore_eos): the grammar has ended, so
+  // must the request.
+  if (m && m->is_terminated()) r.finish = FinishReason::stop;
+  r.output_ids.push_back(token);
+  new_ids.push_back(token);
+  if (q.has_logprobs) new_logprobs.push_back(q.logprobs);
+  const size_t prev_len = r.text.size();
+  const auto t_detok = Clock::now();
+  r.text += r.detok->feed(token);
+  host_detokenize_s_ += seconds_since(t_detok);
+  ++n_generated_tokens_;
+  // Stop strings: a new match must end inside the new text.
+  size_t best = std::string::npos;
+  for (const auto& s : r.params.stop) {
+    const size_t from = prev_len >= s.size() ? prev_len - s.size() + 1 : 0;
+    const size_t pos = r.text.find(s, from);
+    if (pos != std::string::npos && pos < best) best = pos, r.matched_stop = s;
+  }
+  if (best != std::string::npos) {
+    r.text.resize(best);
+    r.finish = FinishReason::stop;
+  }
+  if (!r.finished() && (int(r.output_ids.size()) >= r.params.max_new_tokens || r.n_total() > max_context_))
+    r.finish = FinishReason::length;
+  return true;
+}
+
 void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_scheduled) {
   // The step is committed from its result alone: every row names its request,
   // whose fed tokens now have KV.
   rows_.clear();
+  row_matchers_.clear();
   for (const SeqResult& q : result.seqs) {
-    Request* r = live_.at(q.request_id).req.get();
+    Live& l = live_.at(q.request_id);
+    Request* r = l.req.get();
+    row_matchers_.push_back(l.matcher.get());
     if (r->t_admitted == Clock::time_point{}) r->t_admitted = t_scheduled;
-    r->commit_step(q.n_new, q.sample);
+    // A verify row commits below, once its drafts are judged.
+    if (q.draft_index < 0) r->commit_step(q.n_new, q.sample);
     rows_.push_back(r);
     if (!q.prompt_logprobs.empty()) {
       if (r->prompt_logprobs.empty()) {
@@ -316,41 +461,48 @@ void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_s
   std::vector<uint64_t> done;
   for (size_t i = 0; i < result.seqs.size(); ++i) {
     const SeqResult& q = result.seqs[i];
-    if (!q.sample) continue;
+    if (!q.sample || q.draft_index > 0) continue;  // a verify row's later sub-rows go with its first
     Request& r = *rows_[i];
-    const int32_t token = q.sampled_id;
-    const auto now = Clock::now();
-    if (r.output_ids.empty()) r.t_first_token = now;
-    r.t_last_token = now;
-    r.token_times_s.push_back(std::chrono::duration<double>(now - r.t_arrival).count());
+    // The row's sub-rows: one for a plain row, d + 1 for a verify row of d drafts.
+    size_t n_sub = 1;
+    if (q.draft_index == 0)
+      while (i + n_sub < result.seqs.size() && result.seqs[i + n_sub].draft_index == int(n_sub)) ++n_sub;
+    SEAM_ASSERT(n_sub == 1 || n_sub == r.draft_ids.size() + 1, "a verify row of ", n_sub,
+                " sub-rows for ", r.draft_ids.size(), " drafts");
     std::vector<int32_t> new_ids;
     std::vector<TokenLogprob> new_logprobs;
-    if (r.params.max_new_tokens == 0) {
-      // Only the prompt's logprobs were asked for (echo with max_tokens 0): the prefill is
-      // done, the sampled token is not part of the answer.
-      r.finish = FinishReason::length;
-    } else if (!check_stop(r, token)) {
-      r.output_ids.push_back(token);
-      new_ids.push_back(token);
-      if (q.has_logprobs) new_logprobs.push_back(q.logprobs);
-      const size_t prev_len = r.text.size();
-      const auto t_detok = Clock::now();
-      r.text += r.detok->feed(token);
-      host_detokenize_s_ += seconds_since(t_detok);
-      ++n_generated_tokens_;
-      // Stop strings: a new match must end inside the new text.
-      size_t best = std::string::npos;
-      for (const auto& s : r.params.stop) {
-        const size_t from = prev_len >= s.size() ? prev_len - s.size() + 1 : 0;
-        const size_t pos = r.text.find(s, from);
-        if (pos != std::string::npos && pos < best) best = pos, r.matched_stop = s;
-      }
-      if (best != std::string::npos) {
-        r.text.resize(best);
-        r.finish = FinishReason::stop;
-      }
-      if (!r.finished() && (int(r.output_ids.size()) >= r.params.max_new_tokens || r.n_total() > max_context_))
+    int n_accepted = 0;
+    bool failed = false;
+    for (size_t j = 0; j < n_sub; ++j) {
+      const auto now = Clock::now();
+      if (r.output_ids.empty()) r.t_first_token = now;
+      r.t_last_token = now;
+      r.token_times_s.push_back(std::chrono::duration<double>(now - r.t_arrival).count());
+      if (r.params.max_new_tokens == 0) {
+        // Only the prompt's logprobs were asked for (echo with max_tokens 0): the prefill is
+        // done, the sampled token is not part of the answer.
         r.finish = FinishReason::length;
+        break;
+      }
+      if (!take_token(r, row_matchers_[i], result.seqs[i + j], new_ids, new_logprobs)) {
+        failed = true;
+        break;
+      }
+      // EOS, a stop string or max_tokens cut the accepted run here; otherwise draft j + 1
+      // stands if the target sampled it.
+      if (r.finished() || j + 1 == n_sub || result.seqs[i + j].sampled_id != r.draft_ids[j]) break;
+      ++n_accepted;
+    }
+    if (failed) continue;
+    if (n_sub > 1) {
+      // KV holds the pending token and the accepted drafts (positions n_kv .. n_kv + a); the
+      // rejected drafts' slots go back now, so the pool and the prefix cache never see them.
+      r.commit_step(1 + n_accepted, true);
+      if (!r.finished()) scheduler_->free_unused_slots(&r);
+      spec_proposed_ += uint64_t(n_sub - 1);
+      spec_accepted_ += uint64_t(n_accepted);
+      ++spec_verify_rows_;
+      ++spec_accept_length_[std::to_string(n_accepted)];
     }
     if (r.finished() && r.matched_stop.empty()) {
       const auto t_flush = Clock::now();
@@ -422,6 +574,8 @@ void EngineCore::release_admission(Live& l) {
 void EngineCore::finish_request(uint64_t id) {
   auto it = live_.find(id);
   if (it == live_.end()) return;
+  if (it->second.matcher) --n_live_constrained_;
+  if (proposer_) proposer_->release(id);
   n_prompt_tokens_ += it->second.req->prompt_ids.size();
   ++n_finished_;
   release_admission(it->second);
@@ -461,6 +615,14 @@ void EngineCore::publish_stats() {
   e.eager_steps = g.eager_steps;
   e.eager_by_reason.insert(g.eager_by_reason.begin(), g.eager_by_reason.end());
   e.padding_tokens = g.padding_tokens;
+  e.speculative_proposed_tokens = spec_proposed_;
+  e.speculative_accepted_tokens = spec_accepted_;
+  e.speculative_verify_rows = spec_verify_rows_;
+  e.speculative_off_steps = spec_off_steps_;
+  e.speculative_accept_length = spec_accept_length_;
+  e.verify_steps_decode_graph = g.verify_steps_decode_graph;
+  e.verify_steps_piecewise = g.verify_steps_piecewise;
+  e.verify_steps_eager = g.verify_steps_eager;
   e.captured_decode_keys = uint64_t(g.captured_decode_keys);
   e.captured_piecewise_keys = uint64_t(g.captured_piecewise_keys);
   e.captures_after_seal = g.captures_after_seal;
@@ -481,6 +643,17 @@ void EngineCore::publish_stats() {
   e.step_wall_ms_per_step = 1e3 * step_wall_s_ / steps;
   e.gpu_ms_per_step = 1e3 * gpu_s_ / steps;
   e.gpu_busy_fraction = step_wall_s_ > 0 ? gpu_s_ / step_wall_s_ : 0.0;
+  const grammar::GrammarCompilerStats gs = structured_->cache_stats();
+  e.grammar_requests = n_constrained_requests_;
+  e.grammar_compile_ms_total = structured_->compile_ms_total();
+  e.grammar_cache_hits = gs.n_hits;
+  e.grammar_cache_misses = gs.n_misses;
+  e.grammar_cache_bytes = gs.n_bytes;
+  e.grammar_mask_steps = grammar_mask_steps_;
+  e.grammar_mask_hidden_steps = grammar_mask_hidden_steps_;
+  e.grammar_masked_rows_total = grammar_masked_rows_;
+  e.grammar_mask_ms_total = 1e3 * grammar_mask_s_;
+  e.grammar_mask_exposed_ms_total = 1e3 * grammar_mask_exposed_s_;
   std::lock_guard<std::mutex> lock(mu_);
   stats_snapshot_ = std::move(e);
   // Idle only once the snapshot reflects every finished request.

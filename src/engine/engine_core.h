@@ -9,6 +9,7 @@
 #pragma once
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "api/engine_stats.h"
 #include "api/model_info.h"
 #include "engine/engine_config.h"
+#include "engine/engine_setup.h"
 #include "model/model_config.h"
 #include "scheduler/request.h"
 #include "tokenizer/tokenizer.h"
@@ -35,6 +37,14 @@ class RadixCache;
 class Scheduler;
 class SlotAllocator;
 struct StepResult;
+struct ForwardBatch;
+class StructuredOutput;
+class DraftProposer;
+struct SeqResult;
+namespace grammar {
+class CompiledGrammar;
+class GrammarMatcher;
+}  // namespace grammar
 
 class EngineCore {
  public:
@@ -56,7 +66,10 @@ class EngineCore {
   void wait_idle();
   std::optional<std::string> dead_cause() const;
   // Throws RequestError(invalid_request) naming the field when `r` can never be served.
-  void validate(const EngineRequest& r) const;
+  // A structured-output constraint is compiled here (on the caller's thread; cached by its
+  // text): a compile error is invalid_request whose param is the constraint's field and whose
+  // message is the compiler's reason. `compiled`, when given, receives the grammar.
+  void validate(const EngineRequest& r, std::shared_ptr<const grammar::CompiledGrammar>* compiled = nullptr) const;
 
  private:
   struct Live {
@@ -65,6 +78,10 @@ class EngineCore {
     // The request's place under --max-queued-requests, given back before its final
     // callback: a client that reads its answer and submits again must find it free.
     bool admission_released = false;
+    // Structured output: the request's grammar state, fed every committed sampled token (a
+    // retraction keeps the output and so the state: it is never reset or re-fed). Freed with
+    // the request (finish, abort, failure).
+    std::unique_ptr<grammar::GrammarMatcher> matcher;
   };
   void loop();
   void step();
@@ -75,8 +92,21 @@ class EngineCore {
   // Commits a step from its result; t_scheduled stamps first admissions.
   void process_outputs(const StepResult& result, Clock::time_point t_scheduled);
   bool check_stop(Request& r, int32_t token);
+  // Speculative decoding: fills the draft_ids of the running requests that may speculate
+  // this step (none while more than --speculative-max-batch-size decode).
+  void propose_drafts();
+  bool may_speculate(const Live& l) const;
+  // Takes one sampled token into r: stop ids, grammar, detokenizer, stop strings, length.
+  // False when the request failed (its final callback has run; it is gone from live_).
+  bool take_token(Request& r, grammar::GrammarMatcher* m, const SeqResult& q, std::vector<int32_t>& new_ids,
+                  std::vector<TokenLogprob>& new_logprobs);
   void emit(Request& r, std::vector<int32_t> new_ids, bool finished, std::vector<TokenLogprob> new_logprobs = {});
   void finish_request(uint64_t id);
+  // Fails one live request with `kind` / `message` (its final callback) and frees it.
+  void fail_request(uint64_t id, ErrorKind kind, const std::string& message);
+  // Structured output: lists the step's constrained rows and hands the runner fill_mask.
+  void prepare_masks(ForwardBatch& fb);
+
   void release_admission(Live& l);
   void publish_stats();
 
@@ -91,11 +121,17 @@ class EngineCore {
   std::unique_ptr<RadixCache> cache_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<ModelRunner> runner_;
+  std::unique_ptr<StructuredOutput> structured_;  // compile() is thread-safe: submitters call it
   int max_context_ = 0;
+  SpeculativeSetup spec_;
+  std::unique_ptr<DraftProposer> proposer_;  // null: speculation off
 
   // Owned by the loop thread.
   std::unordered_map<uint64_t, Live> live_;
   std::vector<Request*> rows_;  // the last step's rows' requests (kept: no allocation per step)
+  std::vector<grammar::GrammarMatcher*> row_matchers_;  // rows_' matchers (null: unconstrained)
+  std::vector<Live*> step_live_;  // the step in flight's constrained rows' requests, by row
+  size_t n_live_constrained_ = 0;  // live requests with a matcher (0: steps skip all mask work)
 
   // Shared with submitters.
   mutable std::mutex mu_;
@@ -120,6 +156,15 @@ class EngineCore {
   double step_wall_s_ = 0;  // every step() call, start to end (the phases above add up to it)
   double gpu_s_ = 0;        // the backend's step timer, summed
   uint64_t n_finished_ = 0, n_prompt_tokens_ = 0, n_generated_tokens_ = 0;
+  // Structured output: mask work per step (runner StepTiming), summed.
+  double grammar_mask_s_ = 0, grammar_mask_exposed_s_ = 0;
+  uint64_t grammar_masked_rows_ = 0, grammar_mask_steps_ = 0, grammar_mask_hidden_steps_ = 0;
+  uint64_t n_constrained_requests_ = 0;
+  // Speculative decoding.
+  std::vector<Request*> draft_reqs_;  // this step's requests asked for drafts (kept: no allocation)
+  std::vector<int> draft_max_;
+  uint64_t spec_proposed_ = 0, spec_accepted_ = 0, spec_verify_rows_ = 0, spec_off_steps_ = 0;
+  std::map<std::string, uint64_t> spec_accept_length_;  // accepted drafts per verify row -> rows
 };
 
 }  // namespace seam

@@ -25,6 +25,7 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
   r.dtype = parse_dtype(cfg.dtype, model, device);
   SEAM_CHECK(device != Device::cpu || r.dtype == DType::f32, "--dtype ", dtype_name(r.dtype),
              ": the cpu backend computes in float32 only");
+  SEAM_CHECK(cfg.grammar_cache_mb >= 0, "--grammar-cache-mb must be >= 0, got ", cfg.grammar_cache_mb);
   SEAM_CHECK(cfg.context_length >= 0, "--context-length must be >= 0");
   r.max_context = cfg.context_length > 0 ? cfg.context_length : model.max_position_embeddings;
   SEAM_CHECK(r.max_context >= 2, "context length ", r.max_context, " is too small");
@@ -40,16 +41,57 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
   s.enable_mixed_chunk = cfg.enable_mixed_chunk;
   s.max_context = r.max_context;
 
+  SpeculativeSetup& sp = r.speculative;
+  const std::string& alg = cfg.speculative_algorithm;
+  SEAM_CHECK(alg.empty() || alg == "NGRAM" || alg == "STANDALONE", "--speculative-algorithm: '", alg,
+             "' is not one of NGRAM, STANDALONE");
+  SEAM_CHECK(alg == "STANDALONE" || cfg.speculative_draft_model_path.empty(),
+             "--speculative-draft-model-path needs --speculative-algorithm STANDALONE");
+  SEAM_CHECK(alg != "STANDALONE" || !cfg.speculative_draft_model_path.empty(),
+             "--speculative-algorithm STANDALONE needs --speculative-draft-model-path");
+  SEAM_CHECK(!alg.empty() || (cfg.speculative_num_draft_tokens == 0 && cfg.speculative_num_steps == 0 &&
+                              cfg.speculative_max_batch_size == 0),
+             "--speculative-num-draft-tokens / --speculative-num-steps / --speculative-max-batch-size need "
+             "--speculative-algorithm");
+  SEAM_CHECK(cfg.speculative_num_draft_tokens >= 0 && cfg.speculative_num_draft_tokens <= 16,
+             "--speculative-num-draft-tokens must be in [1, 16], got ", cfg.speculative_num_draft_tokens);
+  SEAM_CHECK(cfg.speculative_num_steps >= 0, "--speculative-num-steps must be >= 1, got ", cfg.speculative_num_steps);
+  SEAM_CHECK(cfg.speculative_max_batch_size >= 0, "--speculative-max-batch-size must be >= 1, got ",
+             cfg.speculative_max_batch_size);
+  SEAM_CHECK(cfg.speculative_ngram_min_match_window_size >= 1 &&
+                 cfg.speculative_ngram_min_match_window_size <= cfg.speculative_ngram_max_match_window_size,
+             "--speculative-ngram-min-match-window-size (", cfg.speculative_ngram_min_match_window_size,
+             ") must be >= 1 and <= --speculative-ngram-max-match-window-size (",
+             cfg.speculative_ngram_max_match_window_size, ")");
+  if (!alg.empty()) {
+    sp.algorithm = alg == "NGRAM" ? SpeculativeAlgorithm::ngram : SpeculativeAlgorithm::standalone;
+    sp.n_draft_tokens = cfg.speculative_num_draft_tokens > 0 ? cfg.speculative_num_draft_tokens : 4;
+    // A chain draft (no tree): one draft-model step per draft token; fewer steps, fewer drafts.
+    sp.n_steps = cfg.speculative_num_steps > 0 ? cfg.speculative_num_steps : sp.n_draft_tokens;
+    if (sp.algorithm == SpeculativeAlgorithm::standalone) sp.n_draft_tokens = std::min(sp.n_draft_tokens, sp.n_steps);
+    sp.draft_model_path = cfg.speculative_draft_model_path;
+    sp.ngram_min_window = cfg.speculative_ngram_min_match_window_size;
+    sp.ngram_max_window = cfg.speculative_ngram_max_match_window_size;
+    sp.max_batch_size = std::min(cfg.speculative_max_batch_size > 0 ? cfg.speculative_max_batch_size : 8,
+                                 s.max_running_requests);
+  }
+
   GraphConfig& g = r.graphs;
   g.disable_cuda_graph = cfg.disable_cuda_graph;
   g.disable_piecewise_cuda_graph = cfg.disable_piecewise_cuda_graph;
   if (!cfg.disable_cuda_graph) {
-    const int max_bs = cfg.cuda_graph_max_bs > 0 ? cfg.cuda_graph_max_bs
-                                                 : std::min(s.max_running_requests, device == Device::cpu ? 16 : 256);
+    // Verify rows are laid out as one-token rows (scheduler.h), so a verify batch of R rows of
+    // k + 1 tokens is the decode key R * (k + 1): the default keys cover the largest one.
+    const int max_rows = std::max(s.max_running_requests, sp.max_verify_rows());
+    const int max_bs = cfg.cuda_graph_max_bs > 0
+                           ? cfg.cuda_graph_max_bs
+                           : std::max(std::min(s.max_running_requests, device == Device::cpu ? 16 : 256),
+                                      sp.max_verify_rows());
     g.decode_buckets = cfg.cuda_graph_bs.empty() ? default_decode_buckets(max_bs)
                                                  : parse_bucket_list(cfg.cuda_graph_bs, "--cuda-graph-bs");
-    // A decode batch never exceeds the running cap; larger keys would never be used.
-    std::erase_if(g.decode_buckets, [&](int b) { return b > s.max_running_requests; });
+    // A decode batch never exceeds the running cap (or the verify rows'); larger keys would
+    // never be used.
+    std::erase_if(g.decode_buckets, [&](int b) { return b > max_rows; });
     if (!cfg.disable_piecewise_cuda_graph) {
       // On the cpu, graphs are a test vehicle and each capture's warm-up costs a
       // real forward: keep the default keys small there.

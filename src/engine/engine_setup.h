@@ -2,6 +2,7 @@
 // size, computed once from the validated EngineConfig and the model.
 #pragma once
 #include <cstddef>
+#include <string>
 
 #include "engine/engine_config.h"
 #include "model/model_config.h"
@@ -10,11 +11,27 @@
 
 namespace seam {
 
+// Speculative decoding, resolved (engine/speculative_decoder.h uses it).
+enum class SpeculativeAlgorithm { none, ngram, standalone };
+
+struct SpeculativeSetup {
+  SpeculativeAlgorithm algorithm = SpeculativeAlgorithm::none;
+  int n_draft_tokens = 0;      // k: drafts per verify row (a row is k + 1 tokens)
+  int n_steps = 0;             // draft-model steps (STANDALONE)
+  std::string draft_model_path;
+  int ngram_min_window = 1, ngram_max_window = 12;
+  int max_batch_size = 0;      // no drafts while more requests decode
+  bool enabled() const { return algorithm != SpeculativeAlgorithm::none; }
+  // Most one-token rows a step can hold: plain decode rows, or verify rows' sub-rows.
+  int max_verify_rows() const { return enabled() ? max_batch_size * (n_draft_tokens + 1) : 0; }
+};
+
 struct ResolvedSetup {
   DType dtype = DType::f32;
   int max_context = 0;
   SchedulerConfig scheduler;
   GraphConfig graphs;
+  SpeculativeSetup speculative;
   bool gemm_autotune = false;
   Backend::GemmTuning gemm_tuning;  // used when gemm_autotune
 };

@@ -13,6 +13,8 @@ struct GraphStats {
   uint64_t piecewise_replays_mixed = 0;   // of which MIXED batches (same keys as EXTEND)
   uint64_t eager_steps = 0;
   std::map<std::string, uint64_t> eager_by_reason;
+  // steps with speculative verify rows, by the path they took (also counted above)
+  uint64_t verify_steps_decode_graph = 0, verify_steps_piecewise = 0, verify_steps_eager = 0;
   uint64_t padding_tokens = 0;
   int captured_decode_keys = 0;
   int captured_piecewise_keys = 0;

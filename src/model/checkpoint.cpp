@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "model/fp8_checkpoint.h"
+#include "core/log.h"
 #include "model/json_file.h"
 #include "model/safetensors.h"
 
@@ -38,6 +39,16 @@ std::string shape_str(const std::vector<int64_t>& s) {
 bool is_ignorable(const std::string& name) {
   const std::string suffix = "rotary_emb.inv_freq";
   return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// A multimodal checkpoint's vision tower and projector (Gemma 3: vision_tower.*,
+// multi_modal_projector.*, under model. in transformers 5): seam serves the text model only.
+bool is_vision(const std::string& name) {
+  for (const char* p : {"vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector."})
+    if (starts_with(name, p)) return true;
+  return false;
 }
 
 // Where each tensor name lives, and which names were taken.
@@ -69,6 +80,14 @@ class TensorIndex {
     std::vector<std::string> out;
     for (const auto& [name, file] : where_) out.push_back(name);
     return out;
+  }
+
+  // Marks every tensor `skip` selects used; returns how many.
+  int skip_all(bool (*skip)(const std::string&)) {
+    int n = 0;
+    for (const auto& [name, file] : where_)
+      if (skip(name)) used_.insert(name), ++n;
+    return n;
   }
 
   void check_all_used() const {
@@ -114,6 +133,29 @@ std::vector<std::unique_ptr<SafetensorsFile>> open_sharded(const fs::path& dir, 
   return files;
 }
 
+// A sparse layer's router, experts and (Qwen2-MoE) shared expert, by the style's names.
+void take_moe_tensors(TensorIndex& index, const std::string& layer_prefix, const ModelConfig& c, MoeTensors& m) {
+  const MoeConfig& moe = c.moe;
+  const int64_t hidden = c.hidden_size, inter = moe.expert_intermediate_size, n_experts = moe.n_experts;
+  const bool mixtral = moe.style == MoeStyle::mixtral;
+  const std::string block = layer_prefix + (mixtral ? "block_sparse_moe." : "mlp.");
+  m.router = index.take(block + "gate.weight", {n_experts, hidden}, " (the router of a mixture-of-experts layer)");
+  for (int64_t e = 0; e < n_experts; ++e) {
+    const std::string x = block + "experts." + std::to_string(e) + ".";
+    m.gate.push_back(index.take(x + (mixtral ? "w1" : "gate_proj") + ".weight", {inter, hidden}));
+    m.up.push_back(index.take(x + (mixtral ? "w3" : "up_proj") + ".weight", {inter, hidden}));
+    m.down.push_back(index.take(x + (mixtral ? "w2" : "down_proj") + ".weight", {hidden, inter}));
+  }
+  if (moe.has_shared_expert()) {
+    const int64_t shared = moe.shared_expert_intermediate_size;
+    const char* why = " (the config has shared_expert_intermediate_size)";
+    m.shared_gate_proj = index.take(block + "shared_expert.gate_proj.weight", {shared, hidden}, why);
+    m.shared_up_proj = index.take(block + "shared_expert.up_proj.weight", {shared, hidden}, why);
+    m.shared_down_proj = index.take(block + "shared_expert.down_proj.weight", {hidden, shared}, why);
+    m.shared_expert_gate = index.take(block + "shared_expert_gate.weight", {1, hidden}, why);
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const ModelConfig& c) {
@@ -141,15 +183,34 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const M
 
   const int64_t hidden = c.hidden_size, inter = c.intermediate_size, vocab = c.vocab_size;
   const int64_t q_size = c.q_size(), kv_size = c.kv_size(), head_dim = c.head_dim;
-  ck->embed_tokens = index.take("model.embed_tokens.weight", {vocab, hidden});
+  // The text model's prefix: model. ; a multimodal checkpoint's language_model.model. (the
+  // hub's transformers 4.5x exports) or model.language_model. (transformers 5's own layout).
+  std::string base = "model.";
+  std::string head = "lm_head.weight";
+  if (c.text_of_multimodal) {
+    base = index.contains("model.language_model.embed_tokens.weight") ? "model.language_model." : "language_model.model.";
+    if (base == "language_model.model.") head = "language_model.lm_head.weight";
+    const int n_vision = index.skip_all(is_vision);
+    log::info("%s: the text model of %s is loaded; %d vision tower / projector tensors are skipped", dir_str.c_str(),
+              c.architecture.c_str(), n_vision);
+  }
+  const bool fused = c.family == ModelFamily::phi3;  // Phi-3 stores q/k/v and gate/up fused
+  ck->embed_tokens = index.take(base + "embed_tokens.weight", {vocab, hidden});
   ck->layers.resize(size_t(c.n_layers));
   for (int i = 0; i < c.n_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
+    const std::string p = base + "layers." + std::to_string(i) + ".";
     LayerTensors& l = ck->layers[size_t(i)];
     l.input_layernorm = index.take(p + "input_layernorm.weight", {hidden});
-    l.q_proj = index.take(p + "self_attn.q_proj.weight", {q_size, hidden});
-    l.k_proj = index.take(p + "self_attn.k_proj.weight", {kv_size, hidden});
-    l.v_proj = index.take(p + "self_attn.v_proj.weight", {kv_size, hidden});
+    if (fused) {
+      HostTensor qkv = index.take(p + "self_attn.qkv_proj.weight", {q_size + 2 * kv_size, hidden});
+      l.q_proj = qkv.rows(0, q_size);
+      l.k_proj = qkv.rows(q_size, kv_size);
+      l.v_proj = qkv.rows(q_size + kv_size, kv_size);
+    } else {
+      l.q_proj = index.take(p + "self_attn.q_proj.weight", {q_size, hidden});
+      l.k_proj = index.take(p + "self_attn.k_proj.weight", {kv_size, hidden});
+      l.v_proj = index.take(p + "self_attn.v_proj.weight", {kv_size, hidden});
+    }
     if (c.attention_bias) {
       const char* why = " (the config has attention_bias)";
       l.q_bias = index.take(p + "self_attn.q_proj.bias", {q_size}, why);
@@ -163,17 +224,31 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const M
     l.o_proj = index.take(p + "self_attn.o_proj.weight", {hidden, q_size});
     if (c.o_proj_bias) l.o_bias = index.take(p + "self_attn.o_proj.bias", {hidden}, " (the config has attention_bias)");
     l.post_attention_layernorm = index.take(p + "post_attention_layernorm.weight", {hidden});
-    l.gate_proj = index.take(p + "mlp.gate_proj.weight", {inter, hidden});
-    l.up_proj = index.take(p + "mlp.up_proj.weight", {inter, hidden});
-    l.down_proj = index.take(p + "mlp.down_proj.weight", {hidden, inter});
+    if (c.gemma_norms) {
+      l.pre_feedforward_layernorm = index.take(p + "pre_feedforward_layernorm.weight", {hidden});
+      l.post_feedforward_layernorm = index.take(p + "post_feedforward_layernorm.weight", {hidden});
+    }
+    if (c.moe.is_sparse_layer(i)) {
+      take_moe_tensors(index, p, c, l.moe);
+    } else {
+      if (fused) {
+        HostTensor gate_up = index.take(p + "mlp.gate_up_proj.weight", {2 * inter, hidden});
+        l.gate_proj = gate_up.rows(0, inter);
+        l.up_proj = gate_up.rows(inter, inter);
+      } else {
+        l.gate_proj = index.take(p + "mlp.gate_proj.weight", {inter, hidden});
+        l.up_proj = index.take(p + "mlp.up_proj.weight", {inter, hidden});
+      }
+      l.down_proj = index.take(p + "mlp.down_proj.weight", {hidden, inter});
+    }
   }
-  ck->norm = index.take("model.norm.weight", {hidden});
+  ck->norm = index.take(base + "norm.weight", {hidden});
   if (c.tie_word_embeddings) {
     // transformers ties the head to the embedding and ignores a stored lm_head.
     ck->lm_head = ck->embed_tokens;
-    index.mark_used("lm_head.weight");
+    index.mark_used(head);
   } else {
-    ck->lm_head = index.take("lm_head.weight", {vocab, hidden}, " (tie_word_embeddings is false)");
+    ck->lm_head = index.take(head, {vocab, hidden}, " (tie_word_embeddings is false)");
   }
   // FP8: the scales beside each quantized weight, and the checks that weights are F8_E4M3
   // exactly where the quantization config says (model/fp8_checkpoint.h).
@@ -184,6 +259,14 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const M
   return ck;
 }
 
-Checkpoint::~Checkpoint() = default;  // each Mapping's SafetensorsFile unmaps its file
+Checkpoint::~Checkpoint() = default;
+
+HostTensor HostTensor::rows(int64_t begin, int64_t n) const {
+  SEAM_ASSERT(shape.size() == 2 && begin >= 0 && n >= 0 && begin + n <= shape[0]);
+  HostTensor t = *this;
+  t.shape = {n, shape[1]};
+  t.data = static_cast<const uint8_t*>(data) + size_t(begin * shape[1]) * dtype_size(dtype);
+  return t;
+}  // each Mapping's SafetensorsFile unmaps its file
 
 }  // namespace seam

@@ -20,6 +20,8 @@ struct HostTensor {
   DType dtype = DType::f32;  // F32, F16, BF16 or (FP8 checkpoints) F8_E4M3
   std::vector<int64_t> shape;
   const void* data = nullptr;  // points into the mapping; valid while the Checkpoint lives
+  // Rows [begin, begin + n) of a 2-D tensor, a view into the same mapping.
+  HostTensor rows(int64_t begin, int64_t n) const;
   int64_t numel() const {
     int64_t n = 1;
     for (auto d : shape) n *= d;
@@ -35,16 +37,30 @@ struct Fp8Scales {
   HostTensor input_scale;   // [] / [1] (static activation scale) or undefined
 };
 
+// A sparse (mixture-of-experts) layer's tensors (MoeConfig), experts in id order.
+struct MoeTensors {
+  HostTensor router;                    // [n_experts, hidden]   mlp.gate (Mixtral: block_sparse_moe.gate)
+  std::vector<HostTensor> gate, up;     // n_experts x [expert_inter, hidden]   (Mixtral: w1, w3)
+  std::vector<HostTensor> down;         // n_experts x [hidden, expert_inter]   (Mixtral: w2)
+  HostTensor shared_gate_proj, shared_up_proj;  // [shared_inter, hidden]       (Qwen2-MoE only)
+  HostTensor shared_down_proj;                  // [hidden, shared_inter]
+  HostTensor shared_expert_gate;                // [1, hidden]
+  bool defined() const { return router.defined(); }
+};
+
 struct LayerTensors {
   HostTensor input_layernorm;           // [hidden]
   HostTensor q_proj, k_proj, v_proj;    // [q_size, hidden], [kv_size, hidden], [kv_size, hidden]
+                                        // (Phi-3: row ranges of its fused qkv_proj)
   HostTensor q_bias, k_bias, v_bias;    // [q_size], [kv_size], [kv_size]   (attention_bias only)
   HostTensor q_norm, k_norm;            // [head_dim]                        (qk_norm only)
   HostTensor o_proj;                    // [hidden, q_size]
   HostTensor o_bias;                    // [hidden]                          (o_proj_bias only)
-  HostTensor post_attention_layernorm;  // [hidden]
-  HostTensor gate_proj, up_proj;        // [inter, hidden]
+  HostTensor post_attention_layernorm;  // [hidden]  Llama: the MLP's pre-norm; Gemma: the attention output's norm
+  HostTensor pre_feedforward_layernorm, post_feedforward_layernorm;  // [hidden]  (Gemma only)
+  HostTensor gate_proj, up_proj;        // [inter, hidden]  (Phi-3: the halves of its fused gate_up_proj)
   HostTensor down_proj;                 // [hidden, inter]
+  MoeTensors moe;                       // sparse layers only; their gate/up/down_proj stay undefined
 };
 
 class Checkpoint {

@@ -4,6 +4,7 @@
 // they never move. Rows: max_tokens for the per-token tensors, max_seqs for the rest.
 #pragma once
 #include "core/tensor.h"
+#include "model/moe_buffers.h"
 
 namespace seam {
 
@@ -19,6 +20,7 @@ struct ForwardBuffers {
   Tensor attn_out;       // [max_tokens, q_size]   the bridge: written by attention, read by the next piece
   Tensor gate_up;        // [max_tokens, 2 * inter]
   Tensor act;            // [max_tokens, inter]
+  MoeBuffers moe;        // mixture-of-experts scratch (undefined for a dense model)
   // per sequence
   Tensor last_idx;       // [max_seqs] i32 row of each sequence's last token
   Tensor last_hidden;    // [max_seqs, hidden]

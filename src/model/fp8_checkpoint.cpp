@@ -45,11 +45,33 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
   const QuantConfig& q = c.quant;
   const std::string fmt = detail::concat(quant_method_name(q.method), " (", q.source, ")");
 
+  // Phi-3 stores q/k/v and gate/up fused (qkv_proj, gate_up_proj) and its LongRoPE folds a
+  // factor into q/k rows: its FP8 scales would need splitting per part and the fold would act
+  // on codes, so a serialized FP8 Phi-3 checkpoint is refused (--quantization fp8 quantizes the
+  // float parts after the fold and works).
+  SEAM_CHECK(!q.serialized() || c.family != ModelFamily::phi3, fmt, ": FP8 checkpoints of ", c.architecture,
+             " (fused qkv_proj / gate_up_proj) are not supported; load the float checkpoint with --quantization fp8");
+
+  // Mixture-of-experts layers load their router and experts in the activation dtype
+  // (MoeLayer has no FP8 path): an FP8 expert is refused by name.
+  for (const LayerTensors& l : ck.layers) {
+    if (!l.moe.defined()) continue;
+    std::vector<const HostTensor*> moe = {&l.moe.router, &l.moe.shared_gate_proj, &l.moe.shared_up_proj,
+                                          &l.moe.shared_down_proj, &l.moe.shared_expert_gate};
+    for (const auto* v : {&l.moe.gate, &l.moe.up, &l.moe.down})
+      for (const HostTensor& t : *v) moe.push_back(&t);
+    for (const HostTensor* t : moe)
+      SEAM_CHECK(!t->defined() || t->dtype != DType::fp8_e4m3, "tensor '", t->name,
+                 "' is F8_E4M3: FP8 mixture-of-experts weights are not supported (experts load in the activation "
+                 "dtype)");
+  }
+
   // Tensors that are never quantized.
   std::vector<const HostTensor*> plain = {&ck.embed_tokens, &ck.norm};
   for (const LayerTensors& l : ck.layers)
-    for (const HostTensor* t : {&l.input_layernorm, &l.post_attention_layernorm, &l.q_norm, &l.k_norm, &l.q_bias,
-                                &l.k_bias, &l.v_bias, &l.o_bias})
+    for (const HostTensor* t : {&l.input_layernorm, &l.post_attention_layernorm, &l.pre_feedforward_layernorm,
+                                &l.post_feedforward_layernorm, &l.q_norm, &l.k_norm, &l.q_bias, &l.k_bias, &l.v_bias,
+                                &l.o_bias})
       plain.push_back(t);
   for (const HostTensor* t : plain)
     SEAM_CHECK(!t->defined() || t->dtype != DType::fp8_e4m3, "tensor '", t->name,
@@ -58,7 +80,7 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
   std::vector<const HostTensor*> linears;
   for (const LayerTensors& l : ck.layers)
     for (const HostTensor* t : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
-      linears.push_back(t);
+      if (t->defined()) linears.push_back(t);  // a sparse (MoE) layer has no dense MLP
   const bool head_own = !c.tie_word_embeddings;
   if (head_own) linears.push_back(&ck.lm_head);
 

@@ -79,16 +79,17 @@ class Linear {
     if (is_fp8()) return apply_fp8_rope_store(qkv, normed, x, norm_weight, eps, r);
     backend_->rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, eps, weight(), bias(), r);
   }
-  // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ W^T, act = silu(gate) * up
-  // (Backend::rms_norm_gate_up_silu; the layer has no bias).
-  void apply_rms_normed_silu_mul(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
-                                 float eps) const {
-    SEAM_ASSERT(!has_bias(), "the fused gate_up + SiLU op takes no bias");
+  // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ W^T, act = f(gate) * up with
+  // f SiLU or GELU-tanh (Backend::rms_norm_gate_up_act; the layer has no bias). An FP8 layer
+  // runs the norm and its product, then the gated activation.
+  void apply_rms_normed_act(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                            Activation f) const {
+    SEAM_ASSERT(!has_bias(), "the fused gate_up + activation op takes no bias");
     if (is_fp8()) {
       apply_rms_normed(gate_up, normed, x, norm_weight, eps);
-      return backend_->silu_mul(act, gate_up);
+      return backend_->gated_act(act, gate_up, f);
     }
-    backend_->rms_norm_gate_up_silu(act, gate_up, normed, x, norm_weight, eps, weight());
+    backend_->rms_norm_gate_up_act(act, gate_up, normed, x, norm_weight, eps, weight(), f);
   }
 
  private:

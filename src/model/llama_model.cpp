@@ -3,13 +3,23 @@
 #include <cmath>
 
 #include "model/fp8_linear.h"
+#include "model/weight_folds.h"
 
 namespace seam {
 
 LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint& ck, DType act)
-    : backend_(backend), config_(c), act_(act), format_(dense_weight_format(act)) {
+    : backend_(backend), config_(c), recipe_(decoder_recipe(c, act)), act_(act), format_(dense_weight_format(act)) {
   SEAM_CHECK(backend.device() != Device::cpu || act == DType::f32,
              "the cpu backend computes in float32 only (got --dtype ", dtype_name(act), ")");
+  const DecoderRecipe& r = recipe_;
+  // The rotary-row fold acts on the projection's output before RoPE: a bias or a q/k norm in
+  // between would break it (Phi-3 has neither).
+  SEAM_CHECK(r.rotary_rows_factor == 1.f || (!c.attention_bias && !c.qk_norm),
+             "LongRoPE with partial rotary needs q/k projections without bias or norm");
+  // MoeLayer's experts and shared expert are SiLU-gated and it replaces the Llama-style MLP
+  // sublayer (every MoE architecture reads hidden_act: silu and has no sandwich norms).
+  SEAM_CHECK(!c.moe.enabled() || (r.activation == Activation::silu && !r.sandwich_norms),
+             "mixture-of-experts layers support SiLU experts without sandwich norms only");
   // Upload order as before the Linear split: embedding, final norm, head, inv_freq, then
   // each layer's weights in forward order.
   auto upload = [&](std::vector<const HostTensor*> parts) {
@@ -17,51 +27,99 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     weight_bytes_ += w.bytes();
     return w;
   };
+  // An RMSNorm weight; Gemma's (1 + w) is folded here, in float32, before the conversion to
+  // `act` (so a bf16 weight holds round(1 + w), as close to transformers' float32 (1 + w) as bf16 allows).
+  auto upload_norm = [&](const HostTensor& w) {
+    if (!r.norm_plus_one) return upload({&w});
+    std::vector<float> storage;
+    HostTensor folded = fold_plus_one(w, storage);
+    return upload({&folded});
+  };
   auto linear = [&](std::vector<const HostTensor*> w, std::vector<const HostTensor*> b) {
     Linear l = load_linear(backend_, w, b, format_, c.quant, ck);  // dense or FP8 (fp8_linear.h)
     weight_bytes_ += l.bytes();
     return l;
   };
   embed_ = upload({&ck.embed_tokens});
-  norm_ = upload({&ck.norm});
+  norm_ = upload_norm(ck.norm);
   // Tied: the head is the embedding matrix itself (no second copy, counted once).
   lm_head_ = c.tie_word_embeddings ? Linear::shared(backend_, embed_, format_) : linear({&ck.lm_head}, {});
   inv_freq_ = DeviceWeight::upload_f32(backend_, rope_inv_freq(c));
+  const RopeConfig global = c.rope_global();
+  if (c.rope_local.theta != global.theta || c.rope_local.scaling.type != global.scaling.type ||
+      c.rope_local.scaling.factor != global.scaling.factor)
+    inv_freq_local_ = DeviceWeight::upload_f32(backend_, rope_inv_freq(c.rope_local, c.rotary_dim));
+  if (c.rope_scaling.type == RopeType::longrope)
+    inv_freq_long_ = DeviceWeight::upload_f32(backend_, rope_inv_freq(global, c.rotary_dim, /*long_table=*/true));
   for (const LayerTensors& lt : ck.layers) {
     Layer l;
-    l.ln_in = upload({&lt.input_layernorm});
+    l.ln_in = upload_norm(lt.input_layernorm);
+    std::vector<float> q_store, k_store;
+    const HostTensor q = r.rotary_rows_factor == 1.f
+                             ? lt.q_proj
+                             : fold_rotary_rows(lt.q_proj, c.head_dim, c.rotary_dim, r.rotary_rows_factor, q_store);
+    const HostTensor k = r.rotary_rows_factor == 1.f
+                             ? lt.k_proj
+                             : fold_rotary_rows(lt.k_proj, c.head_dim, c.rotary_dim, r.rotary_rows_factor, k_store);
     if (c.attention_bias)
-      l.qkv = linear({&lt.q_proj, &lt.k_proj, &lt.v_proj}, {&lt.q_bias, &lt.k_bias, &lt.v_bias});
+      l.qkv = linear({&q, &k, &lt.v_proj}, {&lt.q_bias, &lt.k_bias, &lt.v_bias});
     else
-      l.qkv = linear({&lt.q_proj, &lt.k_proj, &lt.v_proj}, {});
+      l.qkv = linear({&q, &k, &lt.v_proj}, {});
     if (c.qk_norm) {
-      l.q_norm = upload({&lt.q_norm});
-      l.k_norm = upload({&lt.k_norm});
+      l.q_norm = upload_norm(lt.q_norm);
+      l.k_norm = upload_norm(lt.k_norm);
     }
     l.o_proj = c.o_proj_bias ? linear({&lt.o_proj}, {&lt.o_bias}) : linear({&lt.o_proj}, {});
-    l.ln_post = upload({&lt.post_attention_layernorm});
-    l.gate_up = linear({&lt.gate_proj, &lt.up_proj}, {});
-    l.down = linear({&lt.down_proj}, {});
+    l.ln_post = upload_norm(lt.post_attention_layernorm);
+    if (r.sandwich_norms) {
+      l.ln_pre_ff = upload_norm(lt.pre_feedforward_layernorm);
+      l.ln_post_ff = upload_norm(lt.post_feedforward_layernorm);
+    }
+    if (lt.moe.defined()) {
+      l.moe = std::make_unique<MoeLayer>(backend_, c, lt.moe, format_);
+      weight_bytes_ += l.moe->bytes();
+    } else {
+      l.gate_up = linear({&lt.gate_proj, &lt.up_proj}, {});
+      l.down = linear({&lt.down_proj}, {});
+    }
     layers_.push_back(std::move(l));
   }
+}
+
+RopeStoreArgs LlamaModel::rope_args(int i, const ForwardBuffers& buf, const KvCacheView& kv, int n) const {
+  const bool local = recipe_.layers[size_t(i)].local_rope && inv_freq_local_.defined();
+  RopeStoreArgs r;
+  r.n_heads = config_.n_heads;
+  r.positions = buf.positions.rows(n);
+  r.inv_freq = local ? inv_freq_local_.tensor() : inv_freq_.tensor();
+  if (!local && inv_freq_long_.defined()) {
+    // LongRoPE per token: a token at a position >= original_max uses the long table.
+    // transformers switches per forward, on the whole sequence's length: a prompt longer than
+    // original_max gets the long table for all its tokens there. Per token gives identical
+    // results for every sequence shorter than original_max and for decode past it (keys
+    // already cached keep the table they were stored with, in both), and it keeps a cached
+    // prefix valid whatever follows it; only a prompt that crosses original_max in one
+    // forward differs (its tokens below original_max use the short table here).
+    r.inv_freq_long = inv_freq_long_.tensor();
+    r.long_from = config_.rope_scaling.original_max_position_embeddings;
+  }
+  r.k_cache = kv.k[size_t(i)];
+  r.v_cache = kv.v[size_t(i)];
+  r.slots = buf.out_cache_loc.rows(n);
+  return r;
 }
 
 void LlamaModel::pre_attention(int i, const ForwardBuffers& buf, const KvCacheView& kv, int n) const {
   const Layer& l = layers_[size_t(i)];
   const ModelConfig& c = config_;
   Tensor residual = buf.residual.rows(n);  // [n, hidden]
-  if (i == 0) backend_.embedding(residual, buf.input_ids.rows(n), embed_.tensor());
+  if (i == 0) {
+    backend_.embedding(residual, buf.input_ids.rows(n), embed_.tensor());
+    if (recipe_.embed_scale != 0.f) backend_.scale(residual, recipe_.embed_scale);
+  }
   Tensor qkv = buf.qkv.rows(n);  // [n, q_size + 2 * kv_size]
-  const Tensor& k_cache = kv.k[size_t(i)];
-  const Tensor& v_cache = kv.v[size_t(i)];
+  const RopeStoreArgs r = rope_args(i, buf, kv, n);
   if (!c.qk_norm) {  // norm, qkv, RoPE and the KV store: one fused op (one kernel at batch 1 on CUDA)
-    RopeStoreArgs r;
-    r.n_heads = c.n_heads;
-    r.positions = buf.positions.rows(n);
-    r.inv_freq = inv_freq_.tensor();
-    r.k_cache = k_cache;
-    r.v_cache = v_cache;
-    r.slots = buf.out_cache_loc.rows(n);
     l.qkv.apply_rms_normed_rope_store(qkv, buf.normed.rows(n), residual, l.ln_in.tensor(), c.rms_norm_eps, r);
     return;
   }
@@ -69,25 +127,47 @@ void LlamaModel::pre_attention(int i, const ForwardBuffers& buf, const KvCacheVi
   Tensor q = qkv.slice_cols(0, c.q_size()).unflatten_last(c.n_heads, c.head_dim);  // [n, heads, d]
   Tensor k = qkv.slice_cols(c.q_size(), c.kv_size()).unflatten_last(c.n_kv_heads, c.head_dim);
   Tensor v = qkv.slice_cols(c.q_size() + c.kv_size(), c.kv_size()).unflatten_last(c.n_kv_heads, c.head_dim);
-  // Qwen3: RMSNorm over each head's d values, in place, between the projection and RoPE.
+  // Qwen3, Gemma 3: RMSNorm over each head's d values, in place, between the projection and RoPE.
   backend_.rms_norm(q, q, l.q_norm.tensor(), c.rms_norm_eps);
   backend_.rms_norm(k, k, l.k_norm.tensor(), c.rms_norm_eps);
-  backend_.rope_store_kv(q, k, v, buf.positions.rows(n), inv_freq_.tensor(), k_cache, v_cache,
-                         buf.out_cache_loc.rows(n));
+  backend_.rope_store_kv(q, k, v, r.positions, r.tables(), r.k_cache, r.v_cache, r.slots);
 }
 
 void LlamaModel::post_attention(int i, const ForwardBuffers& buf, int n) const {
   const Layer& l = layers_[size_t(i)];
   Tensor residual = buf.residual.rows(n), gate_up = buf.gate_up.rows(n), act = buf.act.rows(n);
   l.o_proj.accumulate(residual, buf.attn_out.rows(n));  // residual += o_proj(attn)
-  l.gate_up.apply_rms_normed_silu_mul(act, gate_up, buf.normed.rows(n), residual, l.ln_post.tensor(),
-                                      config_.rms_norm_eps);
+  // A sparse layer: the recipe's activation is SiLU (MoeLayer's experts are SiLU-only; the
+  // constructor checks it).
+  if (l.moe) return l.moe->forward(buf, l.ln_post.tensor(), config_.rms_norm_eps, n);
+  l.gate_up.apply_rms_normed_act(act, gate_up, buf.normed.rows(n), residual, l.ln_post.tensor(),
+                                 config_.rms_norm_eps, recipe_.activation);
   l.down.accumulate(residual, act);  // residual += down_proj(act)
+}
+
+// Gemma: each sublayer's output is normed before it joins the residual. `normed` holds the
+// sublayer output in between (it is scratch at both points: the fused norm+gate_up op that
+// follows reads the residual, not normed).
+void LlamaModel::post_attention_sandwich(int i, const ForwardBuffers& buf, int n) const {
+  const Layer& l = layers_[size_t(i)];
+  const float eps = config_.rms_norm_eps;
+  Tensor residual = buf.residual.rows(n), normed = buf.normed.rows(n), gate_up = buf.gate_up.rows(n),
+         act = buf.act.rows(n);
+  l.o_proj.apply(normed, buf.attn_out.rows(n));                 // normed = o_proj(attn)
+  backend_.rms_norm_add(residual, normed, l.ln_post.tensor(), eps);  // residual += norm(o_proj(attn))
+  l.gate_up.apply_rms_normed_act(act, gate_up, normed, residual, l.ln_pre_ff.tensor(), eps, recipe_.activation);
+  l.down.apply(normed, act);                                    // normed = down_proj(act)
+  backend_.rms_norm_add(residual, normed, l.ln_post_ff.tensor(), eps);  // residual += norm(down_proj(act))
 }
 
 void LlamaModel::run_piece(int i, const ForwardBuffers& buf, const KvCacheView& kv, int n) const {
   SEAM_ASSERT(i >= 0 && i < n_pieces() && n > 0 && n <= buf.residual.size(0));
-  if (i > 0) post_attention(i - 1, buf, n);
+  if (i > 0) {
+    if (recipe_.sandwich_norms)
+      post_attention_sandwich(i - 1, buf, n);
+    else
+      post_attention(i - 1, buf, n);
+  }
   if (i < config_.n_layers) pre_attention(i, buf, kv, n);
 }
 
@@ -96,15 +176,16 @@ void LlamaModel::run_attention(int layer, const ForwardBuffers& buf, const KvCac
   const ModelConfig& c = config_;
   Tensor q = buf.qkv.rows(b.n_tokens).slice_cols(0, c.q_size()).unflatten_last(c.n_heads, c.head_dim);
   Tensor out = buf.attn_out.rows(b.n_tokens).view({b.n_tokens, c.n_heads, c.head_dim});
-  backend_.attention(out, q, kv.k[size_t(layer)], kv.v[size_t(layer)], b, 1.f / std::sqrt(float(c.head_dim)));
+  backend_.attention(out, q, kv.k[size_t(layer)], kv.v[size_t(layer)], b, recipe_.layers[size_t(layer)].attention);
 }
 
 void LlamaModel::run_logits(const ForwardBuffers& buf, int n_seqs) const {
   // Only the last row of each sequence needs the final norm: gather first, then norm + lm_head.
   Tensor last = buf.last_hidden.rows(n_seqs);  // [n_seqs, hidden]
   backend_.gather_rows(last, buf.residual, buf.last_idx.rows(n_seqs));
-  lm_head_.apply_rms_normed(buf.logits.rows(n_seqs), buf.normed.rows(n_seqs), last, norm_.tensor(),
-                            config_.rms_norm_eps);
+  Tensor logits = buf.logits.rows(n_seqs);
+  lm_head_.apply_rms_normed(logits, buf.normed.rows(n_seqs), last, norm_.tensor(), config_.rms_norm_eps);
+  if (recipe_.final_logit_softcap != 0.f) backend_.softcap(logits, recipe_.final_logit_softcap);
 }
 
 }  // namespace seam

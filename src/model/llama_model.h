@@ -1,13 +1,22 @@
-// LlamaModel: the Llama-family forward pass on a backend, written as a
-// sequence of pieces separated by attention calls (the seams):
+// LlamaModel: the decoder forward pass of every supported family (Llama, Mistral, Qwen2/3,
+// Phi-3, Gemma 2/3, and the mixture-of-experts Qwen2-MoE, Qwen3-MoE, Mixtral) on a backend;
+// what a family does differently is its DecoderRecipe (decoder_recipe.h), its MoeConfig and
+// its checkpoint's names (checkpoint.cpp). Written as a sequence of pieces separated by
+// attention calls (the seams):
 //
-//   piece 0        : embed, norm+qkv+rope+store KV (Qwen3: norm+qkv, q/k norm, rope+store)
+//   piece 0        : embed, norm+qkv+rope+store KV (Qwen3, Gemma 3: norm+qkv, q/k norm, rope+store)
 //   attention 0
 //   piece i (1..L-1): o_proj+add, norm+gate_up+SiLU, down+add, norm+qkv+rope+store KV
 //                                                  (layer i-1 post, layer i pre)
-//   attention i
+//   attention i      (the layer's scale, sliding window and logit soft-cap)
 //   piece L        : o_proj+add, norm+gate_up+SiLU, down+add             (layer L-1 post)
-//   logits         : gather the last rows, final norm+lm_head
+//   logits         : gather the last rows, final norm+lm_head (+ final soft-cap)
+//
+// Gemma (recipe.sandwich_norms): piece 0 scales the embedding; o_proj and down write a
+// scratch row that rms_norm_add normalises into the residual; GeGLU replaces SiLU.
+//
+// A mixture-of-experts layer (MoeConfig::is_sparse_layer) runs its MoeLayer in place of
+// norm+gate_up+SiLU, down+add: router, top-k, experts and shared expert, all inside the piece.
 //
 // The residual stream is updated in place by the projections that feed it
 // (linear_accumulate), and every RMSNorm is paired with the linear it feeds
@@ -26,11 +35,13 @@
 
 #include "backend/backend.h"
 #include "model/checkpoint.h"
+#include "model/decoder_recipe.h"
 #include "model/device_weight.h"
 #include "model/forward_buffers.h"
 #include "model/kv_cache_view.h"
 #include "model/linear.h"
 #include "model/model_config.h"
+#include "model/moe_layer.h"
 
 namespace seam {
 
@@ -61,22 +72,29 @@ class LlamaModel {
     DeviceWeight q_norm;   // [head_dim] or undefined
     DeviceWeight k_norm;   // [head_dim] or undefined
     Linear o_proj;         // [hidden, q_size], bias with o_proj_bias (attention_bias on Llama/Mistral/Qwen3)
-    DeviceWeight ln_post;  // [hidden]
-    Linear gate_up;        // [2 * inter, hidden]
+    DeviceWeight ln_post;  // [hidden]  Llama: the MLP's pre-norm; Gemma: the attention output's norm
+    DeviceWeight ln_pre_ff, ln_post_ff;  // [hidden]  Gemma only: the MLP's pre-norm and output norm
+    Linear gate_up;        // [2 * inter, hidden]   (dense layers)
     Linear down;           // [hidden, inter]
+    std::unique_ptr<MoeLayer> moe;  // sparse layers: the feed-forward instead of gate_up / down
   };
 
   void pre_attention(int layer, const ForwardBuffers& buf, const KvCacheView& kv, int n) const;
   void post_attention(int layer, const ForwardBuffers& buf, int n) const;
+  void post_attention_sandwich(int layer, const ForwardBuffers& buf, int n) const;
+  RopeStoreArgs rope_args(int layer, const ForwardBuffers& buf, const KvCacheView& kv, int n) const;
 
   Backend& backend_;
   ModelConfig config_;
+  DecoderRecipe recipe_;
   DType act_;
   WeightFormat format_;    // of every linear layer
   DeviceWeight embed_;     // [vocab, hidden]
   DeviceWeight norm_;      // [hidden]
   Linear lm_head_;         // [vocab, hidden] (shares the embedding when tied)
-  DeviceWeight inv_freq_;  // [head_dim / 2] f32
+  DeviceWeight inv_freq_;        // [rotary_dim / 2] f32, the full-attention layers' table
+  DeviceWeight inv_freq_local_;  // the sliding layers' table (Gemma 3) or undefined (use inv_freq_)
+  DeviceWeight inv_freq_long_;   // LongRoPE's long table or undefined
   std::vector<Layer> layers_;
   size_t weight_bytes_ = 0;
 };

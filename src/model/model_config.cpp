@@ -2,15 +2,16 @@
 //
 // Every field seam relies on is read explicitly and validated; anything that would
 // make seam compute a different model than Hugging Face transformers (an unknown
-// architecture, an unsupported RoPE scaling, a non-SiLU activation, MLP biases)
-// is rejected with a message naming the file and the field, never ignored.
+// architecture, an unsupported RoPE scaling, an activation the family does not use, MLP
+// biases, a Gemma-only field on another family) is rejected with a message naming the file
+// and the field, never ignored. Both transformers layouts are read (rope_config.h).
 #include "model/model_config.h"
 
 #include <cmath>
 #include <filesystem>
-#include <numbers>
 
 #include "core/error.h"
+#include "model/config_json.h"
 #include "model/json_file.h"
 #include "model/model_registry.h"
 
@@ -18,68 +19,10 @@ namespace seam {
 namespace {
 
 using nlohmann::json;
+using namespace config_json;
 
 constexpr const char* kConfig = "config.json";
 constexpr const char* kGenConfig = "generation_config.json";
-
-// A field is absent when the key is missing or its value is null (HF writes
-// "head_dim": null, "rope_scaling": null for "use the default").
-const json* find_field(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-int64_t as_int(const json& v, const char* file, const std::string& key) {
-  if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number_float()) {
-    double d = v.get<double>();
-    // Some exporters write 4096.0; accept integral values only.
-    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return int64_t(d);
-    throw Error(detail::concat(file, ": field '", key, "' must be an integer, got ", v.dump()));
-  }
-  throw Error(detail::concat(file, ": field '", key, "' must be an integer, got ", json_type_name(v)));
-}
-
-double as_number(const json& v, const char* file, const std::string& key) {
-  SEAM_CHECK(v.is_number(), file, ": field '", key, "' must be a number, got ", json_type_name(v));
-  return v.get<double>();
-}
-
-int required_int(const json& j, const char* file, const char* key) {
-  const json* v = find_field(j, key);
-  SEAM_CHECK(v, file, ": missing field '", key, "'");
-  int64_t x = as_int(*v, file, key);
-  SEAM_CHECK(x > 0 && x <= INT32_MAX, file, ": field '", key, "' must be positive (and fit in int32), got ", x);
-  return int(x);
-}
-
-int optional_int(const json& j, const char* file, const char* key, int fallback) {
-  const json* v = find_field(j, key);
-  if (!v) return fallback;
-  int64_t x = as_int(*v, file, key);
-  SEAM_CHECK(x > 0 && x <= INT32_MAX, file, ": field '", key, "' must be positive (and fit in int32), got ", x);
-  return int(x);
-}
-
-double optional_number(const json& j, const char* file, const char* key, double fallback) {
-  const json* v = find_field(j, key);
-  return v ? as_number(*v, file, key) : fallback;
-}
-
-bool optional_bool(const json& j, const char* file, const char* key, bool fallback) {
-  const json* v = find_field(j, key);
-  if (!v) return fallback;
-  SEAM_CHECK(v->is_boolean(), file, ": field '", key, "' must be true or false, got ", json_type_name(*v));
-  return v->get<bool>();
-}
-
-std::string optional_string(const json& j, const char* file, const char* key, const std::string& fallback) {
-  const json* v = find_field(j, key);
-  if (!v) return fallback;
-  SEAM_CHECK(v->is_string(), file, ": field '", key, "' must be a string, got ", json_type_name(*v));
-  return v->get<std::string>();
-}
 
 // The registry decides which architectures exist and the family rules applied below.
 const ModelDefinition& read_architecture(const json& j, ModelConfig& c) {
@@ -106,9 +49,11 @@ DType parse_torch_dtype(const json& j) {
                              "' (supported: float32, float16, bfloat16)"));
 }
 
-// RoPE: rope_theta at the top level (transformers 4) and/or inside
-// rope_parameters (transformers 5), scaling in rope_scaling or rope_parameters.
-void read_rope(const json& j, ModelConfig& c) {
+// RoPE: rope_theta at the top level (transformers 4) and/or inside rope_parameters
+// (transformers 5), scaling in rope_scaling or rope_parameters. Gemma 3 has two: transformers 5
+// nests one dict per layer type; transformers 4 gives the global one (rope_theta, rope_scaling)
+// and the sliding layers' base (rope_local_base_freq, unscaled).
+void read_rope(const json& j, const ModelDefinition& d, ModelConfig& c) {
   const json* rope = nullptr;
   std::string rope_key;
   for (const char* key : {"rope_parameters", "rope_scaling"}) {
@@ -119,56 +64,57 @@ void read_rope(const json& j, ModelConfig& c) {
     rope = v;
     rope_key = key;
   }
-
-  const json* top_theta = find_field(j, "rope_theta");
-  const json* nested_theta = rope ? find_field(*rope, "rope_theta") : nullptr;
-  double theta = top_theta ? as_number(*top_theta, kConfig, "rope_theta") : 10000.0;
-  if (nested_theta) {
-    double t = as_number(*nested_theta, kConfig, rope_key + ".rope_theta");
-    SEAM_CHECK(!top_theta || t == theta, kConfig, ": 'rope_theta' (", theta, ") and '", rope_key,
-               ".rope_theta' (", t, ") disagree");
-    theta = t;
-  }
-  SEAM_CHECK(std::isfinite(theta) && theta > 0, kConfig, ": field 'rope_theta' must be positive, got ", theta);
-  c.rope_theta = float(theta);
-
-  if (!rope) return;
-  for (const auto& [k, v] : rope->items()) {
-    // transformers 5 nests one rope dict per layer type for some models; seam has one RoPE.
-    SEAM_CHECK(!v.is_object(), kConfig, ": '", rope_key, ".", k, "' (per-layer-type RoPE) is not supported");
-  }
-  std::string type = "default";
-  for (const char* key : {"rope_type", "type"}) {
-    if (const json* v = find_field(*rope, key)) {
-      SEAM_CHECK(v->is_string(), kConfig, ": field '", rope_key, ".", key, "' must be a string");
-      type = v->get<std::string>();
-      break;
+  // partial_rotary_factor: Phi-3's class rotates the first head_dim * factor dims only.
+  double partial = optional_number(j, kConfig, "partial_rotary_factor", 1.0);
+  if (rope) {
+    if (const json* v = find_field(*rope, "partial_rotary_factor")) {
+      double p = as_number(*v, kConfig, rope_key + ".partial_rotary_factor");
+      SEAM_CHECK(!find_field(j, "partial_rotary_factor") || p == partial, kConfig,
+                 ": 'partial_rotary_factor' and '", rope_key, ".partial_rotary_factor' disagree");
+      partial = p;
     }
   }
-  if (type == "default") return;
-  SEAM_CHECK(type == "llama3", kConfig, ": ", rope_key, " type '", type,
-             "' is not supported (supported: default, llama3)");
+  SEAM_CHECK(partial > 0 && partial <= 1, kConfig, ": field 'partial_rotary_factor' must be in (0, 1], got ",
+             partial);
+  SEAM_CHECK(partial == 1 || d.family == ModelFamily::phi3, kConfig, ": field 'partial_rotary_factor' (", partial,
+             ") is not supported for ", c.architecture, " (only Phi3ForCausalLM rotates part of a head)");
+  c.rotary_dim = int(c.head_dim * partial);  // transformers: int(head_dim * partial_rotary_factor)
+  SEAM_CHECK(c.rotary_dim >= 2 && c.rotary_dim % 2 == 0, kConfig, ": head_dim ", c.head_dim,
+             " * partial_rotary_factor ", partial, " = ", c.rotary_dim, " rotary dims (must be even and positive)");
 
-  auto need = [&](const char* key) -> const json& {
-    const json* v = find_field(*rope, key);
-    SEAM_CHECK(v, kConfig, ": missing field '", rope_key, ".", key, "' (required by rope type llama3)");
-    return *v;
-  };
-  RopeScaling& s = c.rope_scaling;
-  s.llama3 = true;
-  s.factor = float(as_number(need("factor"), kConfig, rope_key + ".factor"));
-  s.low_freq_factor = float(as_number(need("low_freq_factor"), kConfig, rope_key + ".low_freq_factor"));
-  s.high_freq_factor = float(as_number(need("high_freq_factor"), kConfig, rope_key + ".high_freq_factor"));
-  int64_t orig = as_int(need("original_max_position_embeddings"), kConfig,
-                        rope_key + ".original_max_position_embeddings");
-  SEAM_CHECK(orig > 0 && orig <= INT32_MAX, kConfig, ": field '", rope_key,
-             ".original_max_position_embeddings' must be positive, got ", orig);
-  s.original_max_position_embeddings = int(orig);
-  SEAM_CHECK(s.factor >= 1.f, kConfig, ": field '", rope_key, ".factor' must be >= 1, got ", s.factor);
-  SEAM_CHECK(s.low_freq_factor > 0.f, kConfig, ": field '", rope_key, ".low_freq_factor' must be positive");
-  // high > low keeps the interpolation's denominator (high - low) non-zero.
-  SEAM_CHECK(s.high_freq_factor > s.low_freq_factor, kConfig, ": '", rope_key, ".high_freq_factor' (",
-             s.high_freq_factor, ") must be greater than 'low_freq_factor' (", s.low_freq_factor, ")");
+  RopeContext ctx{&j, c.rotary_dim, c.max_position_embeddings};
+  const bool per_type = rope && !rope->empty() && rope->begin()->is_object();
+  const bool gemma3 = d.family == ModelFamily::gemma3;
+  if (per_type) {
+    SEAM_CHECK(gemma3, kConfig, ": '", rope_key, "' per layer type is not supported for ", c.architecture);
+    for (const auto& [k, v] : rope->items()) {
+      SEAM_CHECK(v.is_object() && (k == "full_attention" || k == "sliding_attention"), kConfig, ": '", rope_key, ".",
+                 k, "' is not a layer type seam knows (full_attention, sliding_attention)");
+    }
+    SEAM_CHECK(!find_field(j, "rope_local_base_freq"), kConfig,
+               ": both 'rope_local_base_freq' and a per-layer-type '", rope_key, "' are given");
+    const json* full = find_field(*rope, "full_attention");
+    const json* local = find_field(*rope, "sliding_attention");
+    RopeConfig g = read_rope_config(full, rope_key + ".full_attention", ctx, "", 10000.0);
+    c.rope_theta = g.theta;
+    c.rope_scaling = g.scaling;
+    c.rope_local = read_rope_config(local, rope_key + ".sliding_attention", ctx, "", 10000.0);
+  } else {
+    RopeConfig g = read_rope_config(rope, rope_key, ctx, "rope_theta", 10000.0);
+    c.rope_theta = g.theta;
+    c.rope_scaling = g.scaling;
+    c.rope_local = g;
+    if (gemma3) {
+      // Gemma3TextConfig's default rope_local_base_freq is 10000; the local layers are unscaled.
+      c.rope_local = RopeConfig{float(optional_number(j, kConfig, "rope_local_base_freq", 10000.0)), RopeScaling{}};
+      SEAM_CHECK(c.rope_local.theta > 0, kConfig, ": field 'rope_local_base_freq' must be positive");
+    } else {
+      SEAM_CHECK(!find_field(j, "rope_local_base_freq"), kConfig, ": field 'rope_local_base_freq' is not used by ",
+                 c.architecture, " (only Gemma 3 has a local RoPE base)");
+    }
+  }
+  SEAM_CHECK(c.rope_local.scaling.type != RopeType::longrope || c.rope_scaling.type == RopeType::longrope, kConfig,
+             ": longrope on sliding layers only is not supported");
 }
 
 // eos_token_id may be a number or a list of numbers (stories260K: [1, 2]).
@@ -207,7 +153,11 @@ void read_special_ids(const json& config, const json* gen, ModelConfig& c) {
 }
 
 void read_attention_flags(const json& j, const ModelDefinition& d, ModelConfig& c) {
-  if (d.attention_bias == AttentionBiasRule::qkv_always) {
+  if (d.attention_bias == AttentionBiasRule::qkv_from_qkv_bias) {
+    // Qwen2-MoE (transformers 5): config.json qkv_bias (default true) on q/k/v; o_proj never.
+    c.attention_bias = optional_bool(j, kConfig, "qkv_bias", true);
+    c.o_proj_bias = false;
+  } else if (d.attention_bias == AttentionBiasRule::qkv_always) {
     // Qwen2 always has q/k/v biases and never an o_proj bias; its config has no key for it.
     c.attention_bias = true;
     c.o_proj_bias = false;
@@ -222,13 +172,88 @@ void read_attention_flags(const json& j, const ModelDefinition& d, ModelConfig& 
              ": field 'mlp_bias' is true; MLP biases are not supported");
 }
 
+// The window of every layer, as transformers' layer_types (given in transformers 5 configs,
+// derived from the family's rule in transformers 4 ones).
 void read_sliding_window(const json& j, const ModelDefinition& d, ModelConfig& c) {
-  // Sliding-window attention is not implemented. Within the first `sliding_window`
-  // positions it equals full attention, so cap the context there instead of
-  // silently computing a different model beyond it.
-  bool used = d.sliding_window_opt_in ? optional_bool(j, kConfig, "use_sliding_window", false) : true;
-  int window = used ? optional_int(j, kConfig, "sliding_window", 0) : 0;
-  if (window > 0 && window < c.max_position_embeddings) c.max_position_embeddings = window;
+  const SlidingWindowRule rule = d.sliding_window;
+  if (rule == SlidingWindowRule::none) return;  // LlamaConfig has no window: transformers ignores the key
+  if (rule == SlidingWindowRule::opt_in && !optional_bool(j, kConfig, "use_sliding_window", false)) return;
+  // Gemma2Config and Gemma3TextConfig default to a 4096 window when the key is missing; null
+  // means no window.
+  const bool gemma_rule = rule == SlidingWindowRule::alternating || rule == SlidingWindowRule::pattern;
+  const int window = gemma_rule && !j.contains("sliding_window") ? 4096 : optional_int(j, kConfig, "sliding_window", 0);
+  if (window == 0 && !gemma_rule) return;  // Gemma's layer types still pick the RoPE table
+  std::vector<bool> sliding(size_t(c.n_layers), false);
+  if (const json* types = find_field(j, "layer_types")) {
+    SEAM_CHECK(types->is_array() && int(types->size()) == c.n_layers, kConfig,
+               ": field 'layer_types' must list num_hidden_layers (", c.n_layers, ") layer types");
+    for (int i = 0; i < c.n_layers; ++i) {
+      const json& t = (*types)[size_t(i)];
+      const std::string name = t.is_string() ? t.get<std::string>() : t.dump();
+      SEAM_CHECK(name == "full_attention" || name == "sliding_attention", kConfig, ": layer_types[", i, "] is '",
+                 name, "' (supported: full_attention, sliding_attention)");
+      sliding[size_t(i)] = name == "sliding_attention";
+    }
+  } else if (rule == SlidingWindowRule::always) {
+    sliding.assign(sliding.size(), true);
+  } else if (rule == SlidingWindowRule::opt_in) {
+    const int first = optional_int(j, kConfig, "max_window_layers", 28);  // Qwen2Config's default
+    for (int i = first; i < c.n_layers; ++i) sliding[size_t(i)] = true;
+  } else if (rule == SlidingWindowRule::alternating) {
+    for (int i = 0; i < c.n_layers; i += 2) sliding[size_t(i)] = true;
+  } else {  // pattern: Gemma 3's five local layers to one global
+    const char* key = find_field(j, "sliding_window_pattern") ? "sliding_window_pattern" : "_sliding_window_pattern";
+    const int pattern = optional_int(j, kConfig, key, 6);
+    for (int i = 0; i < c.n_layers; ++i) sliding[size_t(i)] = (i + 1) % pattern != 0;
+  }
+  bool any = false;
+  for (bool s : sliding) any = any || s;
+  if (!any) return;
+  c.sliding_layers = sliding;
+  if (window == 0) return;
+  c.sliding_window = window;
+  c.layer_windows.resize(size_t(c.n_layers));
+  for (int i = 0; i < c.n_layers; ++i) c.layer_windows[size_t(i)] = sliding[size_t(i)] ? window : 0;
+}
+
+// A soft-cap: `fallback` when the key is missing (Gemma2Config's defaults are 50 and 30), 0
+// (off) when it is null. Families without soft-capping reject a non-null value.
+float read_softcap(const json& j, const ModelDefinition& d, const char* key, float fallback) {
+  const bool has = d.family == ModelFamily::gemma2 || d.family == ModelFamily::gemma3;
+  auto it = j.find(key);
+  if (it == j.end()) return has ? fallback : 0.f;
+  if (it->is_null()) return 0.f;
+  SEAM_CHECK(has, kConfig, ": field '", key, "' is not supported for ", d.architecture,
+             " (transformers' class has no soft-capping)");
+  double cap = as_number(*it, kConfig, key);
+  SEAM_CHECK(std::isfinite(cap) && cap > 0, kConfig, ": field '", key, "' must be positive or null, got ", cap);
+  return float(cap);
+}
+
+// Gemma's differences from Llama that config.json states; the fixed ones ((1 + w) norms,
+// sandwich norms, the scaled embedding) follow from the family.
+void read_family_fields(const json& j, const ModelDefinition& d, ModelConfig& c) {
+  const bool gemma = d.family == ModelFamily::gemma2 || d.family == ModelFamily::gemma3;
+  c.gemma_norms = gemma;
+  c.attn_logit_softcap = read_softcap(j, d, "attn_logit_softcapping", 50.f);
+  c.final_logit_softcap = read_softcap(j, d, "final_logit_softcapping", d.family == ModelFamily::gemma2 ? 30.f : 0.f);
+  if (gemma) {
+    // Gemma's MLP uses hidden_activation (hidden_act is an unused legacy key there).
+    const std::string act = optional_string(j, kConfig, "hidden_activation", "gelu_pytorch_tanh");
+    SEAM_CHECK(act == "gelu_pytorch_tanh", kConfig, ": field 'hidden_activation' is '", act,
+               "' (supported: gelu_pytorch_tanh)");
+    c.hidden_act = MlpActivation::gelu_tanh;
+    const double scalar = optional_number(j, kConfig, "query_pre_attn_scalar", 256.0);
+    SEAM_CHECK(std::isfinite(scalar) && scalar > 0, kConfig, ": field 'query_pre_attn_scalar' must be positive");
+    c.query_pre_attn_scalar = float(scalar);
+    SEAM_CHECK(!optional_bool(j, kConfig, "use_bidirectional_attention", false), kConfig,
+               ": field 'use_bidirectional_attention' is true; only causal attention is supported");
+  } else {
+    const std::string act = optional_string(j, kConfig, "hidden_act", "silu");
+    SEAM_CHECK(act == "silu", kConfig, ": field 'hidden_act' is '", act, "' (supported: silu)");
+    SEAM_CHECK(!find_field(j, "query_pre_attn_scalar"), kConfig, ": field 'query_pre_attn_scalar' is not used by ",
+               d.architecture, " (only Gemma scales attention by it)");
+  }
 }
 
 }  // namespace
@@ -237,11 +262,18 @@ ModelConfig load_model_config(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   SEAM_CHECK(fs::is_directory(dir, ec), dir, ": model folder not found");
-  const json j = read_json_file((fs::path(dir) / kConfig).string(), kConfig);
-  SEAM_CHECK(j.is_object(), kConfig, ": expected a JSON object at the top level");
+  const json top = read_json_file((fs::path(dir) / kConfig).string(), kConfig);
+  SEAM_CHECK(top.is_object(), kConfig, ": expected a JSON object at the top level");
 
   ModelConfig c;
-  const ModelDefinition& definition = read_architecture(j, c);
+  const ModelDefinition& definition = read_architecture(top, c);
+  // A multimodal checkpoint: seam serves its text model, described by text_config.
+  c.text_of_multimodal = definition.text_config_nested;
+  if (c.text_of_multimodal) {
+    const json* t = find_field(top, "text_config");
+    SEAM_CHECK(t && t->is_object(), kConfig, ": missing field 'text_config' (required by ", c.architecture, ")");
+  }
+  const json& j = c.text_of_multimodal ? top["text_config"] : top;
   c.hidden_size = required_int(j, kConfig, "hidden_size");
   c.intermediate_size = required_int(j, kConfig, "intermediate_size");
   c.n_layers = required_int(j, kConfig, "num_hidden_layers");
@@ -261,14 +293,17 @@ ModelConfig load_model_config(const std::string& dir) {
   double eps = optional_number(j, kConfig, "rms_norm_eps", 1e-6);
   SEAM_CHECK(std::isfinite(eps) && eps > 0, kConfig, ": field 'rms_norm_eps' must be positive, got ", eps);
   c.rms_norm_eps = float(eps);
-  std::string act = optional_string(j, kConfig, "hidden_act", "silu");
-  SEAM_CHECK(act == "silu", kConfig, ": field 'hidden_act' is '", act, "' (supported: silu)");
-  c.tie_word_embeddings = optional_bool(j, kConfig, "tie_word_embeddings", false);
-  c.torch_dtype = parse_torch_dtype(j);
+  read_family_fields(j, definition, c);
+  // Gemma ties its head by default (the configs often omit the key); the others do not.
+  const bool tie_default = c.gemma_norms;
+  c.tie_word_embeddings = optional_bool(j, kConfig, "tie_word_embeddings",
+                                        optional_bool(top, kConfig, "tie_word_embeddings", tie_default));
+  c.torch_dtype = parse_torch_dtype(find_field(top, "dtype") || find_field(top, "torch_dtype") ? top : j);
   c.quant = load_quant_config(dir);
-  read_rope(j, c);
+  read_rope(j, definition, c);
   read_attention_flags(j, definition, c);
   read_sliding_window(j, definition, c);
+  read_moe_config(j, definition.moe, c);
 
   // generation_config.json is optional, but a present one must be valid.
   json gen;
@@ -282,31 +317,6 @@ ModelConfig load_model_config(const std::string& dir) {
   return c;
 }
 
-std::vector<float> rope_inv_freq(const ModelConfig& c) {
-  SEAM_ASSERT(c.head_dim > 0 && c.head_dim % 2 == 0);
-  const int n = c.head_dim / 2;
-  std::vector<float> out(n);  // [head_dim / 2]
-  const RopeScaling& s = c.rope_scaling;
-  // As transformers' _compute_llama3_parameters, in double: low-frequency
-  // (long-wavelength) components are slowed by `factor`, high-frequency ones kept,
-  // and the band between interpolated smoothly.
-  const double old_ctx = s.original_max_position_embeddings;
-  const double low_freq_wavelen = old_ctx / s.low_freq_factor;
-  const double high_freq_wavelen = old_ctx / s.high_freq_factor;
-  for (int i = 0; i < n; ++i) {
-    double inv = 1.0 / std::pow(double(c.rope_theta), double(2 * i) / double(c.head_dim));
-    if (s.llama3) {
-      double wavelen = 2.0 * std::numbers::pi / inv;
-      if (wavelen > low_freq_wavelen) {
-        inv = inv / s.factor;
-      } else if (wavelen >= high_freq_wavelen) {
-        double smooth = (old_ctx / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
-        inv = (1.0 - smooth) * inv / s.factor + smooth * inv;
-      }
-    }
-    out[i] = float(inv);
-  }
-  return out;
-}
+std::vector<float> rope_inv_freq(const ModelConfig& c) { return rope_inv_freq(c.rope_global(), c.rotary_dim); }
 
 }  // namespace seam

@@ -7,8 +7,9 @@ namespace seam {
 
 namespace {
 
-// Llama, Mistral, Qwen2 and Qwen3 share one forward; the config flags the rules above
-// set (attention_bias, o_proj_bias, qk_norm) select its options.
+// Every family shares one decoder forward (llama_model.h); the config fields the rules above
+// set (attention_bias, o_proj_bias, qk_norm, gemma_norms, windows, soft-caps...) select its
+// options, and the checkpoint's family-specific tensor names are resolved at open.
 std::unique_ptr<LlamaModel> create_llama(Backend& backend, const ModelConfig& config, const Checkpoint& ckpt,
                                          DType act) {
   return std::make_unique<LlamaModel>(backend, config, ckpt, act);
@@ -18,10 +19,32 @@ std::unique_ptr<LlamaModel> create_llama(Backend& backend, const ModelConfig& co
 
 const std::vector<ModelDefinition>& model_definitions() {
   static const std::vector<ModelDefinition> definitions = {
-      {"LlamaForCausalLM", ModelFamily::llama, AttentionBiasRule::from_config, false, false, create_llama},
-      {"MistralForCausalLM", ModelFamily::llama, AttentionBiasRule::from_config, false, false, create_llama},
-      {"Qwen2ForCausalLM", ModelFamily::qwen2, AttentionBiasRule::qkv_always, false, true, create_llama},
-      {"Qwen3ForCausalLM", ModelFamily::qwen3, AttentionBiasRule::from_config, true, true, create_llama},
+      {"LlamaForCausalLM", ModelFamily::llama, AttentionBiasRule::from_config, false, SlidingWindowRule::none,
+       false, create_llama},
+      {"MistralForCausalLM", ModelFamily::llama, AttentionBiasRule::from_config, false, SlidingWindowRule::always,
+       false, create_llama},
+      {"Qwen2ForCausalLM", ModelFamily::qwen2, AttentionBiasRule::qkv_always, false, SlidingWindowRule::opt_in,
+       false, create_llama},
+      {"Qwen3ForCausalLM", ModelFamily::qwen3, AttentionBiasRule::from_config, true, SlidingWindowRule::opt_in,
+       false, create_llama},
+      {"Gemma2ForCausalLM", ModelFamily::gemma2, AttentionBiasRule::from_config, false,
+       SlidingWindowRule::alternating, false, create_llama},
+      {"Gemma3ForCausalLM", ModelFamily::gemma3, AttentionBiasRule::from_config, true, SlidingWindowRule::pattern,
+       false, create_llama},
+      {"Gemma3ForConditionalGeneration", ModelFamily::gemma3, AttentionBiasRule::from_config, true,
+       SlidingWindowRule::pattern, true, create_llama},
+      {"Phi3ForCausalLM", ModelFamily::phi3, AttentionBiasRule::from_config, false, SlidingWindowRule::always, false,
+       create_llama},
+      // Mixture of experts: the same forward with a sparse feed-forward (MoeLayer) in place of
+      // the dense MLP in the layers MoeConfig names. Attention is the dense sibling's: Qwen2/3-MoE
+      // take Qwen's opt-in window (use_sliding_window, max_window_layers); Mixtral takes
+      // Mistral's rule (MixtralConfig's sliding_window, when non-null, on every layer).
+      {"Qwen2MoeForCausalLM", ModelFamily::qwen2, AttentionBiasRule::qkv_from_qkv_bias, false,
+       SlidingWindowRule::opt_in, false, create_llama, MoeStyle::qwen2},
+      {"Qwen3MoeForCausalLM", ModelFamily::qwen3, AttentionBiasRule::from_config, true, SlidingWindowRule::opt_in,
+       false, create_llama, MoeStyle::qwen3},
+      {"MixtralForCausalLM", ModelFamily::llama, AttentionBiasRule::from_config, false, SlidingWindowRule::always,
+       false, create_llama, MoeStyle::mixtral},
   };
   return definitions;
 }

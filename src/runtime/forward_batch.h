@@ -10,6 +10,7 @@
 // which the engine commits without asking the scheduler again.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,10 @@ struct ForwardBatch {
   std::vector<int32_t> seq_lens;       // [n_seqs] KV length after this step
   std::vector<int32_t> req_rows;       // [n_seqs] page-table row of each sequence
   int n_prefill_seqs = 0;              // the first n_prefill_seqs sequences are extend rows
+  // Speculative verify rows (scheduler.h): [n_seqs] or empty when the batch has none. -1: a
+  // plain row; i >= 0: sub-row i of a verify row (i = 0 feeds the pending token, i > 0 draft
+  // i); a verify row's sub-rows are consecutive one-token decode rows of one request.
+  std::vector<int32_t> draft_index;
   std::vector<SeqSampling> sampling;   // [n_seqs]
   // Penalty inputs for the sequences that use penalties (CSR over sequences).
   std::vector<int32_t> penalty_indptr;  // [n_seqs + 1] or empty when no sequence uses penalties
@@ -80,6 +85,15 @@ struct ForwardBatch {
   std::vector<int32_t> prompt_lp_target;  // the next prompt token (whose logprob this is)
   std::vector<int32_t> prompt_lp_k;       // top alternatives
   std::vector<int32_t> prompt_lp_seq;     // the sequence of the token
+  // Structured output. mask_rows: the sequences whose sample is constrained (ascending; only
+  // rows whose sample counts). fill_mask(row, words, n_words) writes that row's allowed-token
+  // bitmask (bit t of words[t / 32] set = token t may be sampled; n_words = ceil(model vocab
+  // / 32), zeroed before the call, so bits it leaves clear forbid). The runner calls it on the
+  // engine thread after the step's forward is enqueued, so that the host builds the masks
+  // while the GPU computes the logits (runtime/ never sees the grammar: the engine owns the
+  // matchers). Empty mask_rows: the step has no mask work, copy or op at all.
+  std::vector<int32_t> mask_rows;
+  std::function<void(int row, uint32_t* words, int n_words)> fill_mask;
   // Page-table entries this step's allocations (and prefix-cache hits) set;
   // applied by the runner before the step's kernels run.
   std::vector<PageTableWrite> page_table_writes;
@@ -95,6 +109,7 @@ struct ForwardBatch {
   int n_seqs() const { return int(seq_lens.size()); }
   int n_prefill_tokens() const { return n_prefill_seqs ? qo_indptr[size_t(n_prefill_seqs)] : 0; }
   int n_decode_seqs() const { return n_seqs() - n_prefill_seqs; }
+  bool has_verify_rows() const { return !draft_index.empty(); }
   int max_seq_len() const {
     int m = 0;
     for (int32_t l : seq_lens) m = l > m ? l : m;

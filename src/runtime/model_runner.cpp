@@ -224,9 +224,42 @@ void ModelRunner::run_layers_eager(int n, const AttentionBatch& attn) {
   }
 }
 
+void ModelRunner::build_masks(const ForwardBatch& fb) {
+  StepBuffers& b = *buf_;
+  const int n_masked = int(fb.mask_rows.size());
+  SEAM_ASSERT(fb.fill_mask, "a batch with constrained rows carries fill_mask");
+  // The forward is enqueued (async on CUDA): the host builds the masks while the device
+  // computes the logits. The mark tells when the device got there first: from the first
+  // poll that finds the forward done, the mask work is on the critical path.
+  backend_.mark_forward();
+  const Clock::time_point t0 = Clock::now();
+  Clock::time_point t_done{};
+  bool done = false;
+  int32_t* rows = b.mask_rows_host();
+  const int n_words = b.n_mask_words;
+  for (int i = 0; i < n_masked; ++i) {
+    if (!done && backend_.forward_done()) done = true, t_done = Clock::now();
+    const int row = fb.mask_rows[size_t(i)];
+    SEAM_ASSERT(row >= 0 && row < fb.n_seqs() && (i == 0 || row > fb.mask_rows[size_t(i) - 1]),
+                "mask rows must be ascending sequence indices");
+    rows[i] = row;
+    uint32_t* words = b.bitmask_host(i);
+    std::fill_n(words, n_words, 0u);
+    fb.fill_mask(row, words, n_words);
+  }
+  if (!done && backend_.forward_done()) done = true, t_done = Clock::now();
+  const Clock::time_point t1 = Clock::now();
+  timing_.mask_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  timing_.mask_exposed_ms = done ? std::chrono::duration<double, std::milli>(t1 - t_done).count() : 0.0;
+  timing_.n_masked_rows = n_masked;
+  b.upload_masks(n_masked);
+}
+
 void ModelRunner::sample(const ForwardBatch& fb, std::vector<int32_t>& sampled) {
   const int S = fb.n_seqs();
   StepBuffers& b = *buf_;
+  const int n_masked = int(fb.mask_rows.size());
+  if (n_masked > 0) build_masks(fb);
   // Sampling runs outside every graph (after the decode graph's logits or the piecewise
   // pieces), so the host may decide per step whether logprobs run at all; rows that ask
   // for none are skipped inside the kernel by their k = -1 in the fixed logprob_k buffer.
@@ -256,6 +289,10 @@ void ModelRunner::sample(const ForwardBatch& fb, std::vector<int32_t>& sampled) 
     p.repetition = b.pen_repetition.rows(S);
     backend_.apply_penalties(b.logits.rows(S), p);
   }
+  // Structured output, after logit_bias and penalties so that neither can revive a
+  // forbidden token; the logprobs copy above keeps the raw distribution.
+  if (n_masked > 0)
+    backend_.apply_token_bitmask(b.logits.rows(S), b.bitmask.rows(n_masked), b.mask_rows.rows(n_masked));
   SamplingBatch s;
   s.n = S;
   s.temperature = b.temperature.rows(S);
@@ -331,10 +368,14 @@ void ModelRunner::forward(const ForwardBatch& fb, std::vector<int32_t>& sampled,
       stats_.decode_graph_replays++;
       stats_.padding_tokens += uint64_t(bs - S);
       if (report) *report = StepReport{StepPath::decode_graph, bs, bs - S, ""};
+      if (fb.has_verify_rows()) stats_.verify_steps_decode_graph++;
       sample(fb, sampled);
       return;
     }
-    reason = graph_config_.disable_cuda_graph ? "disabled" : "batch too large";
+    // A verify batch's key is its row count (sub-rows included): say so when it misses.
+    reason = graph_config_.disable_cuda_graph ? "disabled"
+             : fb.has_verify_rows()           ? "verify batch too large"
+                                              : "batch too large";
   } else {
     const int T = piecewise_graphs_ ? piecewise_graphs_->bucket_for(n) : 0;
     if (T > 0) {
@@ -346,6 +387,7 @@ void ModelRunner::forward(const ForwardBatch& fb, std::vector<int32_t>& sampled,
       (fb.mode == ForwardMode::mixed ? stats_.piecewise_replays_mixed : stats_.piecewise_replays_extend)++;
       stats_.padding_tokens += uint64_t(T - n);
       if (report) *report = StepReport{StepPath::piecewise_graph, T, T - n, ""};
+      if (fb.has_verify_rows()) stats_.verify_steps_piecewise++;
       sample(fb, sampled);
       return;
     }
@@ -353,6 +395,7 @@ void ModelRunner::forward(const ForwardBatch& fb, std::vector<int32_t>& sampled,
                                                                                            : "too many tokens";
   }
   note_eager(reason, report);
+  if (fb.has_verify_rows()) stats_.verify_steps_eager++;
   run_eager(fb, sampled);
 }
 
@@ -370,6 +413,7 @@ StepResult ModelRunner::forward(const ForwardBatch& fb, StepReport* report) {
     q.n_new = fb.qo_indptr[size_t(s) + 1] - fb.qo_indptr[size_t(s)];
     q.sample = fb.samples[size_t(s)] != 0;
     q.sampled_id = sampled[size_t(s)];
+    if (fb.has_verify_rows()) q.draft_index = fb.draft_index[size_t(s)];
     const int k = fb.sampling[size_t(s)].logprobs;
     if (q.sample && k >= 0) {
       const StepBuffers& b = *buf_;

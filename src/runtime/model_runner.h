@@ -1,6 +1,7 @@
 // ModelRunner: runs one ForwardBatch and returns its StepResult. It owns the
 // fixed step buffers and routes each batch (DESIGN.md "runtime"):
 //   DECODE          -> the full decode graph of the smallest batch-size bucket >= n_seqs
+//                      (a speculative verify row counts one row per token: scheduler.h)
 //   EXTEND / MIXED  -> the piecewise graphs of the smallest token bucket >= n_tokens
 //   anything else   -> eager, counted by reason
 // Graphs are captured once at start-up (capture_graphs) and sealed after.
@@ -78,6 +79,9 @@ class ModelRunner {
   // A timed step: stage, start the step timer, copy; ends the prepare phase.
   void start_step(const ForwardBatch& fb, int T, int S);
   void run_eager(const ForwardBatch& fb, std::vector<int32_t>& sampled);
+  // The step's grammar masks (ForwardBatch::mask_rows / fill_mask) into the pinned mask
+  // buffer, timed against the forward mark, and their h2d copy.
+  void build_masks(const ForwardBatch& fb);
   // Penalties, sampling, the d2h of the ids, then the wait for them (ends launch and wait).
   void sample(const ForwardBatch& fb, std::vector<int32_t>& sampled);
   void note_eager(const std::string& reason, StepReport* report);

@@ -62,8 +62,21 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   normed = make(a, {T, c.hidden_size});
   qkv = make(a, {T, c.q_size() + 2 * c.kv_size()});
   attn_out = make(a, {T, c.q_size()});
-  gate_up = make(a, {T, 2 * c.intermediate_size});
-  act = make(a, {T, c.intermediate_size});
+  const int64_t inter = mlp_buffer_width(c);  // dense layers and Qwen2-MoE's shared expert
+  gate_up = make(a, {T, 2 * inter});
+  act = make(a, {T, inter});
+  if (c.moe.enabled()) {
+    moe.router_logits = make(a, {T, c.moe.n_experts});
+    moe.topk_ids = make(DType::i32, {T, c.moe.n_experts_per_tok});
+    moe.topk_weights = make(DType::f32, {T, c.moe.n_experts_per_tok});
+    moe.expert_act = make(a, {T * c.moe.n_experts_per_tok, c.moe.expert_intermediate_size});
+    moe.expert_out = make(a, {T * c.moe.n_experts_per_tok, c.hidden_size});
+    moe.expert_index = make(DType::i32, {2 * c.moe.n_experts + 2 + T * c.moe.n_experts_per_tok});
+    if (c.moe.has_shared_expert()) {
+      moe.shared_gate = make(a, {T, 1});
+      moe.shared_out = make(a, {T, c.hidden_size});
+    }
+  }
   last_hidden = make(a, {S, c.hidden_size});
   logits = make(DType::f32, {S, c.vocab_size});
   {
@@ -79,6 +92,20 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
     lp_top = Tensor(out + S * 8 + S * K * 4, DType::f32, backend_.device(), {S, K});
     sampled_host = static_cast<int32_t*>(backend_.alloc_host(outputs_bytes_));
     std::memset(sampled_host, 0, outputs_bytes_);
+  }
+  {
+    // The masks block: the row list first, then the mask rows, so one copy of a prefix
+    // carries both.
+    n_mask_words = int((c.vocab_size + 31) / 32);
+    mask_rows_bytes_ = (size_t(S) * 4 + 63) / 64 * 64;
+    const size_t mask_bytes = mask_rows_bytes_ + size_t(S) * size_t(n_mask_words) * 4;
+    char* m = static_cast<char*>(backend_.alloc(mask_bytes));
+    allocations_.push_back(m);
+    bytes += mask_bytes;
+    mask_rows = Tensor(m, DType::i32, backend_.device(), {S});
+    bitmask = Tensor(m + mask_rows_bytes_, DType::i32, backend_.device(), {S, int64_t(n_mask_words)});
+    masks_host_ = backend_.alloc_host(mask_bytes);
+    std::memset(masks_host_, 0, mask_bytes);
   }
   bias_indptr = make(DType::i32, {S + 1});
   bias_tokens = make(DType::i32, {S * kMaxLogitBias});
@@ -96,6 +123,8 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   for (Tensor* t : {&residual, &normed, &qkv, &attn_out, &gate_up, &act, &last_hidden, &logits,
                     &pen_frequency, &pen_presence})
     backend_.fill(*t, 0.f);
+  for (Tensor* t : {&moe.router_logits, &moe.topk_weights, &moe.shared_gate, &moe.shared_out})
+    if (t->defined()) backend_.fill(*t, 0.f);
   backend_.fill(pen_repetition, 1.f);
   backend_.synchronize();
 }
@@ -104,10 +133,17 @@ void StepBuffers::download_outputs(int n_seqs, bool with_logprobs) {
   backend_.copy_d2h(sampled_host, sampled.data, with_logprobs ? outputs_bytes_ : size_t(n_seqs) * 4);
 }
 
+void StepBuffers::upload_masks(int n_masked) {
+  SEAM_ASSERT(n_masked >= 0 && n_masked <= sizes.max_seqs);
+  if (n_masked == 0) return;
+  backend_.copy_h2d(mask_rows.data, masks_host_, mask_rows_bytes_ + size_t(n_masked) * size_t(n_mask_words) * 4);
+}
+
 StepBuffers::~StepBuffers() {
   for (void* p : allocations_) backend_.release(p);
   backend_.release_host(inputs_host_);
   backend_.release_host(sampled_host);
+  backend_.release_host(masks_host_);
 }
 
 }  // namespace seam

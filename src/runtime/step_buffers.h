@@ -61,6 +61,19 @@ struct StepBuffers : ForwardBuffers {
   Tensor lp_sampled;     // [max_seqs] f32
   Tensor lp_top_ids;     // [max_seqs, kMaxTopLogprobs] i32
   Tensor lp_top;         // [max_seqs, kMaxTopLogprobs] f32
+  // Structured output: one device block [mask_rows | bitmask] with a pinned host mirror. A
+  // step with m constrained rows copies the row list and the first m mask rows, nothing else;
+  // a step without constraints copies nothing.
+  Tensor mask_rows;      // [max_seqs] i32: the logit row of each mask row
+  Tensor bitmask;        // [max_seqs, n_mask_words] i32 storage of u32 words
+  int n_mask_words = 0;  // ceil(vocab / 32)
+  int32_t* mask_rows_host() const { return static_cast<int32_t*>(masks_host_); }
+  uint32_t* bitmask_host(int i) const {
+    return reinterpret_cast<uint32_t*>(static_cast<char*>(masks_host_) + mask_rows_bytes_) +
+           int64_t(i) * n_mask_words;
+  }
+  // Issues the h2d of the row list and the first n_masked mask rows (pinned: returns at once).
+  void upload_masks(int n_masked);
 
   size_t bytes = 0;
 
@@ -94,6 +107,8 @@ struct StepBuffers : ForwardBuffers {
   size_t inputs_bytes_ = 0;
   size_t fixed_inputs_bytes_ = 0;  // the block up to page_table_writes
   size_t outputs_bytes_ = 0;
+  void* masks_host_ = nullptr;
+  size_t mask_rows_bytes_ = 0;  // the row list's part of the masks block, 64-byte aligned
   Tensor make(DType t, std::initializer_list<int64_t> dims);
   Tensor make_input(DType t, std::initializer_list<int64_t> dims);
 };

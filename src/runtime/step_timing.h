@@ -16,6 +16,12 @@ struct StepTiming {
   double wait_ms = 0;
   // The device's span from the first input copy to the d2h of the ids (Backend step timer).
   double gpu_ms = 0;
+  // Structured output (inside launch_ms): host time in the grammar mask callbacks, the rows
+  // masked, and how much of that time the device had already finished the forward (the part
+  // the masks were on the critical path; all of it on a synchronous backend).
+  double mask_ms = 0;
+  double mask_exposed_ms = 0;
+  int n_masked_rows = 0;
 };
 
 }  // namespace seam

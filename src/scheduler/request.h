@@ -32,6 +32,10 @@ struct Request {
   bool decoding = false;           // all pending tokens processed; one new token per step
   uint64_t admit_order = 0;        // admission counter, newest are retracted first
   int n_retractions = 0;
+  // Speculative decoding: tokens proposed to follow the sequence, verified by the next step
+  // (a verify row, scheduler.h). Set before each schedule() by the engine's proposer, cleared
+  // when the request leaves the running set; never part of the sequence until accepted.
+  std::vector<int32_t> draft_ids;
 
   // ---- output state ----
   FinishReason finish = FinishReason::none;

@@ -44,6 +44,7 @@ void Scheduler::release_kv(Request* r) {
   r->n_kv = 0;
   r->n_prefix_shared = 0;
   r->decoding = false;
+  r->draft_ids.clear();
   if (r->req_row >= 0) free_rows_.push_back(r->req_row);
   r->req_row = -1;
 }
@@ -115,19 +116,39 @@ void Scheduler::take_prefill(int budget, std::vector<ScheduledSeq>& out) {
 }
 
 bool Scheduler::ensure_decode_slots(std::vector<Request*>& decoding) {
-  // One new slot per decoding request; retract the newest until they fit.
+  // One new slot per decoding request and one per draft; drafts go first when KV is short,
+  // then the newest requests are retracted until the rest fit.
+  auto need_of = [&] {
+    int n = 0;
+    for (Request* r : decoding) n += 1 + int(r->draft_ids.size());
+    return n;
+  };
+  bool dropped = false;
   while (!decoding.empty()) {
-    const int need = int(decoding.size());
+    const int need = need_of();
     if (slots_.n_free() < need) cache_.evict(need - slots_.n_free());
     if (slots_.n_free() >= need) break;
+    if (!dropped && need > int(decoding.size())) {
+      for (Request* r : decoding) r->draft_ids.clear();
+      dropped = true;
+      stats_.drafts_dropped_for_kv++;
+      continue;
+    }
     auto newest = std::max_element(decoding.begin(), decoding.end(),
                                    [](Request* a, Request* b) { return a->admit_order < b->admit_order; });
     Request* victim = *newest;
     decoding.erase(newest);
     retract(victim);
   }
-  for (Request* r : decoding) SEAM_ASSERT(alloc_slots(r, 1));
+  for (Request* r : decoding) SEAM_ASSERT(alloc_slots(r, 1 + int(r->draft_ids.size())));
   return !decoding.empty();
+}
+
+void Scheduler::free_unused_slots(Request* r) {
+  SEAM_ASSERT(r->n_kv >= r->n_prefix_shared && r->n_kv <= int(r->slots.size()));
+  if (int(r->slots.size()) == r->n_kv) return;
+  slots_.free(r->slots.data() + r->n_kv, r->slots.size() - size_t(r->n_kv));
+  r->slots.resize(size_t(r->n_kv));
 }
 
 ForwardBatch Scheduler::schedule() {
@@ -136,11 +157,21 @@ ForwardBatch Scheduler::schedule() {
   pending_.page_table_slots.clear();
   ForwardBatch fb;
   std::vector<Request*> decoding;
-  for (Request* r : running_)
-    if (r->decoding) decoding.push_back(r);
+  int n_decode_tokens = 0;
+  for (Request* r : running_) {
+    if (!r->decoding) {
+      r->draft_ids.clear();
+      continue;
+    }
+    // A verify row's last position must fit the page table (max_context columns).
+    const int room = std::max(0, config_.max_context - r->n_kv - 1);
+    if (int(r->draft_ids.size()) > room) r->draft_ids.resize(size_t(room));
+    n_decode_tokens += 1 + int(r->draft_ids.size());
+    decoding.push_back(r);
+  }
 
   int budget = config_.chunked_prefill_size;
-  if (config_.enable_mixed_chunk) budget -= int(decoding.size());
+  if (config_.enable_mixed_chunk) budget -= n_decode_tokens;
   std::vector<ScheduledSeq> prefill;
   if (budget > 0) take_prefill(budget, prefill);
 
@@ -154,7 +185,14 @@ ForwardBatch Scheduler::schedule() {
   ensure_decode_slots(decoding);
   scheduled_ = std::move(prefill);
   const int n_prefill = int(scheduled_.size());
-  for (Request* r : decoding) scheduled_.push_back({r, 1, true});
+  for (Request* r : decoding) {
+    if (r->draft_ids.empty()) {
+      scheduled_.push_back({r, 1, true});
+      continue;
+    }
+    stats_.verify_rows++;
+    for (int i = 0; i <= int(r->draft_ids.size()); ++i) scheduled_.push_back({r, 1, true, i});
+  }
   if (scheduled_.empty()) {
     fb.mode = ForwardMode::idle;
     return fb;
@@ -182,24 +220,31 @@ void Scheduler::build(ForwardBatch& fb, ForwardMode mode, int n_prefill_seqs) {
   bool any_bias = false;
   for (const ScheduledSeq& s : scheduled_) any_bias |= s.sample && !s.req->params.logit_bias.empty();
   if (any_bias) fb.logit_bias_indptr.push_back(0);
+  bool any_verify = false;
+  for (const ScheduledSeq& s : scheduled_) any_verify |= s.draft_index >= 0;
   for (const ScheduledSeq& s : scheduled_) {
     Request* r = s.req;
     fb.request_ids.push_back(r->id);
     fb.samples.push_back(s.sample ? 1 : 0);
+    if (any_verify) fb.draft_index.push_back(s.draft_index);
     const int n_prompt = int(r->prompt_ids.size());
-    for (int p = r->n_kv; p < r->n_kv + s.n_new; ++p) {
+    // A verify sub-row i feeds one token at position n_kv + i: the pending token (i = 0) or
+    // draft i (whose KV is written now and kept only if the draft is accepted).
+    const int sub = std::max(0, s.draft_index);
+    const int p0 = r->n_kv + sub;
+    for (int p = p0; p < p0 + s.n_new; ++p) {
       if (r->params.prompt_logprobs && r->output_ids.empty() && p + 1 < n_prompt) {
         fb.prompt_lp_token.push_back(fb.n_tokens());
         fb.prompt_lp_target.push_back(r->prompt_ids[size_t(p) + 1]);
         fb.prompt_lp_k.push_back(r->params.logprobs);
         fb.prompt_lp_seq.push_back(int32_t(fb.request_ids.size()) - 1);
       }
-      fb.input_ids.push_back(r->token_at(p));
+      fb.input_ids.push_back(sub > 0 ? r->draft_ids[size_t(sub) - 1] : r->token_at(p));
       fb.positions.push_back(p);
       fb.out_cache_loc.push_back(r->slots[size_t(p)]);
     }
     fb.qo_indptr.push_back(fb.qo_indptr.back() + s.n_new);
-    fb.seq_lens.push_back(r->n_kv + s.n_new);
+    fb.seq_lens.push_back(p0 + s.n_new);
     fb.req_rows.push_back(r->req_row);
     SeqSampling ss;
     ss.temperature = r->params.temperature;
@@ -207,7 +252,10 @@ void Scheduler::build(ForwardBatch& fb, ForwardMode mode, int n_prefill_seqs) {
     ss.top_p = r->params.top_p;
     ss.min_p = r->params.min_p;
     ss.seed = r->seed;
-    ss.step = int32_t(r->output_ids.size());
+    // Sub-row i samples the token after draft i: output index size + i, drawn as a plain
+    // decode step at that index would draw it (sampling_rng.h), so an accepted run of
+    // drafts samples exactly what non-speculative decoding samples.
+    ss.step = int32_t(r->output_ids.size()) + sub;
     ss.frequency_penalty = r->params.frequency_penalty;
     ss.presence_penalty = r->params.presence_penalty;
     ss.repetition_penalty = r->params.repetition_penalty;

@@ -9,6 +9,17 @@
 // the runner applies them. The engine commits a step from the runner's
 // StepResult (Request::commit_step) and tells the scheduler only what it
 // cannot know: a request finished (finish) or was aborted (abort).
+//
+// Speculative decoding: a decoding request with d draft tokens (Request::draft_ids, set by
+// the engine before schedule()) becomes a *verify row* of d + 1 tokens -- its pending token
+// and the drafts -- at positions n_kv .. n_kv + d, with d + 1 KV slots allocated. The row is
+// laid out as d + 1 consecutive one-token rows of the same request (draft_index 0 .. d) whose
+// KV lengths grow by one: every token's KV is stored before attention runs, so sub-row i
+// attends causally to the request's KV and to the drafts before it, exactly like an extend
+// of d + 1 tokens, yet each sub-row has its own logits and sample, and a batch of verify
+// rows is an ordinary DECODE (or, beside a prefill chunk, MIXED) batch whose graph key is
+// its row count. After the step the engine keeps the accepted tokens' KV and returns the
+// rest at once (free_unused_slots).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -35,6 +46,8 @@ struct SchedulerStats {
   uint64_t prefill_tokens = 0;  // tokens computed in prefill rows
   int peak_running = 0;
   uint64_t budget_violations = 0;  // must stay 0 (checked by tests)
+  uint64_t verify_rows = 0;        // verify rows scheduled (requests with drafts)
+  uint64_t drafts_dropped_for_kv = 0;  // steps whose drafts were dropped to fit the KV pool
 };
 
 // One sequence of a batch being built.
@@ -42,6 +55,7 @@ struct ScheduledSeq {
   Request* req = nullptr;
   int n_new = 0;       // tokens fed this step
   bool sample = false; // this step produces the request's next token
+  int draft_index = -1; // >= 0: sub-row draft_index of the request's verify row
 };
 
 class Scheduler {
@@ -56,6 +70,8 @@ class Scheduler {
   ForwardBatch schedule();
   // Releases a finished request's KV (into the prefix cache when on) and its row.
   void finish(Request* req);
+  // Frees a running request's slots past n_kv (a verify row's rejected drafts), at once.
+  void free_unused_slots(Request* req);
 
   bool has_work() const { return !waiting_.empty() || !running_.empty(); }
   size_t n_waiting() const { return waiting_.size(); }

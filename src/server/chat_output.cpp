@@ -13,10 +13,17 @@ void ChatOutputDelta::append(ChatOutputDelta&& other) {
 ChatOutput::ChatOutput(std::unique_ptr<ReasoningParser> reasoning, std::unique_ptr<ToolCallParser> tools)
     : reasoning_(std::move(reasoning)), tools_(std::move(tools)) {}
 
+ChatOutput::ChatOutput(std::unique_ptr<ForcedToolCalls> forced) : forced_(std::move(forced)) {}
+
 ChatOutputDelta ChatOutput::split(ReasoningDelta r, bool final) {
   ChatOutputDelta d;
   d.reasoning = std::move(r.reasoning);
-  if (tools_) {
+  if (forced_) {
+    ToolParseDelta t = forced_->feed(r.content);
+    if (final) t.append(forced_->finish());
+    d.content = std::move(t.content);
+    d.tool_calls = std::move(t.calls);
+  } else if (tools_) {
     ToolParseDelta t = tools_->feed(r.content);
     if (final) t.append(tools_->finish());
     d.content = std::move(t.content);

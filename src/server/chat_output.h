@@ -1,7 +1,8 @@
 // ChatOutput: one chat choice's generated text split into reasoning_content,
 // content and tool_calls as it streams (reasoning parser first, then the
-// tool-call parser on the content after the reasoning), and the OpenAI JSON of
-// the pieces: the streaming `delta` and the final `message`.
+// tool-call parser on the content after the reasoning; or, for a forced tool
+// call, the whole text read as the call), and the OpenAI JSON of the pieces:
+// the streaming `delta` and the final `message`.
 #pragma once
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/finish_reason.h"
+#include "server/forced_tool_calls.h"
 #include "server/reasoning_parser.h"
 #include "server/tool_call_parser.h"
 
@@ -35,6 +37,8 @@ class ChatOutput {
  public:
   // Either parser may be null (that part is not parsed).
   ChatOutput(std::unique_ptr<ReasoningParser> reasoning, std::unique_ptr<ToolCallParser> tools);
+  // A forced tool call (tool_choice named or "required"): the whole output is the call's JSON.
+  explicit ChatOutput(std::unique_ptr<ForcedToolCalls> forced);
   ChatOutputDelta feed(std::string_view text);
   ChatOutputDelta finish();
 
@@ -49,6 +53,7 @@ class ChatOutput {
 
   std::unique_ptr<ReasoningParser> reasoning_;
   std::unique_ptr<ToolCallParser> tools_;
+  std::unique_ptr<ForcedToolCalls> forced_;
   std::string content_, reasoning_text_;
   std::vector<ToolCall> calls_;
 };

@@ -64,9 +64,10 @@ void CompletionJob::submit() {
   std::vector<std::string> logged_prompts;  // only for --log-requests-level >= 2
   const bool log_prompts = log::request_log_level() >= 2;
   if (request_.kind == ApiKind::chat) {
-    if (!request_.tools.is_null() && ctx_.tool_call_parser.empty())
+    // A forced call (tool_choice named or "required") is read from its constrained JSON: no parser needed.
+    if (!request_.tools.is_null() && request_.tool_choice == "auto" && ctx_.tool_call_parser.empty())
       throw bad_request("tools: this server parses no tool calls (start it with --tool-call-parser NAME), "
-                        "or send tool_choice \"none\"",
+                        "or send tool_choice \"none\", \"required\" or a named function",
                         "tools");
     std::string text;
     prompt_ids_.push_back(encode_chat_prompt(*ctx_.chat_template, tok, request_, max_context, &text));
@@ -97,7 +98,8 @@ void CompletionJob::submit() {
   if (request_.kind == ApiKind::chat)
     params.stop_token_ids.insert(params.stop_token_ids.end(), ctx_.chat_stop_ids.begin(), ctx_.chat_stop_ids.end());
   // Markers of these formats are special tokens, which detokenizing would drop (vLLM does the same).
-  if (!request_.tools.is_null() && (ctx_.tool_call_parser == "llama3" || ctx_.tool_call_parser == "mistral"))
+  if (!request_.tools.is_null() && request_.tool_choice == "auto" &&
+      (ctx_.tool_call_parser == "llama3" || ctx_.tool_call_parser == "mistral"))
     params.skip_special_tokens = false;
   const int64_t n = int64_t(prompt_ids_.size()) * request_.n;
   choices_.resize(size_t(n));
@@ -238,8 +240,13 @@ std::string CompletionJob::take_echo_and_logprobs(const Event& e, nlohmann::json
 
 std::shared_ptr<ChatOutput> CompletionJob::make_chat_output() const {
   if (request_.kind != ApiKind::chat) return nullptr;
+  if (request_.tool_choice == "function")
+    return std::make_shared<ChatOutput>(ForcedToolCalls::named(request_.tool_choice_name));
+  if (request_.tool_choice == "required") return std::make_shared<ChatOutput>(ForcedToolCalls::required());
   std::unique_ptr<ReasoningParser> reasoning;
-  if (!ctx_.reasoning_parser.empty()) {
+  // A constrained output starts at its first token: it holds no reasoning to split off (a reasoning
+  // parser that expects the text to open inside <think> would take the whole answer for reasoning).
+  if (!ctx_.reasoning_parser.empty() && !request_.params.constraint) {
     bool enable_thinking = true;  // the templates' default
     if (auto it = request_.chat_template_kwargs.find("enable_thinking");
         it != request_.chat_template_kwargs.end() && it->is_boolean())

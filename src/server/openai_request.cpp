@@ -7,6 +7,7 @@
 #include "server/api_error.h"
 #include "server/logprob_request.h"
 #include "server/request_fields.h"
+#include "server/structured_output_request.h"
 #include "server/tool_request.h"
 
 namespace seam {
@@ -197,11 +198,17 @@ ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
   read_logprob_fields(j, kind, r);
   if (const json* v = find(j, "model")) r.model = read_string(*v, "model");
   if (find(j, "add_special_tokens")) r.add_special_tokens = read_bool(j, "add_special_tokens", true);
+  // Tools, documents, kwargs and schemas keep the client's member order: read from a second,
+  // order-keeping parse (only when a field needs it).
+  std::optional<nlohmann::ordered_json> ordered;
+  if (kind == ApiKind::chat || has_structured_output_fields(j)) ordered = nlohmann::ordered_json::parse(body);
   if (kind == ApiKind::completion) {
     r.prompts = read_prompts(j);
   } else {
-    read_chat_input(j, nlohmann::ordered_json::parse(body), r);
+    read_chat_input(j, *ordered, r);  // a named or "required" tool_choice sets the constraint
   }
+  // response_format, regex, structured_outputs, guided_*: 400 when a second constraint is asked.
+  if (ordered) read_structured_output_fields(*ordered, r);
 
   SamplingParams& p = r.params;
   p.max_new_tokens = 16;  // OpenAI's default for completions; chat defaults to the rest of the context
@@ -244,6 +251,7 @@ ApiRequest parse_api_request(const std::string& body, ApiKind kind) {
   }
   p.ignore_eos = read_bool(j, "ignore_eos", false);
   p.skip_special_tokens = read_bool(j, "skip_special_tokens", true);
+  p.disable_speculative = read_bool(j, "disable_speculative", false);
 
   read_int_field(j, "n", r.n, 1, k_max_n);
   r.stream = read_bool(j, "stream", false);

@@ -32,7 +32,11 @@ struct ApiRequest {
   nlohmann::ordered_json documents;  // a list for the template's `documents`, or null
   nlohmann::ordered_json chat_template_kwargs = nlohmann::ordered_json::object();  // extra template variables
   nlohmann::ordered_json tools;      // the tools the template renders; null: none (or tool_choice "none")
-  std::string tool_choice = "auto";  // "none" | "auto"
+  // "none" | "auto" | "required" | "function" (a named function: tool_choice_name). required and
+  // function constrain the output (params.constraint, tool_choice_constraint.h) and the answer is
+  // parsed as tool calls (forced_tool_calls.h).
+  std::string tool_choice = "auto";
+  std::string tool_choice_name;
   bool separate_reasoning = true;    // sglang's field: false leaves the reasoning in content
   bool add_generation_prompt = true;  // chat: the template's assistant header
   bool continue_final_message = false;  // chat: the text ends inside the last message (a prefill)

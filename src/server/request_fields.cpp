@@ -34,6 +34,8 @@ constexpr RequestField k_fields[] = {
     {"stop", k_generate, S::honoured, "OpenAI", "stop strings, left out of the text"},
     {"stop_token_ids", k_generate, S::honoured, "vLLM, sglang", "extra stop token ids"},
     {"ignore_eos", k_generate, S::honoured, "vLLM, sglang", "generate past EOS"},
+    {"disable_speculative", k_generate, S::honoured, "seam",
+     "true: this request does not speculate (--speculative-algorithm); the output is the same either way"},
     {"skip_special_tokens", k_generate, S::honoured, "vLLM, sglang", "special tokens left out of the text"},
     {"n", k_generate, S::honoured, "OpenAI", "choices per prompt (1-16)"},
     {"stream", k_generate, S::honoured, "OpenAI", "server-sent events"},
@@ -56,7 +58,8 @@ constexpr RequestField k_fields[] = {
     {"tools", k_chat | k_tokenize, S::honoured, "OpenAI",
      "rendered by the chat template; with --tool-call-parser the calls come back as message.tool_calls"},
     {"tool_choice", k_chat, S::honoured, "OpenAI",
-     "none (tools not rendered) or auto; required and a named function are 400 (tool_request.cpp)"},
+     "none (tools not rendered), auto (--tool-call-parser), required or a named function (the output constrained "
+     "to the call's JSON, parsed into tool_calls; tool_request.cpp)"},
     {"separate_reasoning", k_chat, S::honoured, "sglang",
      "with --reasoning-parser: reasoning in reasoning_content (default true) or left in content"},
 
@@ -70,23 +73,28 @@ constexpr RequestField k_fields[] = {
      "a routing hint for OpenAI's prompt cache; seam's prefix cache matches by content"},
     {"prediction", k_chat, S::harmless, "OpenAI", "predicted output: a latency hint, the answer is the same without it"},
     {"parallel_tool_calls", k_chat, S::harmless, "OpenAI",
-     "whether several tool calls may come in one turn: seam constrains no output, so every call the model writes is "
-     "returned either way (vLLM ignores it too)"},
+     "whether several tool calls may come in one turn: every call the model writes is returned either way, and "
+     "tool_choice \"required\" allows several (vLLM ignores it too)"},
     {"request_id", k_generate, S::harmless, "vLLM", "a caller's id for logs; seam names responses itself"},
     {"rid", k_generate, S::harmless, "sglang", "a caller's id for logs; seam names responses itself"},
     {"custom_labels", k_generate, S::harmless, "sglang", "metric labels; seam's metrics have no per-request labels"},
+    {"guided_decoding_backend", k_generate, S::harmless, "vLLM",
+     "a structured-output backend's name (xgrammar, guidance, ...): seam has one grammar engine, whose output "
+     "fits the constraint whatever the name (a string; vLLM V1 also decides the backend at start)"},
 
-    // ---- refused until work in flight lands (issue 20) ----
-    {"response_format", k_generate, S::refused_until_implemented, "OpenAI",
-     "structured output: grammar/ is not wired to the sampler yet", R"([{"type": "text"}])"},
-    {"regex", k_generate, S::refused_until_implemented, "sglang", "structured output (regex)"},
-    {"ebnf", k_generate, S::refused_until_implemented, "sglang", "structured output (EBNF)"},
-    {"json_schema", k_generate, S::refused_until_implemented, "sglang", "structured output (JSON Schema)"},
-    {"guided_json", k_generate, S::refused_until_implemented, "vLLM", "structured output (JSON Schema)"},
-    {"guided_regex", k_generate, S::refused_until_implemented, "vLLM", "structured output (regex)"},
-    {"guided_choice", k_generate, S::refused_until_implemented, "vLLM", "structured output (a choice)"},
-    {"guided_grammar", k_generate, S::refused_until_implemented, "vLLM", "structured output (a grammar)"},
-    {"structured_outputs", k_generate, S::refused_until_implemented, "vLLM", "structured output"},
+    // issue 21: structured output (structured_output_request.cpp reads these; one per request)
+    {"response_format", k_generate, S::honoured, "OpenAI",
+     "structured output: {type: text | json_object | json_schema, json_schema: {name, schema, strict}}"},
+    {"regex", k_generate, S::honoured, "sglang", "structured output: the output matches the regular expression"},
+    {"ebnf", k_generate, S::honoured, "sglang", "structured output: the output is a sentence of the EBNF grammar"},
+    {"json_schema", k_generate, S::honoured, "sglang",
+     "structured output: JSON fitting the schema (an object or a string of JSON)"},
+    {"guided_json", k_generate, S::honoured, "vLLM", "structured output: JSON fitting the schema (vLLM's older name)"},
+    {"guided_regex", k_generate, S::honoured, "vLLM", "structured output: a regular expression (vLLM's older name)"},
+    {"guided_choice", k_generate, S::honoured, "vLLM", "structured output: one of a list of strings (vLLM's older name)"},
+    {"guided_grammar", k_generate, S::honoured, "vLLM", "structured output: an EBNF grammar (vLLM's older name)"},
+    {"structured_outputs", k_generate, S::honoured, "vLLM",
+     "structured output: {json | regex | choice | grammar | json_object, disable_any_whitespace?}"},
 
     // ---- refused: not implemented, and they change the output ----
     {"best_of", k_generate, S::refused, "OpenAI", "best_of other than 1 (ranking n samples needs logprobs)", "[1]"},
@@ -113,8 +121,9 @@ constexpr RequestField k_fields[] = {
     {"logits_processors", k_generate, S::refused, "vLLM", "custom logits processors"},
     {"custom_logit_processor", k_generate, S::refused, "sglang", "custom logits processors"},
     {"custom_params", k_generate, S::refused, "sglang", "custom logits processors' parameters"},
-    {"guided_decoding_backend", k_generate, S::refused, "vLLM", "a choice of structured-output backend"},
-    {"guided_whitespace_pattern", k_generate, S::refused, "vLLM", "a structured-output whitespace pattern"},
+    {"guided_whitespace_pattern", k_generate, S::refused, "vLLM",
+     "a structured-output whitespace pattern (JSON output is compact, or any JSON whitespace with "
+     "structured_outputs.disable_any_whitespace false)"},
     {"structural_tag", k_generate, S::refused, "vLLM", "structural tags"},
     {"return_tokens_as_token_ids", k_generate, S::refused, "vLLM", "token ids in place of token texts", "[false]"},
     {"return_token_ids", k_generate, S::refused, "vLLM, sglang", "token ids in the response", "[false]"},

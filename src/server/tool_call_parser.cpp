@@ -20,14 +20,6 @@ bool all_space(std::string_view s) {
   return true;
 }
 
-// "call_" + 24 hex digits: random per parser, then the call's index (unique in a response).
-std::string random_prefix() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)rng());
-  return buf;
-}
-
 }  // namespace
 
 ToolParseDelta ToolCallParser::feed(std::string_view text) {
@@ -38,11 +30,9 @@ ToolParseDelta ToolCallParser::feed(std::string_view text) {
 ToolParseDelta ToolCallParser::finish() { return run(true); }
 
 void ToolCallParser::emit(ToolParseDelta& out, std::vector<Call>& calls) {
-  if (id_prefix_.empty()) id_prefix_ = random_prefix();
+  if (id_prefix_.empty()) id_prefix_ = tool_call_detail::random_id_prefix();
   for (Call& c : calls) {
-    char id[48];
-    std::snprintf(id, sizeof id, "call_%s%08x", id_prefix_.c_str(), unsigned(n_calls_));
-    out.calls.push_back(ToolCallDelta{n_calls_, id, std::move(c.name), ""});
+    out.calls.push_back(ToolCallDelta{n_calls_, tool_call_detail::call_id(id_prefix_, n_calls_), std::move(c.name), ""});
     out.calls.push_back(ToolCallDelta{n_calls_, "", "", std::move(c.arguments)});
     ++n_calls_;
   }
@@ -106,6 +96,19 @@ ToolParseDelta ToolCallParser::run(bool final) {
 }
 
 namespace tool_call_detail {
+
+std::string random_id_prefix() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)rng());
+  return buf;
+}
+
+std::string call_id(const std::string& prefix, int index) {
+  char id[48];
+  std::snprintf(id, sizeof id, "call_%s%08x", prefix.c_str(), unsigned(index));
+  return id;
+}
 
 size_t json_value_end(std::string_view s) {
   size_t i = 0;

@@ -91,6 +91,10 @@ namespace tool_call_detail {
 size_t json_value_end(std::string_view s);
 // The length of the longest suffix of `buf` that is a proper prefix of `marker`.
 size_t partial_suffix(std::string_view buf, std::string_view marker);
+// Call ids: "call_" + 24 hex digits, a random prefix per response choice (16) then the
+// call's index (8), so ids are unique in a response.
+std::string random_id_prefix();
+std::string call_id(const std::string& prefix, int index);
 }  // namespace tool_call_detail
 
 }  // namespace seam

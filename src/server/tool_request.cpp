@@ -1,6 +1,7 @@
 #include "server/tool_request.h"
 
 #include "server/api_error.h"
+#include "server/tool_choice_constraint.h"
 
 namespace seam {
 
@@ -36,23 +37,27 @@ void check_tools(const ojson& tools) {
   }
 }
 
-std::string read_tool_choice(const ojson& body) {
+// tool_choice: "none", "auto", "required" or {"type": "function", "function": {"name": X}}
+// (X in `name`). Whether X is one of the tools is checked once the tools are read.
+std::string read_tool_choice(const ojson& body, std::string& name) {
   const ojson* v = find(body, "tool_choice");
   if (!v) return "auto";
   if (v->is_string()) {
     const std::string c = v->get<std::string>();
-    if (c == "none" || c == "auto") return c;
-    if (c == "required")
-      throw wrong("tool_choice",
-                  "\"required\" is not supported: it needs constrained decoding, which seam does not have yet "
-                  "(use \"auto\" or \"none\")");
-    throw wrong("tool_choice", "must be \"none\", \"auto\", \"required\" or a named function, got \"" + c + "\"");
-  }
-  if (v->is_object())
+    if (c == "none" || c == "auto" || c == "required") return c;
     throw wrong("tool_choice",
-                "naming a function is not supported: it needs constrained decoding, which seam does not have yet "
-                "(use \"auto\" or \"none\")");
-  throw wrong("tool_choice", "must be a string or an object");
+                "must be \"none\", \"auto\", \"required\" or a named function, got \"" + c.substr(0, 64) + "\"");
+  }
+  if (!v->is_object()) throw wrong("tool_choice", "must be a string or an object");
+  const ojson* type = find(*v, "type");
+  if (!type || *type != "function") throw wrong("tool_choice.type", "must be \"function\"");
+  const ojson* f = find(*v, "function");
+  if (!f || !f->is_object()) throw wrong("tool_choice.function", "must be an object {\"name\": ...}");
+  const ojson* n = find(*f, "name");
+  if (!n || !n->is_string() || n->get<std::string>().empty())
+    throw wrong("tool_choice.function.name", "must be a non-empty string");
+  name = n->get<std::string>();
+  return "function";
 }
 
 // An assistant message's tool_calls, with string arguments parsed to objects.
@@ -98,11 +103,26 @@ void read_chat_tool_fields(const ojson& body, ApiRequest& r) {
     if (!v->is_boolean()) throw wrong("separate_reasoning", "must be a boolean");
     r.separate_reasoning = v->get<bool>();
   }
-  r.tool_choice = read_tool_choice(body);
+  r.tool_choice = read_tool_choice(body, r.tool_choice_name);
   if (const ojson* v = find(body, "tools")) {
     check_tools(*v);
     // tool_choice "none": the model is not asked to call (sglang does not render the tools).
     if (!v->empty() && r.tool_choice != "none") r.tools = *v;
+  }
+  // A forced call (vLLM's way): the output is constrained to the call's JSON and parsed back into
+  // tool calls (forced_tool_calls.h); no --tool-call-parser needed.
+  if (r.tool_choice == "required" || r.tool_choice == "function") {
+    if (r.tools.is_null())
+      throw wrong("tool_choice", std::string("\"") + (r.tool_choice == "required" ? "required" : "a named function") +
+                                     "\" needs a non-empty 'tools' list");
+    if (r.tool_choice == "function") {
+      bool known = false;
+      for (const ojson& t : r.tools) known = known || t["function"]["name"] == r.tool_choice_name;
+      if (!known)
+        throw wrong("tool_choice.function.name",
+                    "names no tool of 'tools': \"" + r.tool_choice_name.substr(0, 64) + "\"");
+    }
+    r.params.constraint = tool_choice_constraint(r.tools, r.tool_choice == "function" ? r.tool_choice_name : "");
   }
 
   const ojson& messages = body["messages"];

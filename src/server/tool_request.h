@@ -2,9 +2,12 @@
 // with member order kept (ordered_json), since a template prints tools, tool
 // calls, documents and kwargs in the order the client wrote them:
 //   tools            [{type: "function", function: {name, description?, parameters?}}]
-//   tool_choice      "none" (tools not rendered, no parsing) | "auto" (default);
-//                    "required" and a named function are refused (400) until
-//                    constrained decoding exists
+//   tool_choice      "none" (tools not rendered, no parsing) | "auto" (default,
+//                    the --tool-call-parser finds calls) | "required" | a named
+//                    function {"type": "function", "function": {"name": X}}: the
+//                    last two constrain the output (r.params.constraint, field
+//                    "tool_choice"; tool_choice_constraint.h) and need tools; X
+//                    must name one of them
 //   messages[i]      assistant tool_calls (arguments given as a JSON string reach
 //                    the template as an object, as vLLM passes them), tool
 //                    messages' tool_call_id and name

@@ -66,7 +66,7 @@ TEST_F(CudaGraphs, ReplayWithChangedInputsEqualsEager) {
     Tensor v = qkv.slice_cols((heads + kv) * d, kv * d).unflatten_last(kv, d);
     gpu->rope(q, k, pos, freq);
     gpu->store_kv(kc, vc, k, v, slots);
-    gpu->attention(attn, q, kc, vc, b, 0.125f);
+    gpu->attention(attn, q, kc, vc, b, AttentionOptions{0.125f});
     gpu->linear_accumulate(x, attn.view({n, heads * d}), w_o, Tensor{});
     gpu->rms_norm_linear(gu, h, x, norm_w, 1e-5f, w_gu, Tensor{});
     gpu->silu_mul(act, gu);

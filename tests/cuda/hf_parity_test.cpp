@@ -1,6 +1,7 @@
 // seam on the GPU against Hugging Face transformers on random-weight models of
 // real shapes (made by tools/make_random_models.py on the GPU machine; the
-// folder is given by SEAM_HF_MODELS), for prompts of 1, 17 and 1000 tokens,
+// folder is given by SEAM_HF_MODELS), for prompts of 1, 17 and 1000 tokens (the windowed
+// shapes add one longer than their window: 4,500 tokens for 4,096, 1,500 for Gemma 3's 1,024),
 // alone and batched together:
 //  - float32: last-token logits within 1e-4 of transformers' float32 run, and
 //    the first 32 greedy ids equal (random weights give small margins, so only
@@ -22,6 +23,9 @@
 
 namespace seam::test {
 namespace {
+
+// The longest reference prompt (4,500 tokens) plus 32 greedy tokens fits one KV row of this.
+constexpr int kMaxPrompt = 4608;
 
 struct RefPrompt {
   std::vector<int32_t> ids, greedy_fp32;
@@ -49,7 +53,7 @@ std::vector<std::vector<float>> run_logits(ModelRunner& runner, const std::vecto
     for (size_t w : which) {
       const auto& ids = prompts[w].ids;
       std::vector<int32_t> slots(ids.size());
-      for (size_t p = 0; p < ids.size(); ++p) slots[p] = int32_t(1 + row * 2048 + p);
+      for (size_t p = 0; p < ids.size(); ++p) slots[p] = int32_t(1 + row * kMaxPrompt + p);
       runner.kv().set_slots(row, 0, slots.data(), int(ids.size()));
       for (size_t p = 0; p < ids.size(); ++p) {
         fb.input_ids.push_back(ids[p]);
@@ -97,11 +101,14 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
     cfg.model_path = dir;
     cfg.device = Device::cuda;
     cfg.dtype = dtype;
-    cfg.context_length = 2048;
+    cfg.context_length = kMaxPrompt;
     cfg.max_running_requests = 8;
-    cfg.chunked_prefill_size = 4096;
-    cfg.max_total_tokens = 16384;
-    cfg.mem_fraction_static = 0.6;
+    cfg.chunked_prefill_size = 8192;  // run_logits' forwards: the 4,500-token prompt, and all prompts in one batch
+    cfg.max_total_tokens = 5 * kMaxPrompt;  // run_logits' rows 0..3 of kMaxPrompt slots each, from slot 1
+    // The MoE shapes' float32 weights fill most of the GPU (qwen3-30b-a3b: 114 GiB).
+    const bool moe = GetParam() == "qwen3-30b-a3b" || GetParam() == "qwen1.5-moe-a2.7b" ||
+                     GetParam() == "mixtral-8x7b-16l";
+    cfg.mem_fraction_static = moe ? 0.92 : 0.6;
     Engine engine(cfg);
     const int V = engine.model_info().vocab_size;
     const bool fp32 = std::string(dtype) == "float32";
@@ -144,7 +151,10 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, HfParity,
-                         ::testing::Values("llama-3.1-8b", "llama-3.2-1b", "qwen2.5-0.5b", "qwen3-0.6b"),
+                         ::testing::Values("llama-3.1-8b", "llama-3.2-1b", "qwen2.5-0.5b", "qwen3-0.6b", "gemma-2-9b",
+                                           "gemma-3-4b", "phi-3.5-mini", "phi-4-mini", "mistral-7b-v0.1",
+                                           // issue 23: mixture of experts (float32 weights up to 114 GiB)
+                                           "qwen3-30b-a3b", "qwen1.5-moe-a2.7b", "mixtral-8x7b-16l"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& c : s) c = std::isalnum(uint8_t(c)) ? c : '_';

@@ -1,12 +1,18 @@
 // End-to-end test of `seam serve` with the official openai npm client.
 // usage: node openai_client_test.mjs PORT GOLDEN_JSON [TOOLS_PORT]
 // Runs completions, chat completions and streaming against the server and
-// checks that greedy completions of the golden prompts give the golden text.
+// checks that greedy completions of the golden prompts give the golden text;
+// structured output (structuredChecks below): response_format json_schema
+// through create, parse and a stream, json_object, vLLM/sglang fields, and
+// named and "required" tool_choice.
 // TOOLS_PORT: a server started with the test chat template of server_e2e_test.cpp,
 // --tool-call-parser hermes and --reasoning-parser deepseek-r1: tools, a tool
 // history and reasoning_content, streamed and not (toolChecks below).
 import fs from "node:fs";
 import OpenAI from "openai";
+// What zodResponseFormat builds (without zod): a json_schema response format that
+// chat.completions.parse turns into message.parsed.
+import { makeParseableResponseFormat } from "openai/lib/parser";
 
 const [port, goldenPath, toolsPort] = process.argv.slice(2);
 if (!port || !goldenPath) {
@@ -198,8 +204,8 @@ async function main() {
   checkEq(harmless.choices.length, 1, "harmless fields accepted");
   for (const [call, field] of [
     [() => client.completions.create({ model, prompt: "x", suffix: "!" }), "suffix"],
-    [() => client.chat.completions.create({ model, messages: hi, response_format: { type: "json_object" } }),
-     "response_format"],
+    [() => client.chat.completions.create({ model, messages: hi, response_format: { type: "json_object" }, regex: "a" }),
+     "regex"],
     [() => client.chat.completions.create({ model, messages: hi, temprature: 0 }), "temprature"],
   ]) {
     try {
@@ -211,6 +217,7 @@ async function main() {
     }
   }
 
+  await structuredChecks(model);
   if (toolsPort) await toolChecks();
 
   if (failures > 0) {
@@ -218,6 +225,133 @@ async function main() {
     process.exit(1);
   }
   console.log(`openai client e2e: all checks passed (${nGolden} golden cases${toolsPort ? ", tools and reasoning" : ""})`);
+}
+
+// A person's schema: every value bounded, so a greedy answer of stories260K ends well within 200 tokens.
+const personSchema = {
+  type: "object",
+  properties: {
+    name: { type: "string", maxLength: 10 },
+    age: { type: "integer", minimum: 0, maximum: 120 },
+    pets: { type: "array", items: { enum: ["cat", "dog", "fish"] }, minItems: 1, maxItems: 3 },
+    home: { type: "object", properties: { city: { type: "string", pattern: "^[A-Z][a-z]{1,8}$" } }, required: ["city"] },
+    alive: { type: "boolean" },
+  },
+  required: ["name", "age", "pets", "home", "alive"],
+  additionalProperties: false,
+};
+
+// The checks a validator would make of personSchema (the e2e tests carry no validator library).
+function checkPerson(p, what) {
+  check(p !== null && typeof p === "object" && !Array.isArray(p), `${what}: an object`);
+  if (!p || typeof p !== "object") return;
+  checkEq(Object.keys(p).join(","), "name,age,pets,home,alive", `${what}: keys`);
+  check(typeof p.name === "string" && [...p.name].length <= 10, `${what}: name`);
+  check(Number.isInteger(p.age) && p.age >= 0 && p.age <= 120, `${what}: age`);
+  check(Array.isArray(p.pets) && p.pets.length >= 1 && p.pets.length <= 3 &&
+        p.pets.every((x) => ["cat", "dog", "fish"].includes(x)), `${what}: pets`);
+  check(p.home && typeof p.home.city === "string" && /^[A-Z][a-z]{1,8}$/.test(p.home.city), `${what}: home.city`);
+  check(typeof p.alive === "boolean", `${what}: alive`);
+}
+
+// Structured output through the client's own calls.
+async function structuredChecks(model) {
+  const messages = [{ role: "user", content: "Describe a person." }];
+  const responseFormat = { type: "json_schema", json_schema: { name: "person", strict: true, schema: personSchema } };
+  const base = { model, messages, max_tokens: 200, temperature: 0 };
+
+  const r = await client.chat.completions.create({ ...base, response_format: responseFormat });
+  checkEq(r.choices[0].finish_reason, "stop", "json_schema: finish_reason");
+  let person = null;
+  try {
+    person = JSON.parse(r.choices[0].message.content);
+  } catch (e) {
+    check(false, `json_schema: content is JSON: ${r.choices[0].message.content}`);
+  }
+  checkPerson(person, "json_schema");
+
+  // chat.completions.parse with a parseable response format (what zodResponseFormat makes).
+  const parsed = await client.chat.completions.parse({
+    ...base, temperature: 1, seed: 3,
+    response_format: makeParseableResponseFormat(responseFormat, (text) => JSON.parse(text)),
+  });
+  checkPerson(parsed.choices[0].message.parsed, "parse: message.parsed");
+
+  // Streamed: the chunks' content is the same JSON as the whole answer (greedy).
+  const stream = await client.chat.completions.create({ ...base, response_format: responseFormat, stream: true });
+  let text = "";
+  for await (const chunk of stream) for (const c of chunk.choices) text += c.delta?.content ?? "";
+  checkEq(text, r.choices[0].message.content, "json_schema streamed: content");
+
+  // json_object: an object (cut by max_tokens or not, it starts as one).
+  const jo = await client.chat.completions.create({ ...base, max_tokens: 40, response_format: { type: "json_object" } });
+  check(jo.choices[0].message.content.startsWith("{"), `json_object: ${jo.choices[0].message.content}`);
+
+  // vLLM's and sglang's fields pass through the client as extra body fields.
+  const choice = await client.completions.create({
+    model, prompt: "The color is", max_tokens: 10, temperature: 1, seed: 1, n: 3,
+    structured_outputs: { choice: ["red", "green", "blue"] },
+  });
+  check(choice.choices.every((c) => ["red", "green", "blue"].includes(c.text)), "structured_outputs.choice");
+  const rx = await client.completions.create({
+    model, prompt: "Code:", max_tokens: 20, temperature: 1, seed: 2, regex: "[A-Z]{2}-[0-9]{3}",
+  });
+  check(/^[A-Z]{2}-[0-9]{3}$/.test(rx.choices[0].text), `sglang regex: ${rx.choices[0].text}`);
+  await expectStatus(client.chat.completions.create({ ...base, regex: "(unclosed" }), 400, "a regex that does not compile");
+}
+
+// Named and "required" tool_choice (on the tools server: its template renders tools; the forced
+// call needs no tool-call parser, and its reasoning parser is not applied to a constrained output).
+async function forcedToolChecks(tc, model) {
+  const client = tc;
+  const messages = [{ role: "user", content: "Describe a person." }];
+  // The tools template prints each tool as JSON: small schemas keep the prompt within the 512-token context.
+  const base = { model, messages, max_tokens: 100, temperature: 0 };
+  const ageSchema = {
+    type: "object", properties: { n: { type: "string", maxLength: 6 }, age: { type: "integer", minimum: 0, maximum: 99 } },
+    required: ["n", "age"], additionalProperties: false,
+  };
+  const checkAge = (a, what) => {
+    check(a && typeof a === "object" && typeof a.n === "string" && [...a.n].length <= 6 && Number.isInteger(a.age) &&
+          a.age >= 0 && a.age <= 99 && Object.keys(a).join(",") === "n,age", `${what}: ${JSON.stringify(a)}`);
+  };
+
+  // Named tool_choice: one call to the tool, its arguments fit the parameters; parse() parses a strict tool's.
+  const tools = [{
+    type: "function",
+    function: { name: "describe", strict: true, parameters: ageSchema },
+  }, {
+    type: "function",
+    function: { name: "ping", strict: true, parameters: { type: "object", properties: {}, additionalProperties: false } },
+  }];
+  const named = await client.chat.completions.parse({
+    ...base, tools, tool_choice: { type: "function", function: { name: "describe" } },
+  });
+  const nm = named.choices[0].message;
+  checkEq(named.choices[0].finish_reason, "tool_calls", "named tool_choice: finish_reason");
+  checkEq(nm.content, null, "named tool_choice: content");
+  checkEq(nm.tool_calls?.length, 1, "named tool_choice: one call");
+  checkEq(nm.tool_calls?.[0]?.function?.name, "describe", "named tool_choice: the named function");
+  checkAge(nm.tool_calls?.[0]?.function?.parsed_arguments, "named tool_choice: parsed_arguments");
+
+  // Streamed through the client's runner: the final message has the same call.
+  const runner = client.chat.completions.stream({
+    ...base, tools, tool_choice: { type: "function", function: { name: "describe" } },
+  });
+  const final = await runner.finalChatCompletion();
+  checkEq(final.choices[0].message.tool_calls?.[0]?.function?.arguments, nm.tool_calls?.[0]?.function?.arguments,
+          "named tool_choice streamed: the same arguments");
+
+  // "required": one or more calls, each to a given tool with fitting arguments.
+  const req = await client.chat.completions.create({ ...base, tools, tool_choice: "required" });
+  const calls = req.choices[0].message.tool_calls ?? [];
+  check(calls.length >= 1, "required: at least one call");
+  for (const c of calls) {
+    check(["describe", "ping"].includes(c.function.name), `required: a known tool (${c.function.name})`);
+    const args = JSON.parse(c.function.arguments);
+    if (c.function.name === "describe") checkAge(args, "required: describe's arguments");
+    else checkEq(JSON.stringify(args), "{}", "required: ping's arguments");
+  }
 }
 
 // Python's json.dumps (what the template's tojson prints): ", " and ": " separators, keys in order.
@@ -299,10 +433,10 @@ async function toolChecks() {
   checkEq(kept.choices[0].message.content, text, "separate_reasoning false: content");
   checkEq(kept.choices[0].message.reasoning_content, undefined, "separate_reasoning false: no reasoning_content");
 
-  await expectStatus(tc.chat.completions.create({ ...params, tool_choice: "required" }), 400, "tool_choice required");
   await expectStatus(
-    tc.chat.completions.create({ ...params, tool_choice: { type: "function", function: { name: "get_weather" } } }),
-    400, "tool_choice naming a function");
+    tc.chat.completions.create({ ...params, tool_choice: { type: "function", function: { name: "get_time" } } }),
+    400, "tool_choice naming no tool");
+  await forcedToolChecks(tc, model);
 }
 
 main().catch((e) => {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "backend/cpu/sampling_cpu.h"
@@ -131,18 +132,21 @@ void CpuBackend::linear_accumulate(Tensor out, Tensor x, Tensor w, Tensor bias) 
   launch([=] { linear_rows(out, x, w, bias, true); });
 }
 
-void CpuBackend::rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) {
-  op_checks::rope(q, k, positions, inv_freq, Device::cpu);
+void CpuBackend::rope(Tensor q, Tensor k, Tensor positions, const RopeTables& t) {
+  op_checks::rope(q, k, positions, t, Device::cpu);
   f32_only(q, "rope q");
+  const RopeTables tables = t;
   launch([=] {
-    const int64_t d = q.size(2), half = d / 2;
+    const int64_t d = q.size(2), half = tables.inv_freq.size(0);  // rotary_dim / 2; dims >= 2 half pass
     for (int64_t i = 0; i < q.size(0); ++i) {
-      const float pos = float(positions.ptr<int32_t>()[i]);
-      for (const Tensor* t : {&q, &k}) {
-        for (int64_t h = 0; h < t->size(1); ++h) {
-          float* v = t->ptr<float>() + i * t->stride[0] + h * d;
+      const int32_t position = positions.ptr<int32_t>()[i];
+      const float pos = float(position);
+      const float* freq = (tables.use_long(position) ? tables.inv_freq_long : tables.inv_freq).ptr<float>();
+      for (const Tensor* x : {&q, &k}) {
+        for (int64_t h = 0; h < x->size(1); ++h) {
+          float* v = x->ptr<float>() + i * x->stride[0] + h * d;
           for (int64_t j = 0; j < half; ++j) {
-            const float angle = pos * inv_freq.ptr<float>()[j];
+            const float angle = pos * freq[j];
             const float c = std::cos(angle), s = std::sin(angle);
             const float a = v[j], b = v[j + half];
             v[j] = a * c - b * s;
@@ -154,15 +158,69 @@ void CpuBackend::rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) {
   });
 }
 
+namespace {
+float silu(float g) { return g / (1.f + std::exp(-g)); }
+// PyTorch gelu(approximate="tanh") in float32.
+float gelu_tanh(float g) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  return 0.5f * g * (1.f + std::tanh(kSqrt2OverPi * (g + 0.044715f * g * g * g)));
+}
+void gated_act_rows(const Tensor& out, const Tensor& gate_up, Activation a) {
+  const int64_t inter = out.size(1);
+  for (int64_t i = 0; i < out.size(0); ++i) {
+    const float* g = row_ptr(gate_up, i);
+    float* o = row_ptr(out, i);
+    for (int64_t j = 0; j < inter; ++j) {
+      const float gate = g[j], up = g[j + inter];  // read both first: out may alias gate
+      o[j] = (a == Activation::silu ? silu(gate) : gelu_tanh(gate)) * up;
+    }
+  }
+}
+}  // namespace
+
 void CpuBackend::silu_mul(Tensor out, Tensor gate_up) {
   op_checks::silu_mul(out, gate_up, Device::cpu);
   f32_only(out, "silu_mul out");
+  launch([=] { gated_act_rows(out, gate_up, Activation::silu); });
+}
+
+void CpuBackend::gated_act(Tensor out, Tensor gate_up, Activation a) {
+  op_checks::gated_act(out, gate_up, a, Device::cpu);
+  f32_only(out, "gated_act out");
+  launch([=] { gated_act_rows(out, gate_up, a); });
+}
+
+void CpuBackend::scale(Tensor x, float s) {
+  op_checks::scale(x, s, Device::cpu);
+  f32_only(x, "scale x");
   launch([=] {
-    const int64_t inter = out.size(1);
-    for (int64_t i = 0; i < out.size(0); ++i) {
-      const float* g = row_ptr(gate_up, i);
-      float* o = row_ptr(out, i);
-      for (int64_t j = 0; j < inter; ++j) o[j] = g[j] / (1.f + std::exp(-g[j])) * g[j + inter];
+    for (int64_t i = 0; i < x.size(0); ++i) {
+      float* r = row_ptr(x, i);
+      for (int64_t j = 0; j < x.size(1); ++j) r[j] *= s;
+    }
+  });
+}
+
+void CpuBackend::softcap(Tensor x, float cap) {
+  op_checks::softcap(x, cap, Device::cpu);
+  launch([=] {
+    for (int64_t i = 0; i < x.size(0); ++i) {
+      float* r = row_ptr(x, i);
+      for (int64_t j = 0; j < x.size(1); ++j) r[j] = cap * std::tanh(r[j] / cap);
+    }
+  });
+}
+
+void CpuBackend::rms_norm_add(Tensor residual, Tensor x, Tensor weight, float eps) {
+  op_checks::rms_norm_add(residual, x, weight, Device::cpu);
+  f32_only(x, "rms_norm_add x");
+  launch([=] {
+    const int64_t d = x.size(1);
+    std::vector<float> normed(static_cast<size_t>(d));
+    for (int64_t i = 0; i < x.size(0); ++i) {
+      rms_norm_row(normed.data(), row_ptr(x, i), weight.ptr<float>(), d, eps);
+      float* r = row_ptr(residual, i);
+      for (int64_t j = 0; j < d; ++j) r[j] += normed[size_t(j)];
     }
   });
 }
@@ -187,11 +245,12 @@ void CpuBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Te
 }
 
 void CpuBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
-                           float scale) {
-  op_checks::attention(out, q, k_cache, v_cache, b, Device::cpu);
+                           const AttentionOptions& o) {
+  op_checks::attention(out, q, k_cache, v_cache, b, o, Device::cpu);
   f32_only(q, "attention q");
   SEAM_CHECK(b.page_table.contiguous(), "attention page_table: the cpu backend needs it contiguous");
   const AttentionBatch meta = b;
+  const AttentionOptions opt = o;
   launch([=] {
     const int64_t n_heads = q.size(1), d = q.size(2), n_kv = k_cache.size(1);
     const int64_t group = n_heads / n_kv, max_ctx = meta.page_table.size(1);
@@ -214,26 +273,30 @@ void CpuBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache,
       SEAM_ASSERT(first_pos >= 0 && seq_len <= max_ctx, "attention: bad seq_len ", seq_len);
       scores.resize(size_t(seq_len));
       for (int32_t t = begin; t < end; ++t) {
-        const int32_t n_ctx = first_pos + (t - begin) + 1;  // causal: up to and including itself
+        const int32_t pos = first_pos + (t - begin);
+        // Keys [k0, pos]: causal, and inside the window (j > pos - window) when there is one.
+        const int32_t k0 = opt.sliding_window > 0 ? std::max(0, pos - opt.sliding_window + 1) : 0;
         for (int64_t h = 0; h < n_heads; ++h) {
           const float* qv = q.ptr<float>() + t * q.stride[0] + h * d;
           const int64_t kvh = h / group;
           float mx = -INFINITY;
-          for (int32_t p = 0; p < n_ctx; ++p) {
+          for (int32_t p = k0; p <= pos; ++p) {
             const float* kv = cache_row(k_cache, slots[p], kvh, k_row);
             float dot = 0.f;
             for (int64_t j = 0; j < d; ++j) dot += qv[j] * kv[j];
-            scores[p] = dot * scale;
-            mx = std::max(mx, scores[p]);
+            float score = dot * opt.scale;
+            if (opt.logit_softcap > 0.f) score = opt.logit_softcap * std::tanh(score / opt.logit_softcap);
+            scores[p] = score;
+            mx = std::max(mx, score);
           }
           float sum = 0.f;
-          for (int32_t p = 0; p < n_ctx; ++p) {
+          for (int32_t p = k0; p <= pos; ++p) {
             scores[p] = std::exp(scores[p] - mx);
             sum += scores[p];
           }
           float* o = out.ptr<float>() + t * out.stride[0] + h * d;
           std::fill_n(o, d, 0.f);
-          for (int32_t p = 0; p < n_ctx; ++p) {
+          for (int32_t p = k0; p <= pos; ++p) {
             const float* vv = cache_row(v_cache, slots[p], kvh, v_row);
             const float wgt = scores[p] / sum;
             for (int64_t j = 0; j < d; ++j) o[j] += wgt * vv[j];
@@ -299,6 +362,21 @@ void CpuBackend::sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) {
           sample_row(row_ptr(logits, r), int(logits.size(1)), sb.temperature.ptr<float>()[r],
                      sb.top_k.ptr<int32_t>()[r], sb.top_p.ptr<float>()[r], sb.min_p.ptr<float>()[r],
                      uint64_t(sb.seed.ptr<int64_t>()[r]), uint32_t(sb.step.ptr<int32_t>()[r]));
+    }
+  });
+}
+
+void CpuBackend::apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) {
+  op_checks::apply_token_bitmask(logits, bitmask, rows, Device::cpu);
+  launch([=] {
+    const int64_t vocab = logits.size(1), n = logits.size(0), n_words = bitmask.size(1);
+    for (int64_t i = 0; i < bitmask.size(0); ++i) {
+      const int32_t r = rows.ptr<int32_t>()[i];
+      SEAM_CHECK(r >= 0 && r < n, "apply_token_bitmask: row ", r, " is outside the ", n, " logit rows");
+      const uint32_t* words = reinterpret_cast<const uint32_t*>(bitmask.ptr<int32_t>()) + i * n_words;
+      float* l = row_ptr(logits, r);
+      for (int64_t t = 0; t < vocab; ++t)
+        if (!((words[t >> 5] >> (t & 31)) & 1u)) l[t] = -std::numeric_limits<float>::infinity();
     }
   });
 }

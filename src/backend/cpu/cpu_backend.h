@@ -34,11 +34,15 @@ class CpuBackend final : public Backend {
   void rms_norm(Tensor out, Tensor x, Tensor weight, float eps) override;
   void linear(Tensor out, Tensor x, Tensor w, Tensor bias) override;
   void linear_accumulate(Tensor out, Tensor x, Tensor w, Tensor bias) override;
-  void rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) override;
+  void rope(Tensor q, Tensor k, Tensor positions, const RopeTables& t) override;
   void silu_mul(Tensor out, Tensor gate_up) override;
+  void gated_act(Tensor out, Tensor gate_up, Activation a) override;
+  void scale(Tensor x, float s) override;
+  void softcap(Tensor x, float cap) override;
+  void rms_norm_add(Tensor residual, Tensor x, Tensor weight, float eps) override;
   void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) override;
   void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
-                 float scale) override;
+                 const AttentionOptions& o) override;
   void gather_rows(Tensor out, Tensor x, Tensor idx) override;
   void scatter_i32(Tensor dst, Tensor pairs) override;
   void apply_penalties(Tensor logits, const PenaltyBatch& p) override;
@@ -48,6 +52,12 @@ class CpuBackend final : public Backend {
   // FP8 linear, the reference of backend.h "FP8 linear" (fp8_cpu.cpp).
   bool supports_fp8() const override { return true; }
   void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) override;
+  void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
+  // mixture of experts: cpu_moe.cpp
+  void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;
+  void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids, Tensor topk_weights,
+                   const MoeScratch& scratch) override;
+  void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) override;
 
   void begin_capture() override;
   std::unique_ptr<Graph> end_capture() override;

@@ -40,10 +40,14 @@ int min_split_keys() {
   return keys;
 }
 
-// Splits that hold keys for a sequence of seq_len keys, out of n_splits launched.
-__device__ __forceinline__ int active_splits(int seq_len, int n_splits, int min_keys) {
-  return max(1, min(n_splits, (seq_len + min_keys - 1) / min_keys));
+// Splits that hold keys for a range of n_keys keys, out of n_splits launched.
+__device__ __forceinline__ int active_splits(int n_keys, int n_splits, int min_keys) {
+  return max(1, min(n_splits, (n_keys + min_keys - 1) / min_keys));
 }
+
+// The keys the decode row of a sequence of seq_len keys sees: [first, seq_len), its window
+// (all keys without one). The splits cut this range: keys before it are never read.
+__device__ __forceinline__ int decode_first_key(int seq_len, int window) { return window_start(seq_len - 1, window); }
 
 template <typename T, int D>
 constexpr size_t decode_smem_bytes() {
@@ -70,12 +74,13 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   const T* k_cache = static_cast<const T*>(p.k_cache);
   const T* v_cache = static_cast<const T*>(p.v_cache);
 
-  const int n_active = active_splits(seq_len, n_splits, min_keys);
+  const int first_key = decode_first_key(seq_len, p.window), n_keys = seq_len - first_key;
+  const int n_active = active_splits(n_keys, n_splits, min_keys);
   // Block-uniform, and split 0 always waits, so the grid still completes after its predecessor.
   if (split >= n_active) return;
-  // This split's keys: equal chunks rounded to whole tiles.
-  const int chunk = ((seq_len + n_active - 1) / n_active + kTileKeys - 1) / kTileKeys * kTileKeys;
-  const int k_begin = split * chunk, k_end = min(seq_len, k_begin + chunk);
+  // This split's keys: equal chunks of the window rounded to whole tiles.
+  const int chunk = ((n_keys + n_active - 1) / n_active + kTileKeys - 1) / kTileKeys * kTileKeys;
+  const int k_begin = first_key + split * chunk, k_end = min(seq_len, k_begin + chunk);
   const int n_tiles = k_end > k_begin ? (k_end - k_begin + kTileKeys - 1) / kTileKeys : 0;
 
   const int r_lo = lane >> 2, r_hi = r_lo + 8;
@@ -84,6 +89,9 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
   const float scale_log2 = p.scale * 1.4426950408889634f;
+  // Soft-capping: score = cap * tanh(raw * scale / cap), then to log2 units.
+  const float cap = p.softcap, cap_in = p.softcap > 0.f ? p.scale / p.softcap : 0.f;
+  const float cap_out = p.softcap * 1.4426950408889634f;
 
   T* ring = reinterpret_cast<T*>(smem_raw) + size_t(warp) * kStages * 2 * kTile;
   // Warp w handles tiles w, w + 4, ...: its i-th tile is tile w + 4i.
@@ -132,7 +140,8 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int key = key0 + n * 8 + (lane & 3) * 2 + (e & 1);
-        s[n][e] = key < k_end ? s[n][e] * scale_log2 : -INFINITY;
+        const float x = cap > 0.f ? cap_out * tanhf(s[n][e] * cap_in) : s[n][e] * scale_log2;
+        s[n][e] = key < k_end ? x : -INFINITY;
       }
     flash::softmax_update<D, kTileKeys / 8>(s, o, m, l);
     flash::pv_tile<T, D, kTileKeys / 8>(o, s, k_tile + kTile, lane);
@@ -207,11 +216,12 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, int min_keys, co
   const int dseq = blockIdx.x / p.n_heads, head = blockIdx.x % p.n_heads;
   const int D = p.head_dim;
   const int64_t base = (int64_t(dseq) * p.n_heads + head) * n_splits;
-  const int n_active = active_splits(p.seq_lens[p.n_prefill_seqs + dseq], n_splits, min_keys);
+  const int seq_len = p.seq_lens[p.n_prefill_seqs + dseq];
+  const int n_active = active_splits(seq_len - decode_first_key(seq_len, p.window), n_splits, min_keys);
   const int token = p.qo_indptr[p.n_prefill_seqs + dseq];
   pdl_begin();
   if (n_active == 1) return;  // the single split wrote the output itself (block-uniform)
-  // blockDim.x == D >= 64 >= kMaxSplits: thread i owns split i. The first kEarly splits' o go
+  // blockDim.x == D >= kMaxSplits: thread i owns split i. The first kEarly splits' o go
   // out with the (m, l) loads, so short contexts wait for one round of loads, not two.
   constexpr int kEarly = 4;
   const int i = threadIdx.x;
@@ -258,7 +268,8 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
   launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, p, n_splits, min_keys, part_o, part_ml);
   SEAM_CUDA_CHECK_LAUNCH();
   if (n_splits > 1) {
-    static_assert(kMaxSplits <= 64, "combine_kernel gives each split one thread of a head_dim-wide block");
+    static_assert(kMaxSplits <= 64 && D >= kMaxSplits && D % 32 == 0,
+                  "combine_kernel gives each split one thread of a head_dim-wide block of whole warps");
     launch_kernel(combine_kernel<T>, unsigned(n_dec * p.n_heads), D, 0, stream, p, n_splits, min_keys, part_o,
                   part_ml);
     SEAM_CUDA_CHECK_LAUNCH();
@@ -268,8 +279,8 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
 }  // namespace
 
 bool flash_decode_supported(DType dtype, int head_dim, int group) {
-  return (dtype == DType::bf16 || dtype == DType::f16) && (head_dim == 64 || head_dim == 128) && group >= 1 &&
-         group <= 16;
+  return (dtype == DType::bf16 || dtype == DType::f16) &&
+         (head_dim == 64 || head_dim == 96 || head_dim == 128 || head_dim == 256) && group >= 1 && group <= 16;
 }
 
 int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sms, int blocks_per_sm) {
@@ -281,9 +292,12 @@ int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sm
   const int64_t capacity = int64_t(blocks_per_sm) * n_sms, base = n_dec * p.n_kv_heads;
   int64_t splits = std::max<int64_t>(1, capacity / base);
   splits = std::min<int64_t>(splits, kMaxSplits);
-  // With a known context bound (eager), no split is left without keys.
-  if (p.max_seq_len > 0)
-    splits = std::min<int64_t>(splits, std::max(1, (p.max_seq_len + min_split_keys() - 1) / min_split_keys()));
+  // With a known bound on the keys a row reads (eager: the context; any: the window), no split
+  // is left without keys.
+  int longest = p.max_seq_len;
+  if (p.window > 0 && (longest <= 0 || longest > p.window)) longest = p.window;
+  if (longest > 0)
+    splits = std::min<int64_t>(splits, std::max(1, (longest + min_split_keys() - 1) / min_split_keys()));
   // The partials must fit the scratch.
   const int64_t per_split = n_dec * p.n_heads * (p.head_dim + 2) * int64_t(sizeof(float));
   splits = std::min<int64_t>(splits, std::max<int64_t>(1, int64_t(scratch_bytes) / per_split));
@@ -294,12 +308,17 @@ void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, 
                          cudaStream_t stream) {
   if (p.n_seqs - p.n_prefill_seqs <= 0) return;
   SEAM_ASSERT(flash_decode_supported(dtype, p.head_dim, p.group));
-  if (dtype == DType::bf16) {
-    if (p.head_dim == 64) return launch_typed<__nv_bfloat16, 64>(p, scratch, scratch_bytes, n_sms, stream);
-    return launch_typed<__nv_bfloat16, 128>(p, scratch, scratch_bytes, n_sms, stream);
-  }
-  if (p.head_dim == 64) return launch_typed<__half, 64>(p, scratch, scratch_bytes, n_sms, stream);
-  return launch_typed<__half, 128>(p, scratch, scratch_bytes, n_sms, stream);
+  const auto by_dim = [&](auto tag) {
+    using T = decltype(tag);
+    switch (p.head_dim) {
+      case 64: return launch_typed<T, 64>(p, scratch, scratch_bytes, n_sms, stream);
+      case 96: return launch_typed<T, 96>(p, scratch, scratch_bytes, n_sms, stream);
+      case 128: return launch_typed<T, 128>(p, scratch, scratch_bytes, n_sms, stream);
+      default: return launch_typed<T, 256>(p, scratch, scratch_bytes, n_sms, stream);
+    }
+  };
+  if (dtype == DType::bf16) return by_dim(__nv_bfloat16{});
+  return by_dim(__half{});
 }
 
 }  // namespace seam::cuda

@@ -7,13 +7,14 @@
 
 namespace seam::cuda {
 
-// True when the kernel covers this dtype / head dim / GQA group (bf16 or f16; d 64 or 128;
+// True when the kernel covers this dtype / head dim / GQA group (bf16 or f16; d 64, 96, 128 or 256;
 // group <= 16: one warp's 16 MMA rows hold a KV head's query heads).
 bool flash_decode_supported(DType dtype, int head_dim, int group);
 
 // Attention of sequences [n_prefill_seqs, n_seqs): one new token each, seeing its whole
-// context. The KV range of each (sequence, kv head) is cut into a number of splits fixed by
-// host sizes only (never by seq_lens, which live on the device and change between graph
+// context or, with p.window, its last p.window keys (the splits cut only that range: keys
+// before it are not read); p.softcap caps the scores. The KV range of each (sequence, kv
+// head) is cut into a number of splits fixed by host sizes only (never by seq_lens, which live on the device and change between graph
 // replays): each split's range is computed on the device from seq_lens. Splits > 1 write
 // fp32 partials into `scratch` (allocated once by the backend: `scratch_bytes`), merged by a
 // combine kernel; the split count is capped so the partials always fit.
@@ -21,7 +22,8 @@ void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, 
                          cudaStream_t stream);
 
 // The split count for these sizes: one wave of resident blocks (blocks_per_sm from the
-// occupancy of the kernel), capped by kMaxSplits, the scratch and (eager) max_seq_len.
+// occupancy of the kernel), capped by kMaxSplits, the scratch and the keys a row reads (eager
+// max_seq_len, or the window).
 int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sms, int blocks_per_sm);
 
 }  // namespace seam::cuda

@@ -28,6 +28,7 @@ __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionPa
   const int n_q = p.qo_indptr[s + 1] - p.qo_indptr[s];
   const int pos = p.seq_lens[s] - n_q + (tok - p.qo_indptr[s]);
   const int n_ctx = pos + 1;
+  const int k_first = window_start(pos, p.window);  // keys before the window are not read
   const int32_t* slots = p.page_table + int64_t(p.req_rows[s]) * p.pt_stride;
   const int kvh = head / p.group;
   const T* k_cache = static_cast<const T*>(p.k_cache);
@@ -43,7 +44,7 @@ __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionPa
 #pragma unroll
   for (int c = 0; c < kMaxPerThread; ++c) acc[c] = 0.f;
   float m = -INFINITY, l = 0.f;
-  for (int k0 = 0; k0 < n_ctx; k0 += kThreads) {
+  for (int k0 = k_first; k0 < n_ctx; k0 += kThreads) {
     const int key = k0 + tid;
     float score = -INFINITY;
     if (key < n_ctx) {
@@ -51,6 +52,7 @@ __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionPa
       float dot = 0.f;
       for (int j = 0; j < d; ++j) dot += qs[j] * to_float(kr[j]);
       score = dot * p.scale;
+      if (p.softcap > 0.f) score = p.softcap * tanhf(score / p.softcap);
     }
     // Block max of the tile.
     float mx = warp_max(score);

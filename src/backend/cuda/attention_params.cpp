@@ -3,7 +3,7 @@
 namespace seam::cuda {
 
 AttentionParams make_attention_params(const Tensor& out, const Tensor& q, const Tensor& k_cache,
-                                      const Tensor& v_cache, const AttentionBatch& b, float scale) {
+                                      const Tensor& v_cache, const AttentionBatch& b, const AttentionOptions& o) {
   AttentionParams p;
   p.out = out.data;
   p.out_stride = out.stride[0];
@@ -25,7 +25,9 @@ AttentionParams make_attention_params(const Tensor& out, const Tensor& q, const 
   p.n_prefill_seqs = b.n_prefill_seqs;
   p.n_prefill_tokens = b.n_prefill_tokens;
   p.max_seq_len = b.max_seq_len;
-  p.scale = scale;
+  p.scale = o.scale;
+  p.window = o.sliding_window;
+  p.softcap = o.logit_softcap;
   return p;
 }
 

@@ -2,6 +2,8 @@
 // attention kernels take them (by value). Built once per call from the op's tensors
 // (make_attention_params).
 #pragma once
+#include <cuda_runtime.h>
+
 #include <cstdint>
 
 #include "backend/backend.h"
@@ -24,11 +26,20 @@ struct AttentionParams {
   int n_tokens = 0, n_seqs = 0, n_prefill_seqs = 0, n_prefill_tokens = 0;
   int max_seq_len = 0;  // 0 = unknown (graphs)
   float scale = 1.f;
+  // AttentionOptions: a query at position p sees keys j with p - window < j <= p (0: no window);
+  // softcap > 0: score = softcap * tanh(score * scale / softcap) before the softmax.
+  int window = 0;
+  float softcap = 0.f;
 };
+
+// The first key a query at position `pos` sees (its window's start; 0 without a window).
+__host__ __device__ inline int window_start(int pos, int window) {
+  return window > 0 && pos - window + 1 > 0 ? pos - window + 1 : 0;
+}
 
 // The parameters of one attention call on these (already boundary-checked) tensors: out and
 // q [n, heads, d], the caches [n_slots, kv_heads, d], b's device index buffers.
 AttentionParams make_attention_params(const Tensor& out, const Tensor& q, const Tensor& k_cache,
-                                      const Tensor& v_cache, const AttentionBatch& b, float scale);
+                                      const Tensor& v_cache, const AttentionBatch& b, const AttentionOptions& o);
 
 }  // namespace seam::cuda

@@ -25,35 +25,45 @@ namespace seam::cuda {
 
 namespace {
 
-template <int D>
+template <int D, bool OPTS = false>
 struct PrefillTiling {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kAtoms = 2;  // row atoms of 16 rows a warp
+  // Row atoms of 16 rows a warp. D = 256 takes one: two atoms' o alone (2 x 128 fp32) would
+  // fill the 255 registers a thread may have.
+  static constexpr int kAtoms = D == 256 ? 1 : 2;
   static constexpr int kWarpRows = 16 * kAtoms;
   static constexpr int kBlockM = kWarps * kWarpRows;  // query rows per block
-  static constexpr int kBlockN = 64;                  // keys per shared-memory stage
-  // Keys per softmax step (QK^T, softmax, PV on kSubN keys of the 64-key stage). Q is not in
+  // Keys per shared-memory stage. D = 256: 32, so the two K/V stages and Q take 96 KB and two
+  // blocks fit an SM (64 keys: 160 KB, one block of 4 warps).
+  static constexpr int kBlockN = D == 256 ? 32 : 64;
+  // Keys per softmax step (QK^T, softmax, PV on kSubN keys of the stage). Q is not in
   // registers, so beside o (D/2 * 2 fp32) S (kSubN/2 * 2 fp32) covers the whole 64-key stage
   // at D = 128: 16 independent accumulator chains per k-step in QK^T (4 with 16 keys) and a
   // quarter of the serial max/shuffle/rescale phases, whose latency 2 warps per scheduler hide
   // poorly (255 registers, no spill). At D = 64 the 3-block cap of 168 registers spills at
-  // 64 keys. Each value is the largest that ptxas -v shows without spills.
-  static constexpr int kSubN = D == 128 ? 64 : 32;
+  // 64 keys. Each value is the largest that ptxas -v shows without spills (D = 96 and 256: 32,
+  // chosen by the same register budget, o taking 96 and 128 fp32; D = 128 with the window and
+  // soft-cap code (OPTS) spilled 60 bytes at 64 keys: 32).
+  static constexpr int kSubN = D == 128 && !OPTS ? 64 : 32;
   // Blocks per SM the registers must allow: D = 128 uses 255 registers (2 blocks, 8 warps);
-  // D = 64 fits 3 blocks (168 registers).
-  static constexpr int kMinBlocks = D == 128 ? 2 : 3;
+  // D = 64 fits 3 blocks (168 registers); D = 96 and 256 keep 2.
+  static constexpr int kMinBlocks = D == 64 ? 3 : 2;
   // [stage][K|V][kBlockN][D], then the block's Q rows [kBlockM][D]
   template <typename T>
   static constexpr size_t smem_bytes() {
     return (size_t(2) * 2 * kBlockN + kBlockM) * D * sizeof(T);
   }
+  static_assert(kBlockN % kSubN == 0 && kBlockN <= kThreads, "the slot prefetch gives each key of a stage a thread");
 };
 
-template <typename T, int D>
-__global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::kMinBlocks)
+// OPTS: the instantiation that honours p.window and p.softcap. Plain causal attention keeps
+// its own, whose registers are as before (at D = 128 the options' extra live values made
+// ptxas spill at the 255-register cap).
+template <typename T, int D, bool OPTS>
+__global__ void __launch_bounds__(PrefillTiling<D, OPTS>::kThreads, PrefillTiling<D, OPTS>::kMinBlocks)
     flash_prefill_kernel(AttentionParams p) {
-  using Tl = PrefillTiling<D>;
+  using Tl = PrefillTiling<D, OPTS>;
   constexpr int MA = Tl::kAtoms;
   constexpr int kBlockM = Tl::kBlockM, kBlockN = Tl::kBlockN, kSubN = Tl::kSubN, kWarpRows = Tl::kWarpRows;
   pdl_begin();
@@ -94,17 +104,25 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
     m[a][0] = m[a][1] = -INFINITY;
     l[a][0] = l[a][1] = 0.f;
   }
-  const float scale_log2 = p.scale * 1.4426950408889634f;
+  // Soft-capping turns raw scores into cap * tanh(raw * scale / cap), which the softmax then
+  // takes with scale 1 (log2 units: log2(e)).
+  const bool capped = OPTS && p.softcap > 0.f;
+  const float cap_in = capped ? p.scale / p.softcap : 0.f;
+  const float scale_log2 = (capped ? 1.f : p.scale) * 1.4426950408889634f;
 
   // Page-table entries travel a tile ahead of the copies that use them: s_slots[j & 1] holds
   // the slots of tile j, and `slot_next` (threads < kBlockN) is in flight for the tile after.
+  // With a window the walk starts at the tile of the first key the block's first row sees:
+  // tiles wholly before every row's window are not read.
+  const int window = OPTS ? p.window : 0;
+  const int first_tile = OPTS ? window_start(info.first_pos + info.tile * kBlockM / group, window) / kBlockN : 0;
   __shared__ int32_t s_slots[2][kBlockN];
   auto slot_at = [&](int key) -> int32_t { return key < info.key_end ? info.slots[key] : 0; };
   int32_t slot_next = 0;
   if (tid < kBlockN) {
-    s_slots[0][tid] = slot_at(tid);
-    s_slots[1][tid] = slot_at(kBlockN + tid);
-    slot_next = slot_at(2 * kBlockN + tid);
+    s_slots[first_tile & 1][tid] = slot_at(first_tile * kBlockN + tid);
+    s_slots[(first_tile + 1) & 1][tid] = slot_at((first_tile + 1) * kBlockN + tid);
+    slot_next = slot_at((first_tile + 2) * kBlockN + tid);
   }
   __syncthreads();
   // Copies tile j (keys j * kBlockN ...) into pipeline stage j & 1.
@@ -115,10 +133,10 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
         k_dst, k_dst + kTile, static_cast<const T*>(p.k_cache) + head, static_cast<const T*>(p.v_cache) + head,
         [&](int row) { return s_slots[j & 1][row]; }, j * kBlockN, info.key_end, p.n_kv_heads, 0, tid, Tl::kThreads);
   };
-  load_tile(0);
+  load_tile(first_tile);
   flash::cp_async_commit();
   const int n_kv_tiles = (info.key_end + kBlockN - 1) / kBlockN;
-  for (int it = 0; it < n_kv_tiles; ++it) {
+  for (int it = first_tile; it < n_kv_tiles; ++it) {
     const int stage = it & 1;
     if (it + 1 < n_kv_tiles) {
       load_tile(it + 1);
@@ -139,10 +157,25 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
       // Warp-uniform: past the warp's last position every score is masked. Keys at or past
       // key_end (zero-filled) lie past it too.
       if (key0 >= info.group_key_end[warp]) break;
+      // Warp-uniform: with a window, a step wholly before the window of the warp's first row
+      // is masked for all its rows (group_unmasked_end - 1 is that row's position).
+      if (window > 0 && key0 + kSubN <= info.group_unmasked_end[warp] - window) continue;
       float s[MA][kSubN / 8][4];
       // Row offset sub * kSubN is a multiple of 8, so the swizzle pattern is unchanged.
       flash::qk_tile_atoms_qsmem<T, D, kSubN / 8, MA>(s, q_smem + warp * kWarpRows * D, k_tile + sub * kSubN * D, lane);
-      if (key0 + kSubN > info.group_unmasked_end[warp]) {  // causal mask: only the diagonal steps
+      if (capped) {
+#pragma unroll
+        for (int a = 0; a < MA; ++a)
+#pragma unroll
+          for (int n = 0; n < kSubN / 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) s[a][n][e] = p.softcap * tanhf(s[a][n][e] * cap_in);
+      }
+      // Causal mask only on the diagonal steps; the window's lower edge only on the steps that
+      // reach below the window of the warp's last row (group_key_end - 1 is its position).
+      const bool diagonal = key0 + kSubN > info.group_unmasked_end[warp];
+      const bool below = window > 0 && key0 < info.group_key_end[warp] - window;
+      if (diagonal || below) {
         const int first_pos = info.first_pos;
 #pragma unroll
         for (int a = 0; a < MA; ++a) {
@@ -152,7 +185,8 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const int key = key0 + n * 8 + (lane & 3) * 2 + (e & 1);
-              if (key > (e < 2 ? pos0 : pos1)) s[a][n][e] = -INFINITY;
+              const int pos = e < 2 ? pos0 : pos1;
+              if (key > pos || (window > 0 && key <= pos - window)) s[a][n][e] = -INFINITY;
             }
         }
       }
@@ -191,26 +225,33 @@ __global__ void __launch_bounds__(PrefillTiling<D>::kThreads, PrefillTiling<D>::
   }
 }
 
-template <typename T, int D>
-void launch_typed(const AttentionParams& p, cudaStream_t stream) {
-  using Tl = PrefillTiling<D>;
+template <typename T, int D, bool OPTS>
+void launch_opts(const AttentionParams& p, cudaStream_t stream) {
+  using Tl = PrefillTiling<D, OPTS>;
   constexpr size_t smem = Tl::template smem_bytes<T>();
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
-    SEAM_CUDA_CHECK(
-        cudaFuncSetAttribute(flash_prefill_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, D, OPTS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(smem)));
     return true;
   }();
   (void)attr_ok;
   const int64_t n_blocks = flash::prefill_grid_blocks(p, Tl::kBlockM);
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill: ", n_blocks, " blocks exceed the grid limit");
-  launch_kernel(flash_prefill_kernel<T, D>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
+  launch_kernel(flash_prefill_kernel<T, D, OPTS>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
   SEAM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, int D>
+void launch_typed(const AttentionParams& p, cudaStream_t stream) {
+  if (p.window > 0 || p.softcap > 0.f) return launch_opts<T, D, true>(p, stream);
+  launch_opts<T, D, false>(p, stream);
 }
 
 }  // namespace
 
 bool flash_prefill_supported(DType dtype, int head_dim) {
-  return (dtype == DType::bf16 || dtype == DType::f16) && (head_dim == 64 || head_dim == 128);
+  return (dtype == DType::bf16 || dtype == DType::f16) &&
+         (head_dim == 64 || head_dim == 96 || head_dim == 128 || head_dim == 256);
 }
 
 void launch_flash_prefill(const AttentionParams& p, DType dtype, cudaStream_t stream, PrefillKernel kernel) {
@@ -225,12 +266,17 @@ void launch_flash_prefill(const AttentionParams& p, DType dtype, cudaStream_t st
     kernel = choose_prefill_kernel(mode, longest, flash_prefill_wgmma_supported(dtype, p.head_dim));
   }
   if (kernel == PrefillKernel::wgmma) return launch_flash_prefill_wgmma(p, dtype, stream);
-  if (dtype == DType::bf16) {
-    if (p.head_dim == 64) return launch_typed<__nv_bfloat16, 64>(p, stream);
-    return launch_typed<__nv_bfloat16, 128>(p, stream);
-  }
-  if (p.head_dim == 64) return launch_typed<__half, 64>(p, stream);
-  return launch_typed<__half, 128>(p, stream);
+  const auto by_dim = [&](auto tag) {
+    using T = decltype(tag);
+    switch (p.head_dim) {
+      case 64: return launch_typed<T, 64>(p, stream);
+      case 96: return launch_typed<T, 96>(p, stream);
+      case 128: return launch_typed<T, 128>(p, stream);
+      default: return launch_typed<T, 256>(p, stream);
+    }
+  };
+  if (dtype == DType::bf16) return by_dim(__nv_bfloat16{});
+  return by_dim(__half{});
 }
 
 }  // namespace seam::cuda

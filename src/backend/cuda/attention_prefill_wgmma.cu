@@ -1,6 +1,7 @@
 // Flash attention for prefill rows on Hopper tensor cores (wgmma, sm_90a), head dim 128.
 //
-// Computes exactly what flash_prefill_kernel (attention_prefill.cu) computes, with the same
+// Computes exactly what flash_prefill_kernel (attention_prefill.cu) computes (window and
+// soft-capping included: the walk starts at the block's first windowed tile), with the same
 // rows and grid order (prefill_block.cuh: rows packed by GQA group, heavy row tiles first,
 // the kv head fastest in the block id) and KV gather: page-table slots fetched a tile
 // ahead, cp.async gathers zero-filled past
@@ -57,7 +58,9 @@ __device__ __forceinline__ int sw128_offset(int row, int chunk, int half_bytes) 
   return (chunk >> 3) * half_bytes + row * WgmmaTiling::kLine + (((chunk & 7) ^ (row & 7)) << 4);
 }
 
-template <typename T>
+// OPTS: the instantiation that honours p.window and p.softcap; plain causal attention keeps
+// its own (210 registers without the options' code, 243 with it).
+template <typename T, bool OPTS>
 __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_kernel(AttentionParams p) {
 #if defined(SEAM_WGMMA_ENABLED)
   using Tl = WgmmaTiling;
@@ -91,14 +94,19 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   // Page-table entries travel a tile ahead of the copies that use them: s_slots[t % kStages]
   // holds the slots of tile t, and `slot_next` (threads < kBlockN) is in flight for the tile
   // the next refill loads.
+  // With a window the walk starts at the tile of the first key the block's first row sees:
+  // tiles wholly before every row's window are not read.
+  const int window = OPTS ? p.window : 0;
+  const int first_tile = OPTS ? window_start(info.first_pos + info.tile * kBlockM / group, window) / kBlockN : 0;
   __shared__ int32_t s_slots[Tl::kStages][kBlockN];
   const int32_t* slots = info.slots;
   auto slot_at = [&](int key) -> int32_t { return key < key_end ? slots[key] : 0; };
   int32_t slot_next = 0;
   if (tid < kBlockN) {
 #pragma unroll
-    for (int t = 0; t < Tl::kStages; ++t) s_slots[t][tid] = slot_at(t * kBlockN + tid);
-    slot_next = slot_at(Tl::kStages * kBlockN + tid);
+    for (int t = 0; t < Tl::kStages; ++t)
+      s_slots[(first_tile + t) % Tl::kStages][tid] = slot_at((first_tile + t) * kBlockN + tid);
+    slot_next = slot_at((first_tile + Tl::kStages) * kBlockN + tid);
   }
   __syncthreads();
   const int n_kv_tiles = (key_end + kBlockN - 1) / kBlockN;
@@ -130,13 +138,17 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
     flash::cp_async_commit();
   };
 #pragma unroll
-  for (int t = 0; t < Tl::kStages; ++t) load_tile(t);  // tile 0's group also holds Q
+  for (int t = 0; t < Tl::kStages; ++t) load_tile(first_tile + t);  // the first tile's group also holds Q
 
   float o[D / 8][4];  // the warp's 16 rows x D: wgmma accumulator layout
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
 #pragma unroll
   for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
-  const float scale_log2 = p.scale * 1.4426950408889634f;
+  // Soft-capping turns raw scores into cap * tanh(raw * scale / cap), which the softmax then
+  // takes with scale 1 (log2 units: log2(e)).
+  const bool capped = OPTS && p.softcap > 0.f;
+  const float cap_in = capped ? p.scale / p.softcap : 0.f;
+  const float scale_log2 = (capped ? 1.f : p.scale) * 1.4426950408889634f;
   const int wg_key_end = info.group_key_end[wg], wg_unmasked_end = info.group_unmasked_end[wg];
   // This thread's rows (h = 0: g, h = 1: g + 8 of its warp's 16) and their positions.
   const int row_lo = info.tile * kBlockM + wg * kWgRows + wg_warp * 16 + (lane >> 2);
@@ -162,13 +174,22 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   // once the P V in flight has landed).
   auto softmax_tile = [&](int t, float (&alpha)[2]) {
     const int key0 = t * kBlockN;
-    if (key0 + kBlockN > wg_unmasked_end) {
+    if (capped) {
+#pragma unroll
+      for (int n = 0; n < kBlockN / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[n][e] = p.softcap * tanhf(s[n][e] * cap_in);
+    }
+    // Causal mask only on the diagonal tiles; the window's lower edge only on the tiles that
+    // reach below the window of the warpgroup's last row (wg_key_end - 1 is its position).
+    if (key0 + kBlockN > wg_unmasked_end || (window > 0 && key0 < wg_key_end - window)) {
 #pragma unroll
       for (int n = 0; n < kBlockN / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int key = key0 + n * 8 + (lane & 3) * 2 + (e & 1);
-          if (key > (e < 2 ? pos_lo : pos_hi)) s[n][e] = -INFINITY;
+          const int pos = e < 2 ? pos_lo : pos_hi;
+          if (key > pos || (window > 0 && key <= pos - window)) s[n][e] = -INFINITY;
         }
     }
     bool grew = false;
@@ -190,7 +211,7 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   flash::cp_async_wait<Tl::kStages - 2>();  // tiles 0 and 1 (and Q) have landed for this thread
   wgmma::fence_proxy_async();
   __syncthreads();
-  issue_s(0);
+  issue_s(first_tile);
   wgmma::commit();
   wgmma::wait<0>();
   wgmma::fence_operands(s);
@@ -198,14 +219,14 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) pa[kk][0] = pa[kk][1] = pa[kk][2] = pa[kk][3] = 0u;
   };
-  if (0 < wg_key_end) {
+  if (first_tile * kBlockN < wg_key_end) {
     float alpha[2];
-    softmax_tile(0, alpha);  // o is still zero: no rescale
+    softmax_tile(first_tile, alpha);  // o is still zero: no rescale
     flash::pack_p_atoms<T, kBlockN / 8, 1>(flash::one_atom(pa), flash::one_atom(s));
   } else {
     zero_p();
   }
-  for (int it = 0; it < n_kv_tiles; ++it) {
+  for (int it = first_tile; it < n_kv_tiles; ++it) {
     // Warpgroup-uniform: a tile at or past the warpgroup's last position is fully masked
     // (keys at or past key_end, zero-filled, lie past it too). Past the last tile, S reads
     // a stage that holds an older tile: computed, never used.
@@ -268,19 +289,25 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
 #endif
 }
 
-template <typename T>
-void launch_typed(const AttentionParams& p, cudaStream_t stream) {
+template <typename T, bool OPTS>
+void launch_opts(const AttentionParams& p, cudaStream_t stream) {
   using Tl = WgmmaTiling;
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_wgmma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(Tl::kSmemBytes)));
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_wgmma_kernel<T, OPTS>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
     return true;
   }();
   (void)attr_ok;
   const int64_t n_blocks = flash::prefill_grid_blocks(p, Tl::kBlockM);
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill (wgmma): ", n_blocks, " blocks exceed the grid limit");
-  launch_kernel(flash_prefill_wgmma_kernel<T>, dim3(unsigned(n_blocks)), Tl::kThreads, Tl::kSmemBytes, stream, p);
+  launch_kernel(flash_prefill_wgmma_kernel<T, OPTS>, dim3(unsigned(n_blocks)), Tl::kThreads, Tl::kSmemBytes, stream, p);
   SEAM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void launch_typed(const AttentionParams& p, cudaStream_t stream) {
+  if (p.window > 0 || p.softcap > 0.f) return launch_opts<T, true>(p, stream);
+  launch_opts<T, false>(p, stream);
 }
 
 }  // namespace

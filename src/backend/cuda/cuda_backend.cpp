@@ -63,6 +63,7 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   SEAM_CUDA_CHECK(cudaEventCreateWithFlags(&join_event_, cudaEventDisableTiming));
   SEAM_CUDA_CHECK(cudaEventCreate(&timer_start_));  // timing events (not cudaEventDisableTiming)
   SEAM_CUDA_CHECK(cudaEventCreate(&timer_stop_));
+  SEAM_CUDA_CHECK(cudaEventCreateWithFlags(&forward_mark_, cudaEventDisableTiming));
 }
 
 CudaBackend::~CudaBackend() {
@@ -70,6 +71,7 @@ CudaBackend::~CudaBackend() {
   if (stream_) cudaStreamSynchronize(stream_);
   gemm_.reset();
   cudaFree(attention_scratch_);
+  if (forward_mark_) cudaEventDestroy(forward_mark_);
   if (timer_stop_) cudaEventDestroy(timer_stop_);
   if (timer_start_) cudaEventDestroy(timer_start_);
   if (join_event_) cudaEventDestroy(join_event_);
@@ -210,6 +212,18 @@ double CudaBackend::timer_elapsed_ms() const {
   // Both events have completed once the stream was synchronized: no wait here.
   SEAM_CUDA_CHECK(cudaEventElapsedTime(&ms, timer_start_, timer_stop_));
   return double(ms);
+}
+
+void CudaBackend::mark_forward() {
+  SEAM_ASSERT(!capturing_, "forward mark recorded during graph capture (it would be baked into the graph)");
+  SEAM_CUDA_CHECK(cudaEventRecord(forward_mark_, stream_));
+}
+
+bool CudaBackend::forward_done() {
+  const cudaError_t e = cudaEventQuery(forward_mark_);
+  if (e == cudaErrorNotReady) return false;
+  SEAM_CUDA_CHECK(e);
+  return true;
 }
 
 }  // namespace cuda

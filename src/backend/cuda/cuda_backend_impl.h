@@ -68,13 +68,19 @@ class CudaBackend final : public Backend {
                                Tensor b_qkv, const RopeStoreArgs& r) override;
   void rms_norm_gate_up_silu(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                              Tensor w_gate_up) override;
-  void rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) override;
+  void rms_norm_gate_up_act(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                            Tensor w_gate_up, Activation a) override;
+  void rope(Tensor q, Tensor k, Tensor positions, const RopeTables& t) override;
   void silu_mul(Tensor out, Tensor gate_up) override;
+  void gated_act(Tensor out, Tensor gate_up, Activation a) override;
+  void scale(Tensor x, float s) override;
+  void softcap(Tensor x, float cap) override;
+  void rms_norm_add(Tensor residual, Tensor x, Tensor weight, float eps) override;
   void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) override;
-  void rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, Tensor inv_freq, Tensor k_cache, Tensor v_cache,
-                     Tensor slots) override;
+  void rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, const RopeTables& t, Tensor k_cache,
+                     Tensor v_cache, Tensor slots) override;
   void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
-                 float scale) override;
+                 const AttentionOptions& o) override;
   void gather_rows(Tensor out, Tensor x, Tensor idx) override;
   void scatter_i32(Tensor dst, Tensor pairs) override;
   void apply_penalties(Tensor logits, const PenaltyBatch& p) override;
@@ -83,6 +89,12 @@ class CudaBackend final : public Backend {
   void logprobs(Tensor logits, const LogprobBatch& b) override;
   bool supports_fp8() const override { return true; }
   void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) override;  // cuda_fp8_ops.cpp
+  void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
+  // mixture of experts: cuda_backend_moe.cpp
+  void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;
+  void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids, Tensor topk_weights,
+                   const MoeScratch& scratch) override;
+  void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) override;
 
   void begin_capture() override;
   std::unique_ptr<Graph> end_capture() override;
@@ -93,6 +105,8 @@ class CudaBackend final : public Backend {
   void timer_begin() override;  // cudaEventRecord on the stream (cuda_backend.cpp)
   void timer_end() override;
   double timer_elapsed_ms() const override;
+  void mark_forward() override;  // cudaEventRecord (cuda_backend.cpp)
+  bool forward_done() override;  // cudaEventQuery: never blocks
 
   cudaStream_t stream() const { return stream_; }
 
@@ -113,6 +127,8 @@ class CudaBackend final : public Backend {
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
   Fp8Scratch fp8_scratch_;      // linear_fp8's quantized activations
   Fp8CublasLt fp8_cublaslt_;    // linear_fp8's tensor-core GEMMs (fp8_cublaslt.h)
+  // mark_forward()'s event (no timing), created once at construction.
+  cudaEvent_t forward_mark_ = nullptr;
 };
 
 }  // namespace seam::cuda

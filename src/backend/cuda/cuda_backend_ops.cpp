@@ -12,16 +12,20 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/gemv.h"
+#include "backend/cuda/gated_act.h"
 #include "backend/cuda/gather_rows.h"
 #include "backend/cuda/rms_norm.h"
+#include "backend/cuda/rms_norm_add.h"
 #include "backend/cuda/rope.h"
 #include "backend/cuda/logit_bias.h"
+#include "backend/cuda/apply_token_bitmask.h"
 #include "backend/cuda/logprobs.h"
 #include "backend/cuda/sample.h"
+#include "backend/cuda/scale.h"
 #include "backend/cuda/scatter_i32.h"
-#include "backend/cuda/silu_mul.h"
 #include "backend/cuda/skinny_gemm.h"
 #include "backend/cuda/skinny_gemm_choice.h"
+#include "backend/cuda/softcap.h"
 #include "backend/cuda/store_kv.h"
 #include "backend/op_checks.h"
 
@@ -109,6 +113,8 @@ void CudaBackend::rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, T
   f.rope_store = true;
   f.rope.positions = r.positions;
   f.rope.inv_freq = r.inv_freq;
+  f.rope.inv_freq_long = r.inv_freq_long;
+  f.rope.long_from = r.long_from;
   f.rope.k_cache = r.k_cache;
   f.rope.v_cache = r.v_cache;
   f.rope.slots = r.slots;
@@ -129,14 +135,48 @@ void CudaBackend::rms_norm_gate_up_silu(Tensor act, Tensor gate_up, Tensor norme
   Backend::rms_norm_gate_up_silu(act, gate_up, normed, x, norm_weight, eps, w_gate_up);
 }
 
-void CudaBackend::rope(Tensor q, Tensor k, Tensor positions, Tensor inv_freq) {
-  op_checks::rope(q, k, positions, inv_freq, Device::cuda);
-  launch_rope(q, k, positions, inv_freq, stream_);
+void CudaBackend::rms_norm_gate_up_act(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
+                                       float eps, Tensor w_gate_up, Activation a) {
+  op_checks::rms_norm_gate_up_act(act, gate_up, normed, x, norm_weight, w_gate_up, Device::cuda);
+  // One row: norm, both projections and act(gate) * up in one GEMV, as rms_norm_gate_up_silu.
+  GemvFusion f;
+  f.norm_weight = norm_weight;
+  f.eps = eps;
+  f.silu_mul = true;
+  f.glu_act = a;
+  if (gemv_fusion_applies(act, x, w_gate_up, Tensor(), f)) return launch_gemv(act, x, w_gate_up, Tensor(), f, stream_);
+  rms_norm_linear(gate_up, normed, x, norm_weight, eps, w_gate_up, Tensor());
+  launch_gated_act(act, gate_up, a, stream_);
+}
+
+void CudaBackend::rope(Tensor q, Tensor k, Tensor positions, const RopeTables& t) {
+  op_checks::rope(q, k, positions, t, Device::cuda);
+  launch_rope(q, k, positions, t, stream_);
 }
 
 void CudaBackend::silu_mul(Tensor out, Tensor gate_up) {
   op_checks::silu_mul(out, gate_up, Device::cuda);
-  launch_silu_mul(out, gate_up, stream_);
+  launch_gated_act(out, gate_up, Activation::silu, stream_);
+}
+
+void CudaBackend::gated_act(Tensor out, Tensor gate_up, Activation a) {
+  op_checks::gated_act(out, gate_up, a, Device::cuda);
+  launch_gated_act(out, gate_up, a, stream_);
+}
+
+void CudaBackend::scale(Tensor x, float s) {
+  op_checks::scale(x, s, Device::cuda);
+  launch_scale(x, s, stream_);
+}
+
+void CudaBackend::softcap(Tensor x, float cap) {
+  op_checks::softcap(x, cap, Device::cuda);
+  launch_softcap(x, cap, stream_);
+}
+
+void CudaBackend::rms_norm_add(Tensor residual, Tensor x, Tensor weight, float eps) {
+  op_checks::rms_norm_add(residual, x, weight, Device::cuda);
+  launch_rms_norm_add(residual, x, weight, eps, stream_);
 }
 
 void CudaBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) {
@@ -144,19 +184,20 @@ void CudaBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, T
   launch_store_kv(k_cache, v_cache, k, v, slots, stream_);
 }
 
-void CudaBackend::rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, Tensor inv_freq, Tensor k_cache,
-                                Tensor v_cache, Tensor slots) {
-  op_checks::rope(q, k, positions, inv_freq, Device::cuda);
+void CudaBackend::rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, const RopeTables& t,
+                                Tensor k_cache, Tensor v_cache, Tensor slots) {
+  op_checks::rope(q, k, positions, t, Device::cuda);
   op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda);
-  launch_rope_store_kv(q, k, v, positions, inv_freq, k_cache, v_cache, slots, stream_);
+  launch_rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots, stream_);
 }
 
 void CudaBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
-                            float scale) {
-  op_checks::attention(out, q, k_cache, v_cache, b, Device::cuda);
+                            const AttentionOptions& o) {
+  op_checks::attention(out, q, k_cache, v_cache, b, o, Device::cuda);
   if (b.n_tokens == 0 || b.n_seqs == 0) return;
 
-  const AttentionParams p = make_attention_params(out, q, k_cache, v_cache, b, scale);
+  // Every kernel below honours o's window (starting its key walk at the window) and soft-cap.
+  const AttentionParams p = make_attention_params(out, q, k_cache, v_cache, b, o);
 
   // The tensor-core kernels read q/out as 4-byte pairs and K/V rows as 16-byte chunks.
   const bool pairs_aligned = reinterpret_cast<uintptr_t>(q.data) % 4 == 0 && q.stride[0] % 2 == 0 &&
@@ -218,6 +259,11 @@ void CudaBackend::apply_logit_bias(Tensor logits, const LogitBiasBatch& b) {
   op_checks::apply_logit_bias(logits, b, Device::cuda);
   if (b.n == 0) return;
   launch_apply_logit_bias(logits, b, stream_);
+}
+
+void CudaBackend::apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) {
+  op_checks::apply_token_bitmask(logits, bitmask, rows, Device::cuda);
+  launch_apply_token_bitmask(logits, bitmask, rows, stream_);
 }
 
 void CudaBackend::logprobs(Tensor logits, const LogprobBatch& b) {

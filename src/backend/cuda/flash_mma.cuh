@@ -74,10 +74,19 @@ __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
 }
 
 // Element offset of (row, 16-byte chunk) in a [rows][D] tile whose chunks are XOR-swizzled
-// by row % 8, so the 8 rows one ldmatrix matrix reads hit 8 different bank groups.
+// so the 8 rows one ldmatrix matrix reads hit 8 different 16-byte bank groups. D a multiple
+// of 64 (rows of a multiple of 128 bytes): chunk ^ (row % 8). D = 96 (12 chunks, rows of 192
+// bytes: odd rows start half-way through the 128-byte bank line): chunk ^ ((row / 2) % 4),
+// which keeps a chunk inside its aligned group of 4 (so inside the row), and rows r, r + 1
+// differ by the line half, rows r, r + 2, r + 4, r + 6 by the XOR. The pattern repeats every 8
+// rows in both cases, so tiles may start at any multiple of 8 rows.
 template <int D>
 __device__ __forceinline__ int tile_offset(int row, int chunk) {
-  return row * D + ((chunk ^ (row & 7)) << 3);
+  static_assert(D % 64 == 0 || D == 96, "tile_offset: head dims 64, 96, 128, 256");
+  if constexpr (D % 64 == 0)
+    return row * D + ((chunk ^ (row & 7)) << 3);
+  else
+    return row * D + ((chunk ^ ((row >> 1) & 3)) << 3);
 }
 
 // Gathers keys [key0, key0 + ROWS) of one KV head into a K and a V tile (cp.async, one

@@ -1,5 +1,6 @@
 #include "backend/cuda/gemv.h"
 
+#include "backend/cuda/activation.cuh"
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/gemv_slices.h"
@@ -40,7 +41,11 @@ struct GemvArgs {
   int n_out, n_in;     // n_out: the warps' items (rows; GLU: features; ROPE: rotary pairs)
   // ROPE: the qkv projection, [q | k | v] heads of head_dim; see GemvFusion::rope_store.
   const int32_t* positions;  // [1]
-  const float* inv_freq;     // [head_dim / 2]
+  const float* inv_freq;     // [rot_half]
+  const float* inv_freq_long;  // [rot_half] or null: LongRoPE's table from position long_from on
+  int long_from;
+  int rot_half;              // rotary_dim / 2 (<= head_dim / 2): dims [2 rot_half, head_dim) pass through
+  bool gelu;                 // GLU: gelu_tanh(gate) * up instead of silu(gate) * up
   T* k_cache;                // [n_slots, n_kv_heads, head_dim]
   T* v_cache;
   const int32_t* slots;      // [1]
@@ -102,9 +107,12 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
   int64_t rows[R];
   const int item = active ? row : 0;
   if constexpr (EPI == kEpiRope) {
-    const int half = a.head_dim / 2;
-    rows[0] = int64_t(item / half) * a.head_dim + item % half;
-    rows[R - 1] = rows[0] + half;
+    // A head's d / 2 items: first its rot_half rotary pairs (i, i + rot_half), then its
+    // pass-through dims paired the same way within [2 rot_half, d).
+    const int half = a.head_dim / 2, rh = a.rot_half, i = item % half;
+    const int64_t head0 = int64_t(item / half) * a.head_dim;
+    rows[0] = i < rh ? head0 + i : head0 + rh + i;
+    rows[R - 1] = rows[0] + (i < rh ? rh : half - rh);
   } else {
 #pragma unroll
     for (int q = 0; q < R; ++q) rows[q] = int64_t(item) + q * a.n_out;
@@ -248,14 +256,17 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
     if (lane >= M) return;
     const int r = lane;  // x row (M == 1 in practice: one token)
     const int d = a.head_dim, half = d / 2, head = row / half, i = row % half;
+    const int64_t head0 = int64_t(head) * d;
     T* out = reinterpret_cast<T*>(a.out) + r * a.out_stride;
     float y[2];
 #pragma unroll
     for (int q = 0; q < 2; ++q)  // rounded like the qkv product rope_kernel reads
       y[q] = to_float(from_float<T>(acc[q][r] * inv_rms[r] + (a.bias != nullptr ? to_float(a.bias[rows[q]]) : 0.f)));
-    if (head < a.n_heads + a.n_kv_heads) {  // q or k: rotate the pair
+    if (head < a.n_heads + a.n_kv_heads && i < a.rot_half) {  // q or k, a rotary pair: rotate it
+      const int position = a.positions[r];
+      const float* freq = a.inv_freq_long != nullptr && position >= a.long_from ? a.inv_freq_long : a.inv_freq;
       float sn, cs;
-      sincosf(float(a.positions[r]) * a.inv_freq[i], &sn, &cs);
+      sincosf(float(position) * freq[i], &sn, &cs);
       const float x0 = y[0], x1 = y[1];
       y[0] = x0 * cs - x1 * sn;
       y[1] = x1 * cs + x0 * sn;
@@ -269,8 +280,8 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
         const bool is_k = head < a.n_heads + a.n_kv_heads;
         const int kv_head = is_k ? head - a.n_heads : head - a.n_heads - a.n_kv_heads;
         T* c = (is_k ? a.k_cache : a.v_cache) + (slot * a.n_kv_heads + kv_head) * d;
-        c[i] = t0;
-        c[i + half] = t1;
+        c[rows[0] - head0] = t0;
+        c[rows[1] - head0] = t1;
       }
     }
     return;
@@ -294,7 +305,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
     float y = acc[0][r] * inv_rms[r];
     if constexpr (EPI == kEpiGlu) {
       const float up = acc[R - 1][r] * inv_rms[r];
-      y = y / (1.f + __expf(-y)) * up;
+      y = (a.gelu ? gelu_tanh_f32(y) : y / (1.f + __expf(-y))) * up;
     }
     y += b + prev[0][r];
     a.out[r * a.out_stride + row] = from_float<TO>(y);
@@ -449,6 +460,7 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
   a.eps = f.eps;
   a.accumulate = f.accumulate;
   a.early_load = early_load_enabled();
+  a.gelu = f.silu_mul && f.glu_act == Activation::gelu_tanh;
   int epi = kEpiPlain;
   if (f.silu_mul)
     epi = kEpiGlu;
@@ -462,6 +474,9 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
     const GemvFusion::RopeStore& rs = f.rope;
     a.positions = rs.positions.ptr<int32_t>();
     a.inv_freq = rs.inv_freq.ptr<float>();
+    a.inv_freq_long = rs.inv_freq_long.defined() ? rs.inv_freq_long.ptr<float>() : nullptr;
+    a.long_from = rs.long_from;
+    a.rot_half = int(rs.inv_freq.size(0));
     a.k_cache = reinterpret_cast<T*>(rs.k_cache.data);
     a.v_cache = reinterpret_cast<T*>(rs.v_cache.data);
     a.slots = rs.slots.ptr<int32_t>();
@@ -520,6 +535,8 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
     if (d % 2 != 0 || w.size(0) != (rs.n_heads + 2 * kv) * d || rs.v_cache.size(1) != kv || rs.v_cache.size(2) != d ||
         rs.v_cache.size(0) != rs.k_cache.size(0))
       return false;
+    const int64_t rh = rs.inv_freq.defined() ? rs.inv_freq.size(0) : 0;
+    if (rh < 1 || 2 * rh > d || (rs.inv_freq_long.defined() && rs.inv_freq_long.size(0) != rh)) return false;
   }
   return true;
 }

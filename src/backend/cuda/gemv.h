@@ -7,7 +7,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "core/tensor.h"
+#include "backend/backend.h"
 
 namespace seam::cuda {
 
@@ -25,14 +25,19 @@ struct GemvFusion {
   Tensor norm_weight;  // [n_in], x's dtype, 16-byte aligned
   float eps = 0.f;
   bool accumulate = false;  // out += result (out has x's dtype) instead of out = result
-  // w is [gate | up] ([2 * inter, n_in]) and out [m, inter] = silu(x @ gate^T) * (x @ up^T).
-  // Only with norm_weight (the MLP's input norm), no bias, no accumulate.
+  // w is [gate | up] ([2 * inter, n_in]) and out [m, inter] = act(x @ gate^T) * (x @ up^T),
+  // act = glu_act (silu, or Gemma's gelu_tanh). Only with norm_weight (the MLP's input norm),
+  // no bias, no accumulate.
   bool silu_mul = false;
+  Activation glu_act = Activation::silu;
   // w is the attention's fused [q | k | v] projection and out its [m, q + 2 kv] output (m = 1):
-  // q and k are rotated at positions[0] (HF rotate_half, as rope_kernel) and k, v also stored to
-  // the caches at slots[0] (skipped outside [0, n_slots), as store_kv). Only with norm_weight.
+  // q and k are rotated at positions[0] (HF rotate_half within the rotary dims, as rope_kernel:
+  // RopeTables' partial rotary and LongRoPE tables) and k, v also stored to the caches at
+  // slots[0] (skipped outside [0, n_slots), as store_kv). Only with norm_weight.
   struct RopeStore {
-    Tensor positions, inv_freq;  // [>= 1] i32, [head_dim / 2] f32
+    Tensor positions, inv_freq;  // [>= 1] i32, [rotary_dim / 2] f32
+    Tensor inv_freq_long;        // [rotary_dim / 2] f32 or undefined
+    int long_from = 0;
     Tensor k_cache, v_cache;     // [n_slots, n_kv_heads, head_dim], x's dtype
     Tensor slots;                // [>= 1] i32
     int n_heads = 0;

@@ -22,36 +22,57 @@ struct KvDest {
   int64_t n_slots = 0;
 };
 
+// The rotary tables as the kernel reads them (RopeTables): a token at position >= long_from
+// uses inv_freq_long when it is set.
+struct Tables {
+  const float* inv_freq = nullptr;       // [half]
+  const float* inv_freq_long = nullptr;  // [half] or nullptr
+  int long_from = 0;
+  int half = 0;  // rotary_dim / 2 (<= d / 2): dims [2 half, d) pass through
+};
+
 // One block per token. cos/sin of the token's angles are computed once into shared
-// memory (d/2 values), then every (head, pair-group) of q and k is rotated; each
-// thread handles P consecutive i (and their partners i + d/2). With STORE the rotated
-// K and the V of the token also go to its KV slot (decode steps then launch one
-// kernel, not two); a slot outside [0, n_slots) is skipped like store_kv does.
+// memory (half values), then every (head, pair-group) of q and k is rotated; each
+// thread handles P consecutive i (and their partners i + half). With STORE the rotated
+// K (and its pass-through dims past the rotary ones) and the V of the token also go to its
+// KV slot (decode steps then launch one kernel, not two); a slot outside [0, n_slots) is
+// skipped like store_kv does.
 template <typename T, int P, bool STORE>
 __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k_stride, int n_kv_heads,
-                            const int32_t* positions, const float* inv_freq, int d, KvDest<T> kv) {
+                            const int32_t* positions, Tables tb, int d, KvDest<T> kv) {
   pdl_begin();
-  extern __shared__ float cs[];  // [2, d/2]: cos then sin
-  const int half = d / 2;
+  extern __shared__ float cs[];  // [2, half]: cos then sin
+  const int half = tb.half;
   const int64_t tok = blockIdx.x;
-  const float pos = float(positions[tok]);
+  const int position = positions[tok];
+  const float pos = float(position);
+  const float* freq = tb.inv_freq_long != nullptr && position >= tb.long_from ? tb.inv_freq_long : tb.inv_freq;
   for (int j = threadIdx.x; j < half; j += blockDim.x) {
     float s, c;
-    sincosf(pos * inv_freq[j], &s, &c);
+    sincosf(pos * freq[j], &s, &c);
     cs[j] = c;
     cs[half + j] = s;
   }
   __syncthreads();
   const int groups = half / P;
+  const int pass = (d - 2 * half) / P;  // pass-through groups of a head (0 with full rotary)
   const int n_rotate = (n_heads + n_kv_heads) * groups;
-  const int n_items = n_rotate + (STORE ? n_kv_heads * (d / P) : 0);
+  const int n_k_pass = STORE ? n_kv_heads * pass : 0;
+  const int n_items = n_rotate + (STORE ? n_k_pass + n_kv_heads * (d / P) : 0);
   const int64_t slot = STORE ? kv.slots[tok] : -1;
   const bool store = STORE && slot >= 0 && slot < kv.n_slots;
   const int64_t width = int64_t(n_kv_heads) * d;
   for (int it = threadIdx.x; it < n_items; it += blockDim.x) {
-    if (STORE && it >= n_rotate) {  // V: a plain copy of P elements
+    if (STORE && it >= n_rotate) {  // K's pass-through dims, then V: plain copies of P elements
       if (!store) continue;
-      const int e = (it - n_rotate) * P;
+      const int c = it - n_rotate;
+      if (c < n_k_pass) {
+        const int h = c / pass, e = 2 * half + (c % pass) * P;
+        *reinterpret_cast<Pack<T, P>*>(kv.k_cache + slot * width + int64_t(h) * d + e) =
+            *reinterpret_cast<const Pack<T, P>*>(k + tok * k_stride + int64_t(h) * d + e);
+        continue;
+      }
+      const int e = (c - n_k_pass) * P;
       *reinterpret_cast<Pack<T, P>*>(kv.v_cache + slot * width + e) =
           *reinterpret_cast<const Pack<T, P>*>(kv.v + tok * kv.v_stride + e);
       continue;
@@ -77,14 +98,24 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
   }
 }
 
+Tables tables_of(const RopeTables& t) {
+  Tables tb;
+  tb.inv_freq = t.inv_freq.ptr<float>();
+  tb.inv_freq_long = t.inv_freq_long.defined() ? t.inv_freq_long.ptr<float>() : nullptr;
+  tb.long_from = t.long_from;
+  tb.half = int(t.inv_freq.size(0));
+  return tb;
+}
+
 template <typename T, bool STORE>
-void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq,
+void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, const RopeTables& t,
                   const KvDest<T>& kv, cudaStream_t stream) {
-  const int d = int(q.size(2)), half = d / 2;
-  const int n_items = int((q.size(1) + k.size(1)) * half + (STORE ? k.size(1) * d / 2 : 0));
+  const Tables tb = tables_of(t);
+  const int d = int(q.size(2)), half = tb.half;
+  const int n_items = int((q.size(1) + k.size(1)) * half + (STORE ? k.size(1) * (d - half) : 0));
   const int threads = std::min(256, (n_items / 2 + 31) / 32 * 32 + 32);
-  const size_t smem = size_t(d) * sizeof(float);
-  // Pairs of elements need an even d/2 and every head start aligned to two elements in
+  const size_t smem = size_t(2 * half) * sizeof(float);
+  // Pairs of elements need an even rotary half and every head start aligned to two elements in
   // q, k and, when storing, v and the caches (whose rows of n_kv_heads * d are then even).
   const auto even = [](const void* p, int64_t stride) {
     return (reinterpret_cast<uintptr_t>(p) % (2 * sizeof(T))) == 0 && stride % 2 == 0;
@@ -93,31 +124,31 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, con
                      (!STORE || (even(kv.v, kv.v_stride) && even(kv.k_cache, 2) && even(kv.v_cache, 2)));
   if (pairs)
     launch_kernel(rope_kernel<T, 2, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(), q.stride[0],
-                  int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(),
-                  inv_freq.ptr<float>(), d, kv);
+                  int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(), tb,
+                  d, kv);
   else
     launch_kernel(rope_kernel<T, 1, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(), q.stride[0],
-                  int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(),
-                  inv_freq.ptr<float>(), d, kv);
+                  int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(), tb,
+                  d, kv);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-void launch_rope(const Tensor& q, const Tensor& k, const Tensor& positions, const Tensor& inv_freq,
+void launch_rope(const Tensor& q, const Tensor& k, const Tensor& positions, const RopeTables& t,
                  cudaStream_t stream) {
   if (q.size(0) == 0) return;
   SEAM_DISPATCH_FLOAT_TYPES(q.dtype, T, "rope",
-                            [&] { launch_typed<T, false>(q, k, positions, inv_freq, KvDest<T>{}, stream); });
+                            [&] { launch_typed<T, false>(q, k, positions, t, KvDest<T>{}, stream); });
 }
 
 void launch_rope_store_kv(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& positions,
-                          const Tensor& inv_freq, const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots,
+                          const RopeTables& t, const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots,
                           cudaStream_t stream) {
   if (q.size(0) == 0) return;
   SEAM_DISPATCH_FLOAT_TYPES(q.dtype, T, "rope_store_kv", [&] {
     KvDest<T> kv{v.ptr<T>(), v.stride[0], k_cache.ptr<T>(), v_cache.ptr<T>(), slots.ptr<int32_t>(), k_cache.size(0)};
-    launch_typed<T, true>(q, k, positions, inv_freq, kv, stream);
+    launch_typed<T, true>(q, k, positions, t, kv, stream);
   });
 }
 

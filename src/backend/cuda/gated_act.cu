@@ -1,15 +1,16 @@
-#include "backend/cuda/silu_mul.h"
-
+#include "backend/cuda/activation.cuh"
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/gated_act.h"
 
 namespace seam::cuda {
 
 namespace {
 
 // Grid-stride over (row, vector) items; V elements per item (16-byte vectors when aligned).
-template <typename T, int V>
-__global__ void silu_mul_kernel(T* out, int64_t out_stride, const T* gate_up, int64_t gu_stride, int64_t n_rows,
-                                int inter) {
+// Each item reads its gate and up values before writing: out may alias gate (in place).
+template <typename T, int V, Activation A>
+__global__ void gated_act_kernel(T* out, int64_t out_stride, const T* gate_up, int64_t gu_stride, int64_t n_rows,
+                                 int inter) {
   pdl_begin();
   const int per_row = inter / V;
   const int64_t n_items = n_rows * per_row;
@@ -27,7 +28,7 @@ __global__ void silu_mul_kernel(T* out, int64_t out_stride, const T* gate_up, in
       load_vec<T>(g + inter, uv);
     }
 #pragma unroll
-    for (int i = 0; i < V; ++i) gv[i] = gv[i] / (1.f + expf(-gv[i])) * uv[i];
+    for (int i = 0; i < V; ++i) gv[i] = activate<A>(gv[i]) * uv[i];
     if constexpr (V == 1)
       out[r * out_stride + j] = from_float<T>(gv[0]);
     else
@@ -35,7 +36,7 @@ __global__ void silu_mul_kernel(T* out, int64_t out_stride, const T* gate_up, in
   }
 }
 
-template <typename T>
+template <typename T, Activation A>
 void launch_typed(const Tensor& out, const Tensor& gate_up, cudaStream_t stream) {
   const int64_t n = out.size(0);
   const int inter = int(out.size(1));
@@ -43,19 +44,24 @@ void launch_typed(const Tensor& out, const Tensor& gate_up, cudaStream_t stream)
   const int v = vec ? kVec<T> : 1;
   const unsigned blocks = unsigned(std::min<int64_t>(div_up(n * inter / v, 256), 132 * 16));
   if (vec)
-    launch_kernel(silu_mul_kernel<T, kVec<T>>, blocks, 256, 0, stream, out.ptr<T>(), out.stride[0], gate_up.ptr<T>(),
-                  gate_up.stride[0], n, inter);
+    launch_kernel(gated_act_kernel<T, kVec<T>, A>, blocks, 256, 0, stream, out.ptr<T>(), out.stride[0],
+                  gate_up.ptr<T>(), gate_up.stride[0], n, inter);
   else
-    launch_kernel(silu_mul_kernel<T, 1>, blocks, 256, 0, stream, out.ptr<T>(), out.stride[0], gate_up.ptr<T>(),
+    launch_kernel(gated_act_kernel<T, 1, A>, blocks, 256, 0, stream, out.ptr<T>(), out.stride[0], gate_up.ptr<T>(),
                   gate_up.stride[0], n, inter);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-void launch_silu_mul(const Tensor& out, const Tensor& gate_up, cudaStream_t stream) {
+void launch_gated_act(const Tensor& out, const Tensor& gate_up, Activation a, cudaStream_t stream) {
   if (out.size(0) == 0 || out.size(1) == 0) return;
-  SEAM_DISPATCH_FLOAT_TYPES(out.dtype, T, "silu_mul", [&] { launch_typed<T>(out, gate_up, stream); });
+  SEAM_DISPATCH_FLOAT_TYPES(out.dtype, T, "gated_act", [&] {
+    if (a == Activation::silu)
+      launch_typed<T, Activation::silu>(out, gate_up, stream);
+    else
+      launch_typed<T, Activation::gelu_tanh>(out, gate_up, stream);
+  });
 }
 
 }  // namespace seam::cuda

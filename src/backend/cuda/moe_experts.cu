@@ -1,0 +1,157 @@
+#include "backend/cuda/moe_experts.h"
+
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/moe_experts_grouped.h"
+
+namespace seam::cuda {
+
+namespace {
+
+constexpr int kWarps = 8;  // output rows per block, one warp each
+
+__device__ __forceinline__ int expert_of(const int32_t* ids, int64_t slot, int n_experts) {
+  const int e = ids[slot];
+  return e < 0 || e >= n_experts ? 0 : e;  // padded rows may carry anything
+}
+
+// Block (slot, tile): slot = token * k + j picks expert e = ids[slot]; each warp computes one
+// intermediate row r of the tile: act[slot][r] = silu(gate_e[r] . x) * (up_e[r] . x), x staged in
+// shared memory. V: weight elements per 16-byte load (1: scalar).
+template <typename T, int V>
+__global__ void moe_gate_up_kernel(T* act, int64_t act_stride, const T* x, int64_t x_stride, const T* w_gate_up,
+                                   const int32_t* ids, int n_experts, int k, int inter, int hidden) {
+  pdl_begin();
+  extern __shared__ float xs[];  // [hidden]
+  const int64_t slot = blockIdx.x, token = slot / k;
+  const int e = expert_of(ids, slot, n_experts);
+  for (int c = threadIdx.x; c < hidden; c += blockDim.x) xs[c] = to_float(x[token * x_stride + c]);
+  __syncthreads();
+  const int lane = threadIdx.x & 31, r = blockIdx.y * kWarps + (threadIdx.x >> 5);
+  if (r >= inter) return;
+  const T* g = w_gate_up + (int64_t(e) * 2 * inter + r) * hidden;
+  const T* u = g + int64_t(inter) * hidden;
+  float gs = 0.f, us = 0.f;
+  if constexpr (V > 1) {
+    for (int c = lane * V; c < hidden; c += 32 * V) {
+      float gv[V], uv[V];
+      load_vec<T>(g + c, gv);
+      load_vec<T>(u + c, uv);
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        gs += gv[i] * xs[c + i];
+        us += uv[i] * xs[c + i];
+      }
+    }
+  } else {
+    for (int c = lane; c < hidden; c += 32) {
+      gs += to_float(g[c]) * xs[c];
+      us += to_float(u[c]) * xs[c];
+    }
+  }
+  gs = warp_sum(gs);
+  us = warp_sum(us);
+  if (lane == 0) act[slot * act_stride + r] = from_float<T>(gs / (1.f + expf(-gs)) * us);
+}
+
+// Block (token, tile): each warp computes one output column h: the k chosen experts' down rows
+// against their act rows, weighted, summed in order j = 0..k-1, and added to out once.
+template <typename T, int V>
+__global__ void moe_down_kernel(T* out, int64_t out_stride, const T* act, int64_t act_stride, const T* w_down,
+                                const int32_t* ids, const float* weights, int n_experts, int k, int inter,
+                                int hidden) {
+  pdl_begin();
+  const int64_t token = blockIdx.x;
+  const int lane = threadIdx.x & 31, h = blockIdx.y * kWarps + (threadIdx.x >> 5);
+  if (h >= hidden) return;
+  float acc = 0.f;
+  for (int j = 0; j < k; ++j) {
+    const int64_t slot = token * k + j;
+    const int e = expert_of(ids, slot, n_experts);
+    const T* d = w_down + (int64_t(e) * hidden + h) * inter;
+    const T* a = act + slot * act_stride;
+    float y = 0.f;
+    if constexpr (V > 1) {
+      for (int c = lane * V; c < inter; c += 32 * V) {
+        float dv[V], av[V];
+        load_vec<T>(d + c, dv);
+        load_vec<T>(a + c, av);
+#pragma unroll
+        for (int i = 0; i < V; ++i) y += dv[i] * av[i];
+      }
+    } else {
+      for (int c = lane; c < inter; c += 32) y += to_float(d[c]) * to_float(a[c]);
+    }
+    acc += weights[slot] * warp_sum(y);
+  }
+  if (lane == 0) {
+    T* o = out + token * out_stride + h;
+    *o = from_float<T>(to_float(*o) + acc);
+  }
+}
+
+template <typename T>
+void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                  const Tensor& topk_ids, const Tensor& topk_weights, const Tensor& act, cudaStream_t stream) {
+  const int64_t n = x.size(0);
+  const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
+  const int k = int(topk_ids.size(1));
+  const dim3 block(kWarps * 32);
+  const size_t smem = size_t(hidden) * sizeof(float);
+  constexpr int V = kVec<T>;
+  const bool gu_vec = aligned16(w_gate_up.data) && hidden % V == 0;
+  const dim3 gu_grid(unsigned(n * k), div_up(inter, kWarps));
+  if (gu_vec)
+    launch_kernel(moe_gate_up_kernel<T, V>, gu_grid, block, smem, stream, act.ptr<T>(), act.stride[0], x.ptr<T>(),
+                  x.stride[0], w_gate_up.ptr<T>(), topk_ids.ptr<int32_t>(), n_experts, k, inter, hidden);
+  else
+    launch_kernel(moe_gate_up_kernel<T, 1>, gu_grid, block, smem, stream, act.ptr<T>(), act.stride[0], x.ptr<T>(),
+                  x.stride[0], w_gate_up.ptr<T>(), topk_ids.ptr<int32_t>(), n_experts, k, inter, hidden);
+  SEAM_CUDA_CHECK_LAUNCH();
+  const bool dn_vec = aligned16(w_down.data) && inter % V == 0 && rows_vectorizable(act, inter);
+  const dim3 dn_grid(unsigned(n), div_up(hidden, kWarps));
+  if (dn_vec)
+    launch_kernel(moe_down_kernel<T, V>, dn_grid, block, 0, stream, out.ptr<T>(), out.stride[0], act.ptr<T>(),
+                  act.stride[0], w_down.ptr<T>(), topk_ids.ptr<int32_t>(), topk_weights.ptr<float>(), n_experts, k,
+                  inter, hidden);
+  else
+    launch_kernel(moe_down_kernel<T, 1>, dn_grid, block, 0, stream, out.ptr<T>(), out.stride[0], act.ptr<T>(),
+                  act.stride[0], w_down.ptr<T>(), topk_ids.ptr<int32_t>(), topk_weights.ptr<float>(), n_experts, k,
+                  inter, hidden);
+  SEAM_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+namespace {
+
+// Rows x experts from which the grouped GEMMs beat the gathered GEMVs: each expert's weights are
+// then read about once for all its rows instead of once per row. A first guess (not yet measured
+// on the H200): 32 rows at top-8 (nearly every expert of 128 hit), 128 rows at top-2.
+constexpr int64_t kGroupedMinSlots = 256;
+
+bool takes_grouped(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
+                   const MoeScratch& scratch) {
+  static const int mode = env_choice("SEAM_MOE_GROUPED", 1, {0, 1, 2});
+  if (mode == 0 || !moe_grouped_applies(x, w_gate_up, w_down, scratch)) return false;
+  return mode == 2 || x.size(0) * topk_ids.size(1) >= kGroupedMinSlots;
+}
+
+}  // namespace
+
+void launch_moe_experts(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                        const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
+                        cudaStream_t stream) {
+  if (x.size(0) == 0) return;
+  if (takes_grouped(x, w_gate_up, w_down, topk_ids, scratch))
+    return launch_moe_experts_grouped(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+  const Tensor& act = scratch.act;
+  SEAM_CHECK(w_gate_up.size(2) <= kMaxExpertHidden, "moe_experts: hidden ", w_gate_up.size(2), " is above the ",
+             kMaxExpertHidden, " the cuda kernels stage in shared memory");
+  SEAM_CHECK(w_gate_up.size(1) / 2 <= int64_t(65535) * kWarps && x.size(0) * topk_ids.size(1) <= INT32_MAX,
+             "moe_experts: shape out of the kernels' grid");
+  SEAM_DISPATCH_FLOAT_TYPES(x.dtype, T, "moe_experts",
+                            [&] { launch_typed<T>(out, x, w_gate_up, w_down, topk_ids, topk_weights, act, stream); });
+}
+
+}  // namespace seam::cuda

@@ -1,0 +1,14 @@
+// The mixture-of-experts router: softmax, top-k and renormalisation in one kernel.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "core/tensor.h"
+
+namespace seam::cuda {
+// Backend::moe_route: one block per row (launch size fixed by n, so a graph replays it for any
+// routing). router_logits [n, n_experts] (rows may be strided), topk_ids [n, k] i32,
+// topk_weights [n, k] f32. n_experts <= kMaxRouteExperts.
+constexpr int kMaxRouteExperts = 4096;
+void launch_moe_route(const Tensor& topk_ids, const Tensor& topk_weights, const Tensor& router_logits,
+                      bool renormalize, cudaStream_t stream);
+}  // namespace seam::cuda

@@ -1,0 +1,56 @@
+#include "model/moe_layer.h"
+
+namespace seam {
+
+MoeLayer::MoeLayer(Backend& backend, const ModelConfig& c, const MoeTensors& t, WeightFormat format)
+    : backend_(&backend), renormalize_(c.moe.renormalize()) {
+  const MoeConfig& m = c.moe;
+  const int64_t n_experts = m.n_experts, inter = m.expert_intermediate_size, hidden = c.hidden_size;
+  SEAM_ASSERT(t.defined() && int64_t(t.gate.size()) == n_experts && t.up.size() == t.gate.size() &&
+              t.down.size() == t.gate.size());
+  router_ = Linear::load(backend, {&t.router}, {}, format);
+  // Each expert's gate rows then its up rows, expert after expert: [n_experts * 2 * inter, hidden].
+  std::vector<const HostTensor*> gate_up, down;
+  for (int64_t e = 0; e < n_experts; ++e) {
+    gate_up.push_back(&t.gate[size_t(e)]);
+    gate_up.push_back(&t.up[size_t(e)]);
+    down.push_back(&t.down[size_t(e)]);
+  }
+  const DType dtype = weight_format_dtype(format);
+  gate_up_ = DeviceWeight::upload(backend, gate_up, dtype);
+  down_ = DeviceWeight::upload(backend, down, dtype);
+  w_gate_up_ = gate_up_.tensor().view({n_experts, 2 * inter, hidden});
+  w_down_ = down_.tensor().view({n_experts, hidden, inter});
+  bytes_ = router_.bytes() + gate_up_.bytes() + down_.bytes();
+  if (m.has_shared_expert()) {
+    shared_gate_up_ = Linear::load(backend, {&t.shared_gate_proj, &t.shared_up_proj}, {}, format);
+    shared_down_ = Linear::load(backend, {&t.shared_down_proj}, {}, format);
+    shared_gate_ = Linear::load(backend, {&t.shared_expert_gate}, {}, format);
+    bytes_ += shared_gate_up_.bytes() + shared_down_.bytes() + shared_gate_.bytes();
+  }
+}
+
+void MoeLayer::forward(const ForwardBuffers& buf, const Tensor& ln_post, float eps, int n) const {
+  Backend& be = *backend_;
+  Tensor residual = buf.residual.rows(n), normed = buf.normed.rows(n);  // [n, hidden]
+  const MoeBuffers& m = buf.moe;
+  Tensor ids = m.topk_ids.rows(n), weights = m.topk_weights.rows(n);  // [n, k]
+  // An explicit norm: the experts and the shared expert read `normed`, which a fused
+  // norm + GEMV may leave unwritten.
+  be.rms_norm(normed, residual, ln_post, eps);
+  router_.apply(m.router_logits.rows(n), normed);  // [n, n_experts]
+  be.moe_route(ids, weights, m.router_logits.rows(n), renormalize_);
+  be.moe_experts(residual, normed, w_gate_up_, w_down_, ids, weights,
+                 MoeScratch{m.expert_act, m.expert_out, m.expert_index});
+  if (!shared_down_.weight().defined()) return;
+  // Qwen2-MoE's shared expert: a dense SiLU MLP scaled by sigmoid(shared_expert_gate(x)).
+  const int64_t shared = shared_down_.in_features();
+  Tensor gate_up = buf.gate_up.rows(n).slice_cols(0, 2 * shared), act = buf.act.rows(n).slice_cols(0, shared);
+  shared_gate_up_.apply(gate_up, normed);
+  be.silu_mul(act, gate_up);
+  shared_down_.apply(m.shared_out.rows(n), act);
+  shared_gate_.apply(m.shared_gate.rows(n), normed);
+  be.moe_shared_expert_add(residual, m.shared_out.rows(n), m.shared_gate.rows(n));
+}
+
+}  // namespace seam

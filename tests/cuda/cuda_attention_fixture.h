@@ -1,0 +1,156 @@
+// The fixture of the paged-attention tests (cuda_attention_test.cpp, cuda_attention_window_test.cpp):
+// builds a batch (prefill sequences first, then decode rows) with KV slots scattered through a
+// page table, runs the CUDA backend (or one named prefill kernel), and compares with the CPU
+// reference.
+#pragma once
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/attention_prefill.h"
+#include "backend/cuda/attention_prefill_wgmma.h"
+#include "cuda_test_util.h"
+
+namespace seam::test {
+
+struct Shape {
+  int64_t heads, kv_heads, d;
+};
+struct Seq {
+  int n_new;   // new tokens (1 for a decode row)
+  int prefix;  // cached tokens before them
+};
+
+class CudaAttention : public CudaTest {
+ protected:
+  // Builds the batch (prefill sequences first), runs both backends, compares.
+  // `kernel`: run the prefill through that kernel's launcher directly instead of the backend's
+  // dispatch (every sequence must then be a prefill sequence).
+  // `opt`: the window and soft-cap (the scale is 1 / sqrt(d)). With a window, the KV slots of
+  // keys below every row's window (rounded down to 128 keys, the largest key tile of a kernel)
+  // hold NaN: a kernel that reads them fails. `graph`: the call is also captured in a CUDA graph
+  // (after an eager run, as the engine warms up) and replayed into a poisoned out.
+  void check(DType t, Shape sh, const std::vector<Seq>& seqs, int n_prefill_seqs, bool known_max,
+             const std::string& what, std::optional<cuda::PrefillKernel> kernel = std::nullopt, int q_col0 = 0,
+             AttentionOptions opt = {}, bool graph = false) {
+    SCOPED_TRACE(what + " " + short_name(t) + " heads " + std::to_string(sh.heads) + "/" + std::to_string(sh.kv_heads) +
+                 " d " + std::to_string(sh.d) + (known_max ? " max known" : "") + " window " +
+                 std::to_string(opt.sliding_window) + " softcap " + std::to_string(opt.logit_softcap) +
+                 (graph ? " graph" : ""));
+    ASSERT_TRUE(!kernel || n_prefill_seqs == int(seqs.size())) << "a named prefill kernel computes prefill rows only";
+    const int n_seqs = int(seqs.size());
+    std::vector<int32_t> indptr = {0}, seq_lens, req_rows;
+    int max_len = 0, n_prefill_tokens = 0, total_ctx = 0;
+    for (int s = 0; s < n_seqs; ++s) {
+      indptr.push_back(indptr.back() + seqs[size_t(s)].n_new);
+      seq_lens.push_back(seqs[size_t(s)].n_new + seqs[size_t(s)].prefix);
+      max_len = std::max(max_len, seq_lens.back());
+      total_ctx += seq_lens.back();
+      if (s < n_prefill_seqs) n_prefill_tokens += seqs[size_t(s)].n_new;
+    }
+    const int n_tokens = indptr.back();
+    // Requests live in scattered rows of the page table; their KV in scattered slots.
+    const int64_t max_reqs = n_seqs + 3, max_ctx = max_len + 5, n_slots = total_ctx + 40;
+    std::vector<int32_t> rows(static_cast<size_t>(max_reqs));
+    std::iota(rows.begin(), rows.end(), 0);
+    std::shuffle(rows.begin(), rows.end(), rng);
+    req_rows.assign(rows.begin(), rows.begin() + n_seqs);
+    std::vector<int32_t> perm(static_cast<size_t>(n_slots));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    std::vector<int32_t> page_table(size_t(max_reqs * max_ctx), -1);
+    size_t next = 0;
+    for (int s = 0; s < n_seqs; ++s)
+      for (int p = 0; p < seq_lens[size_t(s)]; ++p)
+        page_table[size_t(req_rows[size_t(s)] * max_ctx + p)] = perm[next++];
+
+    const int64_t width = (sh.heads + 2 * sh.kv_heads) * sh.d;
+    auto qkv_h = round_to(random_normal(size_t(n_tokens * width), rng, 1.5f), t);
+    auto kc_h = round_to(random_normal(size_t(n_slots * sh.kv_heads * sh.d), rng), t);
+    auto vc_h = round_to(random_normal(size_t(n_slots * sh.kv_heads * sh.d), rng), t);
+    opt.scale = 1.f / std::sqrt(float(sh.d));
+    if (opt.sliding_window > 0) {
+      const int64_t kv_width = sh.kv_heads * sh.d;
+      for (int s = 0; s < n_seqs; ++s) {
+        const int first_q = seq_lens[size_t(s)] - seqs[size_t(s)].n_new;
+        const int unread = std::max(0, first_q - opt.sliding_window + 1) / 128 * 128;
+        for (int p = 0; p < unread; ++p) {
+          const int32_t slot = page_table[size_t(req_rows[size_t(s)] * max_ctx + p)];
+          std::fill_n(kc_h.begin() + slot * kv_width, kv_width, NAN);
+          std::fill_n(vc_h.begin() + slot * kv_width, kv_width, NAN);
+        }
+      }
+    }
+
+    Tensor qkv = upload(qkv_h, t, {n_tokens, width});
+    Tensor kc = upload(kc_h, t, {n_slots, sh.kv_heads, sh.d}), vc = upload(vc_h, t, {n_slots, sh.kv_heads, sh.d});
+    Tensor out = empty(t, {n_tokens, sh.heads, sh.d});
+    AttentionBatch b;
+    b.n_tokens = n_tokens;
+    b.n_seqs = n_seqs;
+    b.n_prefill_seqs = n_prefill_seqs;
+    b.n_prefill_tokens = n_prefill_tokens;
+    b.max_seq_len = known_max ? max_len : 0;
+    b.qo_indptr = upload_index(indptr, {n_seqs + 1});
+    b.seq_lens = upload_index(seq_lens, {n_seqs});
+    b.req_rows = upload_index(req_rows, {n_seqs});
+    b.page_table = upload_index(page_table, {max_reqs, max_ctx});
+    const Tensor q = qkv.slice_cols(q_col0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d);
+    if (kernel)
+      run_prefill_kernel(*kernel, out, q, kc, vc, b, opt);
+    else
+      gpu->attention(out, q, kc, vc, b, opt);
+    if (graph) {
+      ASSERT_FALSE(kernel) << "graphs capture the backend's dispatch";
+      gpu->synchronize();
+      gpu->begin_capture();
+      gpu->attention(out, q, kc, vc, b, opt);
+      std::unique_ptr<Graph> g = gpu->end_capture();
+      poison(out);
+      gpu->replay(*g);
+      gpu->synchronize();
+    }
+
+    AttentionBatch hb = b;
+    hb.qo_indptr = host_index(indptr, {n_seqs + 1});
+    hb.seq_lens = host_index(seq_lens, {n_seqs});
+    hb.req_rows = host_index(req_rows, {n_seqs});
+    hb.page_table = host_index(page_table, {max_reqs, max_ctx});
+    std::vector<float> ref(static_cast<size_t>(n_tokens * sh.heads * sh.d));
+    cpu.attention(
+        host_view(ref, {n_tokens, sh.heads, sh.d}),
+        host_view(qkv_h, {n_tokens, width}).slice_cols(q_col0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d),
+        host_view(kc_h, {n_slots, sh.kv_heads, sh.d}), host_view(vc_h, {n_slots, sh.kv_heads, sh.d}), hb, opt);
+    // bf16/f16 kernels round P to the input dtype before P.V (as flash attention does).
+    expect_close(download(out), round_to(ref, t), tolerance_for(t, {1e-5, 1e-5}, {1e-2, 5e-3}, {2e-2, 1e-2}),
+                 "attention");
+  }
+
+  // The prefill rows through one named kernel, with the parameters CudaBackend::attention builds.
+  void run_prefill_kernel(cuda::PrefillKernel kernel, Tensor out, Tensor q, Tensor kc, Tensor vc,
+                          const AttentionBatch& b, const AttentionOptions& opt) {
+    const cuda::AttentionParams p = cuda::make_attention_params(out, q, kc, vc, b, opt);
+    cuda::launch_flash_prefill(p, q.dtype, static_cast<cudaStream_t>(cuda_backend_stream(*gpu)), kernel);
+    gpu->synchronize();
+  }
+
+  // d = 128 prefill batches through one kernel: sequences longer than one 128-row block with
+  // cached prefixes that are not multiples of 64, several sequences a batch, 1-3 new tokens,
+  // rows ending mid-tile; GQA groups 4 and 1; bf16 and f16.
+  void check_prefill_kernel_d128(cuda::PrefillKernel kernel, const std::string& name) {
+    const std::vector<std::vector<Seq>> batches = {
+        {{300, 77}},                                                 // 1,200 rows (group 4): 10 blocks
+        {{45, 200}, {1, 0}, {2, 130}, {3, 5}, {129, 0}, {70, 333}},  // mid-tile ends, tiny extends
+        {{300, 1000}},                                               // long prefix, 11 key tiles
+    };
+    for (DType t : {DType::bf16, DType::f16})
+      for (const Shape& sh : {Shape{32, 8, 128}, Shape{4, 4, 128}})
+        for (size_t i = 0; i < batches.size(); ++i)
+          check(t, sh, batches[i], int(batches[i].size()), true, name + " batch " + std::to_string(i), kernel);
+  }
+};
+
+}  // namespace seam::test
