@@ -1,11 +1,14 @@
 // FP8 checkpoints beyond the Llama layout: a mixture-of-experts model loads FP8 attention
 // linears beside float experts, an FP8 expert is refused by name, and a serialized FP8 Phi-3
-// checkpoint (fused qkv_proj / gate_up_proj) is refused rather than computed wrongly.
+// checkpoint (fused qkv_proj / gate_up_proj) is refused rather than computed wrongly; the CPU
+// attention reads an FP8 KV cache inside its sliding-window / soft-cap loop.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <random>
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
@@ -126,6 +129,63 @@ TEST(Fp8Families, OnlineFp8QuantizesPhi3AndGemmaFloatCheckpoints) {
     // The decoder's linears are stored as one-byte codes (plus a float scale per row).
     EXPECT_LT(m.weight_bytes(), dense.weight_bytes());
     std::filesystem::remove_all(dir);
+  }
+}
+
+// A sliding-window, soft-capped attention over an FP8 cache equals the same attention over a
+// float cache holding the decoded E4M3 values, bit for bit; keys outside the window are NaN
+// codes (0x7F) and must not be read.
+TEST(Fp8Families, CpuAttentionReadsFp8KvInsideTheWindow) {
+  const int64_t heads = 4, kv = 2, d = 8, n_slots = 12;
+  const int n_new = 5, seq_len = 10, window = 3;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  std::vector<float> q(size_t(n_new * heads * d)), kf(size_t(n_slots * kv * d)), vf(kf.size());
+  for (float& x : q) x = u(rng);
+  std::vector<uint8_t> k8(kf.size()), v8(kf.size());
+  for (size_t i = 0; i < kf.size(); ++i) kf[i] = u(rng), vf[i] = u(rng);
+  convert_from_f32(kf.data(), DType::fp8_e4m3, k8.data(), kf.size());
+  convert_from_f32(vf.data(), DType::fp8_e4m3, v8.data(), vf.size());
+  convert_to_f32(k8.data(), DType::fp8_e4m3, kf.data(), kf.size());  // the float cache holds the E4M3 values
+  convert_to_f32(v8.data(), DType::fp8_e4m3, vf.data(), vf.size());
+  // Slot p holds position p; the first query (position 5) sees keys 3.. only.
+  const int first_needed = seq_len - n_new - window + 1;
+  for (int p = 0; p < first_needed; ++p)
+    for (int64_t e = 0; e < kv * d; ++e) {
+      const size_t i = size_t(p * kv * d + e);
+      k8[i] = v8[i] = 0x7F;
+      kf[i] = vf[i] = NAN;
+    }
+  std::vector<int32_t> qo = {0, n_new}, lens = {seq_len}, rows = {0};
+  std::vector<int32_t> pt(static_cast<size_t>(n_slots));
+  for (int i = 0; i < n_slots; ++i) pt[size_t(i)] = i;
+  AttentionBatch b;
+  b.n_tokens = n_new;
+  b.n_seqs = 1;
+  b.n_prefill_seqs = 1;
+  b.n_prefill_tokens = n_new;
+  b.max_seq_len = seq_len;
+  b.qo_indptr = Tensor(qo.data(), DType::i32, Device::cpu, {2});
+  b.seq_lens = Tensor(lens.data(), DType::i32, Device::cpu, {1});
+  b.req_rows = Tensor(rows.data(), DType::i32, Device::cpu, {1});
+  b.page_table = Tensor(pt.data(), DType::i32, Device::cpu, {1, n_slots});
+  AttentionOptions o;
+  o.scale = 0.35f;
+  o.sliding_window = window;
+  o.logit_softcap = 4.f;
+  CpuBackend be;
+  std::vector<float> out8(q.size()), outf(q.size());
+  const Tensor qt(q.data(), DType::f32, Device::cpu, {n_new, heads, d});
+  be.attention(Tensor(out8.data(), DType::f32, Device::cpu, {n_new, heads, d}), qt,
+               Tensor(k8.data(), DType::fp8_e4m3, Device::cpu, {n_slots, kv, d}),
+               Tensor(v8.data(), DType::fp8_e4m3, Device::cpu, {n_slots, kv, d}), b, o);
+  be.attention(Tensor(outf.data(), DType::f32, Device::cpu, {n_new, heads, d}), qt,
+               Tensor(kf.data(), DType::f32, Device::cpu, {n_slots, kv, d}),
+               Tensor(vf.data(), DType::f32, Device::cpu, {n_slots, kv, d}), b, o);
+  be.synchronize();
+  for (size_t i = 0; i < out8.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(out8[i])) << i;
+    ASSERT_EQ(out8[i], outf[i]) << i;
   }
 }
 
