@@ -142,6 +142,47 @@ struct MoeScratch {
   Tensor index;       // [>= 2 * n_experts + 2 + n * k] i32: grouping by expert (optional)
 };
 
+// ---- FP8 linear (quantized weight formats, model/quant_config.h) ----
+// An FP8 layer stores W as E4M3 (core/fp8.h) with float32 scales; its product is defined
+// exactly here, and every backend computes this (the CPU backend literally, as the reference):
+//
+//   weights  W[o][k] = fp8(Wq[o][k]) * ws(o, k), where ws is
+//              per_tensor  w_scale[0]                       w_scale [1]
+//              per_channel w_scale[o]                       w_scale [out]
+//              block128    w_scale[o][k / 128]              w_scale [out, ceil(in / 128)]
+//            (128x128 blocks are stored expanded to rows: fused q/k/v or gate/up parts need
+//             not be multiples of 128 rows; a GEMM with 128x128 block scales compacts them
+//             where the parts align)
+//   activations, per row i and group g (the whole row; for dynamic_group128 columns
+//            [128 g, 128 g + 128)):
+//              dynamic_per_token / dynamic_group128: a = max |x[i][k]| over the group, in float32,
+//                clamped to act_amax_ub when that is > 0; xs(i, g) = a / 448, or 1 when a == 0
+//              static_per_tensor: xs = input_scale[0]
+//            Xq[i][k] = e4m3(x[i][k] / xs(i, g)), the float32 quotient rounded to nearest even
+//            and saturated to +-448 (f32_to_fp8_e4m3)
+//   product  out[i][o] = sum over groups g of (xs(i, g) * ws(o, g)) * S(i, o, g),
+//              S = sum_{k in g} fp8(Xq[i][k]) * fp8(Wq[o][k]) in float32 (each product exact);
+//            per_tensor and per_channel have one group (the whole row), so
+//            out = (xs(i) * ws(o)) * S; then + bias[o] (float32), and for accumulate the sum
+//            is added to out[i][o].
+// Only the order of the float32 sums is the backend's own; the test bound is the float32
+// rounding of that sum, not the quantization (tests/fp8_linear_op_test.cpp).
+enum class Fp8WeightScheme : uint8_t { per_tensor, per_channel, block128 };
+enum class Fp8ActScheme : uint8_t { dynamic_per_token, dynamic_group128, static_per_tensor };
+constexpr int64_t kFp8Group = 128;  // block128's block side / dynamic_group128's group width
+
+const char* fp8_weight_scheme_name(Fp8WeightScheme s);
+const char* fp8_act_scheme_name(Fp8ActScheme s);
+
+struct Fp8Weight {
+  Tensor w;            // [out, in] fp8_e4m3
+  Tensor w_scale;      // f32: [1] | [out] | [out, ceil(in / 128)] by w_scheme
+  Fp8WeightScheme w_scheme = Fp8WeightScheme::per_tensor;
+  Fp8ActScheme act = Fp8ActScheme::dynamic_per_token;
+  Tensor input_scale;  // [1] f32, static_per_tensor only (else undefined)
+  float act_amax_ub = 0.f;  // > 0: dynamic amax clamped to it (fbgemm_fp8's activation_scale_ub)
+};
+
 // A recorded sequence of ops (CUDA graph exec, or the CPU op list).
 class Graph {
  public:
@@ -268,6 +309,12 @@ class Backend {
   virtual void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) = 0;
   // Log probabilities of raw logits [n, vocab] f32 (read only): see LogprobBatch.
   virtual void logprobs(Tensor logits, const LogprobBatch& b) = 0;
+  // FP8 linear (see "FP8 linear" above): out = x @ dequant(w)^T (+ bias), or out += that with
+  // accumulate.   x [n, in] (rows may be strided), out [n, out], bias [out] or undefined, all in
+  // the activation dtype; out must not overlap x. A backend without it says so in
+  // supports_fp8() and the loader refuses FP8 layers on it.
+  virtual bool supports_fp8() const { return false; }
+  virtual void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate);
   // Structured output: for each i < n_masked, logits[rows[i]][t] = -inf for every t < vocab
   // whose bit is clear in bitmask[i] (bit t = word t / 32, bit t % 32; a set bit leaves the
   // logit as it is). logits [n, vocab] f32; bitmask [n_masked, n_words] i32 storage of u32

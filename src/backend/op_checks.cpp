@@ -9,6 +9,17 @@ namespace seam::op_checks {
 
 using namespace detail;
 
+namespace {
+
+// A KV cache: in the activation dtype, or FP8 E4M3 codes (--kv-cache-dtype fp8_e4m3).
+void cache(const Tensor& t, DType act, Device dev, const char* what) {
+  on(t, dev, what);
+  SEAM_CHECK(t.dtype == act || t.dtype == DType::fp8_e4m3, what, ": dtype ", dtype_name(t.dtype), ", expected ",
+             dtype_name(act), " or float8_e4m3fn");
+}
+
+}  // namespace
+
 void embedding(const Tensor& out, const Tensor& ids, const Tensor& table, Device dev) {
   floating(table, dev, "embedding table");
   same(out, table.dtype, dev, "embedding out");
@@ -162,8 +173,8 @@ void store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, con
               Device dev) {
   floating(k, dev, "store_kv k");
   same(v, k.dtype, dev, "store_kv v");
-  same(k_cache, k.dtype, dev, "store_kv k_cache");
-  same(v_cache, k.dtype, dev, "store_kv v_cache");
+  cache(k_cache, k.dtype, dev, "store_kv k_cache");
+  same(v_cache, k_cache.dtype, dev, "store_kv v_cache");
   SEAM_CHECK(k.ndim == 3 && v.ndim == 3 && k.rows_contiguous() && v.rows_contiguous(),
              "store_kv: expected k, v [n, kv_heads, d]");
   SEAM_CHECK(k_cache.contiguous() && v_cache.contiguous(), "store_kv: caches must be contiguous");
@@ -181,8 +192,8 @@ void attention(const Tensor& out, const Tensor& q, const Tensor& k_cache, const 
              o.logit_softcap, " must be finite and >= 0 (0 = off)");
   floating(q, dev, "attention q");
   same(out, q.dtype, dev, "attention out");
-  same(k_cache, q.dtype, dev, "attention k_cache");
-  same(v_cache, q.dtype, dev, "attention v_cache");
+  cache(k_cache, q.dtype, dev, "attention k_cache");
+  same(v_cache, k_cache.dtype, dev, "attention v_cache");
   SEAM_CHECK(q.ndim == 3 && q.rows_contiguous(), "attention q: expected [n, heads, d]");
   SEAM_CHECK(out.ndim == 3 && out.rows_contiguous(), "attention out: expected [n, heads, d]");
   check_shape(out, {b.n_tokens, q.size(1), q.size(2)}, "attention out");

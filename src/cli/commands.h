@@ -9,4 +9,5 @@ int bench_serving_command(int argc, char** argv);
 int tokenize_command(int argc, char** argv);
 int detokenize_command(int argc, char** argv);
 int chat_template_command(int argc, char** argv);
+int quantize_fp8_command(int argc, char** argv);
 }  // namespace seam::cli

@@ -12,6 +12,11 @@ void EngineFlags::add_to(CLI::App& app) {
   app.add_option("--tokenizer-path", c.tokenizer_path, "tokenizer folder (default: the model folder)");
   app.add_option("--device", device, "cpu | cuda | auto (cuda when a GPU is present)");
   app.add_option("--dtype", c.dtype, "auto | bfloat16 | float16 | float32");
+  app.add_option("--quantization", c.quantization,
+                 "fp8: quantize a float checkpoint's linear layers to FP8 at load (per-channel weights, "
+                 "dynamic per-token activations); FP8 checkpoints load as FP8 without it");
+  app.add_option("--kv-cache-dtype", c.kv_cache_dtype,
+                 "auto | fp8_e4m3 (fp8): the KV cache's element type; fp8_e4m3 holds twice the tokens");
   app.add_option("--mem-fraction-static", c.mem_fraction_static, "fraction of GPU memory for weights + KV cache");
   app.add_option("--max-total-tokens", c.max_total_tokens, "cap on the KV pool, in tokens");
   app.add_option("--chunked-prefill-size", c.chunked_prefill_size, "token budget of one step");

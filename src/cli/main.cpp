@@ -20,6 +20,7 @@ void usage() {
                "  tokenize         JSON lines {text, add_special_tokens} -> {ids}\n"
                "  detokenize       JSON lines {ids} -> {text}\n"
                "  chat-template    JSON lines {messages, tools, ...} -> {text} (the model's Jinja chat template)\n"
+               "  quantize-fp8     an FP8 checkpoint of a float model folder (each format seam loads)\n"
                "run `seam <command> --help` for its options\n");
 }
 }  // namespace
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
     if (cmd == "tokenize") return seam::cli::tokenize_command(sub_argc, sub_argv);
     if (cmd == "detokenize") return seam::cli::detokenize_command(sub_argc, sub_argv);
     if (cmd == "chat-template") return seam::cli::chat_template_command(sub_argc, sub_argv);
+    if (cmd == "quantize-fp8") return seam::cli::quantize_fp8_command(sub_argc, sub_argv);
   } catch (const seam::Error& e) {
     seam::log::error("seam %s: %s", cmd.c_str(), e.what());
     return 1;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/fp8.h"
 
 namespace seam {
 
@@ -13,6 +14,7 @@ std::string dtype_name(DType t) {
     case DType::bf16: return "bfloat16";
     case DType::i32: return "int32";
     case DType::i64: return "int64";
+    case DType::fp8_e4m3: return "float8_e4m3fn";
   }
   return "?";
 }
@@ -80,6 +82,11 @@ void convert_to_f32(const void* src, DType t, float* dst, size_t n) {
       for (size_t i = 0; i < n; ++i) dst[i] = f16_to_f32(s[i]);
       return;
     }
+    case DType::fp8_e4m3: {
+      auto* s = static_cast<const uint8_t*>(src);
+      for (size_t i = 0; i < n; ++i) dst[i] = fp8_e4m3_to_f32(s[i]);
+      return;
+    }
     default: throw Error("convert_to_f32: unsupported dtype " + dtype_name(t));
   }
 }
@@ -95,6 +102,11 @@ void convert_from_f32(const float* src, DType t, void* dst, size_t n) {
     case DType::f16: {
       auto* d = static_cast<uint16_t*>(dst);
       for (size_t i = 0; i < n; ++i) d[i] = f32_to_f16(src[i]);
+      return;
+    }
+    case DType::fp8_e4m3: {
+      auto* d = static_cast<uint8_t*>(dst);
+      for (size_t i = 0; i < n; ++i) d[i] = f32_to_fp8_e4m3(src[i]);
       return;
     }
     default: throw Error("convert_from_f32: unsupported dtype " + dtype_name(t));

@@ -7,7 +7,8 @@
 
 namespace seam {
 
-enum class DType : uint8_t { f32, f16, bf16, i32, i64 };
+// fp8_e4m3: FP8 E4M3FN weights (core/fp8.h); only quantized linear layers store it.
+enum class DType : uint8_t { f32, f16, bf16, i32, i64, fp8_e4m3 };
 
 constexpr size_t dtype_size(DType t) {
   switch (t) {
@@ -16,6 +17,7 @@ constexpr size_t dtype_size(DType t) {
     case DType::bf16: return 2;
     case DType::i32: return 4;
     case DType::i64: return 8;
+    case DType::fp8_e4m3: return 1;
   }
   return 0;
 }
@@ -43,7 +45,8 @@ uint16_t f32_to_f16(float f);
 
 // Converts n elements of `src` (type `t`) to float32.
 void convert_to_f32(const void* src, DType t, float* dst, size_t n);
-// Converts n float32 values to `t` (f32, f16 or bf16).
+// Converts n float32 values to `t` (f32, f16, bf16, or fp8_e4m3: unscaled, rounded and
+// saturated as core/fp8.h).
 void convert_from_f32(const float* src, DType t, void* dst, size_t n);
 
 }  // namespace seam

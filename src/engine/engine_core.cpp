@@ -9,6 +9,7 @@
 #include "backend/backend_factory.h"
 #include "core/log.h"
 #include "engine/engine_setup.h"
+#include "engine/kv_cache_dtype.h"
 #include "engine/ngram_proposer.h"
 #include "engine/standalone_proposer.h"
 #include "graph/graph_buckets.h"
@@ -33,6 +34,7 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   SEAM_CHECK(!cfg.model_path.empty(), "--model-path is required");
   model_config_ = load_model_config(cfg.model_path);
+  apply_quantization_flag(model_config_.quant, cfg.quantization);  // --quantization (model/quant_config.h)
   tokenizer_ = load_tokenizer(cfg.tokenizer_path.empty() ? cfg.model_path : cfg.tokenizer_path);
   auto checkpoint = Checkpoint::open(cfg.model_path, model_config_);
   backend_ = make_backend(cfg.device);
@@ -54,6 +56,7 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   // GEMM tuning runs in the graph warm-ups and ends when the runner seals (capture_graphs).
   // Its scratch is allocated here, before the KV pool is sized, so the pool leaves room for it.
   if (setup.gemm_autotune) backend_->begin_gemm_tuning(setup.gemm_tuning);
+  check_kv_cache_scales(resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, backend_->device()), *checkpoint);
   model_ = create_model(*backend_, model_config_, *checkpoint, setup.dtype);
   checkpoint.reset();  // weights are on the backend now; unmap the files
 
@@ -73,7 +76,7 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   shape.head_dim = model_config_.head_dim;
   shape.max_reqs = setup.scheduler.max_running_requests;
   shape.max_context = max_context_;
-  shape.dtype = setup.dtype;
+  shape.dtype = resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, backend_->device());  // kv_cache_dtype.h
   const size_t per_slot = KvPool::bytes_per_slot(shape);
   shape.n_slots = kv_pool_slots(cfg, setup, backend_->device(), free_at_start, backend_->free_memory(),
                                 model_->weight_bytes(), per_slot);

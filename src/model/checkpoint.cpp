@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "model/fp8_checkpoint.h"
 #include "core/log.h"
 #include "model/json_file.h"
 #include "model/safetensors.h"
@@ -70,6 +71,16 @@ class TensorIndex {
   }
 
   void mark_used(const std::string& name) { used_.insert(name); }
+  // For the FP8 scales, whose shapes the caller checks (fp8_checkpoint.cpp).
+  HostTensor take_any(const std::string& name) {
+    used_.insert(name);
+    return where_.at(name)->tensor(name);
+  }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& [name, file] : where_) out.push_back(name);
+    return out;
+  }
 
   // Marks every tensor `skip` selects used; returns how many.
   int skip_all(bool (*skip)(const std::string&)) {
@@ -239,6 +250,11 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const M
   } else {
     ck->lm_head = index.take(head, {vocab, hidden}, " (tie_word_embeddings is false)");
   }
+  // FP8: the scales beside each quantized weight, and the checks that weights are F8_E4M3
+  // exactly where the quantization config says (model/fp8_checkpoint.h).
+  take_fp8_tensors(c, *ck, Fp8TensorSource{[&](const std::string& n) { return index.contains(n); },
+                                           [&](const std::string& n) { return index.take_any(n); },
+                                           [&] { return index.names(); }});
   index.check_all_used();
   return ck;
 }

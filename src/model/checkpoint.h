@@ -4,6 +4,7 @@
 // converts/uploads it once at load.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,7 +17,7 @@ namespace seam {
 // A tensor inside a mapped safetensors file.
 struct HostTensor {
   std::string name;
-  DType dtype = DType::f32;  // F32, F16 or BF16
+  DType dtype = DType::f32;  // F32, F16, BF16 or (FP8 checkpoints) F8_E4M3
   std::vector<int64_t> shape;
   const void* data = nullptr;  // points into the mapping; valid while the Checkpoint lives
   // Rows [begin, begin + n) of a 2-D tensor, a view into the same mapping.
@@ -27,6 +28,13 @@ struct HostTensor {
     return n;
   }
   bool defined() const { return data != nullptr; }
+};
+
+// The scales of one FP8 weight as the checkpoint stores them (model/fp8_checkpoint.h checks
+// their shapes and values against the QuantConfig).
+struct Fp8Scales {
+  HostTensor weight_scale;  // per-tensor [] / [1], per-channel [out, 1] / [out], block [ceil(out/128), ceil(in/128)]
+  HostTensor input_scale;   // [] / [1] (static activation scale) or undefined
 };
 
 // A sparse (mixture-of-experts) layer's tensors (MoeConfig), experts in id order.
@@ -69,6 +77,10 @@ class Checkpoint {
   std::vector<LayerTensors> layers;
   HostTensor norm;          // [hidden]
   HostTensor lm_head;       // [vocab, hidden]; equals embed_tokens when tied
+  // FP8 checkpoints (ModelConfig::quant): the scales of each F8_E4M3 weight, by the weight's
+  // tensor name, and the KV cache's per-layer k/v scales (k_scale / v_scale), by tensor name.
+  std::map<std::string, Fp8Scales> fp8_scales;
+  std::map<std::string, HostTensor> kv_scales;
 
  private:
   Checkpoint() = default;

@@ -19,6 +19,7 @@
 #include "backend/backend.h"
 #include "model/checkpoint.h"
 #include "model/device_weight.h"
+#include "model/quant_config.h"
 #include "model/weight_format.h"
 
 namespace seam {
@@ -34,6 +35,12 @@ class Linear {
   // A bias-free layer over an already uploaded weight, shared (an lm_head tied to the
   // embedding). The weight must be stored in `format`.
   static Linear shared(Backend& backend, DeviceWeight weight, WeightFormat format);
+  // An FP8 layer (fp8_linear.cpp): from F8_E4M3 parts and their checkpoint scales, or, with
+  // `scales` empty (--quantization fp8), from float parts quantized here. The bias stays in
+  // `act`.
+  static Linear load_fp8(Backend& backend, const std::vector<const HostTensor*>& weight_parts,
+                         const std::vector<const HostTensor*>& bias_parts, const std::vector<const Fp8Scales*>& scales,
+                         const QuantConfig& quant, DType act);
 
   WeightFormat format() const { return format_; }
   int64_t out_features() const { return weight_.tensor().size(0); }
@@ -41,36 +48,60 @@ class Linear {
   bool has_bias() const { return bias_.defined(); }
   const Tensor& weight() const { return weight_.tensor(); }
   const Tensor& bias() const { return bias_.tensor(); }  // undefined without bias
-  size_t bytes() const { return weight_.bytes() + bias_.bytes(); }
+  size_t bytes() const { return weight_.bytes() + bias_.bytes() + w_scale_.bytes() + input_scale_.bytes(); }
+  bool is_fp8() const { return format_ == WeightFormat::fp8_e4m3; }
+  const Fp8Weight& fp8() const { return fp8_; }  // defined when is_fp8()
 
   // out = x @ W^T (+ b).   x [n, in], out [n, out]
-  void apply(Tensor out, Tensor x) const { backend_->linear(out, x, weight(), bias()); }
+  void apply(Tensor out, Tensor x) const {
+    if (is_fp8()) return backend_->linear_fp8(out, x, fp8_, bias(), false);
+    backend_->linear(out, x, weight(), bias());
+  }
   // out += x @ W^T (+ b), in place (the residual stream takes o_proj and down_proj this way).
-  void accumulate(Tensor out, Tensor x) const { backend_->linear_accumulate(out, x, weight(), bias()); }
+  void accumulate(Tensor out, Tensor x) const {
+    if (is_fp8()) return backend_->linear_fp8(out, x, fp8_, bias(), true);
+    backend_->linear_accumulate(out, x, weight(), bias());
+  }
   // out = rms_norm(x) * norm_weight @ W^T (+ b); normed is scratch a fusing backend may
   // leave unwritten.
+  // An FP8 layer runs the norm, then its product (the fusions are the dense GEMMs' own).
   void apply_rms_normed(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps) const {
+    if (is_fp8()) {
+      backend_->rms_norm(normed, x, norm_weight, eps);
+      return apply(out, normed);
+    }
     backend_->rms_norm_linear(out, normed, x, norm_weight, eps, weight(), bias());
   }
   // The attention input stage: qkv = rms_norm(x) * norm_weight @ W^T (+ b), then RoPE on
   // its q and k and the K/V store (Backend::rms_norm_qkv_rope_store).
   void apply_rms_normed_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                    const RopeStoreArgs& r) const {
+    if (is_fp8()) return apply_fp8_rope_store(qkv, normed, x, norm_weight, eps, r);
     backend_->rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, eps, weight(), bias(), r);
   }
   // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ W^T, act = f(gate) * up with
-  // f SiLU or GELU-tanh (Backend::rms_norm_gate_up_act; the layer has no bias).
+  // f SiLU or GELU-tanh (Backend::rms_norm_gate_up_act; the layer has no bias). An FP8 layer
+  // runs the norm and its product, then the gated activation.
   void apply_rms_normed_act(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                             Activation f) const {
     SEAM_ASSERT(!has_bias(), "the fused gate_up + activation op takes no bias");
+    if (is_fp8()) {
+      apply_rms_normed(gate_up, normed, x, norm_weight, eps);
+      return backend_->gated_act(act, gate_up, f);
+    }
     backend_->rms_norm_gate_up_act(act, gate_up, normed, x, norm_weight, eps, weight(), f);
   }
 
  private:
+  void apply_fp8_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                            const RopeStoreArgs& r) const;
+
   Backend* backend_ = nullptr;
   WeightFormat format_ = WeightFormat::f32;
   DeviceWeight weight_;  // [out, in] in weight_format_dtype(format_)
   DeviceWeight bias_;    // [out] or undefined
+  DeviceWeight w_scale_, input_scale_;  // FP8 only: fp8_.w_scale, fp8_.input_scale
+  Fp8Weight fp8_;                       // FP8 only: views of weight_ and the scales
 };
 
 }  // namespace seam

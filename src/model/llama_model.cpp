@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/fp8_linear.h"
 #include "model/weight_folds.h"
 
 namespace seam {
@@ -35,7 +36,7 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     return upload({&folded});
   };
   auto linear = [&](std::vector<const HostTensor*> w, std::vector<const HostTensor*> b) {
-    Linear l = Linear::load(backend_, w, b, format_);
+    Linear l = load_linear(backend_, w, b, format_, c.quant, ck);  // dense or FP8 (fp8_linear.h)
     weight_bytes_ += l.bytes();
     return l;
   };

@@ -299,6 +299,7 @@ ModelConfig load_model_config(const std::string& dir) {
   c.tie_word_embeddings = optional_bool(j, kConfig, "tie_word_embeddings",
                                         optional_bool(top, kConfig, "tie_word_embeddings", tie_default));
   c.torch_dtype = parse_torch_dtype(find_field(top, "dtype") || find_field(top, "torch_dtype") ? top : j);
+  c.quant = load_quant_config(dir);
   read_rope(j, definition, c);
   read_attention_flags(j, definition, c);
   read_sliding_window(j, definition, c);

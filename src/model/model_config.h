@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "model/quant_config.h"
 #include "model/moe_config.h"
 #include "model/rope_config.h"
 
@@ -43,6 +44,7 @@ struct ModelConfig {
   bool qk_norm = false;         // Qwen3, Gemma 3
   bool o_proj_bias = false;     // o_proj has a bias too (attention_bias: true on Llama/Mistral/Qwen3; never Qwen2)
   DType torch_dtype = DType::f32;  // the checkpoint's declared dtype ("auto" resolves to this)
+  QuantConfig quant;               // quantization_config / hf_quant_config.json / --quantization
   MoeConfig moe;                   // mixture-of-experts layers (Qwen2/3-MoE, Mixtral); disabled: dense
 
   // Attention: per layer, the sliding window (a query at position p sees keys j > p - window)

@@ -33,6 +33,7 @@ bool to_dtype(const std::string& d, DType& out) {
   if (d == "F32") out = DType::f32;
   else if (d == "F16") out = DType::f16;
   else if (d == "BF16") out = DType::bf16;
+  else if (d == "F8_E4M3") out = DType::fp8_e4m3;  // quantized linear weights (model/fp8_checkpoint.h)
   else return false;
   return true;
 }
@@ -141,7 +142,7 @@ HostTensor SafetensorsFile::tensor(const std::string& name) const {
   HostTensor t;
   t.name = name;
   SEAM_CHECK(to_dtype(e.dtype, t.dtype), file_name_, ": tensor '", name, "' has unsupported dtype ", e.dtype,
-             " (supported: F32, F16, BF16)");
+             " (supported: F32, F16, BF16, F8_E4M3)");
   t.shape = e.shape;
   t.data = data_ + e.begin;
   return t;

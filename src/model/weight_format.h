@@ -8,13 +8,15 @@
 
 namespace seam {
 
-enum class WeightFormat : uint8_t { f32, f16, bf16 };
+// fp8_e4m3: E4M3 weights with float32 scales (Linear::fp8(), backend.h "FP8 linear").
+enum class WeightFormat : uint8_t { f32, f16, bf16, fp8_e4m3 };
 
 inline const char* weight_format_name(WeightFormat f) {
   switch (f) {
     case WeightFormat::f32: return "f32";
     case WeightFormat::f16: return "f16";
     case WeightFormat::bf16: return "bf16";
+    case WeightFormat::fp8_e4m3: return "fp8_e4m3";
   }
   return "?";
 }
@@ -36,6 +38,7 @@ inline DType weight_format_dtype(WeightFormat f) {
     case WeightFormat::f32: return DType::f32;
     case WeightFormat::f16: return DType::f16;
     case WeightFormat::bf16: return DType::bf16;
+    case WeightFormat::fp8_e4m3: return DType::fp8_e4m3;
   }
   return DType::f32;
 }

@@ -233,6 +233,11 @@ void CpuBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Te
     for (int64_t i = 0; i < k.size(0); ++i) {
       const int32_t s = slots.ptr<int32_t>()[i];
       SEAM_ASSERT(s >= 0 && s < k_cache.size(0), "KV slot ", s, " out of range");
+      if (k_cache.dtype == DType::fp8_e4m3) {  // FP8 KV cache (scale 1.0): codes, rounded and saturated
+        convert_from_f32(k.ptr<float>() + i * k.stride[0], DType::fp8_e4m3, k_cache.ptr<uint8_t>() + s * width, size_t(width));
+        convert_from_f32(v.ptr<float>() + i * v.stride[0], DType::fp8_e4m3, v_cache.ptr<uint8_t>() + s * width, size_t(width));
+        continue;
+      }
       std::memcpy(k_cache.ptr<float>() + s * width, k.ptr<float>() + i * k.stride[0], size_t(width) * 4);
       std::memcpy(v_cache.ptr<float>() + s * width, v.ptr<float>() + i * v.stride[0], size_t(width) * 4);
     }
@@ -251,6 +256,15 @@ void CpuBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache,
     const int64_t group = n_heads / n_kv, max_ctx = meta.page_table.size(1);
     const int32_t* indptr = meta.qo_indptr.ptr<int32_t>();
     std::vector<float> scores;
+    // An FP8 cache (scale 1.0) is read through a decoded row; a float cache in place.
+    const bool fp8 = k_cache.dtype == DType::fp8_e4m3;
+    std::vector<float> k_row(fp8 ? size_t(d) : 0), v_row(fp8 ? size_t(d) : 0);
+    auto cache_row = [&](const Tensor& c, int64_t slot, int64_t kvh, std::vector<float>& tmp) -> const float* {
+      const int64_t at = (slot * n_kv + kvh) * d;
+      if (!fp8) return c.ptr<float>() + at;
+      convert_to_f32(c.ptr<uint8_t>() + at, DType::fp8_e4m3, tmp.data(), size_t(d));
+      return tmp.data();
+    };
     for (int s = 0; s < meta.n_seqs; ++s) {
       const int32_t begin = indptr[s], end = indptr[s + 1];
       const int32_t seq_len = meta.seq_lens.ptr<int32_t>()[s];
@@ -267,7 +281,7 @@ void CpuBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache,
           const int64_t kvh = h / group;
           float mx = -INFINITY;
           for (int32_t p = k0; p <= pos; ++p) {
-            const float* kv = k_cache.ptr<float>() + (int64_t(slots[p]) * n_kv + kvh) * d;
+            const float* kv = cache_row(k_cache, slots[p], kvh, k_row);
             float dot = 0.f;
             for (int64_t j = 0; j < d; ++j) dot += qv[j] * kv[j];
             float score = dot * opt.scale;
@@ -283,7 +297,7 @@ void CpuBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache,
           float* o = out.ptr<float>() + t * out.stride[0] + h * d;
           std::fill_n(o, d, 0.f);
           for (int32_t p = k0; p <= pos; ++p) {
-            const float* vv = v_cache.ptr<float>() + (int64_t(slots[p]) * n_kv + kvh) * d;
+            const float* vv = cache_row(v_cache, slots[p], kvh, v_row);
             const float wgt = scores[p] / sum;
             for (int64_t j = 0; j < d; ++j) o[j] += wgt * vv[j];
           }

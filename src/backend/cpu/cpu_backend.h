@@ -49,6 +49,9 @@ class CpuBackend final : public Backend {
   void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) override;
   void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) override;
   void logprobs(Tensor logits, const LogprobBatch& b) override;
+  // FP8 linear, the reference of backend.h "FP8 linear" (fp8_cpu.cpp).
+  bool supports_fp8() const override { return true; }
+  void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) override;
   void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
   // mixture of experts: cpu_moe.cpp
   void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;

@@ -17,11 +17,22 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/cuda/cublaslt_gemm.h"
+#include "backend/cuda/fp8_cublaslt.h"
 
 namespace seam::cuda {
+
+// The FP8 linear's activation scratch (cuda_fp8_ops.cpp): grows outside capture, never shrinks.
+struct Fp8Scratch {
+  std::vector<void*> blocks;  // every allocation, freed with the backend (graphs may hold any)
+  void* current = nullptr;
+  size_t size = 0;
+  ~Fp8Scratch();
+  void* reserve(size_t bytes, bool capturing);
+};
 
 class CudaBackend final : public Backend {
  public:
@@ -76,6 +87,8 @@ class CudaBackend final : public Backend {
   void sample(Tensor out_ids, Tensor logits, const SamplingBatch& s) override;
   void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) override;
   void logprobs(Tensor logits, const LogprobBatch& b) override;
+  bool supports_fp8() const override { return true; }
+  void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) override;  // cuda_fp8_ops.cpp
   void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
   // mixture of experts: cuda_backend_moe.cpp
   void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;
@@ -112,6 +125,8 @@ class CudaBackend final : public Backend {
   // The step timer's two marks, created once at construction (never in the step loop).
   cudaEvent_t timer_start_ = nullptr, timer_stop_ = nullptr;
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
+  Fp8Scratch fp8_scratch_;      // linear_fp8's quantized activations
+  Fp8CublasLt fp8_cublaslt_;    // linear_fp8's tensor-core GEMMs (fp8_cublaslt.h)
   // mark_forward()'s event (no timing), created once at construction.
   cudaEvent_t forward_mark_ = nullptr;
 };

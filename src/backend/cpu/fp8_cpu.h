@@ -1,0 +1,19 @@
+// The CPU reference of the FP8 linear (backend.h "FP8 linear"), as free functions so tests
+// and the CUDA op test can call the pieces: the activation quantization alone, and the
+// whole product.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace seam::fp8_cpu {
+
+// The quantized activations of one float32 row x[0..n_in): codes[k] = e4m3(x[k] / xs(g)) and
+// scales[g] = xs(g), one group (n_groups == 1) or 128-wide groups (dynamic_group128).
+void quantize_row(const float* x, int64_t n_in, const Fp8Weight& w, uint8_t* codes, float* scales);
+
+// out[i][o] (=|+=) the FP8 product of float32 x [n, in] and w, plus bias; host memory.
+void linear_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate);
+
+}  // namespace seam::fp8_cpu

@@ -1,0 +1,102 @@
+#include "backend/cuda/fp8_cublaslt.h"
+
+#include "backend/cuda/cuda_check.h"
+
+namespace seam::cuda {
+
+namespace {
+
+cudaDataType_t out_type(DType t) {
+  return t == DType::f32 ? CUDA_R_32F : t == DType::f16 ? CUDA_R_16F : CUDA_R_16BF;
+}
+
+template <typename V>
+void set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, const V& v) {
+  SEAM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, a, &v, sizeof(v)));
+}
+
+}  // namespace
+
+Fp8CublasLt::~Fp8CublasLt() {
+  for (auto& [k, p] : plans_) {
+    if (p.op) cublasLtMatmulDescDestroy(p.op);
+    for (auto l : {p.a, p.b, p.c})
+      if (l) cublasLtMatrixLayoutDestroy(l);
+  }
+  if (workspace_) cudaFree(workspace_);
+  if (handle_) cublasLtDestroy(handle_);
+}
+
+Fp8CublasLt::Plan Fp8CublasLt::make_plan(const Key& k, const Tensor& out, const Fp8Weight& w, const Tensor& bias,
+                                         bool accumulate) {
+  (void)accumulate;
+  const auto [n, n_out, n_in, ldc, dt, scheme, has_bias, acc] = k;
+  Plan p;
+  // FP8 TN on Hopper: k a multiple of 16, leading dimensions 16-byte aligned.
+  const int64_t out_elem = int64_t(dtype_size(out.dtype));
+  if (n_in % 16 != 0 || (ldc * out_elem) % 16 != 0) return p;
+  if (!handle_) {
+    SEAM_CUBLAS_CHECK(cublasLtCreate(&handle_));
+    SEAM_CUDA_CHECK(cudaMalloc(&workspace_, kWorkspaceBytes));
+  }
+  SEAM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  set(p.op, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
+  set(p.op, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
+  // The scale modes; the pointers are set per call (they are tensors of this call).
+  const int32_t mode = scheme == int(Fp8WeightScheme::per_tensor) ? CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F
+                                                                  : CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+  set(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode);
+  set(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode);
+  if (has_bias) {
+    set(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+    set(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, out_type(bias.dtype));
+  }
+  const cudaDataType_t ot = out_type(DType(dt));
+  SEAM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_8F_E4M3, uint64_t(n_in), uint64_t(n_out), n_in));
+  SEAM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_8F_E4M3, uint64_t(n_in), uint64_t(n), n_in));
+  SEAM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.c, ot, uint64_t(n_out), uint64_t(n), ldc));
+  cublasLtMatmulPreference_t pref = nullptr;
+  SEAM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  const uint64_t ws = kWorkspaceBytes;
+  SEAM_CUBLAS_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  cublasLtMatmulHeuristicResult_t h{};
+  int n_found = 0;
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, p.op, p.a, p.b, p.c, p.c, pref, 1, &h, &n_found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st == CUBLAS_STATUS_SUCCESS && n_found > 0) {
+    p.ok = true;
+    p.algo = h.algo;
+    p.workspace = h.workspaceSize;
+  }
+  (void)acc;
+  (void)w;
+  return p;
+}
+
+bool Fp8CublasLt::run(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
+                      const Tensor& bias, bool accumulate, bool capturing, cudaStream_t stream) {
+  const bool scalar = w.w_scheme == Fp8WeightScheme::per_tensor && w.act == Fp8ActScheme::static_per_tensor;
+  const bool outer = w.w_scheme == Fp8WeightScheme::per_channel && w.act == Fp8ActScheme::dynamic_per_token;
+  if (!scalar && !outer) return false;
+  const Key k{out.size(0), w.w.size(0), w.w.size(1), out.stride[0], int(out.dtype), int(w.w_scheme), bias.defined(),
+              accumulate};
+  auto it = plans_.find(k);
+  if (it == plans_.end()) {
+    if (capturing) return false;
+    it = plans_.emplace(k, make_plan(k, out, w, bias, accumulate)).first;
+  }
+  Plan& p = it->second;
+  if (!p.ok) return false;
+  const void* a_scale = w.w_scale.data;
+  const void* b_scale = scalar ? w.input_scale.data : act_scales.data;
+  set(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, a_scale);
+  set(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, b_scale);
+  if (bias.defined()) set(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias.data);
+  const float alpha = 1.f, beta = accumulate ? 1.f : 0.f;
+  SEAM_CUBLAS_CHECK(cublasLtMatmul(handle_, p.op, &alpha, w.w.data, p.a, codes.data, p.b, &beta, out.data, p.c,
+                                   out.data, p.c, &p.algo, workspace_, p.workspace, stream));
+  return true;
+}
+
+}  // namespace seam::cuda

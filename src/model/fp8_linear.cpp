@@ -1,0 +1,151 @@
+#include "model/fp8_linear.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/fp8.h"
+#include "model/fp8_checkpoint.h"
+
+namespace seam {
+
+namespace {
+
+std::vector<float> scale_values(const HostTensor& t) {
+  std::vector<float> v(size_t(t.numel()));
+  convert_to_f32(t.data, t.dtype, v.data(), v.size());
+  return v;
+}
+
+// A host staging view for DeviceWeight::upload.
+HostTensor staged(const std::string& name, DType dtype, std::vector<int64_t> shape, const void* data) {
+  HostTensor t;
+  t.name = name;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  t.data = data;
+  return t;
+}
+
+}  // namespace
+
+void quantize_fp8_per_channel(const float* w, int64_t n_out, int64_t n_in, uint8_t* codes, float* scales) {
+  for (int64_t o = 0; o < n_out; ++o) {
+    const float* row = w + o * n_in;
+    float amax = 0.f;
+    for (int64_t k = 0; k < n_in; ++k) amax = std::max(amax, std::fabs(row[k]));
+    const float s = amax > 0.f ? amax / kFp8E4m3Max : 1.f;
+    scales[o] = s;
+    for (int64_t k = 0; k < n_in; ++k) codes[o * n_in + k] = f32_to_fp8_e4m3(row[k] / s);
+  }
+}
+
+Linear load_linear(Backend& backend, const std::vector<const HostTensor*>& weight_parts,
+                   const std::vector<const HostTensor*>& bias_parts, WeightFormat dense, const QuantConfig& quant,
+                   const Checkpoint& ck) {
+  size_t n_fp8 = 0;
+  for (const HostTensor* p : weight_parts) n_fp8 += fp8_linear_weight(quant, *p) ? 1 : 0;
+  if (n_fp8 == 0) return Linear::load(backend, weight_parts, bias_parts, dense);
+  SEAM_CHECK(n_fp8 == weight_parts.size(), "'", weight_parts[0]->name, "' and the layers fused with it (",
+             weight_parts.size(), " parts) must be all FP8 or all unquantized: they run as one GEMM (",
+             quant.source, ")");
+  SEAM_CHECK(backend.supports_fp8(), "FP8 weights (", quant_method_name(quant.method), "): the ", backend.name(),
+             " backend has no FP8 linear yet");
+  std::vector<const Fp8Scales*> scales;
+  if (quant.serialized()) {
+    for (const HostTensor* p : weight_parts) {
+      auto it = ck.fp8_scales.find(p->name);
+      SEAM_ASSERT(it != ck.fp8_scales.end(), "no FP8 scales for ", p->name);
+      scales.push_back(&it->second);
+    }
+  }
+  return Linear::load_fp8(backend, weight_parts, bias_parts, scales, quant, weight_format_dtype(dense));
+}
+
+Linear Linear::load_fp8(Backend& backend, const std::vector<const HostTensor*>& parts,
+                        const std::vector<const HostTensor*>& bias_parts, const std::vector<const Fp8Scales*>& scales,
+                        const QuantConfig& quant, DType act) {
+  SEAM_ASSERT(!parts.empty() && (scales.empty() || scales.size() == parts.size()));
+  const int64_t n_in = parts[0]->shape[1];
+  int64_t n_out = 0;
+  for (const HostTensor* p : parts) n_out += p->shape[0];
+  const int64_t n_kb = (n_in + kFp8Group - 1) / kFp8Group;
+
+  std::vector<uint8_t> codes(size_t(n_out * n_in));  // [n_out, n_in]
+  std::vector<float> w_scale;                        // by scheme, see Fp8Weight
+  Fp8WeightScheme scheme = quant.weight;
+  float input_scale = 0.f;
+  if (scales.empty()) {  // online: float parts, quantized per output channel here
+    std::vector<float> f32(codes.size());
+    int64_t at = 0;
+    for (const HostTensor* p : parts) {
+      convert_to_f32(p->data, p->dtype, f32.data() + at, size_t(p->numel()));
+      at += p->numel();
+    }
+    w_scale.resize(size_t(n_out));
+    quantize_fp8_per_channel(f32.data(), n_out, n_in, codes.data(), w_scale.data());
+    scheme = Fp8WeightScheme::per_channel;
+  } else {
+    int64_t row = 0;
+    std::vector<std::vector<float>> part_scales;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      std::memcpy(codes.data() + row * n_in, parts[i]->data, size_t(parts[i]->numel()));
+      row += parts[i]->shape[0];
+      part_scales.push_back(scale_values(scales[i]->weight_scale));
+      if (scales[i]->input_scale.defined()) input_scale = std::max(input_scale, scale_values(scales[i]->input_scale)[0]);
+    }
+    if (scheme == Fp8WeightScheme::per_tensor) {
+      bool same = true;
+      for (const auto& s : part_scales) same = same && s[0] == part_scales[0][0];
+      if (same) {
+        w_scale = {part_scales[0][0]};
+      } else {
+        scheme = Fp8WeightScheme::per_channel;
+        for (size_t i = 0; i < parts.size(); ++i) w_scale.insert(w_scale.end(), size_t(parts[i]->shape[0]), part_scales[i][0]);
+      }
+    } else if (scheme == Fp8WeightScheme::per_channel) {
+      for (const auto& s : part_scales) w_scale.insert(w_scale.end(), s.begin(), s.end());
+    } else {  // block128: [ceil(rows/128), n_kb] per part -> [rows, n_kb]
+      for (size_t i = 0; i < parts.size(); ++i)
+        for (int64_t r = 0; r < parts[i]->shape[0]; ++r) {
+          const float* src = part_scales[i].data() + (r / kFp8Group) * n_kb;
+          w_scale.insert(w_scale.end(), src, src + n_kb);
+        }
+    }
+  }
+
+  Linear l;
+  l.backend_ = &backend;
+  l.format_ = WeightFormat::fp8_e4m3;
+  const HostTensor w_host = staged(parts[0]->name, DType::fp8_e4m3, {n_out, n_in}, codes.data());
+  l.weight_ = DeviceWeight::upload(backend, {&w_host}, DType::fp8_e4m3);
+  const HostTensor s_host =
+      scheme == Fp8WeightScheme::block128
+          ? staged("w_scale", DType::f32, {n_out, n_kb}, w_scale.data())
+          : staged("w_scale", DType::f32, {int64_t(w_scale.size())}, w_scale.data());
+  l.w_scale_ = DeviceWeight::upload(backend, {&s_host}, DType::f32);
+  if (!bias_parts.empty()) l.bias_ = DeviceWeight::upload(backend, bias_parts, act);
+  l.fp8_.w = l.weight_.tensor();
+  l.fp8_.w_scale = l.w_scale_.tensor();
+  l.fp8_.w_scheme = scheme;
+  l.fp8_.act = quant.act;
+  l.fp8_.act_amax_ub = quant.act_amax_ub;
+  if (quant.act == Fp8ActScheme::static_per_tensor) {
+    SEAM_ASSERT(input_scale > 0.f, "static activations without an input_scale");
+    l.input_scale_ = DeviceWeight::upload_f32(backend, {input_scale});
+    l.fp8_.input_scale = l.input_scale_.tensor();
+  }
+  return l;
+}
+
+void Linear::apply_fp8_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                  const RopeStoreArgs& r) const {
+  apply_rms_normed(qkv, normed, x, norm_weight, eps);
+  const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
+  backend_->rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
+                          qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
+                          qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.inv_freq,
+                          r.k_cache, r.v_cache, r.slots);
+}
+
+}  // namespace seam
