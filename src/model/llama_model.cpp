@@ -46,8 +46,7 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
   lm_head_ = c.tie_word_embeddings ? Linear::shared(backend_, embed_, format_) : linear({&ck.lm_head}, {});
   inv_freq_ = DeviceWeight::upload_f32(backend_, rope_inv_freq(c));
   const RopeConfig global = c.rope_global();
-  if (c.rope_local.theta != global.theta || c.rope_local.scaling.type != global.scaling.type ||
-      c.rope_local.scaling.factor != global.scaling.factor)
+  if (c.rope_local != global)  // Gemma 3's local layers: their own base / scaling
     inv_freq_local_ = DeviceWeight::upload_f32(backend_, rope_inv_freq(c.rope_local, c.rotary_dim));
   if (c.rope_scaling.type == RopeType::longrope)
     inv_freq_long_ = DeviceWeight::upload_f32(backend_, rope_inv_freq(global, c.rotary_dim, /*long_table=*/true));
@@ -55,12 +54,11 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     Layer l;
     l.ln_in = upload_norm(lt.input_layernorm);
     std::vector<float> q_store, k_store;
-    const HostTensor q = r.rotary_rows_factor == 1.f
-                             ? lt.q_proj
-                             : fold_rotary_rows(lt.q_proj, c.head_dim, c.rotary_dim, r.rotary_rows_factor, q_store);
-    const HostTensor k = r.rotary_rows_factor == 1.f
-                             ? lt.k_proj
-                             : fold_rotary_rows(lt.k_proj, c.head_dim, c.rotary_dim, r.rotary_rows_factor, k_store);
+    auto rotary_folded = [&](const HostTensor& w, std::vector<float>& store) {
+      return r.rotary_rows_factor == 1.f ? w
+                                         : fold_rotary_rows(w, c.head_dim, c.rotary_dim, r.rotary_rows_factor, store);
+    };
+    const HostTensor q = rotary_folded(lt.q_proj, q_store), k = rotary_folded(lt.k_proj, k_store);
     if (c.attention_bias)
       l.qkv = linear({&q, &k, &lt.v_proj}, {&lt.q_bias, &lt.k_bias, &lt.v_bias});
     else

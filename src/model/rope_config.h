@@ -28,11 +28,13 @@ struct RopeScaling {
   // longrope: transformers multiplies cos and sin by it (so q.k of the rotated dims by its
   // square); 1 for every other type.
   float attention_factor = 1.f;
+  bool operator==(const RopeScaling&) const = default;
 };
 
 struct RopeConfig {
   float theta = 10000.f;
   RopeScaling scaling;
+  bool operator==(const RopeConfig&) const = default;
 };
 
 // What read_rope_config needs of the rest of config.json.
