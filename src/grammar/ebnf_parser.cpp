@@ -3,6 +3,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "grammar/char_class_parser.h"
 
 namespace seam::grammar {
 
@@ -36,7 +37,9 @@ class EbnfParser {
   }
 
  private:
-  [[noreturn]] void fail(size_t at, const std::string& what) const {
+  [[noreturn]] void fail(size_t at, const std::string& what) const { throw Error(error_text(at, what)); }
+
+  std::string error_text(size_t at, const std::string& what) const {
     size_t line = 1, col = 1;
     for (size_t i = 0; i < at && i < s_.size(); ++i) {
       if (s_[i] == '\n') {
@@ -46,7 +49,7 @@ class EbnfParser {
         ++col;
       }
     }
-    throw Error("ebnf: line " + std::to_string(line) + ", column " + std::to_string(col) + ": " + what);
+    return "ebnf: line " + std::to_string(line) + ", column " + std::to_string(col) + ": " + what;
   }
 
   void skip_space() {
@@ -236,32 +239,22 @@ class EbnfParser {
           fail(at, std::string("unknown escape '\\") + e + "'");
       }
     }
-    // A UTF-8 sequence.
-    int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || pos_ + n > s_.size()) fail(at, "invalid UTF-8");
-    char32_t cp = n == 1 ? c : c & (0x7F >> n);
-    for (int i = 1; i < n; ++i) {
-      const unsigned char d = static_cast<unsigned char>(s_[pos_ + i]);
-      if ((d & 0xC0) != 0x80) fail(at, "invalid UTF-8");
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    pos_ += n;
-    return cp;
+    return decode_utf8_char(s_, pos_, error_text_fn());
+  }
+
+  SyntaxErrorText error_text_fn() const {
+    return [this](size_t at, const std::string& what) { return error_text(at, what); };
   }
 
   char32_t parse_hex(size_t at, int n) {
     char32_t v = 0;
     for (int i = 0; i < n; ++i, ++pos_) {
       if (pos_ >= s_.size()) fail(at, "unfinished hex escape");
-      const char h = s_[pos_];
-      const int d = h >= '0' && h <= '9'   ? h - '0'
-                    : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                    : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                           : -1;
+      const int d = hex_digit_value(s_[pos_]);
       if (d < 0) fail(at, "bad hex digit in escape");
       v = v * 16 + static_cast<char32_t>(d);
     }
-    if (v > kMaxCodePoint || (v >= 0xD800 && v <= 0xDFFF)) fail(at, "escape is not a valid code point");
+    if (!is_escapable_code_point(v)) fail(at, "escape is not a valid code point");
     return v;
   }
 
@@ -279,30 +272,21 @@ class EbnfParser {
     return literal(std::move(text));
   }
 
+  // GBNF classes: ']' always closes (even first), a class ends at the line's end, and every
+  // member is one character (parse_char: no set escapes such as \d in this dialect).
   Expr parse_class() {
-    const size_t at = pos_++;
-    bool negated = false;
-    if (pos_ < s_.size() && s_[pos_] == '^') {
-      negated = true;
-      ++pos_;
-    }
-    std::vector<CodeRange> ranges;
-    for (;;) {
-      if (pos_ >= s_.size() || s_[pos_] == '\n') fail(at, "unterminated character class");
-      if (s_[pos_] == ']') {
-        ++pos_;
-        break;
-      }
-      const char32_t lo = parse_char();
-      char32_t hi = lo;
-      if (pos_ + 1 < s_.size() && s_[pos_] == '-' && s_[pos_ + 1] != ']') {
-        ++pos_;
-        hi = parse_char();
-        if (hi < lo) fail(at, "character range out of order");
-      }
-      ranges.push_back({lo, hi});
-    }
-    return char_class(std::move(ranges), negated);
+    const ClassSyntax syntax{.leading_bracket_is_literal = false,
+                             .newline_ends_class = true,
+                             .reject_posix_classes = false,
+                             .unterminated_message = "unterminated character class"};
+    ParsedClass parsed = parse_bracket_class(
+        s_, pos_, syntax,
+        [this](std::vector<CodeRange>&, char32_t& ch) {
+          ch = parse_char();
+          return false;
+        },
+        error_text_fn());
+    return char_class(std::move(parsed.ranges), parsed.negated);
   }
 
   static void append_utf8(std::string& out, char32_t c) {

@@ -1,6 +1,7 @@
 #include "grammar/regex_to_grammar.h"
 
 #include "core/error.h"
+#include "grammar/char_class_parser.h"
 #include "grammar/json_text.h"
 
 namespace seam::grammar {
@@ -32,8 +33,14 @@ class RegexParser {
   }
 
  private:
-  [[noreturn]] void fail(size_t at, const std::string& what) const {
-    throw Error("regex: " + what + " at offset " + std::to_string(at) + " of '" + std::string(s_) + "'");
+  [[noreturn]] void fail(size_t at, const std::string& what) const { throw Error(error_text(at, what)); }
+
+  std::string error_text(size_t at, const std::string& what) const {
+    return "regex: " + what + " at offset " + std::to_string(at) + " of '" + std::string(s_) + "'";
+  }
+
+  SyntaxErrorText error_text_fn() const {
+    return [this](size_t at, const std::string& what) { return error_text(at, what); };
   }
 
   Expr chars(const std::vector<CodeRange>& ranges) {
@@ -170,20 +177,7 @@ class RegexParser {
     }
   }
 
-  char32_t parse_literal_char() {
-    const size_t at = pos_;
-    const unsigned char c = static_cast<unsigned char>(s_[pos_]);
-    const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || pos_ + n > s_.size()) fail(at, "invalid UTF-8");
-    char32_t cp = n == 1 ? c : c & (0x7F >> n);
-    for (int i = 1; i < n; ++i) {
-      const unsigned char d = static_cast<unsigned char>(s_[pos_ + i]);
-      if ((d & 0xC0) != 0x80) fail(at, "invalid UTF-8");
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    pos_ += n;
-    return cp;
-  }
+  char32_t parse_literal_char() { return decode_utf8_char(s_, pos_, error_text_fn()); }
 
   // After a backslash: a class escape (ranges, true) or one character (false).
   bool parse_escape(std::vector<CodeRange>& ranges, char32_t& ch) {
@@ -266,15 +260,11 @@ class RegexParser {
     if (end > s_.size() || end == begin) fail(at, "bad hex escape");
     char32_t v = 0;
     for (size_t i = begin; i < end; ++i) {
-      const char h = s_[i];
-      const int d = h >= '0' && h <= '9'   ? h - '0'
-                    : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                    : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                           : -1;
-      if (d < 0 || v > kMaxCodePoint) fail(at, "bad hex escape");
+      const int d = hex_digit_value(s_[i]);
+      if (d < 0 || v > kMaxCodePoint) fail(at, "bad hex escape");  // v > max: \x{...} too long to fit
       v = v * 16 + static_cast<char32_t>(d);
     }
-    if (v > kMaxCodePoint || (v >= 0xD800 && v <= 0xDFFF)) fail(at, "escape is not a valid code point");
+    if (!is_escapable_code_point(v)) fail(at, "escape is not a valid code point");
     return v;
   }
 
@@ -285,47 +275,22 @@ class RegexParser {
     return one(ch);
   }
 
+  // PCRE classes: a leading ']' is a literal, set escapes (\d, \w, \s and negations) may be
+  // members but not range ends, and POSIX [:name:] classes are refused.
   std::vector<CodeRange> parse_class() {
-    const size_t at = pos_++;
-    bool negated = false;
-    if (pos_ < s_.size() && s_[pos_] == '^') {
-      negated = true;
-      ++pos_;
-    }
-    std::vector<CodeRange> ranges;
-    bool first = true;
-    for (;;) {
-      if (pos_ >= s_.size()) fail(at, "'[' is never closed");
-      if (s_[pos_] == ']' && !first) {
-        ++pos_;
-        break;
-      }
-      if (s_.substr(pos_).starts_with("[:")) fail(pos_, "POSIX classes ([:name:]) are not supported");
-      first = false;
-      char32_t lo;
-      if (s_[pos_] == '\\') {
-        std::vector<CodeRange> set;
-        if (parse_escape(set, lo)) {
-          ranges.insert(ranges.end(), set.begin(), set.end());
-          continue;
-        }
-      } else {
-        lo = parse_literal_char();
-      }
-      char32_t hi = lo;
-      if (pos_ + 1 < s_.size() && s_[pos_] == '-' && s_[pos_ + 1] != ']') {
-        ++pos_;
-        if (s_[pos_] == '\\') {
-          std::vector<CodeRange> set;
-          if (parse_escape(set, hi)) fail(at, "a class escape cannot end a range");
-        } else {
-          hi = parse_literal_char();
-        }
-        if (hi < lo) fail(at, "character range out of order");
-      }
-      ranges.push_back({lo, hi});
-    }
-    return char_class(std::move(ranges), negated).ranges;
+    const ClassSyntax syntax{.leading_bracket_is_literal = true,
+                             .newline_ends_class = false,
+                             .reject_posix_classes = true,
+                             .unterminated_message = "'[' is never closed"};
+    ParsedClass parsed = parse_bracket_class(
+        s_, pos_, syntax,
+        [this](std::vector<CodeRange>& set, char32_t& ch) {
+          if (s_[pos_] == '\\') return parse_escape(set, ch);
+          ch = parse_literal_char();
+          return false;
+        },
+        error_text_fn());
+    return char_class(std::move(parsed.ranges), parsed.negated).ranges;
   }
 
   static constexpr int kMaxRepeat = 10000;
