@@ -12,17 +12,7 @@ namespace {
 // Runs all cases (all submitted at once) and checks every id.
 nlohmann::json run_all(const EngineConfig& cfg, const std::vector<GoldenCase>& cases) {
   Engine engine(cfg);
-  std::vector<std::vector<int32_t>> prompts;
-  std::vector<SamplingParams> params;
-  for (const auto& c : cases) {
-    prompts.push_back(c.prompt_ids);
-    params.push_back(golden_params(c));
-  }
-  auto results = engine.generate(prompts, params);
-  for (size_t i = 0; i < cases.size(); ++i) {
-    EXPECT_EQ(results[i].output_ids, cases[i].generated_ids) << "case " << cases[i].id;
-    EXPECT_EQ(results[i].text, cases[i].generated_text) << "case " << cases[i].id;
-  }
+  expect_golden_outputs(engine, cases);
   engine.wait_idle();
   auto stats = engine.stats().to_json();
   EXPECT_EQ(stats["budget_violations"], 0);

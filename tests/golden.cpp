@@ -1,5 +1,7 @@
 #include "golden.h"
 
+#include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace seam::test {
@@ -31,6 +33,20 @@ SamplingParams golden_params(const GoldenCase& c) {
   p.temperature = 0.f;
   p.max_new_tokens = int32_t(c.generated_ids.size());
   return p;
+}
+
+void expect_golden_outputs(Engine& engine, const std::vector<GoldenCase>& cases) {
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<SamplingParams> params;
+  for (const auto& c : cases) {
+    prompts.push_back(c.prompt_ids);
+    params.push_back(golden_params(c));
+  }
+  auto results = engine.generate(prompts, params);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(results[i].output_ids, cases[i].generated_ids) << "case " << cases[i].id;
+    EXPECT_EQ(results[i].text, cases[i].generated_text) << "case " << cases[i].id;
+  }
 }
 
 }  // namespace seam::test

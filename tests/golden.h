@@ -19,5 +19,8 @@ std::vector<GoldenCase> golden_cases();
 EngineConfig cpu_engine_config();  // stories260K on the cpu backend, defaults otherwise
 // Greedy sampling params that reproduce a case (max_new_tokens = its length).
 SamplingParams golden_params(const GoldenCase& c);
+// Submits every case at once to `engine` (each with golden_params) and expects each output's
+// ids and text to equal the case's; failures name the case.
+void expect_golden_outputs(Engine& engine, const std::vector<GoldenCase>& cases);
 
 }  // namespace seam::test

@@ -30,6 +30,7 @@
 #include "model/model_config.h"
 #include "runtime/model_runner.h"
 #include "safetensors_writer.h"
+#include "hf_reference.h"
 #include "test_util.h"
 
 namespace seam::test {
@@ -38,31 +39,9 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-struct RefPrompt {
-  std::vector<int32_t> ids, greedy;
-  std::vector<float> logits;
-};
-
 std::string tiny_dir(const std::string& name) { return std::string(SEAM_SOURCE_DIR) + "/tests/data/hf_tiny/" + name; }
 
-std::vector<RefPrompt> reference(const std::string& name) {
-  const json ref = json::parse(read_file(tiny_dir(name) + "/reference.json"));
-  std::vector<RefPrompt> out;
-  for (const json& p : ref["prompts"])
-    out.push_back({p["ids"].get<std::vector<int32_t>>(), p["greedy_ids_fp32"].get<std::vector<int32_t>>(),
-                   p["last_logits_fp32"].get<std::vector<float>>()});
-  return out;
-}
-
-double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i])) return INFINITY;
-    num += double(a[i] - b[i]) * (a[i] - b[i]);
-    den += double(b[i]) * b[i];
-  }
-  return std::sqrt(num / den);
-}
+std::vector<RefPrompt> reference(const std::string& name) { return load_hf_reference(tiny_dir(name)); }
 
 EngineConfig cpu_config(const std::string& dir) {
   EngineConfig cfg;
@@ -73,33 +52,10 @@ EngineConfig cpu_config(const std::string& dir) {
   return cfg;
 }
 
-// Last-token logits of each prompt alone (one EXTEND step each, on its own KV row).
+// Last-token logits of each prompt alone (one EXTEND step each).
 std::vector<std::vector<float>> prompt_logits(const std::string& dir, const std::vector<RefPrompt>& prompts) {
   Engine engine(cpu_config(dir));
-  ModelRunner& runner = EngineBenchAccess::runner(engine);
-  std::vector<std::vector<float>> out;
-  int row = 0;
-  for (const RefPrompt& p : prompts) {
-    ForwardBatch fb;
-    fb.mode = ForwardMode::extend;
-    std::vector<int32_t> slots(p.ids.size());
-    for (size_t i = 0; i < p.ids.size(); ++i) slots[i] = int32_t(1 + row * 64 + int(i));
-    runner.kv().set_slots(row, 0, slots.data(), int(slots.size()));
-    for (size_t i = 0; i < p.ids.size(); ++i) {
-      fb.input_ids.push_back(p.ids[i]);
-      fb.positions.push_back(int32_t(i));
-      fb.out_cache_loc.push_back(slots[i]);
-    }
-    fb.qo_indptr = {0, int32_t(p.ids.size())};
-    fb.seq_lens = {int32_t(p.ids.size())};
-    fb.req_rows = {row++};
-    fb.sampling.push_back(SeqSampling{});
-    fb.n_prefill_seqs = 1;
-    std::vector<int32_t> sampled;
-    runner.forward(fb, sampled);
-    out.push_back(runner.last_logits(1));
-  }
-  return out;
+  return run_logits(EngineBenchAccess::runner(engine), prompts, engine.model_info().vocab_size, 64, /*batched=*/false);
 }
 
 // The first 32 greedy ids of every prompt, all submitted at once; `n_mixed` gets the number of
@@ -186,7 +142,7 @@ TEST_P(Family, LogitsMatchTransformers) {
   ASSERT_EQ(prompts.size(), 3u);
   const auto logits = prompt_logits(tiny_dir(name), prompts);
   for (size_t i = 0; i < prompts.size(); ++i) {
-    const double err = rel_err(logits[i], prompts[i].logits);
+    const double err = rel_err(logits[i], prompts[i].logits_fp32);
     std::printf("%s prompt of %zu tokens: rel err vs transformers fp32 %.3g\n", name.c_str(), prompts[i].ids.size(),
                 err);
     // Phi's 40-token prompt crosses original_max in one forward: LongRopeLongTable holds it.
@@ -217,7 +173,7 @@ TEST_P(Family, GreedyIdsMatchTransformersUnderEveryScheduling) {
     for (size_t i = 0; i < prompts.size(); ++i) {
       const size_t n_exact = n_ids_like_transformers(name, prompts[i].ids.size());
       const std::vector<int32_t> got(ids[i].begin(), ids[i].begin() + long(n_exact));
-      const std::vector<int32_t> want(prompts[i].greedy.begin(), prompts[i].greedy.begin() + long(n_exact));
+      const std::vector<int32_t> want(prompts[i].greedy_fp32.begin(), prompts[i].greedy_fp32.begin() + long(n_exact));
       EXPECT_EQ(got, want) << name << " " << how << " prompt of " << prompts[i].ids.size();
     }
   }
@@ -250,7 +206,7 @@ TEST_P(Windowed, TheReferenceDependsOnTheWindow) {
   EXPECT_TRUE(load_model_config(dir).layer_windows.empty());
   const std::vector<RefPrompt> prompts = reference(name);
   const auto logits = prompt_logits(dir, {prompts[2]});
-  EXPECT_GT(rel_err(logits[0], prompts[2].logits), 1e-3);
+  EXPECT_GT(rel_err(logits[0], prompts[2].logits_fp32), 1e-3);
 }
 
 INSTANTIATE_TEST_SUITE_P(HfTiny, Windowed,
@@ -282,14 +238,14 @@ TEST_P(LongRope, LongTableMatchesTransformersOnThePromptPastOriginalMax) {
   ASSERT_EQ(prompts[2].ids.size(), 40u);
   const std::vector<RefPrompt> long_prompt = {prompts[2]};
   const auto logits = prompt_logits(dir, long_prompt);
-  const double err = rel_err(logits[0], prompts[2].logits);
+  const double err = rel_err(logits[0], prompts[2].logits_fp32);
   std::printf("%s (long table throughout) prompt of 40 tokens: rel err %.3g\n", name.c_str(), err);
   EXPECT_LT(err, 1e-4);
   EngineConfig cfg = cpu_config(dir);
-  EXPECT_EQ(greedy_ids(cfg, long_prompt)[0], prompts[2].greedy);
+  EXPECT_EQ(greedy_ids(cfg, long_prompt)[0], prompts[2].greedy_fp32);
   cfg.enable_mixed_chunk = true;
   cfg.chunked_prefill_size = 16;
-  EXPECT_EQ(greedy_ids(cfg, long_prompt)[0], prompts[2].greedy);
+  EXPECT_EQ(greedy_ids(cfg, long_prompt)[0], prompts[2].greedy_fp32);
 }
 INSTANTIATE_TEST_SUITE_P(HfTiny, LongRope, ::testing::Values("tiny-phi3", "tiny-phi4"),
                          [](const auto& info) {

@@ -16,73 +16,13 @@
 #include "engine/engine.h"
 #include "engine/engine_bench_access.h"
 #include "runtime/model_runner.h"
+#include "hf_reference.h"
 #include "test_util.h"
 
 namespace seam::test {
 namespace {
 
-struct RefPrompt {
-  std::vector<int32_t> ids, greedy;
-  std::vector<float> logits;
-};
-
 std::string model_dir(const std::string& name) { return std::string(SEAM_SOURCE_DIR) + "/tests/data/hf_tiny/" + name; }
-
-std::vector<RefPrompt> reference(const std::string& dir) {
-  auto ref = nlohmann::json::parse(read_file(dir + "/reference.json"));
-  std::vector<RefPrompt> out;
-  for (auto& p : ref["prompts"])
-    out.push_back({p["ids"].get<std::vector<int32_t>>(), p["greedy_ids_fp32"].get<std::vector<int32_t>>(),
-                   p["last_logits_fp32"].get<std::vector<float>>()});
-  return out;
-}
-
-double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i])) return INFINITY;
-    num += double(a[i] - b[i]) * (a[i] - b[i]);
-    den += double(b[i]) * b[i];
-  }
-  return std::sqrt(num / den);
-}
-
-// Last-token logits of each prompt alone, then of all prompts in one EXTEND batch.
-std::vector<std::vector<float>> run_logits(ModelRunner& runner, const std::vector<RefPrompt>& prompts, int vocab) {
-  std::vector<std::vector<float>> out;
-  auto run = [&](const std::vector<size_t>& which) {
-    ForwardBatch fb;
-    fb.mode = ForwardMode::extend;
-    fb.qo_indptr.push_back(0);
-    int row = 0;
-    for (size_t w : which) {
-      const auto& ids = prompts[w].ids;
-      std::vector<int32_t> slots(ids.size());
-      for (size_t p = 0; p < ids.size(); ++p) slots[p] = int32_t(1 + row * 64 + p);
-      runner.kv().set_slots(row, 0, slots.data(), int(ids.size()));
-      for (size_t p = 0; p < ids.size(); ++p) {
-        fb.input_ids.push_back(ids[p]);
-        fb.positions.push_back(int32_t(p));
-        fb.out_cache_loc.push_back(slots[p]);
-      }
-      fb.qo_indptr.push_back(fb.qo_indptr.back() + int32_t(ids.size()));
-      fb.seq_lens.push_back(int32_t(ids.size()));
-      fb.req_rows.push_back(row++);
-      fb.sampling.push_back(SeqSampling{});
-    }
-    fb.n_prefill_seqs = int(which.size());
-    std::vector<int32_t> sampled;
-    runner.forward(fb, sampled);
-    auto all = runner.last_logits(int(which.size()));
-    for (size_t i = 0; i < which.size(); ++i)
-      out.emplace_back(all.begin() + long(i) * vocab, all.begin() + long(i + 1) * vocab);
-  };
-  for (size_t w = 0; w < prompts.size(); ++w) run({w});
-  std::vector<size_t> every(prompts.size());
-  for (size_t w = 0; w < prompts.size(); ++w) every[w] = w;
-  run(every);
-  return out;  // [alone..., batched...]
-}
 
 enum class Mode { graphs, eager, mixed_chunk16 };
 const char* mode_name(Mode m) {
@@ -95,7 +35,7 @@ TEST_P(MoeHfParity, LogitsAndGreedyIds) {
   const std::string name = std::get<0>(GetParam());
   const Mode mode = std::get<1>(GetParam());
   const std::string dir = model_dir(name);
-  const std::vector<RefPrompt> prompts = reference(dir);
+  const std::vector<RefPrompt> prompts = load_hf_reference(dir);
   ASSERT_EQ(prompts.size(), 3u);
 
   EngineConfig cfg;
@@ -116,10 +56,10 @@ TEST_P(MoeHfParity, LogitsAndGreedyIds) {
   // Steps driven directly must fit the step buffers, which a 16-token chunk sizes to 16 tokens:
   // with mixed chunk on, the prompts go through the scheduler only (the greedy ids below).
   std::vector<std::vector<float>> logits;
-  if (mode != Mode::mixed_chunk16) logits = run_logits(EngineBenchAccess::runner(engine), prompts, V);
+  if (mode != Mode::mixed_chunk16) logits = run_logits(EngineBenchAccess::runner(engine), prompts, V, 64);
   for (size_t i = 0; i < logits.size(); ++i) {
     const RefPrompt& p = prompts[i % prompts.size()];
-    const double err = rel_err(logits[i], p.logits);
+    const double err = rel_err(logits[i], p.logits_fp32);
     EXPECT_LT(err, 1e-4) << name << " " << mode_name(mode) << (i < prompts.size() ? " alone" : " batched")
                          << " prompt of " << p.ids.size() << " tokens";
   }
@@ -136,7 +76,7 @@ TEST_P(MoeHfParity, LogitsAndGreedyIds) {
   }
   auto results = engine.generate(ps, params);
   for (size_t w = 0; w < prompts.size(); ++w)
-    EXPECT_EQ(results[w].output_ids, prompts[w].greedy) << name << " " << mode_name(mode) << " prompt of "
+    EXPECT_EQ(results[w].output_ids, prompts[w].greedy_fp32) << name << " " << mode_name(mode) << " prompt of "
                                                         << prompts[w].ids.size() << " tokens";
   engine.wait_idle();
   const auto stats = engine.stats().to_json();

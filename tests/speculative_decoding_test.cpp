@@ -30,17 +30,7 @@ void expect_kv_whole(const nlohmann::json& stats) {
 nlohmann::json run_golden(const EngineConfig& cfg) {
   Engine engine(cfg);
   const auto cases = golden_cases();
-  std::vector<std::vector<int32_t>> prompts;
-  std::vector<SamplingParams> params;
-  for (const auto& c : cases) {
-    prompts.push_back(c.prompt_ids);
-    params.push_back(golden_params(c));
-  }
-  auto results = engine.generate(prompts, params);
-  for (size_t i = 0; i < cases.size(); ++i) {
-    EXPECT_EQ(results[i].output_ids, cases[i].generated_ids) << "case " << cases[i].id;
-    EXPECT_EQ(results[i].text, cases[i].generated_text) << "case " << cases[i].id;
-  }
+  expect_golden_outputs(engine, cases);
   engine.wait_idle();
   auto stats = engine.stats().to_json();
   expect_kv_whole(stats);

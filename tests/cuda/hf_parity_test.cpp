@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "engine/engine_bench_access.h"
 #include "runtime/model_runner.h"
+#include "hf_reference.h"
 #include "test_util.h"
 
 namespace seam::test {
@@ -26,58 +27,6 @@ namespace {
 
 // The longest reference prompt (4,500 tokens) plus 32 greedy tokens fits one KV row of this.
 constexpr int kMaxPrompt = 4608;
-
-struct RefPrompt {
-  std::vector<int32_t> ids, greedy_fp32;
-  std::vector<float> logits_fp32, logits_bf16;
-};
-
-double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i])) return INFINITY;
-    num += double(a[i] - b[i]) * (a[i] - b[i]);
-    den += double(b[i]) * b[i];
-  }
-  return std::sqrt(num / den);
-}
-
-// Last-token logits of each prompt alone, then of all prompts in one EXTEND batch.
-std::vector<std::vector<float>> run_logits(ModelRunner& runner, const std::vector<RefPrompt>& prompts, int vocab) {
-  std::vector<std::vector<float>> out;
-  auto run = [&](const std::vector<size_t>& which) {
-    ForwardBatch fb;
-    fb.mode = ForwardMode::extend;
-    fb.qo_indptr.push_back(0);
-    int row = 0;
-    for (size_t w : which) {
-      const auto& ids = prompts[w].ids;
-      std::vector<int32_t> slots(ids.size());
-      for (size_t p = 0; p < ids.size(); ++p) slots[p] = int32_t(1 + row * kMaxPrompt + p);
-      runner.kv().set_slots(row, 0, slots.data(), int(ids.size()));
-      for (size_t p = 0; p < ids.size(); ++p) {
-        fb.input_ids.push_back(ids[p]);
-        fb.positions.push_back(int32_t(p));
-        fb.out_cache_loc.push_back(slots[p]);
-      }
-      fb.qo_indptr.push_back(fb.qo_indptr.back() + int32_t(ids.size()));
-      fb.seq_lens.push_back(int32_t(ids.size()));
-      fb.req_rows.push_back(row++);
-      fb.sampling.push_back(SeqSampling{});
-    }
-    fb.n_prefill_seqs = int(which.size());
-    std::vector<int32_t> sampled;
-    runner.forward(fb, sampled);
-    auto all = runner.last_logits(int(which.size()));
-    for (size_t i = 0; i < which.size(); ++i)
-      out.emplace_back(all.begin() + long(i) * vocab, all.begin() + long(i + 1) * vocab);
-  };
-  for (size_t w = 0; w < prompts.size(); ++w) run({w});
-  std::vector<size_t> every(prompts.size());
-  for (size_t w = 0; w < prompts.size(); ++w) every[w] = w;
-  run(every);
-  return out;  // [alone..., batched...]
-}
 
 class HfParity : public ::testing::TestWithParam<std::string> {};
 
@@ -88,13 +37,9 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
   if (!root) GTEST_SKIP() << "SEAM_HF_MODELS is not set (tools/make_random_models.py makes the models)";
   const std::string dir = std::string(root) + "/" + GetParam();
   if (!std::filesystem::exists(dir + "/reference.json")) GTEST_SKIP() << dir << " has no reference.json";
-  auto ref = nlohmann::json::parse(read_file(dir + "/reference.json"));
+  const std::vector<RefPrompt> prompts = load_hf_reference(dir);
   // tools/make_random_models.py --no-reference writes an empty list (models made only to be timed).
-  if (ref["prompts"].empty()) GTEST_SKIP() << dir << "/reference.json has no prompts (made with --no-reference)";
-  std::vector<RefPrompt> prompts;
-  for (auto& p : ref["prompts"])
-    prompts.push_back({p["ids"].get<std::vector<int32_t>>(), p["greedy_ids_fp32"].get<std::vector<int32_t>>(),
-                       p["last_logits_fp32"].get<std::vector<float>>(), p["last_logits_bf16"].get<std::vector<float>>()});
+  if (prompts.empty()) GTEST_SKIP() << dir << "/reference.json has no prompts (made with --no-reference)";
   const char* name = GetParam().c_str();
   for (const char* dtype : {"float32", "bfloat16"}) {
     EngineConfig cfg;
@@ -112,7 +57,7 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
     Engine engine(cfg);
     const int V = engine.model_info().vocab_size;
     const bool fp32 = std::string(dtype) == "float32";
-    auto logits = run_logits(EngineBenchAccess::runner(engine), prompts, V);
+    auto logits = run_logits(EngineBenchAccess::runner(engine), prompts, V, kMaxPrompt);
     for (size_t i = 0; i < logits.size(); ++i) {
       const RefPrompt& p = prompts[i % prompts.size()];
       const char* how = i < prompts.size() ? "alone" : "batched";
