@@ -15,7 +15,7 @@
 # per-step kernel table (calls/step, avg us, us/step), kernel-time sum vs GPU span vs the
 # bench's latency, the mean idle gap between consecutive kernels, and one step's trace.
 # Only text stays in $OUT (at most 8 files come back).
-#   env: CASES="a b c d e f g h" (subset; f = 8B prefill of 4,096 tokens; g / h = Qwen2.5-0.5B extend
+#   env: CASES="a b c d e f g h i j k" (subset; i / j / k = gemma-3-4b / phi-3.5-mini / gemma-2-9b decode batch 1; f = 8B prefill of 4,096 tokens; g / h = Qwen2.5-0.5B extend
 #        of 16 tokens on piecewise graphs / eager), MODELS=/tmp/seam_models, BUILD=build-gpu, BUDGET_S=380,
 #        EXTRA_ARGS="..." (appended to every case's seam command, e.g. "--gemm-autotune")
 set -uo pipefail
@@ -65,7 +65,14 @@ fi
 
 # ---------------------------------------------------------------- models
 missing=()
-for m in qwen2.5-0.5b llama-3.2-1b llama-3.1-8b; do
+# only the models the chosen cases use (a g h: qwen2.5-0.5b; b: llama-3.2-1b; c-f: llama-3.1-8b;
+# i: gemma-3-4b; j: phi-3.5-mini; k: gemma-2-9b)
+need=""
+for c in $CASES; do
+  case $c in a|g|h) need="$need qwen2.5-0.5b" ;; b) need="$need llama-3.2-1b" ;; c|d|e|f) need="$need llama-3.1-8b" ;;
+    i) need="$need gemma-3-4b" ;; j) need="$need phi-3.5-mini" ;; k) need="$need gemma-2-9b" ;; esac
+done
+for m in $(echo $need | tr ' ' '\n' | sort -u); do
   [ -f "$MODELS/$m/config.json" ] && ls "$MODELS/$m"/*.safetensors > /dev/null 2>&1 || missing+=("$m")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -356,6 +363,9 @@ for c in $CASES; do
     f) run_case f_llama8b_prefill4k llama-3.1-8b last:3 --mode extend --batch-size 1 --input-len 4096 --reps 3 ;;
     g) run_case g_qwen05b_extend16_piecewise qwen2.5-0.5b last:5 --mode extend --batch-size 1 --input-len 16 \
          --piecewise-cuda-graph-tokens 16 --reps 10 ;;
+    i) run_case i_gemma3_4b_decode gemma-3-4b last:31 --batch-size 1 --input-len 128 --output-len 32 ;;
+    j) run_case j_phi35_mini_decode phi-3.5-mini last:31 --batch-size 1 --input-len 128 --output-len 32 ;;
+    k) run_case k_gemma2_9b_decode gemma-2-9b last:31 --batch-size 1 --input-len 128 --output-len 32 ;;
     h) run_case h_qwen05b_extend16_eager qwen2.5-0.5b last:5 --mode extend --batch-size 1 --input-len 16 \
          --disable-piecewise-cuda-graph --reps 10 ;;
   esac
