@@ -18,10 +18,11 @@ namespace seam::test {
 
 // One prompt of reference.json: its ids, transformers' 32 greedy ids and last-token logits in
 // float32, and (when the file has them) its bfloat16 and float64 last-token logits (the float64
-// ones are added by tools/hf_fp64_reference.py).
+// ones, with transformers' float32 RoPE tables and with float64 ones, are added by
+// tools/hf_fp64_reference.py).
 struct RefPrompt {
   std::vector<int32_t> ids, greedy_fp32;
-  std::vector<float> logits_fp32, logits_bf16, logits_fp64;
+  std::vector<float> logits_fp32, logits_bf16, logits_fp64, logits_fp64_rope64;
 };
 
 // The prompts of `dir`/reference.json, in file order; empty when the file lists none
@@ -31,9 +32,11 @@ inline std::vector<RefPrompt> load_hf_reference(const std::string& dir) {
   std::vector<RefPrompt> out;
   for (const nlohmann::json& p : ref["prompts"]) {
     RefPrompt r{p["ids"].get<std::vector<int32_t>>(), p["greedy_ids_fp32"].get<std::vector<int32_t>>(),
-                p["last_logits_fp32"].get<std::vector<float>>(), {}, {}};
+                p["last_logits_fp32"].get<std::vector<float>>(), {}, {}, {}};
     if (p.contains("last_logits_bf16")) r.logits_bf16 = p["last_logits_bf16"].get<std::vector<float>>();
     if (p.contains("last_logits_fp64")) r.logits_fp64 = p["last_logits_fp64"].get<std::vector<float>>();
+    if (p.contains("last_logits_fp64_rope64"))
+      r.logits_fp64_rope64 = p["last_logits_fp64_rope64"].get<std::vector<float>>();
     out.push_back(std::move(r));
   }
   return out;

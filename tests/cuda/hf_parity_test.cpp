@@ -68,6 +68,10 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
       if (!p.logits_fp64.empty())  // whose rounding a gap is: both float32 runs against float64
         std::printf("%s %s %s prompt %zu tokens: rel err vs transformers fp64 %.3g (transformers fp32: %.3g)\n", name,
                     dtype, how, p.ids.size(), rel_err(logits[i], p.logits_fp64), rel_err(p.logits_fp32, p.logits_fp64));
+      if (!p.logits_fp64_rope64.empty())
+        std::printf("%s %s %s prompt %zu tokens: rel err vs fp64 with float64 RoPE %.3g (transformers fp32: %.3g)\n",
+                    name, dtype, how, p.ids.size(), rel_err(logits[i], p.logits_fp64_rope64),
+                    rel_err(p.logits_fp32, p.logits_fp64_rope64));
       if (fp32) {
         EXPECT_LT(err, 1e-4) << dtype << " " << how << " prompt of " << p.ids.size();  // same math, fp32 rounding
       } else {
