@@ -11,6 +11,7 @@
 #include "engine/engine_setup.h"
 #include "engine/kv_cache_dtype.h"
 #include "engine/ngram_proposer.h"
+#include "engine/random_draft_proposer.h"
 #include "engine/standalone_proposer.h"
 #include "graph/graph_buckets.h"
 #include "engine/structured_output.h"
@@ -44,7 +45,10 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   max_context_ = setup.max_context;
   spec_ = setup.speculative;
   if (spec_.algorithm == SpeculativeAlgorithm::ngram)
-    proposer_ = std::make_unique<NgramProposer>(spec_.ngram_min_window, spec_.ngram_max_window);
+    proposer_ = cfg.bench_worst_case_drafts
+                    ? std::unique_ptr<DraftProposer>(std::make_unique<RandomDraftProposer>(
+                          spec_.ngram_min_window, spec_.ngram_max_window, model_config_.vocab_size))
+                    : std::make_unique<NgramProposer>(spec_.ngram_min_window, spec_.ngram_max_window);
   model_info_.architecture = model_config_.architecture;
   model_info_.vocab_size = model_config_.vocab_size;
   model_info_.eos_token_ids = model_config_.eos_token_ids;
