@@ -9,7 +9,6 @@
 #include <chrono>
 #include <string>
 
-#include "core/log.h"
 #include "engine/draft_proposer.h"
 #include "engine/engine_core.h"
 #include "grammar/grammar_matcher.h"
