@@ -148,7 +148,7 @@ if gen:
     if base and w and (1, k_gen) in by:
         p = by[(1, k_gen)]
         print("NGRAM worst case (k=%d, nothing accepted): %.1f%% slower than no speculation; the verify step alone "
-              "predicts %.1f%% (t_verify/t_decode - 1); the rest is host time (lookup, drafting, commit)"
+              "predicts %.1f%% (t_verify/t_decode - 1); the difference is host time (lookup, drafting, commit) and noise"
               % (k_gen, 100 * (base / w["output_throughput_tok_s"] - 1),
                  100 * (p["verify_median_latency_s"] / p["decode_median_latency_s"] - 1)))
 # The off-switch: the largest batch where verifying k drafts still pays at accept length a.
