@@ -3,6 +3,7 @@
 #include "backend/backend_factory.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "engine/engine_setup.h"
 
 namespace seam::cli {
 
@@ -54,7 +55,8 @@ void EngineFlags::add_to(CLI::App& app) {
   app.add_option("--speculative-ngram-max-match-window-size", c.speculative_ngram_max_match_window_size,
                  "NGRAM: longest recent-token suffix matched (default 12)");
   app.add_option("--speculative-max-batch-size", c.speculative_max_batch_size,
-                 "no drafting while more requests than this decode (default 8)");
+                 "no drafting while more requests than this decode (default " +
+                     std::to_string(default_speculative_max_batch_size) + ")");
   app.add_option("--log-level", log_level, "debug | info | warning | error (default info)");
   app.add_option("--gemm-autotune-cache", c.gemm_autotune_cache,
                  "file that keeps tuning results across runs (default ~/.cache/seam/gemm_autotune.json; none: off)");

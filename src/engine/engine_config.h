@@ -45,7 +45,11 @@ struct EngineConfig {
   std::string speculative_draft_model_path;     // STANDALONE
   int speculative_ngram_min_match_window_size = 1;   // NGRAM: shortest suffix matched
   int speculative_ngram_max_match_window_size = 12;  // NGRAM: longest suffix matched
-  int speculative_max_batch_size = 0;           // no drafts while more requests decode; 0 = default (8)
+  int speculative_max_batch_size = 0;           // no drafts while more requests decode; 0 = default
+                                                //   (default_speculative_max_batch_size, engine_setup.h)
+  // Benchmarks only (bench-one-batch --worst-case-drafts; no serving flag): NGRAM drafts k random
+  // tokens for every verify row (engine/random_draft_proposer.h), speculation's worst case.
+  bool bench_worst_case_drafts = false;
 };
 
 }  // namespace seam
