@@ -4,7 +4,7 @@
 // its checkpoint's names (checkpoint.cpp). Written as a sequence of pieces separated by
 // attention calls (the seams):
 //
-//   piece 0        : embed, norm+qkv+rope+store KV (Qwen3, Gemma 3: norm+qkv, q/k norm, rope+store)
+//   piece 0        : embed, norm+qkv+rope+store KV (Qwen3, Gemma 3: norm+qkv, then q/k norm+rope+store)
 //   attention 0
 //   piece i (1..L-1): o_proj+add, norm+gate_up+SiLU, down+add, norm+qkv+rope+store KV
 //                                                  (layer i-1 post, layer i pre)
