@@ -103,6 +103,7 @@ __device__ void merge_splits(const AttentionParams& p, int n_splits, int n_activ
     const float* po = part_o + (base + int64_t(row) * n_splits) * D + d;
     const float* w = ms + row * kMaxSplits;
     float acc = 0.f;
+#pragma unroll 8  // independent loads in flight, as combine_kernel
     for (int i = 0; i < n_active; ++i) acc += __ldcg(po + int64_t(i) * D) * w[i];
     T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(kvh * group + row) * D;
     dst[d] = from_float<T>(acc);
