@@ -290,6 +290,17 @@ class Backend {
     rope(q, k, positions, t);
     store_kv(k_cache, v_cache, k, v, slots);
   }
+  // Attention's input stage for layers with q/k norm (Qwen3, Gemma 3), after the qkv projection:
+  // rms_norm(q, q, q_norm), rms_norm(k, k, k_norm) per head, in place, then rope_store_kv(q, k, v,
+  // ...). Shapes as those ops (q [n, n_heads, d], k, v [n, n_kv_heads, d] views inside qkv;
+  // q_norm, k_norm [d]); a backend may fuse the three (CUDA does: one kernel, not three).
+  virtual void qk_norm_rope_store(Tensor q, Tensor k, Tensor v, Tensor q_norm, Tensor k_norm, float eps,
+                                  Tensor positions, const RopeTables& t, Tensor k_cache, Tensor v_cache,
+                                  Tensor slots) {
+    rms_norm(q, q, q_norm, eps);
+    rms_norm(k, k, k_norm, eps);
+    rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots);
+  }
   // Causal grouped-query attention over the paged cache (which already holds this step's KV),
   // with o's scale, soft-capping and sliding window (AttentionOptions).
   // q [n_tokens, n_heads, d] (rows may be strided), out [n_tokens, n_heads, d]

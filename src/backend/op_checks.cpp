@@ -126,6 +126,15 @@ void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const RopeT
   }
 }
 
+void qk_norm_rope_store(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm, const Tensor& k_norm,
+                        const Tensor& positions, const RopeTables& t, const Tensor& k_cache, const Tensor& v_cache,
+                        const Tensor& slots, Device dev) {
+  rms_norm(q, q, q_norm, dev);
+  rms_norm(k, k, k_norm, dev);
+  rope(q, k, positions, t, dev);
+  store_kv(k_cache, v_cache, k, v, slots, dev);
+}
+
 void silu_mul(const Tensor& out, const Tensor& gate_up, Device dev) {
   floating(out, dev, "silu_mul out");
   same(gate_up, out.dtype, dev, "silu_mul gate_up");

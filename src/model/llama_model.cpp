@@ -125,10 +125,10 @@ void LlamaModel::pre_attention(int i, const ForwardBuffers& buf, const KvCacheVi
   Tensor q = qkv.slice_cols(0, c.q_size()).unflatten_last(c.n_heads, c.head_dim);  // [n, heads, d]
   Tensor k = qkv.slice_cols(c.q_size(), c.kv_size()).unflatten_last(c.n_kv_heads, c.head_dim);
   Tensor v = qkv.slice_cols(c.q_size() + c.kv_size(), c.kv_size()).unflatten_last(c.n_kv_heads, c.head_dim);
-  // Qwen3, Gemma 3: RMSNorm over each head's d values, in place, between the projection and RoPE.
-  backend_.rms_norm(q, q, l.q_norm.tensor(), c.rms_norm_eps);
-  backend_.rms_norm(k, k, l.k_norm.tensor(), c.rms_norm_eps);
-  backend_.rope_store_kv(q, k, v, r.positions, r.tables(), r.k_cache, r.v_cache, r.slots);
+  // Qwen3, Gemma 3: RMSNorm over each head's d values, in place, between the projection and RoPE;
+  // then RoPE and the KV store (one kernel on CUDA).
+  backend_.qk_norm_rope_store(q, k, v, l.q_norm.tensor(), l.k_norm.tensor(), c.rms_norm_eps, r.positions,
+                              r.tables(), r.k_cache, r.v_cache, r.slots);
 }
 
 void LlamaModel::post_attention(int i, const ForwardBuffers& buf, int n) const {

@@ -6,7 +6,9 @@
 // past the group are zero), so each K/V byte is read once for the whole group.
 // The 4 warps' partial softmax states are merged through shared memory; with
 // one split the block writes the output, else an fp32 partial (unnormalised
-// sum, max, denominator) that combine_kernel merges.
+// sum, max, denominator). The last split of a (sequence, kv head) to finish merges
+// the partials itself (merge_splits): no combine kernel is launched. Without the
+// arrival counters (or with SEAM_DECODE_FUSED_COMBINE=0) combine_kernel merges them.
 //
 // With programmatic dependent launch the block starts while the qkv kernel before it
 // still runs: the page-table reads and the K/V copies of older keys go out before
@@ -45,6 +47,13 @@ __device__ __forceinline__ int active_splits(int n_keys, int n_splits, int min_k
   return max(1, min(n_splits, (n_keys + min_keys - 1) / min_keys));
 }
 
+// SEAM_DECODE_FUSED_COMBINE=0 merges the splits in a combine kernel instead of the last split's
+// block (a diagnostic switch, to measure what the fusion gains).
+bool fused_combine_enabled() {
+  static const bool on = env_choice("SEAM_DECODE_FUSED_COMBINE", 1, {0, 1}) == 1;
+  return on;
+}
+
 // The keys the decode row of a sequence of seq_len keys sees: [first, seq_len), its window
 // (all keys without one). The splits cut this range: keys before it are never read.
 __device__ __forceinline__ int decode_first_key(int seq_len, int window) { return window_start(seq_len - 1, window); }
@@ -56,9 +65,59 @@ constexpr size_t decode_smem_bytes() {
   return ring > merge ? ring : merge;
 }
 
+// The last split block of (dseq, kvh) merges the n_active splits' partials of the group's query
+// heads, as combine_kernel does: out = sum_i o_i 2^(m_i - M) / sum_i l_i 2^(m_i - M). `smem` is
+// the block's shared memory, free again (>= 2 * group * kMaxSplits floats). Partials are read
+// with ld.global.cg: other SMs wrote them, and L1 is not coherent.
+template <typename T, int D>
+__device__ void merge_splits(const AttentionParams& p, int n_splits, int n_active, int dseq, int kvh, int token,
+                             const float* part_o, const float* part_ml, float* smem) {
+  const int group = p.group;
+  float* ms = smem;                       // [group][kMaxSplits]: m_i, then the weight 2^(m_i - M) / L
+  float* ls = smem + group * kMaxSplits;  // [group][kMaxSplits]: l_i
+  const int64_t base = (int64_t(dseq) * p.n_heads + int64_t(kvh) * group) * n_splits;  // part of (row 0, split 0)
+  for (int it = threadIdx.x; it < group * n_active; it += kWarps * 32) {
+    const int row = it / n_active, split = it % n_active;
+    const int64_t part = base + int64_t(row) * n_splits + split;
+    ms[row * kMaxSplits + split] = __ldcg(part_ml + part * 2);
+    ls[row * kMaxSplits + split] = __ldcg(part_ml + part * 2 + 1);
+  }
+  __syncthreads();
+  if (threadIdx.x < group) {  // one thread per query head: its splits' weights, in split order
+    float* m_row = ms + threadIdx.x * kMaxSplits;
+    const float* l_row = ls + threadIdx.x * kMaxSplits;
+    float mx = -INFINITY;
+    for (int i = 0; i < n_active; ++i) mx = fmaxf(mx, m_row[i]);
+    const float m_use = mx == -INFINITY ? 0.f : mx;
+    float sum_l = 0.f;
+    for (int i = 0; i < n_active; ++i) {
+      m_row[i] = exp2f(m_row[i] - m_use);
+      sum_l += l_row[i] * m_row[i];
+    }
+    const float inv = sum_l > 0.f ? 1.f / sum_l : 0.f;
+    for (int i = 0; i < n_active; ++i) m_row[i] *= inv;
+  }
+  __syncthreads();
+  for (int it = threadIdx.x; it < group * D; it += kWarps * 32) {
+    const int row = it / D, d = it % D;
+    const float* po = part_o + (base + int64_t(row) * n_splits) * D + d;
+    const float* w = ms + row * kMaxSplits;
+    float acc = 0.f;
+  // Independent loads in flight, as combine_kernel; the factor per head size keeps the kernel's
+  // registers (nvcc 13.0, sm_90a) at or below those it had without the merge (D 96: 126 at 1, 162 at
+  // 2-4, 128 before; D 64: 96 at 2-4, 107 at 1), so as many blocks stay resident.
+#pragma unroll(D == 96 ? 1 : 4)
+    for (int i = 0; i < n_active; ++i) acc += __ldcg(po + int64_t(i) * D) * w[i];
+    T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(kvh * group + row) * D;
+    dst[d] = from_float<T>(acc);
+  }
+}
+
+// counters: [n_dec * n_kv_heads] arrival counts, zero between launches (the last arrival resets
+// its own), or null: combine_kernel merges.
 template <typename T, int D>
 __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionParams p, int n_splits, int min_keys,
-                                                                   float* part_o, float* part_ml) {
+                                                                   float* part_o, float* part_ml, int* counters) {
   // Until pdl_begin() the block reads only what the kernel before its predecessor had
   // finished: the step's inputs (uploaded before the step) and the KV of earlier tokens.
   // Only the newest key (seq_len - 1, stored by the predecessor) and q wait for it.
@@ -202,6 +261,24 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
       }
     }
   }
+  if (n_active == 1 || counters == nullptr) return;
+  // Arrival: every thread's partials are made visible device-wide before thread 0 takes a
+  // ticket (threadfence reduction); the split that arrives last merges, after a fence of its own
+  // so its reads follow the others' writes, and resets the counter for the next launch (a graph
+  // replays this kernel with the same counters: they must be zero whenever none runs).
+  __shared__ int arrived_last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int* counter = counters + int64_t(dseq) * p.n_kv_heads + kvh;
+    const int ticket = atomicAdd(counter, 1);
+    arrived_last = ticket == n_active - 1;
+    if (arrived_last) atomicExch(counter, 0);
+  }
+  __syncthreads();
+  if (!arrived_last) return;  // block-uniform
+  __threadfence();
+  merge_splits<T, D>(p, n_splits, n_active, dseq, kvh, token, part_o, part_ml, reinterpret_cast<float*>(smem_raw));
 }
 
 // Merges the splits of one (decode sequence, head): out = sum_i o_i 2^(m_i - M) / sum_i l_i 2^(m_i - M).
@@ -248,7 +325,8 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, int min_keys, co
 }
 
 template <typename T, int D>
-void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int n_sms, cudaStream_t stream) {
+void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int* counters, int n_counters,
+                  int n_sms, cudaStream_t stream) {
   constexpr size_t smem = decode_smem_bytes<T, D>();
   static const int blocks_per_sm = [] {  // once per instantiation, host-side (before any capture)
     SEAM_CUDA_CHECK(
@@ -265,9 +343,15 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
   float* part_ml = scratch + n_parts * D;     // [n_dec, n_heads, n_splits, 2]
   const dim3 grid(unsigned(n_splits), unsigned(p.n_kv_heads), unsigned(n_dec));
   const int min_keys = min_split_keys();
-  launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, p, n_splits, min_keys, part_o, part_ml);
+  // The last split merges where every (sequence, kv head) has an arrival counter.
+  const bool fused = n_splits > 1 && counters != nullptr && int64_t(n_dec) * p.n_kv_heads <= n_counters &&
+                     fused_combine_enabled();
+  static_assert(decode_smem_bytes<T, D>() >= 2 * 16 * kMaxSplits * sizeof(float),
+                "merge_splits keeps 2 floats per (query head, split) of a group of up to 16 in shared memory");
+  launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, p, n_splits, min_keys, part_o, part_ml,
+                fused ? counters : nullptr);
   SEAM_CUDA_CHECK_LAUNCH();
-  if (n_splits > 1) {
+  if (n_splits > 1 && !fused) {
     static_assert(kMaxSplits <= 64 && D >= kMaxSplits && D % 32 == 0,
                   "combine_kernel gives each split one thread of a head_dim-wide block of whole warps");
     launch_kernel(combine_kernel<T>, unsigned(n_dec * p.n_heads), D, 0, stream, p, n_splits, min_keys, part_o,
@@ -304,17 +388,17 @@ int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sm
   return int(splits);
 }
 
-void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int n_sms,
-                         cudaStream_t stream) {
+void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int* counters,
+                         int n_counters, int n_sms, cudaStream_t stream) {
   if (p.n_seqs - p.n_prefill_seqs <= 0) return;
   SEAM_ASSERT(flash_decode_supported(dtype, p.head_dim, p.group));
   const auto by_dim = [&](auto tag) {
     using T = decltype(tag);
     switch (p.head_dim) {
-      case 64: return launch_typed<T, 64>(p, scratch, scratch_bytes, n_sms, stream);
-      case 96: return launch_typed<T, 96>(p, scratch, scratch_bytes, n_sms, stream);
-      case 128: return launch_typed<T, 128>(p, scratch, scratch_bytes, n_sms, stream);
-      default: return launch_typed<T, 256>(p, scratch, scratch_bytes, n_sms, stream);
+      case 64: return launch_typed<T, 64>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
+      case 96: return launch_typed<T, 96>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
+      case 128: return launch_typed<T, 128>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
+      default: return launch_typed<T, 256>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
     }
   };
   if (dtype == DType::bf16) return by_dim(__nv_bfloat16{});

@@ -39,6 +39,9 @@ class CudaBackend final : public Backend {
   // Split-KV partials: ~32k (sequence, head, split) rows of d <= 128; the split count is
   // capped to fit (attention_decode.h).
   static constexpr size_t kAttentionScratchBytes = size_t(16) << 20;
+  // Split-KV arrival counters, one per (decode sequence, kv head): the last split merges the
+  // partials (attention_decode.h). Zeroed once here; every decode kernel leaves them zero.
+  static constexpr int kAttentionCounters = 1 << 16;
 
   explicit CudaBackend(int device_id);
   ~CudaBackend() override;
@@ -79,6 +82,8 @@ class CudaBackend final : public Backend {
   void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) override;
   void rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, const RopeTables& t, Tensor k_cache,
                      Tensor v_cache, Tensor slots) override;
+  void qk_norm_rope_store(Tensor q, Tensor k, Tensor v, Tensor q_norm, Tensor k_norm, float eps, Tensor positions,
+                          const RopeTables& t, Tensor k_cache, Tensor v_cache, Tensor slots) override;
   void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
                  const AttentionOptions& o) override;
   void gather_rows(Tensor out, Tensor x, Tensor idx) override;
@@ -118,6 +123,7 @@ class CudaBackend final : public Backend {
   bool capturing_ = false;
   std::unique_ptr<CublasLtGemm> gemm_;
   float* attention_scratch_ = nullptr;  // [kAttentionScratchBytes / 4]
+  int* attention_counters_ = nullptr;   // [kAttentionCounters]
   // A MIXED batch's decode-row attention runs on side_stream_ between these two events
   // (attention()); created once at construction.
   cudaStream_t side_stream_ = nullptr;

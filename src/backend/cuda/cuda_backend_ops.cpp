@@ -16,6 +16,7 @@
 #include "backend/cuda/gather_rows.h"
 #include "backend/cuda/rms_norm.h"
 #include "backend/cuda/rms_norm_add.h"
+#include "backend/cuda/qk_norm_rope_store.h"
 #include "backend/cuda/rope.h"
 #include "backend/cuda/logit_bias.h"
 #include "backend/cuda/apply_token_bitmask.h"
@@ -191,6 +192,17 @@ void CudaBackend::rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, 
   launch_rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots, stream_);
 }
 
+void CudaBackend::qk_norm_rope_store(Tensor q, Tensor k, Tensor v, Tensor q_norm, Tensor k_norm, float eps,
+                                     Tensor positions, const RopeTables& t, Tensor k_cache, Tensor v_cache,
+                                     Tensor slots) {
+  op_checks::qk_norm_rope_store(q, k, v, q_norm, k_norm, positions, t, k_cache, v_cache, slots, Device::cuda);
+  // The fused kernel writes caches of the activation dtype; FP8 caches (which quantize on the
+  // store) take the composed path.
+  if (k_cache.dtype != q.dtype) return Backend::qk_norm_rope_store(q, k, v, q_norm, k_norm, eps, positions, t,
+                                                                    k_cache, v_cache, slots);
+  launch_qk_norm_rope_store(q, k, v, q_norm, k_norm, eps, positions, t, k_cache, v_cache, slots, stream_);
+}
+
 void CudaBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
                             const AttentionOptions& o) {
   op_checks::attention(out, q, k_cache, v_cache, b, o, Device::cuda);
@@ -224,7 +236,8 @@ void CudaBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache
     launch_attention_generic(p, q.dtype, 0, b.n_prefill_tokens, stream_);
   cudaStream_t decode_stream = fork ? side_stream_ : stream_;
   if (pairs_aligned && flash_decode_supported(q.dtype, p.head_dim, p.group))
-    launch_flash_decode(p, q.dtype, attention_scratch_, kAttentionScratchBytes, n_sms_, decode_stream);
+    launch_flash_decode(p, q.dtype, attention_scratch_, kAttentionScratchBytes, attention_counters_,
+                        kAttentionCounters, n_sms_, decode_stream);
   else
     launch_attention_generic(p, q.dtype, b.n_prefill_tokens, b.n_tokens - b.n_prefill_tokens, decode_stream);
   if (fork) {
