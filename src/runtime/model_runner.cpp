@@ -243,9 +243,7 @@ void ModelRunner::build_masks(const ForwardBatch& fb) {
     SEAM_ASSERT(row >= 0 && row < fb.n_seqs() && (i == 0 || row > fb.mask_rows[size_t(i) - 1]),
                 "mask rows must be ascending sequence indices");
     rows[i] = row;
-    uint32_t* words = b.bitmask_host(i);
-    std::fill_n(words, n_words, 0u);
-    fb.fill_mask(row, words, n_words);
+    fb.fill_mask(row, b.bitmask_host(i), n_words);  // writes each of the row's words once
   }
   if (!done && backend_.forward_done()) done = true, t_done = Clock::now();
   const Clock::time_point t1 = Clock::now();
