@@ -262,6 +262,8 @@ void ModelRunner::sample(const ForwardBatch& fb, std::vector<int32_t>& sampled) 
   // pieces), so the host may decide per step whether logprobs run at all; rows that ask
   // for none are skipped inside the kernel by their k = -1 in the fixed logprob_k buffer.
   const bool with_logprobs = any_logprobs(fb);
+  SEAM_ASSERT(!with_logprobs || b.logprob_logits.defined(),
+              "a row asks for logprobs of a runner sized without them (the engine refuses such requests)");
   const int64_t vocab = b.logits.size(1);
   // Logprobs are of the raw distribution: keep the logits before logit_bias, penalties
   // and the sampler (which overwrites a row with its probabilities on CUDA) touch them.
