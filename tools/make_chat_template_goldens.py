@@ -12,14 +12,10 @@ parts with an image, a system message carrying Phi-4-mini's `tools` string, Gemm
 usage: tools/make_chat_template_goldens.py SHARED_DIR [OUT_DIR]   (python3-jinja2 3.1)"""
 import hashlib, json, os, sys
 
-from datetime import datetime
-
 import jinja2
-from jinja2.ext import loopcontrols
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 sys.path.insert(0, os.path.dirname(__file__))
-from jinja_differential import Generation, tojson  # noqa: E402
+from jinja_differential import make_env  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE_DIR = os.path.join(HERE, "../tests/data/chat_templates/templates")
@@ -100,10 +96,7 @@ def render(template, variables):
         raised.append(message)
         raise jinja2.exceptions.TemplateError(message)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[Generation, loopcontrols])
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = lambda f: datetime(2026, 7, 26).strftime(f)
+    env = make_env(raise_exception)
     try:
         context = {"messages": [], "tools": None, "documents": None, "add_generation_prompt": False, **variables}
         return {"text": env.from_string(template).render(**context)}, False
