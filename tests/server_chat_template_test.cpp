@@ -354,12 +354,16 @@ TEST(ChatTemplate, FamilyFoldersRenderTheirHubTemplate) {
   for (const FamilyFolder& family : families) {
     const auto golden = nlohmann::ordered_json::parse(
         test::read_file(std::string(SEAM_SOURCE_DIR) + "/tests/data/chat_templates/" + family.golden));
-    for (const bool as_jinja_file : {false, true}) {
-      SCOPED_TRACE(std::string(family.golden) + (as_jinja_file ? " (chat_template.jinja)" : " (tokenizer_config)"));
+    // Where transformers keeps the template: the tokenizer's config, chat_template.jinja beside
+    // it, or a processor's chat_template.json (multimodal folders such as Gemma 3's).
+    for (const std::string where : {"tokenizer_config.json", "chat_template.jinja", "chat_template.json"}) {
+      SCOPED_TRACE(std::string(family.golden) + " in " + where);
       const std::string dir = test::make_temp_dir("family_template");
       nlohmann::ordered_json config = {{"bos_token", golden["bos_token"]}, {"eos_token", golden["eos_token"]}};
-      if (as_jinja_file)
+      if (where == "chat_template.jinja")
         test::write_file(dir + "/chat_template.jinja", golden["template"].get<std::string>());
+      else if (where == "chat_template.json")
+        test::write_file(dir + "/chat_template.json", nlohmann::ordered_json{{"chat_template", golden["template"]}}.dump());
       else
         config["chat_template"] = golden["template"];
       test::write_file(dir + "/tokenizer_config.json", config.dump());
@@ -387,6 +391,18 @@ TEST(ChatTemplate, FamilyFoldersRenderTheirHubTemplate) {
       EXPECT_EQ(n_checked, 4);
     }
   }
+  // A chat_template.json that is not {"chat_template": str} is an error naming the file; one
+  // without a template leaves the folder without one (plain).
+  const std::string bad = test::make_temp_dir("family_template_bad");
+  test::write_file(bad + "/chat_template.json", "[1]");
+  try {
+    ChatTemplate::for_model(bad, "");
+    ADD_FAILURE() << "a malformed chat_template.json was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("chat_template.json"), std::string::npos) << e.what();
+  }
+  test::write_file(bad + "/chat_template.json", "{\"chat_template\": null}");
+  EXPECT_STREQ(ChatTemplate::for_model(bad, "").name(), "plain");
   // Gemma 3: the system message joins the first user turn, the assistant is the `model` role.
   ChatTemplate gemma3 = ChatTemplate::from_jinja_text(
       test::read_file(std::string(SEAM_SOURCE_DIR) + "/tests/data/chat_templates/templates/google__gemma-3-4b-it.jinja"),
