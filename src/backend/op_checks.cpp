@@ -18,6 +18,15 @@ void cache(const Tensor& t, DType act, Device dev, const char* what) {
              dtype_name(act), " or float8_e4m3fn");
 }
 
+// The logits of a sampling-side op: float32 [>= n rows, vocab] with packed rows on `dev`
+// (`what` names them: "sample logits"). False when n is 0: nothing else to check.
+bool logit_rows(const Tensor& logits, int64_t n, Device dev, const char* what) {
+  same(logits, DType::f32, dev, what);
+  rows(logits, what);
+  SEAM_CHECK(logits.size(0) >= n, what, ": ", logits.size(0), " rows for ", n);
+  return n > 0;
+}
+
 }  // namespace
 
 void embedding(const Tensor& out, const Tensor& ids, const Tensor& table, Device dev) {
@@ -240,10 +249,7 @@ void scatter_i32(const Tensor& dst, const Tensor& pairs, Device dev) {
 }
 
 void apply_penalties(const Tensor& logits, const PenaltyBatch& p, Device dev) {
-  same(logits, DType::f32, dev, "apply_penalties logits");
-  rows(logits, "apply_penalties logits");
-  SEAM_CHECK(logits.size(0) >= p.n, "apply_penalties: more rows than logits");
-  if (p.n == 0) return;
+  if (!logit_rows(logits, p.n, dev, "apply_penalties logits")) return;
   index(p.indptr, p.n + 1, dev, "apply_penalties indptr");
   index(p.tokens, p.nnz, dev, "apply_penalties tokens");
   index(p.out_counts, p.nnz, dev, "apply_penalties out_counts");
@@ -253,11 +259,8 @@ void apply_penalties(const Tensor& logits, const PenaltyBatch& p, Device dev) {
 }
 
 void sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s, Device dev) {
-  same(logits, DType::f32, dev, "sample logits");
-  rows(logits, "sample logits");
   index(out_ids, s.n, dev, "sample out_ids");
-  SEAM_CHECK(logits.size(0) >= s.n, "sample: fewer logits rows than n");
-  if (s.n == 0) return;
+  if (!logit_rows(logits, s.n, dev, "sample logits")) return;
   params(s.temperature, DType::f32, s.n, dev, "sample temperature");
   index(s.top_k, s.n, dev, "sample top_k");
   params(s.top_p, DType::f32, s.n, dev, "sample top_p");
@@ -267,20 +270,14 @@ void sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s,
 }
 
 void apply_logit_bias(const Tensor& logits, const LogitBiasBatch& b, Device dev) {
-  same(logits, DType::f32, dev, "apply_logit_bias logits");
-  rows(logits, "apply_logit_bias logits");
-  SEAM_CHECK(logits.size(0) >= b.n, "apply_logit_bias: more rows than logits");
-  if (b.n == 0) return;
+  if (!logit_rows(logits, b.n, dev, "apply_logit_bias logits")) return;
   index(b.indptr, b.n + 1, dev, "apply_logit_bias indptr");
   index(b.tokens, b.nnz, dev, "apply_logit_bias tokens");
   params(b.values, DType::f32, b.nnz, dev, "apply_logit_bias values");
 }
 
 void logprobs(const Tensor& logits, const LogprobBatch& b, Device dev) {
-  same(logits, DType::f32, dev, "logprobs logits");
-  rows(logits, "logprobs logits");
-  SEAM_CHECK(logits.size(0) >= b.n, "logprobs: more rows than logits");
-  if (b.n == 0) return;
+  if (!logit_rows(logits, b.n, dev, "logprobs logits")) return;
   index(b.k, b.n, dev, "logprobs k");
   index(b.sampled, b.n, dev, "logprobs sampled");
   params(b.out_sampled, DType::f32, b.n, dev, "logprobs out_sampled");

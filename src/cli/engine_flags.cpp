@@ -24,6 +24,8 @@ void EngineFlags::add_to(CLI::App& app) {
   app.add_option("--max-running-requests", c.max_running_requests, "cap on running requests");
   app.add_flag("--enable-mixed-chunk", c.enable_mixed_chunk, "decode rows ride along with prefill chunks");
   app.add_flag("--disable-radix-cache", c.disable_radix_cache, "turn the prefix cache off");
+  app.add_flag("--disable-logprobs", c.disable_logprobs,
+               "refuse requests for logprobs, and keep no [max seqs, vocab] copy of the raw logits for them");
   app.add_option("--context-length", c.context_length, "max prompt + output tokens");
   app.add_option("--random-seed", c.random_seed, "seed for requests that give none");
   app.add_flag("--disable-cuda-graph", c.disable_cuda_graph, "run every step eagerly");

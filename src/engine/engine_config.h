@@ -31,6 +31,9 @@ struct EngineConfig {
   int piecewise_cuda_graph_max_tokens = 0;  // 0 = chunked_prefill_size
   std::string piecewise_cuda_graph_tokens;  // comma list
   int max_queued_requests = 0;     // 0 = unlimited (server)
+  // No request may ask for logprobs (refused as invalid): the runner then needs no copy of
+  // the raw logits ([max_seqs, vocab] float32, allocated at start-up otherwise).
+  bool disable_logprobs = false;
   // structured output: compiled grammars are cached by constraint text, LRU, this many MiB
   int grammar_cache_mb = 512;
   // start-up GEMM tuning (CUDA): time cuBLASLt's candidates during the graph warm-ups

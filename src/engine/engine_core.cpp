@@ -71,6 +71,7 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   sizes.max_seqs = setup.scheduler.max_running_requests + spec_.max_batch_size * spec_.n_draft_tokens;
   sizes.max_tokens = std::max(sizes.max_tokens, sizes.max_seqs);
   sizes.max_penalty_entries = sizes.max_seqs * std::min(max_context_, 4096);
+  sizes.logprobs = !cfg.disable_logprobs;
 
   // The KV pool is sized from what is left after weights and step buffers,
   // keeping back a reserve for graphs (their real size is measured at capture).
@@ -124,6 +125,8 @@ int EngineCore::kv_pool_tokens() const { return slots_->capacity(); }
 void EngineCore::validate(const EngineRequest& q, std::shared_ptr<const grammar::CompiledGrammar>* compiled) const {
   const int vocab = model_config_.vocab_size;
   q.params.validate(vocab);
+  if (config_.disable_logprobs && q.params.logprobs >= 0)
+    throw invalid_request("logprobs are disabled on this server (--disable-logprobs)", "logprobs");
   if (q.prompt_ids.empty()) throw invalid_request("the prompt is empty (no tokens)", "prompt");
   for (int32_t id : q.prompt_ids)
     if (id < 0 || id >= vocab)
