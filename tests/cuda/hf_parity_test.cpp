@@ -3,7 +3,8 @@
 // folder is given by SEAM_HF_MODELS), for prompts of 1, 17 and 1000 tokens (the windowed
 // shapes add one longer than their window: 4,500 tokens for 4,096, 1,500 for Gemma 3's 1,024),
 // alone and batched together:
-//  - float32: last-token logits within 1e-4 of transformers' float32 run, and
+//  - float32: last-token logits within 1e-4 of transformers' float32 run (of its float64 run with
+//    float64 RoPE where tools/hf_fp64_reference.py added one), and
 //    the first 32 greedy ids equal (random weights give small margins, so only
 //    float32 can be held to exact ids);
 //  - bfloat16: no further from transformers' float32 logits than transformers'
@@ -73,7 +74,16 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
                     name, dtype, how, p.ids.size(), rel_err(logits[i], p.logits_fp64_rope64),
                     rel_err(p.logits_fp32, p.logits_fp64_rope64));
       if (fp32) {
-        EXPECT_LT(err, 1e-4) << dtype << " " << how << " prompt of " << p.ids.size();  // same math, fp32 rounding
+        // Same math, float32 rounding: within 1e-4 of the most exact reference reference.json has.
+        // Transformers' float32 run is itself a float32 rounding of the answer; where
+        // tools/hf_fp64_reference.py added a float64 run with float64 RoPE angles (transformers keeps
+        // the angles in float32 even in float64), that run is the reference. (Phi-3.5-mini, 1,000
+        // tokens, 2026-12-02: seam 1.19e-4 from transformers' float32 but 8.2e-5 from the float64 run,
+        // where transformers' float32 is 8.7e-5 from it: two float32 roundings, not a bug.)
+        const bool exact = !p.logits_fp64_rope64.empty();
+        const double err_ref = exact ? rel_err(logits[i], p.logits_fp64_rope64) : err;
+        EXPECT_LT(err_ref, 1e-4) << dtype << " " << how << " prompt of " << p.ids.size()
+                                 << (exact ? " (against float64 with float64 RoPE)" : " (against transformers fp32)");
       } else {
         // bf16 rounds differently from transformers' bf16 run but must not be
         // less accurate than it (25% margin for where the roundings fall).
