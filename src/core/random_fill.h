@@ -25,7 +25,6 @@ struct RandomFill {
   int64_t first = 0;  // the stream index of the tensor's element 0
   float scale = 0.f;  // values in offset ± scale
   float offset = 0.f;
-  bool operator==(const RandomFill&) const = default;
 };
 
 SEAM_HOST_DEVICE inline float random_fill_value(uint64_t seed, int64_t i, float scale, float offset) {
