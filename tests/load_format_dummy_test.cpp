@@ -44,14 +44,8 @@ std::string config_only_copy(const std::string& name, bool with_tokenizer = true
 }
 
 EngineConfig dummy_config(const std::string& dir) {
-  EngineConfig cfg;
-  cfg.model_path = dir;
+  EngineConfig cfg = tiny_engine_config(dir);
   cfg.load_format = "dummy";
-  cfg.device = Device::cpu;
-  cfg.dtype = "float32";
-  cfg.context_length = 128;
-  cfg.max_running_requests = 4;
-  cfg.max_total_tokens = 1024;
   return cfg;
 }
 
@@ -101,17 +95,8 @@ TEST_P(DummyLoadMoe, GreedyDecodeUnderGraphs) {
   const std::string name = GetParam();
   Engine engine(dummy_config(config_only_copy(name)));
   const std::vector<RefPrompt> prompts = prompts_of(name);
-  std::vector<std::vector<int32_t>> ps;
-  std::vector<SamplingParams> params;
-  for (const RefPrompt& p : prompts) {
-    ps.push_back(p.ids);
-    SamplingParams sp;
-    sp.temperature = 0;
-    sp.max_new_tokens = 8;
-    sp.ignore_eos = true;
-    params.push_back(sp);
-  }
-  const auto results = engine.generate(ps, params);
+  const GreedyRequests greedy = greedy_requests(prompts, 8);
+  const auto results = engine.generate(greedy.prompts, greedy.params);
   for (const auto& r : results) {
     ASSERT_EQ(r.output_ids.size(), 8u);
     for (int32_t id : r.output_ids) EXPECT_TRUE(id >= 0 && id < engine.model_info().vocab_size);

@@ -77,13 +77,7 @@ std::string fused_copy(const std::string& name, bool keep_per_expert = false, bo
 }
 
 std::vector<std::vector<float>> logits_of(const std::string& dir, const std::vector<RefPrompt>& prompts) {
-  EngineConfig cfg;
-  cfg.model_path = dir;
-  cfg.device = Device::cpu;
-  cfg.dtype = "float32";
-  cfg.context_length = 128;
-  cfg.max_running_requests = 4;
-  cfg.max_total_tokens = 1024;
+  EngineConfig cfg = tiny_engine_config(dir);
   cfg.disable_cuda_graph = true;
   Engine engine(cfg);
   return run_logits(EngineBenchAccess::runner(engine), prompts, engine.model_info().vocab_size, 64,

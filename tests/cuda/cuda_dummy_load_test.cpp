@@ -46,14 +46,9 @@ TEST(CudaDummyLoad, TinyMoeMatchesTheCpuDummyModel) {
     const std::vector<RefPrompt> prompts =
         load_hf_reference(std::string(SEAM_SOURCE_DIR) + "/tests/data/hf_tiny/" + name);
     auto logits_on = [&](Device d) {
-      EngineConfig cfg;
-      cfg.model_path = dir;
+      EngineConfig cfg = tiny_engine_config(dir);
       cfg.load_format = "dummy";
       cfg.device = d;
-      cfg.dtype = "float32";
-      cfg.context_length = 128;
-      cfg.max_running_requests = 4;
-      cfg.max_total_tokens = 1024;
       Engine engine(cfg);
       return run_logits(EngineBenchAccess::runner(engine), prompts, engine.model_info().vocab_size, 64);
     };

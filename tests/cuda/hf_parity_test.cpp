@@ -79,17 +79,8 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
     }
     if (!fp32) continue;
     // Greedy ids through the whole engine (scheduler, graphs) against transformers' fp32 generate.
-    std::vector<std::vector<int32_t>> ps;
-    std::vector<SamplingParams> params;
-    for (auto& p : prompts) {
-      ps.push_back(p.ids);
-      SamplingParams sp;
-      sp.temperature = 0;
-      sp.max_new_tokens = 32;
-      sp.ignore_eos = true;
-      params.push_back(sp);
-    }
-    auto results = engine.generate(ps, params);
+    const GreedyRequests greedy = greedy_requests(prompts);
+    auto results = engine.generate(greedy.prompts, greedy.params);
     for (size_t w = 0; w < prompts.size(); ++w) {
       size_t same = 0;
       while (same < 32 && results[w].output_ids[same] == prompts[w].greedy_fp32[same]) ++same;
