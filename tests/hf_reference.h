@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/sampling_params.h"
+#include "engine/engine_config.h"
 #include "runtime/model_runner.h"
 #include "test_util.h"
 
@@ -93,6 +95,38 @@ inline std::vector<std::vector<float>> run_logits(ModelRunner& runner, const std
   for (size_t w = 0; w < prompts.size(); ++w) every[w] = w;
   run(every);
   return out;
+}
+
+// What Engine::generate takes to reproduce transformers' greedy ids: each prompt's ids, and
+// temperature 0 for n_new tokens past any EOS.
+struct GreedyRequests {
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<SamplingParams> params;
+};
+inline GreedyRequests greedy_requests(const std::vector<RefPrompt>& prompts, int n_new = 32) {
+  GreedyRequests g;
+  for (const RefPrompt& p : prompts) {
+    g.prompts.push_back(p.ids);
+    SamplingParams sp;
+    sp.temperature = 0;
+    sp.max_new_tokens = n_new;
+    sp.ignore_eos = true;
+    g.params.push_back(sp);
+  }
+  return g;
+}
+
+// A tiny reference model in float32 on the cpu backend (a test may set another device):
+// run_logits' rows of 64 slots (prompts up to 64 tokens, 4 rows) fit the pool.
+inline EngineConfig tiny_engine_config(const std::string& dir) {
+  EngineConfig cfg;
+  cfg.model_path = dir;
+  cfg.device = Device::cpu;
+  cfg.dtype = "float32";
+  cfg.context_length = 128;
+  cfg.max_running_requests = 4;
+  cfg.max_total_tokens = 1024;
+  return cfg;
 }
 
 }  // namespace seam::test

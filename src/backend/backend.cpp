@@ -2,6 +2,9 @@
 // the backends' own implementations.
 #include "backend/backend.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "backend/op_checks.h"
 
 namespace seam {
@@ -18,6 +21,25 @@ void Backend::check_rms_norm_qkv_rope_store(const Tensor& qkv, const Tensor& nor
                                             const Tensor& norm_weight, const Tensor& w_qkv, const Tensor& b_qkv,
                                             const RopeStoreArgs& r) const {
   op_checks::rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, w_qkv, b_qkv, r, device());
+}
+
+void Backend::fill_random(Tensor t, const RandomFill& f) {
+  SEAM_CHECK(t.contiguous() && (t.dtype == DType::f32 || t.dtype == DType::f16 || t.dtype == DType::bf16),
+             "fill_random: tensor must be contiguous f32/f16/bf16");
+  // In chunks, so a large weight needs no host copy of its own size.
+  constexpr int64_t kChunk = int64_t(1) << 20;
+  const size_t esize = dtype_size(t.dtype);
+  std::vector<float> values(size_t(std::min(kChunk, t.numel())));
+  std::vector<uint8_t> converted(values.size() * esize);
+  for (int64_t at = 0; at < t.numel(); at += kChunk) {
+    const int64_t n = std::min(kChunk, t.numel() - at);
+    RandomFill part = f;
+    part.first += at;
+    random_fill_host(part, values.data(), n);
+    convert_from_f32(values.data(), t.dtype, converted.data(), size_t(n));
+    copy_h2d(static_cast<uint8_t*>(t.data) + size_t(at) * esize, converted.data(), size_t(n) * esize);
+    synchronize();  // `converted` is reused by the next chunk
+  }
 }
 
 }  // namespace seam

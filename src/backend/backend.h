@@ -14,6 +14,7 @@
 #include <new>
 #include <string>
 
+#include "core/random_fill.h"
 #include "core/tensor.h"
 
 namespace seam {
@@ -211,6 +212,10 @@ class Backend {
   virtual void copy_d2h(void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_d2d(void* dst, const void* src, size_t bytes) = 0;
   virtual void fill(Tensor t, float value) = 0;  // any float dtype; used to poison in tests
+  // t (contiguous, f32/f16/bf16) = elements f.first .. f.first + numel of the stream
+  // core/random_fill.h describes, each float32 value rounded to t's dtype (--load-format dummy's
+  // weights). The default computes them on the host and copies them; CUDA fills on the device.
+  virtual void fill_random(Tensor t, const RandomFill& f);
   virtual void synchronize() = 0;
 
   // ---- ops ----

@@ -16,6 +16,9 @@ void EngineFlags::add_to(CLI::App& app) {
   app.add_option("--quantization", c.quantization,
                  "fp8: quantize a float checkpoint's linear layers to FP8 at load (per-channel weights, "
                  "dynamic per-token activations); FP8 checkpoints load as FP8 without it");
+  app.add_option("--load-format", c.load_format,
+                 "auto | safetensors | dummy: dummy builds the model from config.json alone with random weights "
+                 "filled on the device (benchmarks; a tokenizer is still read from the folder)");
   app.add_option("--kv-cache-dtype", c.kv_cache_dtype,
                  "auto | fp8_e4m3 (fp8): the KV cache's element type; fp8_e4m3 holds twice the tokens");
   app.add_option("--mem-fraction-static", c.mem_fraction_static, "fraction of GPU memory for weights + KV cache");

@@ -14,6 +14,7 @@ struct EngineConfig {
   Device device = Device::cpu;
   std::string dtype = "auto";  // auto | bfloat16 | float16 | float32
   std::string quantization;    // "" | none | fp8 (sglang/vLLM --quantization: FP8 at load)
+  std::string load_format = "auto";  // auto | safetensors | dummy (random weights from config.json; vLLM's flag)
   std::string kv_cache_dtype = "auto";  // auto | fp8_e4m3 (fp8): the KV pool's element type (kv_cache_dtype.h)
   double mem_fraction_static = 0.88;
   int max_total_tokens = 0;        // KV pool cap in tokens; 0 = from memory

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 #include "backend/backend_factory.h"
 #include "core/log.h"
@@ -36,8 +37,16 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   SEAM_CHECK(!cfg.model_path.empty(), "--model-path is required");
   model_config_ = load_model_config(cfg.model_path);
   apply_quantization_flag(model_config_.quant, cfg.quantization);  // --quantization (model/quant_config.h)
-  tokenizer_ = load_tokenizer(cfg.tokenizer_path.empty() ? cfg.model_path : cfg.tokenizer_path);
-  auto checkpoint = Checkpoint::open(cfg.model_path, model_config_);
+  const bool dummy = Checkpoint::is_dummy_format(cfg.load_format);
+  const std::string tokenizer_dir = cfg.tokenizer_path.empty() ? cfg.model_path : cfg.tokenizer_path;
+  // The engine detokenizes and compiles grammars, so even random weights need a tokenizer.
+  SEAM_CHECK(!dummy || std::filesystem::exists(std::filesystem::path(tokenizer_dir) / "tokenizer.json") ||
+                 std::filesystem::exists(std::filesystem::path(tokenizer_dir) / "tokenizer.model"),
+             "--load-format dummy: ", tokenizer_dir, " has no tokenizer.json or tokenizer.model; the engine needs one "
+             "(tools/make_random_models.py --tokenizer-only VOCAB DIR/tokenizer.json writes a byte-level one covering "
+             "the vocabulary), or pass --tokenizer-path");
+  tokenizer_ = load_tokenizer(tokenizer_dir);
+  auto checkpoint = Checkpoint::load(cfg.model_path, model_config_, cfg.load_format);  // --load-format
   backend_ = make_backend(cfg.device);
   const size_t free_at_start = backend_->free_memory();
 

@@ -79,7 +79,7 @@ Linear Linear::load_fp8(Backend& backend, const std::vector<const HostTensor*>& 
     std::vector<float> f32(codes.size());
     int64_t at = 0;
     for (const HostTensor* p : parts) {
-      convert_to_f32(p->data, p->dtype, f32.data() + at, size_t(p->numel()));
+      p->to_f32(f32.data() + at);  // (a dummy weight's values are computed here)
       at += p->numel();
     }
     w_scale.resize(size_t(n_out));

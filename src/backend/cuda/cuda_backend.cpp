@@ -139,6 +139,12 @@ void CudaBackend::fill(Tensor t, float value) {
   launch_fill(t, value, stream_);
 }
 
+void CudaBackend::fill_random(Tensor t, const RandomFill& f) {
+  SEAM_CHECK(t.device == Device::cuda, "fill_random: tensor is not on the cuda device");
+  SEAM_CHECK(t.contiguous(), "fill_random: tensor must be contiguous");
+  launch_fill_random(t, f, stream_);
+}
+
 void CudaBackend::synchronize() { SEAM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
 // ---------------------------------------------------------------- graphs

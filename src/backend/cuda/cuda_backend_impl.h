@@ -59,6 +59,7 @@ class CudaBackend final : public Backend {
   void copy_d2h(void* dst, const void* src, size_t bytes) override;
   void copy_d2d(void* dst, const void* src, size_t bytes) override;
   void fill(Tensor t, float value) override;
+  void fill_random(Tensor t, const RandomFill& f) override;
   void synchronize() override;
 
   void embedding(Tensor out, Tensor ids, Tensor table) override;
