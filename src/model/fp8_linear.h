@@ -20,6 +20,12 @@ Linear load_linear(Backend& backend, const std::vector<const HostTensor*>& weigh
                    const std::vector<const HostTensor*>& bias_parts, WeightFormat dense, const QuantConfig& quant,
                    const Checkpoint& ck);
 
+// 128x128 block scales stored expanded to rows ([n_out, n_kb], Fp8Weight::w_scale) compacted back
+// to one row per 128-row block ([ceil(n_out / 128), n_kb], Fp8Weight::w_scale_blocks): empty
+// when some 128-row block has rows whose scales differ (fused parts not aligned to 128 rows),
+// where no 128x128-block GEMM can take them.
+std::vector<float> compact_block_scales(const float* row_scales, int64_t n_out, int64_t n_kb);
+
 // The per-channel online quantization of --quantization fp8 for one float32 matrix [n_out, n_in]:
 // scale[o] = amax(row o) / 448 (1 for an all-zero row), codes[o][k] = e4m3(w[o][k] / scale[o]).
 void quantize_fp8_per_channel(const float* w, int64_t n_out, int64_t n_in, uint8_t* codes, float* scales);

@@ -1,13 +1,19 @@
 // The CUDA FP8 linear against the CPU reference (backend.h "FP8 linear"): the activation
 // quantization bit for bit (codes and scales), and the whole op per weight scheme, activation
 // scheme and activation dtype, with bias and accumulate, strided rows, an all-zero row and a
-// saturating outlier.
+// saturating outlier; each kernel alone (the GEMV with its fused quantization, cuBLASLt per
+// scale mode) over rows 1, 2, 7, 16, 64, 300; graph capture of the GEMV.
 #include <cuda_runtime.h>
 
+#include <functional>
+
 #include "backend/cpu/fp8_cpu.h"
+#include "backend/cuda/fp8_cublaslt.h"
+#include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "core/fp8.h"
 #include "cuda_test_util.h"
+#include "model/fp8_linear.h"
 
 namespace seam::test {
 namespace {
@@ -18,7 +24,11 @@ struct Case {
   int64_t n, in, out;
   float ub = 0.f;
   bool bias = false, accumulate = false;
+  // block128: scales uniform over each 128-row block, with the compact copy
+  // (Fp8Weight::w_scale_blocks) the cuBLASLt BLK128x128 mode reads.
+  bool blocks = false;
 };
+
 
 class CudaFp8 : public CudaTest {
  protected:
@@ -26,6 +36,7 @@ class CudaFp8 : public CudaTest {
   struct Weights {
     std::vector<uint8_t> codes;
     std::vector<float> scales;
+    std::vector<float> blocks;  // compact 128x128 block scales (Case::blocks)
     float input_scale = 0.02f;
     Fp8Weight cpu, gpu;
   };
@@ -39,6 +50,12 @@ class CudaFp8 : public CudaTest {
     std::uniform_real_distribution<float> u(0.001f, 0.02f);
     W.scales.resize(size_t(n_s));
     for (auto& s : W.scales) s = u(rng);
+    if (c.blocks) {  // one row of scales per 128-row block, as a checkpoint's 128x128 blocks
+      for (int64_t o = 0; o < c.out; ++o)
+        std::copy_n(W.scales.begin() + (o / 128 * 128) * n_kb, n_kb, W.scales.begin() + o * n_kb);
+      W.blocks = compact_block_scales(W.scales.data(), c.out, n_kb);
+      EXPECT_FALSE(W.blocks.empty());
+    }
     for (Fp8Weight* f : {&W.cpu, &W.gpu}) {
       f->w_scheme = c.w;
       f->act = c.act;
@@ -53,6 +70,7 @@ class CudaFp8 : public CudaTest {
     W.gpu.w = Tensor(wd, DType::fp8_e4m3, Device::cuda, {c.out, c.in});
     W.gpu.w_scale = c.w == Fp8WeightScheme::block128 ? upload(W.scales, DType::f32, {c.out, n_kb})
                                                      : upload(W.scales, DType::f32, {n_s});
+    if (c.blocks) W.gpu.w_scale_blocks = upload(W.blocks, DType::f32, {(c.out + 127) / 128, n_kb});
     if (c.act == Fp8ActScheme::static_per_tensor) {
       W.cpu.input_scale = Tensor(&W.input_scale, DType::f32, Device::cpu, {1});
       W.gpu.input_scale = upload({W.input_scale}, DType::f32, {1});
@@ -66,6 +84,36 @@ class CudaFp8 : public CudaTest {
     if (c.n > 2) x[size_t(2 * c.in + 3)] = 900.f;
     return round_to(x, t);
   }
+  // The op on the GPU (gpu_op, default the backend's linear_fp8) against the CPU reference for
+  // one case: x as a strided view (every other row of a [2n, in] buffer), random out0 / bias.
+  // f32: summation order only (the GEMV's FMAs are float32; cuBLASLt promotes its FP8 partial
+  // sums to float32, so its error is a few float32 roundings of partial sums); f16/bf16: one
+  // rounding of the output (and of out0/bias, which both sides share).
+  using GpuOp = std::function<void(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate)>;
+  void check(const Case& c, DType t, const GpuOp& gpu_op = {}) {
+    SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_weight_scheme_name(c.w) + " / " + fp8_act_scheme_name(c.act) +
+                 " n " + std::to_string(c.n) + " in " + std::to_string(c.in) + " out " + std::to_string(c.out) +
+                 (c.blocks ? " compact blocks" : ""));
+    Weights W;
+    make_weights(c, W);
+    const std::vector<float> x = make_x(c, t);
+    std::vector<float> bias = round_to(random_normal(size_t(c.out), rng), t);
+    std::vector<float> out0 = round_to(random_normal(size_t(c.n * c.out), rng), t);
+    std::vector<float> xc = x, bc = bias, oc = out0;
+    cpu.linear_fp8(host_view(oc, {c.n, c.out}), host_view(xc, {c.n, c.in}), W.cpu,
+                   c.bias ? host_view(bc, {c.out}) : Tensor(), c.accumulate);
+    std::vector<float> xs(size_t(2 * c.n * c.in), 0.f);
+    for (int64_t i = 0; i < c.n; ++i)
+      std::copy(x.begin() + i * c.in, x.begin() + (i + 1) * c.in, xs.begin() + 2 * i * c.in);
+    Tensor xd = upload(xs, t, {c.n, 2 * c.in}).slice_cols(0, c.in);
+    Tensor od = upload(out0, t, {c.n, c.out});
+    Tensor bd = c.bias ? upload(bias, t, {c.out}) : Tensor();
+    if (gpu_op) gpu_op(od, xd, W.gpu, bd, c.accumulate);
+    else gpu->linear_fp8(od, xd, W.gpu, bd, c.accumulate);
+    expect_close(download(od), oc, tolerance_for(t, {1e-4, 1e-5}), "linear_fp8");
+  }
+  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
+
   void TearDown() override {
     if (gpu) {
       gpu->synchronize();
@@ -95,12 +143,15 @@ TEST_F(CudaFp8, QuantizeIsBitExact) {
         void* cd = gpu->alloc(want_codes.size());
         owned_.push_back(cd);
         const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {c.n, c.in});
-        const Tensor scales = empty(DType::f32, {c.n, n_groups});
+        const Tensor scales = empty(DType::f32, {n_groups, c.n});
         const Tensor xd = upload(x, t, {c.n, c.in});
         cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, static_cast<cudaStream_t>(cuda_backend_stream(*gpu)));
         std::vector<uint8_t> got_codes(want_codes.size());
         gpu->copy_d2h(got_codes.data(), cd, got_codes.size());
-        const std::vector<float> got_scales = download(scales);
+        const std::vector<float> got_t = download(scales);  // [n_groups, n]: token fastest
+        std::vector<float> got_scales(got_t.size());
+        for (int64_t i = 0; i < c.n; ++i)
+          for (int64_t g = 0; g < n_groups; ++g) got_scales[size_t(i * n_groups + g)] = got_t[size_t(g * c.n + i)];
         EXPECT_EQ(got_codes, want_codes);
         EXPECT_EQ(got_scales, want_scales);
       }
@@ -120,31 +171,144 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
       {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 48, 256, 128, 0.f, false, true},
   };
   for (DType t : {DType::f32, DType::bf16, DType::f16})
-    for (const Case& c : cases) {
-      SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_weight_scheme_name(c.w) + " / " + fp8_act_scheme_name(c.act) +
-                   " n " + std::to_string(c.n) + " in " + std::to_string(c.in) + " out " + std::to_string(c.out));
-      Weights W;
-      make_weights(c, W);
-      const std::vector<float> x = make_x(c, t);
-      std::vector<float> bias = round_to(random_normal(size_t(c.out), rng), t);
-      std::vector<float> out0 = round_to(random_normal(size_t(c.n * c.out), rng), t);
-      // CPU reference on the same (rounded) values.
-      std::vector<float> xc = x, bc = bias, oc = out0;
-      cpu.linear_fp8(host_view(oc, {c.n, c.out}), host_view(xc, {c.n, c.in}), W.cpu,
-                     c.bias ? host_view(bc, {c.out}) : Tensor(), c.accumulate);
-      // GPU: x as a strided view (every other row of a [2n, in] buffer).
-      std::vector<float> xs(size_t(2 * c.n * c.in), 0.f);
-      for (int64_t i = 0; i < c.n; ++i)
-        std::copy(x.begin() + i * c.in, x.begin() + (i + 1) * c.in, xs.begin() + 2 * i * c.in);
-      Tensor xd = upload(xs, t, {c.n, 2 * c.in}).slice_cols(0, c.in);
-      Tensor od = upload(out0, t, {c.n, c.out});
-      Tensor bd = c.bias ? upload(bias, t, {c.out}) : Tensor();
-      gpu->linear_fp8(od, xd, W.gpu, bd, c.accumulate);
-      // f32: summation order only (cuBLASLt's FP8 accumulation is promoted to float32 in steps, so
-      // its error is a few float32 roundings of the partial sums); f16/bf16: one rounding of the
-      // output (and of out0/bias, which both sides share).
-      expect_close(download(od), oc, tolerance_for(t, {1e-4, 1e-5}), "linear_fp8");
+    for (const Case& c : cases) check(c, t);
+}
+
+// The GEMV alone (launch_fp8_gemv: quantization fused into its prologue) for every scheme pair
+// at each batch it serves, odd output counts (inactive rows of the last block) and a 4096-wide
+// K; and what it refuses.
+TEST_F(CudaFp8, GemvMatchesCpu) {
+  const auto gemv = [&](Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc) {
+    ASSERT_TRUE(cuda::fp8_gemv_applies(out, x, w));
+    cuda::launch_fp8_gemv(out, x, w, bias, acc, stream());
+  };
+  for (int64_t n = 1; n <= cuda::kFp8GemvMaxRows; ++n)
+    for (DType t : {DType::f32, DType::bf16}) {
+      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::dynamic_per_token, n, 256, 70}, t, gemv);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 4096, 130, 0.f, true, true}, t, gemv);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 512, 33, 3.f}, t, gemv);
+      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, n, 96, 48, 0.f, true, false}, t, gemv);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, n, 160, 17, 0.f, false, true}, t, gemv);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 400, 140, 0.f, false, true}, t, gemv);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 1024, 256, 0.f, true, false, true}, t, gemv);
     }
+  // Refused: K not a multiple of 16, more rows than it serves, x too large to stage.
+  Weights W;
+  make_weights({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 200, 8}, W);
+  EXPECT_FALSE(cuda::fp8_gemv_applies(empty(DType::bf16, {1, 8}), empty(DType::bf16, {1, 200}), W.gpu));
+  Weights W2;
+  make_weights({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 256, 8}, W2);
+  EXPECT_TRUE(cuda::fp8_gemv_applies(empty(DType::bf16, {4, 8}), empty(DType::bf16, {4, 256}), W2.gpu));
+  EXPECT_FALSE(cuda::fp8_gemv_applies(empty(DType::bf16, {5, 8}), empty(DType::bf16, {5, 256}), W2.gpu));
+  Weights W3;
+  make_weights({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 16384, 8}, W3);
+  EXPECT_TRUE(cuda::fp8_gemv_applies(empty(DType::bf16, {1, 8}), empty(DType::bf16, {1, 16384}), W3.gpu));
+  EXPECT_FALSE(cuda::fp8_gemv_applies(empty(DType::bf16, {2, 8}), empty(DType::bf16, {2, 16384}), W3.gpu));
+}
+
+// cuBLASLt alone for each scale mode it runs (outer-vector with per-token or static activation
+// scales, 128x128 blocks x 1x128 groups) at rows 1, 2, 7, 16, 64, 300: it must take these
+// schemes (true) and match the reference; per-tensor weights it refuses (fp8_cublaslt.h).
+TEST_F(CudaFp8, CublasLtModesMatchCpu) {
+  cuda::Fp8CublasLt lt;
+  {
+    Weights W;
+    make_weights({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 16, 256, 96}, W);
+    EXPECT_FALSE(lt.run(empty(DType::bf16, {16, 96}), empty(DType::fp8_e4m3, {16, 256}), empty(DType::f32, {1, 16}),
+                        W.gpu, Tensor(), false, false, stream()));
+  }
+  const auto run = [&](Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc) {
+    const int64_t n = x.size(0), n_in = x.size(1);
+    const int64_t n_groups = w.act == Fp8ActScheme::dynamic_group128 ? (n_in + 127) / 128 : 1;
+    void* cd = gpu->alloc(size_t(n * n_in));
+    owned_.push_back(cd);
+    const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {n, n_in});
+    const Tensor scales = empty(DType::f32, {n_groups, n});
+    cuda::launch_fp8_quantize_act(codes, scales, x, w, stream());
+    EXPECT_TRUE(lt.run(out, codes, scales, w, bias, acc, false, stream()))
+        << "cuBLASLt offered no algorithm for this scale mode";
+  };
+  for (int64_t n : {1, 2, 7, 16, 64, 300})
+    for (DType t : {DType::bf16, DType::f32}) {
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 512, 160, 0.f, false, true}, t, run);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, n, 128, 48}, t, run);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 512, 384, 0.f, false, true, true}, t, run);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 1024, 200, 0.f, true, false, true}, t, run);
+    }
+}
+
+// Through the backend at the batch sizes of decode and prefill, each path: rows 1, 2 (GEMV),
+// 7 (cuBLASLt below 16), 16, 64, 300; block weights without compact scales and K % 16 != 0
+// (the CUDA-core kernel).
+TEST_F(CudaFp8, LinearRowsMatchCpu) {
+  for (int64_t n : {1, 2, 7, 16, 64, 300}) {
+    check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 1024, 256, 0.f, true, true}, DType::bf16);
+    check({Fp8WeightScheme::per_tensor, Fp8ActScheme::dynamic_per_token, n, 256, 64}, DType::bf16);
+    check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 512, 256, 0.f, false, true, true}, DType::bf16);
+    check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 384, 96}, DType::bf16);
+    check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 200, 40}, DType::f16);
+  }
+}
+
+// The GEMV's fusions (Backend::rms_norm_linear_fp8 / rms_norm_gate_up_act_fp8 at decode batches)
+// equal the decomposition on the GPU bit for bit: the prologue's norm is rms_norm.cu's
+// arithmetic in its order, the epilogue's activation gated_act.cu's on the rounded gate and up.
+TEST_F(CudaFp8, GemvFusionsEqualDecomposition) {
+  const std::vector<Case> cases = {
+      {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 1024, 320},
+      {Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 1, 512, 256},
+      {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 1, 256, 96},
+  };
+  for (DType t : {DType::bf16, DType::f32})
+    for (Case c : cases)
+      for (int64_t n = 1; n <= cuda::kFp8GemvMaxRows; ++n) {
+        c.n = n;
+        SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_weight_scheme_name(c.w) + " n " + std::to_string(n));
+        Weights W;
+        make_weights(c, W);
+        const Tensor x = upload(make_x(c, t), t, {c.n, c.in});
+        const Tensor g = upload(round_to(random_normal(size_t(c.in), rng), t), t, {c.in});
+        const Tensor normed = empty(t, {c.n, c.in});
+        const int64_t inter = c.out / 2;
+        // Decomposed: the norm kernel, then the GEMV (and the gated activation).
+        const Tensor want = empty(t, {c.n, c.out}), want_act = empty(t, {c.n, inter});
+        gpu->rms_norm(normed, x, g, 1e-5f);
+        gpu->linear_fp8(want, normed, W.gpu, Tensor(), false);
+        gpu->gated_act(want_act, want, Activation::silu);
+        const Tensor got = empty(t, {c.n, c.out}), got_act = empty(t, {c.n, inter}), gate_up = empty(t, {c.n, c.out});
+        cuda::Fp8GemvFusion norm;  // the fused path is the one taken
+        norm.norm_weight = g;
+        norm.eps = 1e-5f;
+        cuda::Fp8GemvFusion glu = norm;
+        glu.glu = true;
+        ASSERT_TRUE(cuda::fp8_gemv_fusion_applies(got, x, W.gpu, norm));
+        ASSERT_TRUE(cuda::fp8_gemv_fusion_applies(got_act, x, W.gpu, glu));
+        gpu->rms_norm_linear_fp8(got, normed, x, g, 1e-5f, W.gpu, Tensor());
+        gpu->rms_norm_gate_up_act_fp8(got_act, gate_up, normed, x, g, 1e-5f, W.gpu, Activation::silu);
+        EXPECT_EQ(download(got), download(want));
+        EXPECT_EQ(download(got_act), download(want_act));
+        // The GELU-tanh form (Gemma) against its decomposition too.
+        gpu->gated_act(want_act, want, Activation::gelu_tanh);
+        gpu->rms_norm_gate_up_act_fp8(got_act, gate_up, normed, x, g, 1e-5f, W.gpu, Activation::gelu_tanh);
+        EXPECT_EQ(download(got_act), download(want_act));
+      }
+}
+
+// A captured GEMV replays to the same result as its eager run (no allocation, no host work
+// inside the capture).
+TEST_F(CudaFp8, GemvReplaysFromGraph) {
+  const Case c{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 1024, 300};
+  Weights W;
+  make_weights(c, W);
+  const Tensor xd = upload(make_x(c, DType::bf16), DType::bf16, {c.n, c.in});
+  const Tensor eager = empty(DType::bf16, {c.n, c.out}), replayed = empty(DType::bf16, {c.n, c.out});
+  gpu->linear_fp8(eager, xd, W.gpu, Tensor(), false);
+  gpu->begin_capture();
+  gpu->linear_fp8(replayed, xd, W.gpu, Tensor(), false);
+  std::unique_ptr<Graph> g = gpu->end_capture();
+  gpu->replay(*g);
+  gpu->synchronize();
+  EXPECT_EQ(download(replayed), download(eager));
 }
 
 }  // namespace

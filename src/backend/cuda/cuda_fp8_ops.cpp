@@ -1,7 +1,9 @@
-// CudaBackend::linear_fp8: quantize the activations (fp8_quantize.cu) into the FP8 scratch,
-// then the product (fp8_gemm.cu).
+// CudaBackend::linear_fp8: 1..kFp8GemvMaxRows rows run the FP8 GEMV (fp8_gemv.h: the
+// activation quantization fused into its prologue); more rows quantize the activations
+// (fp8_quantize.cu) into the FP8 scratch, then cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it
+// takes the scheme, else the CUDA-core kernel (fp8_gemm.cu).
 //
-// The scratch (codes [n, in] and scales [n, n_groups]) grows outside graph capture only and
+// The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
 // is never released while the backend lives: the graph warm-ups before each capture grow it
 // to the largest shape a graph will see, and a graph captured earlier keeps pointing at
 // memory that stays valid. A capture that would need more than the scratch holds is an error
@@ -10,14 +12,12 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/fp8_cublaslt.h"
 #include "backend/cuda/fp8_gemm.h"
+#include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/op_checks.h"
 
 namespace seam::cuda {
 
-// Below this many rows the CUDA-core kernel (a GEMV per row) is used: cuBLASLt's FP8 tiles
-// waste most of their work on a handful of tokens.
-constexpr int64_t kFp8CublasMinRows = 16;
 
 Fp8Scratch::~Fp8Scratch() {
   for (void* p : blocks) cudaFree(p);
@@ -39,16 +39,50 @@ void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bi
   op_checks::linear_fp8(out, x, w, bias, Device::cuda);
   const int64_t n = x.size(0), n_in = x.size(1);
   if (n == 0) return;
+  if (fp8_gemv_applies(out, x, w)) return launch_fp8_gemv(out, x, w, bias, accumulate, stream_);
   const int64_t n_groups = w.act == Fp8ActScheme::dynamic_group128 ? (n_in + kFp8Group - 1) / kFp8Group : 1;
   const size_t code_bytes = (size_t(n * n_in) + 255) / 256 * 256;
   char* base = static_cast<char*>(fp8_scratch_.reserve(code_bytes + size_t(n * n_groups) * 4, capturing_));
   const Tensor codes(base, DType::fp8_e4m3, Device::cuda, {n, n_in});
-  const Tensor scales(base + code_bytes, DType::f32, Device::cuda, {n, n_groups});
+  const Tensor scales(base + code_bytes, DType::f32, Device::cuda, {n_groups, n});
   launch_fp8_quantize_act(codes, scales, x, w, stream_);
-  // Tensor cores where cuBLASLt takes the scheme and the batch is past GEMV sizes; else (and
-  // for 128-blocks, for now) the CUDA-core kernel.
-  if (n >= kFp8CublasMinRows && fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_)) return;
+  // Tensor cores where cuBLASLt takes the scheme; else the CUDA-core kernel.
+  if (fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_)) return;
   launch_fp8_gemm_simt(out, codes, scales, w, bias, accumulate, stream_);
+}
+
+// The norm fusions (backend.h): at GEMV batch sizes the norm runs in the GEMV's prologue (and
+// the GLU in its epilogue); otherwise the decomposition. The norm's arguments are checked as
+// the rms_norm op checks them, so a bad call fails the same way on either path.
+void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                      const Fp8Weight& w, Tensor bias) {
+  Fp8GemvFusion f;
+  f.norm_weight = norm_weight;
+  f.eps = eps;
+  if (x.ndim == 2 && normed.defined() && normed.ndim == 2 && normed.size(0) == x.size(0) &&
+      normed.size(1) == x.size(1) && norm_weight.device == Device::cuda &&
+      fp8_gemv_fusion_applies(out, x, w, f)) {
+    op_checks::linear_fp8(out, x, w, bias, Device::cuda);
+    return launch_fp8_gemv(out, x, w, bias, false, stream_, f);
+  }
+  Backend::rms_norm_linear_fp8(out, normed, x, norm_weight, eps, w, bias);
+}
+
+void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
+                                           float eps, const Fp8Weight& w, Activation a) {
+  Fp8GemvFusion f;
+  f.norm_weight = norm_weight;
+  f.eps = eps;
+  f.glu = true;
+  f.glu_act = a;
+  if (x.ndim == 2 && normed.defined() && normed.ndim == 2 && normed.size(0) == x.size(0) &&
+      normed.size(1) == x.size(1) && norm_weight.device == Device::cuda &&
+      gate_up.defined() && gate_up.ndim == 2 && gate_up.size(0) == x.size(0) && gate_up.size(1) == w.w.size(0) &&
+      act.dtype == x.dtype && act.ndim == 2 && act.rows_contiguous() && fp8_gemv_fusion_applies(act, x, w, f)) {
+    op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
+    return launch_fp8_gemv(act, x, w, Tensor(), false, stream_, f);
+  }
+  Backend::rms_norm_gate_up_act_fp8(act, gate_up, normed, x, norm_weight, eps, w, a);
 }
 
 }  // namespace seam::cuda
