@@ -11,6 +11,7 @@
 #include "backend/cuda/fp8_cublaslt.h"
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
+#include "backend/cuda/fp8_rms_norm_quantize.h"
 #include "core/fp8.h"
 #include "cuda_test_util.h"
 #include "model/fp8_linear.h"
@@ -292,6 +293,50 @@ TEST_F(CudaFp8, GemvFusionsEqualDecomposition) {
         gpu->rms_norm_gate_up_act_fp8(got_act, gate_up, normed, x, g, 1e-5f, W.gpu, Activation::gelu_tanh);
         EXPECT_EQ(download(got_act), download(want_act));
       }
+}
+
+// The norm that writes FP8 activations (past GEMV batches) gives the codes and scales of
+// rms_norm then the quantize kernel, bit for bit; and rms_norm_linear_fp8 there equals the
+// decomposition.
+TEST_F(CudaFp8, NormQuantizeEqualsNormThenQuantize) {
+  for (DType t : {DType::bf16, DType::f32, DType::f16})
+    for (auto act : {Fp8ActScheme::dynamic_per_token, Fp8ActScheme::dynamic_group128, Fp8ActScheme::static_per_tensor})
+      for (int64_t n : {1, 7, 64, 300})
+        for (int64_t in : {4096, 200}) {
+          const Case c{act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128 : Fp8WeightScheme::per_channel,
+                       act, n, in, 64, act == Fp8ActScheme::dynamic_per_token ? 3.f : 0.f};
+          SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " n " + std::to_string(n) + " in " +
+                       std::to_string(in));
+          Weights W;
+          make_weights(c, W);
+          const Tensor x = upload(make_x(c, t), t, {c.n, c.in});
+          const Tensor g = upload(round_to(random_normal(size_t(c.in), rng), t), t, {c.in});
+          const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? (in + 127) / 128 : 1;
+          std::vector<void*> cds;
+          for (int i = 0; i < 2; ++i) {
+            cds.push_back(gpu->alloc(size_t(n * in)));
+            owned_.push_back(cds.back());
+          }
+          const Tensor want_codes(cds[0], DType::fp8_e4m3, Device::cuda, {n, in});
+          const Tensor got_codes(cds[1], DType::fp8_e4m3, Device::cuda, {n, in});
+          const Tensor want_scales = empty(DType::f32, {n_groups, n}), got_scales = empty(DType::f32, {n_groups, n});
+          const Tensor normed = empty(t, {n, in});
+          gpu->rms_norm(normed, x, g, 1e-6f);
+          cuda::launch_fp8_quantize_act(want_codes, want_scales, normed, W.gpu, stream());
+          cuda::launch_fp8_rms_norm_quantize(got_codes, got_scales, x, g, 1e-6f, W.gpu, stream());
+          std::vector<uint8_t> want_c(size_t(n * in)), got_c(size_t(n * in));
+          gpu->synchronize();
+          gpu->copy_d2h(want_c.data(), cds[0], want_c.size());
+          gpu->copy_d2h(got_c.data(), cds[1], got_c.size());
+          EXPECT_EQ(got_c, want_c);
+          EXPECT_EQ(download(got_scales), download(want_scales));
+          if (in == 4096 && t != DType::f32 && n > cuda::kFp8GemvMaxRows) {
+            const Tensor want = empty(t, {n, c.out}), got = empty(t, {n, c.out});
+            gpu->linear_fp8(want, normed, W.gpu, Tensor(), false);
+            gpu->rms_norm_linear_fp8(got, normed, x, g, 1e-6f, W.gpu, Tensor());
+            EXPECT_EQ(download(got), download(want));
+          }
+        }
 }
 
 // A captured GEMV replays to the same result as its eager run (no allocation, no host work

@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
@@ -115,6 +116,12 @@ class CudaBackend final : public Backend {
   cudaStream_t stream() const { return stream_; }
 
  private:
+  // linear_fp8's quantized activations in the FP8 scratch (codes [n, in], scales [n_groups, n]),
+  // and the product from them: cuBLASLt where it takes the scheme, else the CUDA-core kernel
+  // (cuda_fp8_ops.cpp).
+  std::pair<Tensor, Tensor> fp8_act_buffers(int64_t n, int64_t n_in, const Fp8Weight& w);
+  void fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
+                   const Tensor& bias, bool accumulate);
   int device_id_ = 0;
   int n_sms_ = 0;
   std::string device_name_;

@@ -1,7 +1,8 @@
-// CudaBackend::linear_fp8: 1..kFp8GemvMaxRows rows run the FP8 GEMV (fp8_gemv.h: the
-// activation quantization fused into its prologue); more rows quantize the activations
-// (fp8_quantize.cu) into the FP8 scratch, then cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it
-// takes the scheme, else the CUDA-core kernel (fp8_gemm.cu).
+// CudaBackend::linear_fp8 and its norm fusions: 1..kFp8GemvMaxRows rows run the FP8 GEMV
+// (fp8_gemv.h: the activation quantization, and the norm / GLU of the fused ops, inside it);
+// more rows quantize the activations (fp8_quantize.cu, or the norm's own kernel,
+// fp8_rms_norm_quantize.h) into the FP8 scratch, then cuBLASLt's E4M3 GEMM (fp8_cublaslt.h)
+// where it takes the scheme, else the CUDA-core kernel (fp8_gemm.cu).
 //
 // The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
 // is never released while the backend lives: the graph warm-ups before each capture grow it
@@ -14,6 +15,7 @@
 #include "backend/cuda/fp8_gemm.h"
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
+#include "backend/cuda/fp8_rms_norm_quantize.h"
 #include "backend/op_checks.h"
 
 namespace seam::cuda {
@@ -35,25 +37,33 @@ void* Fp8Scratch::reserve(size_t bytes, bool capturing) {
   return p;
 }
 
+std::pair<Tensor, Tensor> CudaBackend::fp8_act_buffers(int64_t n, int64_t n_in, const Fp8Weight& w) {
+  const int64_t n_groups = w.act == Fp8ActScheme::dynamic_group128 ? (n_in + kFp8Group - 1) / kFp8Group : 1;
+  const size_t code_bytes = (size_t(n * n_in) + 255) / 256 * 256;
+  char* base = static_cast<char*>(fp8_scratch_.reserve(code_bytes + size_t(n * n_groups) * 4, capturing_));
+  return {Tensor(base, DType::fp8_e4m3, Device::cuda, {n, n_in}),
+          Tensor(base + code_bytes, DType::f32, Device::cuda, {n_groups, n})};
+}
+
+void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
+                              const Tensor& bias, bool accumulate) {
+  if (fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_)) return;
+  launch_fp8_gemm_simt(out, codes, scales, w, bias, accumulate, stream_);
+}
+
 void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) {
   op_checks::linear_fp8(out, x, w, bias, Device::cuda);
   const int64_t n = x.size(0), n_in = x.size(1);
   if (n == 0) return;
   if (fp8_gemv_applies(out, x, w)) return launch_fp8_gemv(out, x, w, bias, accumulate, stream_);
-  const int64_t n_groups = w.act == Fp8ActScheme::dynamic_group128 ? (n_in + kFp8Group - 1) / kFp8Group : 1;
-  const size_t code_bytes = (size_t(n * n_in) + 255) / 256 * 256;
-  char* base = static_cast<char*>(fp8_scratch_.reserve(code_bytes + size_t(n * n_groups) * 4, capturing_));
-  const Tensor codes(base, DType::fp8_e4m3, Device::cuda, {n, n_in});
-  const Tensor scales(base + code_bytes, DType::f32, Device::cuda, {n_groups, n});
+  const auto [codes, scales] = fp8_act_buffers(n, n_in, w);
   launch_fp8_quantize_act(codes, scales, x, w, stream_);
-  // Tensor cores where cuBLASLt takes the scheme; else the CUDA-core kernel.
-  if (fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_)) return;
-  launch_fp8_gemm_simt(out, codes, scales, w, bias, accumulate, stream_);
+  fp8_product(out, codes, scales, w, bias, accumulate);
 }
 
 // The norm fusions (backend.h): at GEMV batch sizes the norm runs in the GEMV's prologue (and
-// the GLU in its epilogue); otherwise the decomposition. The norm's arguments are checked as
-// the rms_norm op checks them, so a bad call fails the same way on either path.
+// the GLU in its epilogue); past them the norm writes the FP8 activations itself
+// (fp8_rms_norm_quantize.h) for the GEMM, and the gated activation runs after it.
 void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                       const Fp8Weight& w, Tensor bias) {
   Fp8GemvFusion f;
@@ -65,7 +75,13 @@ void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tenso
     op_checks::linear_fp8(out, x, w, bias, Device::cuda);
     return launch_fp8_gemv(out, x, w, bias, false, stream_, f);
   }
-  Backend::rms_norm_linear_fp8(out, normed, x, norm_weight, eps, w, bias);
+  op_checks::linear_fp8(out, x, w, bias, Device::cuda);
+  SEAM_CHECK(norm_weight.defined() && norm_weight.device == Device::cuda, "rms_norm: weight is not on the cuda device");
+  const int64_t n = x.size(0), n_in = x.size(1);
+  if (n == 0) return;
+  const auto [codes, scales] = fp8_act_buffers(n, n_in, w);
+  launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
+  fp8_product(out, codes, scales, w, bias, false);
 }
 
 void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
