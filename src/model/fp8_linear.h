@@ -12,8 +12,10 @@ namespace seam {
 
 // Fused parts (q/k/v, gate/up) are all FP8 or all dense (a config that quantizes some of them
 // is refused: they share one GEMM). FP8 parts are combined into one layer as follows:
-//   per-tensor scales that differ between parts become per-channel (exact: each row keeps its
-//   scale); per-channel scales are concatenated; 128x128 block scales are expanded to rows;
+//   per-tensor scales become per-channel (exact: each row keeps its part's scale; the GPU's
+//   tensor-core GEMM runs per-channel weights only); per-channel scales are concatenated;
+//   128x128 block scales are expanded to rows (and kept compact where the parts align:
+//   compact_block_scales);
 //   static input scales take the parts' maximum (as vLLM; a larger scale never saturates
 //   where a part's own would not).
 Linear load_linear(Backend& backend, const std::vector<const HostTensor*>& weight_parts,
