@@ -188,6 +188,7 @@ TEST_F(CudaFp8, GemvMatchesCpu) {
       check({Fp8WeightScheme::per_tensor, Fp8ActScheme::dynamic_per_token, n, 256, 70}, t, gemv);
       check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 4096, 130, 0.f, true, true}, t, gemv);
       check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 512, 33, 3.f}, t, gemv);
+      if (n <= 2) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, 40}, t, gemv);
       check({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, n, 96, 48, 0.f, true, false}, t, gemv);
       check({Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, n, 160, 17, 0.f, false, true}, t, gemv);
       check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 400, 140, 0.f, false, true}, t, gemv);
@@ -201,10 +202,10 @@ TEST_F(CudaFp8, GemvMatchesCpu) {
   make_weights({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 256, 8}, W2);
   EXPECT_TRUE(cuda::fp8_gemv_applies(empty(DType::bf16, {4, 8}), empty(DType::bf16, {4, 256}), W2.gpu));
   EXPECT_FALSE(cuda::fp8_gemv_applies(empty(DType::bf16, {5, 8}), empty(DType::bf16, {5, 256}), W2.gpu));
-  Weights W3;
-  make_weights({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 16384, 8}, W3);
-  EXPECT_TRUE(cuda::fp8_gemv_applies(empty(DType::bf16, {1, 8}), empty(DType::bf16, {1, 16384}), W3.gpu));
-  EXPECT_FALSE(cuda::fp8_gemv_applies(empty(DType::bf16, {2, 8}), empty(DType::bf16, {2, 16384}), W3.gpu));
+  Weights W3;  // Llama-3.1-8B's down_proj width: batches 1 and 2 staged, 3 not
+  make_weights({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 14336, 8}, W3);
+  EXPECT_TRUE(cuda::fp8_gemv_applies(empty(DType::bf16, {2, 8}), empty(DType::bf16, {2, 14336}), W3.gpu));
+  EXPECT_FALSE(cuda::fp8_gemv_applies(empty(DType::bf16, {3, 8}), empty(DType::bf16, {3, 14336}), W3.gpu));
 }
 
 // cuBLASLt alone for each scale mode it runs (outer-vector with per-token or static activation

@@ -291,7 +291,7 @@ void launch_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, const 
   static std::once_flag once;
   std::call_once(once, [] {
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(fp8_gemv_kernel<T, M, GROUPED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(kFp8GemvMaxStagedBytes + 4 * 1024)));
+                                         int(kFp8GemvMaxStagedBytes)));
   });
   Fp8GemvArgs<T> a{};
   a.out = out.ptr<T>();

@@ -26,9 +26,10 @@ namespace seam::cuda {
 
 // The largest batch the GEMV serves (more rows: FMA-bound, see above).
 constexpr int64_t kFp8GemvMaxRows = 4;
-// x is staged in shared memory as float32 (rows * in * 4 bytes) at most this large: rows of
-// up to 28,672 inputs at batch 1, 14,336 at batch 2 (Llama-3.1-8B's down_proj).
-constexpr int64_t kFp8GemvMaxStagedBytes = 114688;
+// x is staged in shared memory as float32 with its scales (rows * (in + groups) * 4 bytes) at
+// most this large: rows of up to ~30k inputs at batch 1, 14,336 at batch 2 (Llama-3.1-8B's
+// down_proj).
+constexpr int64_t kFp8GemvMaxStagedBytes = 120 << 10;
 
 // Work fused around the product (the default is none): each replaces a kernel of the decode step.
 struct Fp8GemvFusion {
