@@ -9,6 +9,7 @@
 
 #include "backend/cpu/fp8_cpu.h"
 #include "backend/cuda/fp8_cublaslt.h"
+#include "backend/cuda/fp8_gated_act_quantize.h"
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/fp8_rms_norm_quantize.h"
@@ -337,6 +338,64 @@ TEST_F(CudaFp8, NormQuantizeEqualsNormThenQuantize) {
             gpu->rms_norm_linear_fp8(got, normed, x, g, 1e-6f, W.gpu, Tensor());
             EXPECT_EQ(download(got), download(want));
           }
+        }
+}
+
+// The gated activation that also quantizes gives gated_act's act and the quantize kernel's
+// codes and scales of it, bit for bit; and the MLP past GEMV batches (norm+gate_up+act, then
+// the down projection taking the act's codes) equals its decomposition.
+TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
+  for (DType t : {DType::bf16, DType::f16})
+    for (auto act : {Fp8ActScheme::dynamic_per_token, Fp8ActScheme::dynamic_group128})
+      for (Activation f : {Activation::silu, Activation::gelu_tanh})
+        for (int64_t n : {5, 64, 300}) {
+          const int64_t inter = 1536, hidden = 512;
+          const Fp8WeightScheme ws = act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128
+                                                                            : Fp8WeightScheme::per_channel;
+          SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " " + activation_name(f) + " n " +
+                       std::to_string(n));
+          const Tensor gate_up = upload(round_to(random_normal(size_t(n * 2 * inter), rng, 3.f), t), t, {n, 2 * inter});
+          const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? inter / 128 : 1;
+          void* cd[2] = {gpu->alloc(size_t(n * inter)), gpu->alloc(size_t(n * inter))};
+          owned_.push_back(cd[0]);
+          owned_.push_back(cd[1]);
+          const Tensor want_act = empty(t, {n, inter}), got_act = empty(t, {n, inter});
+          const Tensor want_scales = empty(DType::f32, {n_groups, n}), got_scales = empty(DType::f32, {n_groups, n});
+          Fp8Weight scheme;
+          scheme.w_scheme = ws;
+          scheme.act = act;
+          scheme.act_amax_ub = act == Fp8ActScheme::dynamic_per_token ? 2.f : 0.f;
+          gpu->gated_act(want_act, gate_up, f);
+          cuda::launch_fp8_quantize_act(Tensor(cd[0], DType::fp8_e4m3, Device::cuda, {n, inter}), want_scales, want_act,
+                                        scheme, stream());
+          cuda::launch_fp8_gated_act_quantize(got_act, Tensor(cd[1], DType::fp8_e4m3, Device::cuda, {n, inter}),
+                                              got_scales, gate_up, f, act, scheme.act_amax_ub, stream());
+          std::vector<uint8_t> want_c(size_t(n * inter)), got_c(size_t(n * inter));
+          gpu->synchronize();
+          gpu->copy_d2h(want_c.data(), cd[0], want_c.size());
+          gpu->copy_d2h(got_c.data(), cd[1], got_c.size());
+          EXPECT_EQ(download(got_act), download(want_act));
+          EXPECT_EQ(got_c, want_c);
+          EXPECT_EQ(download(got_scales), download(want_scales));
+
+          // The MLP through the backend: gate_up [2 inter, hidden], down [hidden, inter].
+          Weights Wg, Wd;
+          make_weights({ws, act, n, hidden, 2 * inter, 0.f, false, false, ws == Fp8WeightScheme::block128}, Wg);
+          make_weights({ws, act, n, inter, hidden, 0.f, false, false, ws == Fp8WeightScheme::block128}, Wd);
+          const Tensor x = upload(round_to(random_normal(size_t(n * hidden), rng), t), t, {n, hidden});
+          const Tensor g = upload(round_to(random_normal(size_t(hidden), rng), t), t, {hidden});
+          const Tensor normed = empty(t, {n, hidden}), gu = empty(t, {n, 2 * inter});
+          const Tensor a1 = empty(t, {n, inter}), a2 = empty(t, {n, inter});
+          const std::vector<float> h0 = round_to(random_normal(size_t(n * hidden), rng), t);
+          const Tensor want_h = upload(h0, t, {n, hidden}), got_h = upload(h0, t, {n, hidden});
+          gpu->rms_norm(normed, x, g, 1e-6f);
+          gpu->linear_fp8(gu, normed, Wg.gpu, Tensor(), false);
+          gpu->gated_act(a1, gu, f);
+          gpu->linear_fp8(want_h, a1, Wd.gpu, Tensor(), true);
+          gpu->rms_norm_gate_up_act_fp8(a2, gu, normed, x, g, 1e-6f, Wg.gpu, f);
+          gpu->linear_fp8(got_h, a2, Wd.gpu, Tensor(), true);
+          EXPECT_EQ(download(a2), download(a1));
+          EXPECT_EQ(download(got_h), download(want_h));
         }
 }
 

@@ -119,7 +119,7 @@ class CudaBackend final : public Backend {
   // linear_fp8's quantized activations in the FP8 scratch (codes [n, in], scales [n_groups, n]),
   // and the product from them: cuBLASLt where it takes the scheme, else the CUDA-core kernel
   // (cuda_fp8_ops.cpp).
-  std::pair<Tensor, Tensor> fp8_act_buffers(int64_t n, int64_t n_in, const Fp8Weight& w);
+  std::pair<Tensor, Tensor> fp8_act_buffers(Fp8Scratch& scratch, int64_t n, int64_t n_in, Fp8ActScheme act);
   void fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
                    const Tensor& bias, bool accumulate);
   int device_id_ = 0;
@@ -137,6 +137,18 @@ class CudaBackend final : public Backend {
   cudaEvent_t timer_start_ = nullptr, timer_stop_ = nullptr;
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
   Fp8Scratch fp8_scratch_;      // linear_fp8's quantized activations
+  // rms_norm_gate_up_act_fp8's act already quantized (past GEMV batches) for the down projection:
+  // the very next linear_fp8 call takes the codes if its x is this act under the same scheme,
+  // and drops them either way (the model's MLP calls down_proj right after).
+  struct Fp8PendingAct {
+    const void* x = nullptr;
+    int64_t n = 0, n_in = 0;
+    Fp8ActScheme act = Fp8ActScheme::dynamic_per_token;
+    float ub = 0.f;
+    Tensor codes, scales;
+  };
+  Fp8PendingAct fp8_pending_;
+  Fp8Scratch fp8_pending_scratch_;  // fp8_pending_'s codes and scales
   Fp8CublasLt fp8_cublaslt_;    // linear_fp8's tensor-core GEMMs (fp8_cublaslt.h)
   // mark_forward()'s event (no timing), created once at construction.
   cudaEvent_t forward_mark_ = nullptr;

@@ -1,17 +1,21 @@
 // CudaBackend::linear_fp8 and its norm fusions: 1..kFp8GemvMaxRows rows run the FP8 GEMV
 // (fp8_gemv.h: the activation quantization, and the norm / GLU of the fused ops, inside it);
 // more rows quantize the activations (fp8_quantize.cu, or the norm's own kernel,
-// fp8_rms_norm_quantize.h) into the FP8 scratch, then cuBLASLt's E4M3 GEMM (fp8_cublaslt.h)
-// where it takes the scheme, else the CUDA-core kernel (fp8_gemm.cu).
+// fp8_rms_norm_quantize.h, or the gated activation's, fp8_gated_act_quantize.h) into the FP8
+// scratch, then cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else the
+// CUDA-core kernel (fp8_gemm.cu).
 //
 // The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
 // is never released while the backend lives: the graph warm-ups before each capture grow it
 // to the largest shape a graph will see, and a graph captured earlier keeps pointing at
 // memory that stays valid. A capture that would need more than the scratch holds is an error
 // (never a silent reallocation under a baked pointer).
+#include <utility>
+
 #include "backend/cuda/cuda_backend_impl.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/fp8_cublaslt.h"
+#include "backend/cuda/fp8_gated_act_quantize.h"
 #include "backend/cuda/fp8_gemm.h"
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
@@ -37,10 +41,10 @@ void* Fp8Scratch::reserve(size_t bytes, bool capturing) {
   return p;
 }
 
-std::pair<Tensor, Tensor> CudaBackend::fp8_act_buffers(int64_t n, int64_t n_in, const Fp8Weight& w) {
-  const int64_t n_groups = w.act == Fp8ActScheme::dynamic_group128 ? (n_in + kFp8Group - 1) / kFp8Group : 1;
+std::pair<Tensor, Tensor> CudaBackend::fp8_act_buffers(Fp8Scratch& scratch, int64_t n, int64_t n_in, Fp8ActScheme act) {
+  const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? (n_in + kFp8Group - 1) / kFp8Group : 1;
   const size_t code_bytes = (size_t(n * n_in) + 255) / 256 * 256;
-  char* base = static_cast<char*>(fp8_scratch_.reserve(code_bytes + size_t(n * n_groups) * 4, capturing_));
+  char* base = static_cast<char*>(scratch.reserve(code_bytes + size_t(n * n_groups) * 4, capturing_));
   return {Tensor(base, DType::fp8_e4m3, Device::cuda, {n, n_in}),
           Tensor(base + code_bytes, DType::f32, Device::cuda, {n_groups, n})};
 }
@@ -53,10 +57,14 @@ void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tens
 
 void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) {
   op_checks::linear_fp8(out, x, w, bias, Device::cuda);
+  const Fp8PendingAct pending = std::exchange(fp8_pending_, Fp8PendingAct{});
   const int64_t n = x.size(0), n_in = x.size(1);
   if (n == 0) return;
   if (fp8_gemv_applies(out, x, w)) return launch_fp8_gemv(out, x, w, bias, accumulate, stream_);
-  const auto [codes, scales] = fp8_act_buffers(n, n_in, w);
+  if (pending.x == x.data && pending.n == n && pending.n_in == n_in && pending.act == w.act && pending.ub == w.act_amax_ub &&
+      x.stride[0] == n_in)
+    return fp8_product(out, pending.codes, pending.scales, w, bias, accumulate);
+  const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
   launch_fp8_quantize_act(codes, scales, x, w, stream_);
   fp8_product(out, codes, scales, w, bias, accumulate);
 }
@@ -66,6 +74,7 @@ void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bi
 // (fp8_rms_norm_quantize.h) for the GEMM, and the gated activation runs after it.
 void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                       const Fp8Weight& w, Tensor bias) {
+  fp8_pending_ = {};  // only the linear_fp8 right after rms_norm_gate_up_act_fp8 takes it
   Fp8GemvFusion f;
   f.norm_weight = norm_weight;
   f.eps = eps;
@@ -79,13 +88,14 @@ void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tenso
   SEAM_CHECK(norm_weight.defined() && norm_weight.device == Device::cuda, "rms_norm: weight is not on the cuda device");
   const int64_t n = x.size(0), n_in = x.size(1);
   if (n == 0) return;
-  const auto [codes, scales] = fp8_act_buffers(n, n_in, w);
+  const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
   launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
   fp8_product(out, codes, scales, w, bias, false);
 }
 
 void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
                                            float eps, const Fp8Weight& w, Activation a) {
+  fp8_pending_ = {};
   Fp8GemvFusion f;
   f.norm_weight = norm_weight;
   f.eps = eps;
@@ -98,7 +108,19 @@ void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor no
     op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
     return launch_fp8_gemv(act, x, w, Tensor(), false, stream_, f);
   }
-  Backend::rms_norm_gate_up_act_fp8(act, gate_up, normed, x, norm_weight, eps, w, a);
+  rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
+  // The gated activation writes act and, under a dynamic scheme (the model's layers share the
+  // activation scheme, so the down projection's is gate_up's), its FP8 codes for the next
+  // linear_fp8 (fp8_pending_). A static scheme's scale is the down projection's own: not known here.
+  const int64_t n = x.size(0), inter = w.w.size(0) / 2;
+  SEAM_CHECK(act.defined() && act.dtype == x.dtype && act.ndim == 2 && act.size(0) == n && act.size(1) == inter &&
+                 act.rows_contiguous(),
+             "rms_norm_gate_up_act_fp8 act: expected [", n, ", ", inter, "] in ", dtype_name(x.dtype), ", got ",
+             act.shape_str());
+  if (w.act == Fp8ActScheme::static_per_tensor || n == 0) return gated_act(act, gate_up, a);
+  const auto [codes, scales] = fp8_act_buffers(fp8_pending_scratch_, n, inter, w.act);
+  launch_fp8_gated_act_quantize(act, codes, scales, gate_up, a, w.act, w.act_amax_ub, stream_);
+  fp8_pending_ = {act.data, n, inter, w.act, w.act_amax_ub, codes, scales};
 }
 
 }  // namespace seam::cuda
