@@ -104,7 +104,8 @@ void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor no
   if (x.ndim == 2 && normed.defined() && normed.ndim == 2 && normed.size(0) == x.size(0) &&
       normed.size(1) == x.size(1) && norm_weight.device == Device::cuda &&
       gate_up.defined() && gate_up.ndim == 2 && gate_up.size(0) == x.size(0) && gate_up.size(1) == w.w.size(0) &&
-      act.dtype == x.dtype && act.ndim == 2 && act.rows_contiguous() && fp8_gemv_fusion_applies(act, x, w, f)) {
+      act.dtype == x.dtype && act.ndim == 2 && act.size(0) == x.size(0) && act.rows_contiguous() &&
+      fp8_gemv_fusion_applies(act, x, w, f)) {
     op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
     return launch_fp8_gemv(act, x, w, Tensor(), false, stream_, f);
   }
