@@ -1,5 +1,6 @@
 #include "backend/cuda/fp8_cublaslt.h"
 
+#include "backend/cuda/bias_add.h"
 #include "backend/cuda/cuda_check.h"
 
 namespace seam::cuda {
@@ -93,27 +94,40 @@ Fp8CublasLt::Plan Fp8CublasLt::make_plan(const Key& k, const Tensor& out, const 
   return p;
 }
 
+Fp8CublasLt::Plan* Fp8CublasLt::plan_for(const Key& k, const Tensor& out, const Fp8Weight& w, const Tensor& bias,
+                                          bool accumulate, bool capturing) {
+  auto it = plans_.find(k);
+  if (it == plans_.end()) {
+    if (capturing) return nullptr;
+    it = plans_.emplace(k, make_plan(k, out, w, bias, accumulate)).first;
+  }
+  return it->second.ok ? &it->second : nullptr;
+}
+
 bool Fp8CublasLt::run(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                       const Tensor& bias, bool accumulate, bool capturing, cudaStream_t stream) {
   const Mode mode = mode_for(w);
   if (mode == Mode::none) return false;
-  const Key k{out.size(0), w.w.size(0), w.w.size(1), out.stride[0], int(out.dtype), int(mode), bias.defined(),
-              accumulate};
-  auto it = plans_.find(k);
-  if (it == plans_.end()) {
-    if (capturing) return false;
-    it = plans_.emplace(k, make_plan(k, out, w, bias, accumulate)).first;
+  Key k{out.size(0), w.w.size(0), w.w.size(1), out.stride[0], int(out.dtype), int(mode), bias.defined(), accumulate};
+  Plan* p = plan_for(k, out, w, bias, accumulate, capturing);
+  // A scale mode without a BIAS epilogue algorithm: the product alone, then bias_add (as the
+  // dense path does; out then rounds twice where the epilogue rounds once).
+  bool bias_after = false;
+  if (!p && bias.defined()) {
+    std::get<6>(k) = false;
+    p = plan_for(k, out, w, Tensor(), accumulate, capturing);
+    bias_after = p != nullptr;
   }
-  Plan& p = it->second;
-  if (!p.ok) return false;
+  if (!p) return false;
   const void* a_scale = mode == Mode::block ? w.w_scale_blocks.data : w.w_scale.data;
   const void* b_scale = act_scales.data;
-  set(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, a_scale);
-  set(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, b_scale);
-  if (bias.defined()) set(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias.data);
+  set(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, a_scale);
+  set(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, b_scale);
+  if (bias.defined() && !bias_after) set(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias.data);
   const float alpha = 1.f, beta = accumulate ? 1.f : 0.f;
-  SEAM_CUBLAS_CHECK(cublasLtMatmul(handle_, p.op, &alpha, w.w.data, p.a, codes.data, p.b, &beta, out.data, p.c,
-                                   out.data, p.c, &p.algo, workspace_, p.workspace, stream));
+  SEAM_CUBLAS_CHECK(cublasLtMatmul(handle_, p->op, &alpha, w.w.data, p->a, codes.data, p->b, &beta, out.data, p->c,
+                                   out.data, p->c, &p->algo, workspace_, p->workspace, stream));
+  if (bias_after) launch_bias_add(out, bias, stream);
   return true;
 }
 

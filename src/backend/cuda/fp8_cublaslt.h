@@ -11,7 +11,8 @@
 //           ([ceil(out/128), ceil(in/128)] row-major), B VEC128_32F from the group scales
 //           [ceil(in/128), n] (token fastest, fp8_quantize.h) -- the layouts PyTorch's
 //           _scaled_mm passes cuBLASLt for DeepSeek-style blockwise scaling on sm_90
-// Bias goes through the BIAS epilogue, accumulate through beta = 1 with C = D = out.
+// Bias goes through the BIAS epilogue (or, where a mode has no algorithm with it, bias_add after
+// the product), accumulate through beta = 1 with C = D = out.
 // Anything else (per-tensor W -- the loader makes those per-channel --,
 // block weights without compactable scales or with ceil(in/128) % 4 != 0, shapes cuBLASLt has
 // no algorithm for) returns false and the caller runs the CUDA-core kernel (fp8_gemm.h). A
@@ -56,6 +57,9 @@ class Fp8CublasLt {
   // (n, out, in, out ld, out dtype, mode, bias, accumulate)
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int, int, bool, bool>;
   Plan make_plan(const Key& k, const Tensor& out, const Fp8Weight& w, const Tensor& bias, bool accumulate);
+  // The cached plan of k (made now unless capturing), or null when there is none / no algorithm.
+  Plan* plan_for(const Key& k, const Tensor& out, const Fp8Weight& w, const Tensor& bias, bool accumulate,
+                 bool capturing);
 
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
