@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 22's FP8 linear figures on the H200 (random-weight Llama-3.1-8B, --quantization fp8:
-# per-channel E4M3 weights, dynamic per-token activations), each with its floor, beside the
-# bf16 rows; serving 1,024 in / 256 out at 64 clients before the bf16 rows. Builds nothing: uses the head build
-# of scripts/gpu_before_after.sh. Every step has a timeout and the whole stays under ~4 minutes
+# per-channel E4M3 weights, dynamic per-token activations), each with its floor; serving 1,024 in
+# / 256 out at 64 clients; then the bf16 rows. Builds nothing: uses the head build of
+# scripts/gpu_before_after.sh. Every step has a timeout and the whole stays under ~4 minutes
 # (steps that would start past DEADLINE_S are skipped and say so).
 #   device: bash scripts/gpu_fp8.sh            (results: $OUT/summary.txt, $OUT/bench.jsonl)
 # Floors (Llama-3.1-8B: 6.98e9 linear weights in 32 layers, a 0.525e9 bf16 head): decode = weight
