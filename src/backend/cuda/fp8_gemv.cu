@@ -48,6 +48,8 @@ struct Fp8GemvArgs {
 // halves; every E4M3 value is a normal half, and a normal half's 15 exponent/mantissa bits
 // moved to bits 13..27 of a float are that value times 2^-112 (exponent bias 127 vs 15), a
 // normal float: two integer ops per value instead of the conversion unit's cvt.f32.f16.
+// (The E4M3 NaN codes 0x7f / 0xff would read as finite values; the quantizers saturate, so
+// weights made by seam hold none.)
 __device__ __forceinline__ void widen2(uint32_t pair, float& lo, float& hi) {
   const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(pair & 0xffffu), __NV_E4M3);
   const uint32_t h2 = uint32_t(h.x) | (uint32_t(h.y) << 16);
@@ -55,14 +57,15 @@ __device__ __forceinline__ void widen2(uint32_t pair, float& lo, float& hi) {
   hi = __uint_as_float(((h2 >> 3) & 0x0fffe000u) | (h2 & 0x80000000u));
 }
 
-// Block layout: warp w streams weight rows blockIdx.x * 16 + 2w and + 2w + 1 over the whole of
-// K, lane l the 16-byte vectors l, l + 32, ... of both, kUnroll at a time with the next kUnroll
-// already in flight. The weights never change during a run, so the first sweep's loads go out
-// before griddepcontrol.wait (pdl_begin) and overlap the previous kernel's tail and the
-// prologue.
-// Prologue (after the wait): the M rows of x are quantized exactly as fp8_quantize.cu does
-// (per-token: a block max over the row; groups: one warp per 128-wide group; static: the
-// input scale) and staged in shared memory as float (decoded code * 2^112), with their scales.
+// Block layout: warp w streams weight rows blockIdx.x * 16 + 2w and + 2w + 1 (GLU: feature
+// blockIdx.x * 8 + w's gate and up rows) over the whole of K, lane l the 16-byte vectors l,
+// l + 32, ... of both, kUnroll at a time with the next kUnroll already in flight. The weights
+// never change during a run, so the first sweep's loads go out before griddepcontrol.wait
+// (pdl_begin) and overlap the previous kernel's tail and the prologue.
+// Prologue (after the wait): the M rows of x (normalised first when the norm is fused) are
+// quantized exactly as fp8_quantize.cu does (per-token: a block max over the row; groups: one
+// warp per 128-wide group; static: the input scale) and staged in shared memory as float
+// (decoded code * 2^112), with their scales.
 // GROUPED (block128 x dynamic_group128): each 16-element piece belongs to one group g (16
 // divides 128); its float sum is scaled by xs(r, g) * ws(o, g) and added to the row's total.
 template <typename T, int M, bool GROUPED>
