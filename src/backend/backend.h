@@ -182,6 +182,11 @@ struct Fp8Weight {
   Fp8ActScheme act = Fp8ActScheme::dynamic_per_token;
   Tensor input_scale;  // [1] f32, static_per_tensor only (else undefined)
   float act_amax_ub = 0.f;  // > 0: dynamic amax clamped to it (fbgemm_fp8's activation_scale_ub)
+  // block128 only, optional: the same scales compacted to the 128x128 blocks,
+  // [ceil(out / 128), ceil(in / 128)] f32 row-major, when every 128-row block of w_scale has one
+  // row of scales (the checkpoint's own blocks, fused parts aligned to 128 rows). A tensor-core
+  // GEMM with 128x128 block scales (cuBLASLt BLK128x128_32F) reads it; w_scale stays the definition.
+  Tensor w_scale_blocks;
 };
 
 // A recorded sequence of ops (CUDA graph exec, or the CPU op list).
@@ -331,6 +336,20 @@ class Backend {
   // supports_fp8() and the loader refuses FP8 layers on it.
   virtual bool supports_fp8() const { return false; }
   virtual void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate);
+  // An FP8 layer's norm fusions: rms_norm_linear and rms_norm_gate_up_act with linear_fp8 as the
+  // product (same shapes; normed and gate_up are scratch a fusing backend may leave unwritten).
+  // These defaults decompose; CUDA fuses the norm, the activation quantization and the GLU into
+  // its FP8 GEMV for decode batches (cuda/fp8_gemv.h).
+  virtual void rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                   const Fp8Weight& w, Tensor bias) {
+    rms_norm(normed, x, norm_weight, eps);
+    linear_fp8(out, normed, w, bias, false);
+  }
+  virtual void rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
+                                        float eps, const Fp8Weight& w, Activation a) {
+    rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
+    gated_act(act, gate_up, a);
+  }
   // Structured output: for each i < n_masked, logits[rows[i]][t] = -inf for every t < vocab
   // whose bit is clear in bitmask[i] (bit t = word t / 32, bit t % 32; a set bit leaves the
   // logit as it is). logits [n, vocab] f32; bitmask [n_masked, n_words] i32 storage of u32

@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
@@ -95,6 +96,10 @@ class CudaBackend final : public Backend {
   void logprobs(Tensor logits, const LogprobBatch& b) override;
   bool supports_fp8() const override { return true; }
   void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) override;  // cuda_fp8_ops.cpp
+  void rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps, const Fp8Weight& w,
+                           Tensor bias) override;  // cuda_fp8_ops.cpp
+  void rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                const Fp8Weight& w, Activation a) override;  // cuda_fp8_ops.cpp
   void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
   // mixture of experts: cuda_backend_moe.cpp
   void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;
@@ -117,6 +122,12 @@ class CudaBackend final : public Backend {
   cudaStream_t stream() const { return stream_; }
 
  private:
+  // linear_fp8's quantized activations in the FP8 scratch (codes [n, in], scales [n_groups, n]),
+  // and the product from them: cuBLASLt where it takes the scheme, else the CUDA-core kernel
+  // (cuda_fp8_ops.cpp).
+  std::pair<Tensor, Tensor> fp8_act_buffers(Fp8Scratch& scratch, int64_t n, int64_t n_in, Fp8ActScheme act);
+  void fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
+                   const Tensor& bias, bool accumulate);
   int device_id_ = 0;
   int n_sms_ = 0;
   std::string device_name_;
@@ -133,6 +144,18 @@ class CudaBackend final : public Backend {
   cudaEvent_t timer_start_ = nullptr, timer_stop_ = nullptr;
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
   Fp8Scratch fp8_scratch_;      // linear_fp8's quantized activations
+  // rms_norm_gate_up_act_fp8's act already quantized (past GEMV batches) for the down projection:
+  // the very next linear_fp8 call takes the codes if its x is this act under the same scheme,
+  // and drops them either way (the model's MLP calls down_proj right after).
+  struct Fp8PendingAct {
+    const void* x = nullptr;
+    int64_t n = 0, n_in = 0;
+    Fp8ActScheme act = Fp8ActScheme::dynamic_per_token;
+    float ub = 0.f;
+    Tensor codes, scales;
+  };
+  Fp8PendingAct fp8_pending_;
+  Fp8Scratch fp8_pending_scratch_;  // fp8_pending_'s codes and scales
   Fp8CublasLt fp8_cublaslt_;    // linear_fp8's tensor-core GEMMs (fp8_cublaslt.h)
   // mark_forward()'s event (no timing), created once at construction.
   cudaEvent_t forward_mark_ = nullptr;
