@@ -11,11 +11,16 @@
 // With programmatic dependent launch the block starts while the qkv kernel before it
 // still runs: the page-table reads and the K/V copies of older keys go out before
 // griddepcontrol.wait, and only q and the tile holding the newest key wait for it.
+//
+// An FP8 E4M3 cache (KV = Fp8): the ring holds tiles of codes (half the bytes a key), and each
+// warp dequantises its current tile into its own bf16/f16 K/V tile pair (kv_fp8_tile.cuh)
+// before the same MMAs; k_scale rides in p.scale, v_scale multiplies the output.
 #include "backend/cuda/attention_decode.h"
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/kv_fp8_tile.cuh"
 #include "core/error.h"
 
 namespace seam::cuda {
@@ -49,14 +54,19 @@ __device__ __forceinline__ int active_splits(int n_keys, int n_splits, int min_k
 // (all keys without one). The splits cut this range: keys before it are never read.
 __device__ __forceinline__ int decode_first_key(int seq_len, int window) { return window_start(seq_len - 1, window); }
 
-template <typename T, int D>
+// Bytes of each warp's cp.async ring (KV elements), then (FP8) of its dequantised T tile pair.
+template <typename T, typename KV, int D>
+constexpr size_t decode_ring_bytes() {
+  return size_t(kWarps) * kStages * 2 * kTileKeys * D * sizeof(KV);
+}
+template <typename T, typename KV, int D>
 constexpr size_t decode_smem_bytes() {
-  const size_t ring = size_t(kWarps) * kStages * 2 * kTileKeys * D * sizeof(T);
+  const size_t tiles = kIsFp8<KV> ? size_t(kWarps) * 2 * kTileKeys * D * sizeof(T) : 0;
   const size_t merge = size_t(kWarps) * 16 * (D + 2) * sizeof(float);
-  return ring > merge ? ring : merge;
+  return decode_ring_bytes<T, KV, D>() + tiles > merge ? decode_ring_bytes<T, KV, D>() + tiles : merge;
 }
 
-template <typename T, int D>
+template <typename T, typename KV, int D>
 __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionParams p, int n_splits, int min_keys,
                                                                    float* part_o, float* part_ml) {
   // Until pdl_begin() the block reads only what the kernel before its predecessor had
@@ -71,8 +81,8 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   const int token = p.qo_indptr[seq];
   const int seq_len = p.seq_lens[seq];
   const int32_t* slots = p.page_table + int64_t(p.req_rows[seq]) * p.pt_stride;
-  const T* k_cache = static_cast<const T*>(p.k_cache);
-  const T* v_cache = static_cast<const T*>(p.v_cache);
+  const KV* k_cache = static_cast<const KV*>(p.k_cache);
+  const KV* v_cache = static_cast<const KV*>(p.v_cache);
 
   const int first_key = decode_first_key(seq_len, p.window), n_keys = seq_len - first_key;
   const int n_active = active_splits(n_keys, n_splits, min_keys);
@@ -93,7 +103,9 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   const float cap = p.softcap, cap_in = p.softcap > 0.f ? p.scale / p.softcap : 0.f;
   const float cap_out = p.softcap * 1.4426950408889634f;
 
-  T* ring = reinterpret_cast<T*>(smem_raw) + size_t(warp) * kStages * 2 * kTile;
+  KV* ring = reinterpret_cast<KV*>(smem_raw) + size_t(warp) * kStages * 2 * kTile;
+  // FP8: the warp's dequantised K and V tiles (unused, and not allocated, for a float cache).
+  T* deq = reinterpret_cast<T*>(smem_raw + decode_ring_bytes<T, KV, D>()) + size_t(warp) * 2 * kTile;
   // Warp w handles tiles w, w + 4, ...: its i-th tile is tile w + 4i.
   const int my_tiles = n_tiles > warp ? (n_tiles - warp + kWarps - 1) / kWarps : 0;
   // Page-table entries travel a tile ahead: lane l (< 16) holds in `slot_next` the slot of key l
@@ -105,11 +117,16 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   int32_t slot_next = fetch_slot(0);
   auto issue = [&](int i) {
     if (i < my_tiles) {
-      T* kt = ring + (i % kStages) * 2 * kTile;
+      KV* kt = ring + (i % kStages) * 2 * kTile;
       const int32_t held = slot_next;
-      flash::load_kv_tile<T, D, kTileKeys>(
-          kt, kt + kTile, k_cache, v_cache, [&](int row) { return __shfl_sync(0xffffffffu, held, row); },
-          k_begin + (warp + kWarps * i) * kTileKeys, k_end, p.n_kv_heads, kvh, lane, 32);
+      const auto slot_of = [&](int row) { return __shfl_sync(0xffffffffu, held, row); };
+      const int key0 = k_begin + (warp + kWarps * i) * kTileKeys;
+      if constexpr (kIsFp8<KV>)
+        flash::load_kv_tile_fp8<D, kTileKeys>(kt, kt + kTile, k_cache, v_cache, slot_of, key0, k_end, p.n_kv_heads,
+                                              kvh, lane, 32);
+      else
+        flash::load_kv_tile<T, D, kTileKeys>(kt, kt + kTile, k_cache, v_cache, slot_of, key0, k_end, p.n_kv_heads,
+                                             kvh, lane, 32);
     }
     flash::cp_async_commit();  // always commit (maybe empty) so the group count stays aligned
     slot_next = fetch_slot(i + 1);
@@ -131,7 +148,15 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
     issue(i + kStages - 1);
     flash::cp_async_wait<kStages - 1>();
     __syncwarp();
-    const T* k_tile = ring + (i % kStages) * 2 * kTile;
+    const T* k_tile;
+    if constexpr (kIsFp8<KV>) {
+      const KV* staged = ring + (i % kStages) * 2 * kTile;
+      flash::dequant_kv_tiles_swizzled<T, D, kTileKeys>(deq, deq + kTile, staged, staged + kTile, lane, 32);
+      __syncwarp();
+      k_tile = deq;
+    } else {
+      k_tile = ring + (i % kStages) * 2 * kTile;
+    }
     float s[kTileKeys / 8][4];
     flash::qk_tile<T, D, kTileKeys / 8>(s, qf, k_tile, lane);
     const int key0 = k_begin + (warp + kWarps * i) * kTileKeys;
@@ -145,7 +170,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
       }
     flash::softmax_update<D, kTileKeys / 8>(s, o, m, l);
     flash::pv_tile<T, D, kTileKeys / 8>(o, s, k_tile + kTile, lane);
-    __syncwarp();  // the ring slot is refilled kStages - 1 tiles later
+    __syncwarp();  // the ring slot is refilled kStages - 1 tiles later (and deq rewritten next tile)
   }
   flash::cp_async_wait<0>();
 #pragma unroll
@@ -192,7 +217,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
     const int head = kvh * group + row;
     if (n_active == 1) {
       T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(head) * D;
-      dst[d] = from_float<T>(sum_l > 0.f ? sum_o / sum_l : 0.f);
+      dst[d] = from_float<T>(sum_l > 0.f ? sum_o / sum_l * p.v_scale : 0.f);
     } else {
       const int64_t part = (int64_t(dseq) * p.n_heads + head) * n_splits + split;
       part_o[part * D + d] = sum_o;
@@ -236,7 +261,7 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, int min_keys, co
   const float w_i = i < n_active ? exp2f(m_i - m_use) : 0.f;
   const float sum_l = block_sum(l_i * w_i, scratch);
   const float inv = sum_l > 0.f ? 1.f / sum_l : 0.f;
-  if (i < kMaxSplits) weight[i] = w_i * inv;
+  if (i < kMaxSplits) weight[i] = w_i * inv * p.v_scale;  // v_scale: 1 but for an FP8 cache
   __syncthreads();
   T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(head) * D;
   float acc = 0.f;
@@ -247,15 +272,15 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, int min_keys, co
   dst[threadIdx.x] = from_float<T>(acc);
 }
 
-template <typename T, int D>
+template <typename T, typename KV, int D>
 void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int n_sms, cudaStream_t stream) {
-  constexpr size_t smem = decode_smem_bytes<T, D>();
+  constexpr size_t smem = decode_smem_bytes<T, KV, D>();
   static const int blocks_per_sm = [] {  // once per instantiation, host-side (before any capture)
     SEAM_CUDA_CHECK(
-        cudaFuncSetAttribute(flash_decode_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+        cudaFuncSetAttribute(flash_decode_kernel<T, KV, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     int n = 0;
     SEAM_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, flash_decode_kernel<T, D>, kWarps * 32, smem));
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, flash_decode_kernel<T, KV, D>, kWarps * 32, smem));
     return std::max(n, 1);
   }();
   const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, blocks_per_sm);
@@ -265,7 +290,7 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
   float* part_ml = scratch + n_parts * D;     // [n_dec, n_heads, n_splits, 2]
   const dim3 grid(unsigned(n_splits), unsigned(p.n_kv_heads), unsigned(n_dec));
   const int min_keys = min_split_keys();
-  launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, p, n_splits, min_keys, part_o, part_ml);
+  launch_kernel(flash_decode_kernel<T, KV, D>, grid, kWarps * 32, smem, stream, p, n_splits, min_keys, part_o, part_ml);
   SEAM_CUDA_CHECK_LAUNCH();
   if (n_splits > 1) {
     static_assert(kMaxSplits <= 64 && D >= kMaxSplits && D % 32 == 0,
@@ -308,17 +333,19 @@ void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, 
                          cudaStream_t stream) {
   if (p.n_seqs - p.n_prefill_seqs <= 0) return;
   SEAM_ASSERT(flash_decode_supported(dtype, p.head_dim, p.group));
-  const auto by_dim = [&](auto tag) {
+  const auto by_dim = [&](auto tag, auto kv_tag) {
     using T = decltype(tag);
+    using KV = decltype(kv_tag);
     switch (p.head_dim) {
-      case 64: return launch_typed<T, 64>(p, scratch, scratch_bytes, n_sms, stream);
-      case 96: return launch_typed<T, 96>(p, scratch, scratch_bytes, n_sms, stream);
-      case 128: return launch_typed<T, 128>(p, scratch, scratch_bytes, n_sms, stream);
-      default: return launch_typed<T, 256>(p, scratch, scratch_bytes, n_sms, stream);
+      case 64: return launch_typed<T, KV, 64>(p, scratch, scratch_bytes, n_sms, stream);
+      case 96: return launch_typed<T, KV, 96>(p, scratch, scratch_bytes, n_sms, stream);
+      case 128: return launch_typed<T, KV, 128>(p, scratch, scratch_bytes, n_sms, stream);
+      default: return launch_typed<T, KV, 256>(p, scratch, scratch_bytes, n_sms, stream);
     }
   };
-  if (dtype == DType::bf16) return by_dim(__nv_bfloat16{});
-  return by_dim(__half{});
+  if (dtype == DType::bf16)
+    return p.kv_fp8 ? by_dim(__nv_bfloat16{}, Fp8{}) : by_dim(__nv_bfloat16{}, __nv_bfloat16{});
+  return p.kv_fp8 ? by_dim(__half{}, Fp8{}) : by_dim(__half{}, __half{});
 }
 
 }  // namespace seam::cuda

@@ -119,6 +119,8 @@ void CudaBackend::rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, T
   f.rope.v_cache = r.v_cache;
   f.rope.slots = r.slots;
   f.rope.n_heads = r.n_heads;
+  // An FP8 cache is not the fused GEMV's (it stores in x's dtype: gemv_fusion_applies says no),
+  // so the fallback below runs: rms_norm_linear, then rope_store_kv encoding with r.kv_scales.
   if (gemv_fusion_applies(qkv, x, w_qkv, b_qkv, f)) return launch_gemv(qkv, x, w_qkv, b_qkv, f, stream_);
   Backend::rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv, r);
 }
@@ -179,16 +181,16 @@ void CudaBackend::rms_norm_add(Tensor residual, Tensor x, Tensor weight, float e
   launch_rms_norm_add(residual, x, weight, eps, stream_);
 }
 
-void CudaBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) {
-  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda);
-  launch_store_kv(k_cache, v_cache, k, v, slots, stream_);
+void CudaBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots, KvScales s) {
+  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda, s);
+  launch_store_kv(k_cache, v_cache, k, v, slots, stream_, s);
 }
 
 void CudaBackend::rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, const RopeTables& t,
-                                Tensor k_cache, Tensor v_cache, Tensor slots) {
+                                Tensor k_cache, Tensor v_cache, Tensor slots, KvScales s) {
   op_checks::rope(q, k, positions, t, Device::cuda);
-  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda);
-  launch_rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots, stream_);
+  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda, s);
+  launch_rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots, stream_, s);
 }
 
 void CudaBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
