@@ -78,7 +78,7 @@ struct PrefillTiling {
 template <typename T, typename KV, int D, bool OPTS>
 __global__ void __launch_bounds__(PrefillTiling<D, OPTS>::kThreads, PrefillTiling<D, OPTS>::kMinBlocks)
     flash_prefill_kernel(AttentionParams p) {
-  using Tl = PrefillTiling<D, OPTS>;
+  using Tl = PrefillTiling<D, OPTS || kIsFp8<KV>>;  // (launch_opts: the same tiling)
   constexpr int MA = Tl::kAtoms;
   constexpr int kBlockM = Tl::kBlockM, kBlockN = Tl::kBlockN, kSubN = Tl::kSubN, kWarpRows = Tl::kWarpRows;
   pdl_begin();
@@ -259,7 +259,9 @@ __global__ void __launch_bounds__(PrefillTiling<D, OPTS>::kThreads, PrefillTilin
 
 template <typename T, typename KV, int D, bool OPTS>
 void launch_opts(const AttentionParams& p, cudaStream_t stream) {
-  using Tl = PrefillTiling<D, OPTS>;
+  // An FP8 cache takes the options' 32-key steps at D = 128: with 64, the dequantisation's live
+  // values spilled 72 bytes (ptxas -v). Threads, blocks and shared memory do not depend on it.
+  using Tl = PrefillTiling<D, OPTS || kIsFp8<KV>>;
   constexpr size_t smem = Tl::template smem_bytes<T, KV>();
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, KV, D, OPTS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
