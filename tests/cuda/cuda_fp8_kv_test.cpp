@@ -240,7 +240,7 @@ TEST_F(CudaFp8Kv, RopeStoreKvWritesTheCodesOfTheRotatedKeys) {
       auto qkv_h = round_to(random_normal(size_t(n * (heads + 2 * kv) * d), rng, 2.f), t);
       std::vector<float> inv_freq(size_t(d / 2));
       for (size_t i = 0; i < inv_freq.size(); ++i) inv_freq[i] = std::pow(10000.f, -2.f * float(i) / float(d));
-      std::vector<int32_t> positions(size_t(n)), slots(size_t(n));
+      std::vector<int32_t> positions(static_cast<size_t>(n)), slots(static_cast<size_t>(n));
       for (int i = 0; i < n; ++i) positions[size_t(i)] = 3 + 11 * i;
       std::iota(slots.begin(), slots.end(), 5);
       Tensor freq = upload(inv_freq, DType::f32, {d / 2}), pos = upload_index(positions, {n});
