@@ -87,6 +87,14 @@ struct LogprobBatch {
   Tensor out_top;      // [n, max_top] f32
 };
 
+// An FP8 E4M3 KV cache (--kv-cache-dtype fp8_e4m3) holds codes c = e4m3(k / k_scale) (v alike,
+// engine/kv_cache_dtype.h); attention reads k = c * k_scale, v = c * v_scale. A float cache
+// holds k and v themselves and ignores the scales.
+struct KvScales {
+  float k = 1.f;
+  float v = 1.f;
+};
+
 // Per-layer options of attention(): host values (baked into a graph). Hugging Face semantics:
 //   score(q, k_j) = (q . k_j) * scale;
 //   logit_softcap > 0: score = logit_softcap * tanh(score / logit_softcap)   (Gemma 2)
@@ -97,6 +105,7 @@ struct AttentionOptions {
   float scale = 1.f;
   int sliding_window = 0;     // 0: full causal attention
   float logit_softcap = 0.f;  // 0: off
+  KvScales kv_scales;         // the layer's FP8 KV cache scales (1.0 unless the checkpoint has k/v scales)
 };
 
 // The rotary tables of rope()/rope_store_kv(). rotary_dim = 2 * inv_freq.size(0) <= head_dim:
@@ -125,6 +134,7 @@ struct RopeStoreArgs {
   int long_from = 0;        // (RopeTables)
   Tensor k_cache, v_cache;  // [n_slots, n_kv_heads, head_dim]
   Tensor slots;             // [n] i32
+  KvScales kv_scales;       // FP8 caches' scales (KvScales)
   RopeTables tables() const { return RopeTables(inv_freq, inv_freq_long, long_from); }
 };
 
@@ -254,7 +264,7 @@ class Backend {
     rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
                   qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
                   qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.tables(), r.k_cache,
-                  r.v_cache, r.slots);
+                  r.v_cache, r.slots, r.kv_scales);
   }
   // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ w_gate_up^T, then
   // act = silu(gate) * up.   x [n, hidden], w_gate_up [2 * inter, hidden], act [n, inter];
@@ -291,14 +301,16 @@ class Backend {
   // overlap x (Gemma's post-attention and post-feed-forward norms).
   virtual void rms_norm_add(Tensor residual, Tensor x, Tensor weight, float eps) = 0;
   // k_cache[slots[i]] = k[i], same for v.   k, v [n, n_kv_heads, d] (rows may be strided);
-  // caches [n_slots, n_kv_heads, d]; slots [n] i32
-  virtual void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) = 0;
-  // rope(q, k, positions, t), then store_kv(k_cache, v_cache, k, v, slots), with the
+  // caches [n_slots, n_kv_heads, d] in k's dtype, or FP8 E4M3: then k_cache[slots[i]] =
+  // e4m3(k[i] / s.k) (round to nearest even, saturating at +-448: core/fp8.h), v alike. slots
+  // [n] i32. (s defaults to 1.0 in every override too: a float cache, or an FP8 one unscaled.)
+  virtual void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots, KvScales s = {}) = 0;
+  // rope(q, k, positions, t), then store_kv(k_cache, v_cache, k, v, slots, s), with the
   // same shapes; a backend may fuse the two (CUDA does: one kernel per decode layer, not two).
   virtual void rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, const RopeTables& t, Tensor k_cache,
-                             Tensor v_cache, Tensor slots) {
+                             Tensor v_cache, Tensor slots, KvScales s = {}) {
     rope(q, k, positions, t);
-    store_kv(k_cache, v_cache, k, v, slots);
+    store_kv(k_cache, v_cache, k, v, slots, s);
   }
   // Attention's input stage for layers with q/k norm (Qwen3, Gemma 3), after the qkv projection:
   // rms_norm(q, q, q_norm), rms_norm(k, k, k_norm) per head, in place, then rope_store_kv(q, k, v,
@@ -306,13 +318,14 @@ class Backend {
   // q_norm, k_norm [d]); a backend may fuse the three (CUDA does: one kernel, not three).
   virtual void qk_norm_rope_store(Tensor q, Tensor k, Tensor v, Tensor q_norm, Tensor k_norm, float eps,
                                   Tensor positions, const RopeTables& t, Tensor k_cache, Tensor v_cache,
-                                  Tensor slots) {
+                                  Tensor slots, KvScales s = {}) {
     rms_norm(q, q, q_norm, eps);
     rms_norm(k, k, k_norm, eps);
-    rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots);
+    rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots, s);
   }
   // Causal grouped-query attention over the paged cache (which already holds this step's KV),
-  // with o's scale, soft-capping and sliding window (AttentionOptions).
+  // with o's scale, soft-capping and sliding window (AttentionOptions). The caches are in q's
+  // dtype or FP8 E4M3 (read as code * o.kv_scales: KvScales).
   // q [n_tokens, n_heads, d] (rows may be strided), out [n_tokens, n_heads, d]
   virtual void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
                          const AttentionOptions& o) = 0;

@@ -27,6 +27,11 @@ bool logit_rows(const Tensor& logits, int64_t n, Device dev, const char* what) {
   return n > 0;
 }
 
+void kv_scales(const KvScales& s, const char* what) {
+  SEAM_CHECK(std::isfinite(s.k) && s.k > 0.f && std::isfinite(s.v) && s.v > 0.f, what, ": KV cache scales (k ", s.k,
+             ", v ", s.v, ") must be finite and > 0");
+}
+
 }  // namespace
 
 void embedding(const Tensor& out, const Tensor& ids, const Tensor& table, Device dev) {
@@ -97,7 +102,7 @@ void rms_norm_qkv_rope_store(const Tensor& qkv, const Tensor& normed, const Tens
   const Tensor k = qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d);
   const Tensor v = qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d);
   rope(q, k, r.positions, r.tables(), dev);
-  store_kv(r.k_cache, r.v_cache, k, v, r.slots, dev);
+  store_kv(r.k_cache, r.v_cache, k, v, r.slots, dev, r.kv_scales);
 }
 
 void rms_norm_gate_up_silu(const Tensor& act, const Tensor& gate_up, const Tensor& normed, const Tensor& x,
@@ -188,7 +193,8 @@ void rms_norm_add(const Tensor& residual, const Tensor& x, const Tensor& weight,
 }
 
 void store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v, const Tensor& slots,
-              Device dev) {
+              Device dev, const KvScales& s) {
+  kv_scales(s, "store_kv");
   floating(k, dev, "store_kv k");
   same(v, k.dtype, dev, "store_kv v");
   cache(k_cache, k.dtype, dev, "store_kv k_cache");
@@ -208,6 +214,7 @@ void attention(const Tensor& out, const Tensor& q, const Tensor& k_cache, const 
   SEAM_CHECK(o.sliding_window >= 0, "attention: sliding_window ", o.sliding_window, " is negative");
   SEAM_CHECK(std::isfinite(o.logit_softcap) && o.logit_softcap >= 0.f, "attention: logit_softcap ",
              o.logit_softcap, " must be finite and >= 0 (0 = off)");
+  kv_scales(o.kv_scales, "attention");
   floating(q, dev, "attention q");
   same(out, q.dtype, dev, "attention out");
   cache(k_cache, q.dtype, dev, "attention k_cache");

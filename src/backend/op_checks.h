@@ -33,8 +33,9 @@ void gated_act(const Tensor& out, const Tensor& gate_up, Activation a, Device de
 void scale(const Tensor& x, float s, Device dev);
 void softcap(const Tensor& x, float cap, Device dev);
 void rms_norm_add(const Tensor& residual, const Tensor& x, const Tensor& weight, Device dev);
+// s: the FP8 cache scales (KvScales), finite and > 0 (checked whatever the cache dtype).
 void store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v, const Tensor& slots,
-              Device dev);
+              Device dev, const KvScales& s = {});
 void attention(const Tensor& out, const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                const AttentionBatch& b, const AttentionOptions& o, Device dev);
 void gather_rows(const Tensor& out, const Tensor& x, const Tensor& idx, Device dev);

@@ -69,7 +69,8 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   // GEMM tuning runs in the graph warm-ups and ends when the runner seals (capture_graphs).
   // Its scratch is allocated here, before the KV pool is sized, so the pool leaves room for it.
   if (setup.gemm_autotune) backend_->begin_gemm_tuning(setup.gemm_tuning);
-  check_kv_cache_scales(resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, backend_->device()), *checkpoint);
+  // The KV pool's dtype (kv_cache_dtype.h): a bad flag fails before the weights load.
+  const DType kv_dtype = resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, backend_->device());
   model_ = create_model(*backend_, model_config_, *checkpoint, setup.dtype);
   checkpoint.reset();  // weights are on the backend now; unmap the files
 
@@ -90,7 +91,7 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   shape.head_dim = model_config_.head_dim;
   shape.max_reqs = setup.scheduler.max_running_requests;
   shape.max_context = max_context_;
-  shape.dtype = resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, backend_->device());  // kv_cache_dtype.h
+  shape.dtype = kv_dtype;  // kv_cache_dtype.h
   const size_t per_slot = KvPool::bytes_per_slot(shape);
   shape.n_slots = kv_pool_slots(cfg, setup, backend_->device(), free_at_start, backend_->free_memory(),
                                 model_->weight_bytes(), per_slot);

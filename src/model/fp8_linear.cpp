@@ -164,7 +164,7 @@ void Linear::apply_fp8_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor no
   backend_->rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
                           qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
                           qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.inv_freq,
-                          r.k_cache, r.v_cache, r.slots);
+                          r.k_cache, r.v_cache, r.slots, r.kv_scales);
 }
 
 }  // namespace seam

@@ -6,8 +6,10 @@
 //  - split-KV decode attention whose last split merges the partials (no combine kernel): batch 1
 //    at the benchmark families' head shapes over contexts of one to many splits, eager then
 //    replayed from a graph (each launch must leave the arrival counters zero for the next), and
-//    rows of different lengths in one launch.
+//    rows of different lengths in one launch. That merge is off by default (measured slower,
+//    attention_decode.cu), so this binary turns it on before the first launch reads the switch.
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 
 #include "cuda_attention_fixture.h"
@@ -15,6 +17,9 @@
 
 namespace seam::test {
 namespace {
+
+// Read once, at the first decode launch (a static in attention_decode.cu): set before any test runs.
+const int kFusedCombineOn = (setenv("SEAM_DECODE_FUSED_COMBINE", "1", 1), 0);
 
 class CudaDecodeFusions : public CudaTest {};
 

@@ -81,11 +81,12 @@ class CudaBackend final : public Backend {
   void scale(Tensor x, float s) override;
   void softcap(Tensor x, float cap) override;
   void rms_norm_add(Tensor residual, Tensor x, Tensor weight, float eps) override;
-  void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) override;
+  void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots, KvScales s = {}) override;
   void rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, const RopeTables& t, Tensor k_cache,
-                     Tensor v_cache, Tensor slots) override;
+                     Tensor v_cache, Tensor slots, KvScales s = {}) override;
   void qk_norm_rope_store(Tensor q, Tensor k, Tensor v, Tensor q_norm, Tensor k_norm, float eps, Tensor positions,
-                          const RopeTables& t, Tensor k_cache, Tensor v_cache, Tensor slots) override;
+                          const RopeTables& t, Tensor k_cache, Tensor v_cache, Tensor slots,
+                          KvScales s = {}) override;
   void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
                  const AttentionOptions& o) override;
   void gather_rows(Tensor out, Tensor x, Tensor idx) override;

@@ -120,6 +120,8 @@ void CudaBackend::rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, T
   f.rope.v_cache = r.v_cache;
   f.rope.slots = r.slots;
   f.rope.n_heads = r.n_heads;
+  // An FP8 cache is not the fused GEMV's (it stores in x's dtype: gemv_fusion_applies says no),
+  // so the fallback below runs: rms_norm_linear, then rope_store_kv encoding with r.kv_scales.
   if (gemv_fusion_applies(qkv, x, w_qkv, b_qkv, f)) return launch_gemv(qkv, x, w_qkv, b_qkv, f, stream_);
   Backend::rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv, r);
 }
@@ -180,26 +182,26 @@ void CudaBackend::rms_norm_add(Tensor residual, Tensor x, Tensor weight, float e
   launch_rms_norm_add(residual, x, weight, eps, stream_);
 }
 
-void CudaBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) {
-  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda);
-  launch_store_kv(k_cache, v_cache, k, v, slots, stream_);
+void CudaBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots, KvScales s) {
+  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda, s);
+  launch_store_kv(k_cache, v_cache, k, v, slots, stream_, s);
 }
 
 void CudaBackend::rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, const RopeTables& t,
-                                Tensor k_cache, Tensor v_cache, Tensor slots) {
+                                Tensor k_cache, Tensor v_cache, Tensor slots, KvScales s) {
   op_checks::rope(q, k, positions, t, Device::cuda);
-  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda);
-  launch_rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots, stream_);
+  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda, s);
+  launch_rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots, stream_, s);
 }
 
 void CudaBackend::qk_norm_rope_store(Tensor q, Tensor k, Tensor v, Tensor q_norm, Tensor k_norm, float eps,
                                      Tensor positions, const RopeTables& t, Tensor k_cache, Tensor v_cache,
-                                     Tensor slots) {
+                                     Tensor slots, KvScales s) {
   op_checks::qk_norm_rope_store(q, k, v, q_norm, k_norm, positions, t, k_cache, v_cache, slots, Device::cuda);
   // The fused kernel writes caches of the activation dtype; FP8 caches (which quantize on the
   // store) take the composed path.
   if (k_cache.dtype != q.dtype) return Backend::qk_norm_rope_store(q, k, v, q_norm, k_norm, eps, positions, t,
-                                                                    k_cache, v_cache, slots);
+                                                                    k_cache, v_cache, slots, s);
   launch_qk_norm_rope_store(q, k, v, q_norm, k_norm, eps, positions, t, k_cache, v_cache, slots, stream_);
 }
 
