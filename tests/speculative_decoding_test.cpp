@@ -187,6 +187,9 @@ TEST(Speculative, StopsAndLengthCutInsideAcceptedRuns) {
   cfg.max_running_requests = 8;  // stay under the off-switch most of the time
   auto spec_cfg = ngram_config(8);
   spec_cfg.max_running_requests = 8;
+  // Drafts on every step: the cuts must land inside accepted runs, and these two stories'
+  // first 40 tokens start with misses that the back-off (speculative_backoff_test) would skip.
+  spec_cfg.speculative_disable_backoff = true;
   nlohmann::json stats;
   const auto plain = run_each(cfg, prompts, params);
   const auto spec = run_each(spec_cfg, prompts, params, &stats);
