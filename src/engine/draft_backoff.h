@@ -14,6 +14,7 @@
 // the overhead is the verify-step cost times that fraction of the steps (512 steps: 13 rows,
 // 2.5 %; in the long run 1 / 65 = 1.5 % of the steps).
 #pragma once
+
 namespace seam {
 
 class DraftBackoff {
