@@ -71,6 +71,7 @@ TEST(BenchOneBatchSpeculative, GenerateCountsAddUp) {
   const int n_out = 80;
   const std::string common = "--mode generate --batch-size 1 --input-len 12 --output-len " + std::to_string(n_out);
   for (const std::string& extra : std::vector<std::string>{"", "--speculative-algorithm NGRAM",
+                                  "--speculative-algorithm NGRAM --worst-case-drafts --speculative-disable-backoff",
                                   "--speculative-algorithm NGRAM --worst-case-drafts",
                                   "--speculative-algorithm STANDALONE --speculative-draft-model-path " + stories_dir()}) {
     SCOPED_TRACE(extra);
@@ -92,12 +93,22 @@ TEST(BenchOneBatchSpeculative, GenerateCountsAddUp) {
       EXPECT_EQ(accepted, proposed);  // the model drafting for itself
       EXPECT_GT(double(s["mean_accept_length"]), 3.0);
     }
-    if (extra.find("worst-case") != std::string::npos) {
+    const uint64_t backoff = s["speculative_backoff_steps"];
+    if (extra.find("worst-case") != std::string::npos && extra.find("disable-backoff") != std::string::npos) {
       // Every decode step but the last verifies k = 4 drafts (fewer only where max_tokens is
       // near), drawn at random from 512 tokens: nearly none is the target's.
       EXPECT_GE(rows + 2, steps);
       EXPECT_GE(proposed, 4 * rows - 6);
       EXPECT_LT(accepted * 20, proposed);
+      EXPECT_EQ(backoff, 0u);
+    } else if (extra.find("worst-case") != std::string::npos) {
+      // The back-off (engine/draft_backoff.h): verify rows at steps 0, 2, 5, 10, 19, 36, 69 of
+      // the 79 decode steps unless a random draft is accepted by chance (which restarts the
+      // schedule); every other decode step but the last (no room for drafts) backs off.
+      const uint64_t rows_rejected = s["speculative_accept_length"].value("0", uint64_t(0));
+      EXPECT_LE(rows, 7 + 7 * (rows - rows_rejected));
+      EXPECT_EQ(rows + backoff + 2, steps);  // + the prefill step and the last decode step
+      EXPECT_GT(backoff, 0u);
     }
   }
 }

@@ -116,8 +116,12 @@ TEST(EngineFlagsSpeculative, NgramResolves) {
   EXPECT_EQ(s.graphs.decode_buckets.back(), 16);
   const ResolvedSetup d = setup_for("--speculative-algorithm NGRAM");
   EXPECT_EQ(d.speculative.n_draft_tokens, 4);
-  EXPECT_EQ(d.speculative.max_batch_size, 8);
-  EXPECT_EQ(d.graphs.decode_buckets.back(), 40);
+  // The H200 measurement (engine_setup.h): drafting pays up to batch 16.
+  EXPECT_EQ(d.speculative.max_batch_size, 16);
+  EXPECT_EQ(d.graphs.decode_buckets.back(), 80);
+  // The back-off is on by default, capped at 64 steps; --speculative-disable-backoff turns it off.
+  EXPECT_EQ(d.speculative.max_backoff_steps, 64);
+  EXPECT_EQ(setup_for("--speculative-algorithm NGRAM --speculative-disable-backoff").speculative.max_backoff_steps, 0);
 }
 
 TEST(EngineFlagsSpeculative, BadValuesNameTheFlag) {
@@ -131,6 +135,7 @@ TEST(EngineFlagsSpeculative, BadValuesNameTheFlag) {
                 .find("--speculative-ngram-min-match-window-size"),
             std::string::npos);
   EXPECT_NE(error_of("--speculative-draft-model-path /x").find("STANDALONE"), std::string::npos);
+  EXPECT_NE(error_of("--speculative-disable-backoff").find("--speculative-disable-backoff needs"), std::string::npos);
   EXPECT_NE(error_of("--speculative-algorithm STANDALONE").find("needs --speculative-draft-model-path"),
             std::string::npos);
 }

@@ -31,7 +31,7 @@ const std::set<std::string> k_reported_keys = {
     "grammar_mask_ms_total", "grammar_mask_exposed_ms_total",
     // speculative decoding (issue 27)
     "speculative_proposed_tokens", "speculative_accepted_tokens", "speculative_verify_rows",
-    "speculative_off_steps", "speculative_accept_length", "verify_steps_decode_graph", "verify_steps_piecewise",
+    "speculative_off_steps", "speculative_backoff_steps", "speculative_accept_length", "verify_steps_decode_graph", "verify_steps_piecewise",
     "verify_steps_eager",
     // the engine loop
     "stalled_schedules"};
@@ -60,7 +60,7 @@ EngineStats distinct_stats() {
   s.speculative_proposed_tokens = 134, s.speculative_accepted_tokens = 135, s.speculative_verify_rows = 136;
   s.speculative_off_steps = 137, s.speculative_accept_length = {{"0", 5}, {"3", 6}};
   s.verify_steps_decode_graph = 138, s.verify_steps_piecewise = 139, s.verify_steps_eager = 140;
-  s.stalled_schedules = 141;
+  s.stalled_schedules = 141, s.speculative_backoff_steps = 142;
   return s;
 }
 

@@ -187,6 +187,9 @@ TEST(Speculative, StopsAndLengthCutInsideAcceptedRuns) {
   cfg.max_running_requests = 8;  // stay under the off-switch most of the time
   auto spec_cfg = ngram_config(8);
   spec_cfg.max_running_requests = 8;
+  // Drafts on every step: the cuts must land inside accepted runs, and these two stories'
+  // first 40 tokens start with misses that the back-off (speculative_backoff_test) would skip.
+  spec_cfg.speculative_disable_backoff = true;
   nlohmann::json stats;
   const auto plain = run_each(cfg, prompts, params);
   const auto spec = run_each(spec_cfg, prompts, params, &stats);
@@ -214,12 +217,15 @@ TEST(Speculative, OffSwitchAboveMaxBatchSize) {
   EXPECT_GT(stats["speculative_verify_rows"], 0);  // the last request alone speculates
 }
 
-// The benchmarks' worst case (random drafts, engine/random_draft_proposer.h): every verify
-// row carries its full k drafts and almost all are rejected, and the ids are still the
-// golden ones (rejection keeps only what the target sampled) with the pool whole after.
+// The benchmarks' worst case (random drafts, engine/random_draft_proposer.h) without the
+// back-off (--speculative-disable-backoff; with it: speculative_backoff_test): every decode
+// step verifies, every verify row carries its full k drafts and almost all are rejected, and
+// the ids are still the golden ones (rejection keeps only what the target sampled) with the
+// pool whole after.
 TEST(Speculative, WorstCaseDraftsKeepTheIds) {
   auto cfg = ngram_config(4);
   cfg.bench_worst_case_drafts = true;
+  cfg.speculative_disable_backoff = true;
   cfg.speculative_max_batch_size = 16;  // all 15 cases draft from their first decode step
   cfg.disable_cuda_graph = true;        // (the paths are NgramGolden's; no captures of 80-row keys)
   auto stats = run_golden(cfg);
@@ -233,6 +239,7 @@ TEST(Speculative, WorstCaseDraftsKeepTheIds) {
   // Full rows but for the last three of a case (room 3, 2, 1 before max_tokens).
   EXPECT_GE(proposed + 6 * cases.size(), 4 * rows);
   EXPECT_LT(accepted * 20, proposed);
+  EXPECT_EQ(stats["speculative_backoff_steps"], 0);
 }
 
 TEST(Speculative, ManyRequestsLeakNoSlots) {

@@ -65,6 +65,10 @@ const std::vector<StatField>& engine_stat_fields() {
       {"speculative_off_steps", "seam_speculative_off_steps_total", nullptr, nullptr, counter, integer,
        "steps that drafted nothing because more requests decoded than --speculative-max-batch-size",
        [](S s) { return double(s.speculative_off_steps); }},
+      {"speculative_backoff_steps", "seam_speculative_backoff_steps_total", nullptr, nullptr, counter, integer,
+       "decode rows (one per request and step) that drafted nothing because the request backs off after a verify "
+       "row that accepted nothing",
+       [](S s) { return double(s.speculative_backoff_steps); }},
       {"verify_steps_decode_graph", "seam_speculative_verify_steps_total", "path", "decode_graph", counter, integer,
        "forward steps with verify rows by graph path", [](S s) { return double(s.verify_steps_decode_graph); }},
       {"verify_steps_piecewise", "seam_speculative_verify_steps_total", "path", "piecewise", counter, integer,

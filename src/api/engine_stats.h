@@ -33,9 +33,11 @@ struct EngineStats {
   double decode_capture_s = 0, piecewise_capture_s = 0;
   // Speculative decoding: drafts proposed and accepted (over verify rows), rows verified,
   // steps with no drafting because the batch was too large, and a histogram of accepted
-  // drafts per verify row ("0" .. "k"); steps with verify rows by graph path.
+  // drafts per verify row ("0" .. "k"); steps with verify rows by graph path. Back-off steps:
+  // decode rows that drafted nothing because their request was backing off after a verify row
+  // that accepted nothing (engine/draft_backoff.h), one per request and step.
   uint64_t speculative_proposed_tokens = 0, speculative_accepted_tokens = 0, speculative_verify_rows = 0,
-           speculative_off_steps = 0;
+           speculative_off_steps = 0, speculative_backoff_steps = 0;
   std::map<std::string, uint64_t> speculative_accept_length;
   uint64_t verify_steps_decode_graph = 0, verify_steps_piecewise = 0, verify_steps_eager = 0;
   uint64_t decode_graph_bytes = 0, piecewise_graph_bytes = 0;

@@ -65,6 +65,7 @@ void run_generate(const GenerateBench& g, Engine& engine, nlohmann::json& out) {
   out["speculative_accepted_tokens"] = accepted;
   out["speculative_verify_rows"] = rows;
   out["speculative_off_steps"] = delta(&EngineStats::speculative_off_steps);
+  out["speculative_backoff_steps"] = delta(&EngineStats::speculative_backoff_steps);
   // The mean accept length: drafts accepted per verify row (a row then emits 1 + a tokens).
   out["mean_accept_length"] = rows ? double(accepted) / double(rows) : 0.0;
   out["verify_steps_decode_graph"] = delta(&EngineStats::verify_steps_decode_graph);

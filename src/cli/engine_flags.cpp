@@ -62,6 +62,10 @@ void EngineFlags::add_to(CLI::App& app) {
   app.add_option("--speculative-max-batch-size", c.speculative_max_batch_size,
                  "no drafting while more requests than this decode (default " +
                      std::to_string(default_speculative_max_batch_size) + ")");
+  app.add_flag("--speculative-disable-backoff", c.speculative_disable_backoff,
+               "draft on every step: no per-request back-off after verify rows that accepted nothing (default: "
+               "back off 1, 2, 4, ... up to " +
+                   std::to_string(default_speculative_max_backoff_steps) + " steps)");
   app.add_option("--log-level", log_level, "debug | info | warning | error (default info)");
   app.add_option("--gemm-autotune-cache", c.gemm_autotune_cache,
                  "file that keeps tuning results across runs (default ~/.cache/seam/gemm_autotune.json; none: off)");

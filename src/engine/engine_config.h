@@ -51,6 +51,8 @@ struct EngineConfig {
   int speculative_ngram_max_match_window_size = 12;  // NGRAM: longest suffix matched
   int speculative_max_batch_size = 0;           // no drafts while more requests decode; 0 = default
                                                 //   (default_speculative_max_batch_size, engine_setup.h)
+  bool speculative_disable_backoff = false;     // draft on every step even after all-rejected verify
+                                                //   rows (engine/draft_backoff.h)
   // Benchmarks only (bench-one-batch --worst-case-drafts; no serving flag): NGRAM drafts k random
   // tokens for every verify row (engine/random_draft_proposer.h), speculation's worst case.
   bool bench_worst_case_drafts = false;

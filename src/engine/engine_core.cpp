@@ -195,7 +195,8 @@ std::vector<uint64_t> EngineCore::submit_group(std::vector<EngineRequest> group)
     r.id = next_id_++;
     r.seed = r.params.seed ? *r.params.seed : config_.random_seed * 0x9e3779b97f4a7c15ull + r.id;
     ids.push_back(r.id);
-    incoming_.push_back(Live{std::move(reqs[i]), std::move(group[i].callback), false, std::move(matchers[i])});
+    incoming_.push_back(Live{std::move(reqs[i]), std::move(group[i].callback), false, std::move(matchers[i]),
+                             DraftBackoff(spec_.max_backoff_steps)});
   }
   n_in_flight_ += ids.size();
   stats_idle_ = false;

@@ -21,6 +21,7 @@
 #include "api/engine_request.h"
 #include "api/engine_stats.h"
 #include "api/model_info.h"
+#include "engine/draft_backoff.h"
 #include "engine/engine_config.h"
 #include "engine/engine_setup.h"
 #include "model/model_config.h"
@@ -82,6 +83,9 @@ class EngineCore {
     // retraction keeps the output and so the state: it is never reset or re-fed). Freed with
     // the request (finish, abort, failure).
     std::unique_ptr<grammar::GrammarMatcher> matcher;
+    // Speculative decoding: the request's back-off after verify rows that accepted nothing
+    // (kept across retractions: it describes the text, not the KV).
+    DraftBackoff backoff;
   };
   void loop();
   // Proposes, schedules, runs and commits one batch. False when there was nothing to run and
@@ -171,6 +175,7 @@ class EngineCore {
   std::vector<Request*> draft_reqs_;  // this step's requests asked for drafts (kept: no allocation)
   std::vector<int> draft_max_;
   uint64_t spec_proposed_ = 0, spec_accepted_ = 0, spec_verify_rows_ = 0, spec_off_steps_ = 0;
+  uint64_t spec_backoff_steps_ = 0;  // decode rows that did not draft: their request backed off
   std::map<std::string, uint64_t> spec_accept_length_;  // accepted drafts per verify row -> rows
 };
 

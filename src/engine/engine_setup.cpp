@@ -53,6 +53,8 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
                               cfg.speculative_max_batch_size == 0),
              "--speculative-num-draft-tokens / --speculative-num-steps / --speculative-max-batch-size need "
              "--speculative-algorithm");
+  SEAM_CHECK(!alg.empty() || !cfg.speculative_disable_backoff,
+             "--speculative-disable-backoff needs --speculative-algorithm");
   SEAM_CHECK(cfg.speculative_num_draft_tokens >= 0 && cfg.speculative_num_draft_tokens <= 16,
              "--speculative-num-draft-tokens must be in [1, 16], got ", cfg.speculative_num_draft_tokens);
   SEAM_CHECK(cfg.speculative_num_steps >= 0, "--speculative-num-steps must be >= 1, got ", cfg.speculative_num_steps);
@@ -76,6 +78,7 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
     sp.max_batch_size = std::min(
         cfg.speculative_max_batch_size > 0 ? cfg.speculative_max_batch_size : default_speculative_max_batch_size,
         s.max_running_requests);
+    sp.max_backoff_steps = cfg.speculative_disable_backoff ? 0 : default_speculative_max_backoff_steps;
   }
 
   GraphConfig& g = r.graphs;

@@ -20,8 +20,20 @@ enum class SpeculativeAlgorithm { none, ngram, standalone };
 // step stays near one weight read, so past some batch size verification costs more than the
 // accepted tokens save. scripts/gpu_spec.sh measures t_verify / t_decode per batch size on the
 // GPU and prints "off-switch: ..." with the batch size where it should engage: set this from
-// that line (docs/performance.md keeps the table). 8 until measured.
-constexpr int default_speculative_max_batch_size = 8;
+// that line (docs/performance.md keeps the table).
+// Measured 2026-12-02 on the H200 (8B shape, context 1024, scripts/gpu_spec.sh; break-even accept
+// length t_verify / t_decode - 1 by batch size at k = 4): B 1: 0.15, 2: 0.09, 4: 0.12, 8: 0.24,
+// 16: 0.32, 32: 0.61, 64: 1.32. Up to 16 a request accepting a third of a draft per verify row
+// already wins (an accept length of 0.5 pays up to 16); at 32 it takes 0.61 and at 64 more than
+// one accepted draft per row, so drafting stops above 16.
+constexpr int default_speculative_max_batch_size = 16;
+// The per-request back-off (engine/draft_backoff.h): after a verify row that accepted nothing a
+// request drafts nothing for 1, 2, 4, ... of its decode steps, at most this many
+// (--speculative-disable-backoff: never). 64 puts the worst case (nothing ever accepted) at one
+// verify row in 65 steps in the long run: 1.5 % of the steps pay the verify cost (15.4 % at
+// batch 1, k = 4), ~0.24 % slower; a request whose text turns repetitive again waits at most 64
+// steps for its next try.
+constexpr int default_speculative_max_backoff_steps = 64;
 
 struct SpeculativeSetup {
   SpeculativeAlgorithm algorithm = SpeculativeAlgorithm::none;
@@ -30,6 +42,7 @@ struct SpeculativeSetup {
   std::string draft_model_path;
   int ngram_min_window = 1, ngram_max_window = 12;
   int max_batch_size = 0;      // no drafts while more requests decode
+  int max_backoff_steps = 0;   // the back-off's cap (draft_backoff.h); 0: no back-off
   bool enabled() const { return algorithm != SpeculativeAlgorithm::none; }
   // Most one-token rows a step can hold: plain decode rows, or verify rows' sub-rows.
   int max_verify_rows() const { return enabled() ? max_batch_size * (n_draft_tokens + 1) : 0; }

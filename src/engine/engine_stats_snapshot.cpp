@@ -81,6 +81,7 @@ void EngineCore::publish_stats() {
   e.speculative_accepted_tokens = spec_accepted_;
   e.speculative_verify_rows = spec_verify_rows_;
   e.speculative_off_steps = spec_off_steps_;
+  e.speculative_backoff_steps = spec_backoff_steps_;
   e.speculative_accept_length = spec_accept_length_;
   e.grammar_requests = n_constrained_requests_;
   e.grammar_mask_steps = grammar_mask_steps_;

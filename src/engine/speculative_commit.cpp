@@ -44,10 +44,19 @@ void EngineCore::propose_drafts() {
     return;
   }
   for (Request* r : scheduler_->running()) {
-    if (!r->decoding || !may_speculate(live_.at(r->id))) continue;
+    if (!r->decoding) continue;
+    Live& l = live_.at(r->id);
+    if (!may_speculate(l)) continue;
     // A row emits at most its accepted drafts + 1 tokens: never draft past max_new_tokens.
     const int room = std::min(spec_.n_draft_tokens, r->params.max_new_tokens - int(r->output_ids.size()) - 1);
     if (room <= 0) continue;
+    // Backing off after verify rows that accepted nothing (draft_backoff.h): no lookup, no draft
+    // model, a plain decode row. STANDALONE's draft KV stays in sync: its next proposal feeds the
+    // tokens this step commits in its catch-up (standalone_proposer.h).
+    if (l.backoff.skip_step()) {
+      ++spec_backoff_steps_;
+      continue;
+    }
     draft_reqs_.push_back(r);
     draft_max_.push_back(room);
   }
@@ -143,6 +152,8 @@ void EngineCore::commit_row(const StepResult& result, size_t i, std::vector<uint
     spec_accepted_ += uint64_t(n_accepted);
     ++spec_verify_rows_;
     ++spec_accept_length_[std::to_string(n_accepted)];
+    // Nothing accepted: back off (longer each time); anything accepted: draft every step again.
+    live_.at(r.id).backoff.on_verify(n_accepted);
   }
   if (r.finished() && r.matched_stop.empty()) {
     const auto t_flush = Clock::now();
