@@ -55,6 +55,14 @@ void EngineFlags::add_to(CLI::App& app) {
                  "NGRAM: longest recent-token suffix matched (default 12)");
   app.add_option("--speculative-max-batch-size", c.speculative_max_batch_size,
                  "no drafting while more requests than this decode (default 8)");
+  app.add_option("--tp-size,--tp", c.tp_size,
+                 "tensor parallelism: split the model over this many ranks (GPUs), default 1");
+  app.add_option("--nnodes", c.nnodes, "machines the tensor-parallel ranks span (default 1)");
+  app.add_option("--node-rank", c.node_rank, "this machine's index among --nnodes (node 0 serves)");
+  app.add_option("--dist-init-addr", c.dist_init_addr,
+                 "HOST:PORT where node 0 serves the tensor-parallel rendezvous (needed with --nnodes > 1)");
+  app.add_option("--dist-timeout", c.dist_timeout,
+                 "seconds a rank waits for the others (start-up and each collective) before failing (default 300)");
   app.add_option("--log-level", log_level, "debug | info | warning | error (default info)");
   app.add_option("--gemm-autotune-cache", c.gemm_autotune_cache,
                  "file that keeps tuning results across runs (default ~/.cache/seam/gemm_autotune.json; none: off)");

@@ -46,6 +46,12 @@ struct EngineConfig {
   int speculative_ngram_min_match_window_size = 1;   // NGRAM: shortest suffix matched
   int speculative_ngram_max_match_window_size = 12;  // NGRAM: longest suffix matched
   int speculative_max_batch_size = 0;           // no drafts while more requests decode; 0 = default (8)
+  // tensor parallelism (sglang's names; engine/tp_plan.h validates them)
+  int tp_size = 1;              // ranks the model is split over (one GPU each on cuda)
+  int nnodes = 1;               // machines; each hosts tp_size / nnodes ranks
+  int node_rank = 0;            // this machine's index; node 0 runs the scheduler and the store
+  std::string dist_init_addr;   // HOST:PORT of node 0's store; "" = 127.0.0.1 and a free port (one node)
+  int dist_timeout = 300;       // seconds: rendezvous and each collective; a silent rank fails the others after it
 };
 
 }  // namespace seam

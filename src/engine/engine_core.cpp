@@ -14,6 +14,7 @@
 #include "engine/standalone_proposer.h"
 #include "graph/graph_buckets.h"
 #include "engine/structured_output.h"
+#include "engine/tp_group.h"
 #include "kv/kv_pool.h"
 #include "kv/radix_cache.h"
 #include "kv/slot_allocator.h"
@@ -37,10 +38,8 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   apply_quantization_flag(model_config_.quant, cfg.quantization);  // --quantization (model/quant_config.h)
   tokenizer_ = load_tokenizer(cfg.tokenizer_path.empty() ? cfg.model_path : cfg.tokenizer_path);
   auto checkpoint = Checkpoint::open(cfg.model_path, model_config_);
-  backend_ = make_backend(cfg.device);
-  const size_t free_at_start = backend_->free_memory();
 
-  const ResolvedSetup setup = resolve_setup(cfg, model_config_, backend_->device());
+  const ResolvedSetup setup = resolve_setup(cfg, model_config_, cfg.device);
   max_context_ = setup.max_context;
   spec_ = setup.speculative;
   if (spec_.algorithm == SpeculativeAlgorithm::ngram)
@@ -53,14 +52,15 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   // constrained row only where its grammar may end (the tokenizer's own EOS too).
   structured_ = std::make_unique<StructuredOutput>(*tokenizer_, model_config_.eos_token_ids,
                                                    size_t(cfg.grammar_cache_mb) << 20);
-  // GEMM tuning runs in the graph warm-ups and ends when the runner seals (capture_graphs).
-  // Its scratch is allocated here, before the KV pool is sized, so the pool leaves room for it.
-  if (setup.gemm_autotune) backend_->begin_gemm_tuning(setup.gemm_tuning);
-  check_kv_cache_scales(resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, backend_->device()), *checkpoint);
-  model_ = create_model(*backend_, model_config_, *checkpoint, setup.dtype);
-  checkpoint.reset();  // weights are on the backend now; unmap the files
+  check_kv_cache_scales(resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, cfg.device), *checkpoint);
 
-  StepBufferSizes sizes;
+  RankPlan& plan = *(rank_plan_ = std::make_unique<RankPlan>());
+  plan.cfg = &config_;
+  plan.model = &model_config_;
+  plan.checkpoint = checkpoint.get();
+  plan.setup = setup;
+  plan.tp = resolve_tp_plan(cfg, model_config_, cfg.device);
+  StepBufferSizes& sizes = plan.sizes;
   sizes.max_tokens = std::max(setup.scheduler.chunked_prefill_size, setup.scheduler.max_running_requests);
   // A step's rows: the running requests, plus k more one-token rows per request that verifies
   // drafts (at most --speculative-max-batch-size of them).
@@ -70,19 +70,39 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
 
   // The KV pool is sized from what is left after weights and step buffers,
   // keeping back a reserve for graphs (their real size is measured at capture).
-  KvPoolShape shape;
+  KvPoolShape& shape = plan.kv_shape;
   shape.n_layers = model_config_.n_layers;
-  shape.n_kv_heads = model_config_.n_kv_heads;
+  shape.n_kv_heads = model_config_.n_kv_heads;  // each rank holds its share (rank_parts.cpp)
   shape.head_dim = model_config_.head_dim;
   shape.max_reqs = setup.scheduler.max_running_requests;
   shape.max_context = max_context_;
-  shape.dtype = resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, backend_->device());  // kv_cache_dtype.h
-  const size_t per_slot = KvPool::bytes_per_slot(shape);
-  shape.n_slots = kv_pool_slots(cfg, setup, backend_->device(), free_at_start, backend_->free_memory(),
-                                model_->weight_bytes(), per_slot);
-  kv_ = std::make_unique<KvPool>(*backend_, shape);
-  runner_ = std::make_unique<ModelRunner>(*backend_, *model_, *kv_, sizes, setup.graphs);
-  runner_->capture_graphs();
+  shape.dtype = resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, cfg.device);  // kv_cache_dtype.h
+
+  // Backend, model (shard), KV pool, runner and graphs: the path every rank takes
+  // (engine/rank_parts.h). With TP, this thread builds the node's first rank while the
+  // group's worker threads build the others.
+  const int leader_rank = plan.tp.first_local_rank();
+  if (plan.tp.active()) {
+    tp_ = std::make_unique<TpGroup>(plan, leader_rank);
+    log::set_thread_prefix(detail::concat("tp rank ", leader_rank, "/", plan.tp.tp_size, ": "));
+  }
+  RankParts parts;
+  try {
+    parts = build_rank_parts(plan, leader_rank, tp_ ? tp_->store_port() : 0);
+  } catch (...) {
+    log::set_thread_prefix("");
+    throw;
+  }
+  log::set_thread_prefix("");
+  checkpoint.reset();  // weights are on the backends now; unmap the files
+  plan.checkpoint = nullptr;
+  tp_store_ = std::move(parts.store);
+  tp_comm_ = std::move(parts.comm);
+  backend_ = std::move(parts.backend);
+  model_ = std::move(parts.model);
+  kv_ = std::move(parts.kv);
+  runner_ = std::move(parts.runner);
+  shape.n_slots = kv_->shape().n_slots;
   if (spec_.algorithm == SpeculativeAlgorithm::standalone) {
     // The draft model's own runner, KV pool and graphs (decode keys up to the drafting batch;
     // the target's piecewise keys for catch-up). Its memory is not yet taken out of the
@@ -306,7 +326,7 @@ void EngineCore::step() {
     return;
   }
   if (n_live_constrained_ > 0) prepare_masks(fb);
-  const StepResult result = runner_->forward(fb);
+  const StepResult result = tp_ ? tp_->forward(fb, *runner_) : runner_->forward(fb);
   const auto t2 = Clock::now();
   // The runner's phases are consecutive inside forward(); what is left of [t1, t2)
   // (the call) is input preparation too.

@@ -30,6 +30,10 @@
 namespace seam {
 
 class Backend;
+class Communicator;
+class TcpStore;
+class TpGroup;
+struct RankPlan;
 class LlamaModel;
 class KvPool;
 class ModelRunner;
@@ -114,6 +118,10 @@ class EngineCore {
   ModelConfig model_config_;
   ModelInfo model_info_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<RankPlan> rank_plan_;    // what every rank builds (TP workers read it while they live)
+  std::unique_ptr<TcpStore> tp_store_;     // TP only: rank 0's connection to the group's store
+  std::unique_ptr<Communicator> tp_comm_;  // TP only: rank 0's collectives (backend_ holds a pointer)
+  std::unique_ptr<TpGroup> tp_;            // TP only: this node's other ranks, on worker threads
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<LlamaModel> model_;
   std::unique_ptr<KvPool> kv_;

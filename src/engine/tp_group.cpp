@@ -1,0 +1,94 @@
+#include "engine/tp_group.h"
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace seam {
+
+TpGroup::TpGroup(const RankPlan& plan, int leader_rank) : plan_(plan) {
+  const TpPlan& tp = plan.tp;
+  port_ = tp.port;
+  if (tp.node_rank == 0) {
+    // Several nodes: listen on every interface at the given port (HOST is how the others reach us).
+    server_ = std::make_unique<TcpStoreServer>(tp.nnodes > 1 ? "0.0.0.0" : tp.host, tp.port);
+    port_ = server_->port();
+  }
+  const int first = tp.first_local_rank();
+  n_alive_ = tp.ranks_per_node - 1;
+  for (int r = first; r < first + tp.ranks_per_node; ++r)
+    if (r != leader_rank) workers_.emplace_back([this, r] { worker(r); });
+}
+
+TpGroup::~TpGroup() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void TpGroup::worker(int rank) {
+  log::set_thread_prefix(detail::concat("tp rank ", rank, "/", plan_.tp.tp_size, ": "));
+  RankParts parts;
+  try {
+    parts = build_rank_parts(plan_, rank, port_);
+  } catch (const std::exception& e) {
+    // Every rank throws at the same agreement (rank_parts.h): the engine's own rank reports it.
+    log::error("start-up failed: %s", e.what());
+    std::lock_guard<std::mutex> lock(mu_);
+    --n_alive_;
+    done_cv_.notify_all();
+    return;
+  }
+  uint64_t seen = 0;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || step_ > seen; });
+      if (stop_) return;
+      seen = step_;
+    }
+    std::string error;
+    try {
+      parts.runner->forward(worker_fb_);
+    } catch (const std::exception& e) {
+      error = detail::concat("tp rank ", rank, "/", plan_.tp.tp_size, ": ", e.what());
+      log::error("step failed: %s", e.what());
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!error.empty() && worker_error_.empty()) worker_error_ = error;
+    ++n_done_;
+    done_cv_.notify_all();
+  }
+}
+
+StepResult TpGroup::forward(const ForwardBatch& fb, ModelRunner& leader) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    SEAM_CHECK(n_alive_ == int(workers_.size()), "a tensor-parallel worker is gone (it failed at start-up)");
+    worker_fb_ = fb;
+    // The workers' samples are never used: let their grammar-constrained rows allow every token.
+    if (!worker_fb_.mask_rows.empty())
+      worker_fb_.fill_mask = [](int, uint32_t* words, int n_words) { std::fill_n(words, n_words, ~0u); };
+    n_done_ = 0;
+    worker_error_.clear();
+    ++step_;
+  }
+  cv_.notify_all();
+  StepResult result;
+  std::exception_ptr failure;
+  try {
+    result = leader.forward(fb);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  // A worker whose collective waits for a dead peer returns after --dist-timeout with an error.
+  done_cv_.wait(lock, [&] { return n_done_ == int(workers_.size()); });
+  if (failure) std::rethrow_exception(failure);
+  if (!worker_error_.empty()) throw DeviceError(worker_error_);
+  return result;
+}
+
+}  // namespace seam

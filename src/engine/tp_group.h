@@ -1,0 +1,65 @@
+// TpGroup: the tensor-parallel ranks of this machine other than the engine's own, one worker
+// thread each, and the store the group meets at (node 0 serves it).
+//
+// Threads, not processes (docs/architecture.md "Tensor parallelism"): one process per node
+// holds every local rank, so the one scheduler hands a step's ForwardBatch to the workers by
+// pointer (no serialization, no IPC), a rank's failure is an exception the others see, and
+// one process is one unit to start, stop and supervise. Each worker owns its backend (its
+// own CUDA device and stream), its model shard, KV pool and runner; no device state is shared,
+// so threads cost nothing in isolation, and NCCL/Gloo connect ranks the same way whether they
+// live in one process or several.
+//
+// A step: forward() copies the batch for the workers (the grammar mask callback replaced: only
+// rank 0's sample is used, and the engine's matchers belong to its thread), wakes them, runs
+// rank 0's forward on the calling thread, and waits for every worker before returning (the
+// copy stays valid while they read it; a worker's error surfaces here). Every rank runs the
+// same batch, so the collectives inside the model line up by construction.
+#pragma once
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "backend/tcp_store.h"
+#include "engine/rank_parts.h"
+#include "runtime/forward_batch.h"
+#include "runtime/step_result.h"
+
+namespace seam {
+
+class TpGroup {
+ public:
+  // Node 0 starts the store (at plan.tp's address; port 0 picks a free one). Then starts one
+  // worker thread per local rank except `leader_rank` (the engine's own, built by the caller
+  // with build_rank_parts(plan, leader_rank, store_port())). The plan must outlive the group.
+  TpGroup(const RankPlan& plan, int leader_rank);
+  ~TpGroup();  // stops and joins the workers
+  TpGroup(const TpGroup&) = delete;
+  TpGroup& operator=(const TpGroup&) = delete;
+
+  int store_port() const { return port_; }
+  // Rank 0's forward on `leader`, and the same batch on every worker; rank 0's result.
+  StepResult forward(const ForwardBatch& fb, ModelRunner& leader);
+
+ private:
+  void worker(int rank);
+
+  const RankPlan& plan_;
+  std::unique_ptr<TcpStoreServer> server_;  // node 0 only
+  int port_ = 0;
+  std::vector<std::thread> workers_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;       // workers wait for a step (or stop)
+  std::condition_variable done_cv_;  // forward() waits for the workers
+  ForwardBatch worker_fb_;           // the step's batch for the workers
+  uint64_t step_ = 0;                // steps posted
+  int n_done_ = 0;                   // workers done with step_
+  int n_alive_ = 0;                  // workers still looping (a failed start-up leaves)
+  std::string worker_error_;         // the first worker error of the step
+  bool stop_ = false;
+};
+
+}  // namespace seam
