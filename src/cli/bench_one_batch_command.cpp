@@ -23,19 +23,30 @@ namespace seam::cli {
 
 namespace {
 
+// With --tp-size above 1 every rank of the engine runs each step (their collectives meet):
+// the steps go through EngineBenchAccess::on_every_rank, and only rank 0's runner reports.
 struct Bench {
-  ModelRunner& runner;
+  Engine& engine;
+  ModelRunner& runner;  // rank 0's
   int vocab;
   int stride;  // page-table span of one sequence
   std::mt19937 rng{1234};
 
   void assign_rows(int n_rows) {
-    std::vector<int32_t> slots(static_cast<size_t>(stride));
-    for (int s = 0; s < n_rows; ++s) {
-      for (int p = 0; p < stride; ++p) slots[size_t(p)] = 1 + s * stride + p;
-      runner.kv().set_slots(s, 0, slots.data(), stride);
-    }
-    runner.backend().synchronize();
+    EngineBenchAccess::on_every_rank(engine, [&](ModelRunner& r) {
+      std::vector<int32_t> slots(static_cast<size_t>(stride));
+      for (int s = 0; s < n_rows; ++s) {
+        for (int p = 0; p < stride; ++p) slots[size_t(p)] = 1 + s * stride + p;
+        r.kv().set_slots(s, 0, slots.data(), stride);
+      }
+      r.backend().synchronize();
+    });
+  }
+  void forward_eager(const ForwardBatch& fb) {
+    EngineBenchAccess::on_every_rank(engine, [&](ModelRunner& r) {
+      std::vector<int32_t> ids;
+      r.forward_eager(fb, ids);
+    });
   }
   // Appends a sequence at `row` feeding positions [start, start+n).
   void add_seq(ForwardBatch& fb, int row, int start, int n) {
@@ -51,10 +62,12 @@ struct Bench {
     fb.sampling.push_back(SeqSampling{});
   }
   double time_step(const ForwardBatch& fb, StepReport* report, std::vector<StepTiming>* phases = nullptr) {
-    std::vector<int32_t> ids;
     runner.backend().synchronize();
     auto t0 = std::chrono::steady_clock::now();
-    runner.forward(fb, ids, report);  // ends with the sampled ids on the host
+    EngineBenchAccess::on_every_rank(engine, [&](ModelRunner& r) {
+      std::vector<int32_t> ids;
+      r.forward(fb, ids, &r == &runner ? report : nullptr);  // ends with the sampled ids on the host
+    });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (phases) phases->push_back(runner.last_timing());
     return s;
@@ -113,7 +126,7 @@ int bench_one_batch_command(int argc, char** argv) {
   if (cfg.chunked_prefill_size < prefill_tokens) cfg.chunked_prefill_size = prefill_tokens;
   Engine engine(cfg);
   ModelRunner& runner = EngineBenchAccess::runner(engine);
-  Bench b{runner, engine.model_info().vocab_size, stride};
+  Bench b{engine, runner, engine.model_info().vocab_size, stride};
   b.assign_rows(rows);
 
   nlohmann::json out;
@@ -148,8 +161,7 @@ int bench_one_batch_command(int argc, char** argv) {
       fb.mode = ForwardMode::extend;
       for (int s = 0; s < batch_size; ++s) b.add_seq(fb, s, 0, input_len);
       fb.n_prefill_seqs = batch_size;
-      std::vector<int32_t> ids;
-      runner.forward_eager(fb, ids);
+      b.forward_eager(fb);
     }
     std::vector<double> t;
     std::vector<StepTiming> phases;
@@ -171,13 +183,12 @@ int bench_one_batch_command(int argc, char** argv) {
   }
   if (mode == "mixed") {
     // Decode rows at context input_len ride along with one input_len-token chunk.
-    std::vector<int32_t> ids;
     for (int s = 0; s < batch_size; ++s) {  // one sequence per step: the buffers hold one chunk
       ForwardBatch fill;
       fill.mode = ForwardMode::extend;
       b.add_seq(fill, s, 0, input_len);
       fill.n_prefill_seqs = 1;
-      runner.forward_eager(fill, ids);
+      b.forward_eager(fill);
     }
     std::vector<double> t_mixed, t_chunk;
     for (int k = 0; k <= reps; ++k) {

@@ -92,5 +92,8 @@ std::vector<GenerateResult> Engine::generate(const std::vector<std::vector<int32
 
 
 ModelRunner& EngineBenchAccess::runner(Engine& engine) { return engine.core_->runner(); }
+void EngineBenchAccess::on_every_rank(Engine& engine, const std::function<void(ModelRunner&)>& job) {
+  engine.core_->on_every_rank(job);
+}
 
 }  // namespace seam

@@ -137,6 +137,11 @@ EngineCore::~EngineCore() {
 
 int EngineCore::kv_pool_tokens() const { return slots_->capacity(); }
 
+void EngineCore::on_every_rank(const std::function<void(ModelRunner&)>& job) {
+  if (tp_) return tp_->run_on_every_rank(job, *runner_);
+  job(*runner_);
+}
+
 void EngineCore::validate(const EngineRequest& q, std::shared_ptr<const grammar::CompiledGrammar>* compiled) const {
   const int vocab = model_config_.vocab_size;
   q.params.validate(vocab);

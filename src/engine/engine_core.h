@@ -9,6 +9,7 @@
 #pragma once
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,6 +64,8 @@ class EngineCore {
   int kv_pool_tokens() const;
   const EngineConfig& config() const { return config_; }
   ModelRunner& runner() { return *runner_; }
+  // engine_bench_access.h: job on every local rank's runner at once (TP 1: on runner()).
+  void on_every_rank(const std::function<void(ModelRunner&)>& job);
 
   std::vector<uint64_t> submit_group(std::vector<EngineRequest> group);
   void abort(uint64_t id);

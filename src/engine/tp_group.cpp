@@ -1,5 +1,7 @@
 #include "engine/tp_group.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/log.h"
 
@@ -51,7 +53,7 @@ void TpGroup::worker(int rank) {
     }
     std::string error;
     try {
-      parts.runner->forward(worker_fb_);
+      job_(*parts.runner);
     } catch (const std::exception& e) {
       error = detail::concat("tp rank ", rank, "/", plan_.tp.tp_size, ": ", e.what());
       log::error("step failed: %s", e.what());
@@ -64,22 +66,35 @@ void TpGroup::worker(int rank) {
 }
 
 StepResult TpGroup::forward(const ForwardBatch& fb, ModelRunner& leader) {
+  worker_fb_ = fb;  // no worker runs between steps: safe to overwrite
+  // The workers' samples are never used: let their grammar-constrained rows allow every token.
+  if (!worker_fb_.mask_rows.empty())
+    worker_fb_.fill_mask = [](int, uint32_t* words, int n_words) { std::fill_n(words, n_words, ~0u); };
+  StepResult result;
+  run_on_every_rank(
+      [&](ModelRunner& r) {
+        if (&r == &leader)
+          result = r.forward(fb);
+        else
+          r.forward(worker_fb_);
+      },
+      leader);
+  return result;
+}
+
+void TpGroup::run_on_every_rank(const std::function<void(ModelRunner&)>& job, ModelRunner& leader) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     SEAM_CHECK(n_alive_ == int(workers_.size()), "a tensor-parallel worker is gone (it failed at start-up)");
-    worker_fb_ = fb;
-    // The workers' samples are never used: let their grammar-constrained rows allow every token.
-    if (!worker_fb_.mask_rows.empty())
-      worker_fb_.fill_mask = [](int, uint32_t* words, int n_words) { std::fill_n(words, n_words, ~0u); };
+    job_ = job;
     n_done_ = 0;
     worker_error_.clear();
     ++step_;
   }
   cv_.notify_all();
-  StepResult result;
   std::exception_ptr failure;
   try {
-    result = leader.forward(fb);
+    job(leader);
   } catch (...) {
     failure = std::current_exception();
   }
@@ -88,7 +103,6 @@ StepResult TpGroup::forward(const ForwardBatch& fb, ModelRunner& leader) {
   done_cv_.wait(lock, [&] { return n_done_ == int(workers_.size()); });
   if (failure) std::rethrow_exception(failure);
   if (!worker_error_.empty()) throw DeviceError(worker_error_);
-  return result;
 }
 
 }  // namespace seam

@@ -17,6 +17,7 @@
 #pragma once
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -42,6 +43,11 @@ class TpGroup {
   int store_port() const { return port_; }
   // Rank 0's forward on `leader`, and the same batch on every worker; rank 0's result.
   StepResult forward(const ForwardBatch& fb, ModelRunner& leader);
+  // Runs job(runner) on every rank of this node at once: the leader's on the calling thread,
+  // each worker's on its thread; returns when all are done, rethrowing the leader's error or,
+  // as DeviceError, the first worker's (naming its rank). Benchmarks and tests drive the ranks
+  // through it (engine_bench_access.h); job must make the same collective calls on every rank.
+  void run_on_every_rank(const std::function<void(ModelRunner&)>& job, ModelRunner& leader);
 
  private:
   void worker(int rank);
@@ -54,7 +60,8 @@ class TpGroup {
   std::mutex mu_;
   std::condition_variable cv_;       // workers wait for a step (or stop)
   std::condition_variable done_cv_;  // forward() waits for the workers
-  ForwardBatch worker_fb_;           // the step's batch for the workers
+  ForwardBatch worker_fb_;           // the step's batch for the workers (forward)
+  std::function<void(ModelRunner&)> job_;  // what the workers run this step
   uint64_t step_ = 0;                // steps posted
   int n_done_ = 0;                   // workers done with step_
   int n_alive_ = 0;                  // workers still looping (a failed start-up leaves)

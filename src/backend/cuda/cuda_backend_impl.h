@@ -95,6 +95,9 @@ class CudaBackend final : public Backend {
   void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids, Tensor topk_weights,
                    const MoeScratch& scratch) override;
   void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) override;
+  // tensor parallelism: the NCCL communicator's calls on stream_ (cuda_collectives.cpp)
+  void all_reduce_sum(Tensor x) override;
+  void all_gather_cols(Tensor out, Tensor in, Tensor scratch) override;
 
   void begin_capture() override;
   std::unique_ptr<Graph> end_capture() override;
@@ -109,6 +112,7 @@ class CudaBackend final : public Backend {
   bool forward_done() override;  // cudaEventQuery: never blocks
 
   cudaStream_t stream() const { return stream_; }
+  int device_id() const { return device_id_; }
 
  private:
   int device_id_ = 0;
