@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include "backend/communicator.h"
@@ -91,19 +93,19 @@ std::vector<std::vector<int32_t>> greedy(Engine& engine, const std::vector<std::
 // ------------------------------------------------------------------ stories260K, golden ids
 
 TEST(TensorParallel, StoriesGoldenIdsAtTp124WithGraphs) {
-  // Four of the golden cases (prompts of 5, 8, 33 and 80 tokens; 48 to 128 new tokens): every
+  // Four of the golden cases (prompts of 5, 8, 33 and 14 tokens; 48 to 64 new tokens): every
   // collective of a step is a Gloo round trip between threads, and CI has two cores
   // (engine_golden_test runs all of them at TP 1).
   const std::vector<GoldenCase> all = golden_cases();
-  ASSERT_GE(all.size(), 13u);
-  const std::vector<GoldenCase> cases = {all[0], all[4], all[5], all[12]};
+  ASSERT_GE(all.size(), 8u);
+  const std::vector<GoldenCase> cases = {all[0], all[4], all[5], all[7]};
   for (int tp : {1, 2, 4}) {
     SCOPED_TRACE("tp " + std::to_string(tp));
     EngineConfig cfg = cpu_engine_config();
     cfg.tp_size = tp;
     cfg.dist_timeout = 20;
-    cfg.cuda_graph_bs = "1,2,4,8";
-    cfg.piecewise_cuda_graph_tokens = "16,64,256";
+    cfg.cuda_graph_bs = "1,2,4";
+    cfg.piecewise_cuda_graph_tokens = "16,64";
     cfg.enable_mixed_chunk = true;
     Engine engine(cfg);
     expect_golden_outputs(engine, cases);
@@ -306,6 +308,65 @@ TEST(TensorParallel, FlagsAreValidatedNamingTheFlag) {
   ModelConfig odd = c;
   odd.vocab_size = 511;
   EXPECT_THROW(check_tp_size(odd, 2), Error);
+}
+
+// ------------------------------------------------------------------ several nodes
+
+// A port nobody listens on right now (the kernel's pick for a listener we close at once).
+int free_port() {
+  TcpStoreServer probe("127.0.0.1", 0);
+  return probe.port();
+}
+
+TEST(TensorParallel, TwoNodesNode1FollowsNode0sSteps) {
+  // Two "nodes" in one process (the same code path as two machines: the store over TCP, the
+  // steps through the store's channel), one rank each.
+  const std::string addr = "127.0.0.1:" + std::to_string(free_port());
+  auto node_config = [&](int node) {
+    EngineConfig cfg = cpu_engine_config();
+    cfg.tp_size = 2;
+    cfg.nnodes = 2;
+    cfg.node_rank = node;
+    cfg.dist_init_addr = addr;
+    cfg.dist_timeout = 20;
+    cfg.disable_cuda_graph = true;
+    return cfg;
+  };
+  std::unique_ptr<Engine> follower;
+  std::string follower_error;
+  std::thread t([&] {
+    try {
+      follower = std::make_unique<Engine>(node_config(1));
+    } catch (const std::exception& e) {
+      follower_error = e.what();
+    }
+  });
+  std::optional<std::string> follower_end = std::string("not ended");
+  {
+    Engine node0(node_config(0));
+    t.join();
+    ASSERT_TRUE(follower) << follower_error;
+    // A follower takes no requests of its own.
+    EXPECT_THROW(follower->generate({{1, 2, 3}}, {SamplingParams{}}), Error);
+    const std::vector<GoldenCase> all = golden_cases();
+    expect_golden_outputs(node0, {all[0], all[4], all[5]});
+  }  // node 0 closes the group
+  follower_end = follower->wait_follower();
+  EXPECT_FALSE(follower_end.has_value()) << *follower_end;
+  follower.reset();
+}
+
+TEST(TensorParallel, ANodeWithoutNode0StopsWithAClearErrorAfterTheTimeout) {
+  const std::string dir = make_temp_dir("tp_node1");
+  const std::string cmd = std::string(SEAM_BINARY) + " generate --model-path " + stories_dir() +
+                          " --device cpu --tp-size 2 --nnodes 2 --node-rank 1 --dist-init-addr 127.0.0.1:" +
+                          std::to_string(free_port()) + " --dist-timeout 1 --prompt hi > " + dir + "/out 2> " + dir +
+                          "/err";
+  const int status = std::system(cmd.c_str());
+  EXPECT_NE(status, 0);
+  const std::string err = read_file(dir + "/err");
+  EXPECT_NE(err.find("cannot reach the tensor-parallel store at 127.0.0.1:"), std::string::npos) << err;
+  EXPECT_NE(err.find("is node 0 started?"), std::string::npos) << err;
 }
 
 // ------------------------------------------------------------------ the communicator

@@ -17,7 +17,7 @@ namespace seam {
 
 namespace {
 // Wire format, both ways: [op u8][key length u32][key][value length u64][value].
-// Ops: 's' set, 'g' get (the server answers when the key exists, or 't' on its timeout
+// Ops: 's' set, 'd' delete, 'g' get (the server answers when the key exists, or 't' on its timeout
 // given as the value, in milliseconds), 'a' add (value: decimal delta; answer: the sum).
 bool write_all(int fd, const void* p, size_t n) {
   const char* c = static_cast<const char*>(p);
@@ -156,6 +156,10 @@ void TcpStoreServer::serve(int fd) {
       cv_.notify_all();
       lock.unlock();
       if (!write_msg(fd, 'o', "", std::to_string(v))) break;
+    } else if (op == 'd') {
+      data_.erase(key);
+      lock.unlock();
+      if (!write_msg(fd, 'o', "", "")) break;
     } else if (op == 'g') {
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::stoll(value));
       const bool found = cv_.wait_until(lock, deadline, [&] { return stop_ || data_.count(key) > 0; }) && !stop_;
@@ -201,14 +205,15 @@ TcpStore::~TcpStore() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string TcpStore::request(char op, const std::string& key, const std::string& value) {
+std::string TcpStore::request(char op, const std::string& key, const std::string& value, bool* timed_out) {
   std::lock_guard<std::mutex> lock(mu_);
   char answer = 0;
   std::string k, v;
   if (!write_msg(fd_, op, key, value) || !read_msg(fd_, answer, k, v))
     throw Error(detail::concat("the tensor-parallel store at ", address(),
                                " closed the connection (node 0 stopped?) during '", key, "'"));
-  if (answer == 't')
+  if (timed_out) *timed_out = answer == 't';
+  if (answer == 't' && !timed_out)
     throw Error(detail::concat("timed out after ", timeout_.count(), " ms waiting for '", key,
                                "' at the tensor-parallel store ", address(), " (a rank did not arrive)"));
   return v;
@@ -217,6 +222,16 @@ std::string TcpStore::request(char op, const std::string& key, const std::string
 void TcpStore::set(const std::string& key, const std::string& value) { request('s', key, value); }
 
 std::string TcpStore::get(const std::string& key) { return request('g', key, std::to_string(timeout_.count())); }
+
+std::optional<std::string> TcpStore::try_get(const std::string& key, std::chrono::milliseconds wait) {
+  SEAM_ASSERT(wait <= timeout_, "try_get waits longer than the connection's receive timeout");
+  bool timed_out = false;
+  std::string v = request('g', key, std::to_string(wait.count()), &timed_out);
+  if (timed_out) return std::nullopt;
+  return v;
+}
+
+void TcpStore::remove(const std::string& key) { request('d', key, ""); }
 
 int64_t TcpStore::add(const std::string& key, int64_t delta) {
   return std::stoll(request('a', key, std::to_string(delta)));

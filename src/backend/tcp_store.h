@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,13 +55,19 @@ class TcpStore {
   void set(const std::string& key, const std::string& value);
   // Waits until `key` is set (at most the timeout), then returns its value.
   std::string get(const std::string& key);
+  // Waits at most `wait` for `key`: its value, or nullopt when it is still unset (a closed
+  // connection still throws). For a follower waiting on an idle leader.
+  std::optional<std::string> try_get(const std::string& key, std::chrono::milliseconds wait);
   // Adds `delta` to the integer at `key` (0 when unset) and returns the new value.
   int64_t add(const std::string& key, int64_t delta);
+  // Forgets `key` (a no-op when unset).
+  void remove(const std::string& key);
   std::chrono::milliseconds timeout() const { return timeout_; }
   std::string address() const { return host_ + ":" + std::to_string(port_); }
 
  private:
-  std::string request(char op, const std::string& key, const std::string& value);
+  // Sends one request; the reply's value. A 't' reply throws unless `timed_out` is given.
+  std::string request(char op, const std::string& key, const std::string& value, bool* timed_out = nullptr);
 
   std::string host_;
   int port_ = 0;

@@ -124,6 +124,10 @@ int bench_one_batch_command(int argc, char** argv) {
   if (cfg.max_total_tokens <= 0) cfg.max_total_tokens = rows * stride;
   const int prefill_tokens = mode == "mixed" ? input_len + batch_size : batch_size * input_len;
   if (cfg.chunked_prefill_size < prefill_tokens) cfg.chunked_prefill_size = prefill_tokens;
+  // Its steps go to the ranks directly (EngineBenchAccess::on_every_rank), not through the step
+  // channel the other nodes follow: one node only.
+  SEAM_CHECK(cfg.nnodes == 1, "bench-one-batch runs on one node (--nnodes 1); time several nodes with serve + "
+             "bench-serving");
   Engine engine(cfg);
   ModelRunner& runner = EngineBenchAccess::runner(engine);
   Bench b{engine, runner, engine.model_info().vocab_size, stride};

@@ -123,10 +123,17 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   cache_ = std::make_unique<RadixCache>(*slots_, !cfg.disable_radix_cache);
   scheduler_ = std::make_unique<Scheduler>(setup.scheduler, *slots_, *cache_);
   publish_stats();
-  thread_ = std::thread([this] { loop(); });
+  if (rank_plan_->tp.node_rank > 0) {
+    log::info("node %d of %d: ranks %d..%d follow node 0's steps", rank_plan_->tp.node_rank, rank_plan_->tp.nnodes,
+              leader_rank, leader_rank + rank_plan_->tp.ranks_per_node - 1);
+    thread_ = std::thread([this] { follower_loop(); });
+  } else {
+    thread_ = std::thread([this] { loop(); });
+  }
 }
 
 EngineCore::~EngineCore() {
+  follower_stop_ = true;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -136,6 +143,28 @@ EngineCore::~EngineCore() {
 }
 
 int EngineCore::kv_pool_tokens() const { return slots_->capacity(); }
+
+void EngineCore::follower_loop() {
+  std::optional<std::string> error;
+  try {
+    while (std::optional<ForwardBatch> fb = tp_->next_batch(follower_stop_)) tp_->forward(*fb, *runner_);
+    log::info("node 0 closed the tensor-parallel group: this node stops");
+  } catch (const std::exception& e) {
+    error = e.what();
+    log::error("this node stops following node 0: %s", e.what());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  follower_done_ = true;
+  follower_error_ = error;
+  idle_cv_.notify_all();
+}
+
+std::optional<std::string> EngineCore::wait_follower() {
+  SEAM_CHECK(rank_plan_->tp.node_rank > 0, "wait_follower: node 0 runs the scheduler, it follows nobody");
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [&] { return follower_done_; });
+  return follower_error_;
+}
 
 void EngineCore::on_every_rank(const std::function<void(ModelRunner&)>& job) {
   if (tp_) return tp_->run_on_every_rank(job, *runner_);
@@ -171,6 +200,8 @@ void EngineCore::validate(const EngineRequest& q, std::shared_ptr<const grammar:
 }
 
 std::vector<uint64_t> EngineCore::submit_group(std::vector<EngineRequest> group) {
+  SEAM_CHECK(rank_plan_->tp.node_rank == 0, "--node-rank ", rank_plan_->tp.node_rank,
+             " follows node 0: requests go to node 0's engine");
   std::vector<std::shared_ptr<const grammar::CompiledGrammar>> grammars(group.size());
   for (size_t i = 0; i < group.size(); ++i) validate(group[i], &grammars[i]);
   const int64_t max_queued = config_.max_queued_requests;

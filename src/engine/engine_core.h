@@ -7,6 +7,7 @@
 // with ErrorKind::engine_dead, refuses every later submit, and never steps
 // again (a CUDA error is sticky; stepping on would only fail again, or worse).
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -64,6 +65,9 @@ class EngineCore {
   int kv_pool_tokens() const;
   const EngineConfig& config() const { return config_; }
   ModelRunner& runner() { return *runner_; }
+  // A node other than 0: blocks until it stops following node 0; the error that stopped it,
+  // or nullopt when node 0 closed the group (engine.h Engine::wait_follower).
+  std::optional<std::string> wait_follower();
   // engine_bench_access.h: job on every local rank's runner at once (TP 1: on runner()).
   void on_every_rank(const std::function<void(ModelRunner&)>& job);
 
@@ -91,6 +95,9 @@ class EngineCore {
     std::unique_ptr<grammar::GrammarMatcher> matcher;
   };
   void loop();
+  // Nodes other than 0 (--node-rank > 0): step this node's ranks with node 0's batches until
+  // node 0 stops; the outcome goes to follower_end_.
+  void follower_loop();
   void step();
   void take_submissions();
   // Fails every live request with `kind` and `message`; with engine_dead, also
@@ -155,6 +162,9 @@ class EngineCore {
   EngineStats stats_snapshot_;
   std::optional<std::string> dead_cause_;  // set once, by the loop thread, on a device fault
   bool stop_ = false;
+  std::atomic<bool> follower_stop_{false};  // the destructor asks the follower loop to end
+  bool follower_done_ = false;              // under mu_
+  std::optional<std::string> follower_error_;
   bool stats_idle_ = true;  // the snapshot was taken with nothing in flight
   std::thread thread_;
 

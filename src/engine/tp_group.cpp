@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "runtime/forward_batch_codec.h"
 
 namespace seam {
 
@@ -15,6 +16,7 @@ TpGroup::TpGroup(const RankPlan& plan, int leader_rank) : plan_(plan) {
     server_ = std::make_unique<TcpStoreServer>(tp.nnodes > 1 ? "0.0.0.0" : tp.host, tp.port);
     port_ = server_->port();
   }
+  if (tp.nnodes > 1) channel_ = std::make_unique<TcpStore>(tp.host, port_, tp.timeout);
   const int first = tp.first_local_rank();
   n_alive_ = tp.ranks_per_node - 1;
   for (int r = first; r < first + tp.ranks_per_node; ++r)
@@ -22,6 +24,13 @@ TpGroup::TpGroup(const RankPlan& plan, int leader_rank) : plan_(plan) {
 }
 
 TpGroup::~TpGroup() {
+  if (channel_ && plan_.tp.node_rank == 0) {
+    try {
+      channel_->set(step_key(n_published_ + 1), "");  // the other nodes stop
+    } catch (const std::exception& e) {
+      log::warn("could not tell the other nodes to stop: %s", e.what());
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -65,7 +74,27 @@ void TpGroup::worker(int rank) {
   }
 }
 
+// The step channel. Node 0 sets step n's key; each other node takes it, then counts itself in
+// "<key>/acks"; the last to do so removes both keys, so the store holds only steps in flight.
+// Node 0 publishes before it runs the step: the other nodes start while it does.
+std::optional<ForwardBatch> TpGroup::next_batch(const std::atomic<bool>& stop) {
+  SEAM_ASSERT(channel_ && plan_.tp.node_rank > 0);
+  const std::string key = step_key(++n_received_);
+  std::optional<std::string> msg;
+  while (!msg) {
+    if (stop) return std::nullopt;
+    msg = channel_->try_get(key, std::min<std::chrono::milliseconds>(std::chrono::seconds(1), plan_.tp.timeout));
+  }
+  if (channel_->add(key + "/acks", 1) == plan_.tp.nnodes - 1) {
+    channel_->remove(key);
+    channel_->remove(key + "/acks");
+  }
+  if (msg->empty()) return std::nullopt;
+  return decode_forward_batch(*msg);
+}
+
 StepResult TpGroup::forward(const ForwardBatch& fb, ModelRunner& leader) {
+  if (channel_ && plan_.tp.node_rank == 0) channel_->set(step_key(++n_published_), encode_forward_batch(fb));
   worker_fb_ = fb;  // no worker runs between steps: safe to overwrite
   // The workers' samples are never used: let their grammar-constrained rows allow every token.
   if (!worker_fb_.mask_rows.empty())

@@ -15,11 +15,13 @@
 // copy stays valid while they read it; a worker's error surfaces here). Every rank runs the
 // same batch, so the collectives inside the model line up by construction.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -41,6 +43,13 @@ class TpGroup {
   TpGroup& operator=(const TpGroup&) = delete;
 
   int store_port() const { return port_; }
+
+  // Several nodes (engine/tp_group.cpp "step channel"): node 0's forward() also publishes each
+  // batch in the store; the other nodes' engines take them with next_batch() and run them
+  // through forward() on their own ranks. next_batch() waits while node 0 is idle (checking
+  // `stop` every second), returns nullopt when node 0 stopped the group (its engine closed)
+  // or `stop` became true, and throws when node 0's store is gone.
+  std::optional<ForwardBatch> next_batch(const std::atomic<bool>& stop);
   // Rank 0's forward on `leader`, and the same batch on every worker; rank 0's result.
   StepResult forward(const ForwardBatch& fb, ModelRunner& leader);
   // Runs job(runner) on every rank of this node at once: the leader's on the calling thread,
@@ -52,8 +61,14 @@ class TpGroup {
  private:
   void worker(int rank);
 
+  // Step channel keys: "seam/step/<n>" holds step n's encoded batch ("" = the group stops).
+  std::string step_key(uint64_t n) const { return "seam/step/" + std::to_string(n); }
+
   const RankPlan& plan_;
   std::unique_ptr<TcpStoreServer> server_;  // node 0 only
+  std::unique_ptr<TcpStore> channel_;       // several nodes only: the step channel's connection
+  uint64_t n_published_ = 0;                // node 0: steps put in the channel
+  uint64_t n_received_ = 0;                 // other nodes: steps taken from it
   int port_ = 0;
   std::vector<std::thread> workers_;
 
