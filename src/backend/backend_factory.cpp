@@ -39,6 +39,15 @@ std::unique_ptr<Backend> make_backend(Device device, int device_id) {
 #endif
 }
 
+bool collectives_compiled(Device device) {
+  if (device == Device::cpu) return gloo_compiled();
+#if defined(SEAM_HAVE_CUDA) && defined(SEAM_HAVE_NCCL)
+  return true;
+#else
+  return false;
+#endif
+}
+
 std::unique_ptr<Communicator> make_communicator(Backend& backend, TcpStore& store, const DistInit& init) {
   if (backend.device() == Device::cpu) return make_gloo_communicator(store, init);
 #ifdef SEAM_HAVE_CUDA

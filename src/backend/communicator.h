@@ -54,6 +54,12 @@ class Communicator {
   // out[r * in.numel() ...] = rank r's `in`, for r in [0, size): contiguous, rank-major.
   virtual void all_gather(Tensor out, Tensor in) = 0;
 
+  // Makes every pending and later device collective of this rank fail instead of waiting:
+  // the watchdog's last resort when a step outlives the timeout (a peer died inside a
+  // collective). NCCL: ncclCommAbort, callable from another thread while a collective waits;
+  // Gloo: nothing (its every call already ends at the timeout). The rank is unusable after it.
+  virtual void abort() {}
+
   // Host collectives (eager, start-up and control only), through the store.
   // `data` of rank `root` is copied to every rank; every rank passes the same size.
   void broadcast_bytes(void* data, size_t n_bytes, int root);

@@ -98,6 +98,8 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   plan.checkpoint = nullptr;
   tp_store_ = std::move(parts.store);
   tp_comm_ = std::move(parts.comm);
+  group_memory_ = std::move(parts.group_memory);
+  if (tp_) tp_->watch(tp_comm_.get());
   backend_ = std::move(parts.backend);
   model_ = std::move(parts.model);
   kv_ = std::move(parts.kv);
@@ -658,6 +660,12 @@ void EngineCore::publish_stats() {
   e.running_requests = scheduler_->n_running();
   e.waiting_requests = scheduler_->n_waiting();
   e.kv_pool_tokens = uint64_t(slots_->capacity());
+  e.tp_size = uint64_t(config_.tp_size);
+  for (size_t r = 0; r < group_memory_.size(); ++r) {
+    e.tp_rank_weight_bytes[std::to_string(r)] = group_memory_[r].weight_bytes;
+    e.tp_rank_kv_bytes[std::to_string(r)] = group_memory_[r].kv_bytes;
+    e.tp_rank_graph_bytes[std::to_string(r)] = group_memory_[r].graph_bytes;
+  }
   e.kv_free_tokens = uint64_t(slots_->n_free());
   e.kv_cached_tokens = uint64_t(cache_->n_cached_tokens());
   e.budget_violations = s.budget_violations;

@@ -25,6 +25,7 @@
 #include "api/model_info.h"
 #include "engine/engine_config.h"
 #include "engine/engine_setup.h"
+#include "engine/rank_parts.h"
 #include "model/model_config.h"
 #include "scheduler/request.h"
 #include "tokenizer/tokenizer.h"
@@ -132,6 +133,7 @@ class EngineCore {
   std::unique_ptr<TcpStore> tp_store_;     // TP only: rank 0's connection to the group's store
   std::unique_ptr<Communicator> tp_comm_;  // TP only: rank 0's collectives (backend_ holds a pointer)
   std::unique_ptr<TpGroup> tp_;            // TP only: this node's other ranks, on worker threads
+  std::vector<RankParts::Memory> group_memory_;  // every rank's memory after start-up (stats)
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<LlamaModel> model_;
   std::unique_ptr<KvPool> kv_;

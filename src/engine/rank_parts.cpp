@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <sstream>
 #include <string>
 
 #include "backend/backend_factory.h"
@@ -103,6 +104,21 @@ RankParts build_rank_parts(const RankPlan& plan, int rank, int store_port) {
     p.runner = std::make_unique<ModelRunner>(*p.backend, *p.model, *p.kv, plan.sizes, plan.setup.graphs);
     p.runner->capture_graphs();
   });
+  const GraphStats& g = p.runner->graph_stats();
+  RankParts::Memory mine{uint64_t(p.model->weight_bytes()), uint64_t(KvPool::bytes_per_slot(shape)) * uint64_t(shape.n_slots),
+                         uint64_t(g.decode_graph_bytes + g.piecewise_graph_bytes)};
+  if (!p.comm) {
+    p.group_memory = {mine};
+    return p;
+  }
+  for (const std::string& m : p.comm->all_gather_bytes(detail::concat(mine.weight_bytes, " ", mine.kv_bytes, " ",
+                                                                       mine.graph_bytes))) {
+    RankParts::Memory r;
+    std::istringstream(m) >> r.weight_bytes >> r.kv_bytes >> r.graph_bytes;
+    p.group_memory.push_back(r);
+  }
+  log::info("weights %.1f MiB, KV pool %.1f MiB, graphs %.1f MiB on this rank", double(mine.weight_bytes) / (1 << 20),
+            double(mine.kv_bytes) / (1 << 20), double(mine.graph_bytes) / (1 << 20));
   return p;
 }
 

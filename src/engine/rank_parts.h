@@ -12,6 +12,7 @@
 // out (--dist-timeout) with an error that says so.
 #pragma once
 #include <memory>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/communicator.h"
@@ -45,6 +46,11 @@ struct RankParts {
   std::unique_ptr<LlamaModel> model;
   std::unique_ptr<KvPool> kv;
   std::unique_ptr<ModelRunner> runner;
+  // Every rank's memory after start-up, by rank (gathered; TP 1: this rank's): /metrics.
+  struct Memory {
+    uint64_t weight_bytes = 0, kv_bytes = 0, graph_bytes = 0;
+  };
+  std::vector<Memory> group_memory;
   RankParts() = default;
   RankParts(RankParts&&) = default;
   RankParts& operator=(RankParts&&) = default;

@@ -21,6 +21,26 @@ TpGroup::TpGroup(const RankPlan& plan, int leader_rank) : plan_(plan) {
   n_alive_ = tp.ranks_per_node - 1;
   for (int r = first; r < first + tp.ranks_per_node; ++r)
     if (r != leader_rank) workers_.emplace_back([this, r] { worker(r); });
+  watchdog_ = std::thread([this] { watchdog(); });
+}
+
+void TpGroup::watch(Communicator* comm) {
+  std::lock_guard<std::mutex> lock(mu_);
+  watched_.push_back(comm);
+}
+
+void TpGroup::watchdog() {
+  std::unique_lock<std::mutex> lock(mu_);
+  bool fired = false;
+  while (!stop_) {
+    cv_.wait_for(lock, std::chrono::seconds(1));
+    if (fired || !step_in_flight_ || std::chrono::steady_clock::now() - step_start_ < plan_.tp.timeout) continue;
+    fired = true;  // the communicators are unusable from here on: the engine is dead
+    log::error("a tensor-parallel step has run for more than --dist-timeout (%lld s): a rank died or hangs; "
+               "aborting this node's communicators",
+               (long long)std::chrono::duration_cast<std::chrono::seconds>(plan_.tp.timeout).count());
+    for (Communicator* c : watched_) c->abort();
+  }
 }
 
 TpGroup::~TpGroup() {
@@ -37,6 +57,7 @@ TpGroup::~TpGroup() {
   }
   cv_.notify_all();
   for (std::thread& t : workers_) t.join();
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
 void TpGroup::worker(int rank) {
@@ -52,12 +73,19 @@ void TpGroup::worker(int rank) {
     done_cv_.notify_all();
     return;
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (parts.comm) watched_.push_back(parts.comm.get());
+  }
   uint64_t seen = 0;
   while (true) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stop_ || step_ > seen; });
-      if (stop_) return;
+      if (stop_) {
+        std::erase(watched_, parts.comm.get());  // the communicator goes with this thread
+        return;
+      }
       seen = step_;
     }
     std::string error;
@@ -119,6 +147,8 @@ void TpGroup::run_on_every_rank(const std::function<void(ModelRunner&)>& job, Mo
     n_done_ = 0;
     worker_error_.clear();
     ++step_;
+    step_in_flight_ = true;
+    step_start_ = std::chrono::steady_clock::now();
   }
   cv_.notify_all();
   std::exception_ptr failure;
@@ -130,6 +160,7 @@ void TpGroup::run_on_every_rank(const std::function<void(ModelRunner&)>& job, Mo
   std::unique_lock<std::mutex> lock(mu_);
   // A worker whose collective waits for a dead peer returns after --dist-timeout with an error.
   done_cv_.wait(lock, [&] { return n_done_ == int(workers_.size()); });
+  step_in_flight_ = false;
   if (failure) std::rethrow_exception(failure);
   if (!worker_error_.empty()) throw DeviceError(worker_error_);
 }

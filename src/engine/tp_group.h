@@ -16,6 +16,7 @@
 // same batch, so the collectives inside the model line up by construction.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -50,6 +51,9 @@ class TpGroup {
   // `stop` every second), returns nullopt when node 0 stopped the group (its engine closed)
   // or `stop` became true, and throws when node 0's store is gone.
   std::optional<ForwardBatch> next_batch(const std::atomic<bool>& stop);
+
+  // The leader rank's communicator, for the watchdog (the workers register their own).
+  void watch(Communicator* comm);
   // Rank 0's forward on `leader`, and the same batch on every worker; rank 0's result.
   StepResult forward(const ForwardBatch& fb, ModelRunner& leader);
   // Runs job(runner) on every rank of this node at once: the leader's on the calling thread,
@@ -60,6 +64,10 @@ class TpGroup {
 
  private:
   void worker(int rank);
+  // Watchdog: a step (run_on_every_rank) that lasts longer than --dist-timeout aborts every
+  // local communicator, so that ranks stuck in a collective whose peer died return with an
+  // error instead of waiting forever (NCCL has no timeout of its own; Gloo's calls end anyway).
+  void watchdog();
 
   // Step channel keys: "seam/step/<n>" holds step n's encoded batch ("" = the group stops).
   std::string step_key(uint64_t n) const { return "seam/step/" + std::to_string(n); }
@@ -82,6 +90,10 @@ class TpGroup {
   int n_alive_ = 0;                  // workers still looping (a failed start-up leaves)
   std::string worker_error_;         // the first worker error of the step
   bool stop_ = false;
+  std::vector<Communicator*> watched_;  // under mu_
+  bool step_in_flight_ = false;         // under mu_
+  std::chrono::steady_clock::time_point step_start_;
+  std::thread watchdog_;
 };
 
 }  // namespace seam

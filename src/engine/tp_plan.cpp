@@ -1,6 +1,6 @@
 #include "engine/tp_plan.h"
 
-#include "backend/cpu/gloo_communicator.h"
+#include "backend/backend_factory.h"
 #include "backend/tcp_store.h"
 #include "core/error.h"
 #include "model/tp_shard.h"
@@ -32,9 +32,9 @@ TpPlan resolve_tp_plan(const EngineConfig& cfg, const ModelConfig& model, Device
   SEAM_CHECK(cfg.speculative_algorithm != "STANDALONE" && cfg.speculative_algorithm != "standalone",
              "--speculative-algorithm STANDALONE does not run with --tp-size ", cfg.tp_size,
              " yet (the draft model is not sharded); NGRAM does");
-  if (device == Device::cpu)
-    SEAM_CHECK(gloo_compiled(), "--tp-size ", cfg.tp_size,
-               " on the cpu backend needs Gloo: this build has none (install libgloo-dev, reconfigure)");
+  SEAM_CHECK(collectives_compiled(device), "--tp-size ", cfg.tp_size, " on ", device == Device::cpu ? "cpu" : "cuda",
+             " needs ", device == Device::cpu ? "Gloo (libgloo-dev)" : "NCCL (nccl.h, libnccl)",
+             ": this build has none (install it and reconfigure)");
   return p;
 }
 

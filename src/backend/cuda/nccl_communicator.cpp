@@ -1,5 +1,6 @@
 #include "backend/cuda/nccl_communicator.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -49,16 +50,25 @@ class NcclCommunicator final : public Communicator {
   }
 
   ~NcclCommunicator() override {
-    if (comm_) ncclCommDestroy(comm_);  // unchecked: a destructor must not throw
+    // Unchecked: a destructor must not throw. An aborted communicator is already released.
+    if (comm_ && !aborted_) ncclCommDestroy(comm_);
+  }
+
+  void abort() override {
+    if (!comm_ || aborted_.exchange(true)) return;
+    log::error("%s: aborting the NCCL communicator (a collective outlived --dist-timeout)", label().c_str());
+    ncclCommAbort(comm_);  // the waiting kernels return; later calls fail (checked: DeviceError)
   }
 
   void all_reduce_sum(Tensor x) override {
+    ensure_live();
     SEAM_CHECK(x.contiguous(), label(), ": all_reduce_sum: tensor must be contiguous");
     check(ncclAllReduce(x.data, x.data, size_t(x.numel()), nccl_type(x.dtype), ncclSum, comm_, stream_),
           "ncclAllReduce");
   }
 
   void all_gather(Tensor out, Tensor in) override {
+    ensure_live();
     SEAM_CHECK(in.contiguous() && out.contiguous() && in.dtype == out.dtype && out.numel() == in.numel() * size(),
                label(), ": all_gather: contiguous tensors of one dtype, out = size x in");
     check(ncclAllGather(in.data, out.data, size_t(in.numel()), nccl_type(in.dtype), comm_, stream_),
@@ -75,6 +85,10 @@ class NcclCommunicator final : public Communicator {
     }
     throw Error(label() + ": NCCL collectives take float32, bfloat16 or float16 tensors, not " + dtype_name(t));
   }
+  // An aborted communicator is freed: no call may reach NCCL with it.
+  void ensure_live() const {
+    if (aborted_) throw DeviceError(label() + ": the NCCL communicator was aborted (a step outlived --dist-timeout)");
+  }
   void check(ncclResult_t r, const char* call) const {
     if (r == ncclSuccess) return;
     const char* last = comm_ ? ncclGetLastError(comm_) : ncclGetLastError(nullptr);
@@ -85,6 +99,7 @@ class NcclCommunicator final : public Communicator {
   cudaStream_t stream_ = nullptr;
   int device_id_ = 0;
   ncclComm_t comm_ = nullptr;
+  std::atomic<bool> aborted_{false};
 };
 
 }  // namespace
