@@ -99,6 +99,7 @@ TEST(TensorParallel, StoriesGoldenIdsAtTp124WithGraphs) {
   const std::vector<GoldenCase> all = golden_cases();
   ASSERT_GE(all.size(), 8u);
   const std::vector<GoldenCase> cases = {all[0], all[4], all[5], all[7]};
+  uint64_t tp1_weight_bytes = 0, tp1_kv_bytes = 0;
   for (int tp : {1, 2, 4}) {
     SCOPED_TRACE("tp " + std::to_string(tp));
     EngineConfig cfg = cpu_engine_config();
@@ -114,6 +115,20 @@ TEST(TensorParallel, StoriesGoldenIdsAtTp124WithGraphs) {
     EXPECT_GT(s.decode_graph_replays, 0u);
     EXPECT_GT(s.piecewise_replays, 0u);
     EXPECT_EQ(s.captures_after_seal, 0u);
+    // Per-rank memory (/metrics): every rank listed; KV heads split evenly over the same slot
+    // count; each rank's weights less than the whole model (the embedding is whole on each).
+    EXPECT_EQ(s.tp_size, uint64_t(tp));
+    ASSERT_EQ(s.tp_rank_weight_bytes.size(), size_t(tp));
+    ASSERT_EQ(s.tp_rank_kv_bytes.size(), size_t(tp));
+    if (tp == 1) {
+      tp1_weight_bytes = s.tp_rank_weight_bytes.at("0");
+      tp1_kv_bytes = s.tp_rank_kv_bytes.at("0");
+      continue;
+    }
+    for (int r = 0; r < tp; ++r) {
+      EXPECT_EQ(s.tp_rank_kv_bytes.at(std::to_string(r)) * uint64_t(tp), tp1_kv_bytes) << "rank " << r;
+      EXPECT_LT(s.tp_rank_weight_bytes.at(std::to_string(r)), tp1_weight_bytes) << "rank " << r;
+    }
   }
 }
 

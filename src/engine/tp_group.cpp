@@ -46,7 +46,14 @@ void TpGroup::watchdog() {
 TpGroup::~TpGroup() {
   if (channel_ && plan_.tp.node_rank == 0) {
     try {
-      channel_->set(step_key(n_published_ + 1), "");  // the other nodes stop
+      // The other nodes stop. The store (server_) lives until each has taken the message
+      // (or 10 s, a dead node never will): they must not see node 0's store close first.
+      const std::string key = step_key(n_published_ + 1);
+      channel_->set(key, "");
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::min<std::chrono::milliseconds>(plan_.tp.timeout, std::chrono::seconds(10));
+      while (channel_->add(key + "/acks", 0) < plan_.tp.nnodes - 1 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     } catch (const std::exception& e) {
       log::warn("could not tell the other nodes to stop: %s", e.what());
     }
@@ -113,11 +120,12 @@ std::optional<ForwardBatch> TpGroup::next_batch(const std::atomic<bool>& stop) {
     if (stop) return std::nullopt;
     msg = channel_->try_get(key, std::min<std::chrono::milliseconds>(std::chrono::seconds(1), plan_.tp.timeout));
   }
-  if (channel_->add(key + "/acks", 1) == plan_.tp.nnodes - 1) {
+  const int64_t n_acks = channel_->add(key + "/acks", 1);
+  if (msg->empty()) return std::nullopt;  // node 0 waits for every node's ack, then closes the store
+  if (n_acks == plan_.tp.nnodes - 1) {      // the last node to take the step frees it
     channel_->remove(key);
     channel_->remove(key + "/acks");
   }
-  if (msg->empty()) return std::nullopt;
   return decode_forward_batch(*msg);
 }
 
