@@ -30,4 +30,8 @@ void Backend::all_gather_cols(Tensor, Tensor, Tensor) {
   throw Error(detail::concat("the ", name(), " backend has no tensor-parallel collectives"));
 }
 
+void Backend::embedding_shard(Tensor, Tensor, Tensor, int64_t) {
+  throw Error(detail::concat("the ", name(), " backend has no vocabulary-parallel embedding"));
+}
+
 }  // namespace seam

@@ -357,6 +357,10 @@ class Backend {
   // [r * c, (r + 1) * c)): the vocabulary-parallel lm_head's logits. scratch holds
   // size * n * c elements of out's dtype (the rank-major gather before the transpose).
   virtual void all_gather_cols(Tensor out, Tensor in, Tensor scratch);
+  // The vocabulary-parallel embedding: out[i] = table[ids[i] - vocab_begin] where that row is
+  // this rank's (table holds rows [vocab_begin, vocab_begin + table.size(0)) of the model's),
+  // else zeros; Backend::all_reduce_sum(out) then gives every rank the whole embedding.
+  virtual void embedding_shard(Tensor out, Tensor ids, Tensor table, int64_t vocab_begin);
 
  protected:
   Communicator* comm_ = nullptr;

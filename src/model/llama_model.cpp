@@ -48,12 +48,22 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     col_storage.emplace_back();
     return slice_cols(w, begin, n, col_storage.back());
   };
-  embed_ = upload({&ck.embed_tokens});
+  if (tp.active()) {
+    // Vocabulary-parallel embedding and head: this rank's rows of each; a tied head is the
+    // embedding shard itself (the same rows).
+    const HostTensor embed = ck.embed_tokens.rows(tp.vocab_begin, tp.vocab_local);
+    embed_ = upload({&embed});
+  } else {
+    embed_ = upload({&ck.embed_tokens});
+  }
   norm_ = upload_norm(ck.norm);
   if (tp.active()) {
-    // Vocabulary-parallel head: this rank's rows of the head (or of the tied embedding).
-    const HostTensor head = (c.tie_word_embeddings ? ck.embed_tokens : ck.lm_head).rows(tp.vocab_begin, tp.vocab_local);
-    lm_head_ = linear({&head}, {});
+    if (c.tie_word_embeddings) {
+      lm_head_ = Linear::shared(backend_, embed_, format_);
+    } else {
+      const HostTensor head = ck.lm_head.rows(tp.vocab_begin, tp.vocab_local);
+      lm_head_ = linear({&head}, {});
+    }
   } else {
     // Tied: the head is the embedding matrix itself (no second copy, counted once).
     lm_head_ = c.tie_word_embeddings ? Linear::shared(backend_, embed_, format_) : linear({&ck.lm_head}, {});
@@ -144,7 +154,14 @@ void LlamaModel::pre_attention(int i, const ForwardBuffers& buf, const KvCacheVi
   const ModelConfig& c = config_;
   Tensor residual = buf.residual.rows(n);  // [n, hidden]
   if (i == 0) {
-    backend_.embedding(residual, buf.input_ids.rows(n), embed_.tensor());
+    if (config_.tp.active()) {
+      // Vocabulary-parallel: the rank holding each id's row writes it, the others zeros; the
+      // sum is the row itself, bit for bit.
+      backend_.embedding_shard(residual, buf.input_ids.rows(n), embed_.tensor(), config_.tp.vocab_begin);
+      backend_.all_reduce_sum(residual);
+    } else {
+      backend_.embedding(residual, buf.input_ids.rows(n), embed_.tensor());
+    }
     if (recipe_.embed_scale != 0.f) backend_.scale(residual, recipe_.embed_scale);
   }
   Tensor qkv = buf.qkv.rows(n);  // [n, q_size + 2 * kv_size]

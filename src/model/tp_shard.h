@@ -3,10 +3,11 @@
 //   column-parallel (rows of W split): q/k/v (by heads; a fused Phi-3 qkv_proj per part),
 //     gate/up (by intermediate rows; Phi-3's fused gate_up_proj per half), the MoE experts'
 //     gate/up, the shared expert's gate/up, q/k/v biases, and the lm_head (by vocabulary);
+//   vocabulary-parallel embedding: the rank's rows of the table (Backend::embedding_shard, then
+//     an all-reduce); a tied head is that same shard;
 //   row-parallel (columns of W split, then an all-reduce): o_proj and down (dense, expert,
 //     shared expert); a row-parallel bias is held by rank 0 only (added once to the sum);
-//   replicated: norms, q/k norms, the router, the shared-expert gate, the embedding (see
-//     docs/architecture.md "Tensor parallelism": vocabulary-parallel embedding is a to-do).
+//   replicated: norms, q/k norms, the router, the shared-expert gate.
 // KV heads are split like q heads when there are at least as many as ranks; with fewer, each
 // rank holds the one KV head its q heads read (replicated tp / n_kv_heads times).
 //

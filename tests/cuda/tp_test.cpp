@@ -4,7 +4,8 @@
 //  - a random-weight Llama-3.1-8B shape (SEAM_HF_MODELS/llama-3.1-8b, tools/make_random_models.py)
 //    at TP 2 against TP 1: float32 logits within 1e-4 and greedy ids equal; bfloat16 logits no
 //    further from transformers' float32 ones than TP 1's bf16 run or transformers' own bf16 run
-//    is (bf16 tolerance measured, not assumed).
+//    is (bf16 tolerance measured, not assumed);
+//  - on one GPU: the vocabulary-parallel embedding op against the CPU reference, exactly.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -14,6 +15,8 @@
 #include <filesystem>
 
 #include "backend/backend_factory.h"
+#include "backend/cpu/cpu_backend.h"
+#include "cuda_test_util.h"
 #include "engine/engine.h"
 #include "engine/engine_bench_access.h"
 #include "golden.h"
@@ -55,6 +58,33 @@ TEST(CudaTensorParallel, StoriesGoldenIdsAtTp2Float32WithGraphs) {
     EXPECT_GT(s.decode_graph_replays, 0u);  // NCCL inside the decode graphs
     EXPECT_GT(s.piecewise_replays, 0u);     // and inside the piecewise ones
   }
+}
+
+class CudaEmbeddingShard : public CudaTest {};
+
+TEST_F(CudaEmbeddingShard, RowsOfTheShardElseZerosLikeTheCpu) {
+  std::mt19937 rng(7);
+  const int64_t vocab_local = 24, hidden = 40, vocab_begin = 48, n = 9;
+  std::vector<float> table = random_normal(size_t(vocab_local * hidden), rng);
+  // Ids below, inside (first, last row) and above the shard, and a padded row's garbage.
+  std::vector<int32_t> ids = {0, 47, 48, 50, 71, 72, 100, -5, 60};
+  CpuBackend cpu;
+  std::vector<float> want(size_t(n * hidden), NAN);
+  cpu.embedding_shard(host_view(want, {n, hidden}), host_index(ids, {n}), host_view(table, {vocab_local, hidden}),
+                      vocab_begin);
+  for (DType t : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(short_name(t));
+    std::vector<float> rounded = round_to(table, t);
+    Tensor out = empty(t, {n, hidden});
+    gpu->embedding_shard(out, upload_index(ids, {n}), upload(rounded, t, {vocab_local, hidden}), vocab_begin);
+    std::vector<float> want_t(size_t(n * hidden));
+    cpu.embedding_shard(host_view(want_t, {n, hidden}), host_index(ids, {n}),
+                        host_view(rounded, {vocab_local, hidden}), vocab_begin);
+    EXPECT_EQ(download(out), want_t);  // a copy or a zero: exact
+  }
+  // Sanity of the reference itself: id 50 is shard row 2, id 47 another rank's.
+  EXPECT_EQ(want[size_t(3 * hidden)], table[size_t(2 * hidden)]);
+  EXPECT_EQ(want[size_t(1 * hidden)], 0.f);
 }
 
 // Last-token logits of each prompt alone, every rank stepping alike (rank 0's logits).

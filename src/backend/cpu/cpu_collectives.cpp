@@ -1,10 +1,12 @@
 // The CPU backend's tensor-parallel collectives: the communicator's calls wrapped as ops, so
 // a CPU capture records them like any kernel and a replay runs them again (every rank
 // replays the same graphs in the same order, so the collectives still line up).
+#include <algorithm>
 #include <cstring>
 
 #include "backend/communicator.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/op_checks.h"
 
 namespace seam {
 
@@ -32,6 +34,22 @@ void CpuBackend::all_gather_cols(Tensor out, Tensor in, Tensor scratch) {
       for (int64_t i = 0; i < n; ++i)
         std::memcpy(static_cast<char*>(out.data) + (i * n_ranks * c + r * c) * int64_t(dtype_size(out.dtype)),
                     static_cast<const char*>(gathered.data) + (r * n + i) * int64_t(row_bytes), row_bytes);
+  });
+}
+
+void CpuBackend::embedding_shard(Tensor out, Tensor ids, Tensor table, int64_t vocab_begin) {
+  op_checks::embedding(out, ids, table, Device::cpu);
+  SEAM_CHECK(table.dtype == DType::f32 && table.contiguous(), "embedding_shard: a contiguous float32 table");
+  launch([=] {
+    const int64_t n = out.size(0), h = out.size(1), vocab_local = table.size(0);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t r = int64_t(ids.ptr<int32_t>()[i]) - vocab_begin;
+      float* dst = out.ptr<float>() + i * out.stride[0];
+      if (r < 0 || r >= vocab_local)
+        std::fill_n(dst, h, 0.f);  // another rank's row (or a padded row's garbage id)
+      else
+        std::memcpy(dst, table.ptr<float>() + r * h, size_t(h) * 4);
+    }
   });
 }
 

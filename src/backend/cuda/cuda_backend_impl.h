@@ -98,6 +98,7 @@ class CudaBackend final : public Backend {
   // tensor parallelism: the NCCL communicator's calls on stream_ (cuda_collectives.cpp)
   void all_reduce_sum(Tensor x) override;
   void all_gather_cols(Tensor out, Tensor in, Tensor scratch) override;
+  void embedding_shard(Tensor out, Tensor ids, Tensor table, int64_t vocab_begin) override;
 
   void begin_capture() override;
   std::unique_ptr<Graph> end_capture() override;

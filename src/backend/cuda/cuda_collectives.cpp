@@ -4,6 +4,8 @@
 #include "backend/communicator.h"
 #include "backend/cuda/cuda_backend_impl.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/embedding_shard.h"
+#include "backend/op_checks.h"
 
 namespace seam::cuda {
 
@@ -29,6 +31,12 @@ void CudaBackend::all_gather_cols(Tensor out, Tensor in, Tensor scratch) {
     SEAM_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(out.data) + size_t(r) * width, size_t(n_ranks) * width,
                                       static_cast<const char*>(gathered.data) + size_t(r * n) * width, width, width,
                                       size_t(n), cudaMemcpyDeviceToDevice, stream_));
+}
+
+void CudaBackend::embedding_shard(Tensor out, Tensor ids, Tensor table, int64_t vocab_begin) {
+  op_checks::embedding(out, ids, table, Device::cuda);
+  SEAM_CHECK(table.contiguous(), "embedding_shard: the table must be contiguous");
+  launch_embedding_shard(out, ids, table, vocab_begin, stream_);
 }
 
 }  // namespace seam::cuda
