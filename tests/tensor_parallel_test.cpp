@@ -20,10 +20,13 @@
 #include <optional>
 #include <thread>
 
+#include <CLI/CLI.hpp>
+
 #include "backend/communicator.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/gloo_communicator.h"
 #include "backend/tcp_store.h"
+#include "cli/engine_flags.h"
 #include "engine/engine.h"
 #include "engine/engine_bench_access.h"
 #include "engine/tp_plan.h"
@@ -323,6 +326,30 @@ TEST(TensorParallel, FlagsAreValidatedNamingTheFlag) {
   ModelConfig odd = c;
   odd.vocab_size = 511;
   EXPECT_THROW(check_tp_size(odd, 2), Error);
+}
+
+TEST(TensorParallel, CliFlagsParseIntoTheConfig) {
+  auto parse = [](const std::string& args) {
+    CLI::App app("test");
+    cli::EngineFlags flags;
+    flags.add_to(app);
+    app.parse("--model-path " + stories_dir() + " --device cpu " + args, false);
+    return flags.finish();
+  };
+  const EngineConfig d = parse("");
+  EXPECT_EQ(d.tp_size, 1);
+  EXPECT_EQ(d.nnodes, 1);
+  EXPECT_EQ(d.node_rank, 0);
+  EXPECT_EQ(d.dist_init_addr, "");
+  EXPECT_EQ(d.dist_timeout, 300);
+  EXPECT_EQ(parse("--tp 4").tp_size, 4);  // sglang's alias
+  const EngineConfig c =
+      parse("--tp-size 8 --nnodes 2 --node-rank 1 --dist-init-addr 10.0.0.1:29500 --dist-timeout 60");
+  EXPECT_EQ(c.tp_size, 8);
+  EXPECT_EQ(c.nnodes, 2);
+  EXPECT_EQ(c.node_rank, 1);
+  EXPECT_EQ(c.dist_init_addr, "10.0.0.1:29500");
+  EXPECT_EQ(c.dist_timeout, 60);
 }
 
 // ------------------------------------------------------------------ several nodes
