@@ -272,9 +272,10 @@ void bench_gemms(Bench& b, GemmRows rows) {
 struct AttnShape {
   int64_t heads = kHeads, kv_heads = kKvHeads, d = kHeadDim;
   int window = 0;
+  bool kv_fp8 = false;  // an FP8 E4M3 KV cache (--kv-cache-dtype fp8_e4m3): 1 byte a K/V element
   std::string label() const {
     return std::to_string(heads) + "/" + std::to_string(kv_heads) + "x" + std::to_string(d) +
-           (window > 0 ? " w" + std::to_string(window) : "");
+           (window > 0 ? " w" + std::to_string(window) : "") + (kv_fp8 ? " fp8 KV" : "");
   }
 };
 
@@ -284,6 +285,14 @@ void bench_decode_attention(Bench& b, int batch, int ctx, bool shuffled, const A
   const int64_t n_slots = int64_t(batch) * ctx, n_kv = sh.kv_heads, hd = sh.d, n_heads = sh.heads;
   Tensor kc = b.random(DType::bf16, {n_slots, n_kv, hd});
   Tensor vc = b.random(DType::bf16, {n_slots, n_kv, hd});
+  if (sh.kv_fp8) {  // the codes of the random keys and values, slot i from row i
+    std::vector<int32_t> all(static_cast<size_t>(n_slots));
+    std::iota(all.begin(), all.end(), 0);
+    Tensor k8 = b.alloc(DType::fp8_e4m3, {n_slots, n_kv, hd}), v8 = b.alloc(DType::fp8_e4m3, {n_slots, n_kv, hd});
+    b.gpu().store_kv(k8, v8, kc, vc, b.upload_i32(all, {n_slots}));
+    kc = k8;
+    vc = v8;
+  }
   Tensor q = b.random(DType::bf16, {batch, n_heads, hd});
   Tensor out = b.alloc(DType::bf16, {batch, n_heads, hd});
   std::vector<int32_t> pt(static_cast<size_t>(n_slots));
@@ -308,7 +317,7 @@ void bench_decode_attention(Bench& b, int batch, int ctx, bool shuffled, const A
   o.sliding_window = sh.window;
   const double us = b.time_us([&](int) { b.gpu().attention(out, q, kc, vc, ab, o); }, 5, 11);
   const int64_t keys = sh.window > 0 ? std::min<int64_t>(ctx, sh.window) : ctx;  // keys a row reads
-  const double kv_bytes = double(batch) * keys * n_kv * hd * 2 * 2;
+  const double kv_bytes = double(batch) * keys * n_kv * hd * 2 * (sh.kv_fp8 ? 1 : 2);
   b.row(std::string("attention decode") + (shuffled ? " (shuffled)" : ""),
         "batch " + std::to_string(batch) + " ctx " + std::to_string(ctx) + " " + sh.label(), us, kv_bytes,
         4.0 * double(batch) * keys * n_heads * hd);
@@ -460,6 +469,9 @@ int run(int argc, char** argv) {
   for (int ctx : {160, 1152}) bench_decode_attention(b, 1, ctx, false);
   for (int batch : {1, 8, 64}) bench_decode_attention(b, batch, 32768, false);
   bench_decode_attention(b, 8, 32768, true);
+  AttnShape fp8_kv;
+  fp8_kv.kv_fp8 = true;
+  for (int batch : {1, 8, 64}) bench_decode_attention(b, batch, 32768, false, fp8_kv);  // half the bytes
   if (!quick) bench_decode_attention(b, 64, 2048, false);
   // 4,096: the prefill target; 1,024 and 512: either side of the length at which the backend
   // switches from the mma.sync to the wgmma kernel (prefill_kernel_choice.h).

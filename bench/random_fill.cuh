@@ -5,19 +5,15 @@
 
 #include <cstdint>
 
+#include "core/random_fill.h"
+
 namespace seam::bench {
 
-// Uniform(-scale, scale) from a hash (splitmix64) of (seed, index).
+// Uniform(-scale, scale): the stream `seed` of core/random_fill.h (as --load-format dummy's weights).
 template <typename T>
 __global__ void random_fill_kernel(T* p, int64_t n, uint64_t seed, float scale) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    uint64_t x = seed ^ (uint64_t(i) * 0x9e3779b97f4a7c15ull);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    const float u = float(x >> 40) * (1.f / 16777216.f) * 2.f - 1.f;
-    p[i] = T(u * scale);
-  }
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    p[i] = T(random_fill_value(seed, i, scale, 0.f));
 }
 
 }  // namespace seam::bench

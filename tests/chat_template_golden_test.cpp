@@ -1,8 +1,10 @@
 // The five shared Hub chat templates (../shared/chat_templates), 22
-// conversations each, through `seam chat-template` as a user runs it: every
-// rendered text must equal transformers' byte for byte, every case
-// transformers refuses must be an error, and a template's own
-// raise_exception message must come back verbatim.
+// conversations each, and the families' templates the project keeps
+// (tests/data/chat_templates: Gemma 3, Phi-4-mini, Mistral v0.1; the same 22
+// conversations and each family's own, written by tools/make_chat_template_goldens.py),
+// through `seam chat-template` as a user runs it: every rendered text must
+// equal transformers' byte for byte, every case transformers refuses must be
+// an error, and a template's own raise_exception message must come back verbatim.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,22 +18,46 @@ namespace {
 
 using nlohmann::ordered_json;
 
-std::vector<std::string> golden_files() {
+constexpr size_t k_n_shared_conversations = 22;
+
+std::string shared_goldens_dir() { return shared_dir() + "/chat_templates"; }
+std::string family_goldens_dir() { return std::string(SEAM_SOURCE_DIR) + "/tests/data/chat_templates"; }
+
+// The golden files of `dir`, as full paths.
+std::vector<std::string> golden_files(const std::string& dir) {
   std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(shared_dir() + "/chat_templates"))
-    if (e.path().extension() == ".json") files.push_back(e.path().filename().string());
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".json") files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   return files;
 }
 
-TEST(ChatTemplateGolden, AllFiveTemplatesArePresent) { EXPECT_EQ(golden_files().size(), 5u); }
+TEST(ChatTemplateGolden, AllFiveTemplatesArePresent) { EXPECT_EQ(golden_files(shared_goldens_dir()).size(), 5u); }
+TEST(ChatTemplateGolden, AllThreeFamilyTemplatesArePresent) {
+  EXPECT_EQ(golden_files(family_goldens_dir()).size(), 3u);
+}
+
+// The family goldens start with the shared 22 conversations, unchanged (so every
+// template meets the same conversations), then add their own.
+TEST(ChatTemplateGolden, FamilyGoldensStartWithTheSharedConversations) {
+  const ordered_json shared =
+      ordered_json::parse(read_file(shared_goldens_dir() + "/Qwen__Qwen2.5-7B-Instruct.json"))["cases"];
+  ASSERT_EQ(shared.size(), k_n_shared_conversations);
+  for (const std::string& path : golden_files(family_goldens_dir())) {
+    const ordered_json cases = ordered_json::parse(read_file(path))["cases"];
+    ASSERT_GT(cases.size(), k_n_shared_conversations) << path;
+    for (size_t i = 0; i < k_n_shared_conversations; ++i)
+      for (const char* key : {"id", "messages", "tools", "add_generation_prompt", "kwargs"})
+        EXPECT_EQ(cases[i][key], shared[i][key]) << path << " case " << i << " " << key;
+  }
+}
 
 class ChatTemplateGoldenFile : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ChatTemplateGoldenFile, EveryCaseMatchesTransformers) {
-  const ordered_json golden = ordered_json::parse(read_file(shared_dir() + "/chat_templates/" + GetParam()));
+  const ordered_json golden = ordered_json::parse(read_file(GetParam()));
   const auto& cases = golden["cases"];
-  ASSERT_EQ(cases.size(), 22u);
+  ASSERT_GE(cases.size(), k_n_shared_conversations);
 
   // A model folder holding only tokenizer_config.json with the template and its special tokens
   // (null: the token is not passed to the template, as in the goldens).
@@ -78,16 +104,20 @@ TEST_P(ChatTemplateGoldenFile, EveryCaseMatchesTransformers) {
       n_match += r["text"] == c["expected"];
     }
   }
-  EXPECT_EQ(n_match, 22);
+  EXPECT_EQ(n_match, static_cast<int>(cases.size()));
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedTemplates, ChatTemplateGoldenFile, ::testing::ValuesIn(golden_files()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param.substr(0, info.param.size() - 5);
-                           for (char& ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
-                         });
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = std::filesystem::path(info.param).stem().string();
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedTemplates, ChatTemplateGoldenFile,
+                         ::testing::ValuesIn(golden_files(shared_goldens_dir())), test_name);
+INSTANTIATE_TEST_SUITE_P(FamilyTemplates, ChatTemplateGoldenFile,
+                         ::testing::ValuesIn(golden_files(family_goldens_dir())), test_name);
 
 }  // namespace
 }  // namespace seam::test

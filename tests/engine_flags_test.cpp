@@ -135,5 +135,19 @@ TEST(EngineFlagsSpeculative, BadValuesNameTheFlag) {
             std::string::npos);
 }
 
+// Parses `args` as `seam generate` would: the EngineConfig.
+EngineConfig config_for(const std::string& args) {
+  CLI::App app("test");
+  cli::EngineFlags flags;
+  flags.add_to(app);
+  app.parse("--model-path " + stories_dir() + " --device cpu " + args, false);
+  return flags.finish();
+}
+
+TEST(EngineFlagsLogprobs, OnByDefaultAndTheFlagTurnsThemOff) {
+  EXPECT_FALSE(config_for("").disable_logprobs);
+  EXPECT_TRUE(config_for("--disable-logprobs").disable_logprobs);
+}
+
 }  // namespace
 }  // namespace seam::test

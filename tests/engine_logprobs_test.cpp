@@ -3,7 +3,9 @@
 
 #include <cmath>
 
+#include "engine/engine_bench_access.h"
 #include "golden.h"
+#include "runtime/model_runner.h"
 
 namespace seam::test {
 namespace {
@@ -164,6 +166,33 @@ TEST(EngineLogprobs, BadFieldsAreRefusedByName) {
   EXPECT_EQ(refused(p), "logit_bias");
   p.logit_bias = {{1, 100.5f}};
   EXPECT_EQ(refused(p), "logit_bias");
+}
+
+// --disable-logprobs: a request for logprobs is refused by name, the others run as before,
+// and the runner keeps no [max_seqs, vocab] float32 copy of the raw logits.
+TEST(EngineLogprobs, DisabledLogprobsAreRefusedAndNeedNoRawLogitsBuffer) {
+  Engine on(cpu_engine_config());
+  EngineConfig cfg = cpu_engine_config();
+  cfg.disable_logprobs = true;
+  Engine off(cfg);
+  const GoldenCase c = golden_cases()[0];
+  EXPECT_EQ(off.generate({c.prompt_ids}, {greedy(12, -1)})[0].output_ids,
+            on.generate({c.prompt_ids}, {greedy(12, -1)})[0].output_ids);
+  try {
+    off.submit(c.prompt_ids, greedy(2, 0), [](const RequestOutput&) {});
+    ADD_FAILURE() << "a logprobs request was accepted";
+  } catch (const RequestError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_request);
+    EXPECT_EQ(e.param(), "logprobs");
+    EXPECT_NE(std::string(e.what()).find("--disable-logprobs"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(off.check_request(c.prompt_ids, greedy(2, 5)), RequestError);
+  const StepBuffers& b_on = EngineBenchAccess::runner(on).buffers();
+  const StepBuffers& b_off = EngineBenchAccess::runner(off).buffers();
+  EXPECT_TRUE(b_on.logprob_logits.defined());
+  EXPECT_FALSE(b_off.logprob_logits.defined());
+  ASSERT_EQ(b_on.sizes.max_seqs, b_off.sizes.max_seqs);
+  EXPECT_EQ(b_on.bytes - b_off.bytes, size_t(b_on.sizes.max_seqs) * size_t(b_on.logits.size(1)) * sizeof(float));
 }
 
 }  // namespace

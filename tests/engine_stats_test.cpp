@@ -34,7 +34,9 @@ const std::set<std::string> k_reported_keys = {
     "speculative_off_steps", "speculative_accept_length", "verify_steps_decode_graph", "verify_steps_piecewise",
     "verify_steps_eager",
     // tensor parallelism (issue 25)
-    "tp_size", "tp_rank_weight_bytes", "tp_rank_kv_bytes", "tp_rank_graph_bytes"};
+    "tp_size", "tp_rank_weight_bytes", "tp_rank_kv_bytes", "tp_rank_graph_bytes",
+    // the engine loop
+    "stalled_schedules"};
 
 // Distinct values per field, so a field wired to the wrong member shows.
 EngineStats distinct_stats() {
@@ -62,6 +64,7 @@ EngineStats distinct_stats() {
   s.verify_steps_decode_graph = 138, s.verify_steps_piecewise = 139, s.verify_steps_eager = 140;
   s.tp_size = 141, s.tp_rank_weight_bytes = {{"0", 7}, {"1", 8}}, s.tp_rank_kv_bytes = {{"0", 9}};
   s.tp_rank_graph_bytes = {{"1", 10}};
+  s.stalled_schedules = 142;
   return s;
 }
 

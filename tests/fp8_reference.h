@@ -5,11 +5,12 @@
 // says (per token, per 1x128 group, or the static input_scale), every sum in double.
 // `quantize_online` applies --quantization fp8's per-channel weight quantization to a float
 // checkpoint; `quantize_acts = false` gives the plain float reference of the original; `kv_fp8`
-// stores K/V as E4M3 (the FP8 KV cache).
+// stores K/V as E4M3 (the FP8 KV cache), scaled by the checkpoint's per-layer k/v scales.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/fp8.h"
@@ -20,7 +21,9 @@ namespace seam::test {
 
 class Fp8Reference {
  public:
-  // kv_fp8: K (after RoPE) and V are stored as E4M3 codes with scale 1 (--kv-cache-dtype fp8_e4m3).
+  // kv_fp8: K (after RoPE) and V are stored as E4M3 codes of x / scale and read as code * scale
+  // (--kv-cache-dtype fp8_e4m3), with the layer's "self_attn.k_proj.k_scale" / "self_attn.k_scale"
+  // (v alike) where the checkpoint has one, else 1.
   Fp8Reference(const std::string& dir, bool quantize_online, bool quantize_acts, bool kv_fp8 = false)
       : quantize_acts_(quantize_acts), kv_fp8_(kv_fp8) {
     c_ = load_model_config(dir);
@@ -39,6 +42,12 @@ class Fp8Reference {
       l.g = linear(p + "mlp.gate_proj", quantize_online);
       l.u = linear(p + "mlp.up_proj", quantize_online);
       l.d = linear(p + "mlp.down_proj", quantize_online);
+      for (const auto& name : file_->tensor_names()) {
+        for (const char* kv : {"k", "v"}) {
+          const std::string a = p + "self_attn." + kv + "_proj." + kv + "_scale", b = p + "self_attn." + kv + "_scale";
+          if (name == a || name == b) (kv[0] == 'k' ? l.k_scale : l.v_scale) = float(floats(name)[0]);
+        }
+      }
       layers_.push_back(std::move(l));
     }
     file_.reset();
@@ -58,8 +67,8 @@ class Fp8Reference {
         rope(q, NH, double(t));
         rope(k, NKV, double(t));
         if (kv_fp8_)
-          for (auto* kv : {&k, &v})
-            for (double& e : *kv) e = double(fp8_e4m3_round(float(e)));
+          for (auto [kv, sc] : {std::pair{&k, l.k_scale}, std::pair{&v, l.v_scale}})
+            for (double& e : *kv) e = double(fp8_e4m3_round(float(e) / sc)) * double(sc);
         kc[li].push_back(k);
         vc[li].push_back(v);
         std::vector<double> attn(size_t(NH * D), 0.0);
@@ -113,6 +122,7 @@ class Fp8Reference {
   struct Layer {
     std::vector<double> ln_in, ln_post;
     Lin q, k, v, o, g, u, d;
+    float k_scale = 1.f, v_scale = 1.f;  // the FP8 KV cache's
   };
 
   std::vector<double> floats(const std::string& name) const {

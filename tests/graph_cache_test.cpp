@@ -56,7 +56,7 @@ class FillOnlyBackend final : public Backend {
   void scale(Tensor, float) override { unused("scale"); }
   void softcap(Tensor, float) override { unused("softcap"); }
   void rms_norm_add(Tensor, Tensor, Tensor, float) override { unused("rms_norm_add"); }
-  void store_kv(Tensor, Tensor, Tensor, Tensor, Tensor) override { unused("store_kv"); }
+  void store_kv(Tensor, Tensor, Tensor, Tensor, Tensor, KvScales = {}) override { unused("store_kv"); }
   void attention(Tensor, Tensor, Tensor, Tensor, const AttentionBatch&, const AttentionOptions&) override {
     unused("attention");
   }

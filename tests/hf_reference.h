@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/sampling_params.h"
+#include "engine/engine_config.h"
 #include "runtime/model_runner.h"
 #include "test_util.h"
 
@@ -18,10 +20,11 @@ namespace seam::test {
 
 // One prompt of reference.json: its ids, transformers' 32 greedy ids and last-token logits in
 // float32, and (when the file has them) its bfloat16 and float64 last-token logits (the float64
-// ones are added by tools/hf_fp64_reference.py).
+// ones, with transformers' float32 RoPE tables and with float64 ones, are added by
+// tools/hf_fp64_reference.py).
 struct RefPrompt {
   std::vector<int32_t> ids, greedy_fp32;
-  std::vector<float> logits_fp32, logits_bf16, logits_fp64;
+  std::vector<float> logits_fp32, logits_bf16, logits_fp64, logits_fp64_rope64;
 };
 
 // The prompts of `dir`/reference.json, in file order; empty when the file lists none
@@ -31,9 +34,11 @@ inline std::vector<RefPrompt> load_hf_reference(const std::string& dir) {
   std::vector<RefPrompt> out;
   for (const nlohmann::json& p : ref["prompts"]) {
     RefPrompt r{p["ids"].get<std::vector<int32_t>>(), p["greedy_ids_fp32"].get<std::vector<int32_t>>(),
-                p["last_logits_fp32"].get<std::vector<float>>(), {}, {}};
+                p["last_logits_fp32"].get<std::vector<float>>(), {}, {}, {}};
     if (p.contains("last_logits_bf16")) r.logits_bf16 = p["last_logits_bf16"].get<std::vector<float>>();
     if (p.contains("last_logits_fp64")) r.logits_fp64 = p["last_logits_fp64"].get<std::vector<float>>();
+    if (p.contains("last_logits_fp64_rope64"))
+      r.logits_fp64_rope64 = p["last_logits_fp64_rope64"].get<std::vector<float>>();
     out.push_back(std::move(r));
   }
   return out;
@@ -90,6 +95,38 @@ inline std::vector<std::vector<float>> run_logits(ModelRunner& runner, const std
   for (size_t w = 0; w < prompts.size(); ++w) every[w] = w;
   run(every);
   return out;
+}
+
+// What Engine::generate takes to reproduce transformers' greedy ids: each prompt's ids, and
+// temperature 0 for n_new tokens past any EOS.
+struct GreedyRequests {
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<SamplingParams> params;
+};
+inline GreedyRequests greedy_requests(const std::vector<RefPrompt>& prompts, int n_new = 32) {
+  GreedyRequests g;
+  for (const RefPrompt& p : prompts) {
+    g.prompts.push_back(p.ids);
+    SamplingParams sp;
+    sp.temperature = 0;
+    sp.max_new_tokens = n_new;
+    sp.ignore_eos = true;
+    g.params.push_back(sp);
+  }
+  return g;
+}
+
+// A tiny reference model in float32 on the cpu backend (a test may set another device):
+// run_logits' rows of 64 slots (prompts up to 64 tokens, 4 rows) fit the pool.
+inline EngineConfig tiny_engine_config(const std::string& dir) {
+  EngineConfig cfg;
+  cfg.model_path = dir;
+  cfg.device = Device::cpu;
+  cfg.dtype = "float32";
+  cfg.context_length = 128;
+  cfg.max_running_requests = 4;
+  cfg.max_total_tokens = 1024;
+  return cfg;
 }
 
 }  // namespace seam::test

@@ -63,18 +63,9 @@ std::vector<std::vector<float>> prompt_logits(const std::string& dir, const std:
 std::vector<std::vector<int32_t>> greedy_ids(const EngineConfig& cfg, const std::vector<RefPrompt>& prompts,
                                              int* n_mixed = nullptr) {
   Engine engine(cfg);
-  std::vector<std::vector<int32_t>> ps;
-  std::vector<SamplingParams> params;
-  for (const RefPrompt& p : prompts) {
-    ps.push_back(p.ids);
-    SamplingParams sp;
-    sp.temperature = 0;
-    sp.max_new_tokens = 32;
-    sp.ignore_eos = true;
-    params.push_back(sp);
-  }
+  const GreedyRequests greedy = greedy_requests(prompts);
   std::vector<std::vector<int32_t>> out;
-  for (const auto& r : engine.generate(ps, params)) out.push_back(r.output_ids);
+  for (const auto& r : engine.generate(greedy.prompts, greedy.params)) out.push_back(r.output_ids);
   engine.wait_idle();
   if (n_mixed) *n_mixed = int(engine.stats().to_json()["mixed"]);
   return out;

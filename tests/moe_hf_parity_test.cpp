@@ -38,13 +38,7 @@ TEST_P(MoeHfParity, LogitsAndGreedyIds) {
   const std::vector<RefPrompt> prompts = load_hf_reference(dir);
   ASSERT_EQ(prompts.size(), 3u);
 
-  EngineConfig cfg;
-  cfg.model_path = dir;
-  cfg.device = Device::cpu;
-  cfg.dtype = "float32";
-  cfg.context_length = 128;
-  cfg.max_running_requests = 4;
-  cfg.max_total_tokens = 1024;
+  EngineConfig cfg = tiny_engine_config(dir);
   cfg.disable_cuda_graph = mode == Mode::eager;
   if (mode == Mode::mixed_chunk16) {
     cfg.chunked_prefill_size = 16;
@@ -64,17 +58,8 @@ TEST_P(MoeHfParity, LogitsAndGreedyIds) {
                          << " prompt of " << p.ids.size() << " tokens";
   }
 
-  std::vector<std::vector<int32_t>> ps;
-  std::vector<SamplingParams> params;
-  for (const RefPrompt& p : prompts) {
-    ps.push_back(p.ids);
-    SamplingParams sp;
-    sp.temperature = 0;
-    sp.max_new_tokens = 32;
-    sp.ignore_eos = true;
-    params.push_back(sp);
-  }
-  auto results = engine.generate(ps, params);
+  const GreedyRequests greedy = greedy_requests(prompts);
+  auto results = engine.generate(greedy.prompts, greedy.params);
   for (size_t w = 0; w < prompts.size(); ++w)
     EXPECT_EQ(results[w].output_ids, prompts[w].greedy_fp32) << name << " " << mode_name(mode) << " prompt of "
                                                         << prompts[w].ids.size() << " tokens";

@@ -224,6 +224,16 @@ TEST_F(OpChecks, SamplingAndPenalties) {
   badp = p;
   badp.repetition = f32({1}, 1.f);
   expect_error([&] { cpu->apply_penalties(logits, badp); }, "apply_penalties repetition");
+
+  // The logits of the sampling-side ops: float32 with at least n rows; the error names the op.
+  Tensor one_row = f32({1, 5});
+  expect_error([&] { cpu->sample(ids, one_row, s); }, "sample logits");
+  expect_error([&] { cpu->sample(ids, as(logits, DType::bf16), s); }, "sample logits");
+  expect_error([&] { cpu->apply_penalties(one_row, p); }, "apply_penalties logits");
+  expect_error([&] { cpu->apply_penalties(on_cuda(logits), p); }, "apply_penalties logits");
+  // No rows: nothing else is checked (the batch's other tensors may be empty).
+  PenaltyBatch none;
+  cpu->apply_penalties(one_row, none);
 }
 
 }  // namespace

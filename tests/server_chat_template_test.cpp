@@ -4,6 +4,7 @@
 // HF's settings: trim_blocks, lstrip_blocks, add_generation_prompt=True).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -317,6 +318,98 @@ TEST(ChatTemplate, KwargsAndDocumentsReachTheTemplate) {
   ChatTemplate chatml = ChatTemplate::from_name("chatml", "", "");
   EXPECT_THROW(chatml.render(m, true, nlohmann::json(), nlohmann::json{{"enable_thinking", false}}), Error);
   EXPECT_EQ(chatml.render(m, true, nlohmann::json(), nlohmann::json::object()), chatml.render(m, true));
+}
+
+// The families' Hub templates (tests/data/chat_templates) in a model folder, as
+// tokenizer_config.json's chat_template or as chat_template.jinja: for_model picks
+// the folder's template and renders the server's messages (string content, or text
+// parts for a template that loops over content) as transformers rendered the golden,
+// with the family's end-of-turn marker among the stop tokens; Gemma's assistant turns
+// render as its `model` role.
+struct FamilyFolder {
+  const char* golden;
+  const char* end_of_turn;
+};
+
+std::vector<ChatMessage> server_messages(const nlohmann::ordered_json& messages) {
+  std::vector<ChatMessage> out;
+  for (const auto& m : messages) {
+    ChatMessage message{m["role"].get<std::string>(), ""};
+    if (m["content"].is_string()) {
+      message.content = m["content"].get<std::string>();
+    } else {
+      for (const auto& part : m["content"]) message.text_parts.push_back(part["text"].get<std::string>());
+      for (size_t i = 0; i < message.text_parts.size(); ++i)
+        message.content += (i ? "\n" : "") + message.text_parts[i];
+    }
+    out.push_back(std::move(message));
+  }
+  return out;
+}
+
+TEST(ChatTemplate, FamilyFoldersRenderTheirHubTemplate) {
+  const FamilyFolder families[] = {{"google__gemma-3-4b-it.json", "<end_of_turn>"},
+                                   {"microsoft__Phi-4-mini-instruct.json", "<|end|>"},
+                                   {"mistralai__Mistral-7B-Instruct-v0.1.json", "</s>"}};
+  for (const FamilyFolder& family : families) {
+    const auto golden = nlohmann::ordered_json::parse(
+        test::read_file(std::string(SEAM_SOURCE_DIR) + "/tests/data/chat_templates/" + family.golden));
+    // Where transformers keeps the template: the tokenizer's config, chat_template.jinja beside
+    // it, or a processor's chat_template.json (multimodal folders such as Gemma 3's).
+    for (const std::string where : {"tokenizer_config.json", "chat_template.jinja", "chat_template.json"}) {
+      SCOPED_TRACE(std::string(family.golden) + " in " + where);
+      const std::string dir = test::make_temp_dir("family_template");
+      nlohmann::ordered_json config = {{"bos_token", golden["bos_token"]}, {"eos_token", golden["eos_token"]}};
+      if (where == "chat_template.jinja")
+        test::write_file(dir + "/chat_template.jinja", golden["template"].get<std::string>());
+      else if (where == "chat_template.json")
+        test::write_file(dir + "/chat_template.json", nlohmann::ordered_json{{"chat_template", golden["template"]}}.dump());
+      else
+        config["chat_template"] = golden["template"];
+      test::write_file(dir + "/tokenizer_config.json", config.dump());
+      const ChatTemplate t = ChatTemplate::for_model(dir, "");
+      EXPECT_STREQ(t.name(), "jinja");
+      const auto eot = t.end_of_turn_tokens();
+      EXPECT_NE(std::find(eot.begin(), eot.end(), family.end_of_turn), eot.end());
+      int n_checked = 0;
+      for (const auto& c : golden["cases"]) {
+        const std::string id = c["id"].get<std::string>();
+        if (id != "single_user" && id != "multi_turn" && id != "system_user" && id != "content_parts_all") continue;
+        const auto messages = server_messages(c["messages"]);
+        if (c["expect_error"].get<bool>() && id == "content_parts_all") {
+          // A template that reads content as a string gets the text parts joined (vLLM's "auto"),
+          // where transformers would fail on the list: the server renders what the client meant.
+          EXPECT_NO_THROW(t.render(messages, c["add_generation_prompt"].get<bool>())) << id;
+        } else if (c["expect_error"].get<bool>()) {
+          EXPECT_THROW(t.render(messages, c["add_generation_prompt"].get<bool>()), Error) << id;
+        } else {
+          EXPECT_EQ(t.render(messages, c["add_generation_prompt"].get<bool>()), c["expected"].get<std::string>())
+              << id;
+        }
+        ++n_checked;
+      }
+      EXPECT_EQ(n_checked, 4);
+    }
+  }
+  // A chat_template.json that is not {"chat_template": str} is an error naming the file; one
+  // without a template leaves the folder without one (plain).
+  const std::string bad = test::make_temp_dir("family_template_bad");
+  test::write_file(bad + "/chat_template.json", "[1]");
+  try {
+    ChatTemplate::for_model(bad, "");
+    ADD_FAILURE() << "a malformed chat_template.json was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("chat_template.json"), std::string::npos) << e.what();
+  }
+  test::write_file(bad + "/chat_template.json", "{\"chat_template\": null}");
+  EXPECT_STREQ(ChatTemplate::for_model(bad, "").name(), "plain");
+  // Gemma 3: the system message joins the first user turn, the assistant is the `model` role.
+  ChatTemplate gemma3 = ChatTemplate::from_jinja_text(
+      test::read_file(std::string(SEAM_SOURCE_DIR) + "/tests/data/chat_templates/templates/google__gemma-3-4b-it.jinja"),
+      "<bos>", "<eos>");
+  EXPECT_EQ(gemma3.render(conversation(true), true),
+            "<bos><start_of_turn>user\nYou are terse.\n\nHi there<end_of_turn>\n<start_of_turn>model\nHello! How can I "
+            "help?<end_of_turn>\n<start_of_turn>user\nTell me a story.<end_of_turn>\n<start_of_turn>model\n");
 }
 
 }  // namespace

@@ -121,6 +121,24 @@ TEST(ServerLimits, NumberOverflowIs400NamingTheField) {
   }
   EXPECT_NE(log.find("prompt[0]=\"Shown prompt\""), std::string::npos) << log;
   EXPECT_NE(log.find("sampling={"), std::string::npos) << log;
+  // Two prompts: their token counts, comma separated, and each prompt's text.
+  res = post(server.port(), "{\"prompt\": [\"Shown prompt\", \"Once upon a time\"], \"max_tokens\": 1}");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  const json usage = json::parse(res->body)["usage"];
+  for (int i = 0; i < 100 && log.find("prompt[1]=\"Once upon a time\"") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    log = server.log();
+  }
+  EXPECT_NE(log.find("2 prompt(s) x n=1, prompt_tokens=["), std::string::npos) << log;
+  EXPECT_NE(log.find("prompt[1]=\"Once upon a time\""), std::string::npos) << log;
+  const size_t at = log.find("2 prompt(s) x n=1, prompt_tokens=[");
+  ASSERT_NE(at, std::string::npos);
+  const std::string counts = log.substr(at + 34, log.find(']', at) - at - 34);
+  ASSERT_NE(counts.find(','), std::string::npos) << counts;
+  EXPECT_EQ(std::stoi(counts.substr(0, counts.find(','))) + std::stoi(counts.substr(counts.find(',') + 1)),
+            usage["prompt_tokens"].get<int>())
+      << counts;
 }
 
 }  // namespace

@@ -214,6 +214,27 @@ TEST(Speculative, OffSwitchAboveMaxBatchSize) {
   EXPECT_GT(stats["speculative_verify_rows"], 0);  // the last request alone speculates
 }
 
+// The benchmarks' worst case (random drafts, engine/random_draft_proposer.h): every verify
+// row carries its full k drafts and almost all are rejected, and the ids are still the
+// golden ones (rejection keeps only what the target sampled) with the pool whole after.
+TEST(Speculative, WorstCaseDraftsKeepTheIds) {
+  auto cfg = ngram_config(4);
+  cfg.bench_worst_case_drafts = true;
+  cfg.speculative_max_batch_size = 16;  // all 15 cases draft from their first decode step
+  cfg.disable_cuda_graph = true;        // (the paths are NgramGolden's; no captures of 80-row keys)
+  auto stats = run_golden(cfg);
+  const uint64_t rows = stats["speculative_verify_rows"], proposed = stats["speculative_proposed_tokens"],
+                 accepted = stats["speculative_accepted_tokens"];
+  uint64_t n_decode_steps = 0;  // per case: every output token after the first
+  const auto cases = golden_cases();
+  for (const auto& c : cases) n_decode_steps += c.generated_ids.size() - 1;
+  // Each case's last decode step has no room for drafts; an accepted draft saves a step.
+  EXPECT_GE(rows + cases.size() + accepted, n_decode_steps);
+  // Full rows but for the last three of a case (room 3, 2, 1 before max_tokens).
+  EXPECT_GE(proposed + 6 * cases.size(), 4 * rows);
+  EXPECT_LT(accepted * 20, proposed);
+}
+
 TEST(Speculative, ManyRequestsLeakNoSlots) {
   auto cfg = ngram_config(8);
   cfg.disable_radix_cache = true;

@@ -6,6 +6,8 @@
 //    transformers' for the tiny reference checkpoints), with KV heads split (TP 2) and
 //    replicated (TP 4 over 2 KV heads): llama, qwen2 (qkv bias), qwen3 (q/k norm), mistral,
 //    gemma2/3 (sandwich norms), phi3 (fused qkv/gate_up), phi4-mini, and the three MoE families;
+//  - --load-format dummy at TP 2 holds the slices of TP 1's random weights (same logits), and
+//    --quantization fp8 at TP 2 is as close to the float model as TP 1's FP8 is;
 //  - shard shapes: heads, KV heads (split and replicated), intermediate and vocabulary slices;
 //  - a rank failing at start-up stops the others with its error, naming the rank;
 //  - the flags are validated with messages naming them;
@@ -14,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -195,6 +198,77 @@ TEST(TensorParallel, EveryArchitectureMatchesTp1AtTp2AndTp4) {
   }
 }
 
+// ------------------------------------------------------------------ dummy weights, FP8
+
+// Last-token logits and 8 greedy ids of `prompts` at `cfg` (every rank stepping alike).
+struct TpRun {
+  std::vector<std::vector<float>> logits;
+  std::vector<std::vector<int32_t>> ids;
+};
+TpRun tp_run(const EngineConfig& cfg, const std::vector<RefPrompt>& prompts) {
+  Engine engine(cfg);
+  std::vector<std::vector<int32_t>> inputs;
+  for (const RefPrompt& p : prompts) inputs.push_back(p.ids);
+  TpRun r;
+  r.logits = tp_logits(engine, prompts);
+  r.ids = greedy(engine, inputs, 8);
+  return r;
+}
+
+TEST(TensorParallel, DummyWeightsAtTp2AreTp1sSlices) {
+  // Checkpoint::dummy seeds each tensor from its name over the whole model's shape; a rank's
+  // row slices move along that stream and its column slices (o_proj, down, the experts' down,
+  // slice_cols) are computed from it, so TP 2 runs TP 1's very weights: the logits differ only
+  // by the order of float32 sums. Qwen2 adds the q/k/v biases (slice_1d), qwen2-moe the
+  // experts' and the shared expert's slices.
+  const std::vector<std::pair<std::string, std::string>> models = {
+      {synthetic_model("Qwen2ForCausalLM"), stories_dir()}, {tiny_dir("tiny-qwen2-moe"), ""}};
+  for (const auto& [model, tokenizer] : models) {
+    SCOPED_TRACE(model);
+    EngineConfig cfg = config_for(model, 1, tokenizer);
+    cfg.load_format = "dummy";
+    RefPrompt p1, p2;
+    const int vocab = load_model_config(model).vocab_size;
+    p1.ids = {1, 5, 9, 3, 17, 30, 2, 11};
+    for (int i = 0; i < 21; ++i) p2.ids.push_back(int32_t((i * 7 + 3) % vocab));
+    const std::vector<RefPrompt> prompts = {p1, p2};
+    const TpRun tp1 = tp_run(cfg, prompts);
+    cfg.tp_size = 2;
+    const TpRun tp2 = tp_run(cfg, prompts);
+    ASSERT_EQ(tp2.logits.size(), tp1.logits.size());
+    for (size_t i = 0; i < tp1.logits.size(); ++i) EXPECT_LT(rel_err(tp2.logits[i], tp1.logits[i]), 1e-5) << i;
+    EXPECT_EQ(tp2.ids, tp1.ids);
+    // Not the file's weights: the dummy load really ran.
+    cfg.load_format = "auto";
+    const TpRun file = tp_run(cfg, prompts);
+    EXPECT_GT(rel_err(file.logits[0], tp2.logits[0]), 1e-2);
+  }
+}
+
+TEST(TensorParallel, Fp8QuantizationAtTp2IsAsCloseToTheFloatModelAsTp1) {
+  // --quantization fp8 quantizes each rank's shard per output channel: a row-parallel shard's
+  // scales are its own columns' (as in vLLM), so TP 2's codes are not TP 1's, but its error
+  // against the float model is of the same size. A shard quantized with wrong scales or
+  // misplaced rows would be far off.
+  const std::string model = tiny_dir("tiny-mistral");
+  const std::vector<RefPrompt> prompts = load_hf_reference(model);
+  EngineConfig cfg = config_for(model, 1);
+  const TpRun float_tp1 = tp_run(cfg, prompts);
+  cfg.quantization = "fp8";
+  const TpRun fp8_tp1 = tp_run(cfg, prompts);
+  cfg.tp_size = 2;
+  const TpRun fp8_tp2 = tp_run(cfg, prompts);
+  ASSERT_EQ(fp8_tp2.logits.size(), float_tp1.logits.size());
+  for (size_t i = 0; i < float_tp1.logits.size(); ++i) {
+    const double e1 = rel_err(fp8_tp1.logits[i], float_tp1.logits[i]);
+    const double e2 = rel_err(fp8_tp2.logits[i], float_tp1.logits[i]);
+    printf("prompt %zu: fp8 vs float rel_err tp1 %.3g tp2 %.3g\n", i, e1, e2);
+    EXPECT_GT(e1, 1e-5) << "prompt " << i << ": FP8 applied at TP 1";
+    EXPECT_GT(e2, 1e-5) << "prompt " << i << ": FP8 applied at TP 2";
+    EXPECT_LT(e2, 2 * e1) << "prompt " << i;
+  }
+}
+
 // ------------------------------------------------------------------ shard shapes
 
 TEST(TensorParallel, ShardShapesSplitHeadsKvHeadsIntermediateAndVocabulary) {
@@ -259,6 +333,28 @@ TEST(TensorParallel, HostSlicesTakeTheRightElements) {
   const HostTensor s = slice_1d(b, 4, 3);
   EXPECT_EQ(static_cast<const float*>(s.data)[0], 4.f);
   EXPECT_EQ(s.shape, (std::vector<int64_t>{3}));
+
+  // A random (--load-format dummy) tensor: the slices hold the whole tensor's elements.
+  HostTensor r;
+  r.name = "r";
+  r.dtype = DType::f32;
+  r.shape = {3, 5};
+  r.random = true;
+  r.fill = RandomFill{77, 10, 0.5f, 0.25f};
+  std::vector<float> whole(15);
+  r.to_f32(whole.data());
+  const HostTensor rc = slice_cols(r, 1, 2, storage);
+  ASSERT_EQ(rc.shape, (std::vector<int64_t>{3, 2}));
+  std::vector<float> got(6);
+  rc.to_f32(got.data());
+  EXPECT_EQ(got, (std::vector<float>{whole[1], whole[2], whole[6], whole[7], whole[11], whole[12]}));
+  HostTensor rb = r;
+  rb.shape = {15};
+  const HostTensor rs = slice_1d(rb, 4, 3);
+  ASSERT_TRUE(rs.random);
+  got.resize(3);
+  rs.to_f32(got.data());
+  EXPECT_EQ(got, (std::vector<float>{whole[4], whole[5], whole[6]}));
 }
 
 // ------------------------------------------------------------------ failures

@@ -22,6 +22,35 @@ def rel_err(a, b):
     return math.sqrt(num / den)
 
 
+def rope64_forward(rot, cfg):
+    """A float64 replacement for the rotary embedding's forward (default and longrope types)."""
+    params = getattr(cfg, "rope_parameters", None) or getattr(cfg, "rope_scaling", None) or {}
+    kind = params.get("rope_type", params.get("type", "default"))
+    base = params.get("rope_theta", getattr(cfg, "rope_theta", 10000.0))
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    dim = int(head_dim * getattr(cfg, "partial_rotary_factor", 1.0))
+    i = torch.arange(0, dim, 2, dtype=torch.float64, device="cuda") / dim
+    inv = 1.0 / (base ** i)
+    scale = 1.0
+    orig = params.get("original_max_position_embeddings", getattr(cfg, "original_max_position_embeddings", None))
+    if kind == "longrope":
+        factor = cfg.max_position_embeddings / orig
+        scale = math.sqrt(1 + math.log(factor) / math.log(orig)) if factor > 1 else 1.0
+        short = torch.tensor(params["short_factor"], dtype=torch.float64, device="cuda")
+        long = torch.tensor(params["long_factor"], dtype=torch.float64, device="cuda")
+    elif kind != "default":
+        return None
+
+    def forward(x, position_ids):
+        ext = 1.0
+        if kind == "longrope":
+            ext = long if int(position_ids.max()) + 1 > orig else short
+        freqs = position_ids[:, :, None].double() * (inv / ext)[None, None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return (emb.cos() * scale).to(x.dtype), (emb.sin() * scale).to(x.dtype)
+    return forward
+
+
 def main():
     d = sys.argv[1]
     path = os.path.join(d, "reference.json")
@@ -40,6 +69,20 @@ def main():
             print(f"{os.path.basename(d)} prompt {len(p['ids'])} tokens: transformers fp32 vs fp64 rel err "
                   f"{rel_err(p['last_logits_fp32'], lf):.3g}, bf16 vs fp64 {rel_err(p['last_logits_bf16'], lf):.3g}",
                   flush=True)
+    rots = [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]
+    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    fwd = rope64_forward(rots[0], cfg) if len(rots) == 1 else None
+    if fwd is None:
+        print("rope64: skipped (not one rotary embedding of type default or longrope)")
+    else:
+        rots[0].forward = fwd
+        with torch.no_grad():
+            for p in ref["prompts"]:
+                lf = model(torch.tensor([p["ids"]], device="cuda")).logits[0, -1].cpu().tolist()
+                p["last_logits_fp64_rope64"] = lf
+                print(f"{os.path.basename(d)} prompt {len(p['ids'])} tokens: against fp64 with float64 RoPE: "
+                      f"transformers fp32 {rel_err(p['last_logits_fp32'], lf):.3g}, "
+                      f"transformers fp64 {rel_err(p['last_logits_fp64'], lf):.3g}", flush=True)
     json.dump(ref, open(path, "w"))
 
 

@@ -38,11 +38,17 @@ def raise_exception(message):
     raise jinja2.exceptions.TemplateError(message)
 
 
-def python_render(template, variables):
+def make_env(raise_exception=raise_exception):
+    """jinja2 configured as transformers configures it, strftime_now frozen at the goldens' date."""
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[Generation, loopcontrols])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = lambda f: datetime(2026, 7, 26).strftime(f)
+    return env
+
+
+def python_render(template, variables):
+    env = make_env()
     try:
         context = {"messages": [], "tools": None, "documents": None, "add_generation_prompt": False, **variables}
         return {"text": env.from_string(template).render(**context)}

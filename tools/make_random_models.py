@@ -9,6 +9,8 @@ random token ids, transformers' last-token logits with the model in float32
 and its first 32 greedy ids in float32, so tests/cuda/hf_parity_test.cpp can
 compare seam in float32 (must match closely) and in bf16 (must be no further
 from the float32 reference than transformers' own bf16 run, within a margin).
+--config-only writes config.json and tokenizer.json alone, for seam's --load-format dummy
+(shapes whose weights do not fit the disk).
 """
 import argparse, json, os, shutil, sys, time
 
@@ -79,6 +81,16 @@ SHAPES = {
                           rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=False, attention_bias=False,
                           moe_intermediate_size=768, num_experts=128, num_experts_per_tok=8, norm_topk_prob=True,
                           decoder_sparse_step=1, mlp_only_layers=[]),
+    # The first 24 of qwen3-30b-a3b's 48 layers: 30 GB in bf16, so it fits the GPU machine's 64 GB
+    # disk (the whole shape, 61 GB, does not beside anything else); its float32 reference, 57 GiB.
+    # The whole shapes are timed with --load-format dummy from their config alone (--config-only).
+    "qwen3-30b-a3b-24l": dict(model_type="qwen3_moe", architectures=["Qwen3MoeForCausalLM"], hidden_size=2048,
+                              intermediate_size=6144, num_hidden_layers=24, num_attention_heads=32,
+                              num_key_value_heads=4, head_dim=128, vocab_size=151936,
+                              max_position_embeddings=40960, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                              tie_word_embeddings=False, attention_bias=False, moe_intermediate_size=768,
+                              num_experts=128, num_experts_per_tok=8, norm_topk_prob=True, decoder_sparse_step=1,
+                              mlp_only_layers=[]),
     "qwen1.5-moe-a2.7b": dict(model_type="qwen2_moe", architectures=["Qwen2MoeForCausalLM"], hidden_size=2048,
                               intermediate_size=5632, num_hidden_layers=24, num_attention_heads=16,
                               num_key_value_heads=16, vocab_size=151936, max_position_embeddings=8192,
@@ -191,6 +203,8 @@ def main():
                     "(default: a byte-level tokenizer covering the model's whole vocabulary)")
     ap.add_argument("--only", default="", help="comma list of shapes")
     ap.add_argument("--no-reference", action="store_true")
+    ap.add_argument("--config-only", action="store_true",
+                    help="write config.json and tokenizer.json only, no weights (for seam --load-format dummy)")
     args = ap.parse_args()
     names = args.only.split(",") if args.only else [n for n in SHAPES if n not in TINY_SHAPES]
     torch.manual_seed(0)
@@ -212,6 +226,12 @@ def main():
             cfg._attn_implementation = shape["_attn"]
         dtype = torch.float32 if tiny else torch.bfloat16
         cfg.torch_dtype = dtype
+        if args.config_only:
+            cfg.save_pretrained(d)
+            with open(os.path.join(d, "tokenizer.json"), "w") as f:
+                json.dump(full_vocab_tokenizer(text_cfg.vocab_size), f)
+            print(f"{name}: config.json and tokenizer.json written", flush=True)
+            continue
         with torch.device("cuda"):
             try:
                 model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)

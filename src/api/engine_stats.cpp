@@ -75,6 +75,9 @@ const std::vector<StatField>& engine_stat_fields() {
        "graph captures after start-up (must stay 0)", [](S s) { return double(s.captures_after_seal); }},
       {"budget_violations", "seam_budget_violations_total", nullptr, nullptr, counter, integer,
        "batches over the token budget (must stay 0)", [](S s) { return double(s.budget_violations); }},
+      {"stalled_schedules", "seam_stalled_schedules_total", nullptr, nullptr, counter, integer,
+       "schedules that found nothing to run while requests waited (the loop then waits for a submit or an abort)",
+       [](S s) { return double(s.stalled_schedules); }},
       {"padding_tokens", "seam_padding_tokens_total", nullptr, nullptr, counter, integer,
        "padded tokens of graph replays", [](S s) { return double(s.padding_tokens); }},
       // The phases are consecutive and disjoint: they add up to seam_step_wall_ms_per_step.

@@ -18,6 +18,9 @@ struct EngineStats {
   uint64_t steps = 0, steps_extend = 0, steps_decode = 0, steps_mixed = 0;
   uint64_t retractions = 0, prefix_cache_hit_tokens = 0, prefill_tokens = 0;
   uint64_t budget_violations = 0;  // must stay 0
+  // schedule() calls that found nothing to run and changed nothing while requests waited; the
+  // loop then sleeps until a submit or an abort (a spinning loop would count thousands).
+  uint64_t stalled_schedules = 0;
   // requests and KV
   uint64_t peak_running_requests = 0, running_requests = 0, waiting_requests = 0;
   uint64_t kv_pool_tokens = 0, kv_free_tokens = 0, kv_cached_tokens = 0;

@@ -14,6 +14,7 @@
 #include <new>
 #include <string>
 
+#include "core/random_fill.h"
 #include "core/tensor.h"
 
 namespace seam {
@@ -86,6 +87,14 @@ struct LogprobBatch {
   Tensor out_top;      // [n, max_top] f32
 };
 
+// An FP8 E4M3 KV cache (--kv-cache-dtype fp8_e4m3) holds codes c = e4m3(k / k_scale) (v alike,
+// engine/kv_cache_dtype.h); attention reads k = c * k_scale, v = c * v_scale. A float cache
+// holds k and v themselves and ignores the scales.
+struct KvScales {
+  float k = 1.f;
+  float v = 1.f;
+};
+
 // Per-layer options of attention(): host values (baked into a graph). Hugging Face semantics:
 //   score(q, k_j) = (q . k_j) * scale;
 //   logit_softcap > 0: score = logit_softcap * tanh(score / logit_softcap)   (Gemma 2)
@@ -96,6 +105,7 @@ struct AttentionOptions {
   float scale = 1.f;
   int sliding_window = 0;     // 0: full causal attention
   float logit_softcap = 0.f;  // 0: off
+  KvScales kv_scales;         // the layer's FP8 KV cache scales (1.0 unless the checkpoint has k/v scales)
 };
 
 // The rotary tables of rope()/rope_store_kv(). rotary_dim = 2 * inv_freq.size(0) <= head_dim:
@@ -124,6 +134,7 @@ struct RopeStoreArgs {
   int long_from = 0;        // (RopeTables)
   Tensor k_cache, v_cache;  // [n_slots, n_kv_heads, head_dim]
   Tensor slots;             // [n] i32
+  KvScales kv_scales;       // FP8 caches' scales (KvScales)
   RopeTables tables() const { return RopeTables(inv_freq, inv_freq_long, long_from); }
 };
 
@@ -181,6 +192,11 @@ struct Fp8Weight {
   Fp8ActScheme act = Fp8ActScheme::dynamic_per_token;
   Tensor input_scale;  // [1] f32, static_per_tensor only (else undefined)
   float act_amax_ub = 0.f;  // > 0: dynamic amax clamped to it (fbgemm_fp8's activation_scale_ub)
+  // block128 only, optional: the same scales compacted to the 128x128 blocks,
+  // [ceil(out / 128), ceil(in / 128)] f32 row-major, when every 128-row block of w_scale has one
+  // row of scales (the checkpoint's own blocks, fused parts aligned to 128 rows). A tensor-core
+  // GEMM with 128x128 block scales (cuBLASLt BLK128x128_32F) reads it; w_scale stays the definition.
+  Tensor w_scale_blocks;
 };
 
 // A recorded sequence of ops (CUDA graph exec, or the CPU op list).
@@ -213,6 +229,10 @@ class Backend {
   virtual void copy_d2h(void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_d2d(void* dst, const void* src, size_t bytes) = 0;
   virtual void fill(Tensor t, float value) = 0;  // any float dtype; used to poison in tests
+  // t (contiguous, f32/f16/bf16) = elements f.first .. f.first + numel of the stream
+  // core/random_fill.h describes, each float32 value rounded to t's dtype (--load-format dummy's
+  // weights). The default computes them on the host and copies them; CUDA fills on the device.
+  virtual void fill_random(Tensor t, const RandomFill& f);
   virtual void synchronize() = 0;
 
   // ---- ops ----
@@ -246,7 +266,7 @@ class Backend {
     rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
                   qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
                   qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.tables(), r.k_cache,
-                  r.v_cache, r.slots);
+                  r.v_cache, r.slots, r.kv_scales);
   }
   // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ w_gate_up^T, then
   // act = silu(gate) * up.   x [n, hidden], w_gate_up [2 * inter, hidden], act [n, inter];
@@ -283,17 +303,31 @@ class Backend {
   // overlap x (Gemma's post-attention and post-feed-forward norms).
   virtual void rms_norm_add(Tensor residual, Tensor x, Tensor weight, float eps) = 0;
   // k_cache[slots[i]] = k[i], same for v.   k, v [n, n_kv_heads, d] (rows may be strided);
-  // caches [n_slots, n_kv_heads, d]; slots [n] i32
-  virtual void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) = 0;
-  // rope(q, k, positions, t), then store_kv(k_cache, v_cache, k, v, slots), with the
+  // caches [n_slots, n_kv_heads, d] in k's dtype, or FP8 E4M3: then k_cache[slots[i]] =
+  // e4m3(k[i] / s.k) (round to nearest even, saturating at +-448: core/fp8.h), v alike. slots
+  // [n] i32. (s defaults to 1.0 in every override too: a float cache, or an FP8 one unscaled.)
+  virtual void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots, KvScales s = {}) = 0;
+  // rope(q, k, positions, t), then store_kv(k_cache, v_cache, k, v, slots, s), with the
   // same shapes; a backend may fuse the two (CUDA does: one kernel per decode layer, not two).
   virtual void rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, const RopeTables& t, Tensor k_cache,
-                             Tensor v_cache, Tensor slots) {
+                             Tensor v_cache, Tensor slots, KvScales s = {}) {
     rope(q, k, positions, t);
-    store_kv(k_cache, v_cache, k, v, slots);
+    store_kv(k_cache, v_cache, k, v, slots, s);
+  }
+  // Attention's input stage for layers with q/k norm (Qwen3, Gemma 3), after the qkv projection:
+  // rms_norm(q, q, q_norm), rms_norm(k, k, k_norm) per head, in place, then rope_store_kv(q, k, v,
+  // ...). Shapes as those ops (q [n, n_heads, d], k, v [n, n_kv_heads, d] views inside qkv;
+  // q_norm, k_norm [d]); a backend may fuse the three (CUDA does: one kernel, not three).
+  virtual void qk_norm_rope_store(Tensor q, Tensor k, Tensor v, Tensor q_norm, Tensor k_norm, float eps,
+                                  Tensor positions, const RopeTables& t, Tensor k_cache, Tensor v_cache,
+                                  Tensor slots, KvScales s = {}) {
+    rms_norm(q, q, q_norm, eps);
+    rms_norm(k, k, k_norm, eps);
+    rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots, s);
   }
   // Causal grouped-query attention over the paged cache (which already holds this step's KV),
-  // with o's scale, soft-capping and sliding window (AttentionOptions).
+  // with o's scale, soft-capping and sliding window (AttentionOptions). The caches are in q's
+  // dtype or FP8 E4M3 (read as code * o.kv_scales: KvScales).
   // q [n_tokens, n_heads, d] (rows may be strided), out [n_tokens, n_heads, d]
   virtual void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
                          const AttentionOptions& o) = 0;
@@ -317,6 +351,20 @@ class Backend {
   // supports_fp8() and the loader refuses FP8 layers on it.
   virtual bool supports_fp8() const { return false; }
   virtual void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate);
+  // An FP8 layer's norm fusions: rms_norm_linear and rms_norm_gate_up_act with linear_fp8 as the
+  // product (same shapes; normed and gate_up are scratch a fusing backend may leave unwritten).
+  // These defaults decompose; CUDA fuses the norm, the activation quantization and the GLU into
+  // its FP8 GEMV for decode batches (cuda/fp8_gemv.h).
+  virtual void rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                   const Fp8Weight& w, Tensor bias) {
+    rms_norm(normed, x, norm_weight, eps);
+    linear_fp8(out, normed, w, bias, false);
+  }
+  virtual void rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
+                                        float eps, const Fp8Weight& w, Activation a) {
+    rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
+    gated_act(act, gate_up, a);
+  }
   // Structured output: for each i < n_masked, logits[rows[i]][t] = -inf for every t < vocab
   // whose bit is clear in bitmask[i] (bit t = word t / 32, bit t % 32; a set bit leaves the
   // logit as it is). logits [n, vocab] f32; bitmask [n_masked, n_words] i32 storage of u32

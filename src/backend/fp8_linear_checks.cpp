@@ -62,6 +62,15 @@ void linear_fp8(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Te
                  "linear_fp8: block weights take dynamic 1x128 activation groups, got ", fp8_act_scheme_name(w.act));
       break;
   }
+  if (w.w_scale_blocks.defined()) {
+    on(w.w_scale_blocks, "w_scale_blocks");
+    SEAM_CHECK(w.w_scheme == Fp8WeightScheme::block128, "linear_fp8 w_scale_blocks: only for block weights, got ",
+               fp8_weight_scheme_name(w.w_scheme));
+    check_dtype(w.w_scale_blocks, DType::f32, "linear_fp8 w_scale_blocks");
+    SEAM_CHECK(w.w_scale_blocks.contiguous(), "linear_fp8 w_scale_blocks: must be contiguous");
+    check_shape(w.w_scale_blocks, {(n_out + kFp8Group - 1) / kFp8Group, (n_in + kFp8Group - 1) / kFp8Group},
+                "linear_fp8 w_scale_blocks");
+  }
   SEAM_CHECK(w.act != Fp8ActScheme::dynamic_group128 || w.w_scheme == Fp8WeightScheme::block128,
              "linear_fp8: 1x128 activation groups need block weights, got ", fp8_weight_scheme_name(w.w_scheme));
   if (w.act == Fp8ActScheme::static_per_tensor) {

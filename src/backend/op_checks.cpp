@@ -18,6 +18,20 @@ void cache(const Tensor& t, DType act, Device dev, const char* what) {
              dtype_name(act), " or float8_e4m3fn");
 }
 
+// The logits of a sampling-side op: float32 [>= n rows, vocab] with packed rows on `dev`
+// (`what` names them: "sample logits"). False when n is 0: nothing else to check.
+bool logit_rows(const Tensor& logits, int64_t n, Device dev, const char* what) {
+  same(logits, DType::f32, dev, what);
+  rows(logits, what);
+  SEAM_CHECK(logits.size(0) >= n, what, ": ", logits.size(0), " rows for ", n);
+  return n > 0;
+}
+
+void kv_scales(const KvScales& s, const char* what) {
+  SEAM_CHECK(std::isfinite(s.k) && s.k > 0.f && std::isfinite(s.v) && s.v > 0.f, what, ": KV cache scales (k ", s.k,
+             ", v ", s.v, ") must be finite and > 0");
+}
+
 }  // namespace
 
 void embedding(const Tensor& out, const Tensor& ids, const Tensor& table, Device dev) {
@@ -88,7 +102,7 @@ void rms_norm_qkv_rope_store(const Tensor& qkv, const Tensor& normed, const Tens
   const Tensor k = qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d);
   const Tensor v = qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d);
   rope(q, k, r.positions, r.tables(), dev);
-  store_kv(r.k_cache, r.v_cache, k, v, r.slots, dev);
+  store_kv(r.k_cache, r.v_cache, k, v, r.slots, dev, r.kv_scales);
 }
 
 void rms_norm_gate_up_silu(const Tensor& act, const Tensor& gate_up, const Tensor& normed, const Tensor& x,
@@ -124,6 +138,15 @@ void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const RopeT
     check_shape(t.inv_freq_long, {t.inv_freq.size(0)}, "rope inv_freq_long");
     SEAM_CHECK(t.long_from >= 0, "rope long_from: ", t.long_from, " is negative");
   }
+}
+
+void qk_norm_rope_store(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm, const Tensor& k_norm,
+                        const Tensor& positions, const RopeTables& t, const Tensor& k_cache, const Tensor& v_cache,
+                        const Tensor& slots, Device dev) {
+  rms_norm(q, q, q_norm, dev);
+  rms_norm(k, k, k_norm, dev);
+  rope(q, k, positions, t, dev);
+  store_kv(k_cache, v_cache, k, v, slots, dev);
 }
 
 void silu_mul(const Tensor& out, const Tensor& gate_up, Device dev) {
@@ -170,7 +193,8 @@ void rms_norm_add(const Tensor& residual, const Tensor& x, const Tensor& weight,
 }
 
 void store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v, const Tensor& slots,
-              Device dev) {
+              Device dev, const KvScales& s) {
+  kv_scales(s, "store_kv");
   floating(k, dev, "store_kv k");
   same(v, k.dtype, dev, "store_kv v");
   cache(k_cache, k.dtype, dev, "store_kv k_cache");
@@ -190,6 +214,7 @@ void attention(const Tensor& out, const Tensor& q, const Tensor& k_cache, const 
   SEAM_CHECK(o.sliding_window >= 0, "attention: sliding_window ", o.sliding_window, " is negative");
   SEAM_CHECK(std::isfinite(o.logit_softcap) && o.logit_softcap >= 0.f, "attention: logit_softcap ",
              o.logit_softcap, " must be finite and >= 0 (0 = off)");
+  kv_scales(o.kv_scales, "attention");
   floating(q, dev, "attention q");
   same(out, q.dtype, dev, "attention out");
   cache(k_cache, q.dtype, dev, "attention k_cache");
@@ -231,10 +256,7 @@ void scatter_i32(const Tensor& dst, const Tensor& pairs, Device dev) {
 }
 
 void apply_penalties(const Tensor& logits, const PenaltyBatch& p, Device dev) {
-  same(logits, DType::f32, dev, "apply_penalties logits");
-  rows(logits, "apply_penalties logits");
-  SEAM_CHECK(logits.size(0) >= p.n, "apply_penalties: more rows than logits");
-  if (p.n == 0) return;
+  if (!logit_rows(logits, p.n, dev, "apply_penalties logits")) return;
   index(p.indptr, p.n + 1, dev, "apply_penalties indptr");
   index(p.tokens, p.nnz, dev, "apply_penalties tokens");
   index(p.out_counts, p.nnz, dev, "apply_penalties out_counts");
@@ -244,11 +266,8 @@ void apply_penalties(const Tensor& logits, const PenaltyBatch& p, Device dev) {
 }
 
 void sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s, Device dev) {
-  same(logits, DType::f32, dev, "sample logits");
-  rows(logits, "sample logits");
   index(out_ids, s.n, dev, "sample out_ids");
-  SEAM_CHECK(logits.size(0) >= s.n, "sample: fewer logits rows than n");
-  if (s.n == 0) return;
+  if (!logit_rows(logits, s.n, dev, "sample logits")) return;
   params(s.temperature, DType::f32, s.n, dev, "sample temperature");
   index(s.top_k, s.n, dev, "sample top_k");
   params(s.top_p, DType::f32, s.n, dev, "sample top_p");
@@ -258,20 +277,14 @@ void sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s,
 }
 
 void apply_logit_bias(const Tensor& logits, const LogitBiasBatch& b, Device dev) {
-  same(logits, DType::f32, dev, "apply_logit_bias logits");
-  rows(logits, "apply_logit_bias logits");
-  SEAM_CHECK(logits.size(0) >= b.n, "apply_logit_bias: more rows than logits");
-  if (b.n == 0) return;
+  if (!logit_rows(logits, b.n, dev, "apply_logit_bias logits")) return;
   index(b.indptr, b.n + 1, dev, "apply_logit_bias indptr");
   index(b.tokens, b.nnz, dev, "apply_logit_bias tokens");
   params(b.values, DType::f32, b.nnz, dev, "apply_logit_bias values");
 }
 
 void logprobs(const Tensor& logits, const LogprobBatch& b, Device dev) {
-  same(logits, DType::f32, dev, "logprobs logits");
-  rows(logits, "logprobs logits");
-  SEAM_CHECK(logits.size(0) >= b.n, "logprobs: more rows than logits");
-  if (b.n == 0) return;
+  if (!logit_rows(logits, b.n, dev, "logprobs logits")) return;
   index(b.k, b.n, dev, "logprobs k");
   index(b.sampled, b.n, dev, "logprobs sampled");
   params(b.out_sampled, DType::f32, b.n, dev, "logprobs out_sampled");

@@ -25,13 +25,17 @@ void rms_norm_gate_up_silu(const Tensor& act, const Tensor& gate_up, const Tenso
 void rms_norm_gate_up_act(const Tensor& act, const Tensor& gate_up, const Tensor& normed, const Tensor& x,
                           const Tensor& norm_weight, const Tensor& w_gate_up, Device dev);
 void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const RopeTables& t, Device dev);
+void qk_norm_rope_store(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm, const Tensor& k_norm,
+                        const Tensor& positions, const RopeTables& t, const Tensor& k_cache, const Tensor& v_cache,
+                        const Tensor& slots, Device dev);
 void silu_mul(const Tensor& out, const Tensor& gate_up, Device dev);
 void gated_act(const Tensor& out, const Tensor& gate_up, Activation a, Device dev);
 void scale(const Tensor& x, float s, Device dev);
 void softcap(const Tensor& x, float cap, Device dev);
 void rms_norm_add(const Tensor& residual, const Tensor& x, const Tensor& weight, Device dev);
+// s: the FP8 cache scales (KvScales), finite and > 0 (checked whatever the cache dtype).
 void store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v, const Tensor& slots,
-              Device dev);
+              Device dev, const KvScales& s = {});
 void attention(const Tensor& out, const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                const AttentionBatch& b, const AttentionOptions& o, Device dev);
 void gather_rows(const Tensor& out, const Tensor& x, const Tensor& idx, Device dev);

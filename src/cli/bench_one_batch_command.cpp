@@ -3,7 +3,10 @@
 // output_len decode steps; or, with --mode, a chosen step kind repeated.
 //   --mode extend : EXTEND steps of batch_size x input_len tokens
 //   --mode decode : DECODE steps of batch_size rows at context input_len
-//   --mode mixed  : MIXED steps, one input_len-token chunk + batch_size decode rows
+//   --mode mixed  : MIXED steps, one input_len-token chunk + batch_size decode rows (verify rows
+//                   of k + 1 tokens with --speculative-num-draft-tokens k)
+//   --mode verify : speculative verify steps against plain decode steps (bench_verify_sweep.cpp)
+//   --mode generate: end-to-end generation through the engine loop (bench_generate.cpp)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,75 +15,17 @@
 #include <random>
 
 #include "backend/backend.h"
+#include "cli/bench_one_batch.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "engine/engine.h"
 #include "engine/engine_bench_access.h"
+#include "graph/graph_buckets.h"
 #include "kv/kv_pool.h"
 #include "runtime/model_runner.h"
 
 namespace seam::cli {
 
-namespace {
-
-// With --tp-size above 1 every rank of the engine runs each step (their collectives meet):
-// the steps go through EngineBenchAccess::on_every_rank, and only rank 0's runner reports.
-struct Bench {
-  Engine& engine;
-  ModelRunner& runner;  // rank 0's
-  int vocab;
-  int stride;  // page-table span of one sequence
-  std::mt19937 rng{1234};
-
-  void assign_rows(int n_rows) {
-    EngineBenchAccess::on_every_rank(engine, [&](ModelRunner& r) {
-      std::vector<int32_t> slots(static_cast<size_t>(stride));
-      for (int s = 0; s < n_rows; ++s) {
-        for (int p = 0; p < stride; ++p) slots[size_t(p)] = 1 + s * stride + p;
-        r.kv().set_slots(s, 0, slots.data(), stride);
-      }
-      r.backend().synchronize();
-    });
-  }
-  void forward_eager(const ForwardBatch& fb) {
-    EngineBenchAccess::on_every_rank(engine, [&](ModelRunner& r) {
-      std::vector<int32_t> ids;
-      r.forward_eager(fb, ids);
-    });
-  }
-  // Appends a sequence at `row` feeding positions [start, start+n).
-  void add_seq(ForwardBatch& fb, int row, int start, int n) {
-    for (int p = start; p < start + n; ++p) {
-      fb.input_ids.push_back(int32_t(rng() % uint32_t(vocab)));
-      fb.positions.push_back(p);
-      fb.out_cache_loc.push_back(1 + row * stride + p);
-    }
-    if (fb.qo_indptr.empty()) fb.qo_indptr.push_back(0);
-    fb.qo_indptr.push_back(fb.qo_indptr.back() + n);
-    fb.seq_lens.push_back(start + n);
-    fb.req_rows.push_back(row);
-    fb.sampling.push_back(SeqSampling{});
-  }
-  double time_step(const ForwardBatch& fb, StepReport* report, std::vector<StepTiming>* phases = nullptr) {
-    runner.backend().synchronize();
-    auto t0 = std::chrono::steady_clock::now();
-    EngineBenchAccess::on_every_rank(engine, [&](ModelRunner& r) {
-      std::vector<int32_t> ids;
-      r.forward(fb, ids, &r == &runner ? report : nullptr);  // ends with the sampled ids on the host
-    });
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (phases) phases->push_back(runner.last_timing());
-    return s;
-  }
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-// Medians of the timed steps' phases (StepTiming): where a step's wall time goes on the host,
-// and the device's span of the step. wall - gpu_ms is the host time the device does not hide.
 nlohmann::json phase_medians(const std::vector<StepTiming>& phases) {
   auto med = [&](double StepTiming::*m) {
     std::vector<double> v;
@@ -97,38 +42,86 @@ const char* path_name(StepPath p) {
   return p == StepPath::decode_graph ? "decode_graph" : p == StepPath::piecewise_graph ? "piecewise_graph" : "eager";
 }
 
-}  // namespace
-
 int bench_one_batch_command(int argc, char** argv) {
   CLI::App app("seam bench-one-batch: latency of one static batch", "seam bench-one-batch");
   EngineFlags flags;
   flags.add_to(app);
   int batch_size = 1, input_len = 1024, output_len = 16, reps = 10;
-  std::string mode = "all";
+  std::string mode = "all", verify_batch_sizes, verify_draft_tokens;
+  GenerateBench gen;
+  bool worst_case_drafts = false;
   app.add_option("--batch-size", batch_size, "sequences in the batch");
   app.add_option("--input-len", input_len, "prompt tokens per sequence (the chunk in mixed mode)");
-  app.add_option("--output-len", output_len, "decode steps");
-  app.add_option("--mode", mode, "all | extend | decode | mixed")->check(CLI::IsMember({"all", "extend", "decode", "mixed"}));
-  app.add_option("--reps", reps, "repetitions of the timed step in extend/decode/mixed mode");
+  app.add_option("--output-len", output_len, "decode steps (tokens per request in generate mode)");
+  app.add_option("--mode", mode, "all | extend | decode | mixed | verify | generate")
+      ->check(CLI::IsMember({"all", "extend", "decode", "mixed", "verify", "generate"}));
+  app.add_option("--reps", reps, "repetitions of the timed step in extend/decode/mixed/verify mode");
+  app.add_option("--verify-batch-sizes", verify_batch_sizes,
+                 "verify mode: batch sizes swept in one start, e.g. 1,2,4,8 (default: --batch-size)");
+  app.add_option("--verify-draft-tokens", verify_draft_tokens,
+                 "verify mode: draft counts k swept, e.g. 1,2,3,4 (default: --speculative-num-draft-tokens, or 4)");
+  app.add_option("--seed", gen.seed, "generate mode: seed of the random prompts");
+  app.add_flag("--worst-case-drafts", worst_case_drafts,
+               "generate mode with NGRAM: every verify row gets k drafts drawn at random from the vocabulary "
+               "(almost never accepted): speculation's worst case");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  SEAM_CHECK(batch_size >= 1 && input_len >= 1 && output_len >= 1, "sizes must be >= 1");
+  SEAM_CHECK(batch_size >= 1 && input_len >= 1 && output_len >= 1 && reps >= 1, "sizes must be >= 1");
+  SEAM_CHECK(mode == "verify" || (verify_batch_sizes.empty() && verify_draft_tokens.empty()),
+             "--verify-batch-sizes / --verify-draft-tokens need --mode verify");
+  SEAM_CHECK(mode == "generate" || !worst_case_drafts, "--worst-case-drafts needs --mode generate");
   EngineConfig cfg = flags.finish();
+  cfg.bench_worst_case_drafts = worst_case_drafts;
+  VerifySweep sweep;
+  int n_draft = 0;  // mixed mode: draft tokens of each verify row riding beside the chunk
+  if (mode == "verify") {
+    sweep.batch_sizes = verify_batch_sizes.empty() ? std::vector<int>{batch_size}
+                                                   : parse_bucket_list(verify_batch_sizes, "--verify-batch-sizes");
+    const int k = cfg.speculative_num_draft_tokens > 0 ? cfg.speculative_num_draft_tokens : 4;
+    sweep.draft_tokens = verify_draft_tokens.empty() ? std::vector<int>{k}
+                                                     : parse_bucket_list(verify_draft_tokens, "--verify-draft-tokens");
+    sweep.input_len = input_len;
+    sweep.reps = reps;
+    configure_verify_sweep(sweep, cfg);
+    batch_size = sweep.batch_sizes.back();
+  } else if (mode == "mixed" && cfg.speculative_num_draft_tokens > 0) {
+    n_draft = cfg.speculative_num_draft_tokens;
+    VerifySweep one{{batch_size}, {n_draft}, input_len, reps};
+    configure_verify_sweep(one, cfg);
+  }
+  const int n_draft_max = mode == "verify" ? sweep.draft_tokens.back() : n_draft;
   const int rows = batch_size + 1;
-  const int stride = input_len + output_len + reps + 2;
+  const int stride = input_len + output_len + reps + 2 + n_draft_max;
   if (cfg.max_running_requests < rows) cfg.max_running_requests = rows;
   if (cfg.context_length < stride) cfg.context_length = std::max(cfg.context_length, stride);
   if (cfg.max_total_tokens <= 0) cfg.max_total_tokens = rows * stride;
-  const int prefill_tokens = mode == "mixed" ? input_len + batch_size : batch_size * input_len;
+  // verify / generate: the context is filled one row at a time (or by the engine itself).
+  const int prefill_tokens = mode == "mixed"    ? input_len + batch_size * (n_draft + 1)
+                             : mode == "verify" ? input_len
+                             : mode == "generate" ? 0
+                                                  : batch_size * input_len;
   if (cfg.chunked_prefill_size < prefill_tokens) cfg.chunked_prefill_size = prefill_tokens;
   // Its steps go to the ranks directly (EngineBenchAccess::on_every_rank), not through the step
   // channel the other nodes follow: one node only.
   SEAM_CHECK(cfg.nnodes == 1, "bench-one-batch runs on one node (--nnodes 1); time several nodes with serve + "
              "bench-serving");
   Engine engine(cfg);
+  if (mode == "generate") {
+    // The engine owns its page table here: no hand-built rows.
+    gen.batch_size = batch_size;
+    gen.input_len = input_len;
+    gen.output_len = output_len;
+    nlohmann::json out;
+    out["mode"] = mode;
+    out["speculative_algorithm"] = cfg.speculative_algorithm.empty() ? "none" : cfg.speculative_algorithm;
+    out["worst_case_drafts"] = worst_case_drafts;
+    run_generate(gen, engine, out);
+    std::cout << out.dump() << std::endl;
+    return 0;
+  }
   ModelRunner& runner = EngineBenchAccess::runner(engine);
   Bench b{engine, runner, engine.model_info().vocab_size, stride};
   b.assign_rows(rows);
@@ -142,6 +135,7 @@ int bench_one_batch_command(int argc, char** argv) {
   out["device"] = runner.backend().name();
   StepReport report;
 
+  if (mode == "verify") run_verify_sweep(sweep, b, out);
   if (mode == "all" || mode == "extend") {
     ForwardBatch fb;
     fb.mode = ForwardMode::extend;
@@ -186,21 +180,21 @@ int bench_one_batch_command(int argc, char** argv) {
                 path_name(report.path));
   }
   if (mode == "mixed") {
-    // Decode rows at context input_len ride along with one input_len-token chunk.
-    for (int s = 0; s < batch_size; ++s) {  // one sequence per step: the buffers hold one chunk
-      ForwardBatch fill;
-      fill.mode = ForwardMode::extend;
-      b.add_seq(fill, s, 0, input_len);
-      fill.n_prefill_seqs = 1;
-      b.forward_eager(fill);
-    }
+    // Decode rows at context input_len ride along with one input_len-token chunk; with
+    // --speculative-num-draft-tokens k they are verify rows of k + 1 tokens each.
+    b.fill_context(batch_size, input_len);
     std::vector<double> t_mixed, t_chunk;
     for (int k = 0; k <= reps; ++k) {
       ForwardBatch fb;
       fb.mode = ForwardMode::mixed;
       b.add_seq(fb, batch_size, 0, input_len);
       fb.n_prefill_seqs = 1;
-      for (int s = 0; s < batch_size; ++s) b.add_seq(fb, s, input_len, 1);
+      for (int s = 0; s < batch_size; ++s) {
+        if (n_draft > 0)
+          b.add_verify_row(fb, s, input_len, n_draft);
+        else
+          b.add_seq(fb, s, input_len, 1);
+      }
       const double dt = b.time_step(fb, &report);
       ForwardBatch chunk;
       chunk.mode = ForwardMode::extend;
@@ -214,8 +208,11 @@ int bench_one_batch_command(int argc, char** argv) {
     out["mixed_median_latency_s"] = lm;
     out["chunk_alone_median_latency_s"] = lc;
     out["mixed_path"] = path_name(report.path);
-    std::printf("Mixed.   median latency: %.5f s (chunk of %d alone: %.5f s, decode rows add %.1f%%) (%s)\n", lm,
-                input_len, lc, 100.0 * (lm - lc) / lc, path_name(report.path));
+    out["mixed_draft_tokens"] = n_draft;
+    out["mixed_decode_rows"] = batch_size * (n_draft + 1);
+    std::printf("Mixed.   median latency: %.5f s (chunk of %d alone: %.5f s, %d %s rows add %.1f%%) (%s)\n", lm,
+                input_len, lc, batch_size, n_draft > 0 ? "verify" : "decode", 100.0 * (lm - lc) / lc,
+                path_name(report.path));
   }
   const GraphStats& g = runner.graph_stats();
   out["decode_graph_replays"] = g.decode_graph_replays;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/json_lines.h"
 #include "core/error.h"
 #include "jinja/error.h"
 
@@ -44,33 +45,25 @@ std::tm parse_fixed_time(const std::string& text) {
 
 int chat_template_lines(const jinja::HfChatTemplate& chat_template, std::istream& in, std::ostream& out,
                         std::ostream& err) {
-  std::string line;
-  long line_no = 0;
-  long n_bad = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json result;
-    try {
-      jinja::ChatRequest request;
-      try {
-        request = jinja::ChatRequest::from_json(nlohmann::ordered_json::parse(line));
-      } catch (const json::exception& e) {
-        throw Error(std::string("not valid JSON: ") + e.what());
-      }
-      try {
-        result = json{{"text", chat_template.render(request)}};
-      } catch (const jinja::TemplateError& e) {
-        result = json{{"error", e.what()}, {"error_kind", kind_name(e.kind())}};
-      }
-    } catch (const Error& e) {
-      ++n_bad;
-      err << "line " << line_no << ": " << e.what() << '\n' << std::flush;
-      result = json{{"error", e.what()}, {"error_kind", "request"}};
-    }
+  auto answer = [&](const json& result) {
     out << result.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
-  }
-  return n_bad == 0 ? 0 : 1;
+  };
+  return for_each_line(
+      in, err,
+      [&](const std::string& line) {
+        jinja::ChatRequest request;
+        try {
+          request = jinja::ChatRequest::from_json(nlohmann::ordered_json::parse(line));
+        } catch (const json::exception& e) {
+          throw Error(std::string("not valid JSON: ") + e.what());
+        }
+        try {
+          answer(json{{"text", chat_template.render(request)}});
+        } catch (const jinja::TemplateError& e) {  // the template's failure: an answer, not a bad line
+          answer(json{{"error", e.what()}, {"error_kind", kind_name(e.kind())}});
+        }
+      },
+      [&](const std::exception& e) { answer(json{{"error", e.what()}, {"error_kind", "request"}}); });
 }
 
 int chat_template_command(int argc, char** argv) {

@@ -3,6 +3,7 @@
 #include "backend/backend_factory.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "engine/engine_setup.h"
 
 namespace seam::cli {
 
@@ -15,6 +16,9 @@ void EngineFlags::add_to(CLI::App& app) {
   app.add_option("--quantization", c.quantization,
                  "fp8: quantize a float checkpoint's linear layers to FP8 at load (per-channel weights, "
                  "dynamic per-token activations); FP8 checkpoints load as FP8 without it");
+  app.add_option("--load-format", c.load_format,
+                 "auto | safetensors | dummy: dummy builds the model from config.json alone with random weights "
+                 "filled on the device (benchmarks; a tokenizer is still read from the folder)");
   app.add_option("--kv-cache-dtype", c.kv_cache_dtype,
                  "auto | fp8_e4m3 (fp8): the KV cache's element type; fp8_e4m3 holds twice the tokens");
   app.add_option("--mem-fraction-static", c.mem_fraction_static, "fraction of GPU memory for weights + KV cache");
@@ -23,6 +27,8 @@ void EngineFlags::add_to(CLI::App& app) {
   app.add_option("--max-running-requests", c.max_running_requests, "cap on running requests");
   app.add_flag("--enable-mixed-chunk", c.enable_mixed_chunk, "decode rows ride along with prefill chunks");
   app.add_flag("--disable-radix-cache", c.disable_radix_cache, "turn the prefix cache off");
+  app.add_flag("--disable-logprobs", c.disable_logprobs,
+               "refuse requests for logprobs, and keep no [max seqs, vocab] copy of the raw logits for them");
   app.add_option("--context-length", c.context_length, "max prompt + output tokens");
   app.add_option("--random-seed", c.random_seed, "seed for requests that give none");
   app.add_flag("--disable-cuda-graph", c.disable_cuda_graph, "run every step eagerly");
@@ -54,7 +60,8 @@ void EngineFlags::add_to(CLI::App& app) {
   app.add_option("--speculative-ngram-max-match-window-size", c.speculative_ngram_max_match_window_size,
                  "NGRAM: longest recent-token suffix matched (default 12)");
   app.add_option("--speculative-max-batch-size", c.speculative_max_batch_size,
-                 "no drafting while more requests than this decode (default 8)");
+                 "no drafting while more requests than this decode (default " +
+                     std::to_string(default_speculative_max_batch_size) + ")");
   app.add_option("--tp-size,--tp", c.tp_size,
                  "tensor parallelism: split the model over this many ranks (GPUs), default 1");
   app.add_option("--nnodes", c.nnodes, "machines the tensor-parallel ranks span (default 1)");

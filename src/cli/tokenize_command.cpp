@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/json_lines.h"
 #include "core/error.h"
 #include "core/json_parse.h"
 
@@ -18,31 +19,19 @@ namespace {
 
 using nlohmann::json;
 
-// Runs `handle` on every non-blank line; errors are reported per line and
-// counted, never thrown out of the loop.
+// Each line a JSON object, answered by `handle` (json_lines.h: a bad line is reported and counted).
 int for_each_line(std::istream& in, std::ostream& out, std::ostream& err,
                   const std::function<json(const json&)>& handle) {
-  std::string line;
-  long line_no = 0;
-  long n_bad = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  return cli::for_each_line(in, err, [&](const std::string& line) {
+    json request;
     try {
-      json request;
-      try {
-        request = json::parse(line);
-      } catch (const json::exception& e) {
-        throw Error("not valid JSON: " + json_error_text(e));
-      }
-      SEAM_CHECK(request.is_object(), "expected a JSON object");
-      out << handle(request).dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
-    } catch (const std::exception& e) {
-      ++n_bad;
-      err << "line " << line_no << ": " << e.what() << '\n' << std::flush;
+      request = json::parse(line);
+    } catch (const json::exception& e) {
+      throw Error("not valid JSON: " + json_error_text(e));
     }
-  }
-  return n_bad == 0 ? 0 : 1;
+    SEAM_CHECK(request.is_object(), "expected a JSON object");
+    out << handle(request).dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+  });
 }
 
 bool optional_flag(const json& request, const char* key, bool fallback) {

@@ -48,17 +48,6 @@ std::vector<GenerateResult> Engine::generate(const std::vector<std::vector<int32
   std::mutex mu;
   std::condition_variable cv;
   size_t n_done = 0;
-  // Every request is checked before any is queued, so a bad one runs nothing and
-  // each bad one is named.
-  std::string errors;
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    try {
-      check_request(prompts[i], params[i]);
-    } catch (const Error& e) {
-      errors += (errors.empty() ? "" : "\n") + std::string("prompt ") + std::to_string(i + 1) + ": " + e.what();
-    }
-  }
-  if (!errors.empty()) throw Error(errors);
   // One group, admitted whole or refused (a refusal queues nothing): the callbacks
   // below reference this frame, so no request may outlive a throw.
   std::vector<EngineRequest> group(prompts.size());
@@ -84,7 +73,23 @@ std::vector<GenerateResult> Engine::generate(const std::vector<std::vector<int32
       }
     };
   }
-  submit_group(std::move(group));
+  // submit_group checks every request (compiling each constraint once) before it queues
+  // any, and stops at the first bad one: on a refusal, check each request to name every
+  // bad one (nothing was queued; the checks are cheap and the grammars cached).
+  try {
+    submit_group(std::move(group));
+  } catch (const Error&) {
+    std::string errors;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      try {
+        check_request(prompts[i], params[i]);
+      } catch (const Error& e) {
+        errors += (errors.empty() ? "" : "\n") + std::string("prompt ") + std::to_string(i + 1) + ": " + e.what();
+      }
+    }
+    if (!errors.empty()) throw Error(errors);
+    throw;  // not a request's fault (the engine is dead, or overloaded)
+  }
   std::unique_lock<std::mutex> lock(mu);
   cv.wait(lock, [&] { return n_done == prompts.size(); });
   return results;

@@ -14,6 +14,7 @@ struct EngineConfig {
   Device device = Device::cpu;
   std::string dtype = "auto";  // auto | bfloat16 | float16 | float32
   std::string quantization;    // "" | none | fp8 (sglang/vLLM --quantization: FP8 at load)
+  std::string load_format = "auto";  // auto | safetensors | dummy (random weights from config.json; vLLM's flag)
   std::string kv_cache_dtype = "auto";  // auto | fp8_e4m3 (fp8): the KV pool's element type (kv_cache_dtype.h)
   double mem_fraction_static = 0.88;
   int max_total_tokens = 0;        // KV pool cap in tokens; 0 = from memory
@@ -31,6 +32,9 @@ struct EngineConfig {
   int piecewise_cuda_graph_max_tokens = 0;  // 0 = chunked_prefill_size
   std::string piecewise_cuda_graph_tokens;  // comma list
   int max_queued_requests = 0;     // 0 = unlimited (server)
+  // No request may ask for logprobs (refused as invalid): the runner then needs no copy of
+  // the raw logits ([max_seqs, vocab] float32, allocated at start-up otherwise).
+  bool disable_logprobs = false;
   // structured output: compiled grammars are cached by constraint text, LRU, this many MiB
   int grammar_cache_mb = 512;
   // start-up GEMM tuning (CUDA): time cuBLASLt's candidates during the graph warm-ups
@@ -45,7 +49,11 @@ struct EngineConfig {
   std::string speculative_draft_model_path;     // STANDALONE
   int speculative_ngram_min_match_window_size = 1;   // NGRAM: shortest suffix matched
   int speculative_ngram_max_match_window_size = 12;  // NGRAM: longest suffix matched
-  int speculative_max_batch_size = 0;           // no drafts while more requests decode; 0 = default (8)
+  int speculative_max_batch_size = 0;           // no drafts while more requests decode; 0 = default
+                                                //   (default_speculative_max_batch_size, engine_setup.h)
+  // Benchmarks only (bench-one-batch --worst-case-drafts; no serving flag): NGRAM drafts k random
+  // tokens for every verify row (engine/random_draft_proposer.h), speculation's worst case.
+  bool bench_worst_case_drafts = false;
   // tensor parallelism (sglang's names; engine/tp_plan.h validates them)
   int tp_size = 1;              // ranks the model is split over (one GPU each on cuda)
   int nnodes = 1;               // machines; each hosts tp_size / nnodes ranks

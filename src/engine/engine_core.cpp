@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 #include "backend/backend_factory.h"
 #include "core/log.h"
 #include "engine/engine_setup.h"
 #include "engine/kv_cache_dtype.h"
 #include "engine/ngram_proposer.h"
+#include "engine/random_draft_proposer.h"
 #include "engine/standalone_proposer.h"
 #include "graph/graph_buckets.h"
 #include "engine/structured_output.h"
@@ -36,14 +38,25 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   SEAM_CHECK(!cfg.model_path.empty(), "--model-path is required");
   model_config_ = load_model_config(cfg.model_path);
   apply_quantization_flag(model_config_.quant, cfg.quantization);  // --quantization (model/quant_config.h)
-  tokenizer_ = load_tokenizer(cfg.tokenizer_path.empty() ? cfg.model_path : cfg.tokenizer_path);
-  auto checkpoint = Checkpoint::open(cfg.model_path, model_config_);
+  const bool dummy = Checkpoint::is_dummy_format(cfg.load_format);
+  const std::string tokenizer_dir = cfg.tokenizer_path.empty() ? cfg.model_path : cfg.tokenizer_path;
+  // The engine detokenizes and compiles grammars, so even random weights need a tokenizer.
+  SEAM_CHECK(!dummy || std::filesystem::exists(std::filesystem::path(tokenizer_dir) / "tokenizer.json") ||
+                 std::filesystem::exists(std::filesystem::path(tokenizer_dir) / "tokenizer.model"),
+             "--load-format dummy: ", tokenizer_dir, " has no tokenizer.json or tokenizer.model; the engine needs one "
+             "(tools/make_random_models.py --tokenizer-only VOCAB DIR/tokenizer.json writes a byte-level one covering "
+             "the vocabulary), or pass --tokenizer-path");
+  tokenizer_ = load_tokenizer(tokenizer_dir);
+  auto checkpoint = Checkpoint::load(cfg.model_path, model_config_, cfg.load_format);  // --load-format
 
   const ResolvedSetup setup = resolve_setup(cfg, model_config_, cfg.device);
   max_context_ = setup.max_context;
   spec_ = setup.speculative;
   if (spec_.algorithm == SpeculativeAlgorithm::ngram)
-    proposer_ = std::make_unique<NgramProposer>(spec_.ngram_min_window, spec_.ngram_max_window);
+    proposer_ = cfg.bench_worst_case_drafts
+                    ? std::unique_ptr<DraftProposer>(std::make_unique<RandomDraftProposer>(
+                          spec_.ngram_min_window, spec_.ngram_max_window, model_config_.vocab_size))
+                    : std::make_unique<NgramProposer>(spec_.ngram_min_window, spec_.ngram_max_window);
   model_info_.architecture = model_config_.architecture;
   model_info_.vocab_size = model_config_.vocab_size;
   model_info_.eos_token_ids = model_config_.eos_token_ids;
@@ -52,7 +65,8 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   // constrained row only where its grammar may end (the tokenizer's own EOS too).
   structured_ = std::make_unique<StructuredOutput>(*tokenizer_, model_config_.eos_token_ids,
                                                    size_t(cfg.grammar_cache_mb) << 20);
-  check_kv_cache_scales(resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, cfg.device), *checkpoint);
+  // The KV pool's dtype (kv_cache_dtype.h): a bad flag fails before any rank loads weights.
+  const DType kv_dtype = resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, cfg.device);
 
   RankPlan& plan = *(rank_plan_ = std::make_unique<RankPlan>());
   plan.cfg = &config_;
@@ -67,6 +81,7 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   sizes.max_seqs = setup.scheduler.max_running_requests + spec_.max_batch_size * spec_.n_draft_tokens;
   sizes.max_tokens = std::max(sizes.max_tokens, sizes.max_seqs);
   sizes.max_penalty_entries = sizes.max_seqs * std::min(max_context_, 4096);
+  sizes.logprobs = !cfg.disable_logprobs;
 
   // The KV pool is sized from what is left after weights and step buffers,
   // keeping back a reserve for graphs (their real size is measured at capture).
@@ -76,7 +91,7 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   shape.head_dim = model_config_.head_dim;
   shape.max_reqs = setup.scheduler.max_running_requests;
   shape.max_context = max_context_;
-  shape.dtype = resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, cfg.device);  // kv_cache_dtype.h
+  shape.dtype = kv_dtype;  // kv_cache_dtype.h
 
   // Backend, model (shard), KV pool, runner and graphs: the path every rank takes
   // (engine/rank_parts.h). With TP, this thread builds the node's first rank while the
@@ -176,6 +191,8 @@ void EngineCore::on_every_rank(const std::function<void(ModelRunner&)>& job) {
 void EngineCore::validate(const EngineRequest& q, std::shared_ptr<const grammar::CompiledGrammar>* compiled) const {
   const int vocab = model_config_.vocab_size;
   q.params.validate(vocab);
+  if (config_.disable_logprobs && q.params.logprobs >= 0)
+    throw invalid_request("logprobs are disabled on this server (--disable-logprobs)", "logprobs");
   if (q.prompt_ids.empty()) throw invalid_request("the prompt is empty (no tokens)", "prompt");
   for (int32_t id : q.prompt_ids)
     if (id < 0 || id >= vocab)
@@ -283,15 +300,25 @@ void EngineCore::take_submissions() {
 }
 
 void EngineCore::loop() {
+  // Stalled: the last step found nothing to run and changed nothing, though requests wait
+  // (the head of the queue cannot be admitted yet). Stepping again would find the same, so
+  // the loop sleeps until a submit or an abort changes what can run, instead of spinning.
+  bool stalled = false;
   while (true) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !incoming_.empty() || !aborts_.empty() || scheduler_->has_work(); });
+      cv_.wait(lock, [&] {
+        return stop_ || !incoming_.empty() || !aborts_.empty() || (!stalled && scheduler_->has_work());
+      });
       if (stop_) return;
     }
     try {
       take_submissions();
-      if (scheduler_->has_work()) step();
+      const bool was_stalled = stalled;
+      stalled = scheduler_->has_work() && !step();
+      if (stalled && !was_stalled)
+        log::warn("engine: %zu requests wait and none can be scheduled; waiting for a submit or an abort",
+                  scheduler_->n_waiting());
     } catch (const DeviceError& e) {
       // Fatal: the device's state is gone (a CUDA error is sticky). Fail everything,
       // refuse what comes later, and never step again.
@@ -353,15 +380,20 @@ void EngineCore::fail_request(uint64_t id, ErrorKind kind, const std::string& me
   finish_request(id);
 }
 
-void EngineCore::step() {
+bool EngineCore::step() {
   const auto t0 = Clock::now();
   if (proposer_) propose_drafts();
+  const uint64_t retractions_before = scheduler_->stats().retractions;
   ForwardBatch fb = scheduler_->schedule();
   const auto t1 = Clock::now();
   host_schedule_s_ += std::chrono::duration<double>(t1 - t0).count();
   if (fb.mode == ForwardMode::idle) {
     step_wall_s_ += std::chrono::duration<double>(t1 - t0).count();
-    return;
+    // A schedule() that retracted every decoding request returns idle too, but the next one
+    // admits them again: only an idle schedule that changed nothing is a stall.
+    if (scheduler_->stats().retractions != retractions_before) return true;
+    ++n_stalled_schedules_;
+    return false;
   }
   if (n_live_constrained_ > 0) prepare_masks(fb);
   const StepResult result = tp_ ? tp_->forward(fb, *runner_) : runner_->forward(fb);
@@ -390,6 +422,7 @@ void EngineCore::step() {
                                        (host_handoff_s_ - handoff_before));
   step_wall_s_ += std::chrono::duration<double>(t3 - t0).count();
   ++n_steps_;
+  return true;
 }
 
 void EngineCore::prepare_masks(ForwardBatch& fb) {
@@ -408,89 +441,6 @@ void EngineCore::prepare_masks(ForwardBatch& fb) {
       Live& l = *step_live_[size_t(row)];
       structured_->fill_mask(*l.matcher, l.req->params, words, n_words);
     };
-}
-
-bool EngineCore::check_stop(Request& r, int32_t token) {
-  const SamplingParams& p = r.params;
-  const bool is_eos = std::find(model_config_.eos_token_ids.begin(), model_config_.eos_token_ids.end(), token) !=
-                      model_config_.eos_token_ids.end();
-  if ((is_eos && !p.ignore_eos) ||
-      std::find(p.stop_token_ids.begin(), p.stop_token_ids.end(), token) != p.stop_token_ids.end()) {
-    r.finish = FinishReason::stop;  // the stop token is not part of the output
-    return true;
-  }
-  return false;
-}
-
-bool EngineCore::may_speculate(const Live& l) const {
-  const SamplingParams& p = l.req->params;
-  // A constrained row's matcher would have to accept drafts only as they are committed, and
-  // penalties would have to count the drafts before them: such requests do not speculate.
-  return !p.disable_speculative && !l.matcher && p.frequency_penalty == 0.f && p.presence_penalty == 0.f &&
-         p.repetition_penalty == 1.f;
-}
-
-void EngineCore::propose_drafts() {
-  draft_reqs_.clear();
-  draft_max_.clear();
-  int n_decoding = 0;
-  for (Request* r : scheduler_->running()) {
-    r->draft_ids.clear();
-    n_decoding += r->decoding ? 1 : 0;
-  }
-  if (n_decoding == 0) return;
-  if (n_decoding > spec_.max_batch_size) {  // verification would cost more than it saves
-    ++spec_off_steps_;
-    return;
-  }
-  for (Request* r : scheduler_->running()) {
-    if (!r->decoding || !may_speculate(live_.at(r->id))) continue;
-    // A row emits at most its accepted drafts + 1 tokens: never draft past max_new_tokens.
-    const int room = std::min(spec_.n_draft_tokens, r->params.max_new_tokens - int(r->output_ids.size()) - 1);
-    if (room <= 0) continue;
-    draft_reqs_.push_back(r);
-    draft_max_.push_back(room);
-  }
-  if (!draft_reqs_.empty()) proposer_->propose(draft_reqs_, draft_max_);
-}
-
-bool EngineCore::take_token(Request& r, grammar::GrammarMatcher* m, const SeqResult& q,
-                            std::vector<int32_t>& new_ids, std::vector<TokenLogprob>& new_logprobs) {
-  const int32_t token = q.sampled_id;
-  if (check_stop(r, token)) return true;
-  if (m && !m->accept_token(token)) {
-    // The mask allowed only what the matcher accepts; a rejected token is a bug, and fails
-    // this request alone.
-    fail_request(r.id, ErrorKind::internal,
-                 detail::concat("structured output: the sampled token ", token,
-                                " is not allowed by the request's grammar (internal error)"));
-    return false;
-  }
-  // A stop id the grammar accepted (an EOS under ignore_eos): the grammar has ended, so
-  // must the request.
-  if (m && m->is_terminated()) r.finish = FinishReason::stop;
-  r.output_ids.push_back(token);
-  new_ids.push_back(token);
-  if (q.has_logprobs) new_logprobs.push_back(q.logprobs);
-  const size_t prev_len = r.text.size();
-  const auto t_detok = Clock::now();
-  r.text += r.detok->feed(token);
-  host_detokenize_s_ += seconds_since(t_detok);
-  ++n_generated_tokens_;
-  // Stop strings: a new match must end inside the new text.
-  size_t best = std::string::npos;
-  for (const auto& s : r.params.stop) {
-    const size_t from = prev_len >= s.size() ? prev_len - s.size() + 1 : 0;
-    const size_t pos = r.text.find(s, from);
-    if (pos != std::string::npos && pos < best) best = pos, r.matched_stop = s;
-  }
-  if (best != std::string::npos) {
-    r.text.resize(best);
-    r.finish = FinishReason::stop;
-  }
-  if (!r.finished() && (int(r.output_ids.size()) >= r.params.max_new_tokens || r.n_total() > max_context_))
-    r.finish = FinishReason::length;
-  return true;
 }
 
 void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_scheduled) {
@@ -520,59 +470,7 @@ void EngineCore::process_outputs(const StepResult& result, Clock::time_point t_s
   for (size_t i = 0; i < result.seqs.size(); ++i) {
     const SeqResult& q = result.seqs[i];
     if (!q.sample || q.draft_index > 0) continue;  // a verify row's later sub-rows go with its first
-    Request& r = *rows_[i];
-    // The row's sub-rows: one for a plain row, d + 1 for a verify row of d drafts.
-    size_t n_sub = 1;
-    if (q.draft_index == 0)
-      while (i + n_sub < result.seqs.size() && result.seqs[i + n_sub].draft_index == int(n_sub)) ++n_sub;
-    SEAM_ASSERT(n_sub == 1 || n_sub == r.draft_ids.size() + 1, "a verify row of ", n_sub,
-                " sub-rows for ", r.draft_ids.size(), " drafts");
-    std::vector<int32_t> new_ids;
-    std::vector<TokenLogprob> new_logprobs;
-    int n_accepted = 0;
-    bool failed = false;
-    for (size_t j = 0; j < n_sub; ++j) {
-      const auto now = Clock::now();
-      if (r.output_ids.empty()) r.t_first_token = now;
-      r.t_last_token = now;
-      r.token_times_s.push_back(std::chrono::duration<double>(now - r.t_arrival).count());
-      if (r.params.max_new_tokens == 0) {
-        // Only the prompt's logprobs were asked for (echo with max_tokens 0): the prefill is
-        // done, the sampled token is not part of the answer.
-        r.finish = FinishReason::length;
-        break;
-      }
-      if (!take_token(r, row_matchers_[i], result.seqs[i + j], new_ids, new_logprobs)) {
-        failed = true;
-        break;
-      }
-      // EOS, a stop string or max_tokens cut the accepted run here; otherwise draft j + 1
-      // stands if the target sampled it.
-      if (r.finished() || j + 1 == n_sub || result.seqs[i + j].sampled_id != r.draft_ids[j]) break;
-      ++n_accepted;
-    }
-    if (failed) continue;
-    if (n_sub > 1) {
-      // KV holds the pending token and the accepted drafts (positions n_kv .. n_kv + a); the
-      // rejected drafts' slots go back now, so the pool and the prefix cache never see them.
-      r.commit_step(1 + n_accepted, true);
-      if (!r.finished()) scheduler_->free_unused_slots(&r);
-      spec_proposed_ += uint64_t(n_sub - 1);
-      spec_accepted_ += uint64_t(n_accepted);
-      ++spec_verify_rows_;
-      ++spec_accept_length_[std::to_string(n_accepted)];
-    }
-    if (r.finished() && r.matched_stop.empty()) {
-      const auto t_flush = Clock::now();
-      r.text += r.detok->flush();
-      host_detokenize_s_ += seconds_since(t_flush);
-    }
-    // The hand-off: the output built and passed to the request's callback (the server's
-    // callback queues it for its HTTP thread).
-    const auto t_emit = Clock::now();
-    emit(r, std::move(new_ids), r.finished(), std::move(new_logprobs));
-    host_handoff_s_ += seconds_since(t_emit);
-    if (r.finished()) done.push_back(r.id);
+    commit_row(result, i, done);
   }
   for (uint64_t id : done) {
     scheduler_->finish(live_.at(id).req.get());
@@ -643,91 +541,6 @@ void EngineCore::finish_request(uint64_t id) {
 void EngineCore::wait_idle() {
   std::unique_lock<std::mutex> lock(mu_);
   idle_cv_.wait(lock, [&] { return n_in_flight_ == 0 && incoming_.empty() && stats_idle_; });
-}
-
-void EngineCore::publish_stats() {
-  const SchedulerStats& s = scheduler_->stats();
-  const GraphStats& g = runner_->graph_stats();
-  EngineStats e;
-  e.steps = n_steps_;
-  e.steps_extend = s.steps_extend;
-  e.steps_decode = s.steps_decode;
-  e.steps_mixed = s.steps_mixed;
-  e.retractions = s.retractions;
-  e.prefix_cache_hit_tokens = s.prefix_cache_hit_tokens;
-  e.prefill_tokens = s.prefill_tokens;
-  e.peak_running_requests = uint64_t(s.peak_running);
-  e.running_requests = scheduler_->n_running();
-  e.waiting_requests = scheduler_->n_waiting();
-  e.kv_pool_tokens = uint64_t(slots_->capacity());
-  e.tp_size = uint64_t(config_.tp_size);
-  for (size_t r = 0; r < group_memory_.size(); ++r) {
-    e.tp_rank_weight_bytes[std::to_string(r)] = group_memory_[r].weight_bytes;
-    e.tp_rank_kv_bytes[std::to_string(r)] = group_memory_[r].kv_bytes;
-    e.tp_rank_graph_bytes[std::to_string(r)] = group_memory_[r].graph_bytes;
-  }
-  e.kv_free_tokens = uint64_t(slots_->n_free());
-  e.kv_cached_tokens = uint64_t(cache_->n_cached_tokens());
-  e.budget_violations = s.budget_violations;
-  e.finished_requests = n_finished_;
-  e.prompt_tokens = n_prompt_tokens_;
-  e.generated_tokens = n_generated_tokens_;
-  e.decode_graph_replays = g.decode_graph_replays;
-  e.piecewise_replays = g.piecewise_replays;
-  e.piecewise_replays_extend = g.piecewise_replays_extend;
-  e.piecewise_replays_mixed = g.piecewise_replays_mixed;
-  e.eager_steps = g.eager_steps;
-  e.eager_by_reason.insert(g.eager_by_reason.begin(), g.eager_by_reason.end());
-  e.padding_tokens = g.padding_tokens;
-  e.speculative_proposed_tokens = spec_proposed_;
-  e.speculative_accepted_tokens = spec_accepted_;
-  e.speculative_verify_rows = spec_verify_rows_;
-  e.speculative_off_steps = spec_off_steps_;
-  e.speculative_accept_length = spec_accept_length_;
-  e.verify_steps_decode_graph = g.verify_steps_decode_graph;
-  e.verify_steps_piecewise = g.verify_steps_piecewise;
-  e.verify_steps_eager = g.verify_steps_eager;
-  e.captured_decode_keys = uint64_t(g.captured_decode_keys);
-  e.captured_piecewise_keys = uint64_t(g.captured_piecewise_keys);
-  e.captures_after_seal = g.captures_after_seal;
-  e.decode_capture_s = g.decode_capture_s;
-  e.piecewise_capture_s = g.piecewise_capture_s;
-  e.decode_graph_bytes = uint64_t(g.decode_graph_bytes);
-  e.piecewise_graph_bytes = uint64_t(g.piecewise_graph_bytes);
-  // Means over steps that ran a batch; the phases add up to step_wall_ms_per_step.
-  const double steps = double(std::max<uint64_t>(n_steps_, 1));
-  e.host_schedule_ms_per_step = 1e3 * host_schedule_s_ / steps;
-  e.host_prepare_ms_per_step = 1e3 * host_prepare_s_ / steps;
-  e.host_launch_ms_per_step = 1e3 * host_launch_s_ / steps;
-  e.host_wait_ms_per_step = 1e3 * host_wait_s_ / steps;
-  e.host_process_ms_per_step = 1e3 * host_process_s_ / steps;
-  e.host_detokenize_ms_per_step = 1e3 * host_detokenize_s_ / steps;
-  e.host_handoff_ms_per_step = 1e3 * host_handoff_s_ / steps;
-  e.forward_ms_per_step = 1e3 * (host_prepare_s_ + host_launch_s_ + host_wait_s_) / steps;
-  e.step_wall_ms_per_step = 1e3 * step_wall_s_ / steps;
-  e.gpu_ms_per_step = 1e3 * gpu_s_ / steps;
-  e.gpu_busy_fraction = step_wall_s_ > 0 ? gpu_s_ / step_wall_s_ : 0.0;
-  const grammar::GrammarCompilerStats gs = structured_->cache_stats();
-  e.grammar_requests = n_constrained_requests_;
-  e.grammar_compile_ms_total = structured_->compile_ms_total();
-  e.grammar_cache_hits = gs.n_hits;
-  e.grammar_cache_misses = gs.n_misses;
-  e.grammar_cache_bytes = gs.n_bytes;
-  e.grammar_mask_steps = grammar_mask_steps_;
-  e.grammar_mask_hidden_steps = grammar_mask_hidden_steps_;
-  e.grammar_masked_rows_total = grammar_masked_rows_;
-  e.grammar_mask_ms_total = 1e3 * grammar_mask_s_;
-  e.grammar_mask_exposed_ms_total = 1e3 * grammar_mask_exposed_s_;
-  std::lock_guard<std::mutex> lock(mu_);
-  stats_snapshot_ = std::move(e);
-  // Idle only once the snapshot reflects every finished request.
-  stats_idle_ = n_in_flight_ == 0 && incoming_.empty();
-  if (stats_idle_) idle_cv_.notify_all();
-}
-
-EngineStats EngineCore::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stats_snapshot_;
 }
 
 std::optional<std::string> EngineCore::dead_cause() const {

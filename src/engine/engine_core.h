@@ -99,13 +99,19 @@ class EngineCore {
   // Nodes other than 0 (--node-rank > 0): step this node's ranks with node 0's batches until
   // node 0 stops; the outcome goes to follower_end_.
   void follower_loop();
-  void step();
+  // Proposes, schedules, runs and commits one batch. False when there was nothing to run and
+  // nothing changed (schedule() idle without a retraction): the loop then waits (loop()).
+  bool step();
   void take_submissions();
   // Fails every live request with `kind` and `message`; with engine_dead, also
   // marks the engine dead (under mu_) so that submit refuses from then on.
   void fail_all(ErrorKind kind, const std::string& message);
   // Commits a step from its result; t_scheduled stamps first admissions.
   void process_outputs(const StepResult& result, Clock::time_point t_scheduled);
+  // Commits the row whose first result is result.seqs[i] (speculative_commit.cpp): its
+  // sampled token, or a verify row's accepted run and its KV; a finished request's id goes
+  // to `done`.
+  void commit_row(const StepResult& result, size_t i, std::vector<uint64_t>& done);
   bool check_stop(Request& r, int32_t token);
   // Speculative decoding: fills the draft_ids of the running requests that may speculate
   // this step (none while more than --speculative-max-batch-size decode).
@@ -123,7 +129,7 @@ class EngineCore {
   void prepare_masks(ForwardBatch& fb);
 
   void release_admission(Live& l);
-  void publish_stats();
+  void publish_stats();  // engine_stats_snapshot.cpp
 
   EngineConfig config_;
   ModelConfig model_config_;
@@ -179,6 +185,7 @@ class EngineCore {
   double step_wall_s_ = 0;  // every step() call, start to end (the phases above add up to it)
   double gpu_s_ = 0;        // the backend's step timer, summed
   uint64_t n_finished_ = 0, n_prompt_tokens_ = 0, n_generated_tokens_ = 0;
+  uint64_t n_stalled_schedules_ = 0;  // step() returned false (loop())
   // Structured output: mask work per step (runner StepTiming), summed.
   double grammar_mask_s_ = 0, grammar_mask_exposed_s_ = 0;
   uint64_t grammar_masked_rows_ = 0, grammar_mask_steps_ = 0, grammar_mask_hidden_steps_ = 0;

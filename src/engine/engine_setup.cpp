@@ -63,6 +63,7 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
              "--speculative-ngram-min-match-window-size (", cfg.speculative_ngram_min_match_window_size,
              ") must be >= 1 and <= --speculative-ngram-max-match-window-size (",
              cfg.speculative_ngram_max_match_window_size, ")");
+  SEAM_CHECK(!cfg.bench_worst_case_drafts || alg == "NGRAM", "worst-case drafts need --speculative-algorithm NGRAM");
   if (!alg.empty()) {
     sp.algorithm = alg == "NGRAM" ? SpeculativeAlgorithm::ngram : SpeculativeAlgorithm::standalone;
     sp.n_draft_tokens = cfg.speculative_num_draft_tokens > 0 ? cfg.speculative_num_draft_tokens : 4;
@@ -72,8 +73,9 @@ ResolvedSetup resolve_setup(const EngineConfig& cfg, const ModelConfig& model, D
     sp.draft_model_path = cfg.speculative_draft_model_path;
     sp.ngram_min_window = cfg.speculative_ngram_min_match_window_size;
     sp.ngram_max_window = cfg.speculative_ngram_max_match_window_size;
-    sp.max_batch_size = std::min(cfg.speculative_max_batch_size > 0 ? cfg.speculative_max_batch_size : 8,
-                                 s.max_running_requests);
+    sp.max_batch_size = std::min(
+        cfg.speculative_max_batch_size > 0 ? cfg.speculative_max_batch_size : default_speculative_max_batch_size,
+        s.max_running_requests);
   }
 
   GraphConfig& g = r.graphs;

@@ -14,6 +14,15 @@ namespace seam {
 // Speculative decoding, resolved (engine/speculative_decoder.h uses it).
 enum class SpeculativeAlgorithm { none, ngram, standalone };
 
+// The off-switch: no drafting while more requests than this decode (--speculative-max-batch-size
+// when not given). Drafting pays while (1 + a) * t_decode(B) > t_verify(B, k) for the accept
+// length a the requests reach; the verify cost grows with the B * (k + 1) rows while the decode
+// step stays near one weight read, so past some batch size verification costs more than the
+// accepted tokens save. scripts/gpu_spec.sh measures t_verify / t_decode per batch size on the
+// GPU and prints "off-switch: ..." with the batch size where it should engage: set this from
+// that line (docs/performance.md keeps the table). 8 until measured.
+constexpr int default_speculative_max_batch_size = 8;
+
 struct SpeculativeSetup {
   SpeculativeAlgorithm algorithm = SpeculativeAlgorithm::none;
   int n_draft_tokens = 0;      // k: drafts per verify row (a row is k + 1 tokens)

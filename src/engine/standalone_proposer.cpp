@@ -36,6 +36,7 @@ StandaloneProposer::StandaloneProposer(Backend& backend, const std::string& mode
   sizes.max_tokens = std::max(shape.chunk_tokens, shape.max_rows);
   sizes.max_seqs = shape.max_rows;
   sizes.max_penalty_entries = 1;  // the draft decodes greedily: no penalties
+  sizes.logprobs = false;         // and reports no logprobs
   runner_ = std::make_unique<ModelRunner>(backend, *model_, *kv_, sizes, graphs);
   runner_->capture_graphs();
 }

@@ -59,9 +59,10 @@ std::shared_ptr<const grammar::CompiledGrammar> StructuredOutput::compile(const 
 void StructuredOutput::fill_mask(grammar::GrammarMatcher& m, const SamplingParams& params, uint32_t* words,
                                  int n_words) {
   // The matcher's mask covers the tokenizer's ids; ids past them (a model vocabulary padded
-  // beyond the tokenizer) stay clear: never allowed.
+  // beyond the tokenizer) are written clear: never allowed. Every word is written once.
   if (m.n_words() <= n_words) {
     m.fill_next_token_bitmask(words);
+    std::fill(words + m.n_words(), words + n_words, 0u);
   } else {
     scratch_.resize(size_t(m.n_words()));
     m.fill_next_token_bitmask(scratch_.data());

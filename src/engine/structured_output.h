@@ -30,8 +30,8 @@ class StructuredOutput {
   // message is the compiler's reason; a broken invariant stays an InternalError.
   std::shared_ptr<const grammar::CompiledGrammar> compile(const OutputConstraint& c) const;
 
-  // Engine thread. Writes the next-token mask of `m` into words[0, n_words) (zeroed by the
-  // caller; ids past the matcher's vocabulary stay forbidden), then sets the request's own
+  // Engine thread. Writes the next-token mask of `m` into every word of words[0, n_words)
+  // (whatever they held; ids past the matcher's vocabulary are forbidden), then sets the request's own
   // stop_token_ids where the grammar may end and clears them elsewhere, so that a stop id
   // never ends a request inside its structure.
   void fill_mask(grammar::GrammarMatcher& m, const SamplingParams& params, uint32_t* words, int n_words);

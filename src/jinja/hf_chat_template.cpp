@@ -32,6 +32,19 @@ std::optional<std::string> special_token(const json& config, const char* key) {
   throw Error(std::string("tokenizer_config.json: \"") + key + "\" must be a string or an object with \"content\"");
 }
 
+// chat_template.json, where transformers' processors (multimodal models: Gemma 3, ...) keep
+// their template: {"chat_template": str}; nullopt when the file is absent or holds none.
+std::optional<std::string> processor_template(const std::string& dir) {
+  const std::string path = dir + "/chat_template.json";
+  if (!std::filesystem::is_regular_file(path)) return std::nullopt;
+  const json j = json::parse(read_file(path), nullptr, /*allow_exceptions=*/false);
+  SEAM_CHECK(j.is_object(), path, ": expected a JSON object {\"chat_template\": ...}");
+  auto ct = j.find("chat_template");
+  if (ct == j.end() || ct->is_null()) return std::nullopt;
+  SEAM_CHECK(ct->is_string(), path, ": \"chat_template\" must be a string");
+  return ct->get<std::string>();
+}
+
 }  // namespace
 
 ChatRequest ChatRequest::from_json(const nlohmann::ordered_json& j) {
@@ -105,6 +118,8 @@ HfChatTemplate HfChatTemplate::from_folder(const std::string& dir, const std::st
         named[e["name"].get<std::string>()] = e["template"].get<std::string>();
       }
     }
+  } else if (auto processor = processor_template(dir)) {
+    named[""] = *processor;
   }
   if (!override_spec.empty()) {
     if (std::filesystem::is_regular_file(override_spec)) {
@@ -116,8 +131,8 @@ HfChatTemplate HfChatTemplate::from_folder(const std::string& dir, const std::st
       named = {{"", it->second}};
     }
   }
-  SEAM_CHECK(!named.empty(), dir, ": no chat template (neither chat_template.jinja nor \"chat_template\" in ",
-             "tokenizer_config.json); give one with --chat-template FILE");
+  SEAM_CHECK(!named.empty(), dir, ": no chat template (neither chat_template.jinja, \"chat_template\" in ",
+             "tokenizer_config.json nor chat_template.json); give one with --chat-template FILE");
   for (const auto& [name, text] : named) {
     try {
       t.templates_.emplace(name, Template::parse(text, options));
@@ -132,11 +147,18 @@ HfChatTemplate HfChatTemplate::from_folder(const std::string& dir, const std::st
 bool HfChatTemplate::folder_has_template(const std::string& dir) {
   if (std::filesystem::is_regular_file(dir + "/chat_template.jinja")) return true;
   const std::string config_path = dir + "/tokenizer_config.json";
-  if (!std::filesystem::is_regular_file(config_path)) return false;
-  const json config = json::parse(read_file(config_path), nullptr, /*allow_exceptions=*/false);
-  if (!config.is_object()) return false;
-  auto ct = config.find("chat_template");
-  return ct != config.end() && !ct->is_null();
+  if (std::filesystem::is_regular_file(config_path)) {
+    const json config = json::parse(read_file(config_path), nullptr, /*allow_exceptions=*/false);
+    if (config.is_object()) {
+      auto ct = config.find("chat_template");
+      if (ct != config.end() && !ct->is_null()) return true;
+    }
+  }
+  try {
+    return processor_template(dir).has_value();
+  } catch (const Error&) {
+    return true;  // a chat_template.json that is not {"chat_template": str}: from_folder says so
+  }
 }
 
 std::string HfChatTemplate::all_sources() const {

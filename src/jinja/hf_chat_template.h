@@ -5,7 +5,8 @@
 //
 // Sources (as transformers loads them): chat_template.jinja in the folder, else
 // tokenizer_config.json's chat_template, a string or a list of {name, template}
-// (then "tool_use" when tools are given and present, else "default").
+// (then "tool_use" when tools are given and present, else "default"), else the
+// processor's chat_template.json (multimodal models keep it there).
 // Variables: messages, tools and documents (None when absent), add_generation_prompt,
 // bos_token / eos_token from the config (strings or {"content": ...}; absent
 // when null), and the request's extra kwargs (enable_thinking, date_string, ...).
@@ -40,8 +41,8 @@ class HfChatTemplate {
   // file holding a template, or the name of one of the folder's named templates.
   // Throws seam::Error when the folder has no template, or one does not parse.
   static HfChatTemplate from_folder(const std::string& dir, const std::string& override_spec, const Options& options);
-  // True when `dir` has a template (chat_template.jinja, or a non-null chat_template in
-  // tokenizer_config.json); false when it has none or its config does not parse.
+  // True when `dir` has a template (chat_template.jinja, a non-null chat_template in
+  // tokenizer_config.json, or chat_template.json); false when it has none.
   static bool folder_has_template(const std::string& dir);
   // A single template text with the given special tokens (nullopt: not passed).
   static HfChatTemplate from_text(const std::string& text, std::optional<std::string> bos_token,

@@ -320,16 +320,23 @@ class Parser {
     return b;
   }
 
-  ExprPtr parse_or() {
-    auto e = parse_and();
-    while (skip_name("or")) e = binary("or", std::move(e), parse_and());
-    return e;
+  // One left-associative level, `operand (op operand)*`, for the operators `ops` (operator
+  // tokens, or the names "and" / "or"); jinja2 folds every binary level to the left, ** too.
+  template <typename Operand>
+  ExprPtr left_assoc(std::initializer_list<const char*> ops, Operand operand) {
+    auto e = operand();
+    while (true) {
+      const char* op = nullptr;
+      for (const char* o : ops)
+        if (is_op(o) || is_name(o)) op = o;
+      if (!op) return e;
+      next();
+      e = binary(op, std::move(e), operand());
+    }
   }
-  ExprPtr parse_and() {
-    auto e = parse_not();
-    while (skip_name("and")) e = binary("and", std::move(e), parse_not());
-    return e;
-  }
+
+  ExprPtr parse_or() { return left_assoc({"or"}, [this] { return parse_and(); }); }
+  ExprPtr parse_and() { return left_assoc({"and"}, [this] { return parse_not(); }); }
   ExprPtr parse_not() {
     if (is_name("not")) {
       next();
@@ -368,31 +375,11 @@ class Parser {
     }
     return c ? std::move(c) : std::move(first);
   }
-  ExprPtr parse_math1() {
-    auto e = parse_concat();
-    while (is_op("+") || is_op("-")) {
-      std::string op = next().value;
-      e = binary(op, std::move(e), parse_concat());
-    }
-    return e;
-  }
-  ExprPtr parse_concat() {
-    auto e = parse_math2();
-    while (skip_op("~")) e = binary("~", std::move(e), parse_math2());
-    return e;
-  }
-  ExprPtr parse_math2() {
-    auto e = parse_pow();
-    while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
-      std::string op = next().value;
-      e = binary(op, std::move(e), parse_pow());
-    }
-    return e;
-  }
+  ExprPtr parse_math1() { return left_assoc({"+", "-"}, [this] { return parse_concat(); }); }
+  ExprPtr parse_concat() { return left_assoc({"~"}, [this] { return parse_math2(); }); }
+  ExprPtr parse_math2() { return left_assoc({"*", "/", "//", "%"}, [this] { return parse_pow(); }); }
   ExprPtr parse_pow() {
-    auto e = parse_unary(true);
-    while (skip_op("**")) e = binary("**", std::move(e), parse_unary(true));
-    return e;
+    return left_assoc({"**"}, [this] { return parse_unary(true); });
   }
   ExprPtr parse_unary(bool with_filter) {
     DepthGuard guard(*this);

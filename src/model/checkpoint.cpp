@@ -10,8 +10,9 @@
 #include <set>
 
 #include "core/error.h"
-#include "model/fp8_checkpoint.h"
 #include "core/log.h"
+#include "model/dummy_weights.h"
+#include "model/fp8_checkpoint.h"
 #include "model/json_file.h"
 #include "model/safetensors.h"
 
@@ -52,15 +53,19 @@ bool is_vision(const std::string& name) {
 }
 
 // Where each tensor name lives, and which names were taken.
+// With a DummyWeights (--load-format dummy) it holds no file: take() describes a random tensor
+// of the expected shape, contains() is false (the default layout), and nothing is unexpected.
 class TensorIndex {
  public:
   TensorIndex(std::string missing_where) : missing_where_(std::move(missing_where)) {}
+  explicit TensorIndex(const DummyWeights* dummy) : dummy_(dummy) {}
 
   void add(const std::string& name, const SafetensorsFile* file) { where_[name] = file; }
 
   bool contains(const std::string& name) const { return where_.count(name) != 0; }
 
   HostTensor take(const std::string& name, const std::vector<int64_t>& expected, const char* why = "") {
+    if (dummy_) return dummy_->tensor(name, expected);
     auto it = where_.find(name);
     SEAM_CHECK(it != where_.end(), missing_where_, ": missing tensor '", name, "'", why);
     HostTensor t = it->second->tensor(name);
@@ -100,6 +105,7 @@ class TensorIndex {
 
  private:
   std::string missing_where_;  // the file a missing tensor should have been in
+  const DummyWeights* dummy_ = nullptr;
   std::map<std::string, const SafetensorsFile*> where_;
   std::set<std::string> used_;
 };
@@ -138,13 +144,33 @@ void take_moe_tensors(TensorIndex& index, const std::string& layer_prefix, const
   const MoeConfig& moe = c.moe;
   const int64_t hidden = c.hidden_size, inter = moe.expert_intermediate_size, n_experts = moe.n_experts;
   const bool mixtral = moe.style == MoeStyle::mixtral;
-  const std::string block = layer_prefix + (mixtral ? "block_sparse_moe." : "mlp.");
+  // Mixtral's hub checkpoints name the block block_sparse_moe; transformers 5's fused layout
+  // names it mlp (MixtralSparseMoeBlock under the decoder layer's mlp).
+  const bool mixtral_hub = mixtral && !index.contains(layer_prefix + "mlp.experts.gate_up_proj");
+  const std::string block = layer_prefix + (mixtral_hub ? "block_sparse_moe." : "mlp.");
   m.router = index.take(block + "gate.weight", {n_experts, hidden}, " (the router of a mixture-of-experts layer)");
-  for (int64_t e = 0; e < n_experts; ++e) {
-    const std::string x = block + "experts." + std::to_string(e) + ".";
-    m.gate.push_back(index.take(x + (mixtral ? "w1" : "gate_proj") + ".weight", {inter, hidden}));
-    m.up.push_back(index.take(x + (mixtral ? "w3" : "up_proj") + ".weight", {inter, hidden}));
-    m.down.push_back(index.take(x + (mixtral ? "w2" : "down_proj") + ".weight", {hidden, inter}));
+  if (index.contains(block + "experts.gate_up_proj")) {
+    // transformers 5's in-memory layout, as some exports store it: one parameter per layer,
+    // gate_up_proj [n_experts, 2 * inter, hidden] (each expert's gate rows, then its up rows:
+    // forward does linear(x, gate_up_proj[e]).chunk(2, -1)) and down_proj [n_experts, hidden,
+    // inter]. Each expert's parts become row views of the flattened tensors.
+    HostTensor gate_up = index.take(block + "experts.gate_up_proj", {n_experts, 2 * inter, hidden});
+    HostTensor down = index.take(block + "experts.down_proj", {n_experts, hidden, inter},
+                                 " (beside experts.gate_up_proj)");
+    gate_up.shape = {n_experts * 2 * inter, hidden};
+    down.shape = {n_experts * hidden, inter};
+    for (int64_t e = 0; e < n_experts; ++e) {
+      m.gate.push_back(gate_up.rows(e * 2 * inter, inter));
+      m.up.push_back(gate_up.rows(e * 2 * inter + inter, inter));
+      m.down.push_back(down.rows(e * hidden, hidden));
+    }
+  } else {
+    for (int64_t e = 0; e < n_experts; ++e) {
+      const std::string x = block + "experts." + std::to_string(e) + ".";
+      m.gate.push_back(index.take(x + (mixtral_hub ? "w1" : "gate_proj") + ".weight", {inter, hidden}));
+      m.up.push_back(index.take(x + (mixtral_hub ? "w3" : "up_proj") + ".weight", {inter, hidden}));
+      m.down.push_back(index.take(x + (mixtral_hub ? "w2" : "down_proj") + ".weight", {hidden, inter}));
+    }
   }
   if (moe.has_shared_expert()) {
     const int64_t shared = moe.shared_expert_intermediate_size;
@@ -156,31 +182,9 @@ void take_moe_tensors(TensorIndex& index, const std::string& layer_prefix, const
   }
 }
 
-}  // namespace
-
-std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const ModelConfig& c) {
-  const fs::path dir(dir_str);
-  std::error_code ec;
-  SEAM_CHECK(fs::is_directory(dir, ec), dir_str, ": model folder not found");
-  std::unique_ptr<Checkpoint> ck(new Checkpoint());
-
-  // Like transformers: a single model.safetensors wins over an index.
-  const bool single = fs::exists(dir / kSingle, ec);
-  SEAM_CHECK(single || fs::exists(dir / kIndex, ec), (dir / kSingle).string(), ": file not found (and no ", kIndex,
-             ")");
-  TensorIndex index(single ? kSingle : kIndex);
-  if (single) {
-    auto m = std::make_unique<Mapping>();
-    m->file = SafetensorsFile::open((dir / kSingle).string());
-    for (const auto& name : m->file->tensor_names()) index.add(name, m->file.get());
-    ck->mappings_.push_back(std::move(m));
-  } else {
-    for (auto& f : open_sharded(dir, index)) {
-      ck->mappings_.push_back(std::make_unique<Mapping>());
-      ck->mappings_.back()->file = std::move(f);
-    }
-  }
-
+// Every tensor the config needs, by its Hugging Face name, grouped by role; then the FP8 scales
+// and the check that nothing was left over. `where` names the folder in log lines.
+void take_tensors(TensorIndex& index, const ModelConfig& c, Checkpoint& ck, const std::string& where) {
   const int64_t hidden = c.hidden_size, inter = c.intermediate_size, vocab = c.vocab_size;
   const int64_t q_size = c.q_size(), kv_size = c.kv_size(), head_dim = c.head_dim;
   // The text model's prefix: model. ; a multimodal checkpoint's language_model.model. (the
@@ -191,15 +195,15 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const M
     base = index.contains("model.language_model.embed_tokens.weight") ? "model.language_model." : "language_model.model.";
     if (base == "language_model.model.") head = "language_model.lm_head.weight";
     const int n_vision = index.skip_all(is_vision);
-    log::info("%s: the text model of %s is loaded; %d vision tower / projector tensors are skipped", dir_str.c_str(),
+    log::info("%s: the text model of %s is loaded; %d vision tower / projector tensors are skipped", where.c_str(),
               c.architecture.c_str(), n_vision);
   }
   const bool fused = c.family == ModelFamily::phi3;  // Phi-3 stores q/k/v and gate/up fused
-  ck->embed_tokens = index.take(base + "embed_tokens.weight", {vocab, hidden});
-  ck->layers.resize(size_t(c.n_layers));
+  ck.embed_tokens = index.take(base + "embed_tokens.weight", {vocab, hidden});
+  ck.layers.resize(size_t(c.n_layers));
   for (int i = 0; i < c.n_layers; ++i) {
     const std::string p = base + "layers." + std::to_string(i) + ".";
-    LayerTensors& l = ck->layers[size_t(i)];
+    LayerTensors& l = ck.layers[size_t(i)];
     l.input_layernorm = index.take(p + "input_layernorm.weight", {hidden});
     if (fused) {
       HostTensor qkv = index.take(p + "self_attn.qkv_proj.weight", {q_size + 2 * kv_size, hidden});
@@ -242,21 +246,70 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const M
       l.down_proj = index.take(p + "mlp.down_proj.weight", {hidden, inter});
     }
   }
-  ck->norm = index.take(base + "norm.weight", {hidden});
+  ck.norm = index.take(base + "norm.weight", {hidden});
   if (c.tie_word_embeddings) {
     // transformers ties the head to the embedding and ignores a stored lm_head.
-    ck->lm_head = ck->embed_tokens;
+    ck.lm_head = ck.embed_tokens;
     index.mark_used(head);
   } else {
-    ck->lm_head = index.take(head, {vocab, hidden}, " (tie_word_embeddings is false)");
+    ck.lm_head = index.take(head, {vocab, hidden}, " (tie_word_embeddings is false)");
   }
   // FP8: the scales beside each quantized weight, and the checks that weights are F8_E4M3
   // exactly where the quantization config says (model/fp8_checkpoint.h).
-  take_fp8_tensors(c, *ck, Fp8TensorSource{[&](const std::string& n) { return index.contains(n); },
+  take_fp8_tensors(c, ck, Fp8TensorSource{[&](const std::string& n) { return index.contains(n); },
                                            [&](const std::string& n) { return index.take_any(n); },
                                            [&] { return index.names(); }});
   index.check_all_used();
+}
+
+}  // namespace
+
+std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir_str, const ModelConfig& c) {
+  const fs::path dir(dir_str);
+  std::error_code ec;
+  SEAM_CHECK(fs::is_directory(dir, ec), dir_str, ": model folder not found");
+  std::unique_ptr<Checkpoint> ck(new Checkpoint());
+
+  // Like transformers: a single model.safetensors wins over an index.
+  const bool single = fs::exists(dir / kSingle, ec);
+  SEAM_CHECK(single || fs::exists(dir / kIndex, ec), (dir / kSingle).string(), ": file not found (and no ", kIndex,
+             ")");
+  TensorIndex index(single ? kSingle : kIndex);
+  if (single) {
+    auto m = std::make_unique<Mapping>();
+    m->file = SafetensorsFile::open((dir / kSingle).string());
+    for (const auto& name : m->file->tensor_names()) index.add(name, m->file.get());
+    ck->mappings_.push_back(std::move(m));
+  } else {
+    for (auto& f : open_sharded(dir, index)) {
+      ck->mappings_.push_back(std::make_unique<Mapping>());
+      ck->mappings_.back()->file = std::move(f);
+    }
+  }
+
+  take_tensors(index, c, *ck, dir_str);
   return ck;
+}
+
+std::unique_ptr<Checkpoint> Checkpoint::dummy(const ModelConfig& c) {
+  SEAM_CHECK(!c.quant.serialized(), "--load-format dummy: ", c.quant.source,
+             " describes an FP8 checkpoint, whose scales a random fill cannot honour; use --quantization fp8 "
+             "(FP8 at load) on a float config");
+  const DummyWeights dummy(c);
+  TensorIndex index(&dummy);
+  std::unique_ptr<Checkpoint> ck(new Checkpoint());
+  take_tensors(index, c, *ck, "--load-format dummy");
+  return ck;
+}
+
+bool Checkpoint::is_dummy_format(const std::string& f) {
+  SEAM_CHECK(f == "auto" || f == "safetensors" || f == "dummy", "--load-format: '", f,
+             "' is not one of auto, safetensors, dummy");
+  return f == "dummy";
+}
+
+std::unique_ptr<Checkpoint> Checkpoint::load(const std::string& dir, const ModelConfig& c, const std::string& f) {
+  return is_dummy_format(f) ? dummy(c) : open(dir, c);
 }
 
 Checkpoint::~Checkpoint() = default;
@@ -265,8 +318,18 @@ HostTensor HostTensor::rows(int64_t begin, int64_t n) const {
   SEAM_ASSERT(shape.size() == 2 && begin >= 0 && n >= 0 && begin + n <= shape[0]);
   HostTensor t = *this;
   t.shape = {n, shape[1]};
-  t.data = static_cast<const uint8_t*>(data) + size_t(begin * shape[1]) * dtype_size(dtype);
+  if (random)
+    t.fill.first += begin * shape[1];
+  else
+    t.data = static_cast<const uint8_t*>(data) + size_t(begin * shape[1]) * dtype_size(dtype);
   return t;
 }  // each Mapping's SafetensorsFile unmaps its file
+
+void HostTensor::to_f32(float* out) const {
+  if (random)
+    random_fill_host(fill, out, numel());
+  else
+    convert_to_f32(data, dtype, out, size_t(numel()));
+}
 
 }  // namespace seam

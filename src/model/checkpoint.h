@@ -10,24 +10,31 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/random_fill.h"
 #include "model/model_config.h"
 
 namespace seam {
 
-// A tensor inside a mapped safetensors file.
+// A tensor inside a mapped safetensors file, or (--load-format dummy) a described random one:
+// `random` set, `data` null, dtype f32 (the values are float32 until the upload converts them).
+// Code that reads the values on the host goes through to_f32, which computes a random tensor's.
 struct HostTensor {
   std::string name;
   DType dtype = DType::f32;  // F32, F16, BF16 or (FP8 checkpoints) F8_E4M3
   std::vector<int64_t> shape;
   const void* data = nullptr;  // points into the mapping; valid while the Checkpoint lives
-  // Rows [begin, begin + n) of a 2-D tensor, a view into the same mapping.
+  bool random = false;         // a dummy weight: its values are `fill`'s stream (core/random_fill.h)
+  RandomFill fill;
+  // Rows [begin, begin + n) of a 2-D tensor, a view into the same mapping (or the same stream).
   HostTensor rows(int64_t begin, int64_t n) const;
+  // The numel() values as float32 (converted, or computed for a random tensor).
+  void to_f32(float* out) const;
   int64_t numel() const {
     int64_t n = 1;
     for (auto d : shape) n *= d;
     return n;
   }
-  bool defined() const { return data != nullptr; }
+  bool defined() const { return data != nullptr || random; }
 };
 
 // The scales of one FP8 weight as the checkpoint stores them (model/fp8_checkpoint.h checks
@@ -69,6 +76,16 @@ class Checkpoint {
   // present, shape as expected, dtype F32/F16/BF16, data inside the file.
   // Throws seam::Error with a one-line message naming the file and the problem.
   static std::unique_ptr<Checkpoint> open(const std::string& dir, const ModelConfig& config);
+  // --load-format dummy: every tensor the config needs, by the same names and shapes, as a
+  // random tensor (HostTensor::random) that the backend fills on the device; no file is read.
+  // Seeded by the tensor's name, so two loads give the same weights (model/dummy_weights.h
+  // has the value ranges and why). A serialized FP8 config (quantization_config) is refused.
+  static std::unique_ptr<Checkpoint> dummy(const ModelConfig& config);
+  // --load-format (vLLM's flag): "auto" and "safetensors" open `dir`'s *.safetensors, "dummy"
+  // builds random weights from the config alone. Anything else is an error naming the flag.
+  static std::unique_ptr<Checkpoint> load(const std::string& dir, const ModelConfig& config,
+                                          const std::string& load_format);
+  static bool is_dummy_format(const std::string& load_format);  // throws for an unknown format
   ~Checkpoint();
   Checkpoint(const Checkpoint&) = delete;
   Checkpoint& operator=(const Checkpoint&) = delete;

@@ -21,6 +21,9 @@ DeviceWeight DeviceWeight::upload(Backend& backend, const std::vector<const Host
   for (const HostTensor* p : parts) rows += p->shape.empty() ? 1 : p->shape[0];
   const int64_t cols = first.shape.size() == 2 ? first.shape[1] : 1;
   const size_t esize = dtype_size(dtype);
+  bool any_random = false;
+  for (const HostTensor* p : parts) any_random = any_random || p->random;
+  if (any_random) return upload_random(backend, parts, dtype, rows, cols);
   std::vector<uint8_t> staged(size_t(rows * cols) * esize);
   size_t at = 0;
   std::vector<float> f32;
@@ -39,6 +42,38 @@ DeviceWeight DeviceWeight::upload(Backend& backend, const std::vector<const Host
   w.memory_ = upload_bytes(backend, staged.data(), staged.size());
   w.tensor_ = first.shape.size() == 2 ? Tensor(w.memory_.get(), dtype, backend.device(), {rows, cols})
                                       : Tensor(w.memory_.get(), dtype, backend.device(), {rows});
+  return w;
+}
+
+// --load-format dummy: each random part is filled on the device in its rows of the weight; a
+// host part (a load-time fold of a random tensor, in float32) is copied as usual.
+DeviceWeight DeviceWeight::upload_random(Backend& backend, const std::vector<const HostTensor*>& parts, DType dtype,
+                                         int64_t rows, int64_t cols) {
+  const size_t esize = dtype_size(dtype);
+  void* dev = backend.alloc(size_t(rows * cols) * esize);
+  DeviceWeight w;
+  w.memory_ = std::shared_ptr<void>(dev, [b = &backend](void* p) { b->release(p); });
+  w.tensor_ = parts[0]->shape.size() == 2 ? Tensor(dev, dtype, backend.device(), {rows, cols})
+                                          : Tensor(dev, dtype, backend.device(), {rows});
+  size_t at = 0;  // bytes
+  std::vector<uint8_t> staged;
+  std::vector<float> f32;
+  for (const HostTensor* p : parts) {
+    const int64_t n = p->numel();
+    void* dst = static_cast<uint8_t*>(dev) + at;
+    if (p->random) {
+      backend.fill_random(Tensor(dst, dtype, backend.device(), {n}), p->fill);
+    } else {
+      f32.resize(size_t(n));
+      p->to_f32(f32.data());
+      staged.resize(size_t(n) * esize);
+      convert_from_f32(f32.data(), dtype, staged.data(), size_t(n));
+      backend.copy_h2d(dst, staged.data(), staged.size());
+      backend.synchronize();  // `staged` is reused by the next part
+    }
+    at += size_t(n) * esize;
+  }
+  backend.synchronize();
   return w;
 }
 

@@ -16,7 +16,8 @@ class DeviceWeight {
   DeviceWeight() = default;  // undefined: an absent optional weight (a bias, a q/k norm)
 
   // Concatenates `parts` along dim 0 (fused q/k/v, gate/up) in `dtype` and uploads them.
-  // Parts already in `dtype` are copied as bytes; others go through float32 once.
+  // Parts already in `dtype` are copied as bytes; others go through float32 once; random parts
+  // (--load-format dummy) are filled on the device (Backend::fill_random).
   static DeviceWeight upload(Backend& backend, const std::vector<const HostTensor*>& parts, DType dtype);
   // A float32 vector (e.g. RoPE's inverse frequencies), [values.size()].
   static DeviceWeight upload_f32(Backend& backend, const std::vector<float>& values);
@@ -26,6 +27,9 @@ class DeviceWeight {
   size_t bytes() const { return defined() ? tensor_.nbytes() : 0; }
 
  private:
+  static DeviceWeight upload_random(Backend& backend, const std::vector<const HostTensor*>& parts, DType dtype,
+                                    int64_t rows, int64_t cols);
+
   Tensor tensor_;
   std::shared_ptr<void> memory_;  // released with Backend::release by the last holder
 };

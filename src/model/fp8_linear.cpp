@@ -40,6 +40,18 @@ void quantize_fp8_per_channel(const float* w, int64_t n_out, int64_t n_in, uint8
   }
 }
 
+std::vector<float> compact_block_scales(const float* row_scales, int64_t n_out, int64_t n_kb) {
+  const int64_t n_rb = (n_out + kFp8Group - 1) / kFp8Group;
+  std::vector<float> blocks(size_t(n_rb * n_kb));
+  for (int64_t rb = 0; rb < n_rb; ++rb) {
+    const float* first = row_scales + rb * kFp8Group * n_kb;
+    for (int64_t r = rb * kFp8Group + 1; r < std::min(n_out, (rb + 1) * kFp8Group); ++r)
+      if (std::memcmp(row_scales + r * n_kb, first, size_t(n_kb) * sizeof(float)) != 0) return {};
+    std::memcpy(blocks.data() + rb * n_kb, first, size_t(n_kb) * sizeof(float));
+  }
+  return blocks;
+}
+
 Linear load_linear(Backend& backend, const std::vector<const HostTensor*>& weight_parts,
                    const std::vector<const HostTensor*>& bias_parts, WeightFormat dense, const QuantConfig& quant,
                    const Checkpoint& ck) {
@@ -79,7 +91,7 @@ Linear Linear::load_fp8(Backend& backend, const std::vector<const HostTensor*>& 
     std::vector<float> f32(codes.size());
     int64_t at = 0;
     for (const HostTensor* p : parts) {
-      convert_to_f32(p->data, p->dtype, f32.data() + at, size_t(p->numel()));
+      p->to_f32(f32.data() + at);  // (a dummy weight's values are computed here)
       at += p->numel();
     }
     w_scale.resize(size_t(n_out));
@@ -95,14 +107,12 @@ Linear Linear::load_fp8(Backend& backend, const std::vector<const HostTensor*>& 
       if (scales[i]->input_scale.defined()) input_scale = std::max(input_scale, scale_values(scales[i]->input_scale)[0]);
     }
     if (scheme == Fp8WeightScheme::per_tensor) {
-      bool same = true;
-      for (const auto& s : part_scales) same = same && s[0] == part_scales[0][0];
-      if (same) {
-        w_scale = {part_scales[0][0]};
-      } else {
-        scheme = Fp8WeightScheme::per_channel;
-        for (size_t i = 0; i < parts.size(); ++i) w_scale.insert(w_scale.end(), size_t(parts[i]->shape[0]), part_scales[i][0]);
-      }
+      // Per-tensor weights are stored per-channel (each row keeps its part's scale: exact). The
+      // GPU's tensor-core GEMM then always runs cuBLASLt's OUTER_VEC_32F mode: its SCALAR_32F
+      // mode missed the float32 bound on the H200 (5.4e-4 of max|ref| at K = 256), and it cannot
+      // take per-token activation scales at all.
+      scheme = Fp8WeightScheme::per_channel;
+      for (size_t i = 0; i < parts.size(); ++i) w_scale.insert(w_scale.end(), size_t(parts[i]->shape[0]), part_scales[i][0]);
     } else if (scheme == Fp8WeightScheme::per_channel) {
       for (const auto& s : part_scales) w_scale.insert(w_scale.end(), s.begin(), s.end());
     } else {  // block128: [ceil(rows/128), n_kb] per part -> [rows, n_kb]
@@ -125,6 +135,15 @@ Linear Linear::load_fp8(Backend& backend, const std::vector<const HostTensor*>& 
           : staged("w_scale", DType::f32, {int64_t(w_scale.size())}, w_scale.data());
   l.w_scale_ = DeviceWeight::upload(backend, {&s_host}, DType::f32);
   if (!bias_parts.empty()) l.bias_ = DeviceWeight::upload(backend, bias_parts, act);
+  if (scheme == Fp8WeightScheme::block128) {
+    const std::vector<float> blocks = compact_block_scales(w_scale.data(), n_out, n_kb);
+    if (!blocks.empty()) {
+      const HostTensor b_host = staged("w_scale_blocks", DType::f32, {(n_out + kFp8Group - 1) / kFp8Group, n_kb},
+                                       blocks.data());
+      l.w_scale_blocks_ = DeviceWeight::upload(backend, {&b_host}, DType::f32);
+      l.fp8_.w_scale_blocks = l.w_scale_blocks_.tensor();
+    }
+  }
   l.fp8_.w = l.weight_.tensor();
   l.fp8_.w_scale = l.w_scale_.tensor();
   l.fp8_.w_scheme = scheme;
@@ -145,7 +164,7 @@ void Linear::apply_fp8_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor no
   backend_->rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
                           qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
                           qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.inv_freq,
-                          r.k_cache, r.v_cache, r.slots);
+                          r.k_cache, r.v_cache, r.slots, r.kv_scales);
 }
 
 }  // namespace seam

@@ -48,7 +48,9 @@ class Linear {
   bool has_bias() const { return bias_.defined(); }
   const Tensor& weight() const { return weight_.tensor(); }
   const Tensor& bias() const { return bias_.tensor(); }  // undefined without bias
-  size_t bytes() const { return weight_.bytes() + bias_.bytes() + w_scale_.bytes() + input_scale_.bytes(); }
+  size_t bytes() const {
+    return weight_.bytes() + bias_.bytes() + w_scale_.bytes() + w_scale_blocks_.bytes() + input_scale_.bytes();
+  }
   bool is_fp8() const { return format_ == WeightFormat::fp8_e4m3; }
   const Fp8Weight& fp8() const { return fp8_; }  // defined when is_fp8()
 
@@ -64,12 +66,9 @@ class Linear {
   }
   // out = rms_norm(x) * norm_weight @ W^T (+ b); normed is scratch a fusing backend may
   // leave unwritten.
-  // An FP8 layer runs the norm, then its product (the fusions are the dense GEMMs' own).
+  // An FP8 layer runs Backend::rms_norm_linear_fp8.
   void apply_rms_normed(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps) const {
-    if (is_fp8()) {
-      backend_->rms_norm(normed, x, norm_weight, eps);
-      return apply(out, normed);
-    }
+    if (is_fp8()) return backend_->rms_norm_linear_fp8(out, normed, x, norm_weight, eps, fp8_, bias());
     backend_->rms_norm_linear(out, normed, x, norm_weight, eps, weight(), bias());
   }
   // The attention input stage: qkv = rms_norm(x) * norm_weight @ W^T (+ b), then RoPE on
@@ -81,14 +80,11 @@ class Linear {
   }
   // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ W^T, act = f(gate) * up with
   // f SiLU or GELU-tanh (Backend::rms_norm_gate_up_act; the layer has no bias). An FP8 layer
-  // runs the norm and its product, then the gated activation.
+  // runs Backend::rms_norm_gate_up_act_fp8.
   void apply_rms_normed_act(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                             Activation f) const {
     SEAM_ASSERT(!has_bias(), "the fused gate_up + activation op takes no bias");
-    if (is_fp8()) {
-      apply_rms_normed(gate_up, normed, x, norm_weight, eps);
-      return backend_->gated_act(act, gate_up, f);
-    }
+    if (is_fp8()) return backend_->rms_norm_gate_up_act_fp8(act, gate_up, normed, x, norm_weight, eps, fp8_, f);
     backend_->rms_norm_gate_up_act(act, gate_up, normed, x, norm_weight, eps, weight(), f);
   }
 
@@ -100,7 +96,7 @@ class Linear {
   WeightFormat format_ = WeightFormat::f32;
   DeviceWeight weight_;  // [out, in] in weight_format_dtype(format_)
   DeviceWeight bias_;    // [out] or undefined
-  DeviceWeight w_scale_, input_scale_;  // FP8 only: fp8_.w_scale, fp8_.input_scale
+  DeviceWeight w_scale_, w_scale_blocks_, input_scale_;  // FP8 only: fp8_.w_scale, w_scale_blocks, input_scale
   Fp8Weight fp8_;                       // FP8 only: views of weight_ and the scales
 };
 

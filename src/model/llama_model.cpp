@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "model/fp8_linear.h"
+#include "model/kv_cache_scales.h"
 #include "model/tp_shard.h"
 #include "model/weight_folds.h"
 
@@ -12,6 +13,9 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     : backend_(backend), config_(c), recipe_(decoder_recipe(c, act)), act_(act), format_(dense_weight_format(act)) {
   SEAM_CHECK(backend.device() != Device::cpu || act == DType::f32,
              "the cpu backend computes in float32 only (got --dtype ", dtype_name(act), ")");
+  // The FP8 KV cache's per-layer scales (1.0 where the checkpoint has none; a float cache ignores them).
+  const std::vector<KvScales> kv_scales = kv_cache_scales(ck.kv_scales, c.n_layers);
+  for (size_t i = 0; i < recipe_.layers.size(); ++i) recipe_.layers[i].attention.kv_scales = kv_scales[i];
   const DecoderRecipe& r = recipe_;
   // The rotary-row fold acts on the projection's output before RoPE: a bias or a q/k norm in
   // between would break it (Phi-3 has neither).
@@ -146,6 +150,7 @@ RopeStoreArgs LlamaModel::rope_args(int i, const ForwardBuffers& buf, const KvCa
   r.k_cache = kv.k[size_t(i)];
   r.v_cache = kv.v[size_t(i)];
   r.slots = buf.out_cache_loc.rows(n);
+  r.kv_scales = recipe_.layers[size_t(i)].attention.kv_scales;
   return r;
 }
 
@@ -174,10 +179,10 @@ void LlamaModel::pre_attention(int i, const ForwardBuffers& buf, const KvCacheVi
   Tensor q = qkv.slice_cols(0, c.q_size()).unflatten_last(c.n_heads, c.head_dim);  // [n, heads, d]
   Tensor k = qkv.slice_cols(c.q_size(), c.kv_size()).unflatten_last(c.n_kv_heads, c.head_dim);
   Tensor v = qkv.slice_cols(c.q_size() + c.kv_size(), c.kv_size()).unflatten_last(c.n_kv_heads, c.head_dim);
-  // Qwen3, Gemma 3: RMSNorm over each head's d values, in place, between the projection and RoPE.
-  backend_.rms_norm(q, q, l.q_norm.tensor(), c.rms_norm_eps);
-  backend_.rms_norm(k, k, l.k_norm.tensor(), c.rms_norm_eps);
-  backend_.rope_store_kv(q, k, v, r.positions, r.tables(), r.k_cache, r.v_cache, r.slots);
+  // Qwen3, Gemma 3: RMSNorm over each head's d values, in place, between the projection and RoPE;
+  // then RoPE and the KV store (one kernel on CUDA for caches of the activation dtype).
+  backend_.qk_norm_rope_store(q, k, v, l.q_norm.tensor(), l.k_norm.tensor(), c.rms_norm_eps, r.positions,
+                              r.tables(), r.k_cache, r.v_cache, r.slots, r.kv_scales);
 }
 
 void LlamaModel::accumulate_row_parallel(const Linear& l, Tensor residual, Tensor x) const {

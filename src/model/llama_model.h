@@ -4,7 +4,7 @@
 // its checkpoint's names (checkpoint.cpp). Written as a sequence of pieces separated by
 // attention calls (the seams):
 //
-//   piece 0        : embed, norm+qkv+rope+store KV (Qwen3, Gemma 3: norm+qkv, q/k norm, rope+store)
+//   piece 0        : embed, norm+qkv+rope+store KV (Qwen3, Gemma 3: norm+qkv, then q/k norm+rope+store)
 //   attention 0
 //   piece i (1..L-1): o_proj+add, norm+gate_up+SiLU, down+add, norm+qkv+rope+store KV
 //                                                  (layer i-1 post, layer i pre)
@@ -22,8 +22,9 @@
 // (linear_accumulate), and every RMSNorm is paired with the linear it feeds
 // (rms_norm_qkv_rope_store, rms_norm_gate_up_silu, rms_norm_linear), so a backend can fuse
 // them: CUDA's batch-1 GEMV does, and also applies RoPE, stores K/V and writes SiLU(gate) * up
-// straight from its accumulators: a decode layer is 6 kernels there (qkv, attention, combine,
-// o_proj, gate_up, down).
+// straight from its accumulators, and its decode attention merges its own splits: a decode layer
+// is 5 kernels there (qkv, attention, o_proj, gate_up, down). With q/k norm (Qwen3, Gemma 3) the
+// qkv GEMV only normalises and projects, and qk_norm_rope_store is one more kernel.
 //
 // Pieces contain no mode-dependent work: they act on every one of the n
 // (possibly padded) rows alike, so EXTEND and MIXED batches of the same token

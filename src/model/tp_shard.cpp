@@ -62,13 +62,34 @@ HostTensor slice_1d(const HostTensor& t, int64_t begin, int64_t n) {
   SEAM_ASSERT(t.shape.size() == 1 && begin >= 0 && n >= 0 && begin + n <= t.shape[0], t.name);
   HostTensor s = t;
   s.shape = {n};
-  s.data = static_cast<const uint8_t*>(t.data) + size_t(begin) * dtype_size(t.dtype);
+  if (t.random)  // --load-format dummy: the same stream, moved (as HostTensor::rows)
+    s.fill.first += begin;
+  else
+    s.data = static_cast<const uint8_t*>(t.data) + size_t(begin) * dtype_size(t.dtype);
   return s;
 }
 
 HostTensor slice_cols(const HostTensor& t, int64_t begin, int64_t n, std::vector<uint8_t>& storage) {
   SEAM_ASSERT(t.shape.size() == 2 && begin >= 0 && n >= 0 && begin + n <= t.shape[1], t.name);
   const int64_t rows = t.shape[0];
+  if (t.random) {
+    // --load-format dummy: a column slice is no contiguous run of the stream, so its values
+    // are computed here in float32 (element (r, c) is stream index first + r * cols + c), the
+    // bits TP 1's device fill writes; the upload rounds them to the weight dtype as it does.
+    storage.resize(size_t(rows * n) * sizeof(float));
+    float* out = reinterpret_cast<float*>(storage.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      RandomFill part = t.fill;
+      part.first += r * t.shape[1] + begin;
+      random_fill_host(part, out + r * n, n);
+    }
+    HostTensor s = t;
+    s.shape = {rows, n};
+    s.dtype = DType::f32;
+    s.random = false;
+    s.data = storage.data();
+    return s;
+  }
   const size_t es = dtype_size(t.dtype), row_bytes = size_t(n) * es, src_row = size_t(t.shape[1]) * es;
   storage.resize(size_t(rows) * row_bytes);
   for (int64_t r = 0; r < rows; ++r)

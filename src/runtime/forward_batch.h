@@ -88,7 +88,8 @@ struct ForwardBatch {
   // Structured output. mask_rows: the sequences whose sample is constrained (ascending; only
   // rows whose sample counts). fill_mask(row, words, n_words) writes that row's allowed-token
   // bitmask (bit t of words[t / 32] set = token t may be sampled; n_words = ceil(model vocab
-  // / 32), zeroed before the call, so bits it leaves clear forbid). The runner calls it on the
+  // / 32)) into every one of the n_words words: the buffer holds the last step's masks, a word
+  // it skipped would keep them. The runner calls it on the
   // engine thread after the step's forward is enqueued, so that the host builds the masks
   // while the GPU computes the logits (runtime/ never sees the grammar: the engine owns the
   // matchers). Empty mask_rows: the step has no mask work, copy or op at all.

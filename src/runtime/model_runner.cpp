@@ -243,9 +243,7 @@ void ModelRunner::build_masks(const ForwardBatch& fb) {
     SEAM_ASSERT(row >= 0 && row < fb.n_seqs() && (i == 0 || row > fb.mask_rows[size_t(i) - 1]),
                 "mask rows must be ascending sequence indices");
     rows[i] = row;
-    uint32_t* words = b.bitmask_host(i);
-    std::fill_n(words, n_words, 0u);
-    fb.fill_mask(row, words, n_words);
+    fb.fill_mask(row, b.bitmask_host(i), n_words);  // writes each of the row's words once
   }
   if (!done && backend_.forward_done()) done = true, t_done = Clock::now();
   const Clock::time_point t1 = Clock::now();
@@ -264,6 +262,8 @@ void ModelRunner::sample(const ForwardBatch& fb, std::vector<int32_t>& sampled) 
   // pieces), so the host may decide per step whether logprobs run at all; rows that ask
   // for none are skipped inside the kernel by their k = -1 in the fixed logprob_k buffer.
   const bool with_logprobs = any_logprobs(fb);
+  SEAM_ASSERT(!with_logprobs || b.logprob_logits.defined(),
+              "a row asks for logprobs of a runner sized without them (the engine refuses such requests)");
   const int64_t vocab = b.logits.size(1);
   // Logprobs are of the raw distribution: keep the logits before logit_bias, penalties
   // and the sampler (which overwrites a row with its probabilities on CUDA) touch them.

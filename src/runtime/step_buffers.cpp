@@ -114,7 +114,7 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   bias_indptr = make(DType::i32, {S + 1});
   bias_tokens = make(DType::i32, {S * kMaxLogitBias});
   bias_values = make(DType::f32, {S * kMaxLogitBias});
-  logprob_logits = make(DType::f32, {S, c.vocab_size});
+  if (s.logprobs) logprob_logits = make(DType::f32, {S, c.vocab_size});
   pen_indptr = make(DType::i32, {S + 1});
   pen_tokens = make(DType::i32, {P});
   pen_counts = make(DType::i32, {P});

@@ -15,6 +15,10 @@ struct StepBufferSizes {
   int max_tokens = 0;   // rows of the token-sized buffers
   int max_seqs = 0;     // rows of the sequence-sized buffers
   int max_penalty_entries = 0;
+  // Whether a step may ask for logprobs: false (--disable-logprobs, a draft model's runner)
+  // leaves out logprob_logits, the [max_seqs, vocab] float32 copy of the raw logits (with
+  // 256 rows of a 128K vocabulary, 128 MiB). Decided at start-up: nothing is allocated later.
+  bool logprobs = true;
 };
 
 // The model's part (ids, positions, slots, activations, last_idx, last_hidden, logits) is
@@ -53,7 +57,8 @@ struct StepBuffers : ForwardBuffers {
   Tensor bias_tokens;    // [max_seqs * kMaxLogitBias] i32
   Tensor bias_values;    // [max_seqs * kMaxLogitBias] f32
   // logprobs: the raw logits of the step, saved before logit_bias, penalties and sampling
-  // modify `logits` in place (copied only in steps where some row asks for logprobs)
+  // modify `logits` in place (copied only in steps where some row asks for logprobs);
+  // undefined when sizes.logprobs is false
   Tensor logprob_logits; // [max_seqs, vocab] f32
   // The step's outputs, one device block [sampled | lp_sampled | lp_top_ids | lp_top] with a
   // pinned host mirror, so the ids and the logprobs come back in one copy (the ids alone

@@ -37,16 +37,22 @@ void log_request_accepted(const std::string& request_id, const char* kind, const
                           const std::vector<std::vector<int32_t>>& prompt_ids, int n, const SamplingParams& params) {
   const int level = log::request_log_level();
   if (level < 0) return;
+  // Appended piece by piece: `"," + std::to_string(...)` inserts a C string in front of a
+  // temporary, which GCC 12's -Wrestrict reads as a memcpy that may overlap (a false positive,
+  // but the appends are also one copy fewer).
   std::string counts;
-  for (size_t i = 0; i < prompt_ids.size(); ++i) counts += (i ? "," : "") + std::to_string(prompt_ids[i].size());
+  for (size_t i = 0; i < prompt_ids.size(); ++i) {
+    if (i) counts += ',';
+    counts += std::to_string(prompt_ids[i].size());
+  }
   std::string extra;
-  if (level >= 1) extra += " sampling=" + sampling_text(params);
+  if (level >= 1) extra.append(" sampling=").append(sampling_text(params));
   if (level >= 2) {
     for (size_t i = 0; i < prompts.size(); ++i) {
       std::string text = prompts[i];
       if (level == 2 && text.size() > k_partial_prompt_bytes)
         text.resize(k_partial_prompt_bytes);  // replace fixes a cut char
-      extra += " prompt[" + std::to_string(i) + "]=" + json_quoted(text);
+      extra.append(" prompt[").append(std::to_string(i)).append("]=").append(json_quoted(text));
     }
   }
   log::info("request %s accepted: %s, %zu prompt(s) x n=%d, prompt_tokens=[%s]%s", request_id.c_str(), kind,

@@ -15,6 +15,18 @@ namespace seam {
 
 namespace {
 constexpr std::string_view kMetaSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's space
+
+// A piece's text: each meta space (U+2581) is a space.
+void append_piece_text(const std::string& piece, std::string& out) {
+  for (size_t pos = 0; pos < piece.size();) {
+    if (piece.compare(pos, kMetaSpace.size(), kMetaSpace) == 0) {
+      out += ' ';
+      pos += kMetaSpace.size();
+    } else {
+      out += piece[pos++];
+    }
+  }
+}
 }  // namespace
 
 SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path, const TokenizerConfig& config)
@@ -164,15 +176,7 @@ std::string SentencePieceTokenizer::decode(const std::vector<int32_t>& ids, bool
       out += t->content;
       continue;
     }
-    const std::string& piece = pieces_[id];
-    for (size_t pos = 0; pos < piece.size();) {
-      if (piece.compare(pos, kMetaSpace.size(), kMetaSpace) == 0) {
-        out += ' ';
-        pos += kMetaSpace.size();
-      } else {
-        out += piece[pos++];
-      }
-    }
+    append_piece_text(pieces_[id], out);
   }
   flush_bytes();
   if (dummy_prefix_ && !out.empty() && out[0] == ' ') out.erase(0, 1);
@@ -183,16 +187,8 @@ std::string SentencePieceTokenizer::token_bytes(int32_t id) const {
   if (id < 0 || id >= vocab_size_) return {};
   if (byte_value_[id] >= 0) return std::string(1, static_cast<char>(byte_value_[id]));
   if (const AddedToken* t = added_.find_id(id)) return t->content;
-  const std::string& piece = pieces_[id];
   std::string out;
-  for (size_t pos = 0; pos < piece.size();) {
-    if (piece.compare(pos, kMetaSpace.size(), kMetaSpace) == 0) {
-      out += ' ';
-      pos += kMetaSpace.size();
-    } else {
-      out += piece[pos++];
-    }
-  }
+  append_piece_text(pieces_[id], out);
   return out;
 }
 

@@ -1,13 +1,21 @@
 // The CUDA FP8 linear against the CPU reference (backend.h "FP8 linear"): the activation
 // quantization bit for bit (codes and scales), and the whole op per weight scheme, activation
 // scheme and activation dtype, with bias and accumulate, strided rows, an all-zero row and a
-// saturating outlier.
+// saturating outlier; each kernel alone (the GEMV with its fused quantization, cuBLASLt per
+// scale mode) over rows 1, 2, 7, 16, 64, 300; graph capture of the GEMV.
 #include <cuda_runtime.h>
 
+#include <functional>
+
 #include "backend/cpu/fp8_cpu.h"
+#include "backend/cuda/fp8_cublaslt.h"
+#include "backend/cuda/fp8_gated_act_quantize.h"
+#include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
+#include "backend/cuda/fp8_rms_norm_quantize.h"
 #include "core/fp8.h"
 #include "cuda_test_util.h"
+#include "model/fp8_linear.h"
 
 namespace seam::test {
 namespace {
@@ -18,7 +26,11 @@ struct Case {
   int64_t n, in, out;
   float ub = 0.f;
   bool bias = false, accumulate = false;
+  // block128: scales uniform over each 128-row block, with the compact copy
+  // (Fp8Weight::w_scale_blocks) the cuBLASLt BLK128x128 mode reads.
+  bool blocks = false;
 };
+
 
 class CudaFp8 : public CudaTest {
  protected:
@@ -26,6 +38,7 @@ class CudaFp8 : public CudaTest {
   struct Weights {
     std::vector<uint8_t> codes;
     std::vector<float> scales;
+    std::vector<float> blocks;  // compact 128x128 block scales (Case::blocks)
     float input_scale = 0.02f;
     Fp8Weight cpu, gpu;
   };
@@ -39,6 +52,12 @@ class CudaFp8 : public CudaTest {
     std::uniform_real_distribution<float> u(0.001f, 0.02f);
     W.scales.resize(size_t(n_s));
     for (auto& s : W.scales) s = u(rng);
+    if (c.blocks) {  // one row of scales per 128-row block, as a checkpoint's 128x128 blocks
+      for (int64_t o = 0; o < c.out; ++o)
+        std::copy_n(W.scales.begin() + (o / 128 * 128) * n_kb, n_kb, W.scales.begin() + o * n_kb);
+      W.blocks = compact_block_scales(W.scales.data(), c.out, n_kb);
+      EXPECT_FALSE(W.blocks.empty());
+    }
     for (Fp8Weight* f : {&W.cpu, &W.gpu}) {
       f->w_scheme = c.w;
       f->act = c.act;
@@ -53,6 +72,7 @@ class CudaFp8 : public CudaTest {
     W.gpu.w = Tensor(wd, DType::fp8_e4m3, Device::cuda, {c.out, c.in});
     W.gpu.w_scale = c.w == Fp8WeightScheme::block128 ? upload(W.scales, DType::f32, {c.out, n_kb})
                                                      : upload(W.scales, DType::f32, {n_s});
+    if (c.blocks) W.gpu.w_scale_blocks = upload(W.blocks, DType::f32, {(c.out + 127) / 128, n_kb});
     if (c.act == Fp8ActScheme::static_per_tensor) {
       W.cpu.input_scale = Tensor(&W.input_scale, DType::f32, Device::cpu, {1});
       W.gpu.input_scale = upload({W.input_scale}, DType::f32, {1});
@@ -66,6 +86,36 @@ class CudaFp8 : public CudaTest {
     if (c.n > 2) x[size_t(2 * c.in + 3)] = 900.f;
     return round_to(x, t);
   }
+  // The op on the GPU (gpu_op, default the backend's linear_fp8) against the CPU reference for
+  // one case: x as a strided view (every other row of a [2n, in] buffer), random out0 / bias.
+  // f32: summation order only (the GEMV's FMAs are float32; cuBLASLt promotes its FP8 partial
+  // sums to float32, so its error is a few float32 roundings of partial sums); f16/bf16: one
+  // rounding of the output (and of out0/bias, which both sides share).
+  using GpuOp = std::function<void(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate)>;
+  void check(const Case& c, DType t, const GpuOp& gpu_op = {}) {
+    SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_weight_scheme_name(c.w) + " / " + fp8_act_scheme_name(c.act) +
+                 " n " + std::to_string(c.n) + " in " + std::to_string(c.in) + " out " + std::to_string(c.out) +
+                 (c.blocks ? " compact blocks" : ""));
+    Weights W;
+    make_weights(c, W);
+    const std::vector<float> x = make_x(c, t);
+    std::vector<float> bias = round_to(random_normal(size_t(c.out), rng), t);
+    std::vector<float> out0 = round_to(random_normal(size_t(c.n * c.out), rng), t);
+    std::vector<float> xc = x, bc = bias, oc = out0;
+    cpu.linear_fp8(host_view(oc, {c.n, c.out}), host_view(xc, {c.n, c.in}), W.cpu,
+                   c.bias ? host_view(bc, {c.out}) : Tensor(), c.accumulate);
+    std::vector<float> xs(size_t(2 * c.n * c.in), 0.f);
+    for (int64_t i = 0; i < c.n; ++i)
+      std::copy(x.begin() + i * c.in, x.begin() + (i + 1) * c.in, xs.begin() + 2 * i * c.in);
+    Tensor xd = upload(xs, t, {c.n, 2 * c.in}).slice_cols(0, c.in);
+    Tensor od = upload(out0, t, {c.n, c.out});
+    Tensor bd = c.bias ? upload(bias, t, {c.out}) : Tensor();
+    if (gpu_op) gpu_op(od, xd, W.gpu, bd, c.accumulate);
+    else gpu->linear_fp8(od, xd, W.gpu, bd, c.accumulate);
+    expect_close(download(od), oc, tolerance_for(t, {1e-4, 1e-5}), "linear_fp8");
+  }
+  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
+
   void TearDown() override {
     if (gpu) {
       gpu->synchronize();
@@ -95,12 +145,15 @@ TEST_F(CudaFp8, QuantizeIsBitExact) {
         void* cd = gpu->alloc(want_codes.size());
         owned_.push_back(cd);
         const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {c.n, c.in});
-        const Tensor scales = empty(DType::f32, {c.n, n_groups});
+        const Tensor scales = empty(DType::f32, {n_groups, c.n});
         const Tensor xd = upload(x, t, {c.n, c.in});
         cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, static_cast<cudaStream_t>(cuda_backend_stream(*gpu)));
         std::vector<uint8_t> got_codes(want_codes.size());
         gpu->copy_d2h(got_codes.data(), cd, got_codes.size());
-        const std::vector<float> got_scales = download(scales);
+        const std::vector<float> got_t = download(scales);  // [n_groups, n]: token fastest
+        std::vector<float> got_scales(got_t.size());
+        for (int64_t i = 0; i < c.n; ++i)
+          for (int64_t g = 0; g < n_groups; ++g) got_scales[size_t(i * n_groups + g)] = got_t[size_t(g * c.n + i)];
         EXPECT_EQ(got_codes, want_codes);
         EXPECT_EQ(got_scales, want_scales);
       }
@@ -120,31 +173,247 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
       {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 48, 256, 128, 0.f, false, true},
   };
   for (DType t : {DType::f32, DType::bf16, DType::f16})
-    for (const Case& c : cases) {
-      SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_weight_scheme_name(c.w) + " / " + fp8_act_scheme_name(c.act) +
-                   " n " + std::to_string(c.n) + " in " + std::to_string(c.in) + " out " + std::to_string(c.out));
-      Weights W;
-      make_weights(c, W);
-      const std::vector<float> x = make_x(c, t);
-      std::vector<float> bias = round_to(random_normal(size_t(c.out), rng), t);
-      std::vector<float> out0 = round_to(random_normal(size_t(c.n * c.out), rng), t);
-      // CPU reference on the same (rounded) values.
-      std::vector<float> xc = x, bc = bias, oc = out0;
-      cpu.linear_fp8(host_view(oc, {c.n, c.out}), host_view(xc, {c.n, c.in}), W.cpu,
-                     c.bias ? host_view(bc, {c.out}) : Tensor(), c.accumulate);
-      // GPU: x as a strided view (every other row of a [2n, in] buffer).
-      std::vector<float> xs(size_t(2 * c.n * c.in), 0.f);
-      for (int64_t i = 0; i < c.n; ++i)
-        std::copy(x.begin() + i * c.in, x.begin() + (i + 1) * c.in, xs.begin() + 2 * i * c.in);
-      Tensor xd = upload(xs, t, {c.n, 2 * c.in}).slice_cols(0, c.in);
-      Tensor od = upload(out0, t, {c.n, c.out});
-      Tensor bd = c.bias ? upload(bias, t, {c.out}) : Tensor();
-      gpu->linear_fp8(od, xd, W.gpu, bd, c.accumulate);
-      // f32: summation order only (cuBLASLt's FP8 accumulation is promoted to float32 in steps, so
-      // its error is a few float32 roundings of the partial sums); f16/bf16: one rounding of the
-      // output (and of out0/bias, which both sides share).
-      expect_close(download(od), oc, tolerance_for(t, {1e-4, 1e-5}), "linear_fp8");
+    for (const Case& c : cases) check(c, t);
+}
+
+// The GEMV alone (launch_fp8_gemv: quantization fused into its prologue) for every scheme pair
+// at each batch it serves, odd output counts (inactive rows of the last block) and a 4096-wide
+// K; and what it refuses.
+TEST_F(CudaFp8, GemvMatchesCpu) {
+  const auto gemv = [&](Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc) {
+    ASSERT_TRUE(cuda::fp8_gemv_applies(out, x, w));
+    cuda::launch_fp8_gemv(out, x, w, bias, acc, stream());
+  };
+  for (int64_t n = 1; n <= cuda::kFp8GemvMaxRows; ++n)
+    for (DType t : {DType::f32, DType::bf16}) {
+      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::dynamic_per_token, n, 256, 70}, t, gemv);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 4096, 130, 0.f, true, true}, t, gemv);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 512, 33, 3.f}, t, gemv);
+      if (n <= 2) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, 40}, t, gemv);
+      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, n, 96, 48, 0.f, true, false}, t, gemv);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, n, 160, 17, 0.f, false, true}, t, gemv);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 400, 140, 0.f, false, true}, t, gemv);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 1024, 256, 0.f, true, false, true}, t, gemv);
     }
+  // Refused: K not a multiple of 16, more rows than it serves, x too large to stage.
+  Weights W;
+  make_weights({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 200, 8}, W);
+  EXPECT_FALSE(cuda::fp8_gemv_applies(empty(DType::bf16, {1, 8}), empty(DType::bf16, {1, 200}), W.gpu));
+  Weights W2;
+  make_weights({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 256, 8}, W2);
+  EXPECT_TRUE(cuda::fp8_gemv_applies(empty(DType::bf16, {4, 8}), empty(DType::bf16, {4, 256}), W2.gpu));
+  EXPECT_FALSE(cuda::fp8_gemv_applies(empty(DType::bf16, {5, 8}), empty(DType::bf16, {5, 256}), W2.gpu));
+  Weights W3;  // Llama-3.1-8B's down_proj width: batches 1 and 2 staged, 3 not
+  make_weights({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 14336, 8}, W3);
+  EXPECT_TRUE(cuda::fp8_gemv_applies(empty(DType::bf16, {2, 8}), empty(DType::bf16, {2, 14336}), W3.gpu));
+  EXPECT_FALSE(cuda::fp8_gemv_applies(empty(DType::bf16, {3, 8}), empty(DType::bf16, {3, 14336}), W3.gpu));
+}
+
+// cuBLASLt alone for each scale mode it runs (outer-vector with per-token or static activation
+// scales, 128x128 blocks x 1x128 groups) at rows 1, 2, 7, 16, 64, 300: it must take these
+// schemes (true) and match the reference; per-tensor weights it refuses (fp8_cublaslt.h).
+TEST_F(CudaFp8, CublasLtModesMatchCpu) {
+  cuda::Fp8CublasLt lt;
+  {
+    Weights W;
+    make_weights({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 16, 256, 96}, W);
+    EXPECT_FALSE(lt.run(empty(DType::bf16, {16, 96}), empty(DType::fp8_e4m3, {16, 256}), empty(DType::f32, {1, 16}),
+                        W.gpu, Tensor(), false, false, stream()));
+  }
+  const auto run = [&](Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc) {
+    const int64_t n = x.size(0), n_in = x.size(1);
+    const int64_t n_groups = w.act == Fp8ActScheme::dynamic_group128 ? (n_in + 127) / 128 : 1;
+    void* cd = gpu->alloc(size_t(n * n_in));
+    owned_.push_back(cd);
+    const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {n, n_in});
+    const Tensor scales = empty(DType::f32, {n_groups, n});
+    cuda::launch_fp8_quantize_act(codes, scales, x, w, stream());
+    EXPECT_TRUE(lt.run(out, codes, scales, w, bias, acc, false, stream()))
+        << "cuBLASLt offered no algorithm for this scale mode";
+  };
+  for (int64_t n : {1, 2, 7, 16, 64, 300})
+    for (DType t : {DType::bf16, DType::f32}) {
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 512, 160, 0.f, false, true}, t, run);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, n, 128, 48}, t, run);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 512, 384, 0.f, false, true, true}, t, run);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 1024, 200, 0.f, true, false, true}, t, run);
+    }
+}
+
+// Through the backend at the batch sizes of decode and prefill, each path: rows 1, 2 (GEMV),
+// 7 (cuBLASLt below 16), 16, 64, 300; block weights without compact scales and K % 16 != 0
+// (the CUDA-core kernel).
+TEST_F(CudaFp8, LinearRowsMatchCpu) {
+  for (int64_t n : {1, 2, 7, 16, 64, 300}) {
+    check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 1024, 256, 0.f, true, true}, DType::bf16);
+    check({Fp8WeightScheme::per_tensor, Fp8ActScheme::dynamic_per_token, n, 256, 64}, DType::bf16);
+    check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 512, 256, 0.f, false, true, true}, DType::bf16);
+    check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 384, 96}, DType::bf16);
+    check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 200, 40}, DType::f16);
+  }
+}
+
+// The GEMV's fusions (Backend::rms_norm_linear_fp8 / rms_norm_gate_up_act_fp8 at decode batches)
+// equal the decomposition on the GPU bit for bit: the prologue's norm is rms_norm.cu's
+// arithmetic in its order, the epilogue's activation gated_act.cu's on the rounded gate and up.
+TEST_F(CudaFp8, GemvFusionsEqualDecomposition) {
+  const std::vector<Case> cases = {
+      {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 1024, 320},
+      {Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 1, 512, 256},
+      {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 1, 256, 96},
+  };
+  for (DType t : {DType::bf16, DType::f32})
+    for (Case c : cases)
+      for (int64_t n = 1; n <= cuda::kFp8GemvMaxRows; ++n) {
+        c.n = n;
+        SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_weight_scheme_name(c.w) + " n " + std::to_string(n));
+        Weights W;
+        make_weights(c, W);
+        const Tensor x = upload(make_x(c, t), t, {c.n, c.in});
+        const Tensor g = upload(round_to(random_normal(size_t(c.in), rng), t), t, {c.in});
+        const Tensor normed = empty(t, {c.n, c.in});
+        const int64_t inter = c.out / 2;
+        // Decomposed: the norm kernel, then the GEMV (and the gated activation).
+        const Tensor want = empty(t, {c.n, c.out}), want_act = empty(t, {c.n, inter});
+        gpu->rms_norm(normed, x, g, 1e-5f);
+        gpu->linear_fp8(want, normed, W.gpu, Tensor(), false);
+        gpu->gated_act(want_act, want, Activation::silu);
+        const Tensor got = empty(t, {c.n, c.out}), got_act = empty(t, {c.n, inter}), gate_up = empty(t, {c.n, c.out});
+        cuda::Fp8GemvFusion norm;  // the fused path is the one taken
+        norm.norm_weight = g;
+        norm.eps = 1e-5f;
+        cuda::Fp8GemvFusion glu = norm;
+        glu.glu = true;
+        ASSERT_TRUE(cuda::fp8_gemv_fusion_applies(got, x, W.gpu, norm));
+        ASSERT_TRUE(cuda::fp8_gemv_fusion_applies(got_act, x, W.gpu, glu));
+        gpu->rms_norm_linear_fp8(got, normed, x, g, 1e-5f, W.gpu, Tensor());
+        gpu->rms_norm_gate_up_act_fp8(got_act, gate_up, normed, x, g, 1e-5f, W.gpu, Activation::silu);
+        EXPECT_EQ(download(got), download(want));
+        EXPECT_EQ(download(got_act), download(want_act));
+        // The GELU-tanh form (Gemma) against its decomposition too.
+        gpu->gated_act(want_act, want, Activation::gelu_tanh);
+        gpu->rms_norm_gate_up_act_fp8(got_act, gate_up, normed, x, g, 1e-5f, W.gpu, Activation::gelu_tanh);
+        EXPECT_EQ(download(got_act), download(want_act));
+      }
+}
+
+// The norm that writes FP8 activations (past GEMV batches) gives the codes and scales of
+// rms_norm then the quantize kernel, bit for bit; and rms_norm_linear_fp8 there equals the
+// decomposition.
+TEST_F(CudaFp8, NormQuantizeEqualsNormThenQuantize) {
+  for (DType t : {DType::bf16, DType::f32, DType::f16})
+    for (auto act : {Fp8ActScheme::dynamic_per_token, Fp8ActScheme::dynamic_group128, Fp8ActScheme::static_per_tensor})
+      for (int64_t n : {1, 7, 64, 300})
+        for (int64_t in : {4096, 200}) {
+          const Case c{act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128 : Fp8WeightScheme::per_channel,
+                       act, n, in, 64, act == Fp8ActScheme::dynamic_per_token ? 3.f : 0.f};
+          SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " n " + std::to_string(n) + " in " +
+                       std::to_string(in));
+          Weights W;
+          make_weights(c, W);
+          const Tensor x = upload(make_x(c, t), t, {c.n, c.in});
+          const Tensor g = upload(round_to(random_normal(size_t(c.in), rng), t), t, {c.in});
+          const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? (in + 127) / 128 : 1;
+          std::vector<void*> cds;
+          for (int i = 0; i < 2; ++i) {
+            cds.push_back(gpu->alloc(size_t(n * in)));
+            owned_.push_back(cds.back());
+          }
+          const Tensor want_codes(cds[0], DType::fp8_e4m3, Device::cuda, {n, in});
+          const Tensor got_codes(cds[1], DType::fp8_e4m3, Device::cuda, {n, in});
+          const Tensor want_scales = empty(DType::f32, {n_groups, n}), got_scales = empty(DType::f32, {n_groups, n});
+          const Tensor normed = empty(t, {n, in});
+          gpu->rms_norm(normed, x, g, 1e-6f);
+          cuda::launch_fp8_quantize_act(want_codes, want_scales, normed, W.gpu, stream());
+          cuda::launch_fp8_rms_norm_quantize(got_codes, got_scales, x, g, 1e-6f, W.gpu, stream());
+          std::vector<uint8_t> want_c(size_t(n * in)), got_c(size_t(n * in));
+          gpu->synchronize();
+          gpu->copy_d2h(want_c.data(), cds[0], want_c.size());
+          gpu->copy_d2h(got_c.data(), cds[1], got_c.size());
+          EXPECT_EQ(got_c, want_c);
+          EXPECT_EQ(download(got_scales), download(want_scales));
+          if (in == 4096 && t != DType::f32 && n > cuda::kFp8GemvMaxRows) {
+            const Tensor want = empty(t, {n, c.out}), got = empty(t, {n, c.out});
+            gpu->linear_fp8(want, normed, W.gpu, Tensor(), false);
+            gpu->rms_norm_linear_fp8(got, normed, x, g, 1e-6f, W.gpu, Tensor());
+            EXPECT_EQ(download(got), download(want));
+          }
+        }
+}
+
+// The gated activation that also quantizes gives gated_act's act and the quantize kernel's
+// codes and scales of it, bit for bit; and the MLP past GEMV batches (norm+gate_up+act, then
+// the down projection taking the act's codes) equals its decomposition.
+TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
+  for (DType t : {DType::bf16, DType::f16})
+    for (auto act : {Fp8ActScheme::dynamic_per_token, Fp8ActScheme::dynamic_group128})
+      for (Activation f : {Activation::silu, Activation::gelu_tanh})
+        for (int64_t n : {5, 64, 300}) {
+          const int64_t inter = 1536, hidden = 512;
+          const Fp8WeightScheme ws = act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128
+                                                                            : Fp8WeightScheme::per_channel;
+          SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " " + activation_name(f) + " n " +
+                       std::to_string(n));
+          const Tensor gate_up = upload(round_to(random_normal(size_t(n * 2 * inter), rng, 3.f), t), t, {n, 2 * inter});
+          const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? inter / 128 : 1;
+          void* cd[2] = {gpu->alloc(size_t(n * inter)), gpu->alloc(size_t(n * inter))};
+          owned_.push_back(cd[0]);
+          owned_.push_back(cd[1]);
+          const Tensor want_act = empty(t, {n, inter}), got_act = empty(t, {n, inter});
+          const Tensor want_scales = empty(DType::f32, {n_groups, n}), got_scales = empty(DType::f32, {n_groups, n});
+          Fp8Weight scheme;
+          scheme.w_scheme = ws;
+          scheme.act = act;
+          scheme.act_amax_ub = act == Fp8ActScheme::dynamic_per_token ? 2.f : 0.f;
+          gpu->gated_act(want_act, gate_up, f);
+          cuda::launch_fp8_quantize_act(Tensor(cd[0], DType::fp8_e4m3, Device::cuda, {n, inter}), want_scales, want_act,
+                                        scheme, stream());
+          cuda::launch_fp8_gated_act_quantize(got_act, Tensor(cd[1], DType::fp8_e4m3, Device::cuda, {n, inter}),
+                                              got_scales, gate_up, f, act, scheme.act_amax_ub, stream());
+          std::vector<uint8_t> want_c(size_t(n * inter)), got_c(size_t(n * inter));
+          gpu->synchronize();
+          gpu->copy_d2h(want_c.data(), cd[0], want_c.size());
+          gpu->copy_d2h(got_c.data(), cd[1], got_c.size());
+          EXPECT_EQ(download(got_act), download(want_act));
+          EXPECT_EQ(got_c, want_c);
+          EXPECT_EQ(download(got_scales), download(want_scales));
+
+          // The MLP through the backend: gate_up [2 inter, hidden], down [hidden, inter].
+          Weights Wg, Wd;
+          make_weights({ws, act, n, hidden, 2 * inter, 0.f, false, false, ws == Fp8WeightScheme::block128}, Wg);
+          make_weights({ws, act, n, inter, hidden, 0.f, false, false, ws == Fp8WeightScheme::block128}, Wd);
+          const Tensor x = upload(round_to(random_normal(size_t(n * hidden), rng), t), t, {n, hidden});
+          const Tensor g = upload(round_to(random_normal(size_t(hidden), rng), t), t, {hidden});
+          const Tensor normed = empty(t, {n, hidden}), gu = empty(t, {n, 2 * inter});
+          const Tensor a1 = empty(t, {n, inter}), a2 = empty(t, {n, inter});
+          const std::vector<float> h0 = round_to(random_normal(size_t(n * hidden), rng), t);
+          const Tensor want_h = upload(h0, t, {n, hidden}), got_h = upload(h0, t, {n, hidden});
+          gpu->rms_norm(normed, x, g, 1e-6f);
+          gpu->linear_fp8(gu, normed, Wg.gpu, Tensor(), false);
+          gpu->gated_act(a1, gu, f);
+          gpu->linear_fp8(want_h, a1, Wd.gpu, Tensor(), true);
+          gpu->rms_norm_gate_up_act_fp8(a2, gu, normed, x, g, 1e-6f, Wg.gpu, f);
+          gpu->linear_fp8(got_h, a2, Wd.gpu, Tensor(), true);
+          EXPECT_EQ(download(a2), download(a1));
+          EXPECT_EQ(download(got_h), download(want_h));
+        }
+}
+
+// A captured GEMV replays to the same result as its eager run (no allocation, no host work
+// inside the capture).
+TEST_F(CudaFp8, GemvReplaysFromGraph) {
+  const Case c{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 1024, 300};
+  Weights W;
+  make_weights(c, W);
+  const Tensor xd = upload(make_x(c, DType::bf16), DType::bf16, {c.n, c.in});
+  const Tensor eager = empty(DType::bf16, {c.n, c.out}), replayed = empty(DType::bf16, {c.n, c.out});
+  gpu->linear_fp8(eager, xd, W.gpu, Tensor(), false);
+  gpu->begin_capture();
+  gpu->linear_fp8(replayed, xd, W.gpu, Tensor(), false);
+  std::unique_ptr<Graph> g = gpu->end_capture();
+  gpu->replay(*g);
+  gpu->synchronize();
+  EXPECT_EQ(download(replayed), download(eager));
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // folder is given by SEAM_HF_MODELS), for prompts of 1, 17 and 1000 tokens (the windowed
 // shapes add one longer than their window: 4,500 tokens for 4,096, 1,500 for Gemma 3's 1,024),
 // alone and batched together:
-//  - float32: last-token logits within 1e-4 of transformers' float32 run, and
+//  - float32: last-token logits within 1e-4 of transformers' float32 run (of its float64 run with
+//    float64 RoPE where tools/hf_fp64_reference.py added one), and
 //    the first 32 greedy ids equal (random weights give small margins, so only
 //    float32 can be held to exact ids);
 //  - bfloat16: no further from transformers' float32 logits than transformers'
@@ -50,9 +51,10 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
     cfg.max_running_requests = 8;
     cfg.chunked_prefill_size = 8192;  // run_logits' forwards: the 4,500-token prompt, and all prompts in one batch
     cfg.max_total_tokens = 5 * kMaxPrompt;  // run_logits' rows 0..3 of kMaxPrompt slots each, from slot 1
-    // The MoE shapes' float32 weights fill most of the GPU (qwen3-30b-a3b: 114 GiB).
-    const bool moe = GetParam() == "qwen3-30b-a3b" || GetParam() == "qwen1.5-moe-a2.7b" ||
-                     GetParam() == "mixtral-8x7b-16l";
+    // The MoE shapes' float32 weights fill most of the GPU (qwen3-30b-a3b: 114 GiB; its first 24
+    // layers 57 GiB), and their KV is small: the pool takes what the weights leave.
+    const bool moe = GetParam() == "qwen3-30b-a3b" || GetParam() == "qwen3-30b-a3b-24l" ||
+                     GetParam() == "qwen1.5-moe-a2.7b" || GetParam() == "mixtral-8x7b-16l";
     cfg.mem_fraction_static = moe ? 0.92 : 0.6;
     Engine engine(cfg);
     const int V = engine.model_info().vocab_size;
@@ -68,8 +70,21 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
       if (!p.logits_fp64.empty())  // whose rounding a gap is: both float32 runs against float64
         std::printf("%s %s %s prompt %zu tokens: rel err vs transformers fp64 %.3g (transformers fp32: %.3g)\n", name,
                     dtype, how, p.ids.size(), rel_err(logits[i], p.logits_fp64), rel_err(p.logits_fp32, p.logits_fp64));
+      if (!p.logits_fp64_rope64.empty())
+        std::printf("%s %s %s prompt %zu tokens: rel err vs fp64 with float64 RoPE %.3g (transformers fp32: %.3g)\n",
+                    name, dtype, how, p.ids.size(), rel_err(logits[i], p.logits_fp64_rope64),
+                    rel_err(p.logits_fp32, p.logits_fp64_rope64));
       if (fp32) {
-        EXPECT_LT(err, 1e-4) << dtype << " " << how << " prompt of " << p.ids.size();  // same math, fp32 rounding
+        // Same math, float32 rounding: within 1e-4 of the most exact reference reference.json has.
+        // Transformers' float32 run is itself a float32 rounding of the answer; where
+        // tools/hf_fp64_reference.py added a float64 run with float64 RoPE angles (transformers keeps
+        // the angles in float32 even in float64), that run is the reference. (Phi-3.5-mini, 1,000
+        // tokens, 2026-12-02: seam 1.19e-4 from transformers' float32 but 8.2e-5 from the float64 run,
+        // where transformers' float32 is 8.7e-5 from it: two float32 roundings, not a bug.)
+        const bool exact = !p.logits_fp64_rope64.empty();
+        const double err_ref = exact ? rel_err(logits[i], p.logits_fp64_rope64) : err;
+        EXPECT_LT(err_ref, 1e-4) << dtype << " " << how << " prompt of " << p.ids.size()
+                                 << (exact ? " (against float64 with float64 RoPE)" : " (against transformers fp32)");
       } else {
         // bf16 rounds differently from transformers' bf16 run but must not be
         // less accurate than it (25% margin for where the roundings fall).
@@ -78,17 +93,8 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
     }
     if (!fp32) continue;
     // Greedy ids through the whole engine (scheduler, graphs) against transformers' fp32 generate.
-    std::vector<std::vector<int32_t>> ps;
-    std::vector<SamplingParams> params;
-    for (auto& p : prompts) {
-      ps.push_back(p.ids);
-      SamplingParams sp;
-      sp.temperature = 0;
-      sp.max_new_tokens = 32;
-      sp.ignore_eos = true;
-      params.push_back(sp);
-    }
-    auto results = engine.generate(ps, params);
+    const GreedyRequests greedy = greedy_requests(prompts);
+    auto results = engine.generate(greedy.prompts, greedy.params);
     for (size_t w = 0; w < prompts.size(); ++w) {
       size_t same = 0;
       while (same < 32 && results[w].output_ids[same] == prompts[w].greedy_fp32[same]) ++same;
@@ -102,7 +108,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, HfParity,
                          ::testing::Values("llama-3.1-8b", "llama-3.2-1b", "qwen2.5-0.5b", "qwen3-0.6b", "gemma-2-9b",
                                            "gemma-3-4b", "phi-3.5-mini", "phi-4-mini", "mistral-7b-v0.1",
                                            // issue 23: mixture of experts (float32 weights up to 114 GiB)
-                                           "qwen3-30b-a3b", "qwen1.5-moe-a2.7b", "mixtral-8x7b-16l"),
+                                           "qwen3-30b-a3b", "qwen3-30b-a3b-24l", "qwen1.5-moe-a2.7b",
+                                           "mixtral-8x7b-16l"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& c : s) c = std::isalnum(uint8_t(c)) ? c : '_';

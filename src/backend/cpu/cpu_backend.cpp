@@ -225,17 +225,23 @@ void CpuBackend::rms_norm_add(Tensor residual, Tensor x, Tensor weight, float ep
   });
 }
 
-void CpuBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) {
-  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cpu);
+void CpuBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots, KvScales sc) {
+  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cpu, sc);
   f32_only(k, "store_kv k");
   launch([=] {
     const int64_t width = k.size(1) * k.size(2);
+    std::vector<float> scaled(k_cache.dtype == DType::fp8_e4m3 ? size_t(width) : 0);
+    // FP8 KV cache: codes of x / scale, rounded to nearest even and saturated (core/fp8.h).
+    auto encode = [&](const float* x, float scale, uint8_t* dst) {
+      for (int64_t j = 0; j < width; ++j) scaled[size_t(j)] = x[j] / scale;
+      convert_from_f32(scaled.data(), DType::fp8_e4m3, dst, size_t(width));
+    };
     for (int64_t i = 0; i < k.size(0); ++i) {
       const int32_t s = slots.ptr<int32_t>()[i];
       SEAM_ASSERT(s >= 0 && s < k_cache.size(0), "KV slot ", s, " out of range");
-      if (k_cache.dtype == DType::fp8_e4m3) {  // FP8 KV cache (scale 1.0): codes, rounded and saturated
-        convert_from_f32(k.ptr<float>() + i * k.stride[0], DType::fp8_e4m3, k_cache.ptr<uint8_t>() + s * width, size_t(width));
-        convert_from_f32(v.ptr<float>() + i * v.stride[0], DType::fp8_e4m3, v_cache.ptr<uint8_t>() + s * width, size_t(width));
+      if (k_cache.dtype == DType::fp8_e4m3) {
+        encode(k.ptr<float>() + i * k.stride[0], sc.k, k_cache.ptr<uint8_t>() + s * width);
+        encode(v.ptr<float>() + i * v.stride[0], sc.v, v_cache.ptr<uint8_t>() + s * width);
         continue;
       }
       std::memcpy(k_cache.ptr<float>() + s * width, k.ptr<float>() + i * k.stride[0], size_t(width) * 4);
@@ -256,13 +262,15 @@ void CpuBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache,
     const int64_t group = n_heads / n_kv, max_ctx = meta.page_table.size(1);
     const int32_t* indptr = meta.qo_indptr.ptr<int32_t>();
     std::vector<float> scores;
-    // An FP8 cache (scale 1.0) is read through a decoded row; a float cache in place.
+    // An FP8 cache is read through a decoded row (code * scale, KvScales); a float cache in place.
     const bool fp8 = k_cache.dtype == DType::fp8_e4m3;
     std::vector<float> k_row(fp8 ? size_t(d) : 0), v_row(fp8 ? size_t(d) : 0);
-    auto cache_row = [&](const Tensor& c, int64_t slot, int64_t kvh, std::vector<float>& tmp) -> const float* {
+    auto cache_row = [&](const Tensor& c, int64_t slot, int64_t kvh, std::vector<float>& tmp,
+                         float scale) -> const float* {
       const int64_t at = (slot * n_kv + kvh) * d;
       if (!fp8) return c.ptr<float>() + at;
       convert_to_f32(c.ptr<uint8_t>() + at, DType::fp8_e4m3, tmp.data(), size_t(d));
+      for (float& x : tmp) x *= scale;
       return tmp.data();
     };
     for (int s = 0; s < meta.n_seqs; ++s) {
@@ -281,7 +289,7 @@ void CpuBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache,
           const int64_t kvh = h / group;
           float mx = -INFINITY;
           for (int32_t p = k0; p <= pos; ++p) {
-            const float* kv = cache_row(k_cache, slots[p], kvh, k_row);
+            const float* kv = cache_row(k_cache, slots[p], kvh, k_row, opt.kv_scales.k);
             float dot = 0.f;
             for (int64_t j = 0; j < d; ++j) dot += qv[j] * kv[j];
             float score = dot * opt.scale;
@@ -297,7 +305,7 @@ void CpuBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache,
           float* o = out.ptr<float>() + t * out.stride[0] + h * d;
           std::fill_n(o, d, 0.f);
           for (int32_t p = k0; p <= pos; ++p) {
-            const float* vv = cache_row(v_cache, slots[p], kvh, v_row);
+            const float* vv = cache_row(v_cache, slots[p], kvh, v_row, opt.kv_scales.v);
             const float wgt = scores[p] / sum;
             for (int64_t j = 0; j < d; ++j) o[j] += wgt * vv[j];
           }

@@ -40,7 +40,7 @@ class CpuBackend final : public Backend {
   void scale(Tensor x, float s) override;
   void softcap(Tensor x, float cap) override;
   void rms_norm_add(Tensor residual, Tensor x, Tensor weight, float eps) override;
-  void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) override;
+  void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots, KvScales s = {}) override;
   void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
                  const AttentionOptions& o) override;
   void gather_rows(Tensor out, Tensor x, Tensor idx) override;

@@ -6,16 +6,23 @@
 // past the group are zero), so each K/V byte is read once for the whole group.
 // The 4 warps' partial softmax states are merged through shared memory; with
 // one split the block writes the output, else an fp32 partial (unnormalised
-// sum, max, denominator) that combine_kernel merges.
+// sum, max, denominator), merged by combine_kernel. With SEAM_DECODE_FUSED_COMBINE=1 the last
+// split of a (sequence, kv head) to finish merges the partials itself (merge_splits) and no
+// combine kernel is launched (measured slower, so off by default: see fused_combine_enabled).
 //
 // With programmatic dependent launch the block starts while the qkv kernel before it
 // still runs: the page-table reads and the K/V copies of older keys go out before
 // griddepcontrol.wait, and only q and the tile holding the newest key wait for it.
+//
+// An FP8 E4M3 cache (KV = Fp8): the ring holds tiles of codes (half the bytes a key), and each
+// warp dequantises its current tile into its own bf16/f16 K/V tile pair (kv_fp8_tile.cuh)
+// before the same MMAs; k_scale rides in p.scale, v_scale multiplies the output.
 #include "backend/cuda/attention_decode.h"
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/kv_fp8_tile.cuh"
 #include "core/error.h"
 
 namespace seam::cuda {
@@ -45,20 +52,85 @@ __device__ __forceinline__ int active_splits(int n_keys, int n_splits, int min_k
   return max(1, min(n_splits, (n_keys + min_keys - 1) / min_keys));
 }
 
+// SEAM_DECODE_FUSED_COMBINE=1 merges the splits in the last split's block instead of a combine
+// kernel. Off by default: measured slower on the H200 (2026-12-02, bench-one-batch batch 1,
+// context 128-192): gemma-3-4b 2.84-2.85 ms fused vs 2.77 ms with the combine kernel, Phi-3.5-mini
+// 2.50 vs 2.32 ms — the last block's serial merge (group x splits partials read back) costs more
+// than the launch it saves (PDL already overlaps the combine's launch with the splits' tail).
+bool fused_combine_enabled() {
+  static const bool on = env_choice("SEAM_DECODE_FUSED_COMBINE", 0, {0, 1}) == 1;
+  return on;
+}
+
 // The keys the decode row of a sequence of seq_len keys sees: [first, seq_len), its window
 // (all keys without one). The splits cut this range: keys before it are never read.
 __device__ __forceinline__ int decode_first_key(int seq_len, int window) { return window_start(seq_len - 1, window); }
 
-template <typename T, int D>
+// Bytes of each warp's cp.async ring (KV elements), then (FP8) of its dequantised T tile pair.
+template <typename T, typename KV, int D>
+constexpr size_t decode_ring_bytes() {
+  return size_t(kWarps) * kStages * 2 * kTileKeys * D * sizeof(KV);
+}
+template <typename T, typename KV, int D>
 constexpr size_t decode_smem_bytes() {
-  const size_t ring = size_t(kWarps) * kStages * 2 * kTileKeys * D * sizeof(T);
+  const size_t tiles = kIsFp8<KV> ? size_t(kWarps) * 2 * kTileKeys * D * sizeof(T) : 0;
   const size_t merge = size_t(kWarps) * 16 * (D + 2) * sizeof(float);
-  return ring > merge ? ring : merge;
+  return decode_ring_bytes<T, KV, D>() + tiles > merge ? decode_ring_bytes<T, KV, D>() + tiles : merge;
 }
 
+// The last split block of (dseq, kvh) merges the n_active splits' partials of the group's query
+// heads, as combine_kernel does: out = sum_i o_i 2^(m_i - M) / sum_i l_i 2^(m_i - M). `smem` is
+// the block's shared memory, free again (>= 2 * group * kMaxSplits floats). Partials are read
+// with ld.global.cg: other SMs wrote them, and L1 is not coherent.
 template <typename T, int D>
+__device__ void merge_splits(const AttentionParams& p, int n_splits, int n_active, int dseq, int kvh, int token,
+                             const float* part_o, const float* part_ml, float* smem) {
+  const int group = p.group;
+  float* ms = smem;                       // [group][kMaxSplits]: m_i, then the weight 2^(m_i - M) / L
+  float* ls = smem + group * kMaxSplits;  // [group][kMaxSplits]: l_i
+  const int64_t base = (int64_t(dseq) * p.n_heads + int64_t(kvh) * group) * n_splits;  // part of (row 0, split 0)
+  for (int it = threadIdx.x; it < group * n_active; it += kWarps * 32) {
+    const int row = it / n_active, split = it % n_active;
+    const int64_t part = base + int64_t(row) * n_splits + split;
+    ms[row * kMaxSplits + split] = __ldcg(part_ml + part * 2);
+    ls[row * kMaxSplits + split] = __ldcg(part_ml + part * 2 + 1);
+  }
+  __syncthreads();
+  if (threadIdx.x < group) {  // one thread per query head: its splits' weights, in split order
+    float* m_row = ms + threadIdx.x * kMaxSplits;
+    const float* l_row = ls + threadIdx.x * kMaxSplits;
+    float mx = -INFINITY;
+    for (int i = 0; i < n_active; ++i) mx = fmaxf(mx, m_row[i]);
+    const float m_use = mx == -INFINITY ? 0.f : mx;
+    float sum_l = 0.f;
+    for (int i = 0; i < n_active; ++i) {
+      m_row[i] = exp2f(m_row[i] - m_use);
+      sum_l += l_row[i] * m_row[i];
+    }
+    const float inv = sum_l > 0.f ? 1.f / sum_l : 0.f;
+    for (int i = 0; i < n_active; ++i) m_row[i] *= inv;
+  }
+  __syncthreads();
+  for (int it = threadIdx.x; it < group * D; it += kWarps * 32) {
+    const int row = it / D, d = it % D;
+    const float* po = part_o + (base + int64_t(row) * n_splits) * D + d;
+    const float* w = ms + row * kMaxSplits;
+    float acc = 0.f;
+  // Independent loads in flight, as combine_kernel; the factor per head size keeps the kernel's
+  // registers (nvcc 13.0, sm_90a) at or below those it had without the merge (D 96: 126 at 1, 162 at
+  // 2-4, 128 before; D 64: 96 at 2-4, 107 at 1), so as many blocks stay resident.
+#pragma unroll(D == 96 ? 1 : 4)
+    for (int i = 0; i < n_active; ++i) acc += __ldcg(po + int64_t(i) * D) * w[i];
+    T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(kvh * group + row) * D;
+    dst[d] = from_float<T>(acc);
+  }
+}
+
+// counters: [n_dec * n_kv_heads] arrival counts, zero between launches (the last arrival resets
+// its own), or null: combine_kernel merges.
+template <typename T, typename KV, int D>
 __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionParams p, int n_splits, int min_keys,
-                                                                   float* part_o, float* part_ml) {
+                                                                   float* part_o, float* part_ml, int* counters) {
   // Until pdl_begin() the block reads only what the kernel before its predecessor had
   // finished: the step's inputs (uploaded before the step) and the KV of earlier tokens.
   // Only the newest key (seq_len - 1, stored by the predecessor) and q wait for it.
@@ -71,8 +143,8 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   const int token = p.qo_indptr[seq];
   const int seq_len = p.seq_lens[seq];
   const int32_t* slots = p.page_table + int64_t(p.req_rows[seq]) * p.pt_stride;
-  const T* k_cache = static_cast<const T*>(p.k_cache);
-  const T* v_cache = static_cast<const T*>(p.v_cache);
+  const KV* k_cache = static_cast<const KV*>(p.k_cache);
+  const KV* v_cache = static_cast<const KV*>(p.v_cache);
 
   const int first_key = decode_first_key(seq_len, p.window), n_keys = seq_len - first_key;
   const int n_active = active_splits(n_keys, n_splits, min_keys);
@@ -93,7 +165,9 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   const float cap = p.softcap, cap_in = p.softcap > 0.f ? p.scale / p.softcap : 0.f;
   const float cap_out = p.softcap * 1.4426950408889634f;
 
-  T* ring = reinterpret_cast<T*>(smem_raw) + size_t(warp) * kStages * 2 * kTile;
+  KV* ring = reinterpret_cast<KV*>(smem_raw) + size_t(warp) * kStages * 2 * kTile;
+  // FP8: the warp's dequantised K and V tiles (unused, and not allocated, for a float cache).
+  T* deq = reinterpret_cast<T*>(smem_raw + decode_ring_bytes<T, KV, D>()) + size_t(warp) * 2 * kTile;
   // Warp w handles tiles w, w + 4, ...: its i-th tile is tile w + 4i.
   const int my_tiles = n_tiles > warp ? (n_tiles - warp + kWarps - 1) / kWarps : 0;
   // Page-table entries travel a tile ahead: lane l (< 16) holds in `slot_next` the slot of key l
@@ -105,11 +179,16 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   int32_t slot_next = fetch_slot(0);
   auto issue = [&](int i) {
     if (i < my_tiles) {
-      T* kt = ring + (i % kStages) * 2 * kTile;
+      KV* kt = ring + (i % kStages) * 2 * kTile;
       const int32_t held = slot_next;
-      flash::load_kv_tile<T, D, kTileKeys>(
-          kt, kt + kTile, k_cache, v_cache, [&](int row) { return __shfl_sync(0xffffffffu, held, row); },
-          k_begin + (warp + kWarps * i) * kTileKeys, k_end, p.n_kv_heads, kvh, lane, 32);
+      const auto slot_of = [&](int row) { return __shfl_sync(0xffffffffu, held, row); };
+      const int key0 = k_begin + (warp + kWarps * i) * kTileKeys;
+      if constexpr (kIsFp8<KV>)
+        flash::load_kv_tile_fp8<D, kTileKeys>(kt, kt + kTile, k_cache, v_cache, slot_of, key0, k_end, p.n_kv_heads,
+                                              kvh, lane, 32);
+      else
+        flash::load_kv_tile<T, D, kTileKeys>(kt, kt + kTile, k_cache, v_cache, slot_of, key0, k_end, p.n_kv_heads,
+                                             kvh, lane, 32);
     }
     flash::cp_async_commit();  // always commit (maybe empty) so the group count stays aligned
     slot_next = fetch_slot(i + 1);
@@ -131,7 +210,15 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
     issue(i + kStages - 1);
     flash::cp_async_wait<kStages - 1>();
     __syncwarp();
-    const T* k_tile = ring + (i % kStages) * 2 * kTile;
+    const T* k_tile;
+    if constexpr (kIsFp8<KV>) {
+      const KV* staged = ring + (i % kStages) * 2 * kTile;
+      flash::dequant_kv_tiles_swizzled<T, D, kTileKeys>(deq, deq + kTile, staged, staged + kTile, lane, 32);
+      __syncwarp();
+      k_tile = deq;
+    } else {
+      k_tile = ring + (i % kStages) * 2 * kTile;
+    }
     float s[kTileKeys / 8][4];
     flash::qk_tile<T, D, kTileKeys / 8>(s, qf, k_tile, lane);
     const int key0 = k_begin + (warp + kWarps * i) * kTileKeys;
@@ -145,7 +232,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
       }
     flash::softmax_update<D, kTileKeys / 8>(s, o, m, l);
     flash::pv_tile<T, D, kTileKeys / 8>(o, s, k_tile + kTile, lane);
-    __syncwarp();  // the ring slot is refilled kStages - 1 tiles later
+    __syncwarp();  // the ring slot is refilled kStages - 1 tiles later (and deq rewritten next tile)
   }
   flash::cp_async_wait<0>();
 #pragma unroll
@@ -192,7 +279,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
     const int head = kvh * group + row;
     if (n_active == 1) {
       T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(head) * D;
-      dst[d] = from_float<T>(sum_l > 0.f ? sum_o / sum_l : 0.f);
+      dst[d] = from_float<T>(sum_l > 0.f ? sum_o / sum_l * p.v_scale : 0.f);
     } else {
       const int64_t part = (int64_t(dseq) * p.n_heads + head) * n_splits + split;
       part_o[part * D + d] = sum_o;
@@ -202,6 +289,24 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
       }
     }
   }
+  if (n_active == 1 || counters == nullptr) return;
+  // Arrival: every thread's partials are made visible device-wide before thread 0 takes a
+  // ticket (threadfence reduction); the split that arrives last merges, after a fence of its own
+  // so its reads follow the others' writes, and resets the counter for the next launch (a graph
+  // replays this kernel with the same counters: they must be zero whenever none runs).
+  __shared__ int arrived_last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int* counter = counters + int64_t(dseq) * p.n_kv_heads + kvh;
+    const int ticket = atomicAdd(counter, 1);
+    arrived_last = ticket == n_active - 1;
+    if (arrived_last) atomicExch(counter, 0);
+  }
+  __syncthreads();
+  if (!arrived_last) return;  // block-uniform
+  __threadfence();
+  merge_splits<T, D>(p, n_splits, n_active, dseq, kvh, token, part_o, part_ml, reinterpret_cast<float*>(smem_raw));
 }
 
 // Merges the splits of one (decode sequence, head): out = sum_i o_i 2^(m_i - M) / sum_i l_i 2^(m_i - M).
@@ -236,7 +341,7 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, int min_keys, co
   const float w_i = i < n_active ? exp2f(m_i - m_use) : 0.f;
   const float sum_l = block_sum(l_i * w_i, scratch);
   const float inv = sum_l > 0.f ? 1.f / sum_l : 0.f;
-  if (i < kMaxSplits) weight[i] = w_i * inv;
+  if (i < kMaxSplits) weight[i] = w_i * inv * p.v_scale;  // v_scale: 1 but for an FP8 cache
   __syncthreads();
   T* dst = static_cast<T*>(p.out) + int64_t(token) * p.out_stride + int64_t(head) * D;
   float acc = 0.f;
@@ -247,15 +352,16 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, int min_keys, co
   dst[threadIdx.x] = from_float<T>(acc);
 }
 
-template <typename T, int D>
-void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int n_sms, cudaStream_t stream) {
-  constexpr size_t smem = decode_smem_bytes<T, D>();
+template <typename T, typename KV, int D>
+void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int* counters, int n_counters,
+                  int n_sms, cudaStream_t stream) {
+  constexpr size_t smem = decode_smem_bytes<T, KV, D>();
   static const int blocks_per_sm = [] {  // once per instantiation, host-side (before any capture)
     SEAM_CUDA_CHECK(
-        cudaFuncSetAttribute(flash_decode_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+        cudaFuncSetAttribute(flash_decode_kernel<T, KV, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     int n = 0;
     SEAM_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, flash_decode_kernel<T, D>, kWarps * 32, smem));
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, flash_decode_kernel<T, KV, D>, kWarps * 32, smem));
     return std::max(n, 1);
   }();
   const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, blocks_per_sm);
@@ -265,9 +371,15 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
   float* part_ml = scratch + n_parts * D;     // [n_dec, n_heads, n_splits, 2]
   const dim3 grid(unsigned(n_splits), unsigned(p.n_kv_heads), unsigned(n_dec));
   const int min_keys = min_split_keys();
-  launch_kernel(flash_decode_kernel<T, D>, grid, kWarps * 32, smem, stream, p, n_splits, min_keys, part_o, part_ml);
+  // The last split merges where every (sequence, kv head) has an arrival counter.
+  const bool fused = n_splits > 1 && counters != nullptr && int64_t(n_dec) * p.n_kv_heads <= n_counters &&
+                     fused_combine_enabled();
+  static_assert(decode_smem_bytes<T, KV, D>() >= 2 * 16 * kMaxSplits * sizeof(float),
+                "merge_splits keeps 2 floats per (query head, split) of a group of up to 16 in shared memory");
+  launch_kernel(flash_decode_kernel<T, KV, D>, grid, kWarps * 32, smem, stream, p, n_splits, min_keys, part_o, part_ml,
+                fused ? counters : nullptr);
   SEAM_CUDA_CHECK_LAUNCH();
-  if (n_splits > 1) {
+  if (n_splits > 1 && !fused) {
     static_assert(kMaxSplits <= 64 && D >= kMaxSplits && D % 32 == 0,
                   "combine_kernel gives each split one thread of a head_dim-wide block of whole warps");
     launch_kernel(combine_kernel<T>, unsigned(n_dec * p.n_heads), D, 0, stream, p, n_splits, min_keys, part_o,
@@ -304,21 +416,23 @@ int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sm
   return int(splits);
 }
 
-void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int n_sms,
-                         cudaStream_t stream) {
+void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int* counters,
+                         int n_counters, int n_sms, cudaStream_t stream) {
   if (p.n_seqs - p.n_prefill_seqs <= 0) return;
   SEAM_ASSERT(flash_decode_supported(dtype, p.head_dim, p.group));
-  const auto by_dim = [&](auto tag) {
+  const auto by_dim = [&](auto tag, auto kv_tag) {
     using T = decltype(tag);
+    using KV = decltype(kv_tag);
     switch (p.head_dim) {
-      case 64: return launch_typed<T, 64>(p, scratch, scratch_bytes, n_sms, stream);
-      case 96: return launch_typed<T, 96>(p, scratch, scratch_bytes, n_sms, stream);
-      case 128: return launch_typed<T, 128>(p, scratch, scratch_bytes, n_sms, stream);
-      default: return launch_typed<T, 256>(p, scratch, scratch_bytes, n_sms, stream);
+      case 64: return launch_typed<T, KV, 64>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
+      case 96: return launch_typed<T, KV, 96>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
+      case 128: return launch_typed<T, KV, 128>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
+      default: return launch_typed<T, KV, 256>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
     }
   };
-  if (dtype == DType::bf16) return by_dim(__nv_bfloat16{});
-  return by_dim(__half{});
+  if (dtype == DType::bf16)
+    return p.kv_fp8 ? by_dim(__nv_bfloat16{}, Fp8{}) : by_dim(__nv_bfloat16{}, __nv_bfloat16{});
+  return p.kv_fp8 ? by_dim(__half{}, Fp8{}) : by_dim(__half{}, __half{});
 }
 
 }  // namespace seam::cuda

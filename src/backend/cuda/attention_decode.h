@@ -16,10 +16,13 @@ bool flash_decode_supported(DType dtype, int head_dim, int group);
 // before it are not read); p.softcap caps the scores. The KV range of each (sequence, kv
 // head) is cut into a number of splits fixed by host sizes only (never by seq_lens, which live on the device and change between graph
 // replays): each split's range is computed on the device from seq_lens. Splits > 1 write
-// fp32 partials into `scratch` (allocated once by the backend: `scratch_bytes`), merged by a
-// combine kernel; the split count is capped so the partials always fit.
-void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int n_sms,
-                         cudaStream_t stream);
+// fp32 partials into `scratch` (allocated once by the backend: `scratch_bytes`); the split
+// count is capped so the partials always fit. The last split of a (sequence, kv head) to finish
+// merges them in the same kernel, counting arrivals in `counters` ([n_counters] i32, zeroed once
+// at allocation; every launch leaves them zero); with fewer than n_decode_seqs * n_kv_heads
+// counters (or none) a combine kernel merges them instead.
+void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int* counters,
+                         int n_counters, int n_sms, cudaStream_t stream);
 
 // The split count for these sizes: one wave of resident blocks (blocks_per_sm from the
 // occupancy of the kernel), capped by kMaxSplits, the scratch and the keys a row reads (eager

@@ -1,6 +1,7 @@
 #include "backend/cuda/attention_generic.h"
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/kv_fp8.cuh"
 
 namespace seam::cuda {
 
@@ -10,8 +11,9 @@ constexpr int kThreads = 128;
 constexpr int kMaxPerThread = kGenericMaxHeadDim / kThreads;
 
 // Online softmax over key tiles of kThreads: each thread scores one key of the tile
-// (a dot product over d), then each thread accumulates its own output dims.
-template <typename T>
+// (a dot product over d), then each thread accumulates its own output dims. KV: the cache's
+// element (T, or Fp8 codes: p.scale holds k_scale, the output is multiplied by p.v_scale).
+template <typename T, typename KV>
 __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionParams p, int token_begin) {
   pdl_begin();
   extern __shared__ float sh[];  // [d] q, then [kThreads] probabilities
@@ -31,8 +33,8 @@ __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionPa
   const int k_first = window_start(pos, p.window);  // keys before the window are not read
   const int32_t* slots = p.page_table + int64_t(p.req_rows[s]) * p.pt_stride;
   const int kvh = head / p.group;
-  const T* k_cache = static_cast<const T*>(p.k_cache);
-  const T* v_cache = static_cast<const T*>(p.v_cache);
+  const KV* k_cache = static_cast<const KV*>(p.k_cache);
+  const KV* v_cache = static_cast<const KV*>(p.v_cache);
 
   float* qs = sh;
   float* ps = sh + d;
@@ -48,9 +50,9 @@ __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionPa
     const int key = k0 + tid;
     float score = -INFINITY;
     if (key < n_ctx) {
-      const T* kr = k_cache + (int64_t(slots[key]) * p.n_kv_heads + kvh) * d;
+      const KV* kr = k_cache + (int64_t(slots[key]) * p.n_kv_heads + kvh) * d;
       float dot = 0.f;
-      for (int j = 0; j < d; ++j) dot += qs[j] * to_float(kr[j]);
+      for (int j = 0; j < d; ++j) dot += qs[j] * kv_to_float(kr[j]);
       score = dot * p.scale;
       if (p.softcap > 0.f) score = p.softcap * tanhf(score / p.softcap);
     }
@@ -75,7 +77,7 @@ __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionPa
       if (j >= d) break;
       float a = acc[c] * alpha;
       for (int i = 0; i < n_keys; ++i)
-        a += ps[i] * to_float(v_cache[(int64_t(slots[k0 + i]) * p.n_kv_heads + kvh) * d + j]);
+        a += ps[i] * kv_to_float(v_cache[(int64_t(slots[k0 + i]) * p.n_kv_heads + kvh) * d + j]);
       acc[c] = a;
     }
     __syncthreads();  // ps is rewritten by the next tile
@@ -84,7 +86,7 @@ __global__ void __launch_bounds__(kThreads) attention_generic_kernel(AttentionPa
 #pragma unroll
   for (int c = 0; c < kMaxPerThread; ++c) {
     const int j = tid + c * kThreads;
-    if (j < d) out[j] = from_float<T>(acc[c] / l);
+    if (j < d) out[j] = from_float<T>(acc[c] / l * p.v_scale);
   }
 }
 
@@ -96,7 +98,10 @@ void launch_attention_generic(const AttentionParams& p, DType dtype, int token_b
   const dim3 grid(unsigned(n), unsigned(p.n_heads));
   const size_t smem = size_t(p.head_dim + kThreads) * sizeof(float);
   SEAM_DISPATCH_FLOAT_TYPES(dtype, T, "attention", [&] {
-    launch_kernel(attention_generic_kernel<T>, grid, kThreads, smem, stream, p, token_begin);
+    if (p.kv_fp8)
+      launch_kernel(attention_generic_kernel<T, Fp8>, grid, kThreads, smem, stream, p, token_begin);
+    else
+      launch_kernel(attention_generic_kernel<T, T>, grid, kThreads, smem, stream, p, token_begin);
   });
   SEAM_CUDA_CHECK_LAUNCH();
 }

@@ -25,7 +25,9 @@ AttentionParams make_attention_params(const Tensor& out, const Tensor& q, const 
   p.n_prefill_seqs = b.n_prefill_seqs;
   p.n_prefill_tokens = b.n_prefill_tokens;
   p.max_seq_len = b.max_seq_len;
-  p.scale = o.scale;
+  p.kv_fp8 = k_cache.dtype == DType::fp8_e4m3;
+  p.scale = p.kv_fp8 ? o.scale * o.kv_scales.k : o.scale;
+  p.v_scale = p.kv_fp8 ? o.kv_scales.v : 1.f;
   p.window = o.sliding_window;
   p.softcap = o.logit_softcap;
   return p;

@@ -15,8 +15,13 @@ struct AttentionParams {
   int64_t out_stride = 0;       // row stride (elements)
   const void* q = nullptr;      // [n_tokens, n_heads, d], rows may be strided (a view inside qkv)
   int64_t q_stride = 0;
-  const void* k_cache = nullptr;  // [n_slots, n_kv_heads, d]
+  const void* k_cache = nullptr;  // [n_slots, n_kv_heads, d] in q's dtype, or E4M3 codes (kv_fp8)
   const void* v_cache = nullptr;  // [n_slots, n_kv_heads, d]
+  // An FP8 cache (kv_fp8.cuh): the kernels read codes; `scale` already holds the softmax scale
+  // times k_scale (q . (c k_scale) scale = (q . c) (scale k_scale)), and the output's
+  // normalisation multiplies by v_scale (sum p (c v_scale) = v_scale sum p c). 1 for a float cache.
+  bool kv_fp8 = false;
+  float v_scale = 1.f;
   int n_heads = 0, n_kv_heads = 0, head_dim = 0, group = 0;  // group = n_heads / n_kv_heads
   const int32_t* qo_indptr = nullptr;   // [n_seqs + 1]
   const int32_t* seq_lens = nullptr;    // [n_seqs]

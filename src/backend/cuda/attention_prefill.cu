@@ -11,6 +11,11 @@
 // leaves room for 64-key softmax steps (see PrefillTiling::kSubN). Measured on the H200
 // (4,096 causal tokens, 32/8 heads x 128, docs/performance.md): 492 us = 280 TFLOP/s; the
 // removed variants took 661 us (one atom) and 551-555 us (two atoms, Q in registers).
+//
+// An FP8 E4M3 cache (KV = Fp8): the two pipeline stages hold tiles of codes, and after each
+// tile lands the block dequantises it into one bf16/f16 K/V tile pair (kv_fp8_tile.cuh) that
+// the unchanged MMAs read; the shared memory is the same as a float cache's (two code stages
+// take the bytes of one T stage). k_scale rides in p.scale, v_scale multiplies the output.
 #include "backend/cuda/attention_prefill.h"
 
 #include <climits>
@@ -19,6 +24,7 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/kv_fp8_tile.cuh"
 #include "backend/cuda/prefill_block.cuh"
 
 namespace seam::cuda {
@@ -49,10 +55,19 @@ struct PrefillTiling {
   // Blocks per SM the registers must allow: D = 128 uses 255 registers (2 blocks, 8 warps);
   // D = 64 fits 3 blocks (168 registers); D = 96 and 256 keep 2.
   static constexpr int kMinBlocks = D == 64 ? 3 : 2;
-  // [stage][K|V][kBlockN][D], then the block's Q rows [kBlockM][D]
-  template <typename T>
+  // [stage][K|V][kBlockN][D] of KV elements, (FP8 only) the dequantised [K|V][kBlockN][D] of T,
+  // then the block's Q rows [kBlockM][D] of T.
+  template <typename T, typename KV>
+  static constexpr size_t stages_bytes() {
+    return size_t(2) * 2 * kBlockN * D * sizeof(KV);
+  }
+  template <typename T, typename KV>
+  static constexpr size_t q_offset() {
+    return stages_bytes<T, KV>() + (kIsFp8<KV> ? size_t(2) * kBlockN * D * sizeof(T) : 0);
+  }
+  template <typename T, typename KV>
   static constexpr size_t smem_bytes() {
-    return (size_t(2) * 2 * kBlockN + kBlockM) * D * sizeof(T);
+    return q_offset<T, KV>() + size_t(kBlockM) * D * sizeof(T);
   }
   static_assert(kBlockN % kSubN == 0 && kBlockN <= kThreads, "the slot prefetch gives each key of a stage a thread");
 };
@@ -60,16 +75,18 @@ struct PrefillTiling {
 // OPTS: the instantiation that honours p.window and p.softcap. Plain causal attention keeps
 // its own, whose registers are as before (at D = 128 the options' extra live values made
 // ptxas spill at the 255-register cap).
-template <typename T, int D, bool OPTS>
+template <typename T, typename KV, int D, bool OPTS>
 __global__ void __launch_bounds__(PrefillTiling<D, OPTS>::kThreads, PrefillTiling<D, OPTS>::kMinBlocks)
     flash_prefill_kernel(AttentionParams p) {
-  using Tl = PrefillTiling<D, OPTS>;
+  using Tl = PrefillTiling<D, OPTS || kIsFp8<KV>>;  // (launch_opts: the same tiling)
   constexpr int MA = Tl::kAtoms;
   constexpr int kBlockM = Tl::kBlockM, kBlockN = Tl::kBlockN, kSubN = Tl::kSubN, kWarpRows = Tl::kWarpRows;
   pdl_begin();
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  T* smem = reinterpret_cast<T*>(smem_raw);
+  KV* stages = reinterpret_cast<KV*>(smem_raw);  // [2][K|V][kBlockN][D]
   constexpr int kTile = kBlockN * D;
+  // FP8: the tile pair the MMAs read, dequantised from a stage (a float cache reads the stage).
+  T* deq = reinterpret_cast<T*>(smem_raw + Tl::template stages_bytes<T, KV>());
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int group = p.group;
 
@@ -84,7 +101,7 @@ __global__ void __launch_bounds__(PrefillTiling<D, OPTS>::kThreads, PrefillTilin
   };
   auto row_off = [&](int64_t stride, int row) { return flash::prefill_row_offset<D>(info, group, stride, row); };
   // The block's Q rows join tile 0's cp.async group (committed below); rows past the end are zero-filled.
-  T* q_smem = smem + 2 * 2 * kTile;  // [kBlockM][D], swizzled like K/V
+  T* q_smem = reinterpret_cast<T*>(smem_raw + Tl::template q_offset<T, KV>());  // [kBlockM][D], swizzled like K/V
   const T* q = static_cast<const T*>(p.q);
   constexpr int kChunks = D / 8;
 #pragma unroll 4
@@ -127,11 +144,17 @@ __global__ void __launch_bounds__(PrefillTiling<D, OPTS>::kThreads, PrefillTilin
   __syncthreads();
   // Copies tile j (keys j * kBlockN ...) into pipeline stage j & 1.
   auto load_tile = [&](int j) {
-    T* k_dst = smem + (j & 1) * 2 * kTile;
+    KV* k_dst = stages + (j & 1) * 2 * kTile;
     const int64_t head = int64_t(info.kvh) * D;
-    flash::load_kv_tile<T, D, kBlockN>(
-        k_dst, k_dst + kTile, static_cast<const T*>(p.k_cache) + head, static_cast<const T*>(p.v_cache) + head,
-        [&](int row) { return s_slots[j & 1][row]; }, j * kBlockN, info.key_end, p.n_kv_heads, 0, tid, Tl::kThreads);
+    const KV* k_src = static_cast<const KV*>(p.k_cache) + head;
+    const KV* v_src = static_cast<const KV*>(p.v_cache) + head;
+    const auto slot_of = [&](int row) { return s_slots[j & 1][row]; };
+    if constexpr (kIsFp8<KV>)
+      flash::load_kv_tile_fp8<D, kBlockN>(k_dst, k_dst + kTile, k_src, v_src, slot_of, j * kBlockN, info.key_end,
+                                          p.n_kv_heads, 0, tid, Tl::kThreads);
+    else
+      flash::load_kv_tile<T, D, kBlockN>(k_dst, k_dst + kTile, k_src, v_src, slot_of, j * kBlockN, info.key_end,
+                                         p.n_kv_heads, 0, tid, Tl::kThreads);
   };
   load_tile(first_tile);
   flash::cp_async_commit();
@@ -146,7 +169,16 @@ __global__ void __launch_bounds__(PrefillTiling<D, OPTS>::kThreads, PrefillTilin
       flash::cp_async_wait<0>();
     }
     __syncthreads();
-    const T* k_tile = smem + stage * 2 * kTile;
+    const T* k_tile;
+    if constexpr (kIsFp8<KV>) {
+      // The previous tile's MMAs ended at the loop's closing barrier: deq is free.
+      const KV* staged = stages + stage * 2 * kTile;
+      flash::dequant_kv_tiles_swizzled<T, D, kBlockN>(deq, deq + kTile, staged, staged + kTile, tid, Tl::kThreads);
+      __syncthreads();
+      k_tile = deq;
+    } else {
+      k_tile = stages + stage * 2 * kTile;
+    }
     const T* v_tile = k_tile + kTile;
 
     // Not unrolled: with the steps unrolled the compiler overlaps them and runs out of
@@ -215,7 +247,7 @@ __global__ void __launch_bounds__(PrefillTiling<D, OPTS>::kThreads, PrefillTilin
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
       const int row = row_of(a, h);
       if (row >= info.n_rows) continue;
-      const float inv = sum > 0.f ? 1.f / sum : 0.f;
+      const float inv = sum > 0.f ? p.v_scale / sum : 0.f;  // v_scale: 1 but for an FP8 cache
       T* dst = out + row_off(p.out_stride, row);
 #pragma unroll
       for (int d = 0; d < D / 8; ++d)
@@ -225,26 +257,28 @@ __global__ void __launch_bounds__(PrefillTiling<D, OPTS>::kThreads, PrefillTilin
   }
 }
 
-template <typename T, int D, bool OPTS>
+template <typename T, typename KV, int D, bool OPTS>
 void launch_opts(const AttentionParams& p, cudaStream_t stream) {
-  using Tl = PrefillTiling<D, OPTS>;
-  constexpr size_t smem = Tl::template smem_bytes<T>();
+  // An FP8 cache takes the options' 32-key steps at D = 128: with 64, the dequantisation's live
+  // values spilled 72 bytes (ptxas -v). Threads, blocks and shared memory do not depend on it.
+  using Tl = PrefillTiling<D, OPTS || kIsFp8<KV>>;
+  constexpr size_t smem = Tl::template smem_bytes<T, KV>();
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, D, OPTS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, KV, D, OPTS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(smem)));
     return true;
   }();
   (void)attr_ok;
   const int64_t n_blocks = flash::prefill_grid_blocks(p, Tl::kBlockM);
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill: ", n_blocks, " blocks exceed the grid limit");
-  launch_kernel(flash_prefill_kernel<T, D, OPTS>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
+  launch_kernel(flash_prefill_kernel<T, KV, D, OPTS>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
-template <typename T, int D>
+template <typename T, typename KV, int D>
 void launch_typed(const AttentionParams& p, cudaStream_t stream) {
-  if (p.window > 0 || p.softcap > 0.f) return launch_opts<T, D, true>(p, stream);
-  launch_opts<T, D, false>(p, stream);
+  if (p.window > 0 || p.softcap > 0.f) return launch_opts<T, KV, D, true>(p, stream);
+  launch_opts<T, KV, D, false>(p, stream);
 }
 
 }  // namespace
@@ -266,17 +300,19 @@ void launch_flash_prefill(const AttentionParams& p, DType dtype, cudaStream_t st
     kernel = choose_prefill_kernel(mode, longest, flash_prefill_wgmma_supported(dtype, p.head_dim));
   }
   if (kernel == PrefillKernel::wgmma) return launch_flash_prefill_wgmma(p, dtype, stream);
-  const auto by_dim = [&](auto tag) {
+  const auto by_dim = [&](auto tag, auto kv_tag) {
     using T = decltype(tag);
+    using KV = decltype(kv_tag);
     switch (p.head_dim) {
-      case 64: return launch_typed<T, 64>(p, stream);
-      case 96: return launch_typed<T, 96>(p, stream);
-      case 128: return launch_typed<T, 128>(p, stream);
-      default: return launch_typed<T, 256>(p, stream);
+      case 64: return launch_typed<T, KV, 64>(p, stream);
+      case 96: return launch_typed<T, KV, 96>(p, stream);
+      case 128: return launch_typed<T, KV, 128>(p, stream);
+      default: return launch_typed<T, KV, 256>(p, stream);
     }
   };
-  if (dtype == DType::bf16) return by_dim(__nv_bfloat16{});
-  return by_dim(__half{});
+  if (dtype == DType::bf16)
+    return p.kv_fp8 ? by_dim(__nv_bfloat16{}, Fp8{}) : by_dim(__nv_bfloat16{}, __nv_bfloat16{});
+  return p.kv_fp8 ? by_dim(__half{}, Fp8{}) : by_dim(__half{}, __half{});
 }
 
 }  // namespace seam::cuda

@@ -22,12 +22,20 @@
 // the two warpgroups meet at one block barrier per tile. Measured on the H200 (4,096 causal
 // tokens, 32/8 heads): 417 us = 330 TFLOP/s against mma.sync's 498 us (docs/performance.md);
 // FlashAttention-3's producer warpgroup and consumer ping-pong are the next step.
+//
+// An FP8 E4M3 cache (KV = Fp8, kv_fp8_tile.cuh): tiles of codes are gathered into one staging
+// tile ([K|V][128 keys][128] bytes) and dequantised by all threads into a ring of two bf16/f16
+// K/V stages in the SW128 layout, which the unchanged wgmmas read (Q 32 KB + 2 x 64 KB + 32 KB
+// = 193 KB). The end of iteration t dequantises tile t + 2 (its codes landed during iteration
+// t) into the stage tile t's P V just finished with, then gathers the codes of tile t + 3: two
+// block barriers a tile instead of one. k_scale rides in p.scale, v_scale multiplies the output.
 #include "backend/cuda/attention_prefill_wgmma.h"
 
 #include <climits>
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/kv_fp8_tile.cuh"
 #include "backend/cuda/prefill_block.cuh"
 #include "backend/cuda/wgmma.cuh"
 
@@ -51,6 +59,15 @@ struct WgmmaTiling {
   // Q, then [stage][K|V]; +1024 to align the start to a swizzle atom. 225 KB of the 227 KB
   // a block may have.
   static constexpr size_t kSmemBytes = size_t(kQBytes) + kStages * 2 * size_t(kKvBytes) + 1024;
+  // FP8 cache: two T stages, then the staging tile of codes [K|V][kBlockN][kD] bytes.
+  static constexpr int kFp8Stages = 2;
+  static constexpr int kCodeTileBytes = kBlockN * kD;
+  static constexpr size_t kSmemBytesFp8 =
+      size_t(kQBytes) + kFp8Stages * 2 * size_t(kKvBytes) + 2 * size_t(kCodeTileBytes) + 1024;
+  template <typename KV>
+  static constexpr size_t smem_bytes() {
+    return kIsFp8<KV> ? kSmemBytesFp8 : kSmemBytes;
+  }
 };
 
 // Byte offset of 16-byte chunk `chunk` (0..15) of row `row` in a [2][rows][64] SW128 tile.
@@ -60,10 +77,12 @@ __device__ __forceinline__ int sw128_offset(int row, int chunk, int half_bytes) 
 
 // OPTS: the instantiation that honours p.window and p.softcap; plain causal attention keeps
 // its own (210 registers without the options' code, 243 with it).
-template <typename T, bool OPTS>
+template <typename T, typename KV, bool OPTS>
 __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_kernel(AttentionParams p) {
 #if defined(SEAM_WGMMA_ENABLED)
   using Tl = WgmmaTiling;
+  constexpr bool kFp8 = kIsFp8<KV>;
+  constexpr int kTStages = kFp8 ? Tl::kFp8Stages : Tl::kStages;  // stages of T tiles the wgmmas read
   constexpr int D = Tl::kD, kBlockM = Tl::kBlockM, kBlockN = Tl::kBlockN, kWgRows = Tl::kWgRows;
   constexpr int kChunks = D / 8;  // 16-byte chunks of a row
   pdl_begin();
@@ -110,35 +129,65 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   }
   __syncthreads();
   const int n_kv_tiles = (key_end + kBlockN - 1) / kBlockN;
-  // Copies tile t (keys t * kBlockN ...) into ring stage t % kStages and commits one group
-  // (empty past the last tile, so every thread's group count stays aligned).
-  const T* k_cache = static_cast<const T*>(p.k_cache) + int64_t(info.kvh) * D;
-  const T* v_cache = static_cast<const T*>(p.v_cache) + int64_t(info.kvh) * D;
+  // Copies tile t (keys t * kBlockN ...) into ring stage t % kStages (FP8: its codes into the
+  // staging tile) and commits one group (empty past the last tile, so every thread's group
+  // count stays aligned).
+  const KV* k_cache = static_cast<const KV*>(p.k_cache) + int64_t(info.kvh) * D;
+  const KV* v_cache = static_cast<const KV*>(p.v_cache) + int64_t(info.kvh) * D;
   const int n_kv_heads = p.n_kv_heads;
-  auto stage_addr = [&](int t) { return Tl::kQBytes + (t % Tl::kStages) * 2 * Tl::kKvBytes; };
+  auto stage_addr = [&](int t) { return Tl::kQBytes + (t % kTStages) * 2 * Tl::kKvBytes; };
+  unsigned char* code_tile = smem + Tl::kQBytes + kTStages * 2 * Tl::kKvBytes;  // FP8 only: [K|V][kBlockN][D]
   auto load_tile = [&](int t) {
     if (t < n_kv_tiles) {
-      unsigned char* k_dst = smem + stage_addr(t);
-      unsigned char* v_dst = k_dst + Tl::kKvBytes;
       const int key0 = t * kBlockN;
       const int32_t* tile_slots = s_slots[t % Tl::kStages];
+      if constexpr (kFp8) {
+        flash::load_kv_tile_fp8<D, kBlockN>(
+            code_tile, code_tile + Tl::kCodeTileBytes, k_cache, v_cache, [&](int row) { return tile_slots[row]; },
+            key0, key_end, n_kv_heads, 0, tid, Tl::kThreads);
+      } else {
+        unsigned char* k_dst = smem + stage_addr(t);
+        unsigned char* v_dst = k_dst + Tl::kKvBytes;
 #pragma unroll 4
-      for (int c = tid; c < kBlockN * kChunks; c += Tl::kThreads) {
-        const int row = c / kChunks, chunk = c % kChunks;
-        // Keys at or past key_end are zero-filled: their scores are masked, and zero V rows
-        // keep 0 * garbage out of the output.
-        const bool valid = key0 + row < key_end;
-        const int64_t slot = valid ? tile_slots[row] : 0;
-        const int64_t src = slot * n_kv_heads * D + chunk * 8;
-        const int dst = sw128_offset(row, chunk, Tl::kKvHalf);
-        flash::cp_async_16(k_dst + dst, k_cache + src, valid);
-        flash::cp_async_16(v_dst + dst, v_cache + src, valid);
+        for (int c = tid; c < kBlockN * kChunks; c += Tl::kThreads) {
+          const int row = c / kChunks, chunk = c % kChunks;
+          // Keys at or past key_end are zero-filled: their scores are masked, and zero V rows
+          // keep 0 * garbage out of the output.
+          const bool valid = key0 + row < key_end;
+          const int64_t slot = valid ? tile_slots[row] : 0;
+          const int64_t src = slot * n_kv_heads * D + chunk * 8;
+          const int dst = sw128_offset(row, chunk, Tl::kKvHalf);
+          flash::cp_async_16(k_dst + dst, k_cache + src, valid);
+          flash::cp_async_16(v_dst + dst, v_cache + src, valid);
+        }
       }
     }
     flash::cp_async_commit();
   };
+  // FP8: the staged codes of tile t into T stage t % kTStages (SW128), by all threads.
+  auto dequant_tile = [&](int t) {
+    unsigned char* k_dst = smem + stage_addr(t);
+    flash::dequant_kv_tiles<T, D, kBlockN>(
+        code_tile, code_tile + Tl::kCodeTileBytes,
+        [&](int which, int row, int chunk) { return k_dst + which * Tl::kKvBytes + sw128_offset(row, chunk, Tl::kKvHalf); },
+        tid, Tl::kThreads);
+  };
+  if constexpr (kFp8) {
+    // Tiles first and first + 1 dequantised into the two T stages; tile first + 2's codes
+    // stay in flight into the staging tile during the first iteration.
+#pragma unroll 1
+    for (int t = first_tile; t < first_tile + 2; ++t) {
+      load_tile(t);  // the first tile's group also holds Q
+      flash::cp_async_wait<0>();
+      __syncthreads();
+      if (t < n_kv_tiles) dequant_tile(t);
+      __syncthreads();  // the staging tile is read before the next gather
+    }
+    load_tile(first_tile + 2);
+  } else {
 #pragma unroll
-  for (int t = 0; t < Tl::kStages; ++t) load_tile(first_tile + t);  // the first tile's group also holds Q
+    for (int t = 0; t < Tl::kStages; ++t) load_tile(first_tile + t);  // the first tile's group also holds Q
+  }
 
   float o[D / 8][4];  // the warp's 16 rows x D: wgmma accumulator layout
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
@@ -208,7 +257,9 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   // rows see none of the tile (its P is then zero, and the tile's finite K/V, zero-filled
   // past key_end, add exactly nothing): wgmma under a branch ptxas cannot prove uniform gets
   // serialised (warning C7520). Only the softmax is skipped.
-  flash::cp_async_wait<Tl::kStages - 2>();  // tiles 0 and 1 (and Q) have landed for this thread
+  // Float cache: tiles 0 and 1 (and Q) have landed for this thread. FP8: they were waited for
+  // and dequantised above (tile 2's codes may still be in flight).
+  flash::cp_async_wait<Tl::kStages - 2>();
   wgmma::fence_proxy_async();
   __syncthreads();
   issue_s(first_tile);
@@ -255,14 +306,20 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
       zero_p();
     }
     // Refill: tile it + 2 must have landed before iteration it + 1 issues its S, and tile
-    // it's stage (read by both warpgroups' P V, now waited) takes tile it + 3.
+    // it's stage (read by both warpgroups' P V, now waited) takes tile it + 3 (FP8: tile it + 2,
+    // dequantised from the staging tile, which then takes tile it + 3's codes).
     flash::cp_async_wait<0>();
-    wgmma::fence_proxy_async();
+    if constexpr (!kFp8) wgmma::fence_proxy_async();
     if (tid < kBlockN) {  // tile it's slots were used long ago: the entry takes tile it + 3's
       s_slots[it % Tl::kStages][tid] = slot_next;
       slot_next = slot_at((it + Tl::kStages + 1) * kBlockN + tid);
     }
     __syncthreads();
+    if constexpr (kFp8) {
+      if (it + 2 < n_kv_tiles) dequant_tile(it + 2);  // block-uniform
+      wgmma::fence_proxy_async();
+      __syncthreads();
+    }
     load_tile(it + Tl::kStages);
   }
 
@@ -276,7 +333,7 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
     sum += __shfl_xor_sync(0xffffffffu, sum, 2);
     const int row = row_lo + h * 8;
     if (row >= n_rows) continue;
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    const float inv = sum > 0.f ? p.v_scale / sum : 0.f;  // v_scale: 1 but for an FP8 cache
     T* dst = out + row_off(p.out_stride, row);
 #pragma unroll
     for (int d = 0; d < D / 8; ++d)
@@ -289,25 +346,26 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
 #endif
 }
 
-template <typename T, bool OPTS>
+template <typename T, typename KV, bool OPTS>
 void launch_opts(const AttentionParams& p, cudaStream_t stream) {
   using Tl = WgmmaTiling;
+  constexpr size_t smem = Tl::smem_bytes<KV>();
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_wgmma_kernel<T, OPTS>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_wgmma_kernel<T, KV, OPTS>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     return true;
   }();
   (void)attr_ok;
   const int64_t n_blocks = flash::prefill_grid_blocks(p, Tl::kBlockM);
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill (wgmma): ", n_blocks, " blocks exceed the grid limit");
-  launch_kernel(flash_prefill_wgmma_kernel<T, OPTS>, dim3(unsigned(n_blocks)), Tl::kThreads, Tl::kSmemBytes, stream, p);
+  launch_kernel(flash_prefill_wgmma_kernel<T, KV, OPTS>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
-template <typename T>
+template <typename T, typename KV>
 void launch_typed(const AttentionParams& p, cudaStream_t stream) {
-  if (p.window > 0 || p.softcap > 0.f) return launch_opts<T, true>(p, stream);
-  launch_opts<T, false>(p, stream);
+  if (p.window > 0 || p.softcap > 0.f) return launch_opts<T, KV, true>(p, stream);
+  launch_opts<T, KV, false>(p, stream);
 }
 
 }  // namespace
@@ -336,8 +394,9 @@ void launch_flash_prefill_wgmma(const AttentionParams& p, DType dtype, cudaStrea
              dtype_name(dtype), " head dim ", p.head_dim, " (needs an sm_90a build, bf16/f16, d 128, a CC 9.0 GPU)");
   // As the mma.sync kernel: the scale is folded into the exponent's FFMA (needs scale > 0).
   SEAM_CHECK(p.scale > 0.f, "flash prefill (wgmma): softmax scale must be positive, got ", p.scale);
-  if (dtype == DType::bf16) return launch_typed<__nv_bfloat16>(p, stream);
-  return launch_typed<__half>(p, stream);
+  if (dtype == DType::bf16)
+    return p.kv_fp8 ? launch_typed<__nv_bfloat16, Fp8>(p, stream) : launch_typed<__nv_bfloat16, __nv_bfloat16>(p, stream);
+  return p.kv_fp8 ? launch_typed<__half, Fp8>(p, stream) : launch_typed<__half, __half>(p, stream);
 }
 
 }  // namespace seam::cuda

@@ -58,6 +58,10 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   gemm_ = std::make_unique<CublasLtGemm>();
   SEAM_CUDA_CHECK(cudaMalloc(&attention_scratch_, kAttentionScratchBytes));
+  SEAM_CUDA_CHECK(cudaMalloc(&attention_counters_, kAttentionCounters * sizeof(int)));
+  // On stream_ (non-blocking: it does not wait for the legacy default stream) and finished here.
+  SEAM_CUDA_CHECK(cudaMemsetAsync(attention_counters_, 0, kAttentionCounters * sizeof(int), stream_));
+  SEAM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking));
   SEAM_CUDA_CHECK(cudaEventCreateWithFlags(&fork_event_, cudaEventDisableTiming));
   SEAM_CUDA_CHECK(cudaEventCreateWithFlags(&join_event_, cudaEventDisableTiming));
@@ -71,6 +75,7 @@ CudaBackend::~CudaBackend() {
   if (stream_) cudaStreamSynchronize(stream_);
   gemm_.reset();
   cudaFree(attention_scratch_);
+  cudaFree(attention_counters_);
   if (forward_mark_) cudaEventDestroy(forward_mark_);
   if (timer_stop_) cudaEventDestroy(timer_stop_);
   if (timer_start_) cudaEventDestroy(timer_start_);
@@ -132,6 +137,12 @@ void CudaBackend::fill(Tensor t, float value) {
   SEAM_CHECK(t.device == Device::cuda, "fill: tensor is not on the cuda device");
   SEAM_CHECK(t.contiguous(), "fill: tensor must be contiguous");
   launch_fill(t, value, stream_);
+}
+
+void CudaBackend::fill_random(Tensor t, const RandomFill& f) {
+  SEAM_CHECK(t.device == Device::cuda, "fill_random: tensor is not on the cuda device");
+  SEAM_CHECK(t.contiguous(), "fill_random: tensor must be contiguous");
+  launch_fill_random(t, f, stream_);
 }
 
 void CudaBackend::synchronize() { SEAM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }

@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
@@ -39,6 +40,9 @@ class CudaBackend final : public Backend {
   // Split-KV partials: ~32k (sequence, head, split) rows of d <= 128; the split count is
   // capped to fit (attention_decode.h).
   static constexpr size_t kAttentionScratchBytes = size_t(16) << 20;
+  // Split-KV arrival counters, one per (decode sequence, kv head): the last split merges the
+  // partials (attention_decode.h). Zeroed once here; every decode kernel leaves them zero.
+  static constexpr int kAttentionCounters = 1 << 16;
 
   explicit CudaBackend(int device_id);
   ~CudaBackend() override;
@@ -56,6 +60,7 @@ class CudaBackend final : public Backend {
   void copy_d2h(void* dst, const void* src, size_t bytes) override;
   void copy_d2d(void* dst, const void* src, size_t bytes) override;
   void fill(Tensor t, float value) override;
+  void fill_random(Tensor t, const RandomFill& f) override;
   void synchronize() override;
 
   void embedding(Tensor out, Tensor ids, Tensor table) override;
@@ -76,9 +81,12 @@ class CudaBackend final : public Backend {
   void scale(Tensor x, float s) override;
   void softcap(Tensor x, float cap) override;
   void rms_norm_add(Tensor residual, Tensor x, Tensor weight, float eps) override;
-  void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) override;
+  void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots, KvScales s = {}) override;
   void rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, const RopeTables& t, Tensor k_cache,
-                     Tensor v_cache, Tensor slots) override;
+                     Tensor v_cache, Tensor slots, KvScales s = {}) override;
+  void qk_norm_rope_store(Tensor q, Tensor k, Tensor v, Tensor q_norm, Tensor k_norm, float eps, Tensor positions,
+                          const RopeTables& t, Tensor k_cache, Tensor v_cache, Tensor slots,
+                          KvScales s = {}) override;
   void attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
                  const AttentionOptions& o) override;
   void gather_rows(Tensor out, Tensor x, Tensor idx) override;
@@ -89,6 +97,10 @@ class CudaBackend final : public Backend {
   void logprobs(Tensor logits, const LogprobBatch& b) override;
   bool supports_fp8() const override { return true; }
   void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) override;  // cuda_fp8_ops.cpp
+  void rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps, const Fp8Weight& w,
+                           Tensor bias) override;  // cuda_fp8_ops.cpp
+  void rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                const Fp8Weight& w, Activation a) override;  // cuda_fp8_ops.cpp
   void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
   // mixture of experts: cuda_backend_moe.cpp
   void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;
@@ -116,6 +128,12 @@ class CudaBackend final : public Backend {
   int device_id() const { return device_id_; }
 
  private:
+  // linear_fp8's quantized activations in the FP8 scratch (codes [n, in], scales [n_groups, n]),
+  // and the product from them: cuBLASLt where it takes the scheme, else the CUDA-core kernel
+  // (cuda_fp8_ops.cpp).
+  std::pair<Tensor, Tensor> fp8_act_buffers(Fp8Scratch& scratch, int64_t n, int64_t n_in, Fp8ActScheme act);
+  void fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
+                   const Tensor& bias, bool accumulate);
   int device_id_ = 0;
   int n_sms_ = 0;
   std::string device_name_;
@@ -123,6 +141,7 @@ class CudaBackend final : public Backend {
   bool capturing_ = false;
   std::unique_ptr<CublasLtGemm> gemm_;
   float* attention_scratch_ = nullptr;  // [kAttentionScratchBytes / 4]
+  int* attention_counters_ = nullptr;   // [kAttentionCounters]
   // A MIXED batch's decode-row attention runs on side_stream_ between these two events
   // (attention()); created once at construction.
   cudaStream_t side_stream_ = nullptr;
@@ -131,6 +150,18 @@ class CudaBackend final : public Backend {
   cudaEvent_t timer_start_ = nullptr, timer_stop_ = nullptr;
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()
   Fp8Scratch fp8_scratch_;      // linear_fp8's quantized activations
+  // rms_norm_gate_up_act_fp8's act already quantized (past GEMV batches) for the down projection:
+  // the very next linear_fp8 call takes the codes if its x is this act under the same scheme,
+  // and drops them either way (the model's MLP calls down_proj right after).
+  struct Fp8PendingAct {
+    const void* x = nullptr;
+    int64_t n = 0, n_in = 0;
+    Fp8ActScheme act = Fp8ActScheme::dynamic_per_token;
+    float ub = 0.f;
+    Tensor codes, scales;
+  };
+  Fp8PendingAct fp8_pending_;
+  Fp8Scratch fp8_pending_scratch_;  // fp8_pending_'s codes and scales
   Fp8CublasLt fp8_cublaslt_;    // linear_fp8's tensor-core GEMMs (fp8_cublaslt.h)
   // mark_forward()'s event (no timing), created once at construction.
   cudaEvent_t forward_mark_ = nullptr;

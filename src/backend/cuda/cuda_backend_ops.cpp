@@ -16,6 +16,7 @@
 #include "backend/cuda/gather_rows.h"
 #include "backend/cuda/rms_norm.h"
 #include "backend/cuda/rms_norm_add.h"
+#include "backend/cuda/qk_norm_rope_store.h"
 #include "backend/cuda/rope.h"
 #include "backend/cuda/logit_bias.h"
 #include "backend/cuda/apply_token_bitmask.h"
@@ -119,6 +120,8 @@ void CudaBackend::rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, T
   f.rope.v_cache = r.v_cache;
   f.rope.slots = r.slots;
   f.rope.n_heads = r.n_heads;
+  // An FP8 cache is not the fused GEMV's (it stores in x's dtype: gemv_fusion_applies says no),
+  // so the fallback below runs: rms_norm_linear, then rope_store_kv encoding with r.kv_scales.
   if (gemv_fusion_applies(qkv, x, w_qkv, b_qkv, f)) return launch_gemv(qkv, x, w_qkv, b_qkv, f, stream_);
   Backend::rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv, r);
 }
@@ -179,16 +182,27 @@ void CudaBackend::rms_norm_add(Tensor residual, Tensor x, Tensor weight, float e
   launch_rms_norm_add(residual, x, weight, eps, stream_);
 }
 
-void CudaBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots) {
-  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda);
-  launch_store_kv(k_cache, v_cache, k, v, slots, stream_);
+void CudaBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots, KvScales s) {
+  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda, s);
+  launch_store_kv(k_cache, v_cache, k, v, slots, stream_, s);
 }
 
 void CudaBackend::rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, const RopeTables& t,
-                                Tensor k_cache, Tensor v_cache, Tensor slots) {
+                                Tensor k_cache, Tensor v_cache, Tensor slots, KvScales s) {
   op_checks::rope(q, k, positions, t, Device::cuda);
-  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda);
-  launch_rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots, stream_);
+  op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda, s);
+  launch_rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots, stream_, s);
+}
+
+void CudaBackend::qk_norm_rope_store(Tensor q, Tensor k, Tensor v, Tensor q_norm, Tensor k_norm, float eps,
+                                     Tensor positions, const RopeTables& t, Tensor k_cache, Tensor v_cache,
+                                     Tensor slots, KvScales s) {
+  op_checks::qk_norm_rope_store(q, k, v, q_norm, k_norm, positions, t, k_cache, v_cache, slots, Device::cuda);
+  // The fused kernel writes caches of the activation dtype; FP8 caches (which quantize on the
+  // store) take the composed path.
+  if (k_cache.dtype != q.dtype) return Backend::qk_norm_rope_store(q, k, v, q_norm, k_norm, eps, positions, t,
+                                                                    k_cache, v_cache, slots, s);
+  launch_qk_norm_rope_store(q, k, v, q_norm, k_norm, eps, positions, t, k_cache, v_cache, slots, stream_);
 }
 
 void CudaBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache, const AttentionBatch& b,
@@ -224,7 +238,8 @@ void CudaBackend::attention(Tensor out, Tensor q, Tensor k_cache, Tensor v_cache
     launch_attention_generic(p, q.dtype, 0, b.n_prefill_tokens, stream_);
   cudaStream_t decode_stream = fork ? side_stream_ : stream_;
   if (pairs_aligned && flash_decode_supported(q.dtype, p.head_dim, p.group))
-    launch_flash_decode(p, q.dtype, attention_scratch_, kAttentionScratchBytes, n_sms_, decode_stream);
+    launch_flash_decode(p, q.dtype, attention_scratch_, kAttentionScratchBytes, attention_counters_,
+                        kAttentionCounters, n_sms_, decode_stream);
   else
     launch_attention_generic(p, q.dtype, b.n_prefill_tokens, b.n_tokens - b.n_prefill_tokens, decode_stream);
   if (fork) {

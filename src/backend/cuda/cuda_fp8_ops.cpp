@@ -1,23 +1,29 @@
-// CudaBackend::linear_fp8: quantize the activations (fp8_quantize.cu) into the FP8 scratch,
-// then the product (fp8_gemm.cu).
+// CudaBackend::linear_fp8 and its norm fusions: 1..kFp8GemvMaxRows rows run the FP8 GEMV
+// (fp8_gemv.h: the activation quantization, and the norm / GLU of the fused ops, inside it);
+// more rows quantize the activations (fp8_quantize.cu, or the norm's own kernel,
+// fp8_rms_norm_quantize.h, or the gated activation's, fp8_gated_act_quantize.h) into the FP8
+// scratch, then cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else the
+// CUDA-core kernel (fp8_gemm.cu).
 //
-// The scratch (codes [n, in] and scales [n, n_groups]) grows outside graph capture only and
+// The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
 // is never released while the backend lives: the graph warm-ups before each capture grow it
 // to the largest shape a graph will see, and a graph captured earlier keeps pointing at
 // memory that stays valid. A capture that would need more than the scratch holds is an error
 // (never a silent reallocation under a baked pointer).
+#include <utility>
+
 #include "backend/cuda/cuda_backend_impl.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/fp8_cublaslt.h"
+#include "backend/cuda/fp8_gated_act_quantize.h"
 #include "backend/cuda/fp8_gemm.h"
+#include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
+#include "backend/cuda/fp8_rms_norm_quantize.h"
 #include "backend/op_checks.h"
 
 namespace seam::cuda {
 
-// Below this many rows the CUDA-core kernel (a GEMV per row) is used: cuBLASLt's FP8 tiles
-// waste most of their work on a handful of tokens.
-constexpr int64_t kFp8CublasMinRows = 16;
 
 Fp8Scratch::~Fp8Scratch() {
   for (void* p : blocks) cudaFree(p);
@@ -35,20 +41,87 @@ void* Fp8Scratch::reserve(size_t bytes, bool capturing) {
   return p;
 }
 
+std::pair<Tensor, Tensor> CudaBackend::fp8_act_buffers(Fp8Scratch& scratch, int64_t n, int64_t n_in, Fp8ActScheme act) {
+  const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? (n_in + kFp8Group - 1) / kFp8Group : 1;
+  const size_t code_bytes = (size_t(n * n_in) + 255) / 256 * 256;
+  char* base = static_cast<char*>(scratch.reserve(code_bytes + size_t(n * n_groups) * 4, capturing_));
+  return {Tensor(base, DType::fp8_e4m3, Device::cuda, {n, n_in}),
+          Tensor(base + code_bytes, DType::f32, Device::cuda, {n_groups, n})};
+}
+
+void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
+                              const Tensor& bias, bool accumulate) {
+  if (fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_)) return;
+  launch_fp8_gemm_simt(out, codes, scales, w, bias, accumulate, stream_);
+}
+
 void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) {
   op_checks::linear_fp8(out, x, w, bias, Device::cuda);
+  const Fp8PendingAct pending = std::exchange(fp8_pending_, Fp8PendingAct{});
   const int64_t n = x.size(0), n_in = x.size(1);
   if (n == 0) return;
-  const int64_t n_groups = w.act == Fp8ActScheme::dynamic_group128 ? (n_in + kFp8Group - 1) / kFp8Group : 1;
-  const size_t code_bytes = (size_t(n * n_in) + 255) / 256 * 256;
-  char* base = static_cast<char*>(fp8_scratch_.reserve(code_bytes + size_t(n * n_groups) * 4, capturing_));
-  const Tensor codes(base, DType::fp8_e4m3, Device::cuda, {n, n_in});
-  const Tensor scales(base + code_bytes, DType::f32, Device::cuda, {n, n_groups});
+  if (fp8_gemv_applies(out, x, w)) return launch_fp8_gemv(out, x, w, bias, accumulate, stream_);
+  if (pending.x == x.data && pending.n == n && pending.n_in == n_in && pending.act == w.act && pending.ub == w.act_amax_ub &&
+      x.stride[0] == n_in)
+    return fp8_product(out, pending.codes, pending.scales, w, bias, accumulate);
+  const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
   launch_fp8_quantize_act(codes, scales, x, w, stream_);
-  // Tensor cores where cuBLASLt takes the scheme and the batch is past GEMV sizes; else (and
-  // for 128-blocks, for now) the CUDA-core kernel.
-  if (n >= kFp8CublasMinRows && fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_)) return;
-  launch_fp8_gemm_simt(out, codes, scales, w, bias, accumulate, stream_);
+  fp8_product(out, codes, scales, w, bias, accumulate);
+}
+
+// The norm fusions (backend.h): at GEMV batch sizes the norm runs in the GEMV's prologue (and
+// the GLU in its epilogue); past them the norm writes the FP8 activations itself
+// (fp8_rms_norm_quantize.h) for the GEMM, and the gated activation runs after it.
+void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                      const Fp8Weight& w, Tensor bias) {
+  fp8_pending_ = {};  // only the linear_fp8 right after rms_norm_gate_up_act_fp8 takes it
+  Fp8GemvFusion f;
+  f.norm_weight = norm_weight;
+  f.eps = eps;
+  if (x.ndim == 2 && normed.defined() && normed.ndim == 2 && normed.size(0) == x.size(0) &&
+      normed.size(1) == x.size(1) && norm_weight.device == Device::cuda &&
+      fp8_gemv_fusion_applies(out, x, w, f)) {
+    op_checks::linear_fp8(out, x, w, bias, Device::cuda);
+    return launch_fp8_gemv(out, x, w, bias, false, stream_, f);
+  }
+  op_checks::linear_fp8(out, x, w, bias, Device::cuda);
+  SEAM_CHECK(norm_weight.defined() && norm_weight.device == Device::cuda, "rms_norm: weight is not on the cuda device");
+  const int64_t n = x.size(0), n_in = x.size(1);
+  if (n == 0) return;
+  const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
+  launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
+  fp8_product(out, codes, scales, w, bias, false);
+}
+
+void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
+                                           float eps, const Fp8Weight& w, Activation a) {
+  fp8_pending_ = {};
+  Fp8GemvFusion f;
+  f.norm_weight = norm_weight;
+  f.eps = eps;
+  f.glu = true;
+  f.glu_act = a;
+  if (x.ndim == 2 && normed.defined() && normed.ndim == 2 && normed.size(0) == x.size(0) &&
+      normed.size(1) == x.size(1) && norm_weight.device == Device::cuda &&
+      gate_up.defined() && gate_up.ndim == 2 && gate_up.size(0) == x.size(0) && gate_up.size(1) == w.w.size(0) &&
+      act.dtype == x.dtype && act.ndim == 2 && act.size(0) == x.size(0) && act.rows_contiguous() &&
+      fp8_gemv_fusion_applies(act, x, w, f)) {
+    op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
+    return launch_fp8_gemv(act, x, w, Tensor(), false, stream_, f);
+  }
+  rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
+  // The gated activation writes act and, under a dynamic scheme (the model's layers share the
+  // activation scheme, so the down projection's is gate_up's), its FP8 codes for the next
+  // linear_fp8 (fp8_pending_). A static scheme's scale is the down projection's own: not known here.
+  const int64_t n = x.size(0), inter = w.w.size(0) / 2;
+  SEAM_CHECK(act.defined() && act.dtype == x.dtype && act.ndim == 2 && act.size(0) == n && act.size(1) == inter &&
+                 act.rows_contiguous(),
+             "rms_norm_gate_up_act_fp8 act: expected [", n, ", ", inter, "] in ", dtype_name(x.dtype), ", got ",
+             act.shape_str());
+  if (w.act == Fp8ActScheme::static_per_tensor || n == 0) return gated_act(act, gate_up, a);
+  const auto [codes, scales] = fp8_act_buffers(fp8_pending_scratch_, n, inter, w.act);
+  launch_fp8_gated_act_quantize(act, codes, scales, gate_up, a, w.act, w.act_amax_ub, stream_);
+  fp8_pending_ = {act.data, n, inter, w.act, w.act_amax_ub, codes, scales};
 }
 
 }  // namespace seam::cuda

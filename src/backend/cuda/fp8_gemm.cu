@@ -1,8 +1,7 @@
 #include "backend/cuda/fp8_gemm.h"
 
-#include <cuda_fp8.h>
-
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/fp8_act.cuh"
 
 namespace seam::cuda {
 
@@ -10,15 +9,10 @@ namespace {
 
 constexpr int kWarps = 8;
 
-// E4M3 -> float, exact (every E4M3 value is a half).
-__device__ __forceinline__ float e4m3_to_float(uint8_t v) {
-  return __half2float(__half(__nv_cvt_fp8_to_halfraw(__nv_fp8_storage_t(v), __NV_E4M3)));
-}
-
 template <typename T>
 __global__ void fp8_gemm_simt_kernel(T* out, int64_t out_stride, const uint8_t* xq, const float* xs, const uint8_t* wq,
                                      const float* ws, const T* bias, int64_t n_in, int64_t n_out, int w_scheme,
-                                     int n_groups, int64_t width, bool accumulate) {
+                                     int n_groups, int64_t width, int64_t n_rows, bool accumulate) {
   pdl_begin();
   const int lane = threadIdx.x & 31;
   const int64_t o = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
@@ -30,12 +24,13 @@ __global__ void fp8_gemm_simt_kernel(T* out, int64_t out_stride, const uint8_t* 
   for (int g = 0; g < n_groups; ++g) {
     const int64_t begin = int64_t(g) * width, end = min(n_in, begin + width);
     float s = 0.f;
-    for (int64_t k = begin + lane; k < end; k += 32) s += e4m3_to_float(xr[k]) * e4m3_to_float(wr[k]);
+    for (int64_t k = begin + lane; k < end; k += 32) s += fp8_decode(xr[k]) * fp8_decode(wr[k]);
     for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
     float scale;
-    if (w_scheme == int(Fp8WeightScheme::per_tensor)) scale = xs[i * n_groups] * ws[0];
-    else if (w_scheme == int(Fp8WeightScheme::per_channel)) scale = xs[i * n_groups] * ws[o];
-    else scale = xs[i * n_groups + g] * ws[o * n_groups + g];
+    // xs is [n_groups, n_rows] (fp8_quantize.h).
+    if (w_scheme == int(Fp8WeightScheme::per_tensor)) scale = xs[i] * ws[0];
+    else if (w_scheme == int(Fp8WeightScheme::per_channel)) scale = xs[i] * ws[o];
+    else scale = xs[g * n_rows + i] * ws[o * n_groups + g];
     y += scale * s;
   }
   if (lane == 0) {
@@ -60,7 +55,7 @@ void launch_fp8_gemm_simt(const Tensor& out, const Tensor& codes, const Tensor& 
                   out.ptr<T>(), out.stride[0], codes.ptr<const uint8_t>(), act_scales.ptr<const float>(),
                   w.w.ptr<const uint8_t>(), w.w_scale.ptr<const float>(),
                   bias.defined() ? bias.ptr<const T>() : static_cast<const T*>(nullptr), n_in, n_out,
-                  int(w.w_scheme), n_groups, width, accumulate);
+                  int(w.w_scheme), n_groups, width, n, accumulate);
     SEAM_CUDA_CHECK_LAUNCH();
   });
 }

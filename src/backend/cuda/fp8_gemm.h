@@ -10,7 +10,7 @@
 #include "backend/backend.h"
 
 namespace seam::cuda {
-// codes [n, in] E4M3 contiguous, act_scales [n, n_groups] f32 (fp8_quantize.h); out [n, out]
+// codes [n, in] E4M3 contiguous, act_scales [n_groups, n] f32 (fp8_quantize.h); out [n, out]
 // in f32/f16/bf16 (rows may be strided), bias [out] in out's dtype or undefined.
 void launch_fp8_gemm_simt(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                           const Tensor& bias, bool accumulate, cudaStream_t stream);

@@ -1,18 +1,13 @@
 #include "backend/cuda/fp8_quantize.h"
 
-#include <cuda_fp8.h>
-
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/fp8_act.cuh"
 
 namespace seam::cuda {
 
 namespace {
 
 constexpr int kThreads = 128;
-
-__device__ __forceinline__ uint8_t to_e4m3(float v) {
-  return uint8_t(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));
-}
 
 // One block per (row, group): amax over the group by a block reduction, then the codes.
 template <typename T>
@@ -37,14 +32,13 @@ __global__ void fp8_quantize_kernel(uint8_t* codes, float* scales, const T* x, i
     if (threadIdx.x == 0) {
       float a = 0.f;
       for (int i = 0; i < kThreads / 32; ++i) a = fmaxf(a, s_red[i]);
-      if (ub > 0.f) a = fminf(a, ub);
-      s_scale = a > 0.f ? __fdiv_rn(a, 448.f) : 1.f;
+      s_scale = fp8_act_scale(a, ub);
     }
     __syncthreads();
     s = s_scale;
   }
-  if (threadIdx.x == 0) scales[row * n_groups + g] = s;
-  for (int64_t k = begin + threadIdx.x; k < end; k += blockDim.x) codes[row * n_in + k] = to_e4m3(__fdiv_rn(to_float(xr[k]), s));
+  if (threadIdx.x == 0) scales[int64_t(g) * gridDim.y + row] = s;  // [n_groups, n]: token fastest
+  for (int64_t k = begin + threadIdx.x; k < end; k += blockDim.x) codes[row * n_in + k] = fp8_act_code(to_float(xr[k]), s);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "backend/cuda/moe_experts.h"
 
+#include <type_traits>
+
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/moe_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/moe_experts_grouped.h"
 
@@ -9,11 +12,6 @@ namespace seam::cuda {
 namespace {
 
 constexpr int kWarps = 8;  // output rows per block, one warp each
-
-__device__ __forceinline__ int expert_of(const int32_t* ids, int64_t slot, int n_experts) {
-  const int e = ids[slot];
-  return e < 0 || e >= n_experts ? 0 : e;  // padded rows may carry anything
-}
 
 // Block (slot, tile): slot = token * k + j picks expert e = ids[slot]; each warp computes one
 // intermediate row r of the tile: act[slot][r] = silu(gate_e[r] . x) * (up_e[r] . x), x staged in
@@ -90,6 +88,16 @@ __global__ void moe_down_kernel(T* out, int64_t out_stride, const T* act, int64_
   }
 }
 
+// f(std::integral_constant<int, V>) where the 16-byte weight loads apply, else f(... 1): one launch
+// site for the vectorized and the scalar instance of a kernel.
+template <int V, typename F>
+void with_vec(bool vec, F&& f) {
+  if (vec)
+    f(std::integral_constant<int, V>{});
+  else
+    f(std::integral_constant<int, 1>{});
+}
+
 template <typename T>
 void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                   const Tensor& topk_ids, const Tensor& topk_weights, const Tensor& act, cudaStream_t stream) {
@@ -101,23 +109,18 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   constexpr int V = kVec<T>;
   const bool gu_vec = aligned16(w_gate_up.data) && hidden % V == 0;
   const dim3 gu_grid(unsigned(n * k), div_up(inter, kWarps));
-  if (gu_vec)
-    launch_kernel(moe_gate_up_kernel<T, V>, gu_grid, block, smem, stream, act.ptr<T>(), act.stride[0], x.ptr<T>(),
-                  x.stride[0], w_gate_up.ptr<T>(), topk_ids.ptr<int32_t>(), n_experts, k, inter, hidden);
-  else
-    launch_kernel(moe_gate_up_kernel<T, 1>, gu_grid, block, smem, stream, act.ptr<T>(), act.stride[0], x.ptr<T>(),
-                  x.stride[0], w_gate_up.ptr<T>(), topk_ids.ptr<int32_t>(), n_experts, k, inter, hidden);
+  with_vec<V>(gu_vec, [&](auto v) {
+    launch_kernel(moe_gate_up_kernel<T, decltype(v)::value>, gu_grid, block, smem, stream, act.ptr<T>(), act.stride[0],
+                  x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(), topk_ids.ptr<int32_t>(), n_experts, k, inter, hidden);
+  });
   SEAM_CUDA_CHECK_LAUNCH();
   const bool dn_vec = aligned16(w_down.data) && inter % V == 0 && rows_vectorizable(act, inter);
   const dim3 dn_grid(unsigned(n), div_up(hidden, kWarps));
-  if (dn_vec)
-    launch_kernel(moe_down_kernel<T, V>, dn_grid, block, 0, stream, out.ptr<T>(), out.stride[0], act.ptr<T>(),
-                  act.stride[0], w_down.ptr<T>(), topk_ids.ptr<int32_t>(), topk_weights.ptr<float>(), n_experts, k,
-                  inter, hidden);
-  else
-    launch_kernel(moe_down_kernel<T, 1>, dn_grid, block, 0, stream, out.ptr<T>(), out.stride[0], act.ptr<T>(),
-                  act.stride[0], w_down.ptr<T>(), topk_ids.ptr<int32_t>(), topk_weights.ptr<float>(), n_experts, k,
-                  inter, hidden);
+  with_vec<V>(dn_vec, [&](auto v) {
+    launch_kernel(moe_down_kernel<T, decltype(v)::value>, dn_grid, block, 0, stream, out.ptr<T>(), out.stride[0],
+                  act.ptr<T>(), act.stride[0], w_down.ptr<T>(), topk_ids.ptr<int32_t>(), topk_weights.ptr<float>(),
+                  n_experts, k, inter, hidden);
+  });
   SEAM_CUDA_CHECK_LAUNCH();
 }
 

@@ -3,6 +3,7 @@
 #include <mma.h>
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/moe_common.cuh"
 
 namespace seam::cuda {
 
@@ -14,11 +15,6 @@ constexpr int kBM = 64, kBN = 64, kBK = 32;
 constexpr int kLds = kBK + 8;      // shared row pitch of the operand tiles (80 bytes: wmma wants 32-byte tiles)
 constexpr int kLdc = kBN + 4;      // shared row pitch of the float results
 constexpr int kThreads = 128;      // 4 warps, 2 x 2, each 32 x 32 of the 64 x 64 tile
-
-__device__ __forceinline__ int expert_of(const int32_t* ids, int64_t slot, int n_experts) {
-  const int e = ids[slot];
-  return e < 0 || e >= n_experts ? 0 : e;  // padded rows may carry anything
-}
 
 // index = [offsets (n_experts + 1) | tile starts (n_experts + 1) | sorted slots (n * k)].
 __global__ void moe_align_kernel(int32_t* index, const int32_t* ids, int n_slots, int n_experts) {
@@ -77,166 +73,112 @@ __device__ __forceinline__ void load16(T* dst, const T* src, bool valid) {
   *reinterpret_cast<uint4*>(dst) = valid ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
 }
 
-// Shared memory of the gate_up kernel: the operand tiles, then (reusing them) the float results.
-// Declared as raw bytes (a union of 16-bit CUDA types has no trivial constructor).
+// One grouped GEMM, two uses. Each block is one 64-row M-tile of one expert e (find_tile) and
+// 64 output columns c in [blockIdx.y * 64, + 64); C[pos][c] = A(pos) . B_e[c] over n_k, 16-bit
+// operands through WMMA, float32 accumulators.
+//   kGated (gate_up): A(pos) = x[sorted[pos] / k] (the slot's token), two B operands: gate rows c
+//     and up rows n_out + c of w_gate_up[e] ([2 * n_out, n_k]); epilogue act[pos][c] =
+//     silu(gate) * up, rounded to T (as a dense MLP's act).
+//   else (down): A(pos) = act[pos], one B operand, w_down[e] ([n_out, n_k]); epilogue
+//     expert_out[sorted[pos]][c] (scattered back to the slot, for the combine).
 template <typename T>
-struct GateUpIn {
-  T a[kBM][kLds];
-  T g[kBN][kLds];
-  T u[kBN][kLds];
-};
-struct GateUpOut {
-  float g[kBM][kLdc];
-  float u[kBM][kLdc];
+struct GroupedGemm {
+  T* out;            // act [n * k, inter] (gated) or expert_out [n * k, hidden]
+  int64_t out_stride;
+  const T* a;        // x [n, hidden] (gated) or act [n * k, inter]
+  int64_t a_stride;
+  const T* w;        // w_gate_up [n_experts, 2 * inter, hidden] or w_down [n_experts, hidden, inter]
+  const int32_t* index;  // moe_align_kernel's
+  int n_experts, k;
+  int n_out;         // columns of C: inter (gated) or hidden
+  int n_k;           // the reduction: hidden (gated) or inter
 };
 
-// act[pos][c] = silu(x_pos . gate_e[c]) * (x_pos . up_e[c]) for the tile's sorted positions pos
-// (x row = the slot's token) and columns c in [blockIdx.y * 64, + 64).
-template <typename T>
-__global__ void __launch_bounds__(kThreads) moe_grouped_gate_up_kernel(T* act, int64_t act_stride, const T* x,
-                                                                     int64_t x_stride, const T* w_gate_up,
-                                                                     const int32_t* index, int n_experts, int k,
-                                                                     int inter, int hidden) {
+// Shared memory: the operand tiles, then (reusing them) the float results. Declared as raw bytes
+// (a union of 16-bit CUDA types has no trivial constructor).
+template <typename T, int kNB>
+struct GroupedIn {
+  T a[kBM][kLds];
+  T b[kNB][kBN][kLds];
+};
+template <int kNB>
+struct GroupedOut {
+  float c[kNB][kBM][kLdc];
+};
+
+template <typename T, bool kGated>
+__global__ void __launch_bounds__(kThreads) moe_grouped_gemm_kernel(GroupedGemm<T> g) {
+  constexpr int kNB = kGated ? 2 : 1;  // B operands: gate and up, or down
   pdl_begin();
   int e, row0, row_end;
-  if (!find_tile(index, n_experts, blockIdx.x, e, row0, row_end)) return;
-  const int32_t* sorted = index + 2 * n_experts + 2;
+  if (!find_tile(g.index, g.n_experts, blockIdx.x, e, row0, row_end)) return;
+  const int32_t* sorted = g.index + 2 * g.n_experts + 2;
   const int c0 = blockIdx.y * kBN;
-  constexpr size_t kSmem = sizeof(GateUpIn<T>) > sizeof(GateUpOut) ? sizeof(GateUpIn<T>) : sizeof(GateUpOut);
+  constexpr size_t kSmem = sizeof(GroupedIn<T, kNB>) > sizeof(GroupedOut<kNB>) ? sizeof(GroupedIn<T, kNB>)
+                                                                                : sizeof(GroupedOut<kNB>);
   __shared__ __align__(32) unsigned char smem[kSmem];
-  auto& in = *reinterpret_cast<GateUpIn<T>*>(smem);
-  auto& res = *reinterpret_cast<GateUpOut*>(smem);
+  auto& in = *reinterpret_cast<GroupedIn<T, kNB>*>(smem);
+  auto& res = *reinterpret_cast<GroupedOut<kNB>*>(smem);
   const int tid = threadIdx.x, warp = tid >> 5, wm = warp >> 1, wn = warp & 1;
   // Each thread loads 2 of the 256 16-byte vectors of each 64 x 32 operand tile: rows fixed per block.
   const T* a_src[2];
-  const T* g_src[2];
+  const T* b_src[2];
   bool a_ok[2], b_ok[2];
   int r_of[2], v_of[2];
+  const int64_t b_part = int64_t(g.n_out) * g.n_k;  // gate -> up within an expert's rows
   for (int i = 0; i < 2; ++i) {
     const int v = tid + i * kThreads, r = v >> 2;
     r_of[i] = r;
     v_of[i] = (v & 3) * 8;
     const int pos = row0 + r;
     a_ok[i] = pos < row_end;
-    a_src[i] = x + (a_ok[i] ? int64_t(sorted[pos] / k) * x_stride : 0);
-    b_ok[i] = c0 + r < inter;
-    g_src[i] = w_gate_up + (int64_t(e) * 2 * inter + (b_ok[i] ? c0 + r : 0)) * hidden;
+    const int64_t a_row = !a_ok[i] ? 0 : kGated ? sorted[pos] / g.k : pos;
+    a_src[i] = g.a + a_row * g.a_stride;
+    b_ok[i] = c0 + r < g.n_out;
+    b_src[i] = g.w + (int64_t(e) * kNB * g.n_out + (b_ok[i] ? c0 + r : 0)) * g.n_k;
   }
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> cg[2][2], cu[2][2];
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) {
-      wmma::fill_fragment(cg[i][j], 0.f);
-      wmma::fill_fragment(cu[i][j], 0.f);
-    }
-  for (int k0 = 0; k0 < hidden; k0 += kBK) {
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[kNB][2][2];
+  for (int b = 0; b < kNB; ++b)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[b][i][j], 0.f);
+  for (int k0 = 0; k0 < g.n_k; k0 += kBK) {
     for (int i = 0; i < 2; ++i) {
       const int col = k0 + v_of[i];
-      const bool in_k = col < hidden;
+      const bool in_k = col < g.n_k;
       load16(&in.a[r_of[i]][v_of[i]], a_src[i] + col, a_ok[i] && in_k);
-      load16(&in.g[r_of[i]][v_of[i]], g_src[i] + col, b_ok[i] && in_k);
-      load16(&in.u[r_of[i]][v_of[i]], g_src[i] + int64_t(inter) * hidden + col, b_ok[i] && in_k);
+      for (int b = 0; b < kNB; ++b)
+        load16(&in.b[b][r_of[i]][v_of[i]], b_src[i] + b * b_part + col, b_ok[i] && in_k);
     }
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kBK; kk += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa[2];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fg[2], fu[2];
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb[kNB][2];
       for (int i = 0; i < 2; ++i) wmma::load_matrix_sync(fa[i], &in.a[wm * 32 + i * 16][kk], kLds);
-      for (int j = 0; j < 2; ++j) {
-        wmma::load_matrix_sync(fg[j], &in.g[wn * 32 + j * 16][kk], kLds);
-        wmma::load_matrix_sync(fu[j], &in.u[wn * 32 + j * 16][kk], kLds);
-      }
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 2; ++j) {
-          wmma::mma_sync(cg[i][j], fa[i], fg[j], cg[i][j]);
-          wmma::mma_sync(cu[i][j], fa[i], fu[j], cu[i][j]);
-        }
+      for (int b = 0; b < kNB; ++b)
+        for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(fb[b][j], &in.b[b][wn * 32 + j * 16][kk], kLds);
+      for (int b = 0; b < kNB; ++b)
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[b][i][j], fa[i], fb[b][j], acc[b][i][j]);
     }
     __syncthreads();
   }
   // The results share the operands' shared memory: every warp is past its last mma (the barrier above).
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) {
-      wmma::store_matrix_sync(&res.g[wm * 32 + i * 16][wn * 32 + j * 16], cg[i][j], kLdc, wmma::mem_row_major);
-      wmma::store_matrix_sync(&res.u[wm * 32 + i * 16][wn * 32 + j * 16], cu[i][j], kLdc, wmma::mem_row_major);
-    }
+  for (int b = 0; b < kNB; ++b)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        wmma::store_matrix_sync(&res.c[b][wm * 32 + i * 16][wn * 32 + j * 16], acc[b][i][j], kLdc,
+                                wmma::mem_row_major);
   __syncthreads();
   for (int it = tid; it < kBM * kBN; it += kThreads) {
     const int r = it / kBN, c = it % kBN, pos = row0 + r, col = c0 + c;
-    if (pos >= row_end || col >= inter) continue;
-    const float g = res.g[r][c], u = res.u[r][c];
-    act[int64_t(pos) * act_stride + col] = from_float<T>(g / (1.f + expf(-g)) * u);
-  }
-}
-
-template <typename T>
-struct DownIn {
-  T a[kBM][kLds];
-  T b[kBN][kLds];
-};
-struct DownOut {
-  float c[kBM][kLdc];
-};
-
-// expert_out[slot][h] = act[pos] . down_e[h] for the tile's sorted positions pos (slot = sorted[pos])
-// and columns h in [blockIdx.y * 64, + 64).
-template <typename T>
-__global__ void __launch_bounds__(kThreads) moe_grouped_down_kernel(T* expert_out, const T* act, int64_t act_stride,
-                                                                  const T* w_down, const int32_t* index,
-                                                                  int n_experts, int inter, int hidden) {
-  pdl_begin();
-  int e, row0, row_end;
-  if (!find_tile(index, n_experts, blockIdx.x, e, row0, row_end)) return;
-  const int32_t* sorted = index + 2 * n_experts + 2;
-  const int c0 = blockIdx.y * kBN;
-  constexpr size_t kSmem = sizeof(DownIn<T>) > sizeof(DownOut) ? sizeof(DownIn<T>) : sizeof(DownOut);
-  __shared__ __align__(32) unsigned char smem[kSmem];
-  auto& in = *reinterpret_cast<DownIn<T>*>(smem);
-  auto& res = *reinterpret_cast<DownOut*>(smem);
-  const int tid = threadIdx.x, warp = tid >> 5, wm = warp >> 1, wn = warp & 1;
-  const T* a_src[2];
-  const T* b_src[2];
-  bool a_ok[2], b_ok[2];
-  int r_of[2], v_of[2];
-  for (int i = 0; i < 2; ++i) {
-    const int v = tid + i * kThreads, r = v >> 2;
-    r_of[i] = r;
-    v_of[i] = (v & 3) * 8;
-    a_ok[i] = row0 + r < row_end;
-    a_src[i] = act + (a_ok[i] ? int64_t(row0 + r) * act_stride : 0);
-    b_ok[i] = c0 + r < hidden;
-    b_src[i] = w_down + (int64_t(e) * hidden + (b_ok[i] ? c0 + r : 0)) * inter;
-  }
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.f);
-  for (int k0 = 0; k0 < inter; k0 += kBK) {
-    for (int i = 0; i < 2; ++i) {
-      const int col = k0 + v_of[i];
-      const bool in_k = col < inter;
-      load16(&in.a[r_of[i]][v_of[i]], a_src[i] + col, a_ok[i] && in_k);
-      load16(&in.b[r_of[i]][v_of[i]], b_src[i] + col, b_ok[i] && in_k);
+    if (pos >= row_end || col >= g.n_out) continue;
+    if constexpr (kGated) {
+      const float gate = res.c[0][r][c], up = res.c[1][r][c];
+      g.out[int64_t(pos) * g.out_stride + col] = from_float<T>(gate / (1.f + expf(-gate)) * up);
+    } else {
+      g.out[int64_t(sorted[pos]) * g.out_stride + col] = from_float<T>(res.c[0][r][c]);
     }
-    __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < kBK; kk += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa[2];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb[2];
-      for (int i = 0; i < 2; ++i) wmma::load_matrix_sync(fa[i], &in.a[wm * 32 + i * 16][kk], kLds);
-      for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(fb[j], &in.b[wn * 32 + j * 16][kk], kLds);
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
-    }
-    __syncthreads();
-  }
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j)
-      wmma::store_matrix_sync(&res.c[wm * 32 + i * 16][wn * 32 + j * 16], acc[i][j], kLdc, wmma::mem_row_major);
-  __syncthreads();
-  for (int it = tid; it < kBM * kBN; it += kThreads) {
-    const int r = it / kBN, c = it % kBN, pos = row0 + r, h = c0 + c;
-    if (pos >= row_end || h >= hidden) continue;
-    expert_out[int64_t(sorted[pos]) * hidden + h] = from_float<T>(res.c[r][c]);
   }
 }
 
@@ -245,16 +187,11 @@ template <typename T>
 __global__ void moe_combine_kernel(T* out, int64_t out_stride, const T* expert_out, const float* weights, int64_t n,
                                    int k, int hidden) {
   pdl_begin();
-  const int64_t n_items = n * hidden;
-  for (int64_t it = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; it < n_items;
-       it += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t i = it / hidden;
-    const int h = int(it % hidden);
+  add_to_rows(out, out_stride, n, hidden, [&](int64_t i, int h) {
     float acc = 0.f;
     for (int j = 0; j < k; ++j) acc += weights[i * k + j] * to_float(expert_out[(i * k + j) * hidden + h]);
-    T* o = out + i * out_stride + h;
-    *o = from_float<T>(to_float(*o) + acc);
-  }
+    return acc;
+  });
 }
 
 template <typename T>
@@ -268,13 +205,15 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
                 topk_ids.ptr<int32_t>(), n_slots, n_experts);
   SEAM_CUDA_CHECK_LAUNCH();
   const unsigned max_tiles = div_up(n_slots, kBM) + unsigned(n_experts);
-  launch_kernel(moe_grouped_gate_up_kernel<T>, dim3(max_tiles, div_up(inter, kBN)), dim3(kThreads), 0, stream,
-                s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
-                static_cast<const int32_t*>(index), n_experts, k, inter, hidden);
+  const GroupedGemm<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
+                               index, n_experts, k, inter, hidden};
+  launch_kernel(moe_grouped_gemm_kernel<T, true>, dim3(max_tiles, div_up(inter, kBN)), dim3(kThreads), 0, stream,
+                gate_up);
   SEAM_CUDA_CHECK_LAUNCH();
-  launch_kernel(moe_grouped_down_kernel<T>, dim3(max_tiles, div_up(hidden, kBN)), dim3(kThreads), 0, stream,
-                s.expert_out.ptr<T>(), static_cast<const T*>(s.act.ptr<T>()), s.act.stride[0], w_down.ptr<T>(),
-                static_cast<const int32_t*>(index), n_experts, inter, hidden);
+  const GroupedGemm<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
+                            index, n_experts, k, hidden, inter};
+  launch_kernel(moe_grouped_gemm_kernel<T, false>, dim3(max_tiles, div_up(hidden, kBN)), dim3(kThreads), 0, stream,
+                down);
   SEAM_CUDA_CHECK_LAUNCH();
   const unsigned blocks = unsigned(std::min<int64_t>(div_up(n * hidden, 256), 132 * 16));
   launch_kernel(moe_combine_kernel<T>, dim3(blocks), dim3(256), 0, stream, out.ptr<T>(), out.stride[0],

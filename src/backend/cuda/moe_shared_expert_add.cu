@@ -1,6 +1,7 @@
 #include "backend/cuda/moe_shared_expert_add.h"
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/moe_common.cuh"
 
 namespace seam::cuda {
 
@@ -10,15 +11,10 @@ template <typename T>
 __global__ void moe_shared_expert_add_kernel(T* out, int64_t out_stride, const T* y, int64_t y_stride, const T* gate,
                                              int64_t gate_stride, int64_t n, int hidden) {
   pdl_begin();
-  const int64_t n_items = n * hidden;
-  for (int64_t it = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; it < n_items;
-       it += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t r = it / hidden;
-    const int h = int(it % hidden);
+  add_to_rows(out, out_stride, n, hidden, [&](int64_t r, int h) {
     const float s = 1.f / (1.f + expf(-to_float(gate[r * gate_stride])));
-    T* o = out + r * out_stride + h;
-    *o = from_float<T>(to_float(*o) + s * to_float(y[r * y_stride + h]));
-  }
+    return s * to_float(y[r * y_stride + h]);
+  });
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "backend/cuda/rope.h"
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/kv_fp8.cuh"
 
 namespace seam::cuda {
 
@@ -11,16 +12,29 @@ struct alignas(P * sizeof(T)) Pack {
   T v[P];
 };
 
-// Where rope_kernel<STORE = true> also writes the token's rotated K and its V.
-template <typename T>
+// Where rope_kernel<STORE = true> also writes the token's rotated K and its V: a cache of
+// element KV = T, or of E4M3 codes (KV = Fp8: e4m3(x / scale), kv_fp8.cuh).
+template <typename T, typename KV = T>
 struct KvDest {
   const T* v = nullptr;  // [n, n_kv_heads, d], row stride v_stride
   int64_t v_stride = 0;
-  T* k_cache = nullptr;  // [n_slots, n_kv_heads, d]
-  T* v_cache = nullptr;
+  KV* k_cache = nullptr;  // [n_slots, n_kv_heads, d]
+  KV* v_cache = nullptr;
   const int32_t* slots = nullptr;  // [n]
   int64_t n_slots = 0;
+  KvScales scales;  // FP8 only
 };
+
+// Stores P elements `a` at `dst` of a KV cache: as they are, or encoded (e4m3(x / scale)).
+template <typename T, typename KV, int P>
+__device__ __forceinline__ void put(KV* dst, const Pack<T, P>& a, float scale) {
+  if constexpr (kIsFp8<KV>) {
+#pragma unroll
+    for (int i = 0; i < P; ++i) dst[i] = e4m3_encode(to_float(a.v[i]) / scale);
+  } else {
+    *reinterpret_cast<Pack<T, P>*>(dst) = a;
+  }
+}
 
 // The rotary tables as the kernel reads them (RopeTables): a token at position >= long_from
 // uses inv_freq_long when it is set.
@@ -37,9 +51,9 @@ struct Tables {
 // K (and its pass-through dims past the rotary ones) and the V of the token also go to its
 // KV slot (decode steps then launch one kernel, not two); a slot outside [0, n_slots) is
 // skipped like store_kv does.
-template <typename T, int P, bool STORE>
+template <typename T, typename KV, int P, bool STORE>
 __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k_stride, int n_kv_heads,
-                            const int32_t* positions, Tables tb, int d, KvDest<T> kv) {
+                            const int32_t* positions, Tables tb, int d, KvDest<T, KV> kv) {
   pdl_begin();
   extern __shared__ float cs[];  // [2, half]: cos then sin
   const int half = tb.half;
@@ -68,13 +82,13 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
       const int c = it - n_rotate;
       if (c < n_k_pass) {
         const int h = c / pass, e = 2 * half + (c % pass) * P;
-        *reinterpret_cast<Pack<T, P>*>(kv.k_cache + slot * width + int64_t(h) * d + e) =
-            *reinterpret_cast<const Pack<T, P>*>(k + tok * k_stride + int64_t(h) * d + e);
+        put<T, KV, P>(kv.k_cache + slot * width + int64_t(h) * d + e,
+                      *reinterpret_cast<const Pack<T, P>*>(k + tok * k_stride + int64_t(h) * d + e), kv.scales.k);
         continue;
       }
       const int e = (c - n_k_pass) * P;
-      *reinterpret_cast<Pack<T, P>*>(kv.v_cache + slot * width + e) =
-          *reinterpret_cast<const Pack<T, P>*>(kv.v + tok * kv.v_stride + e);
+      put<T, KV, P>(kv.v_cache + slot * width + e, *reinterpret_cast<const Pack<T, P>*>(kv.v + tok * kv.v_stride + e),
+                    kv.scales.v);
       continue;
     }
     const int h = it / groups, j = (it % groups) * P;
@@ -91,9 +105,9 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
     *reinterpret_cast<Pack<T, P>*>(v + j) = a;
     *reinterpret_cast<Pack<T, P>*>(v + j + half) = b;
     if (store && h >= n_heads) {
-      T* c = kv.k_cache + slot * width + int64_t(h - n_heads) * d;
-      *reinterpret_cast<Pack<T, P>*>(c + j) = a;
-      *reinterpret_cast<Pack<T, P>*>(c + j + half) = b;
+      KV* c = kv.k_cache + slot * width + int64_t(h - n_heads) * d;
+      put<T, KV, P>(c + j, a, kv.scales.k);
+      put<T, KV, P>(c + j + half, b, kv.scales.k);
     }
   }
 }
@@ -107,9 +121,9 @@ Tables tables_of(const RopeTables& t) {
   return tb;
 }
 
-template <typename T, bool STORE>
+template <typename T, typename KV, bool STORE>
 void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, const RopeTables& t,
-                  const KvDest<T>& kv, cudaStream_t stream) {
+                  const KvDest<T, KV>& kv, cudaStream_t stream) {
   const Tables tb = tables_of(t);
   const int d = int(q.size(2)), half = tb.half;
   const int n_items = int((q.size(1) + k.size(1)) * half + (STORE ? k.size(1) * (d - half) : 0));
@@ -117,17 +131,17 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, con
   const size_t smem = size_t(2 * half) * sizeof(float);
   // Pairs of elements need an even rotary half and every head start aligned to two elements in
   // q, k and, when storing, v and the caches (whose rows of n_kv_heads * d are then even).
-  const auto even = [](const void* p, int64_t stride) {
-    return (reinterpret_cast<uintptr_t>(p) % (2 * sizeof(T))) == 0 && stride % 2 == 0;
+  const auto even = [](const void* p, int64_t stride, size_t elem = sizeof(T)) {
+    return (reinterpret_cast<uintptr_t>(p) % (2 * elem)) == 0 && stride % 2 == 0;
   };
   const bool pairs = half % 2 == 0 && even(q.data, q.stride[0]) && even(k.data, k.stride[0]) &&
-                     (!STORE || (even(kv.v, kv.v_stride) && even(kv.k_cache, 2) && even(kv.v_cache, 2)));
+                     (!STORE || (even(kv.v, kv.v_stride) && even(kv.k_cache, 2, sizeof(KV)) && even(kv.v_cache, 2, sizeof(KV))));
   if (pairs)
-    launch_kernel(rope_kernel<T, 2, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(), q.stride[0],
+    launch_kernel(rope_kernel<T, KV, 2, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(), q.stride[0],
                   int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(), tb,
                   d, kv);
   else
-    launch_kernel(rope_kernel<T, 1, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(), q.stride[0],
+    launch_kernel(rope_kernel<T, KV, 1, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(), q.stride[0],
                   int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(), tb,
                   d, kv);
   SEAM_CUDA_CHECK_LAUNCH();
@@ -139,16 +153,21 @@ void launch_rope(const Tensor& q, const Tensor& k, const Tensor& positions, cons
                  cudaStream_t stream) {
   if (q.size(0) == 0) return;
   SEAM_DISPATCH_FLOAT_TYPES(q.dtype, T, "rope",
-                            [&] { launch_typed<T, false>(q, k, positions, t, KvDest<T>{}, stream); });
+                            [&] { launch_typed<T, T, false>(q, k, positions, t, KvDest<T>{}, stream); });
 }
 
 void launch_rope_store_kv(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& positions,
                           const RopeTables& t, const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots,
-                          cudaStream_t stream) {
+                          cudaStream_t stream, KvScales sc) {
   if (q.size(0) == 0) return;
   SEAM_DISPATCH_FLOAT_TYPES(q.dtype, T, "rope_store_kv", [&] {
+    if (k_cache.dtype == DType::fp8_e4m3) {
+      KvDest<T, Fp8> kv{v.ptr<T>(), v.stride[0], k_cache.ptr<Fp8>(), v_cache.ptr<Fp8>(), slots.ptr<int32_t>(),
+                        k_cache.size(0), sc};
+      return launch_typed<T, Fp8, true>(q, k, positions, t, kv, stream);
+    }
     KvDest<T> kv{v.ptr<T>(), v.stride[0], k_cache.ptr<T>(), v_cache.ptr<T>(), slots.ptr<int32_t>(), k_cache.size(0)};
-    launch_typed<T, true>(q, k, positions, t, kv, stream);
+    launch_typed<T, T, true>(q, k, positions, t, kv, stream);
   });
 }
 

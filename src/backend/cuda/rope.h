@@ -13,8 +13,9 @@ void launch_rope(const Tensor& q, const Tensor& k, const Tensor& positions, cons
                  cudaStream_t stream);
 // launch_rope, then k_cache[slots[i]] = k[i] (rotated), v_cache[slots[i]] = v[i], as store_kv:
 // v [n, n_kv_heads, d] (rows may be strided), caches [n_slots, n_kv_heads, d] contiguous,
-// slots [n] i32; a slot outside [0, n_slots) is skipped.
+// slots [n] i32; a slot outside [0, n_slots) is skipped. FP8 E4M3 caches take e4m3(x / sc.k),
+// e4m3(x / sc.v) of the rotated K and of V (as launch_store_kv).
 void launch_rope_store_kv(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& positions,
                           const RopeTables& t, const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots,
-                          cudaStream_t stream);
+                          cudaStream_t stream, KvScales sc = {});
 }

@@ -1,6 +1,7 @@
 #include "backend/cuda/store_kv.h"
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/kv_fp8.cuh"
 
 namespace seam::cuda {
 
@@ -35,11 +36,44 @@ void launch_units(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k,
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
+// FP8 cache: one block per token, each thread encodes pairs of elements (e4m3(x / scale)).
+// `width` is even (head dims are), so every pair lies inside the row.
+template <typename T>
+__global__ void store_kv_fp8_kernel(uint8_t* k_cache, uint8_t* v_cache, int64_t n_slots, const T* k, int64_t k_stride,
+                                    const T* v, int64_t v_stride, const int32_t* slots, int64_t width, KvScales sc) {
+  pdl_begin();
+  const int64_t i = blockIdx.x;
+  const int64_t s = slots[i];
+  if (s < 0 || s >= n_slots) return;
+  const T* kr = k + i * k_stride;
+  const T* vr = v + i * v_stride;
+  uint8_t* kc = k_cache + s * width;
+  uint8_t* vc = v_cache + s * width;
+  for (int64_t j = 2 * threadIdx.x; j < width; j += 2 * blockDim.x) {
+    const uint32_t k2 = uint32_t(e4m3_encode(to_float(kr[j]) / sc.k)) | uint32_t(e4m3_encode(to_float(kr[j + 1]) / sc.k)) << 8;
+    const uint32_t v2 = uint32_t(e4m3_encode(to_float(vr[j]) / sc.v)) | uint32_t(e4m3_encode(to_float(vr[j + 1]) / sc.v)) << 8;
+    *reinterpret_cast<uint16_t*>(kc + j) = uint16_t(k2);
+    *reinterpret_cast<uint16_t*>(vc + j) = uint16_t(v2);
+  }
+}
+
 }  // namespace
 
 void launch_store_kv(const Tensor& k_cache, const Tensor& v_cache, const Tensor& k, const Tensor& v,
-                     const Tensor& slots, cudaStream_t stream) {
+                     const Tensor& slots, cudaStream_t stream, KvScales sc) {
   if (k.size(0) == 0) return;
+  if (k_cache.dtype == DType::fp8_e4m3) {
+    const int64_t width = k.size(1) * k.size(2);
+    SEAM_CHECK(width % 2 == 0, "store_kv: an FP8 cache needs an even row width, got ", width);
+    const int threads = int(std::min<int64_t>(256, (width / 2 + 31) / 32 * 32));
+    SEAM_DISPATCH_FLOAT_TYPES(k.dtype, T, "store_kv", [&] {
+      launch_kernel(store_kv_fp8_kernel<T>, unsigned(k.size(0)), threads, 0, stream, k_cache.ptr<uint8_t>(),
+                    v_cache.ptr<uint8_t>(), k_cache.size(0), k.ptr<T>(), k.stride[0], v.ptr<T>(), v.stride[0],
+                    slots.ptr<int32_t>(), width, sc);
+    });
+    SEAM_CUDA_CHECK_LAUNCH();
+    return;
+  }
   const int64_t width = k.size(1) * k.size(2);
   const int64_t esize = int64_t(dtype_size(k.dtype));
   if (rows_vectorizable(k, width) && rows_vectorizable(v, width) && rows_vectorizable(k_cache, width) &&

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Issue 22's FP8 linear figures on the H200 (random-weight Llama-3.1-8B, --quantization fp8:
+# per-channel E4M3 weights, dynamic per-token activations), each with its floor; serving 1,024 in
+# / 256 out at 64 clients; then the bf16 rows. Builds nothing: uses the head build of
+# scripts/gpu_before_after.sh. Every step has a timeout and the whole stays under ~4 minutes
+# (steps that would start past DEADLINE_S are skipped and say so).
+#   device: bash scripts/gpu_fp8.sh            (results: $OUT/summary.txt, $OUT/bench.jsonl)
+# Floors (Llama-3.1-8B: 6.98e9 linear weights in 32 layers, a 0.525e9 bf16 head): decode = weight
+# bytes read per step (linears at 1 byte fp8 / 2 bf16, + the head) / 4.3e12 B/s; prefill = linear
+# FLOPs / 1.58e15 (FP8 dense peak; bf16: 0.79e15) + causal attention FLOPs / 0.79e15 (bf16).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT=${OUT:-/tmp/seam_out}
+MODELS=${MODELS:-/tmp/seam_models}
+BUILD=${BUILD:-/tmp/seam_head/build-gpu}
+MODEL=${MODEL:-llama-3.1-8b}
+DEADLINE_S=${DEADLINE_S:-225}
+mkdir -p "$OUT" "$MODELS"
+export LD_LIBRARY_PATH="$ROOT/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+START=$(date +%s)
+log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+in_time() {  # step name: false (and a note) once past the deadline
+  if (($(date +%s) - START > DEADLINE_S)); then
+    log "skipped $1: past ${DEADLINE_S}s"
+    return 1
+  fi
+}
+# --load-format dummy (random weights made on the device, no checkpoint read) where this build has it.
+DUMMY=()
+"$BUILD/seam" bench-one-batch --help 2>&1 | grep -q -- "--load-format" && DUMMY=(--load-format dummy)
+
+# bench label quant args...: one bench-one-batch run; prints the JSON's timings and the floor.
+bench() {
+  local label=$1 quant=$2
+  shift 2
+  local q=()
+  [ "$quant" = fp8 ] && q=(--quantization fp8)
+  in_time "$label" || return 0
+  local line
+  line=$(timeout 100 "$BUILD/seam" bench-one-batch --device cuda --dtype bfloat16 --model-path "$MODELS/$MODEL" \
+    ${q[@]+"${q[@]}"} ${DUMMY[@]+"${DUMMY[@]}"} "$@" 2>>"$OUT/bench_stderr.log" | tail -1)
+  echo "$label | $quant | $* | $line" >> "$OUT/bench.jsonl"
+  echo "$line" | LABEL="$label" QUANT="$quant" ARGS="$*" python3 -c '
+import json, os, sys
+try:
+    d = json.loads(sys.stdin.read())
+except Exception:
+    print(os.environ["LABEL"], os.environ["QUANT"], "| no result (timeout or error: see bench_stderr.log)"); sys.exit()
+label, quant, args = os.environ["LABEL"], os.environ["QUANT"], os.environ["ARGS"].split()
+get = lambda f: int(args[args.index(f) + 1]) if f in args else 0
+keys = ("latency_s", "tok_s", "_replays", "eager_steps")
+shown = " ".join(f"{k}={v:.6g}" for k, v in d.items() if isinstance(v, (int, float)) and k.endswith(keys))
+floor = ""
+wb = 6.98e9 * (1 if quant == "fp8" else 2) + 0.525e9 * 2
+if "--mode" in args and "extend" in args:
+    # 2 FLOPs per linear weight per token (the head runs on the last token only), causal
+    # attention 2 * L^2 * 4096 per layer (QK^T and PV, half the square each), 32 layers.
+    n = get("--input-len") * max(1, get("--batch-size"))
+    lin = 2 * 6.98e9 * n
+    att = 32 * 2 * get("--input-len") ** 2 * 4096 * max(1, get("--batch-size"))
+    peak = 1.58e15 if quant == "fp8" else 0.79e15
+    t = lin / peak + att / 0.79e15
+    floor = f"floor {t * 1e3:.2f} ms = {n / t:,.0f} tok/s (linear {lin:.3g} FLOP / {peak:.3g}, attention {att:.3g} / 0.79e15)"
+else:
+    t = wb / 4.3e12
+    batch = max(1, get("--batch-size"))
+    floor = f"floor {t * 1e3:.3f} ms/step = {batch / t:,.0f} tok/s ({wb / 1e9:.2f} GB / 4.3 TB/s)"
+print(f"{label} {quant} | {shown} | {floor}")
+' | tee -a "$OUT/summary.txt"
+}
+
+log "fp8 linear bench $(date -u +%T) build $BUILD model $MODEL ${DUMMY[*]:-}"
+if [ ${#DUMMY[@]} -eq 0 ] && [ ! -f "$MODELS/$MODEL/config.json" ]; then
+  log "make $MODEL"
+  timeout 150 python3 "$ROOT/tools/make_random_models.py" "$MODELS" --only "$MODEL" --no-reference 2>&1 \
+    | grep -v -i warn | tail -2 | tee -a "$OUT/summary.txt"
+fi
+bench "decode b1" fp8 --batch-size 1 --input-len 128 --output-len 64
+bench "decode b64" fp8 --batch-size 64 --input-len 128 --output-len 128
+bench "prefill 4096" fp8 --mode extend --batch-size 1 --input-len 4096 --reps 3
+
+if in_time serving; then
+  "$BUILD/seam" serve --model-path "$MODELS/$MODEL" --device cuda --dtype bfloat16 --quantization fp8 ${DUMMY[@]+"${DUMMY[@]}"} \
+    --port 30123 --max-running-requests 256 --context-length 4096 --disable-radix-cache > "$OUT/serve_fp8.log" 2>&1 &
+  pid=$!
+  for i in $(seq 1 240); do curl -sf localhost:30123/health > /dev/null 2>&1 && break; sleep 0.5; done
+  log "serving $MODEL fp8, 64 clients, 1024 in / 256 out $(date -u +%T)"
+  timeout 60 "$BUILD/seam" bench-serving --port 30123 --num-prompts 128 --random-input-len 1024 \
+    --random-output-len 256 --random-range-ratio 1 --max-concurrency 64 2>&1 | tee -a "$OUT/serving_fp8.log" \
+    | tail -4 | tee -a "$OUT/summary.txt"
+  curl -s localhost:30123/metrics | grep -E "^seam_(eager|captures)" | tee -a "$OUT/summary.txt"
+  kill $pid
+  wait $pid 2>/dev/null
+fi
+# The bf16 rows last (docs/performance.md has them too): skipped first when time runs out.
+bench "decode b1" bf16 --batch-size 1 --input-len 128 --output-len 64
+bench "decode b64" bf16 --batch-size 64 --input-len 128 --output-len 128
+bench "prefill 4096" bf16 --mode extend --batch-size 1 --input-len 4096 --reps 3
+log "done after $(($(date +%s) - START)) s"

@@ -1,0 +1,74 @@
+#include "backend/cuda/fp8_gated_act_quantize.h"
+
+#include "backend/cuda/activation.cuh"
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/fp8_act.cuh"
+
+namespace seam::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// One block per row. act's value at k is recomputed wherever it is needed (the same
+// expression, so the same value): written once, then its amax per token (block max) or per
+// 128-wide group (a warp per group), then its code.
+template <typename T, Activation F>
+__global__ void __launch_bounds__(kThreads)
+    fp8_gated_act_quantize_kernel(T* act, int64_t act_stride, uint8_t* codes, float* scales, const T* gate_up,
+                                  int64_t gu_stride, int inter, int n_groups, bool grouped, float ub) {
+  pdl_begin();
+  extern __shared__ float s_scale[];  // [n_groups]
+  __shared__ float scratch[32];
+  const int64_t row = blockIdx.x, n_rows = gridDim.x;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const T* gr = gate_up + row * gu_stride;
+  // gated_act.cu's arithmetic: f(gate) * up in float32, rounded to T.
+  auto value = [&](int k) { return to_float(from_float<T>(activate<F>(to_float(gr[k])) * to_float(gr[inter + k]))); };
+  float amax = 0.f;
+  for (int k = threadIdx.x; k < inter; k += kThreads) {
+    const float v = value(k);
+    act[row * act_stride + k] = from_float<T>(v);
+    amax = fmaxf(amax, fabsf(v));
+  }
+  if (grouped) {
+    for (int gi = warp; gi < n_groups; gi += kThreads / 32) {
+      float ga = 0.f;
+      for (int k = gi * 128 + lane; k < min(inter, gi * 128 + 128); k += 32) ga = fmaxf(ga, fabsf(value(k)));
+      ga = warp_max(ga);
+      if (lane == 0) s_scale[gi] = fp8_act_scale(ga, ub);
+    }
+  } else {
+    amax = block_max(amax, scratch);
+    if (threadIdx.x == 0) s_scale[0] = fp8_act_scale(amax, ub);
+  }
+  __syncthreads();
+  for (int gi = threadIdx.x; gi < n_groups; gi += kThreads) scales[int64_t(gi) * n_rows + row] = s_scale[gi];
+  const int width = grouped ? 128 : inter;
+  for (int k = threadIdx.x; k < inter; k += kThreads) codes[row * inter + k] = fp8_act_code(value(k), s_scale[k / width]);
+}
+
+}  // namespace
+
+void launch_fp8_gated_act_quantize(const Tensor& act, const Tensor& codes, const Tensor& scales, const Tensor& gate_up,
+                                   Activation f, Fp8ActScheme act_scheme, float ub, cudaStream_t stream) {
+  const int64_t n = act.size(0), inter = act.size(1);
+  if (n == 0 || inter == 0) return;
+  SEAM_ASSERT(act_scheme != Fp8ActScheme::static_per_tensor, "fp8 gated_act quantize: dynamic schemes only");
+  const bool grouped = act_scheme == Fp8ActScheme::dynamic_group128;
+  const int n_groups = grouped ? int(div_up(inter, kFp8Group)) : 1;
+  SEAM_ASSERT(gate_up.dtype == act.dtype && gate_up.size(0) == n && gate_up.size(1) == 2 * inter);
+  SEAM_ASSERT(codes.dtype == DType::fp8_e4m3 && codes.contiguous() && codes.numel() >= n * inter);
+  SEAM_ASSERT(scales.dtype == DType::f32 && scales.contiguous() && scales.numel() >= n * n_groups);
+  SEAM_ASSERT(n <= INT32_MAX && inter <= INT32_MAX);
+  SEAM_DISPATCH_FLOAT_TYPES(act.dtype, T, "fp8 gated_act quantize", [&] {
+    auto kernel = f == Activation::silu ? fp8_gated_act_quantize_kernel<T, Activation::silu>
+                                        : fp8_gated_act_quantize_kernel<T, Activation::gelu_tanh>;
+    launch_kernel(kernel, dim3(unsigned(n)), kThreads, size_t(n_groups) * sizeof(float), stream, act.ptr<T>(),
+                  act.stride[0], codes.ptr<uint8_t>(), scales.ptr<float>(), gate_up.ptr<const T>(), gate_up.stride[0],
+                  int(inter), n_groups, grouped, ub);
+    SEAM_CUDA_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace seam::cuda

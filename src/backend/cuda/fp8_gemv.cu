@@ -1,0 +1,375 @@
+#include "backend/cuda/fp8_gemv.h"
+
+#include <cuda_fp8.h>
+
+#include <mutex>
+
+#include "backend/cuda/activation.cuh"
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/fp8_act.cuh"
+
+namespace seam::cuda {
+
+namespace {
+
+constexpr int kWarps = 8;          // per block
+constexpr int kRowsPerWarp = 2;    // weight rows a warp streams side by side (x loaded once for both)
+constexpr int kRowsPerBlock = kWarps * kRowsPerWarp;
+constexpr int kUnroll = 4;         // 16-byte weight vectors in flight per row per lane before any math
+constexpr int kChunk = 16;         // E4M3 values per 16-byte vector
+constexpr int kPrefetchSweeps = 3; // sweeps pulled into L2 while the prologue runs
+// x is staged as decoded codes times 2^112 and the weights are widened to float as w * 2^-112
+// (below): every product is then x * w exactly, and no operand or partial sum is subnormal.
+constexpr float kXPrescale = 0x1p112f;
+
+template <typename T>
+struct Fp8GemvArgs {
+  T* out;                    // [M, n_out], row stride out_stride
+  int64_t out_stride;
+  const T* x;                // [M, n_in], row stride x_stride
+  int64_t x_stride;
+  const uint8_t* w;          // [n_out, n_in] E4M3, 16-byte aligned rows
+  const float* ws;           // by w_scheme (backend.h)
+  const T* bias;             // [n_out] or null
+  const float* input_scale;  // static activations: [1]
+  float ub;                  // dynamic amax clamp (> 0) or 0
+  int n_out, n_in;           // n_out: the warps' items (weight rows; GLU: features, half the rows)
+  int n_xg;                  // activation scale groups per row: ceil(n_in / 128) grouped, else 1
+  int w_scheme, act;
+  bool accumulate;
+  const T* norm_w;           // defined: x is rms_norm(x) * norm_w (Fp8GemvFusion)
+  float eps;
+  int norm_vec;              // the elements per load of rms_norm.cu's sum of squares (its V)
+  bool glu;                  // Fp8GemvFusion::glu
+  bool gelu;                 // GLU: gelu_tanh instead of silu
+};
+
+// Two E4M3 values (the low byte first) -> float32 times 2^-112, exactly. cvt.f16x2.e4m3x2 gives
+// halves; every E4M3 value is a normal half, and a normal half's 15 exponent/mantissa bits
+// moved to bits 13..27 of a float are that value times 2^-112 (exponent bias 127 vs 15), a
+// normal float: two integer ops per value instead of the conversion unit's cvt.f32.f16.
+// (The E4M3 NaN codes 0x7f / 0xff would read as finite values; the quantizers saturate, so
+// weights made by seam hold none.)
+__device__ __forceinline__ void widen2(uint32_t pair, float& lo, float& hi) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(pair & 0xffffu), __NV_E4M3);
+  const uint32_t h2 = uint32_t(h.x) | (uint32_t(h.y) << 16);
+  lo = __uint_as_float(((h2 & 0x7fffu) << 13) | ((h2 & 0x8000u) << 16));
+  hi = __uint_as_float(((h2 >> 3) & 0x0fffe000u) | (h2 & 0x80000000u));
+}
+
+// Block layout: warp w streams weight rows blockIdx.x * 16 + 2w and + 2w + 1 (GLU: feature
+// blockIdx.x * 8 + w's gate and up rows) over the whole of K, lane l the 16-byte vectors l,
+// l + 32, ... of both, kUnroll at a time with the next kUnroll already in flight. The weights
+// never change during a run, so the first sweep's loads go out before griddepcontrol.wait
+// (pdl_begin) and overlap the previous kernel's tail and the prologue.
+// Prologue (after the wait): the M rows of x (normalised first when the norm is fused) are
+// quantized exactly as fp8_quantize.cu does (per-token: a block max over the row; groups: one
+// warp per 128-wide group; static: the input scale) and staged in shared memory as float
+// (decoded code * 2^112), with their scales.
+// GROUPED (block128 x dynamic_group128): each 16-element piece belongs to one group g (16
+// divides 128); its float sum is scaled by xs(r, g) * ws(o, g) and added to the row's total.
+template <typename T, int M, bool GROUPED>
+__global__ void __launch_bounds__(kWarps * 32) fp8_gemv_kernel(Fp8GemvArgs<T> a) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  float* xs = reinterpret_cast<float*>(smem_raw);  // [M, n_in] staged x
+  float* sx = xs + size_t(M) * a.n_in;             // [M, n_xg] activation scales
+  __shared__ float red[kWarps][M];                 // per-token amax: each warp's part
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int n_in = a.n_in, n_vec = n_in / kChunk;
+
+  int rows[kRowsPerWarp];
+  bool active[kRowsPerWarp];
+  const uint4* w_row[kRowsPerWarp];
+#pragma unroll
+  for (int q = 0; q < kRowsPerWarp; ++q) {
+    // Plain: two consecutive rows a warp. GLU: feature j's gate row j and up row n_out + j.
+    const int item = a.glu ? blockIdx.x * kWarps + warp : blockIdx.x * kRowsPerBlock + warp * kRowsPerWarp + q;
+    active[q] = item < a.n_out;
+    rows[q] = a.glu ? item + q * a.n_out : item;
+    // An inactive row streams row 0 (valid memory); its result is never stored.
+    w_row[q] = reinterpret_cast<const uint4*>(a.w + int64_t(active[q] ? rows[q] : 0) * n_in);
+  }
+  uint4 wv[kRowsPerWarp][kUnroll];
+  auto load_sweep = [&](int base) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int j = base + u * 32;
+#pragma unroll
+      for (int q = 0; q < kRowsPerWarp; ++q) wv[q][u] = j < n_vec ? load_stream(w_row[q] + j) : make_uint4(0, 0, 0, 0);
+    }
+  };
+  load_sweep(lane);
+  // The prologue below (quantizing x, with the norm) takes a few microseconds in every block
+  // of the single wave, and only the first sweep is in flight in registers: the next
+  // kPrefetchSweeps sweeps are pulled into L2 meanwhile (~100 KB a block, tens of MB over the
+  // GPU, within the H200's 50 MB L2 for the 8B shapes' waves).
+#pragma unroll
+  for (int sweep = 1; sweep <= kPrefetchSweeps; ++sweep)
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int j = lane + sweep * 32 * kUnroll + u * 32;
+#pragma unroll
+      for (int q = 0; q < kRowsPerWarp; ++q)
+        if (j < n_vec) asm volatile("prefetch.global.L2 [%0];" ::"l"(w_row[q] + j));
+    }
+  pdl_begin();
+
+  // ---- prologue: stage x (normalised when fused), then quantize it in place ----
+  __shared__ float scratch[32];  // block_sum
+  float inv_rms[M];
+#pragma unroll
+  for (int r = 0; r < M; ++r) {
+    inv_rms[r] = 1.f;
+    if (a.norm_w) {  // rms_norm.cu's block-per-row arithmetic, in its order: bit-identical normed rows
+      const T* xr = a.x + r * a.x_stride;
+      const int V = a.norm_vec;
+      float ss = 0.f;
+      for (int j = threadIdx.x * V; j < n_in; j += kWarps * 32 * V)
+        for (int i = 0; i < V; ++i) {
+          const float v = to_float(xr[j + i]);
+          ss += v * v;
+        }
+      ss = block_sum(ss, scratch);
+      inv_rms[r] = 1.f / sqrtf(ss / float(n_in) + a.eps);
+    }
+  }
+  float amax[M];  // per-token: this thread's part of each row's amax, taken while staging
+#pragma unroll
+  for (int r = 0; r < M; ++r) {
+    amax[r] = 0.f;
+    const T* xr = a.x + r * a.x_stride;
+    for (int k = threadIdx.x; k < n_in; k += kWarps * 32) {
+      float v = to_float(xr[k]);
+      if (a.norm_w) v = to_float(from_float<T>(v * inv_rms[r] * to_float(a.norm_w[k])));
+      xs[r * n_in + k] = v;
+      amax[r] = fmaxf(amax[r], fabsf(v));
+    }
+  }
+  __syncthreads();
+  if (a.act == int(Fp8ActScheme::static_per_tensor)) {
+    if (threadIdx.x < M) sx[threadIdx.x] = *a.input_scale;
+  } else if constexpr (GROUPED) {
+    for (int g = warp; g < a.n_xg; g += kWarps)
+#pragma unroll
+      for (int r = 0; r < M; ++r) {
+        float ga = 0.f;
+        for (int k = g * 128 + lane; k < min(n_in, g * 128 + 128); k += 32) ga = fmaxf(ga, fabsf(xs[r * n_in + k]));
+        ga = warp_max(ga);
+        if (lane == 0) sx[r * a.n_xg + g] = fp8_act_scale(ga, a.ub);
+      }
+  } else {
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      const float m = warp_max(amax[r]);
+      if (lane == 0) red[warp][r] = m;
+    }
+    __syncthreads();
+    if (threadIdx.x < M) {
+      float m = 0.f;
+      for (int i = 0; i < kWarps; ++i) m = fmaxf(m, red[i][threadIdx.x]);
+      sx[threadIdx.x] = fp8_act_scale(m, a.ub);
+    }
+  }
+  __syncthreads();
+  const int width = GROUPED ? 128 : n_in;
+  for (int i = threadIdx.x; i < M * n_in; i += kWarps * 32) {
+    const int r = i / n_in, k = i - r * n_in;
+    xs[i] = fp8_decode(fp8_act_code(xs[i], sx[r * a.n_xg + k / width])) * kXPrescale;
+  }
+  __syncthreads();
+
+  // ---- the weight stream ----
+  float acc[kRowsPerWarp][M];
+#pragma unroll
+  for (int q = 0; q < kRowsPerWarp; ++q)
+#pragma unroll
+    for (int r = 0; r < M; ++r) acc[q][r] = 0.f;
+  for (int base = lane; base < n_vec; base += 32 * kUnroll) {
+    uint4 cur[kRowsPerWarp][kUnroll];
+#pragma unroll
+    for (int q = 0; q < kRowsPerWarp; ++q)
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) cur[q][u] = wv[q][u];
+    load_sweep(base + 32 * kUnroll);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int j = base + u * 32;
+      if (j >= n_vec) break;
+      float part[kRowsPerWarp][M];
+#pragma unroll
+      for (int q = 0; q < kRowsPerWarp; ++q)
+#pragma unroll
+        for (int r = 0; r < M; ++r) part[q][r] = GROUPED ? 0.f : acc[q][r];
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {  // 4 E4M3 values per 32-bit word
+        float wf[kRowsPerWarp][4];
+#pragma unroll
+        for (int q = 0; q < kRowsPerWarp; ++q) {
+          const uint32_t word = h == 0 ? cur[q][u].x : h == 1 ? cur[q][u].y : h == 2 ? cur[q][u].z : cur[q][u].w;
+          widen2(word, wf[q][0], wf[q][1]);
+          widen2(word >> 16, wf[q][2], wf[q][3]);
+        }
+#pragma unroll
+        for (int r = 0; r < M; ++r) {
+          const float4 xv = reinterpret_cast<const float4*>(xs + r * n_in + j * kChunk)[h];
+#pragma unroll
+          for (int q = 0; q < kRowsPerWarp; ++q) {
+            part[q][r] = fmaf(xv.x, wf[q][0], part[q][r]);
+            part[q][r] = fmaf(xv.y, wf[q][1], part[q][r]);
+            part[q][r] = fmaf(xv.z, wf[q][2], part[q][r]);
+            part[q][r] = fmaf(xv.w, wf[q][3], part[q][r]);
+          }
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < kRowsPerWarp; ++q)
+#pragma unroll
+        for (int r = 0; r < M; ++r) {
+          if constexpr (GROUPED) {
+            const int g = j * kChunk / 128;
+            const int o = active[q] ? rows[q] : 0;
+            acc[q][r] = fmaf(sx[r * a.n_xg + g] * a.ws[int64_t(o) * a.n_xg + g], part[q][r], acc[q][r]);
+          } else {
+            acc[q][r] = part[q][r];
+          }
+        }
+    }
+  }
+
+  // ---- epilogue: lane sums, scales, bias, accumulate ----
+#pragma unroll
+  for (int q = 0; q < kRowsPerWarp; ++q)
+#pragma unroll
+    for (int r = 0; r < M; ++r) acc[q][r] = warp_sum(acc[q][r]);
+  if (lane != 0) return;
+  float y[kRowsPerWarp][M];
+#pragma unroll
+  for (int q = 0; q < kRowsPerWarp; ++q) {
+    const int o = active[q] ? rows[q] : 0;
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      y[q][r] = acc[q][r];
+      if constexpr (!GROUPED) {
+        const float ws = a.w_scheme == int(Fp8WeightScheme::per_tensor) ? a.ws[0] : a.ws[o];
+        y[q][r] = (sx[r] * ws) * y[q][r];
+      }
+      if (a.bias) y[q][r] += to_float(a.bias[o]);
+    }
+  }
+  if (a.glu) {  // act = f(gate) * up from the rounded gate and up, as linear_fp8 then gated_act.cu
+    if (!active[0]) return;
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      const float g = to_float(from_float<T>(y[0][r])), u = to_float(from_float<T>(y[1][r]));
+      const float f = a.gelu ? activate<Activation::gelu_tanh>(g) : activate<Activation::silu>(g);
+      a.out[r * a.out_stride + rows[0]] = from_float<T>(f * u);
+    }
+    return;
+  }
+#pragma unroll
+  for (int q = 0; q < kRowsPerWarp; ++q) {
+    if (!active[q]) continue;
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      T* dst = a.out + r * a.out_stride + rows[q];
+      *dst = from_float<T>(a.accumulate ? to_float(*dst) + y[q][r] : y[q][r]);
+    }
+  }
+}
+
+size_t staged_bytes(int64_t n, int64_t n_in, int64_t n_xg) { return size_t(n * n_in + n * n_xg) * sizeof(float); }
+
+bool grouped_pair(const Fp8Weight& w) {
+  return w.w_scheme == Fp8WeightScheme::block128 && w.act == Fp8ActScheme::dynamic_group128;
+}
+
+template <typename T, int M, bool GROUPED>
+void launch_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
+                  cudaStream_t stream, const Fp8GemvFusion& f) {
+  const int64_t n_out = w.w.size(0), n_in = w.w.size(1);
+  const int n_xg = GROUPED ? int(div_up(n_in, kFp8Group)) : 1;
+  const size_t smem = staged_bytes(M, n_in, n_xg);
+  // Opt in to large dynamic shared memory once per instantiation (not a stream operation:
+  // allowed while a graph is being captured).
+  static std::once_flag once;
+  std::call_once(once, [] {
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(fp8_gemv_kernel<T, M, GROUPED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(kFp8GemvMaxStagedBytes)));
+  });
+  Fp8GemvArgs<T> a{};
+  a.out = out.ptr<T>();
+  a.out_stride = out.stride[0];
+  a.x = x.ptr<const T>();
+  a.x_stride = x.stride[0];
+  a.w = w.w.ptr<const uint8_t>();
+  a.ws = w.w_scale.ptr<const float>();
+  a.bias = bias.defined() ? bias.ptr<const T>() : nullptr;
+  a.input_scale = w.act == Fp8ActScheme::static_per_tensor ? w.input_scale.ptr<const float>() : nullptr;
+  a.ub = w.act_amax_ub;
+  a.n_out = int(n_out);
+  a.n_in = int(n_in);
+  a.n_xg = n_xg;
+  a.w_scheme = int(w.w_scheme);
+  a.act = int(w.act);
+  a.accumulate = accumulate;
+  if (f.norm_weight.defined()) {
+    a.norm_w = f.norm_weight.ptr<const T>();
+    a.eps = f.eps;
+    // rms_norm.cu's V: 16-byte vectors when x's rows and the weight are aligned for them.
+    const bool vec = reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && x.stride[0] % kVec<T> == 0 &&
+                     n_in % kVec<T> == 0 && reinterpret_cast<uintptr_t>(f.norm_weight.data) % 16 == 0;
+    a.norm_vec = vec ? kVec<T> : 1;
+  }
+  a.glu = f.glu;
+  a.gelu = f.glu_act == Activation::gelu_tanh;
+  if (f.glu) a.n_out = int(n_out / 2);
+  const unsigned blocks = f.glu ? div_up(n_out / 2, kWarps) : div_up(n_out, kRowsPerBlock);
+  launch_kernel(fp8_gemv_kernel<T, M, GROUPED>, dim3(blocks), kWarps * 32, smem, stream, a);
+  SEAM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, bool GROUPED>
+void launch_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
+                 cudaStream_t stream, const Fp8GemvFusion& f) {
+  switch (x.size(0)) {
+    case 1: return launch_typed<T, 1, GROUPED>(out, x, w, bias, accumulate, stream, f);
+    case 2: return launch_typed<T, 2, GROUPED>(out, x, w, bias, accumulate, stream, f);
+    case 3: return launch_typed<T, 3, GROUPED>(out, x, w, bias, accumulate, stream, f);
+    default: return launch_typed<T, 4, GROUPED>(out, x, w, bias, accumulate, stream, f);
+  }
+}
+
+}  // namespace
+
+bool fp8_gemv_applies(const Tensor& out, const Tensor& x, const Fp8Weight& w) {
+  (void)out;
+  const int64_t n = x.size(0), n_in = x.size(1);
+  if (n < 1 || n > kFp8GemvMaxRows || n_in % kChunk != 0) return false;
+  if (reinterpret_cast<uintptr_t>(w.w.data) % 16 != 0 || w.w.size(0) > INT32_MAX || n * n_in > INT32_MAX) return false;
+  const bool plain = (w.w_scheme == Fp8WeightScheme::per_tensor || w.w_scheme == Fp8WeightScheme::per_channel) &&
+                     (w.act == Fp8ActScheme::dynamic_per_token || w.act == Fp8ActScheme::static_per_tensor);
+  if (!plain && !grouped_pair(w)) return false;
+  const int64_t n_xg = grouped_pair(w) ? (n_in + kFp8Group - 1) / kFp8Group : 1;
+  return staged_bytes(n, n_in, n_xg) <= size_t(kFp8GemvMaxStagedBytes);
+}
+
+bool fp8_gemv_fusion_applies(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Fp8GemvFusion& f) {
+  if (!fp8_gemv_applies(out, x, w)) return false;
+  if (f.norm_weight.defined() &&
+      (f.norm_weight.dtype != x.dtype || f.norm_weight.numel() != x.size(1) || !f.norm_weight.contiguous()))
+    return false;
+  return !f.glu || (w.w.size(0) % 2 == 0 && out.size(1) == w.w.size(0) / 2);
+}
+
+void launch_fp8_gemv(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
+                     cudaStream_t stream, const Fp8GemvFusion& f) {
+  SEAM_ASSERT(fp8_gemv_fusion_applies(out, x, w, f), "launch_fp8_gemv: shape or scheme outside fp8_gemv_applies");
+  SEAM_ASSERT(!f.glu || (!bias.defined() && !accumulate), "launch_fp8_gemv: the GLU fusion takes no bias or accumulate");
+  if (w.w.size(0) == 0) return;
+  SEAM_DISPATCH_FLOAT_TYPES(x.dtype, T, "fp8 gemv", [&] {
+    if (grouped_pair(w)) launch_rows<T, true>(out, x, w, bias, accumulate, stream, f);
+    else launch_rows<T, false>(out, x, w, bias, accumulate, stream, f);
+  });
+}
+
+}  // namespace seam::cuda

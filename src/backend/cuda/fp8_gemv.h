@@ -1,0 +1,63 @@
+// FP8 weight-streaming GEMV for decode batches of 1..kFp8GemvMaxRows rows (backend.h "FP8
+// linear"): one pass over the E4M3 weights in 16-byte loads, half the bytes of the bf16 GEMV
+// (gemv.h). The activation quantization is fused into the kernel's prologue: each block
+// quantizes the few rows of x itself (fp8_act.cuh, bit-exact with the CPU reference) into
+// shared memory while its first weight loads are in flight, so a decode step runs no
+// separate quantize kernel per linear; the RMSNorm before qkv / gate_up runs there too, and
+// the gated activation after gate_up in its epilogue (Fp8GemvFusion): a decode layer is
+// norm+qkv, RoPE/store, attention, o (+= residual), norm+gate_up+act, down (+= residual).
+//
+// Numerics: every product fp8(Xq) * fp8(Wq) is exact in float32 and the sums are float32
+// FMAs (CUDA cores, not tensor cores), so the result differs from the CPU reference only in
+// the order of the float32 sums: per_tensor / per_channel scale the row's sum once,
+// (xs * ws) * S; block128 x dynamic_group128 add (xs(g) * ws(o, g)) * s for each 16-element
+// piece s of group g (the same sum regrouped).
+//
+// Why CUDA cores: the FP8 tensor-core MMA on Hopper accumulates with a ~13-bit mantissa, far
+// from the float32 sum the op defines; at 1..4 rows the FMAs keep up with the weight stream
+// (one 16-byte vector: 8 cvt.f16x2.e4m3x2, integer widening to float, 16 FMAs per row).
+// Beyond kFp8GemvMaxRows the caller uses cuBLASLt (fp8_cublaslt.h).
+#pragma once
+#include <cuda_runtime.h>
+
+#include "backend/backend.h"
+
+namespace seam::cuda {
+
+// The largest batch the GEMV serves (more rows: FMA-bound, see above).
+constexpr int64_t kFp8GemvMaxRows = 4;
+// x is staged in shared memory as float32 with its scales (rows * (in + groups) * 4 bytes) at
+// most this large: rows of up to ~30k inputs at batch 1, 14,336 at batch 2 (Llama-3.1-8B's
+// down_proj).
+constexpr int64_t kFp8GemvMaxStagedBytes = 120 << 10;
+
+// Work fused around the product (the default is none): each replaces a kernel of the decode step.
+struct Fp8GemvFusion {
+  // Defined: the product is taken with rms_norm(x) * norm_weight rounded to x's dtype, computed
+  // in the prologue with rms_norm.cu's block-per-row arithmetic in its order (the same normed
+  // rows as launch_rms_norm when its output is aligned like x), then quantized as ever.
+  Tensor norm_weight;  // [in], x's dtype
+  float eps = 0.f;
+  // w is [gate | up] ([2 * inter, in]) and out [m, inter] = f(gate) * up, gate and up rounded to
+  // x's dtype first, f silu or gelu_tanh: linear_fp8 then gated_act.cu, without the [gate | up]
+  // round trip. No bias, no accumulate.
+  bool glu = false;
+  Activation glu_act = Activation::silu;
+};
+
+// True when launch_fp8_gemv computes this linear_fp8 (arguments already op_checks-valid):
+// 1 <= rows <= kFp8GemvMaxRows, in % 16 == 0, w 16-byte aligned, the staged x within
+// kFp8GemvMaxStagedBytes, and the schemes paired as the formats pair them: per_tensor or
+// per_channel weights with per-token or static activations, or block128 weights with
+// dynamic_group128 activations.
+bool fp8_gemv_applies(const Tensor& out, const Tensor& x, const Fp8Weight& w);
+// ... and with the fusions of f (norm_weight [in] in x's dtype; GLU: even weight rows, out
+// [m, rows / 2]).
+bool fp8_gemv_fusion_applies(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Fp8GemvFusion& f);
+
+// out [m, out] (=|+=) the FP8 product of x [m, in] (raw activations, f32/f16/bf16, rows may be
+// strided) and w (+ bias). Requires fp8_gemv_applies. No allocation: graph-capturable.
+void launch_fp8_gemv(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
+                     cudaStream_t stream, const Fp8GemvFusion& f = {});
+
+}  // namespace seam::cuda

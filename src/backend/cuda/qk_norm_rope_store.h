@@ -1,0 +1,22 @@
+// Attention's input stage for layers with q/k RMSNorm (Qwen3, Gemma 3), after the qkv
+// projection: per-head RMSNorm of q and k, RoPE on both, and the token's rotated K and its V
+// stored into the paged KV cache, in one kernel (the rms_norm, rms_norm and rope_store_kv
+// kernels it replaces cost ~2-5 us each at batch 1, where decode is kernel-bound).
+#pragma once
+#include <cuda_runtime.h>
+
+#include "backend/backend.h"
+
+namespace seam::cuda {
+
+// q [n, n_heads, d], k and v [n, n_kv_heads, d] (packed heads, rows may be strided: views inside
+// qkv), norms [d]; all in one float dtype. Caches [n_slots, n_kv_heads, d] contiguous in that
+// dtype; positions, slots [n] i32 (a slot outside [0, n_slots) is skipped, as store_kv does).
+// Equals rms_norm(q, q, q_norm); rms_norm(k, k, k_norm); rope_store_kv(...) up to the order of
+// each head's float32 sum of squares: the normed values are rounded to the dtype before RoPE
+// reads them, and RoPE computes exactly as rope.cu.
+void launch_qk_norm_rope_store(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm,
+                               const Tensor& k_norm, float eps, const Tensor& positions, const RopeTables& t,
+                               const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots, cudaStream_t stream);
+
+}  // namespace seam::cuda
