@@ -5,6 +5,7 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       libgtest-dev libgmock-dev libsentencepiece-dev nlohmann-json3-dev libcli11-dev
       libboost-dev libpcre2-dev libspdlog-dev
+      libgloo-dev  # tensor parallelism on the CPU backend (backend/cpu/gloo_communicator.cpp)
       python3 python3-jsonschema  # tests/server_structured_output_validation_test validates outputs with it
       clang libclang-rt-dev)  # clang + libFuzzer: scripts/fuzz.sh (the CI smoke)
 missing=()

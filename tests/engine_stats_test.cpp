@@ -33,6 +33,8 @@ const std::set<std::string> k_reported_keys = {
     "speculative_proposed_tokens", "speculative_accepted_tokens", "speculative_verify_rows",
     "speculative_off_steps", "speculative_backoff_steps", "speculative_accept_length", "verify_steps_decode_graph", "verify_steps_piecewise",
     "verify_steps_eager",
+    // tensor parallelism (issue 25)
+    "tp_size", "tp_rank_weight_bytes", "tp_rank_kv_bytes", "tp_rank_graph_bytes",
     // the engine loop
     "stalled_schedules"};
 
@@ -60,7 +62,9 @@ EngineStats distinct_stats() {
   s.speculative_proposed_tokens = 134, s.speculative_accepted_tokens = 135, s.speculative_verify_rows = 136;
   s.speculative_off_steps = 137, s.speculative_accept_length = {{"0", 5}, {"3", 6}};
   s.verify_steps_decode_graph = 138, s.verify_steps_piecewise = 139, s.verify_steps_eager = 140;
-  s.stalled_schedules = 141, s.speculative_backoff_steps = 142;
+  s.tp_size = 141, s.tp_rank_weight_bytes = {{"0", 7}, {"1", 8}}, s.tp_rank_kv_bytes = {{"0", 9}};
+  s.tp_rank_graph_bytes = {{"1", 10}};
+  s.stalled_schedules = 142, s.speculative_backoff_steps = 143;
   return s;
 }
 

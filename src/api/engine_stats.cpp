@@ -106,6 +106,8 @@ const std::vector<StatField>& engine_stat_fields() {
        [](S s) { return s.gpu_ms_per_step; }},
       {"gpu_busy_fraction", "seam_gpu_busy_fraction", nullptr, nullptr, gauge, real,
        "device time of the steps / their wall time", [](S s) { return s.gpu_busy_fraction; }},
+      {"tp_size", "seam_tp_size", nullptr, nullptr, gauge, integer, "tensor-parallel ranks the model is split over",
+       [](S s) { return double(s.tp_size); }},
       // The rest: gauges under their own name (seam_engine_<key>).
       {"piecewise_replays_extend", nullptr, nullptr, nullptr, gauge, integer, nullptr,
        [](S s) { return double(s.piecewise_replays_extend); }},
@@ -162,6 +164,14 @@ const std::vector<StatMapField>& engine_stat_map_fields() {
        "verify rows by how many of their drafts were accepted", [](S s) -> const std::map<std::string, uint64_t>& {
          return s.speculative_accept_length;
        }},
+      {"tp_rank_weight_bytes", "seam_tp_rank_weight_bytes", "rank", gauge,
+       "model weight bytes each tensor-parallel rank holds",
+       [](S s) -> const std::map<std::string, uint64_t>& { return s.tp_rank_weight_bytes; }},
+      {"tp_rank_kv_bytes", "seam_tp_rank_kv_bytes", "rank", gauge, "KV pool bytes of each tensor-parallel rank",
+       [](S s) -> const std::map<std::string, uint64_t>& { return s.tp_rank_kv_bytes; }},
+      {"tp_rank_graph_bytes", "seam_tp_rank_graph_bytes", "rank", gauge,
+       "graph memory (decode + piecewise) of each tensor-parallel rank",
+       [](S s) -> const std::map<std::string, uint64_t>& { return s.tp_rank_graph_bytes; }},
   };
   return fields;
 }

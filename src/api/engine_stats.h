@@ -57,6 +57,10 @@ struct EngineStats {
   uint64_t grammar_cache_hits = 0, grammar_cache_misses = 0, grammar_cache_bytes = 0;
   uint64_t grammar_mask_steps = 0, grammar_mask_hidden_steps = 0, grammar_masked_rows_total = 0;
   double grammar_mask_ms_total = 0, grammar_mask_exposed_ms_total = 0;
+  // Tensor parallelism (architecture.md "Tensor parallelism"): the ranks, and each rank's
+  // memory by rank ("0" .. "N-1"; every rank of every node), gathered at start-up.
+  uint64_t tp_size = 1;
+  std::map<std::string, uint64_t> tp_rank_weight_bytes, tp_rank_kv_bytes, tp_rank_graph_bytes;
 
   // The `--stats` JSON object: every keyed field of the table.
   nlohmann::json to_json() const;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "backend/communicator.h"
 #include "backend/op_checks.h"
 
 namespace seam {
@@ -21,6 +22,19 @@ void Backend::check_rms_norm_qkv_rope_store(const Tensor& qkv, const Tensor& nor
                                             const Tensor& norm_weight, const Tensor& w_qkv, const Tensor& b_qkv,
                                             const RopeStoreArgs& r) const {
   op_checks::rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, w_qkv, b_qkv, r, device());
+}
+
+// A backend without its own collectives: none (the CPU and CUDA backends override both).
+void Backend::all_reduce_sum(Tensor) {
+  throw Error(detail::concat("the ", name(), " backend has no tensor-parallel collectives"));
+}
+
+void Backend::all_gather_cols(Tensor, Tensor, Tensor) {
+  throw Error(detail::concat("the ", name(), " backend has no tensor-parallel collectives"));
+}
+
+void Backend::embedding_shard(Tensor, Tensor, Tensor, int64_t) {
+  throw Error(detail::concat("the ", name(), " backend has no vocabulary-parallel embedding"));
 }
 
 void Backend::fill_random(Tensor t, const RandomFill& f) {

@@ -205,6 +205,8 @@ class Graph {
   virtual ~Graph() = default;
 };
 
+class Communicator;
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -391,7 +393,26 @@ class Backend {
   // out, y [n, hidden] (out must not overlap y); gate [n, 1]; one dtype.
   virtual void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate);
 
+  // ---- tensor parallelism (backend/communicator.h) ----
+  // The rank's communicator, not owned; null (the default) for a single rank, whose forward
+  // never calls the two collectives below (TP 1 adds no op to the step).
+  void set_communicator(Communicator* comm) { comm_ = comm; }
+  Communicator* communicator() const { return comm_; }
+  // x = the sum of every rank's x, in place (after a row-parallel linear). An op of the step:
+  // recorded by a CPU capture, on the capturing stream under CUDA.
+  virtual void all_reduce_sum(Tensor x);
+  // out [n, size * c] = the ranks' in [n, c] side by side (rank r's in -> columns
+  // [r * c, (r + 1) * c)): the vocabulary-parallel lm_head's logits. scratch holds
+  // size * n * c elements of out's dtype (the rank-major gather before the transpose).
+  virtual void all_gather_cols(Tensor out, Tensor in, Tensor scratch);
+  // The vocabulary-parallel embedding: out[i] = table[ids[i] - vocab_begin] where that row is
+  // this rank's (table holds rows [vocab_begin, vocab_begin + table.size(0)) of the model's),
+  // else zeros; Backend::all_reduce_sum(out) then gives every rank the whole embedding.
+  virtual void embedding_shard(Tensor out, Tensor ids, Tensor table, int64_t vocab_begin);
+
  protected:
+  Communicator* comm_ = nullptr;
+
   // op_checks::rms_norm_qkv_rope_store on this backend's device (backend.cpp: backend.h does not
   // include op_checks.h, which includes it).
   void check_rms_norm_qkv_rope_store(const Tensor& qkv, const Tensor& normed, const Tensor& x,

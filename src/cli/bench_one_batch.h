@@ -12,28 +12,36 @@
 #include <random>
 #include <vector>
 
+#include "engine/engine_bench_access.h"
 #include "engine/engine_config.h"
 #include "runtime/model_runner.h"
 
-namespace seam {
-class Engine;
-}
-
 namespace seam::cli {
 
+// With --tp-size above 1 every rank of the engine runs each step (their collectives meet):
+// the steps go through EngineBenchAccess::on_every_rank, and only rank 0's runner reports.
 struct Bench {
-  ModelRunner& runner;
+  Engine& engine;
+  ModelRunner& runner;  // rank 0's
   int vocab;
   int stride;  // page-table span of one sequence
   std::mt19937 rng{1234};
 
   void assign_rows(int n_rows) {
-    std::vector<int32_t> slots(static_cast<size_t>(stride));
-    for (int s = 0; s < n_rows; ++s) {
-      for (int p = 0; p < stride; ++p) slots[size_t(p)] = 1 + s * stride + p;
-      runner.kv().set_slots(s, 0, slots.data(), stride);
-    }
-    runner.backend().synchronize();
+    EngineBenchAccess::on_every_rank(engine, [&](ModelRunner& r) {
+      std::vector<int32_t> slots(static_cast<size_t>(stride));
+      for (int s = 0; s < n_rows; ++s) {
+        for (int p = 0; p < stride; ++p) slots[size_t(p)] = 1 + s * stride + p;
+        r.kv().set_slots(s, 0, slots.data(), stride);
+      }
+      r.backend().synchronize();
+    });
+  }
+  void forward_eager(const ForwardBatch& fb) {
+    EngineBenchAccess::on_every_rank(engine, [&](ModelRunner& r) {
+      std::vector<int32_t> ids;
+      r.forward_eager(fb, ids);
+    });
   }
   // Appends a sequence at `row` feeding positions [start, start+n).
   void add_seq(ForwardBatch& fb, int row, int start, int n) {
@@ -63,20 +71,21 @@ struct Bench {
   // Fills rows [0, n_rows) with n_tokens of context each, one eager extend per row (the step
   // buffers hold one chunk, not the whole batch's context).
   void fill_context(int n_rows, int n_tokens) {
-    std::vector<int32_t> ids;
     for (int s = 0; s < n_rows; ++s) {
       ForwardBatch fill;
       fill.mode = ForwardMode::extend;
       add_seq(fill, s, 0, n_tokens);
       fill.n_prefill_seqs = 1;
-      runner.forward_eager(fill, ids);
+      forward_eager(fill);
     }
   }
   double time_step(const ForwardBatch& fb, StepReport* report, std::vector<StepTiming>* phases = nullptr) {
-    std::vector<int32_t> ids;
     runner.backend().synchronize();
     auto t0 = std::chrono::steady_clock::now();
-    runner.forward(fb, ids, report);  // ends with the sampled ids on the host
+    EngineBenchAccess::on_every_rank(engine, [&](ModelRunner& r) {
+      std::vector<int32_t> ids;
+      r.forward(fb, ids, &r == &runner ? report : nullptr);  // ends with the sampled ids on the host
+    });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (phases) phases->push_back(runner.last_timing());
     return s;

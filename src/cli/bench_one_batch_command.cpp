@@ -104,6 +104,10 @@ int bench_one_batch_command(int argc, char** argv) {
                              : mode == "generate" ? 0
                                                   : batch_size * input_len;
   if (cfg.chunked_prefill_size < prefill_tokens) cfg.chunked_prefill_size = prefill_tokens;
+  // Its steps go to the ranks directly (EngineBenchAccess::on_every_rank), not through the step
+  // channel the other nodes follow: one node only.
+  SEAM_CHECK(cfg.nnodes == 1, "bench-one-batch runs on one node (--nnodes 1); time several nodes with serve + "
+             "bench-serving");
   Engine engine(cfg);
   if (mode == "generate") {
     // The engine owns its page table here: no hand-built rows.
@@ -119,7 +123,7 @@ int bench_one_batch_command(int argc, char** argv) {
     return 0;
   }
   ModelRunner& runner = EngineBenchAccess::runner(engine);
-  Bench b{runner, engine.model_info().vocab_size, stride};
+  Bench b{engine, runner, engine.model_info().vocab_size, stride};
   b.assign_rows(rows);
 
   nlohmann::json out;
@@ -155,8 +159,7 @@ int bench_one_batch_command(int argc, char** argv) {
       fb.mode = ForwardMode::extend;
       for (int s = 0; s < batch_size; ++s) b.add_seq(fb, s, 0, input_len);
       fb.n_prefill_seqs = batch_size;
-      std::vector<int32_t> ids;
-      runner.forward_eager(fb, ids);
+      b.forward_eager(fb);
     }
     std::vector<double> t;
     std::vector<StepTiming> phases;

@@ -66,6 +66,14 @@ void EngineFlags::add_to(CLI::App& app) {
                "draft on every step: no per-request back-off after verify rows that accepted nothing (default: "
                "back off 1, 2, 4, ... up to " +
                    std::to_string(default_speculative_max_backoff_steps) + " steps)");
+  app.add_option("--tp-size,--tp", c.tp_size,
+                 "tensor parallelism: split the model over this many ranks (GPUs), default 1");
+  app.add_option("--nnodes", c.nnodes, "machines the tensor-parallel ranks span (default 1)");
+  app.add_option("--node-rank", c.node_rank, "this machine's index among --nnodes (node 0 serves)");
+  app.add_option("--dist-init-addr", c.dist_init_addr,
+                 "HOST:PORT where node 0 serves the tensor-parallel rendezvous (needed with --nnodes > 1)");
+  app.add_option("--dist-timeout", c.dist_timeout,
+                 "seconds a rank waits for the others (start-up and each collective) before failing (default 300)");
   app.add_option("--log-level", log_level, "debug | info | warning | error (default info)");
   app.add_option("--gemm-autotune-cache", c.gemm_autotune_cache,
                  "file that keeps tuning results across runs (default ~/.cache/seam/gemm_autotune.json; none: off)");

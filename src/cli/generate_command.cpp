@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/follower_node.h"
 #include "cli/engine_flags.h"
 #include "cli/request_json.h"
 #include "core/log.h"
@@ -79,7 +80,9 @@ int generate_command(int argc, char** argv) {
     }
   }
 
-  Engine engine(flags.finish());
+  const EngineConfig config = flags.finish();
+  if (config.node_rank > 0) return run_follower_node(config);  // node 0 runs the prompts
+  Engine engine(config);
   // Every prompt is checked before any runs, and each bad one is reported on
   // its own line. Tokenization stops past the context, so a huge prompt is
   // refused without being tokenized in full.

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/follower_node.h"
 #include "cli/engine_flags.h"
 #include "core/log.h"
 #include "engine/engine.h"
@@ -96,6 +97,7 @@ int serve_command(int argc, char** argv) {
              graceful_shutdown_timeout_s);
   opt.api_key = resolve_api_key(opt.api_key);
   EngineConfig config = flags.finish();
+  if (config.node_rank > 0) return run_follower_node(config);  // no HTTP on the other nodes
   config.max_queued_requests = max_queued_requests;
   log::set_request_log_level(log_requests ? log_requests_level : -1);
   if (!opt.tool_call_parser.empty()) (void)make_tool_call_parser(opt.tool_call_parser);

@@ -41,6 +41,8 @@ spdlog::level::level_enum to_spdlog(Level level) {
   return spdlog::level::info;
 }
 
+thread_local std::string t_prefix;
+
 void vwrite(Level level, const char* format, va_list args) {
   spdlog::logger& l = logger();
   const auto lvl = to_spdlog(level);
@@ -52,7 +54,9 @@ void vwrite(Level level, const char* format, va_list args) {
   if (n < 0) return;
   std::vector<char> buf(size_t(n) + 1);
   std::vsnprintf(buf.data(), buf.size(), format, args);
-  l.log(lvl, spdlog::string_view_t(buf.data(), size_t(n)));
+  if (t_prefix.empty()) return l.log(lvl, spdlog::string_view_t(buf.data(), size_t(n)));
+  const std::string labelled = t_prefix + std::string(buf.data(), size_t(n));
+  l.log(lvl, spdlog::string_view_t(labelled));
 }
 
 std::atomic<int> g_request_log_level{-1};
@@ -68,6 +72,7 @@ Level parse_level(const std::string& name) {
 }
 
 void set_level(Level level) { logger().set_level(to_spdlog(level)); }
+void set_thread_prefix(const std::string& prefix) { t_prefix = prefix; }
 bool enabled(Level level) { return logger().should_log(to_spdlog(level)); }
 
 #define SEAM_LOG_DEFINE(name, level)   \

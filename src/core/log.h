@@ -15,6 +15,9 @@ enum class Level { debug, info, warning, error };
 Level parse_level(const std::string& name);
 void set_level(Level level);  // default: info
 bool enabled(Level level);
+// A label put before every message this thread logs (tensor parallelism: "tp rank 1/2: ", so
+// each rank's start-up lines and errors say whose they are); "" (the default) for none.
+void set_thread_prefix(const std::string& prefix);
 
 void debug(const char* format, ...) __attribute__((format(printf, 1, 2)));
 void info(const char* format, ...) __attribute__((format(printf, 1, 2)));

@@ -96,6 +96,11 @@ std::vector<GenerateResult> Engine::generate(const std::vector<std::vector<int32
 }
 
 
+std::optional<std::string> Engine::wait_follower() { return core_->wait_follower(); }
+
 ModelRunner& EngineBenchAccess::runner(Engine& engine) { return engine.core_->runner(); }
+void EngineBenchAccess::on_every_rank(Engine& engine, const std::function<void(ModelRunner&)>& job) {
+  engine.core_->on_every_rank(job);
+}
 
 }  // namespace seam

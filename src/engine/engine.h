@@ -70,6 +70,10 @@ class Engine {
   // "engine is dead: " prefix). Thread-safe.
   std::optional<std::string> dead_cause() const;
   bool dead() const { return dead_cause().has_value(); }
+  // Tensor parallelism over several nodes: on a node other than 0 (--node-rank > 0) the engine
+  // takes no requests; its ranks run node 0's steps. Blocks until that ends: nullopt when node 0
+  // closed the group, else the error that stopped this node (node 0 gone, a collective failed).
+  std::optional<std::string> wait_follower();
 
  private:
   friend class EngineBenchAccess;

@@ -56,6 +56,12 @@ struct EngineConfig {
   // Benchmarks only (bench-one-batch --worst-case-drafts; no serving flag): NGRAM drafts k random
   // tokens for every verify row (engine/random_draft_proposer.h), speculation's worst case.
   bool bench_worst_case_drafts = false;
+  // tensor parallelism (sglang's names; engine/tp_plan.h validates them)
+  int tp_size = 1;              // ranks the model is split over (one GPU each on cuda)
+  int nnodes = 1;               // machines; each hosts tp_size / nnodes ranks
+  int node_rank = 0;            // this machine's index; node 0 runs the scheduler and the store
+  std::string dist_init_addr;   // HOST:PORT of node 0's store; "" = 127.0.0.1 and a free port (one node)
+  int dist_timeout = 300;       // seconds: rendezvous and each collective; a silent rank fails the others after it
 };
 
 }  // namespace seam

@@ -16,6 +16,7 @@
 #include "engine/standalone_proposer.h"
 #include "graph/graph_buckets.h"
 #include "engine/structured_output.h"
+#include "engine/tp_group.h"
 #include "kv/kv_pool.h"
 #include "kv/radix_cache.h"
 #include "kv/slot_allocator.h"
@@ -47,10 +48,8 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
              "the vocabulary), or pass --tokenizer-path");
   tokenizer_ = load_tokenizer(tokenizer_dir);
   auto checkpoint = Checkpoint::load(cfg.model_path, model_config_, cfg.load_format);  // --load-format
-  backend_ = make_backend(cfg.device);
-  const size_t free_at_start = backend_->free_memory();
 
-  const ResolvedSetup setup = resolve_setup(cfg, model_config_, backend_->device());
+  const ResolvedSetup setup = resolve_setup(cfg, model_config_, cfg.device);
   max_context_ = setup.max_context;
   spec_ = setup.speculative;
   if (spec_.algorithm == SpeculativeAlgorithm::ngram)
@@ -66,15 +65,16 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   // constrained row only where its grammar may end (the tokenizer's own EOS too).
   structured_ = std::make_unique<StructuredOutput>(*tokenizer_, model_config_.eos_token_ids,
                                                    size_t(cfg.grammar_cache_mb) << 20);
-  // GEMM tuning runs in the graph warm-ups and ends when the runner seals (capture_graphs).
-  // Its scratch is allocated here, before the KV pool is sized, so the pool leaves room for it.
-  if (setup.gemm_autotune) backend_->begin_gemm_tuning(setup.gemm_tuning);
-  // The KV pool's dtype (kv_cache_dtype.h): a bad flag fails before the weights load.
-  const DType kv_dtype = resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, backend_->device());
-  model_ = create_model(*backend_, model_config_, *checkpoint, setup.dtype);
-  checkpoint.reset();  // weights are on the backend now; unmap the files
+  // The KV pool's dtype (kv_cache_dtype.h): a bad flag fails before any rank loads weights.
+  const DType kv_dtype = resolve_kv_cache_dtype(cfg.kv_cache_dtype, setup.dtype, cfg.device);
 
-  StepBufferSizes sizes;
+  RankPlan& plan = *(rank_plan_ = std::make_unique<RankPlan>());
+  plan.cfg = &config_;
+  plan.model = &model_config_;
+  plan.checkpoint = checkpoint.get();
+  plan.setup = setup;
+  plan.tp = resolve_tp_plan(cfg, model_config_, cfg.device);
+  StepBufferSizes& sizes = plan.sizes;
   sizes.max_tokens = std::max(setup.scheduler.chunked_prefill_size, setup.scheduler.max_running_requests);
   // A step's rows: the running requests, plus k more one-token rows per request that verifies
   // drafts (at most --speculative-max-batch-size of them).
@@ -85,19 +85,41 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
 
   // The KV pool is sized from what is left after weights and step buffers,
   // keeping back a reserve for graphs (their real size is measured at capture).
-  KvPoolShape shape;
+  KvPoolShape& shape = plan.kv_shape;
   shape.n_layers = model_config_.n_layers;
-  shape.n_kv_heads = model_config_.n_kv_heads;
+  shape.n_kv_heads = model_config_.n_kv_heads;  // each rank holds its share (rank_parts.cpp)
   shape.head_dim = model_config_.head_dim;
   shape.max_reqs = setup.scheduler.max_running_requests;
   shape.max_context = max_context_;
   shape.dtype = kv_dtype;  // kv_cache_dtype.h
-  const size_t per_slot = KvPool::bytes_per_slot(shape);
-  shape.n_slots = kv_pool_slots(cfg, setup, backend_->device(), free_at_start, backend_->free_memory(),
-                                model_->weight_bytes(), per_slot);
-  kv_ = std::make_unique<KvPool>(*backend_, shape);
-  runner_ = std::make_unique<ModelRunner>(*backend_, *model_, *kv_, sizes, setup.graphs);
-  runner_->capture_graphs();
+
+  // Backend, model (shard), KV pool, runner and graphs: the path every rank takes
+  // (engine/rank_parts.h). With TP, this thread builds the node's first rank while the
+  // group's worker threads build the others.
+  const int leader_rank = plan.tp.first_local_rank();
+  if (plan.tp.active()) {
+    tp_ = std::make_unique<TpGroup>(plan, leader_rank);
+    log::set_thread_prefix(detail::concat("tp rank ", leader_rank, "/", plan.tp.tp_size, ": "));
+  }
+  RankParts parts;
+  try {
+    parts = build_rank_parts(plan, leader_rank, tp_ ? tp_->store_port() : 0);
+  } catch (...) {
+    log::set_thread_prefix("");
+    throw;
+  }
+  log::set_thread_prefix("");
+  checkpoint.reset();  // weights are on the backends now; unmap the files
+  plan.checkpoint = nullptr;
+  tp_store_ = std::move(parts.store);
+  tp_comm_ = std::move(parts.comm);
+  group_memory_ = std::move(parts.group_memory);
+  if (tp_) tp_->watch(tp_comm_.get());
+  backend_ = std::move(parts.backend);
+  model_ = std::move(parts.model);
+  kv_ = std::move(parts.kv);
+  runner_ = std::move(parts.runner);
+  shape.n_slots = kv_->shape().n_slots;
   if (spec_.algorithm == SpeculativeAlgorithm::standalone) {
     // The draft model's own runner, KV pool and graphs (decode keys up to the drafting batch;
     // the target's piecewise keys for catch-up). Its memory is not yet taken out of the
@@ -118,10 +140,17 @@ EngineCore::EngineCore(const EngineConfig& cfg) : config_(cfg) {
   cache_ = std::make_unique<RadixCache>(*slots_, !cfg.disable_radix_cache);
   scheduler_ = std::make_unique<Scheduler>(setup.scheduler, *slots_, *cache_);
   publish_stats();
-  thread_ = std::thread([this] { loop(); });
+  if (rank_plan_->tp.node_rank > 0) {
+    log::info("node %d of %d: ranks %d..%d follow node 0's steps", rank_plan_->tp.node_rank, rank_plan_->tp.nnodes,
+              leader_rank, leader_rank + rank_plan_->tp.ranks_per_node - 1);
+    thread_ = std::thread([this] { follower_loop(); });
+  } else {
+    thread_ = std::thread([this] { loop(); });
+  }
 }
 
 EngineCore::~EngineCore() {
+  follower_stop_ = true;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -131,6 +160,33 @@ EngineCore::~EngineCore() {
 }
 
 int EngineCore::kv_pool_tokens() const { return slots_->capacity(); }
+
+void EngineCore::follower_loop() {
+  std::optional<std::string> error;
+  try {
+    while (std::optional<ForwardBatch> fb = tp_->next_batch(follower_stop_)) tp_->forward(*fb, *runner_);
+    log::info("node 0 closed the tensor-parallel group: this node stops");
+  } catch (const std::exception& e) {
+    error = e.what();
+    log::error("this node stops following node 0: %s", e.what());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  follower_done_ = true;
+  follower_error_ = error;
+  idle_cv_.notify_all();
+}
+
+std::optional<std::string> EngineCore::wait_follower() {
+  SEAM_CHECK(rank_plan_->tp.node_rank > 0, "wait_follower: node 0 runs the scheduler, it follows nobody");
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [&] { return follower_done_; });
+  return follower_error_;
+}
+
+void EngineCore::on_every_rank(const std::function<void(ModelRunner&)>& job) {
+  if (tp_) return tp_->run_on_every_rank(job, *runner_);
+  job(*runner_);
+}
 
 void EngineCore::validate(const EngineRequest& q, std::shared_ptr<const grammar::CompiledGrammar>* compiled) const {
   const int vocab = model_config_.vocab_size;
@@ -163,6 +219,8 @@ void EngineCore::validate(const EngineRequest& q, std::shared_ptr<const grammar:
 }
 
 std::vector<uint64_t> EngineCore::submit_group(std::vector<EngineRequest> group) {
+  SEAM_CHECK(rank_plan_->tp.node_rank == 0, "--node-rank ", rank_plan_->tp.node_rank,
+             " follows node 0: requests go to node 0's engine");
   std::vector<std::shared_ptr<const grammar::CompiledGrammar>> grammars(group.size());
   for (size_t i = 0; i < group.size(); ++i) validate(group[i], &grammars[i]);
   const int64_t max_queued = config_.max_queued_requests;
@@ -339,7 +397,7 @@ bool EngineCore::step() {
     return false;
   }
   if (n_live_constrained_ > 0) prepare_masks(fb);
-  const StepResult result = runner_->forward(fb);
+  const StepResult result = tp_ ? tp_->forward(fb, *runner_) : runner_->forward(fb);
   const auto t2 = Clock::now();
   // The runner's phases are consecutive inside forward(); what is left of [t1, t2)
   // (the call) is input preparation too.

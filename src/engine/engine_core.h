@@ -7,8 +7,10 @@
 // with ErrorKind::engine_dead, refuses every later submit, and never steps
 // again (a CUDA error is sticky; stepping on would only fail again, or worse).
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +26,7 @@
 #include "engine/draft_backoff.h"
 #include "engine/engine_config.h"
 #include "engine/engine_setup.h"
+#include "engine/rank_parts.h"
 #include "model/model_config.h"
 #include "scheduler/request.h"
 #include "tokenizer/tokenizer.h"
@@ -31,6 +34,10 @@
 namespace seam {
 
 class Backend;
+class Communicator;
+class TcpStore;
+class TpGroup;
+struct RankPlan;
 class LlamaModel;
 class KvPool;
 class ModelRunner;
@@ -60,6 +67,11 @@ class EngineCore {
   int kv_pool_tokens() const;
   const EngineConfig& config() const { return config_; }
   ModelRunner& runner() { return *runner_; }
+  // A node other than 0: blocks until it stops following node 0; the error that stopped it,
+  // or nullopt when node 0 closed the group (engine.h Engine::wait_follower).
+  std::optional<std::string> wait_follower();
+  // engine_bench_access.h: job on every local rank's runner at once (TP 1: on runner()).
+  void on_every_rank(const std::function<void(ModelRunner&)>& job);
 
   std::vector<uint64_t> submit_group(std::vector<EngineRequest> group);
   void abort(uint64_t id);
@@ -88,6 +100,9 @@ class EngineCore {
     DraftBackoff backoff;
   };
   void loop();
+  // Nodes other than 0 (--node-rank > 0): step this node's ranks with node 0's batches until
+  // node 0 stops; the outcome goes to follower_end_.
+  void follower_loop();
   // Proposes, schedules, runs and commits one batch. False when there was nothing to run and
   // nothing changed (schedule() idle without a retraction): the loop then waits (loop()).
   bool step();
@@ -124,6 +139,11 @@ class EngineCore {
   ModelConfig model_config_;
   ModelInfo model_info_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<RankPlan> rank_plan_;    // what every rank builds (TP workers read it while they live)
+  std::unique_ptr<TcpStore> tp_store_;     // TP only: rank 0's connection to the group's store
+  std::unique_ptr<Communicator> tp_comm_;  // TP only: rank 0's collectives (backend_ holds a pointer)
+  std::unique_ptr<TpGroup> tp_;            // TP only: this node's other ranks, on worker threads
+  std::vector<RankParts::Memory> group_memory_;  // every rank's memory after start-up (stats)
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<LlamaModel> model_;
   std::unique_ptr<KvPool> kv_;
@@ -154,6 +174,9 @@ class EngineCore {
   EngineStats stats_snapshot_;
   std::optional<std::string> dead_cause_;  // set once, by the loop thread, on a device fault
   bool stop_ = false;
+  std::atomic<bool> follower_stop_{false};  // the destructor asks the follower loop to end
+  bool follower_done_ = false;              // under mu_
+  std::optional<std::string> follower_error_;
   bool stats_idle_ = true;  // the snapshot was taken with nothing in flight
   std::thread thread_;
 

@@ -3,6 +3,8 @@
 // into one EngineStats (api/engine_stats.h, whose field table names every stat once) and
 // hands it to stats() under the lock. Each source fills its own fields in one helper below.
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "engine/engine_core.h"
 #include "engine/structured_output.h"
@@ -64,6 +66,16 @@ void put_grammar_cache(EngineStats& e, const StructuredOutput& structured) {
   e.grammar_cache_bytes = gs.n_bytes;
 }
 
+// Tensor parallelism: the group's size and every rank's memory after start-up, by rank.
+void put_tp_memory(EngineStats& e, int tp_size, const std::vector<RankParts::Memory>& group_memory) {
+  e.tp_size = uint64_t(tp_size);
+  for (size_t r = 0; r < group_memory.size(); ++r) {
+    e.tp_rank_weight_bytes[std::to_string(r)] = group_memory[r].weight_bytes;
+    e.tp_rank_kv_bytes[std::to_string(r)] = group_memory[r].kv_bytes;
+    e.tp_rank_graph_bytes[std::to_string(r)] = group_memory[r].graph_bytes;
+  }
+}
+
 }  // namespace
 
 void EngineCore::publish_stats() {
@@ -71,6 +83,7 @@ void EngineCore::publish_stats() {
   put_scheduler(e, *scheduler_, *slots_, *cache_);
   put_graphs(e, runner_->graph_stats());
   put_grammar_cache(e, *structured_);
+  put_tp_memory(e, config_.tp_size, group_memory_);
   // The loop thread's own counters.
   e.steps = n_steps_;
   e.stalled_schedules = n_stalled_schedules_;

@@ -25,6 +25,9 @@ struct ForwardBuffers {
   Tensor last_idx;       // [max_seqs] i32 row of each sequence's last token
   Tensor last_hidden;    // [max_seqs, hidden]
   Tensor logits;         // [max_seqs, vocab] f32
+  // tensor parallelism only (undefined for one rank)
+  Tensor logits_shard;   // [max_seqs, vocab / tp] f32  the rank's slice of the head's output
+  Tensor logits_gather;  // [tp * max_seqs * vocab / tp] f32  all_gather_cols' scratch
 };
 
 }  // namespace seam

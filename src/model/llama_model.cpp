@@ -4,6 +4,7 @@
 
 #include "model/fp8_linear.h"
 #include "model/kv_cache_scales.h"
+#include "model/tp_shard.h"
 #include "model/weight_folds.h"
 
 namespace seam {
@@ -44,10 +45,33 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     weight_bytes_ += l.bytes();
     return l;
   };
-  embed_ = upload({&ck.embed_tokens});
+  const TpShard& tp = c.tp;
+  // Row-parallel slices are copied out of the mapping; they live until the weights are uploaded.
+  std::vector<std::vector<uint8_t>> col_storage;
+  auto cols = [&](const HostTensor& w, int64_t begin, int64_t n) {
+    col_storage.emplace_back();
+    return slice_cols(w, begin, n, col_storage.back());
+  };
+  if (tp.active()) {
+    // Vocabulary-parallel embedding and head: this rank's rows of each; a tied head is the
+    // embedding shard itself (the same rows).
+    const HostTensor embed = ck.embed_tokens.rows(tp.vocab_begin, tp.vocab_local);
+    embed_ = upload({&embed});
+  } else {
+    embed_ = upload({&ck.embed_tokens});
+  }
   norm_ = upload_norm(ck.norm);
-  // Tied: the head is the embedding matrix itself (no second copy, counted once).
-  lm_head_ = c.tie_word_embeddings ? Linear::shared(backend_, embed_, format_) : linear({&ck.lm_head}, {});
+  if (tp.active()) {
+    if (c.tie_word_embeddings) {
+      lm_head_ = Linear::shared(backend_, embed_, format_);
+    } else {
+      const HostTensor head = ck.lm_head.rows(tp.vocab_begin, tp.vocab_local);
+      lm_head_ = linear({&head}, {});
+    }
+  } else {
+    // Tied: the head is the embedding matrix itself (no second copy, counted once).
+    lm_head_ = c.tie_word_embeddings ? Linear::shared(backend_, embed_, format_) : linear({&ck.lm_head}, {});
+  }
   inv_freq_ = DeviceWeight::upload_f32(backend_, rope_inv_freq(c));
   const RopeConfig global = c.rope_global();
   if (c.rope_local != global)  // Gemma 3's local layers: their own base / scaling
@@ -62,28 +86,46 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
       return r.rotary_rows_factor == 1.f ? w
                                          : fold_rotary_rows(w, c.head_dim, c.rotary_dim, r.rotary_rows_factor, store);
     };
-    const HostTensor q = rotary_folded(lt.q_proj, q_store), k = rotary_folded(lt.k_proj, k_store);
-    if (c.attention_bias)
-      l.qkv = linear({&q, &k, &lt.v_proj}, {&lt.q_bias, &lt.k_bias, &lt.v_bias});
-    else
-      l.qkv = linear({&q, &k, &lt.v_proj}, {});
+    // Column-parallel q/k/v: the rank's heads (rows), each part sliced on its own (a fused Phi-3
+    // qkv_proj arrives here already split into its parts). TP 1: the whole tensors.
+    const int64_t hd = c.head_dim, q0 = int64_t(tp.q_head_begin) * hd, kv0 = int64_t(tp.kv_head_begin) * hd;
+    const HostTensor q_rows = lt.q_proj.rows(q0, c.q_size()), k_rows = lt.k_proj.rows(kv0, c.kv_size()),
+                     v = lt.v_proj.rows(kv0, c.kv_size());
+    const HostTensor q = rotary_folded(q_rows, q_store), k = rotary_folded(k_rows, k_store);
+    if (c.attention_bias) {
+      const HostTensor qb = slice_1d(lt.q_bias, q0, c.q_size()), kb = slice_1d(lt.k_bias, kv0, c.kv_size()),
+                       vb = slice_1d(lt.v_bias, kv0, c.kv_size());
+      l.qkv = linear({&q, &k, &v}, {&qb, &kb, &vb});
+    } else {
+      l.qkv = linear({&q, &k, &v}, {});
+    }
     if (c.qk_norm) {
       l.q_norm = upload_norm(lt.q_norm);
       l.k_norm = upload_norm(lt.k_norm);
     }
-    l.o_proj = c.o_proj_bias ? linear({&lt.o_proj}, {&lt.o_bias}) : linear({&lt.o_proj}, {});
+    // Row-parallel o_proj: the columns of the rank's heads; its bias on rank 0 only (added once
+    // to the all-reduced sum).
+    const HostTensor o = tp.active() ? cols(lt.o_proj, q0, c.q_size()) : lt.o_proj;
+    l.o_proj = c.o_proj_bias && tp.rank == 0 ? linear({&o}, {&lt.o_bias}) : linear({&o}, {});
     l.ln_post = upload_norm(lt.post_attention_layernorm);
     if (r.sandwich_norms) {
       l.ln_pre_ff = upload_norm(lt.pre_feedforward_layernorm);
       l.ln_post_ff = upload_norm(lt.post_feedforward_layernorm);
     }
     if (lt.moe.defined()) {
-      l.moe = std::make_unique<MoeLayer>(backend_, c, lt.moe, format_);
+      MoeTensors shard_storage;
+      const MoeTensors& moe = tp.active() ? (shard_storage = shard_moe_tensors(lt.moe, c, col_storage)) : lt.moe;
+      l.moe = std::make_unique<MoeLayer>(backend_, c, moe, format_);
       weight_bytes_ += l.moe->bytes();
     } else {
-      l.gate_up = linear({&lt.gate_proj, &lt.up_proj}, {});
-      l.down = linear({&lt.down_proj}, {});
+      // Column-parallel gate/up (each half sliced on its own), row-parallel down.
+      const int64_t i0 = tp.inter_begin, ni = c.intermediate_size;
+      const HostTensor gate = lt.gate_proj.rows(i0, ni), up = lt.up_proj.rows(i0, ni);
+      const HostTensor down = tp.active() ? cols(lt.down_proj, i0, ni) : lt.down_proj;
+      l.gate_up = linear({&gate, &up}, {});
+      l.down = linear({&down}, {});
     }
+    col_storage.clear();  // this layer's slices are uploaded
     layers_.push_back(std::move(l));
   }
 }
@@ -117,7 +159,14 @@ void LlamaModel::pre_attention(int i, const ForwardBuffers& buf, const KvCacheVi
   const ModelConfig& c = config_;
   Tensor residual = buf.residual.rows(n);  // [n, hidden]
   if (i == 0) {
-    backend_.embedding(residual, buf.input_ids.rows(n), embed_.tensor());
+    if (config_.tp.active()) {
+      // Vocabulary-parallel: the rank holding each id's row writes it, the others zeros; the
+      // sum is the row itself, bit for bit.
+      backend_.embedding_shard(residual, buf.input_ids.rows(n), embed_.tensor(), config_.tp.vocab_begin);
+      backend_.all_reduce_sum(residual);
+    } else {
+      backend_.embedding(residual, buf.input_ids.rows(n), embed_.tensor());
+    }
     if (recipe_.embed_scale != 0.f) backend_.scale(residual, recipe_.embed_scale);
   }
   Tensor qkv = buf.qkv.rows(n);  // [n, q_size + 2 * kv_size]
@@ -136,16 +185,27 @@ void LlamaModel::pre_attention(int i, const ForwardBuffers& buf, const KvCacheVi
                               r.tables(), r.k_cache, r.v_cache, r.slots, r.kv_scales);
 }
 
+void LlamaModel::accumulate_row_parallel(const Linear& l, Tensor residual, Tensor x) const {
+  if (!config_.tp.active()) return l.accumulate(residual, x);  // TP 1: no collective, no copy
+  // Every rank holds the same residual. Rank 0 adds its partial product to it, the others
+  // overwrite it with theirs; the sum over ranks is then residual + the whole product.
+  if (config_.tp.rank == 0)
+    l.accumulate(residual, x);
+  else
+    l.apply(residual, x);
+  backend_.all_reduce_sum(residual);
+}
+
 void LlamaModel::post_attention(int i, const ForwardBuffers& buf, int n) const {
   const Layer& l = layers_[size_t(i)];
   Tensor residual = buf.residual.rows(n), gate_up = buf.gate_up.rows(n), act = buf.act.rows(n);
-  l.o_proj.accumulate(residual, buf.attn_out.rows(n));  // residual += o_proj(attn)
+  accumulate_row_parallel(l.o_proj, residual, buf.attn_out.rows(n));  // residual += o_proj(attn)
   // A sparse layer: the recipe's activation is SiLU (MoeLayer's experts are SiLU-only; the
   // constructor checks it).
   if (l.moe) return l.moe->forward(buf, l.ln_post.tensor(), config_.rms_norm_eps, n);
   l.gate_up.apply_rms_normed_act(act, gate_up, buf.normed.rows(n), residual, l.ln_post.tensor(),
                                  config_.rms_norm_eps, recipe_.activation);
-  l.down.accumulate(residual, act);  // residual += down_proj(act)
+  accumulate_row_parallel(l.down, residual, act);  // residual += down_proj(act)
 }
 
 // Gemma: each sublayer's output is normed before it joins the residual. `normed` holds the
@@ -157,9 +217,11 @@ void LlamaModel::post_attention_sandwich(int i, const ForwardBuffers& buf, int n
   Tensor residual = buf.residual.rows(n), normed = buf.normed.rows(n), gate_up = buf.gate_up.rows(n),
          act = buf.act.rows(n);
   l.o_proj.apply(normed, buf.attn_out.rows(n));                 // normed = o_proj(attn)
+  if (config_.tp.active()) backend_.all_reduce_sum(normed);      // (row-parallel: the ranks' partials summed)
   backend_.rms_norm_add(residual, normed, l.ln_post.tensor(), eps);  // residual += norm(o_proj(attn))
   l.gate_up.apply_rms_normed_act(act, gate_up, normed, residual, l.ln_pre_ff.tensor(), eps, recipe_.activation);
   l.down.apply(normed, act);                                    // normed = down_proj(act)
+  if (config_.tp.active()) backend_.all_reduce_sum(normed);
   backend_.rms_norm_add(residual, normed, l.ln_post_ff.tensor(), eps);  // residual += norm(down_proj(act))
 }
 
@@ -187,6 +249,15 @@ void LlamaModel::run_logits(const ForwardBuffers& buf, int n_seqs) const {
   Tensor last = buf.last_hidden.rows(n_seqs);  // [n_seqs, hidden]
   backend_.gather_rows(last, buf.residual, buf.last_idx.rows(n_seqs));
   Tensor logits = buf.logits.rows(n_seqs);
+  if (config_.tp.active()) {
+    // Vocabulary-parallel head: the rank's slice of the logits, then every rank gathers the
+    // slices side by side (each rank samples the same ids from the same full logits).
+    Tensor shard = buf.logits_shard.rows(n_seqs);  // [n_seqs, vocab / tp]
+    lm_head_.apply_rms_normed(shard, buf.normed.rows(n_seqs), last, norm_.tensor(), config_.rms_norm_eps);
+    if (recipe_.final_logit_softcap != 0.f) backend_.softcap(shard, recipe_.final_logit_softcap);
+    backend_.all_gather_cols(logits, shard, buf.logits_gather);
+    return;
+  }
   lm_head_.apply_rms_normed(logits, buf.normed.rows(n_seqs), last, norm_.tensor(), config_.rms_norm_eps);
   if (recipe_.final_logit_softcap != 0.f) backend_.softcap(logits, recipe_.final_logit_softcap);
 }

@@ -49,7 +49,10 @@ namespace seam {
 class LlamaModel {
  public:
   // Converts and uploads the checkpoint's weights to `backend` in dtype `act` (once): every
-  // linear layer in the dense weight format of `act`.
+  // linear layer in the dense weight format of `act`. A config from shard_model_config
+  // (model/tp_shard.h) loads only that rank's shard; its forward then calls the backend's
+  // collectives (Backend::all_reduce_sum / all_gather_cols) after each row-parallel layer and
+  // the vocabulary-parallel head.
   LlamaModel(Backend& backend, const ModelConfig& config, const Checkpoint& ckpt, DType act);
   LlamaModel(const LlamaModel&) = delete;
   LlamaModel& operator=(const LlamaModel&) = delete;
@@ -80,6 +83,9 @@ class LlamaModel {
     std::unique_ptr<MoeLayer> moe;  // sparse layers: the feed-forward instead of gate_up / down
   };
 
+  // residual += l(x) for a row-parallel layer (o_proj, down): with TP, the partial products
+  // of every rank summed by an all-reduce.
+  void accumulate_row_parallel(const Linear& l, Tensor residual, Tensor x) const;
   void pre_attention(int layer, const ForwardBuffers& buf, const KvCacheView& kv, int n) const;
   void post_attention(int layer, const ForwardBuffers& buf, int n) const;
   void post_attention_sandwich(int layer, const ForwardBuffers& buf, int n) const;

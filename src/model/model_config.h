@@ -9,6 +9,7 @@
 #include "model/quant_config.h"
 #include "model/moe_config.h"
 #include "model/rope_config.h"
+#include "model/tp_shard.h"
 
 namespace seam {
 
@@ -62,6 +63,10 @@ struct ModelConfig {
   // The text model of a multimodal checkpoint (Gemma3ForConditionalGeneration): the fields come
   // from config.json's text_config, the tensors from language_model.* / model.language_model.*.
   bool text_of_multimodal = false;
+
+  // Tensor parallelism: the rank's share (model/tp_shard.h); size 1 for the whole model.
+  // After shard_model_config, n_heads, n_kv_heads and the intermediate sizes are the rank's.
+  TpShard tp;
 
   // generation_config.json (falls back to config.json's eos/bos ids)
   std::vector<int32_t> eos_token_ids;

@@ -3,7 +3,7 @@
 namespace seam {
 
 MoeLayer::MoeLayer(Backend& backend, const ModelConfig& c, const MoeTensors& t, WeightFormat format)
-    : backend_(&backend), renormalize_(c.moe.renormalize()) {
+    : backend_(&backend), renormalize_(c.moe.renormalize()), tp_(c.tp) {
   const MoeConfig& m = c.moe;
   const int64_t n_experts = m.n_experts, inter = m.expert_intermediate_size, hidden = c.hidden_size;
   SEAM_ASSERT(t.defined() && int64_t(t.gate.size()) == n_experts && t.up.size() == t.gate.size() &&
@@ -40,17 +40,25 @@ void MoeLayer::forward(const ForwardBuffers& buf, const Tensor& ln_post, float e
   be.rms_norm(normed, residual, ln_post, eps);
   router_.apply(m.router_logits.rows(n), normed);  // [n, n_experts]
   be.moe_route(ids, weights, m.router_logits.rows(n), renormalize_);
+  // Tensor parallelism: every rank routes alike (whole router, same input) and its experts
+  // add their slice's partial outputs. Rank 0 adds them to the residual, the others to zero
+  // (the residual has been read: `normed` holds what the experts need); the all-reduce
+  // at the end sums residual + every partial.
+  if (tp_.active() && tp_.rank != 0) be.fill(residual, 0.f);
   be.moe_experts(residual, normed, w_gate_up_, w_down_, ids, weights,
                  MoeScratch{m.expert_act, m.expert_out, m.expert_index});
-  if (!shared_down_.weight().defined()) return;
-  // Qwen2-MoE's shared expert: a dense SiLU MLP scaled by sigmoid(shared_expert_gate(x)).
-  const int64_t shared = shared_down_.in_features();
-  Tensor gate_up = buf.gate_up.rows(n).slice_cols(0, 2 * shared), act = buf.act.rows(n).slice_cols(0, shared);
-  shared_gate_up_.apply(gate_up, normed);
-  be.silu_mul(act, gate_up);
-  shared_down_.apply(m.shared_out.rows(n), act);
-  shared_gate_.apply(m.shared_gate.rows(n), normed);
-  be.moe_shared_expert_add(residual, m.shared_out.rows(n), m.shared_gate.rows(n));
+  if (shared_down_.weight().defined()) {
+    // Qwen2-MoE's shared expert: a dense SiLU MLP scaled by sigmoid(shared_expert_gate(x))
+    // (linear in its down projection's output, so the ranks' partials sum to the whole).
+    const int64_t shared = shared_down_.in_features();
+    Tensor gate_up = buf.gate_up.rows(n).slice_cols(0, 2 * shared), act = buf.act.rows(n).slice_cols(0, shared);
+    shared_gate_up_.apply(gate_up, normed);
+    be.silu_mul(act, gate_up);
+    shared_down_.apply(m.shared_out.rows(n), act);
+    shared_gate_.apply(m.shared_gate.rows(n), normed);
+    be.moe_shared_expert_add(residual, m.shared_out.rows(n), m.shared_gate.rows(n));
+  }
+  if (tp_.active()) be.all_reduce_sum(residual);
 }
 
 }  // namespace seam

@@ -47,6 +47,7 @@ class MoeLayer {
   Linear shared_gate_up_;  // [2 * shared_inter, hidden] or undefined (Qwen2-MoE only)
   Linear shared_down_;     // [hidden, shared_inter]
   Linear shared_gate_;     // [1, hidden]
+  TpShard tp_;             // the rank's share (size 1: the whole layer)
   size_t bytes_ = 0;
 };
 

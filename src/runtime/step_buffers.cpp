@@ -79,6 +79,10 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   }
   last_hidden = make(a, {S, c.hidden_size});
   logits = make(DType::f32, {S, c.vocab_size});
+  if (c.tp.active()) {  // the vocabulary-parallel head's slice and the gather's scratch
+    logits_shard = make(DType::f32, {S, c.tp.vocab_local});
+    logits_gather = make(DType::f32, {int64_t(c.tp.size) * S * c.tp.vocab_local});
+  }
   {
     // The outputs block: sampled first, so that a step without logprobs copies S ids only.
     const int64_t K = kMaxTopLogprobs;
@@ -123,7 +127,7 @@ StepBuffers::StepBuffers(Backend& backend, const ModelConfig& c, DType a, const 
   for (Tensor* t : {&residual, &normed, &qkv, &attn_out, &gate_up, &act, &last_hidden, &logits,
                     &pen_frequency, &pen_presence})
     backend_.fill(*t, 0.f);
-  for (Tensor* t : {&moe.router_logits, &moe.topk_weights, &moe.shared_gate, &moe.shared_out})
+  for (Tensor* t : {&moe.router_logits, &moe.topk_weights, &moe.shared_gate, &moe.shared_out, &logits_shard})
     if (t->defined()) backend_.fill(*t, 0.f);
   backend_.fill(pen_repetition, 1.f);
   backend_.synchronize();

@@ -58,6 +58,10 @@ class CpuBackend final : public Backend {
   void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids, Tensor topk_weights,
                    const MoeScratch& scratch) override;
   void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) override;
+  // tensor parallelism: the communicator's collectives as ops (cpu_collectives.cpp)
+  void all_reduce_sum(Tensor x) override;
+  void all_gather_cols(Tensor out, Tensor in, Tensor scratch) override;
+  void embedding_shard(Tensor out, Tensor ids, Tensor table, int64_t vocab_begin) override;
 
   void begin_capture() override;
   std::unique_ptr<Graph> end_capture() override;

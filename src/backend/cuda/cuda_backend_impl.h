@@ -107,6 +107,10 @@ class CudaBackend final : public Backend {
   void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids, Tensor topk_weights,
                    const MoeScratch& scratch) override;
   void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) override;
+  // tensor parallelism: the NCCL communicator's calls on stream_ (cuda_collectives.cpp)
+  void all_reduce_sum(Tensor x) override;
+  void all_gather_cols(Tensor out, Tensor in, Tensor scratch) override;
+  void embedding_shard(Tensor out, Tensor ids, Tensor table, int64_t vocab_begin) override;
 
   void begin_capture() override;
   std::unique_ptr<Graph> end_capture() override;
@@ -121,6 +125,7 @@ class CudaBackend final : public Backend {
   bool forward_done() override;  // cudaEventQuery: never blocks
 
   cudaStream_t stream() const { return stream_; }
+  int device_id() const { return device_id_; }
 
  private:
   // linear_fp8's quantized activations in the FP8 scratch (codes [n, in], scales [n_groups, n]),
