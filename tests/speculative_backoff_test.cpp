@@ -14,6 +14,7 @@
 #include "engine/draft_backoff.h"
 #include "engine/engine_setup.h"
 #include "golden.h"
+#include "speculative_test_util.h"
 #include "safetensors_writer.h"
 
 namespace seam::test {
@@ -74,29 +75,6 @@ TEST(DraftBackoff, WorstCaseRowsWithinTheBound) {
     // In the long run one row in cap + 1 steps.
     EXPECT_NEAR(double(n_rows), 2000.0 / (cap + 1), std::log2(2000.0) + 1);
   }
-}
-
-EngineConfig ngram_config(int k) {
-  EngineConfig cfg = cpu_engine_config();
-  cfg.speculative_algorithm = "NGRAM";
-  cfg.speculative_num_draft_tokens = k;
-  return cfg;
-}
-
-void expect_kv_whole(const nlohmann::json& stats) {
-  EXPECT_EQ(stats["running_requests"], 0);
-  EXPECT_EQ(stats["captures_after_seal"], 0);
-  EXPECT_EQ(int(stats["kv_free_tokens"]) + int(stats["kv_cached_tokens"]), int(stats["kv_pool_tokens"]));
-}
-
-// All golden cases at once; checks every id, returns the stats.
-nlohmann::json run_golden(const EngineConfig& cfg) {
-  Engine engine(cfg);
-  expect_golden_outputs(engine, golden_cases());
-  engine.wait_idle();
-  auto stats = engine.stats().to_json();
-  expect_kv_whole(stats);
-  return stats;
 }
 
 // The golden ids stay while requests back off (a backed-off step is a plain decode row).

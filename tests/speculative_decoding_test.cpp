@@ -6,36 +6,11 @@
 #include <gtest/gtest.h>
 
 #include "golden.h"
+#include "speculative_test_util.h"
 #include "safetensors_writer.h"
 
 namespace seam::test {
 namespace {
-
-EngineConfig ngram_config(int k) {
-  EngineConfig cfg = cpu_engine_config();
-  cfg.speculative_algorithm = "NGRAM";
-  cfg.speculative_num_draft_tokens = k;
-  return cfg;
-}
-
-void expect_kv_whole(const nlohmann::json& stats) {
-  EXPECT_EQ(stats["running_requests"], 0);
-  EXPECT_EQ(stats["captures_after_seal"], 0);
-  EXPECT_EQ(stats["budget_violations"], 0);
-  // Every slot is free or held by the prefix cache: no rejected draft's slot leaked.
-  EXPECT_EQ(int(stats["kv_free_tokens"]) + int(stats["kv_cached_tokens"]), int(stats["kv_pool_tokens"]));
-}
-
-// All golden cases at once; checks every id and text, returns the stats.
-nlohmann::json run_golden(const EngineConfig& cfg) {
-  Engine engine(cfg);
-  const auto cases = golden_cases();
-  expect_golden_outputs(engine, cases);
-  engine.wait_idle();
-  auto stats = engine.stats().to_json();
-  expect_kv_whole(stats);
-  return stats;
-}
 
 // NGRAM finds the stories' repeats: drafts are proposed, some accepted, never more than
 // proposed, and the histogram counts every verify row.
