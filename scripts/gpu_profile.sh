@@ -15,7 +15,9 @@
 # per-step kernel table (calls/step, avg us, us/step), kernel-time sum vs GPU span vs the
 # bench's latency, the mean idle gap between consecutive kernels, and one step's trace.
 # Only text stays in $OUT (at most 8 files come back).
-#   env: CASES="a b c d e f g h i j k" (subset; i / j / k = gemma-3-4b / phi-3.5-mini / gemma-2-9b decode batch 1; f = 8B prefill of 4,096 tokens; g / h = Qwen2.5-0.5B extend
+#   env: CASES="a b c d e f g h i j k m n o p" (subset; i / j / k = gemma-3-4b / phi-3.5-mini / gemma-2-9b decode batch 1;
+#        m / n / o = Qwen3-30B-A3B decode batch 1 / decode batch 64 / prefill 4,096; p = Mixtral-8x7B decode batch 1
+#        (m-p: config-only folders, --load-format dummy); f = 8B prefill of 4,096 tokens; g / h = Qwen2.5-0.5B extend
 #        of 16 tokens on piecewise graphs / eager), MODELS=/tmp/seam_models, BUILD=build-gpu, BUDGET_S=380,
 #        EXTRA_ARGS="..." (appended to every case's seam command, e.g. "--gemm-autotune")
 set -uo pipefail
@@ -70,7 +72,13 @@ missing=()
 need=""
 for c in $CASES; do
   case $c in a|g|h) need="$need qwen2.5-0.5b" ;; b) need="$need llama-3.2-1b" ;; c|d|e|f) need="$need llama-3.1-8b" ;;
-    i) need="$need gemma-3-4b" ;; j) need="$need phi-3.5-mini" ;; k) need="$need gemma-2-9b" ;; esac
+    i) need="$need gemma-3-4b" ;; j) need="$need phi-3.5-mini" ;; k) need="$need gemma-2-9b" ;;
+    m|n|o) dummy="${dummy:-} qwen3-30b-a3b" ;; p) dummy="${dummy:-} mixtral-8x7b" ;; esac
+done
+# The MoE shapes are too large for the disk: config only, weights filled on the GPU (--load-format dummy).
+for m in $(echo ${dummy:-} | tr ' ' '\n' | sort -u); do
+  [ -f "$MODELS/$m/config.json" ] || python3 tools/make_random_models.py "$MODELS" --only "$m" --config-only 2>&1 \
+    | grep -E "written|Error|error" | tee -a "$LOG"
 done
 for m in $(echo $need | tr ' ' '\n' | sort -u); do
   [ -f "$MODELS/$m/config.json" ] && ls "$MODELS/$m"/*.safetensors > /dev/null 2>&1 || missing+=("$m")
@@ -332,7 +340,9 @@ run_case() {  # name model selector args...
   local name=$1 model=$2 sel=$3; shift 3
   if [ $(($(date +%s) - T0)) -gt "$BUDGET_S" ]; then log "skip $name: past the ${BUDGET_S} s budget"; return; fi
   # shellcheck disable=SC2086  # EXTRA_ARGS splits into words on purpose
-  local cmd=("$BUILD/seam" bench-one-batch --device cuda --dtype bfloat16 --model-path "$MODELS/$model" "$@" ${EXTRA_ARGS:-})
+  local load=()
+  ls "$MODELS/$model"/*.safetensors > /dev/null 2>&1 || load=(--load-format dummy)  # a config-only folder
+  local cmd=("$BUILD/seam" bench-one-batch --device cuda --dtype bfloat16 --model-path "$MODELS/$model" "${load[@]}" "$@" ${EXTRA_ARGS:-})
   log "case $name: $model $*"
   # plain run first: the step latency without any tracer
   local plain
@@ -366,6 +376,14 @@ for c in $CASES; do
     i) run_case i_gemma3_4b_decode gemma-3-4b last:31 --batch-size 1 --input-len 128 --output-len 32 ;;
     j) run_case j_phi35_mini_decode phi-3.5-mini last:31 --batch-size 1 --input-len 128 --output-len 32 ;;
     k) run_case k_gemma2_9b_decode gemma-2-9b last:31 --batch-size 1 --input-len 128 --output-len 32 ;;
+    m) run_case m_qwen3_30b_a3b_decode qwen3-30b-a3b last:15 --batch-size 1 --input-len 128 --output-len 16 \
+         --cuda-graph-bs 1 --piecewise-cuda-graph-tokens 128 ;;
+    n) run_case n_qwen3_30b_a3b_decode64 qwen3-30b-a3b last:7 --batch-size 64 --input-len 128 --output-len 8 \
+         --cuda-graph-bs 64 --piecewise-cuda-graph-tokens 8192 ;;
+    o) run_case o_qwen3_30b_a3b_prefill4k qwen3-30b-a3b last:2 --mode extend --batch-size 1 --input-len 4096 --reps 2 \
+         --cuda-graph-bs 1 --piecewise-cuda-graph-tokens 4096 ;;
+    p) run_case p_mixtral_8x7b_decode mixtral-8x7b last:15 --batch-size 1 --input-len 128 --output-len 16 \
+         --cuda-graph-bs 1 --piecewise-cuda-graph-tokens 128 ;;
     h) run_case h_qwen05b_extend16_eager qwen2.5-0.5b last:5 --mode extend --batch-size 1 --input-len 16 \
          --disable-piecewise-cuda-graph --reps 10 ;;
   esac
