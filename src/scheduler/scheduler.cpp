@@ -57,6 +57,16 @@ void Scheduler::retract(Request* r) {
   waiting_.push_front(r);  // resumes first; its generated tokens are re-prefilled
 }
 
+bool Scheduler::decodes_after_prefill(const Request& r) const {
+  // The prefill's last chunk samples output token n_out + 1 from its logits (with
+  // max_new_tokens 0 and prompt logprobs it samples one the engine drops). The request
+  // decodes afterwards only if the engine does not finish it on length right there:
+  // fewer than max_new_tokens outputs and n_total() <= max_context (speculative_commit.cpp,
+  // take_token).
+  const int n_out_after = int(r.output_ids.size()) + 1;
+  return n_out_after < r.params.max_new_tokens && r.n_total() + 1 <= config_.max_context;
+}
+
 bool Scheduler::admit(Request* r) {
   SEAM_ASSERT(!free_rows_.empty());
   r->req_row = free_rows_.back();
@@ -75,9 +85,10 @@ bool Scheduler::admit(Request* r) {
   r->n_prefix_shared = hit;
   r->n_kv = hit;
   if (hit > 0) write_page_table(r->req_row, 0, r->slots.data(), hit);
-  // Admit only if the whole remaining prompt fits now (free or evictable);
-  // decode growth is covered by retraction.
-  const int need = r->n_pending() + 1;
+  // Admit only if the whole remaining prompt fits now (free or evictable), plus the
+  // first decode step's slot when the request decodes after this prefill; later decode
+  // growth is covered by retraction.
+  const int need = r->n_pending() + (decodes_after_prefill(*r) ? 1 : 0);
   if (slots_.n_free() + cache_.n_evictable_tokens() < need) {
     release_kv(r);
     return false;

@@ -85,7 +85,14 @@ class Scheduler {
   bool alloc_slots(Request* r, int n);  // evicts from the prefix cache if needed
   void release_kv(Request* r);
   void retract(Request* r);
+  // Invariant (EngineCore::validate): a request whose prompt plus outputs needs at most
+  // kv_pool_tokens slots -- n_prompt + min(max_new_tokens, max_context + 1 - n_prompt) - 1,
+  // as the last sampled token is never fed back -- is admitted into an empty pool. So
+  // admission reserves the remaining prompt, and the first decode step's slot only when
+  // the request decodes after the prefill (decodes_after_prefill): a prompt of the whole
+  // pool with max_new_tokens 1 fits, one with max_new_tokens 2 is refused by validate.
   bool admit(Request* r);
+  bool decodes_after_prefill(const Request& r) const;
   void take_prefill(int budget, std::vector<ScheduledSeq>& out);
   bool ensure_decode_slots(std::vector<Request*>& decoding);
   void build(ForwardBatch& fb, ForwardMode mode, int n_prefill_seqs);
