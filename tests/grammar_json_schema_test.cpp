@@ -251,5 +251,16 @@ TEST(JsonSchema, OneOfWithDisjointBranchesCompiles) {
   }
 }
 
+// A $ref is a JSON pointer (RFC 6901): "~1" stands for '/', "~0" for '~', unescaped once
+// ("~00" is the key "~0", "~01" the key "~1", never a '~' or a '/').
+TEST(JsonSchema, RefPointersUnescapeTildeSequencesOnce) {
+  const std::string s = R"({"$defs":{"a/b":{"const":1},"~0":{"const":2},"x~1":{"const":3}},"type":"array",
+    "prefixItems":[{"$ref":"#/$defs/a~1b"},{"$ref":"#/$defs/~00"},{"$ref":"#/$defs/x~01"}],"items":false})";
+  EXPECT_TRUE(accepts(s, "[1,2,3]"));
+  EXPECT_FALSE(accepts(s, "[1,2,2]"));
+  expect_error(R"({"$defs":{"a/b":{"const":1}},"$ref":"#/$defs/a/b"})", "points to nothing");
+  expect_error(R"({"$defs":{"~0":{"const":2}},"$ref":"#/$defs/~0"})", "points to nothing");
+}
+
 }  // namespace
 }  // namespace seam::grammar::test

@@ -209,9 +209,15 @@ std::string to_ebnf(const Expr& e) {
       if (e.min == 0 && e.max == kUnbounded) return out + "*";
       if (e.min == 1 && e.max == kUnbounded) return out + "+";
       if (e.min == 0 && e.max == 1) return out + "?";
-      out += "{" + std::to_string(e.min);
-      if (e.max != e.min) out += "," + (e.max == kUnbounded ? std::string() : std::to_string(e.max));
-      return out + "}";
+      // Appended piece by piece: `"{" + std::string&&` trips GCC 12's -Wrestrict false positive.
+      out += '{';
+      out += std::to_string(e.min);
+      if (e.max != e.min) {
+        out += ',';
+        if (e.max != kUnbounded) out += std::to_string(e.max);
+      }
+      out += '}';
+      return out;
     }
     case Expr::Kind::kRef:
       return e.text;
