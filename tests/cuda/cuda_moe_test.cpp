@@ -5,6 +5,8 @@
 // for new routing (the counts and ids are read from device memory, never baked); the gathered
 // small-batch path and the grouped large-batch path.
 #include <algorithm>
+#include <random>
+#include <string>
 #include <tuple>
 
 #include "cuda_test_util.h"
@@ -14,7 +16,68 @@ namespace {
 
 const DType kDtypes[] = {DType::f32, DType::f16, DType::bf16};
 
-class CudaMoe : public CudaTest {};
+struct ExpertCase {
+  int64_t n, n_experts, inter, hidden, k;
+};
+
+std::string trace(DType t, const ExpertCase& c) {
+  return std::string(short_name(t)) + " n " + std::to_string(c.n) + " experts " + std::to_string(c.n_experts) +
+         " inter " + std::to_string(c.inter) + " hidden " + std::to_string(c.hidden) + " k " + std::to_string(c.k);
+}
+
+// A case's host inputs, rounded to the activation dtype: gate-up [E, 2I, H] and down [E, H, I]
+// weights, x and the residual out [n, H], and the routing: k distinct experts a row, ids and
+// weights [n, k].
+struct ExpertInputs {
+  std::vector<float> gu, dn, x, out, w;
+  std::vector<int32_t> ids;
+};
+
+// Random inputs; with `skew`, even rows take their first expert among the first two, so those
+// experts' groups span several tiles while some experts stay empty.
+ExpertInputs random_expert_inputs(const ExpertCase& c, DType t, std::mt19937& rng, bool skew) {
+  const int64_t n = c.n, E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
+  ExpertInputs in;
+  in.gu = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
+  in.dn = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
+  in.x = round_to(random_normal(size_t(n * H), rng), t);
+  in.out = round_to(random_normal(size_t(n * H), rng), t);
+  in.ids.resize(size_t(n * k));
+  in.w.resize(size_t(n * k));
+  std::uniform_int_distribution<int32_t> pick(0, int32_t(E - 1));
+  std::uniform_real_distribution<float> weight(0.05f, 1.f);
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int32_t> row;
+    while (int64_t(row.size()) < k) {
+      int32_t e = pick(rng);
+      if (skew && i % 2 == 0 && row.empty()) e = int32_t(i % std::min<int64_t>(2, E));
+      if (std::find(row.begin(), row.end(), e) == row.end()) row.push_back(e);
+    }
+    std::copy(row.begin(), row.end(), in.ids.begin() + i * k);
+    for (int64_t j = 0; j < k; ++j) in.w[size_t(i * k + j)] = weight(rng);
+  }
+  return in;
+}
+
+class CudaMoe : public CudaTest {
+ protected:
+  // gpu->moe_experts on `in` with `scratch` (act [n * k, I] and, for the grouped path, its
+  // scratch), against the cpu reference; bf16/f16 round act (and, grouped, each expert's
+  // output) once more than the cpu's float32 reference.
+  void expect_experts_match(const ExpertCase& c, DType t, ExpertInputs& in, const MoeScratch& scratch,
+                            const char* what) {
+    const int64_t n = c.n, E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
+    Tensor gu = upload(in.gu, t, {E, 2 * I, H}), dn = upload(in.dn, t, {E, H, I});
+    Tensor x = upload(in.x, t, {n, H}), out = upload(in.out, t, {n, H});
+    Tensor ids = upload_index(in.ids, {n, k}), w = upload(in.w, DType::f32, {n, k});
+    gpu->moe_experts(out, x, gu, dn, ids, w, scratch);
+    std::vector<float> ref = in.out, act_ref(size_t(n * k * I));
+    cpu.moe_experts(host_view(ref, {n, H}), host_view(in.x, {n, H}), host_view(in.gu, {E, 2 * I, H}),
+                    host_view(in.dn, {E, H, I}), host_index(in.ids, {n, k}), host_view(in.w, {n, k}),
+                    MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+    expect_close(download(out), ref, tolerance_for(t, {1e-5, 1e-6}, {1e-2, 1e-2}, {3e-2, 3e-2}), what);
+  }
+};
 
 TEST_F(CudaMoe, RouteMatchesTheCpuReference) {
   for (DType t : kDtypes) {
@@ -56,48 +119,15 @@ TEST_F(CudaMoe, RouteTiesPickTheLowerId) {
   EXPECT_EQ(download_i32(ids), (std::vector<int32_t>{1, 3, 4}));
 }
 
-struct ExpertCase {
-  int64_t n, n_experts, inter, hidden, k;
-};
-
 TEST_F(CudaMoe, ExpertsMatchTheCpuReference) {
   for (DType t : kDtypes) {
     // Vectorised (hidden, inter multiples of 8), scalar (odd widths), Qwen3-MoE-like top-8.
     for (ExpertCase c : {ExpertCase{1, 8, 32, 64, 2}, ExpertCase{5, 8, 32, 64, 2}, ExpertCase{64, 16, 48, 128, 4},
                          ExpertCase{3, 128, 96, 256, 8}, ExpertCase{4, 5, 13, 37, 2}}) {
-      SCOPED_TRACE(std::string(short_name(t)) + " n " + std::to_string(c.n) + " experts " +
-                   std::to_string(c.n_experts) + " inter " + std::to_string(c.inter) + " hidden " +
-                   std::to_string(c.hidden));
-      const int64_t n = c.n, E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
-      auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
-      auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
-      auto x_h = round_to(random_normal(size_t(n * H), rng), t);
-      auto out_h = round_to(random_normal(size_t(n * H), rng), t);
-      std::vector<int32_t> ids_h(size_t(n * k));
-      std::vector<float> w_h(size_t(n * k));
-      std::uniform_int_distribution<int32_t> pick(0, int32_t(E - 1));
-      std::uniform_real_distribution<float> weight(0.05f, 1.f);
-      for (int64_t i = 0; i < n; ++i) {
-        std::vector<int32_t> row;
-        while (int64_t(row.size()) < k) {
-          const int32_t e = pick(rng);
-          if (std::find(row.begin(), row.end(), e) == row.end()) row.push_back(e);
-        }
-        std::copy(row.begin(), row.end(), ids_h.begin() + i * k);
-        for (int64_t j = 0; j < k; ++j) w_h[size_t(i * k + j)] = weight(rng);
-      }
-      if (n > 1) ids_h[size_t(k)] = -3;  // a padded row's garbage id reads expert 0, as on the cpu
-      Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
-      Tensor x = upload(x_h, t, {n, H}), out = upload(out_h, t, {n, H});
-      Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
-      Tensor act = empty(t, {n * k, I});
-      gpu->moe_experts(out, x, gu, dn, ids, w, MoeScratch{act, Tensor(), Tensor()});
-      std::vector<float> ref = out_h, act_ref(size_t(n * k * I));
-      cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                      host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
-                      MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
-      // bf16/f16: act is rounded once more than the cpu's float32 reference.
-      expect_close(download(out), ref, tolerance_for(t, {1e-5, 1e-6}, {1e-2, 1e-2}, {3e-2, 3e-2}), "moe_experts");
+      SCOPED_TRACE(trace(t, c));
+      ExpertInputs in = random_expert_inputs(c, t, rng, false);
+      if (c.n > 1) in.ids[size_t(c.k)] = -3;  // a padded row's garbage id reads expert 0, as on the cpu
+      expect_experts_match(c, t, in, MoeScratch{empty(t, {c.n * c.k, c.inter}), Tensor(), Tensor()}, "moe_experts");
     }
   }
 }
@@ -108,47 +138,17 @@ TEST_F(CudaMoe, GroupedPathMatchesTheCpuReference) {
   for (DType t : {DType::f16, DType::bf16}) {
     for (ExpertCase c : {ExpertCase{64, 16, 48, 128, 4}, ExpertCase{300, 128, 96, 256, 8},
                          ExpertCase{130, 8, 200, 72, 2}, ExpertCase{257, 4, 64, 64, 1}}) {
-      SCOPED_TRACE(std::string(short_name(t)) + " n " + std::to_string(c.n) + " experts " +
-                   std::to_string(c.n_experts) + " inter " + std::to_string(c.inter) + " hidden " +
-                   std::to_string(c.hidden) + " k " + std::to_string(c.k));
+      SCOPED_TRACE(trace(t, c));
       const int64_t n = c.n, E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
-      auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
-      auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
-      auto x_h = round_to(random_normal(size_t(n * H), rng), t);
-      auto out_h = round_to(random_normal(size_t(n * H), rng), t);
-      std::vector<int32_t> ids_h(size_t(n * k));
-      std::vector<float> w_h(size_t(n * k));
-      // Skewed routing: half the rows pick among the first two experts, so groups span several
-      // tiles while some experts stay empty.
-      std::uniform_int_distribution<int32_t> pick(0, int32_t(E - 1));
-      std::uniform_real_distribution<float> weight(0.05f, 1.f);
-      for (int64_t i = 0; i < n; ++i) {
-        std::vector<int32_t> row;
-        while (int64_t(row.size()) < k) {
-          int32_t e = pick(rng);
-          if (i % 2 == 0 && row.empty()) e = int32_t(i % std::min<int64_t>(2, E));
-          if (std::find(row.begin(), row.end(), e) == row.end()) row.push_back(e);
-        }
-        std::copy(row.begin(), row.end(), ids_h.begin() + i * k);
-        for (int64_t j = 0; j < k; ++j) w_h[size_t(i * k + j)] = weight(rng);
-      }
-      ids_h[size_t(k)] = 1000;  // a padded row's garbage id reads expert 0, as on the cpu
-      Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
-      Tensor x = upload(x_h, t, {n, H}), out = upload(out_h, t, {n, H});
-      Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
+      ExpertInputs in = random_expert_inputs(c, t, rng, true);
+      in.ids[size_t(k)] = 1000;  // a padded row's garbage id reads expert 0, as on the cpu
       MoeScratch scratch{empty(t, {n * k, I}), empty(t, {n * k, H}), empty(DType::i32, {2 * E + 2 + n * k})};
-      gpu->moe_experts(out, x, gu, dn, ids, w, scratch);
-      std::vector<float> ref = out_h, act_ref(size_t(n * k * I));
-      cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                      host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
-                      MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
-      // act and each expert's output are rounded once more than the cpu's float32 reference.
-      expect_close(download(out), ref, tolerance_for(t, {1e-5, 1e-6}, {1e-2, 1e-2}, {3e-2, 3e-2}), "grouped");
+      expect_experts_match(c, t, in, scratch, "grouped");
       // The grouping: per-expert offsets and every slot exactly once, sorted by expert.
       const auto index = download_i32(scratch.index);
       std::vector<int> count(size_t(E), 0);
       for (int64_t s = 0; s < n * k; ++s) {
-        const int32_t e = ids_h[size_t(s)];
+        const int32_t e = in.ids[size_t(s)];
         ++count[size_t(e < 0 || e >= E ? 0 : e)];
       }
       for (int64_t e = 0, o = 0; e < E; o += count[size_t(e)], ++e) ASSERT_EQ(index[size_t(e)], o) << "offset " << e;
