@@ -18,6 +18,7 @@
 
 #include "engine/engine_setup.h"
 #include "engine/kv_cache_dtype.h"
+#include "fp8_kv_run.h"
 #include "fp8_reference.h"
 #include "golden.h"
 #include "kv/kv_pool.h"
@@ -193,36 +194,17 @@ TEST(Fp8KvCache, CpuOpsApplyTheScales) {
                "attention: KV cache scales (k 0.3, v 0) must be finite and > 0");
 }
 
-struct KvRun {
-  std::vector<int32_t> ids;
-  std::vector<float> prompt_logprobs;
-  std::vector<float> margins;  // top-1 minus top-2 logprob of each generated token
-};
-
 KvRun run(const std::string& kv, const std::string& model_dir = "") {
   EngineConfig cfg = cpu_engine_config();
   if (!model_dir.empty()) cfg.model_path = model_dir;
   cfg.kv_cache_dtype = kv;
   Engine engine(cfg);
-  std::vector<int32_t> prompt = golden_cases()[0].prompt_ids;
-  prompt.resize(std::min<size_t>(prompt.size(), 24));
-  SamplingParams p;
-  p.temperature = 0.f;
-  p.max_new_tokens = 10;
-  p.logprobs = 2;
-  p.prompt_logprobs = true;
-  auto r = engine.generate({prompt}, {p});
-  KvRun out;
-  out.ids = r[0].output_ids;
-  for (size_t t = 1; t < r[0].prompt_logprobs.size(); ++t) out.prompt_logprobs.push_back(r[0].prompt_logprobs[t].logprob);
-  for (const auto& lp : r[0].logprobs) out.margins.push_back(lp.top.size() == 2 ? lp.top[0].second - lp.top[1].second : 0.f);
-  return out;
+  return kv_run_of(engine.generate({kv_run_prompt()}, {kv_run_params()})[0]);
 }
 
 TEST(Fp8KvCache, TinyModelEndToEnd) {
   const KvRun f32 = run("auto"), fp8 = run("fp8_e4m3");
-  std::vector<int32_t> prompt = golden_cases()[0].prompt_ids;
-  prompt.resize(std::min<size_t>(prompt.size(), 24));
+  const std::vector<int32_t> prompt = kv_run_prompt();
   const Fp8Reference ref(stories_dir(), false, false, /*kv_fp8=*/true);
   const auto lp = ref.log_probs(prompt);
   double d_ref = 0, d_f32 = 0;
@@ -233,8 +215,7 @@ TEST(Fp8KvCache, TinyModelEndToEnd) {
   EXPECT_LE(d_ref, 1e-4);
   EXPECT_LE(d_f32, 0.05);
   EXPECT_GT(d_f32, 10 * d_ref);  // the cache really holds E4M3 values
-  int compared = 0;
-  for (size_t i = 0; i < f32.ids.size() && f32.margins[i] > 0.05f; ++i, ++compared) ASSERT_EQ(fp8.ids[i], f32.ids[i]) << i;
+  const int compared = expect_confident_ids_equal(f32, fp8, 0.05f);
   EXPECT_GE(compared, 3);
   std::printf("FP8 KV: max |dlogprob| vs reference %.2e, vs float32 KV %.3f; %d greedy ids compared\n", d_ref, d_f32,
               compared);
@@ -253,8 +234,7 @@ TEST(Fp8KvCache, ScaledCacheEndToEnd) {
   const std::string dir = scaled_modelopt(k, v), unscaled = scaled_modelopt(std::vector<float>(k.size(), 1.f),
                                                                             std::vector<float>(v.size(), 1.f));
   const KvRun scaled_run = run("fp8_e4m3", dir), unscaled_run = run("fp8_e4m3", unscaled);
-  std::vector<int32_t> prompt = golden_cases()[0].prompt_ids;
-  prompt.resize(std::min<size_t>(prompt.size(), 24));
+  const std::vector<int32_t> prompt = kv_run_prompt();
   const auto lp = Fp8Reference(dir, false, true, /*kv_fp8=*/true).log_probs(prompt);
   double d_ref = 0, d_unscaled = 0;
   for (size_t t = 1; t < prompt.size(); ++t) {

@@ -28,6 +28,16 @@ EngineConfig cpu_engine_config() {
   return c;
 }
 
+EngineConfig cuda_engine_config() {
+  EngineConfig c = cpu_engine_config();
+  c.device = Device::cuda;
+  c.dtype = "float32";
+  c.chunked_prefill_size = 64;
+  c.max_total_tokens = 20000;
+  c.mem_fraction_static = 0.3;
+  return c;
+}
+
 SamplingParams golden_params(const GoldenCase& c) {
   SamplingParams p;
   p.temperature = 0.f;

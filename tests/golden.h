@@ -17,6 +17,9 @@ struct GoldenCase {
 
 std::vector<GoldenCase> golden_cases();
 EngineConfig cpu_engine_config();  // stories260K on the cpu backend, defaults otherwise
+// stories260K on the cuda backend in float32 with graphs: prefill chunks of 64 (a golden prompt
+// spans several piecewise graphs), a 20,000-token pool in 30% of the GPU's memory.
+EngineConfig cuda_engine_config();
 // Greedy sampling params that reproduce a case (max_new_tokens = its length).
 SamplingParams golden_params(const GoldenCase& c);
 // Submits every case at once to `engine` (each with golden_params) and expects each output's

@@ -11,47 +11,27 @@
 #include <cmath>
 
 #include "backend/backend_factory.h"
+#include "fp8_kv_run.h"
 #include "golden.h"
 
 namespace seam::test {
 namespace {
 
-struct KvRun {
-  std::vector<int32_t> ids;
-  std::vector<float> prompt_logprobs;
-  std::vector<float> margins;  // top-1 minus top-2 logprob of each generated token
+struct EngineKvRun {
+  KvRun run;
   nlohmann::json stats;
 };
 
-KvRun run(Device device, const std::string& kv, bool mixed) {
-  EngineConfig cfg = cpu_engine_config();
-  cfg.device = device;
+EngineKvRun run(Device device, const std::string& kv, bool mixed) {
+  EngineConfig cfg = device == Device::cuda ? cuda_engine_config() : cpu_engine_config();
   cfg.kv_cache_dtype = kv;
-  if (device == Device::cuda) {
-    cfg.dtype = "float32";
-    cfg.enable_mixed_chunk = mixed;
-    cfg.chunked_prefill_size = 64;
-    cfg.max_total_tokens = 20000;
-    cfg.mem_fraction_static = 0.3;
-  }
+  if (device == Device::cuda) cfg.enable_mixed_chunk = mixed;
   Engine engine(cfg);
-  std::vector<int32_t> prompt = golden_cases()[0].prompt_ids;
-  prompt.resize(std::min<size_t>(prompt.size(), 24));
-  SamplingParams p;
-  p.temperature = 0.f;
-  p.max_new_tokens = 10;
-  p.logprobs = 2;
-  p.prompt_logprobs = true;
   // The golden batch alongside (graphs, mixed chunks), then the measured prompt.
-  auto cases = golden_cases();
-  std::vector<std::vector<int32_t>> prompts = {prompt};
-  std::vector<SamplingParams> params = {p};
-  for (auto& c : cases) prompts.push_back(c.prompt_ids), params.push_back(golden_params(c));
-  auto r = engine.generate(prompts, params);
-  KvRun out;
-  out.ids = r[0].output_ids;
-  for (size_t t = 1; t < r[0].prompt_logprobs.size(); ++t) out.prompt_logprobs.push_back(r[0].prompt_logprobs[t].logprob);
-  for (const auto& lp : r[0].logprobs) out.margins.push_back(lp.top.size() == 2 ? lp.top[0].second - lp.top[1].second : 0.f);
+  std::vector<std::vector<int32_t>> prompts = {kv_run_prompt()};
+  std::vector<SamplingParams> params = {kv_run_params()};
+  for (auto& c : golden_cases()) prompts.push_back(c.prompt_ids), params.push_back(golden_params(c));
+  EngineKvRun out{kv_run_of(engine.generate(prompts, params)[0]), {}};
   engine.wait_idle();
   out.stats = engine.stats().to_json();
   return out;
@@ -67,21 +47,22 @@ double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
 TEST(CudaFp8KvEngine, Float32WeightsWithGraphs) {
   std::string why;
   if (!cuda_device_available(&why)) GTEST_SKIP() << "no GPU: " << why;
-  const KvRun cpu_fp8 = run(Device::cpu, "fp8_e4m3", false);
+  const KvRun cpu_fp8 = run(Device::cpu, "fp8_e4m3", false).run;
   for (bool mixed : {false, true}) {
     SCOPED_TRACE(mixed ? "mixed chunks" : "plain");
-    const KvRun f32 = run(Device::cuda, "auto", mixed), fp8 = run(Device::cuda, "fp8_e4m3", mixed);
+    const KvRun f32 = run(Device::cuda, "auto", mixed).run;
+    const EngineKvRun fp8_run = run(Device::cuda, "fp8_e4m3", mixed);
+    const KvRun& fp8 = fp8_run.run;
     const double d_f32 = max_diff(fp8.prompt_logprobs, f32.prompt_logprobs);
     const double d_cpu = max_diff(fp8.prompt_logprobs, cpu_fp8.prompt_logprobs);
     EXPECT_LE(d_f32, 0.05);
     EXPECT_GT(d_f32, 0.0);  // the cache really holds E4M3 values
     EXPECT_LE(d_cpu, 1e-3);
-    int compared = 0;
-    for (size_t i = 0; i < f32.ids.size() && f32.margins[i] > 0.05f; ++i, ++compared) ASSERT_EQ(fp8.ids[i], f32.ids[i]) << i;
+    const int compared = expect_confident_ids_equal(f32, fp8, 0.05f);
     EXPECT_GE(compared, 3);
-    EXPECT_EQ(fp8.stats["captures_after_seal"], 0);
-    EXPECT_GT(fp8.stats["decode_graph_replays"], 0);
-    EXPECT_GT(fp8.stats["piecewise_replays"], 0);
+    EXPECT_EQ(fp8_run.stats["captures_after_seal"], 0);
+    EXPECT_GT(fp8_run.stats["decode_graph_replays"], 0);
+    EXPECT_GT(fp8_run.stats["piecewise_replays"], 0);
     std::printf("GPU FP8 KV%s: max |dlogprob| vs float32 KV %.4f, vs the CPU's FP8 KV %.2e; %d greedy ids compared\n",
                 mixed ? " (mixed)" : "", d_f32, d_cpu, compared);
   }

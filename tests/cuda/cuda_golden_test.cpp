@@ -11,13 +11,8 @@ TEST(CudaGolden, Float32EveryIdWithGraphsAndMixedChunks) {
   std::string why;
   if (!cuda_device_available(&why)) GTEST_SKIP() << "no GPU: " << why;
   for (bool mixed : {false, true}) {
-    auto cfg = cpu_engine_config();
-    cfg.device = Device::cuda;
-    cfg.dtype = "float32";
+    auto cfg = cuda_engine_config();
     cfg.enable_mixed_chunk = mixed;
-    cfg.chunked_prefill_size = 64;
-    cfg.max_total_tokens = 20000;
-    cfg.mem_fraction_static = 0.3;
     Engine engine(cfg);
     auto cases = golden_cases();
     std::vector<std::vector<int32_t>> prompts;

@@ -41,14 +41,9 @@ TEST(CudaTensorParallel, StoriesGoldenIdsAtTp2Float32WithGraphs) {
   SEAM_NEED_TWO_GPUS();
   for (bool mixed : {false, true}) {
     SCOPED_TRACE(mixed ? "mixed chunks" : "no mixed chunks");
-    EngineConfig cfg = cpu_engine_config();
-    cfg.device = Device::cuda;
-    cfg.dtype = "float32";
+    EngineConfig cfg = cuda_engine_config();
     cfg.tp_size = 2;
     cfg.enable_mixed_chunk = mixed;
-    cfg.chunked_prefill_size = 64;
-    cfg.max_total_tokens = 20000;
-    cfg.mem_fraction_static = 0.3;
     cfg.dist_timeout = 120;
     Engine engine(cfg);
     expect_golden_outputs(engine, golden_cases());
