@@ -333,11 +333,11 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
 // post_w exactly as rms_norm_add_kernel computes it (same 256 threads, same vectors, same
 // order of the sums: bit-identical to launch_gemv + launch_rms_norm_add). The rms_norm_add
 // launch drops out.
-// The grid-wide "last block done" pattern: every thread fences its writes of out, the block
-// meets, and one thread counts the block in; the block that counts gridDim.x reads the whole
-// row back (every other block's writes are visible: their fences precede their counts, and
-// this block's fence follows its count) and applies the norm. It sets the counter back to 0,
-// so the next launch (a graph replay) finds it zero. No block waits on another, so any grid
+// The grid-wide "last block done" pattern: the block meets, and one thread fences and counts
+// the block in; the block that counts gridDim.x reads the whole row back (every other block's
+// writes are visible: their fences precede their counts, and this block's fence follows its
+// count) and applies the norm. It sets the counter back to 0 once all have counted, so the next
+// launch (a graph replay) finds it zero. No block waits on another, so any grid
 // size is safe however few blocks are resident. PDL: the counter and out are touched only
 // after pdl_begin's griddepcontrol.wait, and the next kernel's wait covers this whole grid,
 // the last block's residual writes included.
@@ -347,12 +347,20 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_post_norm_kernel(GemvArgs<T,
   gemv_body<T, T, 1, S, kNormNone, EPI, PU>(a);
   __shared__ float scratch[32];
   __shared__ bool last;
-  __threadfence();  // this thread's out writes, device-wide, before the block counts in
+  // Cooperative groups' grid barrier pattern: the block's barrier orders every thread's out
+  // writes before thread 0's fence (cumulative at GPU scope), and the fence before its count.
   __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(a.post_counter, 1u) == gridDim.x - 1;
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const bool is_last = atomicAdd(a.post_counter, 1u) == gridDim.x - 1;
+    if (is_last) {
+      *a.post_counter = 0u;  // every block has counted in: zero for the next launch
+      __threadfence();       // the others' writes before this block's reads (the barrier passes it on)
+    }
+    last = is_last;
+  }
   __syncthreads();
-  if (!last) return;
-  __threadfence();  // the count seen before the reads below
+  if (!last) return;  // block-uniform
   constexpr int V = kVec<T>;
   const int d = a.post_n;
   const T* xr = a.out;
@@ -375,7 +383,6 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_post_norm_kernel(GemvArgs<T,
     for (int i = 0; i < V; ++i) r[i] += v[i] * scale * w[i];
     store_vec<T>(a.residual + j, r);
   }
-  if (threadIdx.x == 0) *a.post_counter = 0u;
 }
 
 // The paired epilogues (GLU, ROPE) are fused only where a feature pair needs at most this many
