@@ -73,12 +73,12 @@ class CudaFusedPostNorm : public CudaTest {
 };
 
 // Gemma 3 4B (hidden 2560: o_proj from 8 heads of 256, down from 10,240), Gemma 2 9B (3584: 16
-// heads, 14,336), Gemma 3 1B (1152: 4 heads, 6,912), Gemma 2 2B (2304: 8 heads, 9,216); a tiny
-// one with a bias. The 52 MB and 103 MB downs stream two rows a warp (gemv_pairs_plain_rows),
-// the others one.
-const CudaFusedPostNorm::Case kGemmaCases[] = {{2560, 2048, false}, {2560, 10240, false}, {3584, 4096, false},
-                                               {3584, 14336, false}, {1152, 1024, false}, {1152, 6912, false},
-                                               {2304, 9216, false},  {64, 128, true}};
+// heads, 14,336), Gemma 3 1B (1152: 4 heads, 6,912), Gemma 2 2B (2304: 8 heads, 9,216), a square
+// 2560; a tiny one with a bias. The >= 16 MiB downs stream two rows a warp
+// (gemv_pairs_plain_rows), the others one.
+const CudaFusedPostNorm::Case kGemmaCases[] = {{2560, 2048, false},  {2560, 10240, false}, {3584, 4096, false},
+                                               {3584, 14336, false}, {1152, 1024, false},  {1152, 6912, false},
+                                               {2304, 9216, false},  {2560, 2560, false},  {64, 128, true}};
 
 TEST_F(CudaFusedPostNorm, MatchesCpuAndTheUnfusedOpsBitForBit) {
   for (DType t : {DType::bf16, DType::f16})
