@@ -3,6 +3,7 @@
 #include "backend/cuda/activation.cuh"
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/gemv_post_norm.cuh"
 #include "backend/cuda/gemv_slices.h"
 
 #include <algorithm>
@@ -332,90 +333,12 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
 // out = x @ w^T (+ bias) exactly as gemv_kernel writes it, then residual += rms_norm(out) *
 // post_w exactly as rms_norm_add_kernel computes it (same 256 threads, same vectors, same
 // order of the sums: bit-identical to launch_gemv + launch_rms_norm_add). The rms_norm_add
-// launch drops out.
-// The grid-wide "last block done" pattern: the block meets, and one thread fences and counts
-// the block in; the block that counts gridDim.x reads the whole row back (every other block's
-// writes are visible: their fences precede their counts, and this block's fence follows its
-// count) and applies the norm. It sets the counter back to 0 once all have counted, so the next
-// launch (a graph replay) finds it zero. No block waits on another, so any grid
-// size is safe however few blocks are resident. PDL: the counter and out are touched only
-// after pdl_begin's griddepcontrol.wait, and the next kernel's wait covers this whole grid,
-// the last block's residual writes included.
+// launch drops out; the last block to finish applies the norm (gemv_post_norm.cuh).
 template <typename T, int S, int EPI, int PU>
 __global__ void __launch_bounds__(kWarps * 32) gemv_post_norm_kernel(GemvArgs<T, T> a) {
   static_assert(kWarps * 32 == 256, "the tail matches rms_norm_add's 256-thread block");
   gemv_body<T, T, 1, S, kNormNone, EPI, PU>(a);
-  __shared__ float scratch[32];
-  __shared__ bool last;
-  // Cooperative groups' grid barrier pattern: the block's barrier orders every thread's out
-  // writes before thread 0's fence (cumulative at GPU scope), and the fence before its count.
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    const bool is_last = atomicAdd(a.post_counter, 1u) == gridDim.x - 1;
-    if (is_last) {
-      *a.post_counter = 0u;  // every block has counted in: zero for the next launch
-      __threadfence();       // the others' writes before this block's reads (the barrier passes it on)
-    }
-    last = is_last;
-  }
-  __syncthreads();
-  if (!last) return;  // block-uniform
-  // rms_norm_add_kernel's two passes over the row (each thread's vectors j = threadIdx.x * V +
-  // k * 256 V in order, one block_sum) with its arithmetic. A thread's first kHeld vectors of out,
-  // of the weight and of the residual are all loaded at once and held, raw: 4,096 elements at 16
-  // bits (Gemma 3 4B's 2,560, Gemma 2 9B's 3,584) in one round trip. Any further ones are read
-  // again in the second pass, as rms_norm_add does. kHeld = 3 took the bf16 kernels to 98-100
-  // registers (half the blocks per SM of the GEMV); at 2 they use <= 64, the plain paired
-  // GEMV's count (4 blocks of 256 threads per SM either way), with no spills.
-  constexpr int V = kVec<T>, kHeld = 2;
-  const int d = a.post_n, stride = int(blockDim.x) * V, first = int(threadIdx.x) * V;
-  const uint4* xr = reinterpret_cast<const uint4*>(a.out);  // __ldcg: L2, where the other blocks wrote it
-  uint4 xv[kHeld], wv[kHeld], rv[kHeld];
-#pragma unroll
-  for (int k = 0; k < kHeld; ++k) {
-    const int j = first + k * stride;
-    if (j < d) {
-      xv[k] = __ldcg(xr + j / V);
-      wv[k] = *reinterpret_cast<const uint4*>(a.post_w + j);
-      rv[k] = *reinterpret_cast<const uint4*>(a.residual + j);
-    }
-  }
-  float ss = 0.f;
-#pragma unroll
-  for (int k = 0; k < kHeld; ++k) {
-    if (first + k * stride >= d) break;
-    float v[V];
-    unpack<T>(xv[k], v);
-#pragma unroll
-    for (int i = 0; i < V; ++i) ss += v[i] * v[i];
-  }
-  for (int j = first + kHeld * stride; j < d; j += stride) {
-    float v[V];
-    unpack<T>(__ldcg(xr + j / V), v);
-#pragma unroll
-    for (int i = 0; i < V; ++i) ss += v[i] * v[i];
-  }
-  ss = block_sum(ss, scratch);
-  const float scale = 1.f / sqrtf(ss / float(d) + a.post_eps);
-  auto add = [&](int j, const uint4& x_raw, const uint4& w_raw, const uint4& r_raw) {
-    float v[V], w[V], r[V];
-    unpack<T>(x_raw, v);
-    unpack<T>(w_raw, w);
-    unpack<T>(r_raw, r);
-#pragma unroll
-    for (int i = 0; i < V; ++i) r[i] += v[i] * scale * w[i];
-    store_vec<T>(a.residual + j, r);
-  };
-#pragma unroll
-  for (int k = 0; k < kHeld; ++k) {
-    const int j = first + k * stride;
-    if (j >= d) break;
-    add(j, xv[k], wv[k], rv[k]);
-  }
-  for (int j = first + kHeld * stride; j < d; j += stride)
-    add(j, __ldcg(xr + j / V), *reinterpret_cast<const uint4*>(a.post_w + j),
-        *reinterpret_cast<const uint4*>(a.residual + j));
+  post_norm_tail<T>(a.out, a.residual, a.post_w, a.post_eps, a.post_n, a.post_counter);
 }
 
 // The paired epilogues (GLU, ROPE) are fused only where a feature pair needs at most this many
