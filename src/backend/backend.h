@@ -302,6 +302,16 @@ class Backend {
   // x [n, d] (rows may be strided), residual [n, d], weight [d]; all one dtype; residual must not
   // overlap x (Gemma's post-attention and post-feed-forward norms).
   virtual void rms_norm_add(Tensor residual, Tensor x, Tensor weight, float eps) = 0;
+  // A sublayer's output projection and its post-norm (Gemma 2/3's o_proj + post-attention norm,
+  // down_proj + post-feed-forward norm): linear(out, x, w, bias), then rms_norm_add(residual,
+  // out, norm_weight, eps) — this default is the definition. out is written (the projection's
+  // output, rounded to its dtype, is what the norm reads). Shapes as those two ops. CUDA fuses
+  // the two for one row: the batch-1 GEMV's last block applies the norm (cuda/gemv.h).
+  virtual void linear_rms_norm_add(Tensor residual, Tensor out, Tensor x, Tensor w, Tensor bias, Tensor norm_weight,
+                                   float eps) {
+    linear(out, x, w, bias);
+    rms_norm_add(residual, out, norm_weight, eps);
+  }
   // k_cache[slots[i]] = k[i], same for v.   k, v [n, n_kv_heads, d] (rows may be strided);
   // caches [n_slots, n_kv_heads, d] in k's dtype, or FP8 E4M3: then k_cache[slots[i]] =
   // e4m3(k[i] / s.k) (round to nearest even, saturating at +-448: core/fp8.h), v alike. slots

@@ -64,6 +64,16 @@ class Linear {
     if (is_fp8()) return backend_->linear_fp8(out, x, fp8_, bias(), true);
     backend_->linear_accumulate(out, x, weight(), bias());
   }
+  // A sublayer's output projection and post-norm: out = x @ W^T (+ b), then residual +=
+  // rms_norm(out) * norm_weight (Backend::linear_rms_norm_add). An FP8 layer runs linear_fp8
+  // and rms_norm_add.
+  void apply_rms_norm_add(Tensor residual, Tensor out, Tensor x, Tensor norm_weight, float eps) const {
+    if (is_fp8()) {
+      backend_->linear_fp8(out, x, fp8_, bias(), false);
+      return backend_->rms_norm_add(residual, out, norm_weight, eps);
+    }
+    backend_->linear_rms_norm_add(residual, out, x, weight(), bias(), norm_weight, eps);
+  }
   // out = rms_norm(x) * norm_weight @ W^T (+ b); normed is scratch a fusing backend may
   // leave unwritten.
   // An FP8 layer runs Backend::rms_norm_linear_fp8.

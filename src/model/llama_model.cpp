@@ -213,16 +213,25 @@ void LlamaModel::post_attention(int i, const ForwardBuffers& buf, int n) const {
 // follows reads the residual, not normed).
 void LlamaModel::post_attention_sandwich(int i, const ForwardBuffers& buf, int n) const {
   const Layer& l = layers_[size_t(i)];
-  const float eps = config_.rms_norm_eps;
   Tensor residual = buf.residual.rows(n), normed = buf.normed.rows(n), gate_up = buf.gate_up.rows(n),
          act = buf.act.rows(n);
-  l.o_proj.apply(normed, buf.attn_out.rows(n));                 // normed = o_proj(attn)
-  if (config_.tp.active()) backend_.all_reduce_sum(normed);      // (row-parallel: the ranks' partials summed)
-  backend_.rms_norm_add(residual, normed, l.ln_post.tensor(), eps);  // residual += norm(o_proj(attn))
-  l.gate_up.apply_rms_normed_act(act, gate_up, normed, residual, l.ln_pre_ff.tensor(), eps, recipe_.activation);
-  l.down.apply(normed, act);                                    // normed = down_proj(act)
-  if (config_.tp.active()) backend_.all_reduce_sum(normed);
-  backend_.rms_norm_add(residual, normed, l.ln_post_ff.tensor(), eps);  // residual += norm(down_proj(act))
+  // residual += norm(o_proj(attn)), normed = o_proj(attn)
+  project_post_norm(l.o_proj, residual, normed, buf.attn_out.rows(n), l.ln_post.tensor());
+  l.gate_up.apply_rms_normed_act(act, gate_up, normed, residual, l.ln_pre_ff.tensor(), config_.rms_norm_eps,
+                                 recipe_.activation);
+  project_post_norm(l.down, residual, normed, act, l.ln_post_ff.tensor());  // residual += norm(down_proj(act))
+}
+
+// out = proj(x); residual += rms_norm(out) * norm_weight. With TP the ranks' partial products are
+// summed before the norm, so the two stay apart; at TP 1 they are one op (one kernel at batch 1
+// on CUDA: Backend::linear_rms_norm_add).
+void LlamaModel::project_post_norm(const Linear& proj, Tensor residual, Tensor out, Tensor x,
+                                   Tensor norm_weight) const {
+  const float eps = config_.rms_norm_eps;
+  if (!config_.tp.active()) return proj.apply_rms_norm_add(residual, out, x, norm_weight, eps);
+  proj.apply(out, x);
+  backend_.all_reduce_sum(out);  // row-parallel: the ranks' partials summed
+  backend_.rms_norm_add(residual, out, norm_weight, eps);
 }
 
 void LlamaModel::run_piece(int i, const ForwardBuffers& buf, const KvCacheView& kv, int n) const {

@@ -89,6 +89,8 @@ class LlamaModel {
   void pre_attention(int layer, const ForwardBuffers& buf, const KvCacheView& kv, int n) const;
   void post_attention(int layer, const ForwardBuffers& buf, int n) const;
   void post_attention_sandwich(int layer, const ForwardBuffers& buf, int n) const;
+  // Gemma's output projection + post-norm: out = proj(x), residual += rms_norm(out) * norm_weight.
+  void project_post_norm(const Linear& proj, Tensor residual, Tensor out, Tensor x, Tensor norm_weight) const;
   RopeStoreArgs rope_args(int layer, const ForwardBuffers& buf, const KvCacheView& kv, int n) const;
 
   Backend& backend_;

@@ -47,6 +47,8 @@ struct CudaGraph final : Graph {
 }  // namespace
 
 CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
+  // First, so that a bad value throws before anything is allocated.
+  fused_post_norm_ = env_choice("SEAM_DECODE_FUSED_POSTNORM", 1, {0, 1}) == 1;
   int n = 0;
   SEAM_CUDA_CHECK(cudaGetDeviceCount(&n));
   SEAM_CHECK(device_id >= 0 && device_id < n, "--device-id ", device_id, ": only ", n, " CUDA device(s) visible");
@@ -61,6 +63,8 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   SEAM_CUDA_CHECK(cudaMalloc(&attention_counters_, kAttentionCounters * sizeof(int)));
   // On stream_ (non-blocking: it does not wait for the legacy default stream) and finished here.
   SEAM_CUDA_CHECK(cudaMemsetAsync(attention_counters_, 0, kAttentionCounters * sizeof(int), stream_));
+  SEAM_CUDA_CHECK(cudaMalloc(&post_norm_counters_, kPostNormCounters * sizeof(unsigned)));
+  SEAM_CUDA_CHECK(cudaMemsetAsync(post_norm_counters_, 0, kPostNormCounters * sizeof(unsigned), stream_));
   SEAM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking));
   SEAM_CUDA_CHECK(cudaEventCreateWithFlags(&fork_event_, cudaEventDisableTiming));
@@ -76,6 +80,7 @@ CudaBackend::~CudaBackend() {
   gemm_.reset();
   cudaFree(attention_scratch_);
   cudaFree(attention_counters_);
+  cudaFree(post_norm_counters_);
   if (forward_mark_) cudaEventDestroy(forward_mark_);
   if (timer_stop_) cudaEventDestroy(timer_stop_);
   if (timer_start_) cudaEventDestroy(timer_start_);

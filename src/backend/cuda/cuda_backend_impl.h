@@ -81,6 +81,8 @@ class CudaBackend final : public Backend {
   void scale(Tensor x, float s) override;
   void softcap(Tensor x, float cap) override;
   void rms_norm_add(Tensor residual, Tensor x, Tensor weight, float eps) override;
+  void linear_rms_norm_add(Tensor residual, Tensor out, Tensor x, Tensor w, Tensor bias, Tensor norm_weight,
+                           float eps) override;
   void store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots, KvScales s = {}) override;
   void rope_store_kv(Tensor q, Tensor k, Tensor v, Tensor positions, const RopeTables& t, Tensor k_cache,
                      Tensor v_cache, Tensor slots, KvScales s = {}) override;
@@ -142,6 +144,17 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CublasLtGemm> gemm_;
   float* attention_scratch_ = nullptr;  // [kAttentionScratchBytes / 4]
   int* attention_counters_ = nullptr;   // [kAttentionCounters]
+  // linear_rms_norm_add's fused GEMV (GemvFusion::post_norm): arrival counters, zeroed once at
+  // construction; every launch leaves its counter zero. Launches take them in turn: on one stream
+  // with every seam kernel waiting for its predecessor (pdl_begin) one would do, and the turn
+  // keeps two fused launches apart even next to a kernel that did not wait.
+  static constexpr int kPostNormCounters = 64;
+  unsigned* post_norm_counters_ = nullptr;  // [kPostNormCounters]
+  int next_post_norm_counter_ = 0;
+  // SEAM_DECODE_FUSED_POSTNORM (0 or 1, default 1), read at construction: 0 runs
+  // linear_rms_norm_add as linear + rms_norm_add (an A/B switch; per backend, so a test can
+  // build one of each in a process).
+  bool fused_post_norm_ = true;
   // A MIXED batch's decode-row attention runs on side_stream_ between these two events
   // (attention()); created once at construction.
   cudaStream_t side_stream_ = nullptr;

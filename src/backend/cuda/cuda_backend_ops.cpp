@@ -182,6 +182,23 @@ void CudaBackend::rms_norm_add(Tensor residual, Tensor x, Tensor weight, float e
   launch_rms_norm_add(residual, x, weight, eps, stream_);
 }
 
+void CudaBackend::linear_rms_norm_add(Tensor residual, Tensor out, Tensor x, Tensor w, Tensor bias,
+                                      Tensor norm_weight, float eps) {
+  op_checks::linear(out, x, w, bias, Device::cuda);
+  op_checks::rms_norm_add(residual, out, norm_weight, Device::cuda);
+  // One row: the GEMV's last block applies the norm (the rms_norm_add launch drops out).
+  GemvFusion f;
+  f.post_norm.residual = residual;
+  f.post_norm.weight = norm_weight;
+  f.post_norm.eps = eps;
+  f.post_norm.counter = post_norm_counters_ + next_post_norm_counter_;
+  if (fused_post_norm_ && gemv_fusion_applies(out, x, w, bias, f)) {
+    next_post_norm_counter_ = (next_post_norm_counter_ + 1) % kPostNormCounters;
+    return launch_gemv(out, x, w, bias, f, stream_);
+  }
+  Backend::linear_rms_norm_add(residual, out, x, w, bias, norm_weight, eps);
+}
+
 void CudaBackend::store_kv(Tensor k_cache, Tensor v_cache, Tensor k, Tensor v, Tensor slots, KvScales s) {
   op_checks::store_kv(k_cache, v_cache, k, v, slots, Device::cuda, s);
   launch_store_kv(k_cache, v_cache, k, v, slots, stream_, s);

@@ -3,9 +3,11 @@
 #include "backend/cuda/activation.cuh"
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/gemv_post_norm.cuh"
 #include "backend/cuda/gemv_slices.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -14,6 +16,8 @@
 namespace seam::cuda {
 
 namespace {
+
+std::atomic<int64_t> g_post_norm_launches{0};  // gemv_post_norm_launches()
 
 constexpr int kWarps = 8;   // per block; the block's rows times the K slices of each row
 constexpr int kUnroll = 4;  // 16-byte weight loads in flight per lane before any math
@@ -51,6 +55,12 @@ struct GemvArgs {
   const int32_t* slots;      // [1]
   int64_t n_slots;
   int n_heads, n_kv_heads, head_dim;
+  // POST (gemv_post_norm_kernel): residual [post_n] += rms_norm(out row 0) * post_w, by the last block.
+  T* residual;
+  const T* post_w;           // [post_n]
+  float post_eps;
+  int post_n;                // out's columns (w's rows)
+  unsigned* post_counter;    // the blocks' arrivals; zero between launches
 };
 
 // A block's 8 warps cover kWarps / S output features, S warps each (S "K slices": one
@@ -89,8 +99,10 @@ enum NormMode { kNormNone, kNormInline, kNormStaged };
 // this way than one row a warp (gemv_pairs_plain_rows, gemv_slices.h).
 enum Epilogue { kEpiPlain, kEpiGlu, kEpiRope, kEpiPlainPair };
 
+// The kernel's body: a __device__ function so that gemv_post_norm_kernel runs it and then its
+// tail; its returns only end the body (every thread then reaches the tail's barrier).
 template <typename T, typename TO, int M, int S, int NORM, int EPI, int PU = kUnroll>
-__global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
+__device__ __forceinline__ void gemv_body(const GemvArgs<T, TO>& a) {
   constexpr int R = EPI == kEpiPlain ? 1 : 2;  // weight rows a warp streams
   constexpr int U = EPI == kEpiPlain ? kUnroll : PU;  // vectors per row per sweep (pairs: PU)
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -312,6 +324,23 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
   }
 }
 
+template <typename T, typename TO, int M, int S, int NORM, int EPI, int PU = kUnroll>
+__global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
+  gemv_body<T, TO, M, S, NORM, EPI, PU>(a);
+}
+
+// A plain projection of one row (o_proj, down_proj) and Gemma's post-norm after it:
+// out = x @ w^T (+ bias) exactly as gemv_kernel writes it, then residual += rms_norm(out) *
+// post_w exactly as rms_norm_add_kernel computes it (same 256 threads, same vectors, same
+// order of the sums: bit-identical to launch_gemv + launch_rms_norm_add). The rms_norm_add
+// launch drops out; the last block to finish applies the norm (gemv_post_norm.cuh).
+template <typename T, int S, int EPI, int PU>
+__global__ void __launch_bounds__(kWarps * 32) gemv_post_norm_kernel(GemvArgs<T, T> a) {
+  static_assert(kWarps * 32 == 256, "the tail matches rms_norm_add's 256-thread block");
+  gemv_body<T, T, 1, S, kNormNone, EPI, PU>(a);
+  post_norm_tail<T>(a.out, a.residual, a.post_w, a.post_eps, a.post_n, a.post_counter);
+}
+
 // The paired epilogues (GLU, ROPE) are fused only where a feature pair needs at most this many
 // K slices; above it the op runs as norm-fused GEMV plus its own kernel. A pair is two rows a
 // warp, so with many slices every warp holds little work and the fused kernel's latency can
@@ -393,6 +422,18 @@ GemvKernel<T, TO> kernel_of(int slices, bool norm, int epi) {
   }
 }
 
+// The post-norm kernel of a plain projection (one row a warp, or the plain pair) at S slices.
+template <typename T>
+GemvKernel<T, T> post_norm_kernel_of(int slices, int epi) {
+  const bool pair = epi == kEpiPlainPair;
+  switch (slices) {
+    case 1: return pair ? gemv_post_norm_kernel<T, 1, kEpiPlainPair, kPairUnroll> : gemv_post_norm_kernel<T, 1, kEpiPlain, kUnroll>;
+    case 2: return pair ? gemv_post_norm_kernel<T, 2, kEpiPlainPair, kPairUnroll> : gemv_post_norm_kernel<T, 2, kEpiPlain, kUnroll>;
+    case 4: return pair ? gemv_post_norm_kernel<T, 4, kEpiPlainPair, kPairUnroll> : gemv_post_norm_kernel<T, 4, kEpiPlain, kUnroll>;
+    default: return pair ? gemv_post_norm_kernel<T, 8, kEpiPlainPair, kPairUnroll> : gemv_post_norm_kernel<T, 8, kEpiPlain, kUnroll>;
+  }
+}
+
 // Dynamic shared memory of a launch: the staged x * g.
 size_t staged_smem(int slices, bool norm, int epi, int M, int n_in, size_t elem) {
   return norm && slices == 1 && (epi == kEpiGlu || epi == kEpiRope) ? size_t(M) * size_t(n_in) * elem : 0;
@@ -441,8 +482,16 @@ template <typename T, typename TO, int M>
 void launch_with_slices(const GemvArgs<T, TO>& a, int slices, int epi, cudaStream_t stream) {
   const bool norm = a.norm_w != nullptr;
   const size_t smem = staged_smem(slices, norm, epi, M, a.n_in, sizeof(T));
-  launch_kernel(kernel_of<T, TO, M>(slices, norm, epi), div_up(a.n_out, kWarps / slices), kWarps * 32, smem, stream,
-                a);
+  const unsigned grid = div_up(a.n_out, kWarps / slices);
+  if constexpr (std::is_same_v<T, TO> && M == 1) {
+    if (a.post_counter != nullptr) {  // gemv_fusion_applies: a plain projection, no input norm
+      launch_kernel(post_norm_kernel_of<T>(slices, epi), grid, kWarps * 32, 0, stream, a);
+      SEAM_CUDA_CHECK_LAUNCH();
+      g_post_norm_launches.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  launch_kernel(kernel_of<T, TO, M>(slices, norm, epi), grid, kWarps * 32, smem, stream, a);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
@@ -470,6 +519,15 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
     epi = kEpiPlainPair;
   a.n_out = int(epi == kEpiPlain ? w.size(0) : w.size(0) / 2);
   a.n_in = int(w.size(1));
+  if (f.post_norm.counter != nullptr) {
+    // The product's slices are linear()'s (the same key: no norm, this epilogue), so out is
+    // bit-identical to linear's.
+    a.residual = f.post_norm.residual.ptr<T>();
+    a.post_w = f.post_norm.weight.ptr<T>();
+    a.post_eps = f.post_norm.eps;
+    a.post_n = int(w.size(0));
+    a.post_counter = f.post_norm.counter;
+  }
   if (f.rope_store) {
     const GemvFusion::RopeStore& rs = f.rope;
     a.positions = rs.positions.ptr<int32_t>();
@@ -526,6 +584,20 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
       slices_for(x.dtype, out.dtype, int(w.size(0) / 2), int(n_in), true, f.silu_mul ? kEpiGlu : kEpiRope) >
           pair_fusion_max_slices())
     return false;
+  if (f.post_norm.counter != nullptr) {
+    // One row of a plain projection into x's dtype, then the norm over out's whole row, read back
+    // in 16-byte vectors (rms_norm_add's vector path): out, residual and the norm weight
+    // contiguous, aligned, of n_out elements, a multiple of a vector.
+    const GemvFusion::PostNorm& p = f.post_norm;
+    const int64_t n_out = w.size(0), vec = 16 / int64_t(dtype_size(x.dtype));
+    if (f.norm_weight.defined() || f.accumulate || f.silu_mul || f.rope_store || out.dtype != x.dtype ||
+        x.size(0) != 1 || n_out % vec != 0 || !aligned16(out.data) || out.ndim != 2 || out.size(1) != n_out)
+      return false;
+    if (!(p.residual.defined() && p.residual.dtype == x.dtype && p.residual.ndim == 2 && p.residual.size(0) == 1 &&
+          p.residual.size(1) == n_out && aligned16(p.residual.data) && p.weight.defined() &&
+          p.weight.dtype == x.dtype && p.weight.contiguous() && p.weight.numel() == n_out && aligned16(p.weight.data)))
+      return false;
+  }
   if (f.rope_store) {
     const GemvFusion::RopeStore& rs = f.rope;
     const bool caches = rs.k_cache.ndim == 3 && rs.v_cache.ndim == 3 && rs.k_cache.contiguous() &&
@@ -553,5 +625,7 @@ void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
   if (out.dtype == DType::f32) return launch_rows<__half, float, 1>(out, x, w, bias, f, stream);
   launch_rows<__half, __half, 1>(out, x, w, bias, f, stream);
 }
+
+int64_t gemv_post_norm_launches() { return g_post_norm_launches.load(std::memory_order_relaxed); }
 
 }  // namespace seam::cuda

@@ -43,6 +43,18 @@ struct GemvFusion {
     int n_heads = 0;
   } rope;
   bool rope_store = false;
+  // counter set: Gemma's post-norm after the product, residual [1, n_out] += rms_norm(out) *
+  // weight (eps), as launch_rms_norm_add computes it, bit for bit; out is written as without it.
+  // The last of the grid's blocks to finish applies it (gemv.cu). Only for a plain projection
+  // of one row into x's dtype (no input norm, GLU, RoPE, accumulate); n_out a multiple of 16
+  // bytes' elements and out, residual, weight 16-byte aligned. The counter is a device word
+  // that is zero before the launch and that no other kernel touches while it runs; the launch
+  // leaves it zero (graph replays reuse it).
+  struct PostNorm {
+    Tensor residual, weight;  // [1, n_out], [n_out]; x's dtype
+    float eps = 0.f;
+    unsigned* counter = nullptr;
+  } post_norm;
 };
 
 // The norm stages x * norm_weight in shared memory: rows of up to this many bytes.
@@ -57,5 +69,9 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
 // the fusions of f. Requires gemv_fusion_applies(out, x, w, bias, f).
 void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const GemvFusion& f,
                  cudaStream_t stream);
+
+// Launches of the post-norm GEMV (GemvFusion::post_norm) in this process so far, host side (a
+// capture counts once, its replays not): tests check that a decode step takes the fused path.
+int64_t gemv_post_norm_launches();
 
 }  // namespace seam::cuda
