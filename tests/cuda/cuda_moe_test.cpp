@@ -216,7 +216,7 @@ INSTANTIATE_TEST_SUITE_P(Rows, CudaMoeGraph, ::testing::Values(int64_t(8), int64
 // ---- every path of moe_experts, launched directly whatever the rule picks ----
 
 const cuda::MoePath kPaths[] = {cuda::MoePath::gathered, cuda::MoePath::gathered_stream, cuda::MoePath::skinny,
-                                cuda::MoePath::grouped};
+                                cuda::MoePath::skinny_mma, cuda::MoePath::grouped};
 const int64_t kRowCounts[] = {1, 2, 7, 16, 64, 200};
 
 // Routing of n rows over E experts, k distinct each: rows i % 3 == 0 put expert i % 2 first, so
@@ -257,11 +257,13 @@ class CudaMoePaths : public CudaTest {
 };
 
 // Each path against the CPU reference at the batch sizes the decode buckets meet, on a Qwen3-MoE-like
-// shape (top-4 of 32: most experts empty at few rows) and a Mixtral-like one (top-2 of 8; widths
-// that leave partial sweeps and tiles: hidden 72 = 9 vectors, inter 200 = 25). The streaming and
-// skinny paths are also run twice: bit-identical (fixed slot and sum order).
+// shape (top-4 of 32: most experts empty at few rows), a Mixtral-like one (top-2 of 8; widths
+// that leave partial sweeps and tiles: hidden 72 = 9 vectors, inter 200 = 25; not whole 32-k mma
+// chunks, so skinny_mma does not apply) and one for the mma's K split (hidden 1440 = 45 chunks:
+// 6 a warp, a full and a partial group of 4 in flight; inter 96 = 3 chunks: five warps idle).
+// The streaming and skinny paths are also run twice: bit-identical (fixed slot and sum order).
 TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
-  for (PathCase c : {PathCase{32, 64, 128, 4}, PathCase{8, 200, 72, 2}}) {
+  for (PathCase c : {PathCase{32, 64, 128, 4}, PathCase{8, 200, 72, 2}, PathCase{8, 96, 1440, 2}}) {
     const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
     for (DType t : {DType::f16, DType::bf16}) {
       auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
@@ -283,13 +285,15 @@ TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
           SCOPED_TRACE(std::string(cuda::moe_path_name(path)) + " " + short_name(t) + " n " + std::to_string(n) +
                        " experts " + std::to_string(E) + " k " + std::to_string(k));
           const MoeScratch s = scratch(t, n, c);
-          ASSERT_TRUE(cuda::moe_path_applies(path, x, gu, dn, ids, s));
+          const bool whole_chunks = I % 32 == 0 && H % 32 == 0;
+          ASSERT_EQ(cuda::moe_path_applies(path, x, gu, dn, ids, s), path != cuda::MoePath::skinny_mma || whole_chunks);
+          if (!cuda::moe_path_applies(path, x, gu, dn, ids, s)) continue;
           Tensor out = upload(out_h, t, {n, H});
           cuda::launch_moe_experts_path(path, out, x, gu, dn, ids, w, s, stream());
           const auto got = download(out);
           // act (and in the grouped paths each expert's output) is rounded once more than the cpu's float32.
           expect_close(got, ref, tolerance_for(t, {1e-5, 1e-6}, {1e-2, 1e-2}, {3e-2, 3e-2}), "vs cpu");
-          if (path == cuda::MoePath::gathered_stream || path == cuda::MoePath::skinny) {
+          if (path != cuda::MoePath::gathered && path != cuda::MoePath::grouped) {
             Tensor again = upload(out_h, t, {n, H});
             cuda::launch_moe_experts_path(path, again, x, gu, dn, ids, w, scratch(t, n, c), stream());
             EXPECT_EQ(download(again), got) << "not deterministic";
@@ -301,7 +305,8 @@ TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
 }
 
 // The rule on the measured shapes (no data: the rule reads shapes and alignment only), with
-// the diagnostic switches unset: one row streams, up to 8 slots an expert go skinny, more group.
+// the diagnostic switches unset: one row streams, up to 8 slots an expert go skinny (on tensor
+// cores: both shapes are whole 32-k chunks), more group.
 TEST(MoePathRule, PicksByRowsAnExpert) {
   auto fake = [](DType t, std::initializer_list<int64_t> dims) {
     return Tensor(reinterpret_cast<void*>(uintptr_t(1) << 20), t, Device::cuda, dims);
@@ -316,8 +321,8 @@ TEST(MoePathRule, PicksByRowsAnExpert) {
     };
     SCOPED_TRACE("experts " + std::to_string(E));
     EXPECT_EQ(pick(1), cuda::MoePath::gathered_stream);
-    EXPECT_EQ(pick(2), cuda::MoePath::skinny);
-    EXPECT_EQ(pick(skinny_max_rows), cuda::MoePath::skinny);
+    EXPECT_EQ(pick(2), cuda::MoePath::skinny_mma);
+    EXPECT_EQ(pick(skinny_max_rows), cuda::MoePath::skinny_mma);
     EXPECT_EQ(pick(skinny_max_rows + 1), cuda::MoePath::grouped);
     EXPECT_EQ(pick(4096), cuda::MoePath::grouped);
   }
@@ -333,7 +338,8 @@ TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
   auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
   auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
   Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
-  for (cuda::MoePath path : {cuda::MoePath::gathered_stream, cuda::MoePath::skinny, cuda::MoePath::grouped}) {
+  for (cuda::MoePath path : {cuda::MoePath::gathered_stream, cuda::MoePath::skinny, cuda::MoePath::skinny_mma,
+                             cuda::MoePath::grouped}) {
     for (int64_t n : kRowCounts) {
       SCOPED_TRACE(std::string(cuda::moe_path_name(path)) + " n " + std::to_string(n));
       auto x_h = round_to(random_normal(size_t(n * H), rng), t);

@@ -22,6 +22,44 @@ __device__ __forceinline__ void unpack8(const uint4& raw, float (&f)[8]) {
   for (int i = 0; i < 8; ++i) f[i] = to_float(e[i]);
 }
 
+// The slots s < n_slots with expert_of(ids, s) == e, in increasing order, into list; returns their
+// count (every thread). Called by the whole block (kWarps warps, all of them: the ballot and the
+// barriers need every thread); list is visible to all after it returns. Slot order makes the
+// skinny paths deterministic.
+template <int kWarps>
+__device__ int collect_slots(int* list, int* warp_count, const int32_t* ids, int n_slots, int n_experts, int e) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int total = 0;
+  for (int base = 0; base < n_slots; base += kWarps * 32) {
+    const int s = base + threadIdx.x;
+    const bool hit = s < n_slots && expert_of(ids, s, n_experts) == e;
+    const unsigned mask = __ballot_sync(0xffffffffu, hit);
+    if (lane == 0) warp_count[warp] = __popc(mask);
+    __syncthreads();
+    int before = total, chunk = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const int c = warp_count[w];
+      before += w < warp ? c : 0;
+      chunk += c;
+    }
+    if (hit) list[before + __popc(mask & ((1u << lane) - 1u))] = s;
+    total += chunk;
+    __syncthreads();  // list complete for this round; warp_count free for the next
+  }
+  return total;
+}
+
+// Asks L2 for bytes [p, p + n_bytes) (whole 128-byte lines), spread over the block's threads: a
+// skinny block, once it knows its expert has rows, puts its whole weight tile in flight at once
+// instead of one sweep of registers a warp; its streamed loads then hit L2. p..p+n_bytes must lie
+// inside one allocation.
+__device__ __forceinline__ void prefetch_l2(const void* p, int64_t n_bytes) {
+  const char* b = static_cast<const char*>(p);
+  for (int64_t off = int64_t(threadIdx.x) * 128; off < n_bytes; off += int64_t(blockDim.x) * 128)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(b + off));
+}
+
 // out[r][h] = out[r][h] + term(r, h), formed in float32 and rounded once, for every r < n and
 // h < hidden: a grid-stride loop (the experts' combine, the shared expert's gated add).
 template <typename T, typename Term>

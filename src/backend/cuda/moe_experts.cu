@@ -8,6 +8,7 @@
 #include "backend/cuda/moe_experts_grouped.h"
 #include "backend/cuda/moe_gathered_stream.h"
 #include "backend/cuda/moe_skinny.h"
+#include "backend/cuda/moe_skinny_mma.h"
 
 namespace seam::cuda {
 
@@ -148,6 +149,7 @@ const char* moe_path_name(MoePath p) {
     case MoePath::gathered: return "gathered";
     case MoePath::gathered_stream: return "gathered_stream";
     case MoePath::skinny: return "skinny";
+    case MoePath::skinny_mma: return "skinny_mma";
     case MoePath::grouped: return "grouped";
   }
   return "?";
@@ -159,6 +161,7 @@ bool moe_path_applies(MoePath p, const Tensor& x, const Tensor& w_gate_up, const
     case MoePath::gathered: return true;
     case MoePath::gathered_stream: return moe_gathered_stream_applies(x, w_gate_up, w_down, topk_ids, scratch);
     case MoePath::skinny: return moe_skinny_applies(x, w_gate_up, w_down, topk_ids, scratch);
+    case MoePath::skinny_mma: return moe_skinny_mma_applies(x, w_gate_up, w_down, topk_ids, scratch);
     case MoePath::grouped: return moe_grouped_applies(x, w_gate_up, w_down, scratch);
   }
   return false;
@@ -169,6 +172,7 @@ MoePath choose_moe_path(const Tensor& x, const Tensor& w_gate_up, const Tensor& 
   static const int grouped_mode = env_choice("SEAM_MOE_GROUPED", 1, {0, 1, 2});
   static const int skinny_max = env_int("SEAM_MOE_SKINNY", kSkinnyMaxPerExpert, 0, 4096);
   static const int stream_on = env_choice("SEAM_MOE_GATHER_STREAM", 1, {0, 1});
+  static const int mma_on = env_choice("SEAM_MOE_SKINNY_MMA", 1, {0, 1});
   const int64_t n = x.size(0), n_slots = n * topk_ids.size(1), n_experts = w_gate_up.size(0);
   auto applies = [&](MoePath p) { return moe_path_applies(p, x, w_gate_up, w_down, topk_ids, scratch); };
   const MoePath gathered =
@@ -178,7 +182,8 @@ MoePath choose_moe_path(const Tensor& x, const Tensor& w_gate_up, const Tensor& 
   if (skinny_max > 0 && grouped_mode != 2) {
     // One row reads k experts either way: the gathered GEMVs need no grouping.
     if (n == 1) return gathered;
-    if (n_slots <= int64_t(skinny_max) * n_experts && applies(MoePath::skinny)) return MoePath::skinny;
+    if (n_slots <= int64_t(skinny_max) * n_experts && applies(MoePath::skinny))
+      return mma_on && applies(MoePath::skinny_mma) ? MoePath::skinny_mma : MoePath::skinny;
     return grouped_ok ? MoePath::grouped : gathered;
   }
   return grouped_ok && n_slots >= kGroupedMinSlots ? MoePath::grouped : gathered;
@@ -195,6 +200,8 @@ void launch_moe_experts_path(MoePath path, const Tensor& out, const Tensor& x, c
       return launch_moe_gathered_stream(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
     case MoePath::skinny:
       return launch_moe_experts_skinny(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+    case MoePath::skinny_mma:
+      return launch_moe_experts_skinny_mma(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
     case MoePath::grouped:
       return launch_moe_experts_grouped(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
     case MoePath::gathered:

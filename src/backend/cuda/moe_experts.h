@@ -15,15 +15,16 @@ namespace seam::cuda {
 //                    (x staged in shared memory as float32).
 //   gathered_stream: the same two products with 16-byte streamed weights (moe_gathered_stream.h).
 //   skinny:          per expert, its weights read once for all its rows (moe_skinny.h).
+//   skinny_mma:      the same on tensor cores (moe_skinny_mma.h; hidden, inter multiples of 32).
 //   grouped:         rows grouped by expert, then wmma grouped GEMMs (moe_experts_grouped.h).
 // The rule (choose_moe_path): one row -> gathered_stream (else gathered); up to
-// SEAM_MOE_SKINNY (default 8) slots an expert on average -> skinny; more -> grouped.
+// SEAM_MOE_SKINNY (default 8) slots an expert on average -> skinny_mma (else skinny); more -> grouped.
 // Diagnostic switches: SEAM_MOE_GROUPED 0 never groups, 1 the rule (default), 2 grouped wherever
 // it applies; SEAM_MOE_SKINNY 0 turns the skinny path off (then grouped from 256 slots, the rule
 // before it), N its limit in slots an expert; SEAM_MOE_GATHER_STREAM 0 keeps the plain gathered
-// kernels.
+// kernels; SEAM_MOE_SKINNY_MMA 0 keeps the skinny path on CUDA cores.
 constexpr int kMaxExpertHidden = 12288;
-enum class MoePath { gathered, gathered_stream, skinny, grouped };
+enum class MoePath { gathered, gathered_stream, skinny, skinny_mma, grouped };
 const char* moe_path_name(MoePath p);
 bool moe_path_applies(MoePath p, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                       const Tensor& topk_ids, const MoeScratch& scratch);

@@ -16,31 +16,6 @@ constexpr int kDnRows = 2;     // down: output rows a warp streams together
 constexpr int kDnGroups = 2;   // down: such row pairs per warp, one after the other (32 rows a block)
 constexpr int kDnUnroll = 2;   // down: vectors per row per sweep and lane (x2 rows, x2 in flight)
 
-// The slots s < n_slots with expert_of(ids, s) == e, in increasing order, into list; returns their
-// count (every thread). Called by the whole block; list is visible to all after it returns.
-__device__ int collect_slots(int* list, int* warp_count, const int32_t* ids, int n_slots, int n_experts, int e) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  int total = 0;
-  for (int base = 0; base < n_slots; base += kThreads) {
-    const int s = base + threadIdx.x;
-    const bool hit = s < n_slots && expert_of(ids, s, n_experts) == e;
-    const unsigned mask = __ballot_sync(0xffffffffu, hit);
-    if (lane == 0) warp_count[warp] = __popc(mask);
-    __syncthreads();
-    int before = total, chunk = 0;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      const int c = warp_count[w];
-      before += w < warp ? c : 0;
-      chunk += c;
-    }
-    if (hit) list[before + __popc(mask & ((1u << lane) - 1u))] = s;
-    total += chunk;
-    __syncthreads();  // list complete for this round; warp_count free for the next
-  }
-  return total;
-}
-
 // One warp: act[slots[i]][r] for i < m (m <= M), streaming gate row g and up row u once.
 // Rows i >= m repeat slot m - 1 (a real row) and are not written.
 template <typename T, int M>
@@ -109,9 +84,16 @@ __global__ void __launch_bounds__(kThreads, 2)
   extern __shared__ int list[];  // [n_slots]: this expert's slots
   __shared__ int warp_count[kWarps];
   const int e = blockIdx.y;
-  const int count = collect_slots(list, warp_count, ids, n_slots, n_experts, e);
+  const int count = collect_slots<kWarps>(list, warp_count, ids, n_slots, n_experts, e);
+  if (count == 0) return;  // uniform; after the last barrier
+  {  // the tile's gate and up rows (below inter) into L2 at once
+    const int r0 = blockIdx.x * kWarps, n_rows = min(kWarps, inter - r0);
+    const T* g0 = w_gate_up + (int64_t(e) * 2 * inter + r0) * hidden;
+    prefetch_l2(g0, int64_t(n_rows) * hidden * int64_t(sizeof(T)));
+    prefetch_l2(g0 + int64_t(inter) * hidden, int64_t(n_rows) * hidden * int64_t(sizeof(T)));
+  }
   const int lane = threadIdx.x & 31, r = blockIdx.x * kWarps + (threadIdx.x >> 5);
-  if (count == 0 || r >= inter) return;  // after the last barrier
+  if (r >= inter) return;
   const int n_vec = hidden / 8;
   const uint4* g = reinterpret_cast<const uint4*>(w_gate_up + (int64_t(e) * 2 * inter + r) * hidden);
   const uint4* u = g + int64_t(inter) * n_vec;
@@ -197,10 +179,15 @@ __global__ void __launch_bounds__(kThreads, 2)
   extern __shared__ int list[];  // [n_slots]
   __shared__ int warp_count[kWarps];
   const int e = blockIdx.y;
-  const int count = collect_slots(list, warp_count, ids, n_slots, n_experts, e);
+  const int count = collect_slots<kWarps>(list, warp_count, ids, n_slots, n_experts, e);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (count == 0) return;  // after the last barrier
   const T* w_e = w_down + int64_t(e) * hidden * inter;
+  {  // the tile's down rows (below hidden) into L2 at once
+    constexpr int kTileRows = kWarps * kDnRows * kDnGroups;
+    const int h_begin = blockIdx.x * kTileRows, n_rows = min(kTileRows, hidden - h_begin);
+    prefetch_l2(w_e + int64_t(h_begin) * inter, int64_t(n_rows) * inter * int64_t(sizeof(T)));
+  }
   for (int grp = 0; grp < kDnGroups; ++grp) {
     const int h0 = ((blockIdx.x * kDnGroups + grp) * kWarps + warp) * kDnRows;
     if (h0 >= hidden) return;
