@@ -61,7 +61,7 @@ __device__ __forceinline__ void prefetch_l2(const void* p, int64_t n_bytes) {
 }
 
 // out[r][h] = out[r][h] + term(r, h), formed in float32 and rounded once, for every r < n and
-// h < hidden: a grid-stride loop (the experts' combine, the shared expert's gated add).
+// h < hidden: a grid-stride loop (the shared expert's gated add).
 template <typename T, typename Term>
 __device__ __forceinline__ void add_to_rows(T* out, int64_t out_stride, int64_t n, int hidden, Term term) {
   const int64_t n_items = n * hidden;
