@@ -79,19 +79,22 @@ __device__ __forceinline__ void gate_up_chunk(T* act, int64_t act_stride, const 
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 2)
     moe_skinny_gate_up_kernel(T* act, int64_t act_stride, const T* x, int64_t x_stride, const T* w_gate_up,
-                              const int32_t* ids, int n_slots, int n_experts, int k, int inter, int hidden) {
-  pdl_begin();
+                              const int32_t* ids, int n_slots, int n_experts, int k, int inter, int hidden,
+                              bool early_prefetch) {
   extern __shared__ int list[];  // [n_slots]: this expert's slots
   __shared__ int warp_count[kWarps];
   const int e = blockIdx.y;
-  const int count = collect_slots<kWarps>(list, warp_count, ids, n_slots, n_experts, e);
-  if (count == 0) return;  // uniform; after the last barrier
-  {  // the tile's gate and up rows (below inter) into L2 at once
+  auto prefetch_tile = [&] {  // the tile's gate and up rows (below inter) into L2 at once
     const int r0 = blockIdx.x * kWarps, n_rows = min(kWarps, inter - r0);
     const T* g0 = w_gate_up + (int64_t(e) * 2 * inter + r0) * hidden;
     prefetch_l2(g0, int64_t(n_rows) * hidden * int64_t(sizeof(T)));
     prefetch_l2(g0 + int64_t(inter) * hidden, int64_t(n_rows) * hidden * int64_t(sizeof(T)));
-  }
+  };
+  if (early_prefetch) prefetch_tile();  // weights never change: before the PDL wait
+  pdl_begin();
+  const int count = collect_slots<kWarps>(list, warp_count, ids, n_slots, n_experts, e);
+  if (count == 0) return;  // uniform; after the last barrier
+  if (!early_prefetch) prefetch_tile();
   const int lane = threadIdx.x & 31, r = blockIdx.x * kWarps + (threadIdx.x >> 5);
   if (r >= inter) return;
   const int n_vec = hidden / 8;
@@ -174,20 +177,22 @@ __device__ __forceinline__ void down_chunk(T* y, int64_t y_stride, const T* act,
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 2)
     moe_skinny_down_kernel(T* y, const T* act, int64_t act_stride, const T* w_down, const int32_t* ids, int n_slots,
-                           int n_experts, int inter, int hidden) {
-  pdl_begin();
+                           int n_experts, int inter, int hidden, bool early_prefetch) {
   extern __shared__ int list[];  // [n_slots]
   __shared__ int warp_count[kWarps];
   const int e = blockIdx.y;
-  const int count = collect_slots<kWarps>(list, warp_count, ids, n_slots, n_experts, e);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (count == 0) return;  // after the last barrier
   const T* w_e = w_down + int64_t(e) * hidden * inter;
-  {  // the tile's down rows (below hidden) into L2 at once
+  auto prefetch_tile = [&] {  // the tile's down rows (below hidden) into L2 at once
     constexpr int kTileRows = kWarps * kDnRows * kDnGroups;
     const int h_begin = blockIdx.x * kTileRows, n_rows = min(kTileRows, hidden - h_begin);
     prefetch_l2(w_e + int64_t(h_begin) * inter, int64_t(n_rows) * inter * int64_t(sizeof(T)));
-  }
+  };
+  if (early_prefetch) prefetch_tile();
+  pdl_begin();
+  const int count = collect_slots<kWarps>(list, warp_count, ids, n_slots, n_experts, e);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (count == 0) return;  // after the last barrier
+  if (!early_prefetch) prefetch_tile();
   for (int grp = 0; grp < kDnGroups; ++grp) {
     const int h0 = ((blockIdx.x * kDnGroups + grp) * kWarps + warp) * kDnRows;
     if (h0 >= hidden) return;
@@ -209,13 +214,14 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
   const int k = int(topk_ids.size(1)), n_slots = int(n * k);
   const size_t smem = size_t(n_slots) * sizeof(int);
+  const bool early = moe_skinny_early_prefetch(n_slots, n_experts);
   launch_kernel(moe_skinny_gate_up_kernel<T>, dim3(div_up(inter, kWarps), unsigned(n_experts)), dim3(kThreads), smem,
                 stream, s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
-                topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden);
+                topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, early);
   SEAM_CUDA_CHECK_LAUNCH();
   launch_kernel(moe_skinny_down_kernel<T>, dim3(div_up(hidden, kWarps * kDnRows * kDnGroups), unsigned(n_experts)),
                 dim3(kThreads), smem, stream, s.expert_out.ptr<T>(), static_cast<const T*>(s.act.ptr<T>()),
-                s.act.stride[0], w_down.ptr<T>(), topk_ids.ptr<int32_t>(), n_slots, n_experts, inter, hidden);
+                s.act.stride[0], w_down.ptr<T>(), topk_ids.ptr<int32_t>(), n_slots, n_experts, inter, hidden, early);
   SEAM_CUDA_CHECK_LAUNCH();
   launch_moe_combine(out, s.expert_out, topk_weights, stream);
 }

@@ -34,6 +34,7 @@ struct SkinnyMoeArgs {
   int n_slots, n_experts, k;
   int n_out;          // inter (gated: features, a gate and an up row each) or hidden
   int n_in;           // hidden or inter: a multiple of kChunk
+  bool early_prefetch;  // prefetch the tile before the PDL wait, whether or not the expert has rows
 };
 
 // One pass of a warp over its K slice for slots[0..m) (m <= 8 NT): the partial dot products into
@@ -96,19 +97,30 @@ __device__ __forceinline__ void mma_pass(const SkinnyMoeArgs<T>& a, const int* s
 
 template <typename T, bool kGated>
 __global__ void __launch_bounds__(kThreads, 2) moe_skinny_mma_kernel(SkinnyMoeArgs<T> a) {
-  pdl_begin();
   extern __shared__ int list[];  // [n_slots]: this expert's slots
   __shared__ int warp_count[kWarps];
   __shared__ float part[kWarps][kMaxNT * 8][kARows + 1];  // each warp's sums: [warp][slot][A row]
   const int e = blockIdx.y;
-  const int count = collect_slots<kWarps>(list, warp_count, a.ids, a.n_slots, a.n_experts, e);
-  if (count == 0) return;  // uniform over the block
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
   constexpr int kOut = kGated ? kARows / 2 : kARows;  // output features per block
   const int f0 = blockIdx.x * kOut;
+  const T* w_e = a.w + int64_t(e) * (kGated ? 2 : 1) * a.n_out * a.n_in;
+  // The tile's weight rows (those below n_out: gate and up rows, or the 16 down rows) into L2 at
+  // once, a whole tile in flight where a sweep of registers would be one K-step a warp. With many
+  // rows (nearly every expert hit) before the PDL wait: weights never change, so this overlaps the
+  // previous kernel's tail; else only once the expert is known to have rows.
+  auto prefetch_tile = [&] {
+    const int64_t bytes = int64_t(min(kOut, a.n_out - f0)) * a.n_in * int64_t(sizeof(T));  // gated: each part
+    prefetch_l2(w_e + int64_t(f0) * a.n_in, bytes);
+    if constexpr (kGated) prefetch_l2(w_e + int64_t(a.n_out + f0) * a.n_in, bytes);
+  };
+  if (a.early_prefetch) prefetch_tile();
+  pdl_begin();
+  const int count = collect_slots<kWarps>(list, warp_count, a.ids, a.n_slots, a.n_experts, e);
+  if (count == 0) return;  // uniform over the block
+  if (!a.early_prefetch) prefetch_tile();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
   // A rows g and g + 8: gated, gate row f0 + g and up row n_out + f0 + g; else rows f0 + g and
   // f0 + g + 8. Rows past n_out read row 0 and are never written.
-  const T* w_e = a.w + int64_t(e) * (kGated ? 2 : 1) * a.n_out * a.n_in;
   int lo, hi;
   if constexpr (kGated) {
     lo = f0 + g < a.n_out ? f0 + g : 0;
@@ -116,11 +128,6 @@ __global__ void __launch_bounds__(kThreads, 2) moe_skinny_mma_kernel(SkinnyMoeAr
   } else {
     lo = f0 + g < a.n_out ? f0 + g : 0;
     hi = f0 + g + 8 < a.n_out ? f0 + g + 8 : 0;
-  }
-  {  // the tile's weight rows (those below n_out): gate and up rows, or the 16 down rows
-    const int n_rows = min(kGated ? kOut : kARows, a.n_out - f0);
-    prefetch_l2(w_e + int64_t(f0) * a.n_in, int64_t(n_rows) * a.n_in * int64_t(sizeof(T)));
-    if constexpr (kGated) prefetch_l2(w_e + int64_t(a.n_out + f0) * a.n_in, int64_t(n_rows) * a.n_in * int64_t(sizeof(T)));
   }
   const uint4* w_lo = reinterpret_cast<const uint4*>(w_e + int64_t(lo) * a.n_in) + c;
   const uint4* w_hi = reinterpret_cast<const uint4*>(w_e + int64_t(hi) * a.n_in) + c;
@@ -157,13 +164,14 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
   const int k = int(topk_ids.size(1)), n_slots = int(n * k);
   const size_t smem = size_t(n_slots) * sizeof(int);
+  const bool early = moe_skinny_early_prefetch(n_slots, n_experts);
   const SkinnyMoeArgs<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
-                                 topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden};
+                                 topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, early};
   launch_kernel(moe_skinny_mma_kernel<T, true>, dim3(div_up(inter, kARows / 2), unsigned(n_experts)), dim3(kThreads),
                 smem, stream, gate_up);
   SEAM_CUDA_CHECK_LAUNCH();
   const SkinnyMoeArgs<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
-                              topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter};
+                              topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, early};
   launch_kernel(moe_skinny_mma_kernel<T, false>, dim3(div_up(hidden, kARows), unsigned(n_experts)), dim3(kThreads),
                 smem, stream, down);
   SEAM_CUDA_CHECK_LAUNCH();
