@@ -6,7 +6,7 @@
 #include "core/tensor.h"
 
 namespace seam::cuda {
-// Backend::moe_experts, by one of four paths; every one reads the ids from device memory with
+// Backend::moe_experts, by one of five paths; every one reads the ids from device memory with
 // launch sizes set by n and the shapes alone, so a graph replays it for any routing:
 //   gathered:        gathered GEMVs (llama.cpp's mul_mat_id manner), any dtype and width: each
 //                    (row, chosen expert) pair reads only its expert's rows. Two kernels:
