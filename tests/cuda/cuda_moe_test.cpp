@@ -261,11 +261,12 @@ class CudaMoePaths : public CudaTest {
 // Each path against the CPU reference at the batch sizes the decode buckets meet, on a Qwen3-MoE-like
 // shape (top-4 of 32: most experts empty at few rows), a Mixtral-like one (top-2 of 8; widths
 // that leave partial sweeps and tiles: hidden 72 = 9 vectors, inter 200 = 25; not whole 32-k mma
-// chunks, so skinny_mma does not apply) and one for the mma's K split (hidden 1440 = 45 chunks:
-// 6 a warp, a full and a partial group of 4 in flight; inter 96 = 3 chunks: five warps idle).
+// chunks, so skinny_mma does not apply) and one for the mma's K split (hidden 2080 = 65 chunks:
+// 9 a warp in three groups of 3, the last warp 2; inter 96 = 3 chunks: five warps idle; a gate/up
+// tile of 65 KB, above the whole-tile L2 prefetch, so the warps prefetch ahead instead).
 // The streaming and skinny paths are also run twice: bit-identical (fixed slot and sum order).
 TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
-  for (PathCase c : {PathCase{32, 64, 128, 4}, PathCase{8, 200, 72, 2}, PathCase{8, 96, 1440, 2}}) {
+  for (PathCase c : {PathCase{32, 64, 128, 4}, PathCase{8, 200, 72, 2}, PathCase{8, 96, 2080, 2}}) {
     const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
     for (DType t : {DType::f16, DType::bf16}) {
       auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);

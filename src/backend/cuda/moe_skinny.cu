@@ -80,7 +80,7 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads, 2)
     moe_skinny_gate_up_kernel(T* act, int64_t act_stride, const T* x, int64_t x_stride, const T* w_gate_up,
                               const int32_t* ids, int n_slots, int n_experts, int k, int inter, int hidden,
-                              bool early_prefetch) {
+                              int prefetch) {
   extern __shared__ int list[];  // [n_slots]: this expert's slots
   __shared__ int warp_count[kWarps];
   const int e = blockIdx.y;
@@ -90,11 +90,11 @@ __global__ void __launch_bounds__(kThreads, 2)
     prefetch_l2(g0, int64_t(n_rows) * hidden * int64_t(sizeof(T)));
     prefetch_l2(g0 + int64_t(inter) * hidden, int64_t(n_rows) * hidden * int64_t(sizeof(T)));
   };
-  if (early_prefetch) prefetch_tile();  // weights never change: before the PDL wait
+  if (prefetch == kPrefetchEarly) prefetch_tile();  // weights never change: before the PDL wait
   pdl_begin();
   const int count = collect_slots<kWarps>(list, warp_count, ids, n_slots, n_experts, e);
   if (count == 0) return;  // uniform; after the last barrier
-  if (!early_prefetch) prefetch_tile();
+  if (prefetch == kPrefetchLate) prefetch_tile();
   const int lane = threadIdx.x & 31, r = blockIdx.x * kWarps + (threadIdx.x >> 5);
   if (r >= inter) return;
   const int n_vec = hidden / 8;
@@ -177,7 +177,7 @@ __device__ __forceinline__ void down_chunk(T* y, int64_t y_stride, const T* act,
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 2)
     moe_skinny_down_kernel(T* y, const T* act, int64_t act_stride, const T* w_down, const int32_t* ids, int n_slots,
-                           int n_experts, int inter, int hidden, bool early_prefetch) {
+                           int n_experts, int inter, int hidden, int prefetch) {
   extern __shared__ int list[];  // [n_slots]
   __shared__ int warp_count[kWarps];
   const int e = blockIdx.y;
@@ -187,12 +187,12 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int h_begin = blockIdx.x * kTileRows, n_rows = min(kTileRows, hidden - h_begin);
     prefetch_l2(w_e + int64_t(h_begin) * inter, int64_t(n_rows) * inter * int64_t(sizeof(T)));
   };
-  if (early_prefetch) prefetch_tile();
+  if (prefetch == kPrefetchEarly) prefetch_tile();
   pdl_begin();
   const int count = collect_slots<kWarps>(list, warp_count, ids, n_slots, n_experts, e);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (count == 0) return;  // after the last barrier
-  if (!early_prefetch) prefetch_tile();
+  if (prefetch == kPrefetchLate) prefetch_tile();
   for (int grp = 0; grp < kDnGroups; ++grp) {
     const int h0 = ((blockIdx.x * kDnGroups + grp) * kWarps + warp) * kDnRows;
     if (h0 >= hidden) return;
@@ -214,14 +214,17 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
   const int k = int(topk_ids.size(1)), n_slots = int(n * k);
   const size_t smem = size_t(n_slots) * sizeof(int);
-  const bool early = moe_skinny_early_prefetch(n_slots, n_experts);
+  const int64_t gu_tile = int64_t(2) * kWarps * hidden * int64_t(sizeof(T));
+  const int64_t dn_tile = int64_t(kWarps) * kDnRows * kDnGroups * inter * int64_t(sizeof(T));
   launch_kernel(moe_skinny_gate_up_kernel<T>, dim3(div_up(inter, kWarps), unsigned(n_experts)), dim3(kThreads), smem,
                 stream, s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
-                topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, early);
+                topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden,
+                int(tile_prefetch(gu_tile, n_slots, n_experts)));
   SEAM_CUDA_CHECK_LAUNCH();
   launch_kernel(moe_skinny_down_kernel<T>, dim3(div_up(hidden, kWarps * kDnRows * kDnGroups), unsigned(n_experts)),
                 dim3(kThreads), smem, stream, s.expert_out.ptr<T>(), static_cast<const T*>(s.act.ptr<T>()),
-                s.act.stride[0], w_down.ptr<T>(), topk_ids.ptr<int32_t>(), n_slots, n_experts, inter, hidden, early);
+                s.act.stride[0], w_down.ptr<T>(), topk_ids.ptr<int32_t>(), n_slots, n_experts, inter, hidden,
+                int(tile_prefetch(dn_tile, n_slots, n_experts)));
   SEAM_CUDA_CHECK_LAUNCH();
   launch_moe_combine(out, s.expert_out, topk_weights, stream);
 }

@@ -17,12 +17,6 @@ constexpr int64_t kMaxSkinnySlots = 4096;
 bool moe_skinny_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
                         const MoeScratch& s);
 
-// Whether a skinny block prefetches its weight tile into L2 before the PDL wait, not knowing yet
-// whether its expert has rows: from 4 slots an expert on average (an expert is then empty with
-// probability ~(1 - k/E)^n <= e^-4, so at most a few percent of the bytes are wasted; Qwen3-30B-A3B
-// from 64 rows). Below it, a block prefetches once its expert is known to have rows.
-inline bool moe_skinny_early_prefetch(int64_t n_slots, int64_t n_experts) { return n_slots >= 4 * n_experts; }
-
 // Backend::moe_experts in three kernels, launch sizes set by n and the shapes alone (a graph
 // replays them for any routing; nothing is read back to the host, no grouping kernel runs):
 //   gate_up: block (8 intermediate rows, expert e). The block first collects, in slot order, the

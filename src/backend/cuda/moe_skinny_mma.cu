@@ -22,6 +22,7 @@ constexpr int kChunk = 32;        // k per chunk: two m16n8k16 steps
 constexpr int kVecsPerChunk = 4;  // 16-byte vectors per row per chunk (one per lane of a quad)
 constexpr int kUnroll = 3;        // chunks of weight loads in flight per warp (4 would spill at 2 blocks an SM)
 constexpr int kMaxNT = 2;         // n-tiles of 8 slots per pass over the weights
+constexpr int kAheadChunks = 3 * kUnroll;  // kPrefetchNone: a warp's L2 prefetch distance (~9 KB a warp in flight)
 
 template <typename T>
 struct SkinnyMoeArgs {
@@ -34,7 +35,7 @@ struct SkinnyMoeArgs {
   int n_slots, n_experts, k;
   int n_out;          // inter (gated: features, a gate and an up row each) or hidden
   int n_in;           // hidden or inter: a multiple of kChunk
-  bool early_prefetch;  // prefetch the tile before the PDL wait, whether or not the expert has rows
+  int prefetch;       // TilePrefetch (moe_common.cuh); kPrefetchNone: each warp prefetches ahead instead
 };
 
 // One pass of a warp over its K slice for slots[0..m) (m <= 8 NT): the partial dot products into
@@ -64,6 +65,11 @@ __device__ __forceinline__ void mma_pass(const SkinnyMoeArgs<T>& a, const int* s
     }
   };
   load_w(c_begin);
+  if (a.prefetch == kPrefetchNone)  // the chunks between the first group and the loop's first prefetch
+    for (int pc = c_begin + kUnroll; pc < min(c_end, c_begin + kAheadChunks); ++pc) {
+      prefetch_l2_line(w_lo + pc * kVecsPerChunk);
+      prefetch_l2_line(w_hi + pc * kVecsPerChunk);
+    }
   float acc[NT][4];
 #pragma unroll
   for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
@@ -72,6 +78,16 @@ __device__ __forceinline__ void mma_pass(const SkinnyMoeArgs<T>& a, const int* s
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) cl[u] = wl[u], chh[u] = wh[u];
     if (ch + kUnroll < c_end) load_w(ch + kUnroll);  // the next group's weights in flight during this group's math
+    if (a.prefetch == kPrefetchNone) {  // a large tile: L2 lines kAheadChunks ahead of the registers
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int pc = ch + kAheadChunks + u;
+        if (pc < c_end) {
+          prefetch_l2_line(w_lo + pc * kVecsPerChunk);
+          prefetch_l2_line(w_hi + pc * kVecsPerChunk);
+        }
+      }
+    }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       if (ch + u >= c_end) break;
@@ -105,19 +121,20 @@ __global__ void __launch_bounds__(kThreads, 2) moe_skinny_mma_kernel(SkinnyMoeAr
   const int f0 = blockIdx.x * kOut;
   const T* w_e = a.w + int64_t(e) * (kGated ? 2 : 1) * a.n_out * a.n_in;
   // The tile's weight rows (those below n_out: gate and up rows, or the 16 down rows) into L2 at
-  // once, a whole tile in flight where a sweep of registers would be one K-step a warp. With many
+  // once, a whole tile in flight where the registers hold one group of K-steps a warp. With many
   // rows (nearly every expert hit) before the PDL wait: weights never change, so this overlaps the
-  // previous kernel's tail; else only once the expert is known to have rows.
+  // previous kernel's tail; else once the expert is known to have rows; tiles too large for L2
+  // (kPrefetchNone) are prefetched by each warp kAheadChunks ahead of its loads (mma_pass).
   auto prefetch_tile = [&] {
     const int64_t bytes = int64_t(min(kOut, a.n_out - f0)) * a.n_in * int64_t(sizeof(T));  // gated: each part
     prefetch_l2(w_e + int64_t(f0) * a.n_in, bytes);
     if constexpr (kGated) prefetch_l2(w_e + int64_t(a.n_out + f0) * a.n_in, bytes);
   };
-  if (a.early_prefetch) prefetch_tile();
+  if (a.prefetch == kPrefetchEarly) prefetch_tile();
   pdl_begin();
   const int count = collect_slots<kWarps>(list, warp_count, a.ids, a.n_slots, a.n_experts, e);
   if (count == 0) return;  // uniform over the block
-  if (!a.early_prefetch) prefetch_tile();
+  if (a.prefetch == kPrefetchLate) prefetch_tile();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
   // A rows g and g + 8: gated, gate row f0 + g and up row n_out + f0 + g; else rows f0 + g and
   // f0 + g + 8. Rows past n_out read row 0 and are never written.
@@ -164,14 +181,15 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
   const int k = int(topk_ids.size(1)), n_slots = int(n * k);
   const size_t smem = size_t(n_slots) * sizeof(int);
-  const bool early = moe_skinny_early_prefetch(n_slots, n_experts);
+  const int gu_prefetch = tile_prefetch(int64_t(kARows) * hidden * int64_t(sizeof(T)), n_slots, n_experts);
+  const int dn_prefetch = tile_prefetch(int64_t(kARows) * inter * int64_t(sizeof(T)), n_slots, n_experts);
   const SkinnyMoeArgs<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
-                                 topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, early};
+                                 topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, gu_prefetch};
   launch_kernel(moe_skinny_mma_kernel<T, true>, dim3(div_up(inter, kARows / 2), unsigned(n_experts)), dim3(kThreads),
                 smem, stream, gate_up);
   SEAM_CUDA_CHECK_LAUNCH();
   const SkinnyMoeArgs<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
-                              topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, early};
+                              topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, dn_prefetch};
   launch_kernel(moe_skinny_mma_kernel<T, false>, dim3(div_up(hidden, kARows), unsigned(n_experts)), dim3(kThreads),
                 smem, stream, down);
   SEAM_CUDA_CHECK_LAUNCH();
