@@ -111,66 +111,78 @@ __device__ __forceinline__ void mma_pass(const SkinnyMoeArgs<T>& a, const int* s
     for (int i = 0; i < 4; ++i) part[8 * j + 2 * c + (i & 1)][g + 8 * (i >> 1)] = acc[j][i];
 }
 
+// kTiles feature tiles a block, one after the other (down: 2, so a block streams 48 KB at
+// Qwen3-30B-A3B's inter 768 and its slot collection is amortised over twice the bytes).
+template <bool kGated>
+constexpr int kTiles = kGated ? 1 : 2;
+template <bool kGated>
+constexpr int kOut = kGated ? kARows / 2 : kARows;  // output features a tile
+
 template <typename T, bool kGated>
 __global__ void __launch_bounds__(kThreads, 2) moe_skinny_mma_kernel(SkinnyMoeArgs<T> a) {
   extern __shared__ int list[];  // [n_slots]: this expert's slots
   __shared__ int warp_count[kWarps];
   __shared__ float part[kWarps][kMaxNT * 8][kARows + 1];  // each warp's sums: [warp][slot][A row]
+  constexpr int kF = kOut<kGated>;
   const int e = blockIdx.y;
-  constexpr int kOut = kGated ? kARows / 2 : kARows;  // output features per block
-  const int f0 = blockIdx.x * kOut;
+  const int f_block = blockIdx.x * kTiles<kGated> * kF;  // the block's first feature (< n_out: the grid)
   const T* w_e = a.w + int64_t(e) * (kGated ? 2 : 1) * a.n_out * a.n_in;
-  // The tile's weight rows (those below n_out: gate and up rows, or the 16 down rows) into L2 at
-  // once, a whole tile in flight where the registers hold one group of K-steps a warp. With many
+  // The block's weight rows (those below n_out: gate and up rows, or the down rows of its tiles)
+  // into L2 at once, all in flight where the registers hold one group of K-steps a warp. With many
   // rows (nearly every expert hit) before the PDL wait: weights never change, so this overlaps the
-  // previous kernel's tail; else once the expert is known to have rows; tiles too large for L2
+  // previous kernel's tail; else once the expert is known to have rows; blocks too large for L2
   // (kPrefetchNone) are prefetched by each warp kAheadChunks ahead of its loads (mma_pass).
-  auto prefetch_tile = [&] {
-    const int64_t bytes = int64_t(min(kOut, a.n_out - f0)) * a.n_in * int64_t(sizeof(T));  // gated: each part
-    prefetch_l2(w_e + int64_t(f0) * a.n_in, bytes);
-    if constexpr (kGated) prefetch_l2(w_e + int64_t(a.n_out + f0) * a.n_in, bytes);
+  auto prefetch_block = [&] {
+    const int64_t rows = min(kTiles<kGated> * kF, a.n_out - f_block);  // gated: of each part
+    const int64_t bytes = rows * a.n_in * int64_t(sizeof(T));
+    prefetch_l2(w_e + int64_t(f_block) * a.n_in, bytes);
+    if constexpr (kGated) prefetch_l2(w_e + int64_t(a.n_out + f_block) * a.n_in, bytes);
   };
-  if (a.prefetch == kPrefetchEarly) prefetch_tile();
+  if (a.prefetch == kPrefetchEarly) prefetch_block();
   pdl_begin();
   const int count = collect_slots<kWarps>(list, warp_count, a.ids, a.n_slots, a.n_experts, e);
   if (count == 0) return;  // uniform over the block
-  if (a.prefetch == kPrefetchLate) prefetch_tile();
+  if (a.prefetch == kPrefetchLate) prefetch_block();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
-  // A rows g and g + 8: gated, gate row f0 + g and up row n_out + f0 + g; else rows f0 + g and
-  // f0 + g + 8. Rows past n_out read row 0 and are never written.
-  int lo, hi;
-  if constexpr (kGated) {
-    lo = f0 + g < a.n_out ? f0 + g : 0;
-    hi = a.n_out + lo;
-  } else {
-    lo = f0 + g < a.n_out ? f0 + g : 0;
-    hi = f0 + g + 8 < a.n_out ? f0 + g + 8 : 0;
-  }
-  const uint4* w_lo = reinterpret_cast<const uint4*>(w_e + int64_t(lo) * a.n_in) + c;
-  const uint4* w_hi = reinterpret_cast<const uint4*>(w_e + int64_t(hi) * a.n_in) + c;
   const int n_chunks = a.n_in / kChunk;
   const int per_warp = (n_chunks + kWarps - 1) / kWarps;
   const int c_begin = min(n_chunks, warp * per_warp), c_end = min(n_chunks, c_begin + per_warp);
-  for (int c0 = 0; c0 < count; c0 += kMaxNT * 8) {  // uniform: the barriers below are met by all
-    const int m = min(kMaxNT * 8, count - c0);
-    const int* slots = list + c0;
-    if (m <= 8) mma_pass<T, kGated, 1>(a, slots, m, w_lo, w_hi, c_begin, c_end, part[warp], g, c);
-    else mma_pass<T, kGated, 2>(a, slots, m, w_lo, w_hi, c_begin, c_end, part[warp], g, c);
-    __syncthreads();
-    for (int idx = threadIdx.x; idx < m * kOut; idx += kThreads) {
-      const int r = idx / kOut, f = idx % kOut, feature = f0 + f;
-      if (feature >= a.n_out) continue;
-      float s = 0.f, up = 0.f;
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w) {
-        s += part[w][r][f];
-        if constexpr (kGated) up += part[w][r][f + 8];
-      }
-      const int64_t at = int64_t(slots[r]) * a.out_stride + feature;
-      if constexpr (kGated) a.out[at] = from_float<T>(s / (1.f + expf(-s)) * up);
-      else a.out[at] = from_float<T>(s);
+  for (int t = 0; t < kTiles<kGated>; ++t) {
+    const int f0 = f_block + t * kF;
+    if (f0 >= a.n_out) break;  // uniform over the block
+    // A rows g and g + 8: gated, gate row f0 + g and up row n_out + f0 + g; else rows f0 + g and
+    // f0 + g + 8. Rows past n_out read row 0 and are never written.
+    int lo, hi;
+    if constexpr (kGated) {
+      lo = f0 + g < a.n_out ? f0 + g : 0;
+      hi = a.n_out + lo;
+    } else {
+      lo = f0 + g < a.n_out ? f0 + g : 0;
+      hi = f0 + g + 8 < a.n_out ? f0 + g + 8 : 0;
     }
-    __syncthreads();  // part is rewritten by the next pass
+    const uint4* w_lo = reinterpret_cast<const uint4*>(w_e + int64_t(lo) * a.n_in) + c;
+    const uint4* w_hi = reinterpret_cast<const uint4*>(w_e + int64_t(hi) * a.n_in) + c;
+    for (int c0 = 0; c0 < count; c0 += kMaxNT * 8) {  // uniform: the barriers below are met by all
+      const int m = min(kMaxNT * 8, count - c0);
+      const int* slots = list + c0;
+      if (m <= 8) mma_pass<T, kGated, 1>(a, slots, m, w_lo, w_hi, c_begin, c_end, part[warp], g, c);
+      else mma_pass<T, kGated, 2>(a, slots, m, w_lo, w_hi, c_begin, c_end, part[warp], g, c);
+      __syncthreads();
+      for (int idx = threadIdx.x; idx < m * kF; idx += kThreads) {
+        const int r = idx / kF, f = idx % kF, feature = f0 + f;
+        if (feature >= a.n_out) continue;
+        float s = 0.f, up = 0.f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+          s += part[w][r][f];
+          if constexpr (kGated) up += part[w][r][f + 8];
+        }
+        const int64_t at = int64_t(slots[r]) * a.out_stride + feature;
+        if constexpr (kGated) a.out[at] = from_float<T>(s / (1.f + expf(-s)) * up);
+        else a.out[at] = from_float<T>(s);
+      }
+      __syncthreads();  // part is rewritten by the next pass
+    }
   }
 }
 
@@ -181,17 +193,19 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
   const int k = int(topk_ids.size(1)), n_slots = int(n * k);
   const size_t smem = size_t(n_slots) * sizeof(int);
+  // A block's weight bytes: gated 8 gate + 8 up rows of hidden, down kTiles x 16 rows of inter.
   const int gu_prefetch = tile_prefetch(int64_t(kARows) * hidden * int64_t(sizeof(T)), n_slots, n_experts);
-  const int dn_prefetch = tile_prefetch(int64_t(kARows) * inter * int64_t(sizeof(T)), n_slots, n_experts);
+  const int dn_prefetch =
+      tile_prefetch(int64_t(kTiles<false> * kARows) * inter * int64_t(sizeof(T)), n_slots, n_experts);
   const SkinnyMoeArgs<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
                                  topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, gu_prefetch};
-  launch_kernel(moe_skinny_mma_kernel<T, true>, dim3(div_up(inter, kARows / 2), unsigned(n_experts)), dim3(kThreads),
+  launch_kernel(moe_skinny_mma_kernel<T, true>, dim3(div_up(inter, kOut<true>), unsigned(n_experts)), dim3(kThreads),
                 smem, stream, gate_up);
   SEAM_CUDA_CHECK_LAUNCH();
   const SkinnyMoeArgs<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
                               topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, dn_prefetch};
-  launch_kernel(moe_skinny_mma_kernel<T, false>, dim3(div_up(hidden, kARows), unsigned(n_experts)), dim3(kThreads),
-                smem, stream, down);
+  launch_kernel(moe_skinny_mma_kernel<T, false>, dim3(div_up(hidden, kTiles<false> * kOut<false>), unsigned(n_experts)),
+                dim3(kThreads), smem, stream, down);
   SEAM_CUDA_CHECK_LAUNCH();
   launch_moe_combine(out, s.expert_out, topk_weights, stream);
 }

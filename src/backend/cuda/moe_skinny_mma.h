@@ -19,8 +19,8 @@ bool moe_skinny_mma_applies(const Tensor& x, const Tensor& w_gate_up, const Tens
 //            up rows inter+f0..; the 8 warps split K (hidden) and stream their part once per
 //            chunk of up to 16 slots (the B columns: x[slot / k]); shared memory sums the warps;
 //            act[slot][f] = silu(gate) * up, rounded to T.
-//   down:    block (16 outputs, expert e), the same with A = down rows, B = act[slot];
-//            expert_out[slot][h], rounded to T;
+//   down:    block (two tiles of 16 outputs, one after the other, expert e), the same with
+//            A = down rows, B = act[slot]; expert_out[slot][h], rounded to T;
 //   combine: out[i] += sum_j w_ij expert_out[i * k + j] (moe_combine.h).
 // Deterministic: fixed slot order, per-warp mma order, warps summed in order.
 void launch_moe_experts_skinny_mma(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
