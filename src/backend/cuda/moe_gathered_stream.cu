@@ -7,14 +7,14 @@ namespace seam::cuda {
 
 namespace {
 
-constexpr int kGuWarps = 8;   // gate_up: intermediate rows per block, one warp each
+constexpr int kGuWarps = 4;   // gate_up: intermediate rows per block, one warp each (92 registers: 5 blocks an SM)
 constexpr int kGuUnroll = 4;  // gate_up: 16-byte vectors per weight row per sweep and lane
 constexpr int kDnWarps = 4;   // down: outputs per block, one warp each (more, smaller blocks: 512 at hidden 2048)
 constexpr int kDnUnroll = 8;  // down: 16-byte vectors per sweep and lane
 
 // Block (slot, tile). Each lane holds its next sweep of both rows in flight (2 * kGuUnroll
-// vectors) while it multiplies the current one: with the grid's ~6 resident blocks an SM, that
-// is ~400 KB in flight per SM, far above what HBM's latency needs.
+// vectors) while it multiplies the current one: 20 resident warps an SM (92 registers) hold
+// ~160 KB in flight per SM, far above what HBM's latency needs.
 template <typename T>
 __global__ void __launch_bounds__(kGuWarps * 32)
     moe_gate_up_stream_kernel(T* act, int64_t act_stride, const T* x, int64_t x_stride, const T* w_gate_up,

@@ -17,7 +17,7 @@ bool moe_gathered_stream_applies(const Tensor& x, const Tensor& w_gate_up, const
                                  const Tensor& topk_ids, const MoeScratch& s);
 
 // Backend::moe_experts in two kernels, launch sizes set by n alone (graph-replayable):
-//   gate_up: block (slot, 8 rows): a warp per intermediate row r streams gate_e[r] and up_e[r]
+//   gate_up: block (slot, 4 rows): a warp per intermediate row r streams gate_e[r] and up_e[r]
 //            (e = ids[slot]) against x[slot / k] (L1-resident) and writes
 //            act[slot][r] = silu(gate) * up, rounded to T;
 //   down:    block (row i, 4 outputs): a warp per output h streams the k chosen experts' down rows
