@@ -222,7 +222,7 @@ const cuda::MoePath kPaths[] = {cuda::MoePath::gathered, cuda::MoePath::gathered
 const int64_t kRowCounts[] = {1, 2, 7, 16, 64, 200};
 
 // Routing of n rows over E experts, k distinct each: rows i % 3 == 0 put expert i % 2 first, so
-// two experts collect many rows (several 8-slot chunks at 200 rows) and, at few rows, most
+// two experts collect many rows (several 8- and 16-slot passes at 200 rows) and, at few rows, most
 // experts have none; row 1 (when n > 1) is a padded row whose garbage id must read expert 0.
 void random_routing(std::mt19937& rng, int64_t n, int64_t E, int64_t k, std::vector<int32_t>& ids,
                     std::vector<float>& w) {
@@ -362,7 +362,7 @@ TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
       auto graph = gpu->end_capture();
       for (int step = 0; step < 2; ++step) {
         auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
-        if (step == 1)  // every row prefers experts 0..3: one expert gets all rows, most get none
+        if (step == 1)  // every row prefers experts 0..3: each of them gets all n rows, the other 28 none
           for (int64_t i = 0; i < n; ++i)
             for (int e = 0; e < 4; ++e) l_h[size_t(i * E + e)] += 20.f;
         std::vector<uint16_t> raw(l_h.size());
