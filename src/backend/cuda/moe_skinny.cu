@@ -80,21 +80,24 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads, 2)
     moe_skinny_gate_up_kernel(T* act, int64_t act_stride, const T* x, int64_t x_stride, const T* w_gate_up,
                               const int32_t* ids, int n_slots, int n_experts, int k, int inter, int hidden,
-                              int prefetch) {
+                              int prefetch, bool direct) {
   extern __shared__ int list[];  // [n_slots]: this expert's slots
   __shared__ int warp_count[kWarps];
-  const int e = blockIdx.y;
-  auto prefetch_tile = [&] {  // the tile's gate and up rows (below inter) into L2 at once
+  __shared__ unsigned present[kMaxSkinnyWords];
+  __shared__ int chosen;
+  auto prefetch_tile = [&](int e) {  // the tile's gate and up rows (below inter) into L2 at once
     const int r0 = blockIdx.x * kWarps, n_rows = min(kWarps, inter - r0);
     const T* g0 = w_gate_up + (int64_t(e) * 2 * inter + r0) * hidden;
     prefetch_l2(g0, int64_t(n_rows) * hidden * int64_t(sizeof(T)));
     prefetch_l2(g0 + int64_t(inter) * hidden, int64_t(n_rows) * hidden * int64_t(sizeof(T)));
   };
-  if (prefetch == kPrefetchEarly) prefetch_tile();  // weights never change: before the PDL wait
+  if (prefetch == kPrefetchEarly) prefetch_tile(blockIdx.y);  // direct grids: before the PDL wait
   pdl_begin();
+  const int e = block_expert<kWarps>(!direct, present, &chosen, ids, n_slots, n_experts);
+  if (e < 0) return;  // uniform: past the last expert with rows
   const int count = collect_slots<kWarps>(list, warp_count, ids, n_slots, n_experts, e);
   if (count == 0) return;  // uniform; after the last barrier
-  if (prefetch == kPrefetchLate) prefetch_tile();
+  if (prefetch == kPrefetchLate) prefetch_tile(e);
   const int lane = threadIdx.x & 31, r = blockIdx.x * kWarps + (threadIdx.x >> 5);
   if (r >= inter) return;
   const int n_vec = hidden / 8;
@@ -177,22 +180,25 @@ __device__ __forceinline__ void down_chunk(T* y, int64_t y_stride, const T* act,
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 2)
     moe_skinny_down_kernel(T* y, const T* act, int64_t act_stride, const T* w_down, const int32_t* ids, int n_slots,
-                           int n_experts, int inter, int hidden, int prefetch) {
+                           int n_experts, int inter, int hidden, int prefetch, bool direct) {
   extern __shared__ int list[];  // [n_slots]
   __shared__ int warp_count[kWarps];
-  const int e = blockIdx.y;
-  const T* w_e = w_down + int64_t(e) * hidden * inter;
-  auto prefetch_tile = [&] {  // the tile's down rows (below hidden) into L2 at once
+  __shared__ unsigned present[kMaxSkinnyWords];
+  __shared__ int chosen;
+  auto prefetch_tile = [&](const T* w_e) {  // the tile's down rows (below hidden) into L2 at once
     constexpr int kTileRows = kWarps * kDnRows * kDnGroups;
     const int h_begin = blockIdx.x * kTileRows, n_rows = min(kTileRows, hidden - h_begin);
     prefetch_l2(w_e + int64_t(h_begin) * inter, int64_t(n_rows) * inter * int64_t(sizeof(T)));
   };
-  if (prefetch == kPrefetchEarly) prefetch_tile();
+  if (prefetch == kPrefetchEarly) prefetch_tile(w_down + int64_t(blockIdx.y) * hidden * inter);  // direct grids
   pdl_begin();
+  const int e = block_expert<kWarps>(!direct, present, &chosen, ids, n_slots, n_experts);
+  if (e < 0) return;  // uniform: past the last expert with rows
   const int count = collect_slots<kWarps>(list, warp_count, ids, n_slots, n_experts, e);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (count == 0) return;  // after the last barrier
-  if (prefetch == kPrefetchLate) prefetch_tile();
+  const T* w_e = w_down + int64_t(e) * hidden * inter;
+  if (prefetch == kPrefetchLate) prefetch_tile(w_e);
   for (int grp = 0; grp < kDnGroups; ++grp) {
     const int h0 = ((blockIdx.x * kDnGroups + grp) * kWarps + warp) * kDnRows;
     if (h0 >= hidden) return;
@@ -214,17 +220,19 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
   const int k = int(topk_ids.size(1)), n_slots = int(n * k);
   const size_t smem = size_t(n_slots) * sizeof(int);
+  const bool direct = skinny_direct(n_slots, n_experts);
+  const unsigned grid_rows = unsigned(direct ? n_experts : std::min(n_experts, n_slots));
   const int64_t gu_tile = int64_t(2) * kWarps * hidden * int64_t(sizeof(T));
   const int64_t dn_tile = int64_t(kWarps) * kDnRows * kDnGroups * inter * int64_t(sizeof(T));
-  launch_kernel(moe_skinny_gate_up_kernel<T>, dim3(div_up(inter, kWarps), unsigned(n_experts)), dim3(kThreads), smem,
+  launch_kernel(moe_skinny_gate_up_kernel<T>, dim3(div_up(inter, kWarps), grid_rows), dim3(kThreads), smem,
                 stream, s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
                 topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden,
-                int(tile_prefetch(gu_tile, n_slots, n_experts)));
+                int(tile_prefetch(gu_tile, n_slots, n_experts)), direct);
   SEAM_CUDA_CHECK_LAUNCH();
-  launch_kernel(moe_skinny_down_kernel<T>, dim3(div_up(hidden, kWarps * kDnRows * kDnGroups), unsigned(n_experts)),
+  launch_kernel(moe_skinny_down_kernel<T>, dim3(div_up(hidden, kWarps * kDnRows * kDnGroups), grid_rows),
                 dim3(kThreads), smem, stream, s.expert_out.ptr<T>(), static_cast<const T*>(s.act.ptr<T>()),
                 s.act.stride[0], w_down.ptr<T>(), topk_ids.ptr<int32_t>(), n_slots, n_experts, inter, hidden,
-                int(tile_prefetch(dn_tile, n_slots, n_experts)));
+                int(tile_prefetch(dn_tile, n_slots, n_experts)), direct);
   SEAM_CUDA_CHECK_LAUNCH();
   launch_moe_combine(out, s.expert_out, topk_weights, stream);
 }
@@ -236,7 +244,7 @@ bool moe_skinny_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor& 
   if (x.dtype != DType::f16 && x.dtype != DType::bf16) return false;
   if (!s.expert_out.defined()) return false;
   const int64_t n_experts = w_gate_up.size(0), inter = w_gate_up.size(1) / 2, hidden = w_gate_up.size(2);
-  return x.size(0) * topk_ids.size(1) <= kMaxSkinnySlots && n_experts <= 65535 &&
+  return x.size(0) * topk_ids.size(1) <= kMaxSkinnySlots && n_experts <= int64_t(kMaxSkinnyWords) * 32 &&
          x.size(0) * x.stride[0] < (int64_t(1) << 31) && x.size(0) * topk_ids.size(1) * s.act.stride[0] < (int64_t(1) << 31) && hidden % 8 == 0 &&
          inter % 8 == 0 && rows_vectorizable(x, hidden) && rows_vectorizable(s.act, inter) &&
          aligned16(w_gate_up.data) && aligned16(w_down.data) && aligned16(s.expert_out.data) &&

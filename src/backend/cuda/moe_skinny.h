@@ -13,12 +13,16 @@ namespace seam::cuda {
 constexpr int64_t kMaxSkinnySlots = 4096;
 
 // Whether the skinny path can run: float16/bfloat16, the expert_out scratch given, hidden and
-// inter multiples of 8, 16-byte aligned weights and rows, n * k <= kMaxSkinnySlots.
+// inter multiples of 8, 16-byte aligned weights and rows, n * k <= kMaxSkinnySlots, at most 4096
+// experts.
 bool moe_skinny_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
                         const MoeScratch& s);
 
 // Backend::moe_experts in three kernels, launch sizes set by n and the shapes alone (a graph
 // replays them for any routing; nothing is read back to the host, no grouping kernel runs):
+// Grid rows: one per expert from 4 slots an expert on average (block_expert, moe_common.cuh),
+// else min(n_experts, n * k), row r serving the r-th expert with rows (rows past the last exit):
+// a few rows do not launch a block per empty expert.
 //   gate_up: block (8 intermediate rows, expert e). The block first collects, in slot order, the
 //            slots routed to e (a ballot over topk_ids: <= 4096 ids, from L2); with none it exits.
 //            A warp streams gate_e[r] and up_e[r] once per chunk of up to 8 slots and writes

@@ -36,6 +36,7 @@ struct SkinnyMoeArgs {
   int n_out;          // inter (gated: features, a gate and an up row each) or hidden
   int n_in;           // hidden or inter: a multiple of kChunk
   int prefetch;       // TilePrefetch (moe_common.cuh); kPrefetchNone: each warp prefetches ahead instead
+  bool direct;        // grid row = expert (block_expert), else the row-th expert with rows
 };
 
 // One pass of a warp over its K slice for slots[0..m) (m <= 8 NT): the partial dot products into
@@ -122,27 +123,31 @@ template <typename T, bool kGated>
 __global__ void __launch_bounds__(kThreads, 2) moe_skinny_mma_kernel(SkinnyMoeArgs<T> a) {
   extern __shared__ int list[];  // [n_slots]: this expert's slots
   __shared__ int warp_count[kWarps];
+  __shared__ unsigned present[kMaxSkinnyWords];
+  __shared__ int chosen;
   __shared__ float part[kWarps][kMaxNT * 8][kARows + 1];  // each warp's sums: [warp][slot][A row]
   constexpr int kF = kOut<kGated>;
-  const int e = blockIdx.y;
   const int f_block = blockIdx.x * kTiles<kGated> * kF;  // the block's first feature (< n_out: the grid)
-  const T* w_e = a.w + int64_t(e) * (kGated ? 2 : 1) * a.n_out * a.n_in;
+  auto weights_of = [&](int e) { return a.w + int64_t(e) * (kGated ? 2 : 1) * a.n_out * a.n_in; };
   // The block's weight rows (those below n_out: gate and up rows, or the down rows of its tiles)
   // into L2 at once, all in flight where the registers hold one group of K-steps a warp. With many
   // rows (nearly every expert hit) before the PDL wait: weights never change, so this overlaps the
   // previous kernel's tail; else once the expert is known to have rows; blocks too large for L2
   // (kPrefetchNone) are prefetched by each warp kAheadChunks ahead of its loads (mma_pass).
-  auto prefetch_block = [&] {
+  auto prefetch_block = [&](const T* w_e) {
     const int64_t rows = min(kTiles<kGated> * kF, a.n_out - f_block);  // gated: of each part
     const int64_t bytes = rows * a.n_in * int64_t(sizeof(T));
     prefetch_l2(w_e + int64_t(f_block) * a.n_in, bytes);
     if constexpr (kGated) prefetch_l2(w_e + int64_t(a.n_out + f_block) * a.n_in, bytes);
   };
-  if (a.prefetch == kPrefetchEarly) prefetch_block();
+  if (a.prefetch == kPrefetchEarly) prefetch_block(weights_of(blockIdx.y));  // direct grids only
   pdl_begin();
+  const int e = block_expert<kWarps>(!a.direct, present, &chosen, a.ids, a.n_slots, a.n_experts);
+  if (e < 0) return;  // uniform: past the last expert with rows
   const int count = collect_slots<kWarps>(list, warp_count, a.ids, a.n_slots, a.n_experts, e);
   if (count == 0) return;  // uniform over the block
-  if (a.prefetch == kPrefetchLate) prefetch_block();
+  const T* w_e = weights_of(e);
+  if (a.prefetch == kPrefetchLate) prefetch_block(w_e);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
   const int n_chunks = a.n_in / kChunk;
   const int per_warp = (n_chunks + kWarps - 1) / kWarps;
@@ -194,17 +199,19 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   const int k = int(topk_ids.size(1)), n_slots = int(n * k);
   const size_t smem = size_t(n_slots) * sizeof(int);
   // A block's weight bytes: gated 8 gate + 8 up rows of hidden, down kTiles x 16 rows of inter.
+  const bool direct = skinny_direct(n_slots, n_experts);
+  const unsigned grid_rows = unsigned(direct ? n_experts : std::min(n_experts, n_slots));
   const int gu_prefetch = tile_prefetch(int64_t(kARows) * hidden * int64_t(sizeof(T)), n_slots, n_experts);
   const int dn_prefetch =
       tile_prefetch(int64_t(kTiles<false> * kARows) * inter * int64_t(sizeof(T)), n_slots, n_experts);
   const SkinnyMoeArgs<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
-                                 topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, gu_prefetch};
-  launch_kernel(moe_skinny_mma_kernel<T, true>, dim3(div_up(inter, kOut<true>), unsigned(n_experts)), dim3(kThreads),
+                                 topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, gu_prefetch, direct};
+  launch_kernel(moe_skinny_mma_kernel<T, true>, dim3(div_up(inter, kOut<true>), grid_rows), dim3(kThreads),
                 smem, stream, gate_up);
   SEAM_CUDA_CHECK_LAUNCH();
   const SkinnyMoeArgs<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
-                              topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, dn_prefetch};
-  launch_kernel(moe_skinny_mma_kernel<T, false>, dim3(div_up(hidden, kTiles<false> * kOut<false>), unsigned(n_experts)),
+                              topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, dn_prefetch, direct};
+  launch_kernel(moe_skinny_mma_kernel<T, false>, dim3(div_up(hidden, kTiles<false> * kOut<false>), grid_rows),
                 dim3(kThreads), smem, stream, down);
   SEAM_CUDA_CHECK_LAUNCH();
   launch_moe_combine(out, s.expert_out, topk_weights, stream);

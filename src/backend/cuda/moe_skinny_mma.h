@@ -13,7 +13,8 @@ namespace seam::cuda {
 bool moe_skinny_mma_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
                             const MoeScratch& s);
 
-// Backend::moe_experts in three kernels, launch sizes set by n and the shapes alone:
+// Backend::moe_experts in three kernels, launch sizes set by n and the shapes alone (grid rows
+// per expert as in moe_skinny.h):
 //   gate_up: block (8 intermediate features, expert e): the block collects e's slots in slot order
 //            (collect_slots; none: it exits); its 16 mma A rows are the gate rows f0..f0+7 and the
 //            up rows inter+f0..; the 8 warps split K (hidden) and stream their part once per
