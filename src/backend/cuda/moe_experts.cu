@@ -136,10 +136,12 @@ namespace {
 // instead of once per row. 32 rows at top-8 (nearly every expert of 128 hit), 128 rows at top-2.
 constexpr int64_t kGroupedMinSlots = 256;
 
-// The skinny path's default limit, in average slots an expert (n * k / n_experts): up to 8 rows
-// an expert, its one pass of 8-row chunks keeps the FMA work under the weights' streaming time
-// (the wmma grouped GEMM costs about the same from 1 to 64 rows an expert: its 64-row tiles).
-// Qwen3-30B-A3B: n <= 128; Mixtral-8x7B: n <= 32. A first guess from the arithmetic, to measure.
+// The skinny path's default limit, in average slots an expert (n * k / n_experts): up to 8, most
+// experts fit one pass of the weights (16 slots on tensor cores, 8 on CUDA cores, whose FMA work
+// then stays under the weights' streaming time), while the wmma grouped GEMM costs about the
+// same from 1 to 64 rows an expert (its 64-row tiles; the H200 trace: ~3 us a k-step either way).
+// Qwen3-30B-A3B: n <= 128; Mixtral-8x7B: n <= 32. A guess from the arithmetic, to measure
+// (SEAM_MOE_SKINNY=16 or 32 at 128-256 rows).
 constexpr int kSkinnyMaxPerExpert = 8;
 
 }  // namespace
