@@ -23,6 +23,11 @@
 #            (tools/moe_floor.py). b64 and prefill run once per GROUPED_VARIANTS value
 #            (SEAM_MOE_GROUPED: 1 the rule, 0 gathered GEMVs only, 2 grouped GEMMs wherever they
 #            apply; default "1"; "1 0 2" measures gathered against grouped in the same call) (~2 min)
+#   ab       the bench's four runs (b1, b64, prefill 4,096, Mixtral b1) once per MOE_VARIANTS entry:
+#            ';'-separated groups of env assignments, '-' for none. Default: the new MoE kernels
+#            (the rule), the skinny path on CUDA cores, then every new kernel off (the paths before
+#            them): "-;SEAM_MOE_SKINNY_MMA=0;SEAM_MOE_GATHER_STREAM=0 SEAM_MOE_ROUTE_WARP=0
+#            SEAM_MOE_SKINNY=0 SEAM_MOE_GROUPED_PIPELINE=0" (~1.5-2 min a variant: four dummy loads)
 #   serve    seam serve (dummy qwen3-30b-a3b) + seam bench-serving, 1,024 in / 256 out, 1 client
 #            (SERVE_PROMPTS_1, default 6) then 64 clients (SERVE_PROMPTS_64, default 128) against
 #            one server, mixed chunk off, then a second server with it on; the graph counters from
@@ -110,6 +115,26 @@ if step bench; then
   done
   bench mixtral-8x7b "$x" "decode 1" --batch-size 1 --input-len 128 --output-len 64 --cuda-graph-bs 1 \
     --piecewise-cuda-graph-tokens 128
+fi
+
+if step ab; then
+  q="$DUMMY/qwen3-30b-a3b" x="$DUMMY/mixtral-8x7b"
+  all_off="SEAM_MOE_GATHER_STREAM=0 SEAM_MOE_ROUTE_WARP=0 SEAM_MOE_SKINNY=0 SEAM_MOE_GROUPED_PIPELINE=0"
+  IFS=';' read -ra variants <<< "${MOE_VARIANTS:--;SEAM_MOE_SKINNY_MMA=0;$all_off}"
+  for v in "${variants[@]}"; do
+    log "ab [$v] $(date -u +%T)"
+    (
+      if [ "$v" != "-" ]; then for a in $v; do export "${a?}"; done; fi
+      bench "qwen3-30b-a3b [$v]" "$q" "decode 1" --batch-size 1 --input-len 128 --output-len 64 --cuda-graph-bs 1 \
+        --piecewise-cuda-graph-tokens 128
+      bench "qwen3-30b-a3b [$v]" "$q" "decode 64" --batch-size 64 --input-len 128 --output-len 64 --cuda-graph-bs 64 \
+        --piecewise-cuda-graph-tokens 8192
+      bench "qwen3-30b-a3b [$v]" "$q" "extend 4096" --mode extend --batch-size 1 --input-len 4096 --reps 3 \
+        --cuda-graph-bs 1 --piecewise-cuda-graph-tokens 4096
+      bench "mixtral-8x7b [$v]" "$x" "decode 1" --batch-size 1 --input-len 128 --output-len 64 --cuda-graph-bs 1 \
+        --piecewise-cuda-graph-tokens 128
+    )
+  done
 fi
 
 serve() {  # mixed (0/1): one server, then 1 client and 64 clients against it

@@ -5,10 +5,12 @@
 // for new routing (the counts and ids are read from device memory, never baked); the gathered
 // small-batch path and the grouped large-batch path.
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <tuple>
 
+#include "backend/cuda/moe_experts.h"
 #include "cuda_test_util.h"
 
 namespace seam::test {
@@ -82,7 +84,8 @@ class CudaMoe : public CudaTest {
 TEST_F(CudaMoe, RouteMatchesTheCpuReference) {
   for (DType t : kDtypes) {
     for (auto [n_experts, k, renorm] : {std::tuple{8, 2, true}, std::tuple{60, 4, false}, std::tuple{128, 8, true},
-                                        std::tuple{300, 3, false}}) {
+                                        std::tuple{300, 3, false}, std::tuple{256, 32, false},
+                                        std::tuple{33, 6, true}, std::tuple{200, 33, true}}) {
       SCOPED_TRACE(std::string(short_name(t)) + " experts " + std::to_string(n_experts) + " k " + std::to_string(k));
       const int64_t n = 37;
       auto logits_h = round_to(random_normal(size_t(n * n_experts), rng, 2.f), t);
@@ -132,12 +135,13 @@ TEST_F(CudaMoe, ExpertsMatchTheCpuReference) {
   }
 }
 
-// The large-batch path (the grouping scratch given, 16-bit, at least 256 row-expert slots): rows
-// grouped by expert from device-side counts, grouped GEMMs, combined in order.
+// The large-batch path (the grouping scratch given, 16-bit, more than 8 row-expert slots an expert
+// on average): rows grouped by expert from device-side counts, grouped GEMMs, combined in order.
 TEST_F(CudaMoe, GroupedPathMatchesTheCpuReference) {
   for (DType t : {DType::f16, DType::bf16}) {
     for (ExpertCase c : {ExpertCase{64, 16, 48, 128, 4}, ExpertCase{300, 128, 96, 256, 8},
-                         ExpertCase{130, 8, 200, 72, 2}, ExpertCase{257, 4, 64, 64, 1}}) {
+                         ExpertCase{130, 8, 200, 72, 2}, ExpertCase{257, 4, 64, 64, 1},
+                         ExpertCase{1100, 16, 32, 64, 8}}) {  // 8800 slots: two rounds of the align kernel
       SCOPED_TRACE(trace(t, c));
       const int64_t n = c.n, E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
       ExpertInputs in = random_expert_inputs(c, t, rng, true);
@@ -172,7 +176,7 @@ TEST_F(CudaMoe, SharedExpertAddMatchesTheCpuReference) {
 }
 
 // One capture of route + experts replays for any routing: new logits each replay, the result
-// equal to the eager ops on the same inputs; 8 rows take the gathered GEMVs, 96 the grouped path.
+// equal to the eager ops on the same inputs; 8 rows take the skinny path, 96 the grouped path.
 class CudaMoeGraph : public CudaTest, public ::testing::WithParamInterface<int64_t> {};
 
 TEST_P(CudaMoeGraph, CapturedLayerReplaysForNewRouting) {
@@ -210,6 +214,176 @@ TEST_P(CudaMoeGraph, CapturedLayerReplaysForNewRouting) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rows, CudaMoeGraph, ::testing::Values(int64_t(8), int64_t(96)));
+
+// ---- every path of moe_experts, launched directly whatever the rule picks ----
+
+const cuda::MoePath kPaths[] = {cuda::MoePath::gathered, cuda::MoePath::gathered_stream, cuda::MoePath::skinny,
+                                cuda::MoePath::skinny_mma, cuda::MoePath::grouped};
+const int64_t kRowCounts[] = {1, 2, 7, 16, 64, 200};
+
+// Routing of n rows over E experts, k distinct each: rows i % 3 == 0 put expert i % 2 first, so
+// two experts collect many rows (several 8- and 16-slot passes at 200 rows) and, at few rows, most
+// experts have none; row 1 (when n > 1) is a padded row whose garbage id must read expert 0.
+void random_routing(std::mt19937& rng, int64_t n, int64_t E, int64_t k, std::vector<int32_t>& ids,
+                    std::vector<float>& w) {
+  ids.assign(size_t(n * k), 0);
+  w.assign(size_t(n * k), 0.f);
+  std::uniform_int_distribution<int32_t> pick(0, int32_t(E - 1));
+  std::uniform_real_distribution<float> weight(0.05f, 1.f);
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int32_t> row;
+    while (int64_t(row.size()) < k) {
+      int32_t e = pick(rng);
+      if (i % 3 == 0 && row.empty()) e = int32_t(i % 2);
+      if (std::find(row.begin(), row.end(), e) == row.end()) row.push_back(e);
+    }
+    std::copy(row.begin(), row.end(), ids.begin() + i * k);
+    for (int64_t j = 0; j < k; ++j) w[size_t(i * k + j)] = weight(rng);
+  }
+  if (n > 1) ids[size_t(k)] = int32_t(E + 5);
+}
+
+struct PathCase {
+  int64_t n_experts, inter, hidden, k;
+};
+
+class CudaMoePaths : public CudaTest {
+ protected:
+  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
+  // Scratch as the model allocates it (MoeBuffers): act, expert_out, index; poisoned (NaN), so a
+  // slot a path forgets to write shows.
+  MoeScratch scratch(DType t, int64_t n, const PathCase& c) {
+    return MoeScratch{empty(t, {n * c.k, c.inter}), empty(t, {n * c.k, c.hidden}),
+                      empty(DType::i32, {2 * c.n_experts + 2 + n * c.k})};
+  }
+};
+
+// Each path against the CPU reference at the batch sizes the decode buckets meet, on a Qwen3-MoE-like
+// shape (top-4 of 32: most experts empty at few rows), a Mixtral-like one (top-2 of 8; widths
+// that leave partial sweeps and tiles: hidden 72 = 9 vectors, inter 200 = 25; not whole 32-k mma
+// chunks, so skinny_mma does not apply) and one for the mma's K split (hidden 2080 = 65 chunks:
+// 9 a warp in three groups of 3, the last warp 2; inter 96 = 3 chunks: five warps idle; a gate/up
+// tile of 65 KB, above the whole-tile L2 prefetch, so the warps prefetch ahead instead).
+// The streaming and skinny paths are also run twice: bit-identical (fixed slot and sum order).
+TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
+  for (PathCase c : {PathCase{32, 64, 128, 4}, PathCase{8, 200, 72, 2}, PathCase{8, 96, 2080, 2}}) {
+    const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
+    for (DType t : {DType::f16, DType::bf16}) {
+      auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
+      auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
+      Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
+      for (int64_t n : kRowCounts) {
+        auto x_h = round_to(random_normal(size_t(n * H), rng), t);
+        auto out_h = round_to(random_normal(size_t(n * H), rng), t);
+        std::vector<int32_t> ids_h;
+        std::vector<float> w_h;
+        random_routing(rng, n, E, k, ids_h, w_h);
+        Tensor x = upload(x_h, t, {n, H});
+        Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
+        std::vector<float> ref = out_h, act_ref(size_t(n * k * I));
+        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
+                        host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
+                        MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+        for (cuda::MoePath path : kPaths) {
+          SCOPED_TRACE(std::string(cuda::moe_path_name(path)) + " " + short_name(t) + " n " + std::to_string(n) +
+                       " experts " + std::to_string(E) + " k " + std::to_string(k));
+          const MoeScratch s = scratch(t, n, c);
+          const bool whole_chunks = I % 32 == 0 && H % 32 == 0;
+          ASSERT_EQ(cuda::moe_path_applies(path, x, gu, dn, ids, s), path != cuda::MoePath::skinny_mma || whole_chunks);
+          if (!cuda::moe_path_applies(path, x, gu, dn, ids, s)) continue;
+          Tensor out = upload(out_h, t, {n, H});
+          cuda::launch_moe_experts_path(path, out, x, gu, dn, ids, w, s, stream());
+          const auto got = download(out);
+          // act (and in the grouped paths each expert's output) is rounded once more than the cpu's float32.
+          expect_close(got, ref, tolerance_for(t, {1e-5, 1e-6}, {1e-2, 1e-2}, {3e-2, 3e-2}), "vs cpu");
+          if (path != cuda::MoePath::gathered && path != cuda::MoePath::grouped) {
+            Tensor again = upload(out_h, t, {n, H});
+            cuda::launch_moe_experts_path(path, again, x, gu, dn, ids, w, scratch(t, n, c), stream());
+            EXPECT_EQ(download(again), got) << "not deterministic";
+          }
+        }
+      }
+    }
+  }
+}
+
+// The rule on the measured shapes (no data: the rule reads shapes and alignment only), with
+// the diagnostic switches unset: one row streams, up to 8 slots an expert go skinny (on tensor
+// cores: both shapes are whole 32-k chunks), more group.
+TEST(MoePathRule, PicksByRowsAnExpert) {
+  for (const char* var : {"SEAM_MOE_GROUPED", "SEAM_MOE_SKINNY", "SEAM_MOE_SKINNY_MMA", "SEAM_MOE_GATHER_STREAM"})
+    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') GTEST_SKIP() << var << " is set: not the default rule";
+  auto fake = [](DType t, std::initializer_list<int64_t> dims) {
+    return Tensor(reinterpret_cast<void*>(uintptr_t(1) << 20), t, Device::cuda, dims);
+  };
+  for (auto [E, I, H, k, skinny_max_rows] : {std::tuple{128, 768, 2048, 8, 128}, std::tuple{8, 14336, 4096, 2, 32}}) {
+    auto pick = [&](int64_t n) {
+      const Tensor gu = fake(DType::bf16, {E, 2 * I, H}), dn = fake(DType::bf16, {E, H, I});
+      const Tensor x = fake(DType::bf16, {n, H}), ids = fake(DType::i32, {n, k});
+      const MoeScratch s{fake(DType::bf16, {n * k, I}), fake(DType::bf16, {n * k, H}),
+                         fake(DType::i32, {2 * E + 2 + n * k})};
+      return cuda::choose_moe_path(x, gu, dn, ids, s);
+    };
+    SCOPED_TRACE("experts " + std::to_string(E));
+    EXPECT_EQ(pick(1), cuda::MoePath::gathered_stream);
+    EXPECT_EQ(pick(2), cuda::MoePath::skinny_mma);
+    EXPECT_EQ(pick(skinny_max_rows), cuda::MoePath::skinny_mma);
+    EXPECT_EQ(pick(skinny_max_rows + 1), cuda::MoePath::grouped);
+    EXPECT_EQ(pick(4096), cuda::MoePath::grouped);
+  }
+}
+
+// Route + one path captured once, replayed for new logits at every row count: each replay equals
+// the cpu reference for the routing it produced (downloaded), and (deterministic paths) the eager
+// launch bit for bit. Few rows leave most of the 32 experts without a row.
+TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
+  const DType t = DType::bf16;
+  const PathCase c{32, 64, 128, 4};
+  const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
+  auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
+  auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
+  Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
+  for (cuda::MoePath path : {cuda::MoePath::gathered_stream, cuda::MoePath::skinny, cuda::MoePath::skinny_mma,
+                             cuda::MoePath::grouped}) {
+    for (int64_t n : kRowCounts) {
+      SCOPED_TRACE(std::string(cuda::moe_path_name(path)) + " n " + std::to_string(n));
+      auto x_h = round_to(random_normal(size_t(n * H), rng), t);
+      Tensor x = upload(x_h, t, {n, H});
+      Tensor logits = empty(t, {n, E}), ids = empty(DType::i32, {n, k}), w = empty(DType::f32, {n, k});
+      const MoeScratch s = scratch(t, n, c);
+      Tensor out = empty(t, {n, H});
+      auto layer = [&] {
+        gpu->fill(out, 0.f);
+        gpu->moe_route(ids, w, logits, true);
+        cuda::launch_moe_experts_path(path, out, x, gu, dn, ids, w, s, stream());
+      };
+      gpu->begin_capture();
+      layer();
+      auto graph = gpu->end_capture();
+      for (int step = 0; step < 2; ++step) {
+        auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
+        if (step == 1)  // every row prefers experts 0..3: each of them gets all n rows, the other 28 none
+          for (int64_t i = 0; i < n; ++i)
+            for (int e = 0; e < 4; ++e) l_h[size_t(i * E + e)] += 20.f;
+        std::vector<uint16_t> raw(l_h.size());
+        convert_from_f32(l_h.data(), t, raw.data(), raw.size());
+        gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
+        gpu->replay(*graph);
+        const auto replayed = download(out);
+        auto ids_h = download_i32(ids);
+        auto w_h = download(w);
+        std::vector<float> ref(size_t(n * H), 0.f), act_ref(size_t(n * k * I));
+        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
+                        host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
+                        MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+        expect_close(replayed, ref, {3e-2, 3e-2}, "replay vs cpu, step " + std::to_string(step));
+        layer();
+        EXPECT_EQ(download_i32(ids), ids_h) << "step " << step;
+        if (path != cuda::MoePath::grouped) EXPECT_EQ(download(out), replayed) << "replay vs eager, step " << step;
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace seam::test

@@ -6,6 +6,9 @@
 #include "backend/cuda/moe_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/moe_experts_grouped.h"
+#include "backend/cuda/moe_gathered_stream.h"
+#include "backend/cuda/moe_skinny.h"
+#include "backend/cuda/moe_skinny_mma.h"
 
 namespace seam::cuda {
 
@@ -128,26 +131,84 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
 
 namespace {
 
-// Rows x experts from which the grouped GEMMs beat the gathered GEMVs: each expert's weights are
-// then read about once for all its rows instead of once per row. A first guess (not yet measured
-// on the H200): 32 rows at top-8 (nearly every expert of 128 hit), 128 rows at top-2.
+// Rows x experts from which the grouped GEMMs beat the gathered GEMVs when the skinny path is
+// off (SEAM_MOE_SKINNY=0): each expert's weights are then read about once for all its rows
+// instead of once per row. 32 rows at top-8 (nearly every expert of 128 hit), 128 rows at top-2.
 constexpr int64_t kGroupedMinSlots = 256;
 
-bool takes_grouped(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
-                   const MoeScratch& scratch) {
-  static const int mode = env_choice("SEAM_MOE_GROUPED", 1, {0, 1, 2});
-  if (mode == 0 || !moe_grouped_applies(x, w_gate_up, w_down, scratch)) return false;
-  return mode == 2 || x.size(0) * topk_ids.size(1) >= kGroupedMinSlots;
-}
+// The skinny path's default limit, in average slots an expert (n * k / n_experts): up to 8, most
+// experts fit one pass of the weights (16 slots on tensor cores, 8 on CUDA cores, whose FMA work
+// then stays under the weights' streaming time), while the wmma grouped GEMM costs about the
+// same from 1 to 64 rows an expert (its 64-row tiles; the H200 trace: ~3 us a k-step either way).
+// Qwen3-30B-A3B: n <= 128; Mixtral-8x7B: n <= 32. A guess from the arithmetic, to measure
+// (SEAM_MOE_SKINNY=16 or 32 at 128-256 rows).
+constexpr int kSkinnyMaxPerExpert = 8;
 
 }  // namespace
 
-void launch_moe_experts(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
-                        const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
-                        cudaStream_t stream) {
+const char* moe_path_name(MoePath p) {
+  switch (p) {
+    case MoePath::gathered: return "gathered";
+    case MoePath::gathered_stream: return "gathered_stream";
+    case MoePath::skinny: return "skinny";
+    case MoePath::skinny_mma: return "skinny_mma";
+    case MoePath::grouped: return "grouped";
+  }
+  return "?";
+}
+
+bool moe_path_applies(MoePath p, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                      const Tensor& topk_ids, const MoeScratch& scratch) {
+  switch (p) {
+    case MoePath::gathered: return true;
+    case MoePath::gathered_stream: return moe_gathered_stream_applies(x, w_gate_up, w_down, topk_ids, scratch);
+    case MoePath::skinny: return moe_skinny_applies(x, w_gate_up, w_down, topk_ids, scratch);
+    case MoePath::skinny_mma: return moe_skinny_mma_applies(x, w_gate_up, w_down, topk_ids, scratch);
+    case MoePath::grouped: return moe_grouped_applies(x, w_gate_up, w_down, scratch);
+  }
+  return false;
+}
+
+MoePath choose_moe_path(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
+                        const MoeScratch& scratch) {
+  static const int grouped_mode = env_choice("SEAM_MOE_GROUPED", 1, {0, 1, 2});
+  static const int skinny_max = env_int("SEAM_MOE_SKINNY", kSkinnyMaxPerExpert, 0, 4096);
+  static const int stream_on = env_choice("SEAM_MOE_GATHER_STREAM", 1, {0, 1});
+  static const int mma_on = env_choice("SEAM_MOE_SKINNY_MMA", 1, {0, 1});
+  const int64_t n = x.size(0), n_slots = n * topk_ids.size(1), n_experts = w_gate_up.size(0);
+  auto applies = [&](MoePath p) { return moe_path_applies(p, x, w_gate_up, w_down, topk_ids, scratch); };
+  const MoePath gathered =
+      stream_on && applies(MoePath::gathered_stream) ? MoePath::gathered_stream : MoePath::gathered;
+  const bool grouped_ok = grouped_mode != 0 && applies(MoePath::grouped);
+  if (grouped_mode == 2 && grouped_ok) return MoePath::grouped;
+  if (skinny_max > 0 && grouped_mode != 2) {
+    // One row reads k experts either way: the gathered GEMVs need no grouping.
+    if (n == 1) return gathered;
+    if (n_slots <= int64_t(skinny_max) * n_experts && applies(MoePath::skinny))
+      return mma_on && applies(MoePath::skinny_mma) ? MoePath::skinny_mma : MoePath::skinny;
+    return grouped_ok ? MoePath::grouped : gathered;
+  }
+  return grouped_ok && n_slots >= kGroupedMinSlots ? MoePath::grouped : gathered;
+}
+
+void launch_moe_experts_path(MoePath path, const Tensor& out, const Tensor& x, const Tensor& w_gate_up,
+                             const Tensor& w_down, const Tensor& topk_ids, const Tensor& topk_weights,
+                             const MoeScratch& scratch, cudaStream_t stream) {
   if (x.size(0) == 0) return;
-  if (takes_grouped(x, w_gate_up, w_down, topk_ids, scratch))
-    return launch_moe_experts_grouped(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+  SEAM_CHECK(moe_path_applies(path, x, w_gate_up, w_down, topk_ids, scratch), "moe_experts: the ",
+             moe_path_name(path), " path does not apply to these arguments");
+  switch (path) {
+    case MoePath::gathered_stream:
+      return launch_moe_gathered_stream(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+    case MoePath::skinny:
+      return launch_moe_experts_skinny(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+    case MoePath::skinny_mma:
+      return launch_moe_experts_skinny_mma(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+    case MoePath::grouped:
+      return launch_moe_experts_grouped(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+    case MoePath::gathered:
+      break;
+  }
   const Tensor& act = scratch.act;
   SEAM_CHECK(w_gate_up.size(2) <= kMaxExpertHidden, "moe_experts: hidden ", w_gate_up.size(2), " is above the ",
              kMaxExpertHidden, " the cuda kernels stage in shared memory");
@@ -155,6 +216,14 @@ void launch_moe_experts(const Tensor& out, const Tensor& x, const Tensor& w_gate
              "moe_experts: shape out of the kernels' grid");
   SEAM_DISPATCH_FLOAT_TYPES(x.dtype, T, "moe_experts",
                             [&] { launch_typed<T>(out, x, w_gate_up, w_down, topk_ids, topk_weights, act, stream); });
+}
+
+void launch_moe_experts(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                        const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
+                        cudaStream_t stream) {
+  if (x.size(0) == 0) return;
+  launch_moe_experts_path(choose_moe_path(x, w_gate_up, w_down, topk_ids, scratch), out, x, w_gate_up, w_down,
+                          topk_ids, topk_weights, scratch, stream);
 }
 
 }  // namespace seam::cuda

@@ -6,15 +6,34 @@
 #include "core/tensor.h"
 
 namespace seam::cuda {
-// Backend::moe_experts. Small batches (and float32): gathered GEMVs (llama.cpp's mul_mat_id
-// manner): each (token, chosen expert) pair reads only its expert's rows. Two kernels:
-// act[i*k+j] = silu(gate_e x_i) * up_e x_i; then out[i] += sum_j w_ij down_e act[i*k+j] (j in
-// order, float32, added once). Large 16-bit batches with the grouping scratch: the grouped path
-// (moe_experts_grouped.h). Either way the ids are read from device memory and the launch sizes
-// depend on n alone, so a graph replays for any routing. SEAM_MOE_GROUPED (diagnostic switch):
-// 0 never groups, 1 by the rule in moe_experts.cu (default), 2 groups wherever it applies.
-// hidden <= kMaxExpertHidden (the GEMV stages x in shared memory as float32).
+// Backend::moe_experts, by one of five paths; every one reads the ids from device memory with
+// launch sizes set by n and the shapes alone, so a graph replays it for any routing:
+//   gathered:        gathered GEMVs (llama.cpp's mul_mat_id manner), any dtype and width: each
+//                    (row, chosen expert) pair reads only its expert's rows. Two kernels:
+//                    act[i*k+j] = silu(gate_e x_i) * up_e x_i; then out[i] += sum_j w_ij down_e
+//                    act[i*k+j] (j in order, float32, added once). hidden <= kMaxExpertHidden
+//                    (x staged in shared memory as float32).
+//   gathered_stream: the same two products with 16-byte streamed weights (moe_gathered_stream.h).
+//   skinny:          per expert, its weights read once for all its rows (moe_skinny.h).
+//   skinny_mma:      the same on tensor cores (moe_skinny_mma.h; hidden, inter multiples of 32).
+//   grouped:         rows grouped by expert, then wmma grouped GEMMs (moe_experts_grouped.h).
+// The rule (choose_moe_path): one row -> gathered_stream (else gathered); up to
+// SEAM_MOE_SKINNY (default 8) slots an expert on average -> skinny_mma (else skinny); more -> grouped.
+// Diagnostic switches: SEAM_MOE_GROUPED 0 never groups, 1 the rule (default), 2 grouped wherever
+// it applies; SEAM_MOE_SKINNY 0 turns the skinny path off (then grouped from 256 slots, the rule
+// before it), N its limit in slots an expert; SEAM_MOE_GATHER_STREAM 0 keeps the plain gathered
+// kernels; SEAM_MOE_SKINNY_MMA 0 keeps the skinny path on CUDA cores.
 constexpr int kMaxExpertHidden = 12288;
+enum class MoePath { gathered, gathered_stream, skinny, skinny_mma, grouped };
+const char* moe_path_name(MoePath p);
+bool moe_path_applies(MoePath p, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                      const Tensor& topk_ids, const MoeScratch& scratch);
+MoePath choose_moe_path(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
+                        const MoeScratch& scratch);
+// One path, whatever the rule says (tests; seam::Error where it does not apply).
+void launch_moe_experts_path(MoePath path, const Tensor& out, const Tensor& x, const Tensor& w_gate_up,
+                             const Tensor& w_down, const Tensor& topk_ids, const Tensor& topk_weights,
+                             const MoeScratch& scratch, cudaStream_t stream);
 void launch_moe_experts(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                         const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
                         cudaStream_t stream);

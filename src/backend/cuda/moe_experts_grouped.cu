@@ -3,6 +3,9 @@
 #include <mma.h>
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/moe_combine.h"
 #include "backend/cuda/moe_common.cuh"
 
 namespace seam::cuda {
@@ -15,36 +18,78 @@ constexpr int kBM = 64, kBN = 64, kBK = 32;
 constexpr int kLds = kBK + 8;      // shared row pitch of the operand tiles (80 bytes: wmma wants 32-byte tiles)
 constexpr int kLdc = kBN + 4;      // shared row pitch of the float results
 constexpr int kThreads = 128;      // 4 warps, 2 x 2, each 32 x 32 of the 64 x 64 tile
+constexpr int kStages = 3;         // cp.async operand buffers (gate_up: 3 x 15 KB of static shared memory)
 
 // index = [offsets (n_experts + 1) | tile starts (n_experts + 1) | sorted slots (n * k)].
+// One block. Each thread takes kAlignUnroll slots a round with all their id loads issued first
+// (a prefill's 32K slots were 32 dependent load-then-atomic rounds a thread, ~40 us on the H200);
+// warp 0 scans the counts 32 experts at a time with shuffles.
+constexpr int kAlignUnroll = 8;
+
 __global__ void moe_align_kernel(int32_t* index, const int32_t* ids, int n_slots, int n_experts) {
   pdl_begin();
   extern __shared__ int counts[];  // [n_experts] counts, then [n_experts] cursors
   int* cursor = counts + n_experts;
   for (int e = threadIdx.x; e < n_experts; e += blockDim.x) counts[e] = 0;
   __syncthreads();
-  for (int s = threadIdx.x; s < n_slots; s += blockDim.x) atomicAdd(&counts[expert_of(ids, s, n_experts)], 1);
+  const int stride = blockDim.x;
+  for (int s0 = threadIdx.x; s0 < n_slots; s0 += kAlignUnroll * stride) {
+    int ex[kAlignUnroll];
+#pragma unroll
+    for (int u = 0; u < kAlignUnroll; ++u) {
+      const int s = s0 + u * stride;
+      ex[u] = s < n_slots ? expert_of(ids, s, n_experts) : -1;
+    }
+#pragma unroll
+    for (int u = 0; u < kAlignUnroll; ++u)
+      if (ex[u] >= 0) atomicAdd(&counts[ex[u]], 1);
+  }
   __syncthreads();
   int32_t* offsets = index;
   int32_t* tile_start = index + n_experts + 1;
   int32_t* sorted = index + 2 * n_experts + 2;
-  if (threadIdx.x == 0) {
-    int o = 0, t = 0;
-    for (int e = 0; e < n_experts; ++e) {
-      offsets[e] = o;
-      tile_start[e] = t;
-      cursor[e] = o;
-      o += counts[e];
-      t += (counts[e] + kBM - 1) / kBM;
+  if (threadIdx.x < 32) {
+    const int lane = threadIdx.x;
+    int o = 0, t = 0;  // slots and tiles of the experts before this round's 32
+    for (int base = 0; base < n_experts; base += 32) {
+      const int e = base + lane;
+      const int c = e < n_experts ? counts[e] : 0, tiles = (c + kBM - 1) / kBM;
+      int ic = c, it = tiles;  // inclusive prefix sums over the round's lanes
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        const int yc = __shfl_up_sync(0xffffffffu, ic, d), yt = __shfl_up_sync(0xffffffffu, it, d);
+        if (lane >= d) {
+          ic += yc;
+          it += yt;
+        }
+      }
+      if (e < n_experts) {
+        offsets[e] = o + ic - c;
+        tile_start[e] = t + it - tiles;
+        cursor[e] = o + ic - c;
+      }
+      o += __shfl_sync(0xffffffffu, ic, 31);
+      t += __shfl_sync(0xffffffffu, it, 31);
     }
-    offsets[n_experts] = o;
-    tile_start[n_experts] = t;
+    if (lane == 0) {
+      offsets[n_experts] = o;
+      tile_start[n_experts] = t;
+    }
   }
   __syncthreads();
   // The order inside an expert's group is arbitrary (atomics); every GEMM row is computed on its
   // own, so the results do not depend on it.
-  for (int s = threadIdx.x; s < n_slots; s += blockDim.x)
-    sorted[atomicAdd(&cursor[expert_of(ids, s, n_experts)], 1)] = s;
+  for (int s0 = threadIdx.x; s0 < n_slots; s0 += kAlignUnroll * stride) {
+    int ex[kAlignUnroll];
+#pragma unroll
+    for (int u = 0; u < kAlignUnroll; ++u) {
+      const int s = s0 + u * stride;
+      ex[u] = s < n_slots ? expert_of(ids, s, n_experts) : -1;
+    }
+#pragma unroll
+    for (int u = 0; u < kAlignUnroll; ++u)
+      if (ex[u] >= 0) sorted[atomicAdd(&cursor[ex[u]], 1)] = s0 + u * stride;
+  }
 }
 
 // The expert and rows [row0, row_end) of sorted positions that M-tile `tile` covers; false past the
@@ -106,7 +151,15 @@ struct GroupedOut {
   float c[kNB][kBM][kLdc];
 };
 
-template <typename T, bool kGated>
+// kStages = 1: each k-step's operands are loaded through registers, then computed (the first
+// version). kStages > 1: a cp.async pipeline of kStages operand buffers, kStages - 1 k-steps of
+// loads in flight while one is multiplied: a block then has 2-3x the bytes in flight, which the
+// H200 trace says the one-stage kernel lacks (~3 us a k-step at 4 and at 256 rows an expert alike:
+// latency, not FLOPs). Step `step` lives in buffer step % kStages; every thread commits one
+// (possibly empty) cp.async group per k-step, so wait_group<kStages - 2> at step s means groups
+// 0..s have landed; the barrier after it publishes them and frees buffer (s - 1) % kStages, which
+// the loads of step s + kStages - 1 then fill.
+template <typename T, bool kGated, int kStages>
 __global__ void __launch_bounds__(kThreads) moe_grouped_gemm_kernel(GroupedGemm<T> g) {
   constexpr int kNB = kGated ? 2 : 1;  // B operands: gate and up, or down
   pdl_begin();
@@ -114,10 +167,11 @@ __global__ void __launch_bounds__(kThreads) moe_grouped_gemm_kernel(GroupedGemm<
   if (!find_tile(g.index, g.n_experts, blockIdx.x, e, row0, row_end)) return;
   const int32_t* sorted = g.index + 2 * g.n_experts + 2;
   const int c0 = blockIdx.y * kBN;
-  constexpr size_t kSmem = sizeof(GroupedIn<T, kNB>) > sizeof(GroupedOut<kNB>) ? sizeof(GroupedIn<T, kNB>)
-                                                                                : sizeof(GroupedOut<kNB>);
+  constexpr size_t kIn = sizeof(GroupedIn<T, kNB>) * kStages;
+  constexpr size_t kSmem = kIn > sizeof(GroupedOut<kNB>) ? kIn : sizeof(GroupedOut<kNB>);
+  static_assert(kSmem <= 48 * 1024, "static shared memory");
   __shared__ __align__(32) unsigned char smem[kSmem];
-  auto& in = *reinterpret_cast<GroupedIn<T, kNB>*>(smem);
+  auto* stage = reinterpret_cast<GroupedIn<T, kNB>*>(smem);
   auto& res = *reinterpret_cast<GroupedOut<kNB>*>(smem);
   const int tid = threadIdx.x, warp = tid >> 5, wm = warp >> 1, wn = warp & 1;
   // Each thread loads 2 of the 256 16-byte vectors of each 64 x 32 operand tile: rows fixed per block.
@@ -141,15 +195,8 @@ __global__ void __launch_bounds__(kThreads) moe_grouped_gemm_kernel(GroupedGemm<
   for (int b = 0; b < kNB; ++b)
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[b][i][j], 0.f);
-  for (int k0 = 0; k0 < g.n_k; k0 += kBK) {
-    for (int i = 0; i < 2; ++i) {
-      const int col = k0 + v_of[i];
-      const bool in_k = col < g.n_k;
-      load16(&in.a[r_of[i]][v_of[i]], a_src[i] + col, a_ok[i] && in_k);
-      for (int b = 0; b < kNB; ++b)
-        load16(&in.b[b][r_of[i]][v_of[i]], b_src[i] + b * b_part + col, b_ok[i] && in_k);
-    }
-    __syncthreads();
+  // The products of one k-step held in `in`.
+  auto multiply = [&](const GroupedIn<T, kNB>& in) {
 #pragma unroll
     for (int kk = 0; kk < kBK; kk += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa[2];
@@ -161,7 +208,48 @@ __global__ void __launch_bounds__(kThreads) moe_grouped_gemm_kernel(GroupedGemm<
         for (int i = 0; i < 2; ++i)
           for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[b][i][j], fa[i], fb[b][j], acc[b][i][j]);
     }
-    __syncthreads();
+  };
+  if constexpr (kStages == 1) {
+    auto& in = stage[0];
+    for (int k0 = 0; k0 < g.n_k; k0 += kBK) {
+      for (int i = 0; i < 2; ++i) {
+        const int col = k0 + v_of[i];
+        const bool in_k = col < g.n_k;
+        load16(&in.a[r_of[i]][v_of[i]], a_src[i] + col, a_ok[i] && in_k);
+        for (int b = 0; b < kNB; ++b)
+          load16(&in.b[b][r_of[i]][v_of[i]], b_src[i] + b * b_part + col, b_ok[i] && in_k);
+      }
+      __syncthreads();
+      multiply(in);
+      __syncthreads();
+    }
+  } else {
+    const int n_steps = (g.n_k + kBK - 1) / kBK;
+    // Step s's operands into its buffer (zero-filled outside the tile), as one commit group.
+    auto issue = [&](int step) {
+      if (step < n_steps) {
+        auto& in = stage[step % kStages];
+        const int k0 = step * kBK;
+        for (int i = 0; i < 2; ++i) {
+          const int col = k0 + v_of[i];
+          const bool in_k = col < g.n_k;
+          // Out-of-tile vectors read nothing (src-size 0); their address is the row's start, inside w / a.
+          flash::cp_async_16(&in.a[r_of[i]][v_of[i]], a_src[i] + (in_k ? col : 0), a_ok[i] && in_k);
+          for (int b = 0; b < kNB; ++b)
+            flash::cp_async_16(&in.b[b][r_of[i]][v_of[i]], b_src[i] + b * b_part + (in_k ? col : 0), b_ok[i] && in_k);
+        }
+      }
+      flash::cp_async_commit();  // one group per step, empty past the end: the wait count stays exact
+    };
+    for (int s0 = 0; s0 < kStages - 1; ++s0) issue(s0);
+    for (int step = 0; step < n_steps; ++step) {
+      flash::cp_async_wait<kStages - 2>();
+      __syncthreads();  // step's buffer visible to all; buffer (step - 1) % kStages free
+      issue(step + kStages - 1);
+      multiply(stage[step % kStages]);
+    }
+    flash::cp_async_wait<0>();
+    __syncthreads();  // every warp past its last mma and every copy landed: the results may reuse smem
   }
   // The results share the operands' shared memory: every warp is past its last mma (the barrier above).
   for (int b = 0; b < kNB; ++b)
@@ -182,18 +270,6 @@ __global__ void __launch_bounds__(kThreads) moe_grouped_gemm_kernel(GroupedGemm<
   }
 }
 
-// out[i][h] += sum_j w[i * k + j] * expert_out[i * k + j][h], j in order, in float32, rounded once.
-template <typename T>
-__global__ void moe_combine_kernel(T* out, int64_t out_stride, const T* expert_out, const float* weights, int64_t n,
-                                   int k, int hidden) {
-  pdl_begin();
-  add_to_rows(out, out_stride, n, hidden, [&](int64_t i, int h) {
-    float acc = 0.f;
-    for (int j = 0; j < k; ++j) acc += weights[i * k + j] * to_float(expert_out[(i * k + j) * hidden + h]);
-    return acc;
-  });
-}
-
 template <typename T>
 void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                   const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& s, cudaStream_t stream) {
@@ -207,18 +283,16 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   const unsigned max_tiles = div_up(n_slots, kBM) + unsigned(n_experts);
   const GroupedGemm<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
                                index, n_experts, k, inter, hidden};
-  launch_kernel(moe_grouped_gemm_kernel<T, true>, dim3(max_tiles, div_up(inter, kBN)), dim3(kThreads), 0, stream,
-                gate_up);
+  static const bool pipelined = env_choice("SEAM_MOE_GROUPED_PIPELINE", 1, {0, 1}) == 1;
+  launch_kernel(pipelined ? moe_grouped_gemm_kernel<T, true, kStages> : moe_grouped_gemm_kernel<T, true, 1>,
+                dim3(max_tiles, div_up(inter, kBN)), dim3(kThreads), 0, stream, gate_up);
   SEAM_CUDA_CHECK_LAUNCH();
   const GroupedGemm<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
                             index, n_experts, k, hidden, inter};
-  launch_kernel(moe_grouped_gemm_kernel<T, false>, dim3(max_tiles, div_up(hidden, kBN)), dim3(kThreads), 0, stream,
-                down);
+  launch_kernel(pipelined ? moe_grouped_gemm_kernel<T, false, kStages> : moe_grouped_gemm_kernel<T, false, 1>,
+                dim3(max_tiles, div_up(hidden, kBN)), dim3(kThreads), 0, stream, down);
   SEAM_CUDA_CHECK_LAUNCH();
-  const unsigned blocks = unsigned(std::min<int64_t>(div_up(n * hidden, 256), 132 * 16));
-  launch_kernel(moe_combine_kernel<T>, dim3(blocks), dim3(256), 0, stream, out.ptr<T>(), out.stride[0],
-                static_cast<const T*>(s.expert_out.ptr<T>()), topk_weights.ptr<float>(), n, k, hidden);
-  SEAM_CUDA_CHECK_LAUNCH();
+  launch_moe_combine(out, s.expert_out, topk_weights, stream);
 }
 
 }  // namespace

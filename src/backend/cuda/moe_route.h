@@ -5,8 +5,9 @@
 #include "core/tensor.h"
 
 namespace seam::cuda {
-// Backend::moe_route: one block per row (launch size fixed by n, so a graph replays it for any
-// routing). router_logits [n, n_experts] (rows may be strided), topk_ids [n, k] i32,
+// Backend::moe_route: one warp per row for up to 256 experts and k <= 32 (SEAM_MOE_ROUTE_WARP=0,
+// a diagnostic switch, keeps the block kernel), else one block per row; launch size fixed by n,
+// so a graph replays it for any routing. router_logits [n, n_experts] (rows may be strided), topk_ids [n, k] i32,
 // topk_weights [n, k] f32. n_experts <= kMaxRouteExperts.
 constexpr int kMaxRouteExperts = 4096;
 void launch_moe_route(const Tensor& topk_ids, const Tensor& topk_weights, const Tensor& router_logits,
