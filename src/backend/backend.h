@@ -350,6 +350,12 @@ class Backend {
   // the activation dtype; out must not overlap x. A backend without it says so in
   // supports_fp8() and the loader refuses FP8 layers on it.
   virtual bool supports_fp8() const { return false; }
+  // The per-channel weight quantization of --quantization fp8 (a load step, not a step op):
+  // scales[o] = amax(w[o]) / 448 (1 for an all-zero row), codes[o][k] = e4m3(w[o][k] / scales[o]),
+  // exactly core/fp8.h's quantize_fp8_per_channel of w's float32 values. w [n, in] f32/f16/bf16,
+  // codes [n, in] fp8_e4m3, both contiguous; scales [n] f32. The default quantizes on the host
+  // (copies w there and the results back); CUDA quantizes on the device.
+  virtual void quantize_fp8_per_channel(Tensor codes, Tensor scales, Tensor w);
   virtual void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate);
   // An FP8 layer's norm fusions: rms_norm_linear and rms_norm_gate_up_act with linear_fp8 as the
   // product (same shapes; normed and gate_up are scratch a fusing backend may leave unwritten).

@@ -96,6 +96,7 @@ class CudaBackend final : public Backend {
   void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) override;
   void logprobs(Tensor logits, const LogprobBatch& b) override;
   bool supports_fp8() const override { return true; }
+  void quantize_fp8_per_channel(Tensor codes, Tensor scales, Tensor w) override;  // cuda_fp8_ops.cpp
   void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) override;  // cuda_fp8_ops.cpp
   void rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps, const Fp8Weight& w,
                            Tensor bias) override;  // cuda_fp8_ops.cpp

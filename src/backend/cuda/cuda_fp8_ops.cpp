@@ -10,6 +10,7 @@
 // to the largest shape a graph will see, and a graph captured earlier keeps pointing at
 // memory that stays valid. A capture that would need more than the scratch holds is an error
 // (never a silent reallocation under a baked pointer).
+#include <algorithm>
 #include <utility>
 
 #include "backend/cuda/cuda_backend_impl.h"
@@ -67,6 +68,21 @@ void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bi
   const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
   launch_fp8_quantize_act(codes, scales, x, w, stream_);
   fp8_product(out, codes, scales, w, bias, accumulate);
+}
+
+// The load-time weight quantization is the per-token activation quantizer's math over the
+// weight's rows (fp8_act.cuh; unbounded: ub 0), so its codes and scales are core/fp8.h's
+// quantize_fp8_per_channel bit for bit. The grid's y dimension (rows) is at most 65,535.
+void CudaBackend::quantize_fp8_per_channel(Tensor codes, Tensor scales, Tensor w) {
+  op_checks::quantize_fp8_per_channel(codes, scales, w, Device::cuda);
+  Fp8Weight per_row;
+  per_row.act = Fp8ActScheme::dynamic_per_token;
+  per_row.act_amax_ub = 0.f;
+  constexpr int64_t kMaxRows = 65535;
+  for (int64_t r = 0; r < w.size(0); r += kMaxRows) {
+    const int64_t n = std::min(kMaxRows, w.size(0) - r);
+    launch_fp8_quantize_act(codes.slice_rows(r, n), scales.slice_rows(r, n), w.slice_rows(r, n), per_row, stream_);
+  }
 }
 
 // The norm fusions (backend.h): at GEMV batch sizes the norm runs in the GEMV's prologue (and
