@@ -371,6 +371,22 @@ class Backend {
     rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
     gated_act(act, gate_up, a);
   }
+  // An FP8 layer's attention input stage: rms_norm_qkv_rope_store with linear_fp8 as the product
+  // (same shapes; w's rows are the [q | k | v] heads). The default decomposes; CUDA fuses RoPE
+  // and the KV store into its FP8 GEMV's epilogue for decode batches (cuda/fp8_gemv.h).
+  virtual void rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                           const Fp8Weight& w, Tensor bias, const RopeStoreArgs& r) {
+    SEAM_CHECK(r.k_cache.defined() && r.k_cache.ndim == 3 && r.n_heads > 0 && qkv.ndim == 2 &&
+                   qkv.size(1) == (r.n_heads + 2 * r.k_cache.size(1)) * r.k_cache.size(2),
+               "rms_norm_qkv_rope_store_fp8: qkv ", qkv.shape_str(), " is not [n, (n_heads + 2 n_kv_heads) d] of ",
+               r.n_heads, " heads and k_cache ", r.k_cache.shape_str());
+    rms_norm_linear_fp8(qkv, normed, x, norm_weight, eps, w, bias);
+    const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
+    rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
+                  qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
+                  qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.tables(), r.k_cache,
+                  r.v_cache, r.slots, r.kv_scales);
+  }
   // Structured output: for each i < n_masked, logits[rows[i]][t] = -inf for every t < vocab
   // whose bit is clear in bitmask[i] (bit t = word t / 32, bit t % 32; a set bit leaves the
   // logit as it is). logits [n, vocab] f32; bitmask [n_masked, n_words] i32 storage of u32

@@ -186,14 +186,4 @@ Linear Linear::load_fp8(Backend& backend, const std::vector<const HostTensor*>& 
   return l;
 }
 
-void Linear::apply_fp8_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
-                                  const RopeStoreArgs& r) const {
-  apply_rms_normed(qkv, normed, x, norm_weight, eps);
-  const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
-  backend_->rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
-                          qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
-                          qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.inv_freq,
-                          r.k_cache, r.v_cache, r.slots, r.kv_scales);
-}
-
 }  // namespace seam

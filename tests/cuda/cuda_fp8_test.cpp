@@ -5,6 +5,8 @@
 // scale mode) over rows 1, 2, 7, 16, 64, 300; graph capture of the GEMV.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
@@ -349,6 +351,105 @@ TEST_F(CudaFp8, GemvFusionsEqualDecomposition) {
         gpu->rms_norm_gate_up_act_fp8(got_act, gate_up, normed, x, g, 1e-5f, W.gpu, Activation::gelu_tanh);
         EXPECT_EQ(download(got_act), download(want_act));
       }
+}
+
+// The GEMV's RoPE + KV-store epilogue (Backend::rms_norm_qkv_rope_store_fp8 at decode batches)
+// equals the decomposition on the GPU (the norm-fused GEMV, then rope_store_kv: rope.cu) bit for
+// bit: qkv and both caches, at rows 1..4, caches in x's dtype and E4M3 (scales not 1), full and
+// partial rotary dims (pass-through pairs), a LongRoPE table used from a position on, bias,
+// per-channel and 128-block weights, and a row whose slot is outside the pool (not stored).
+TEST_F(CudaFp8, GemvRopeStoreEqualsDecomposition) {
+  struct Rope {
+    Case c;
+    int n_heads, n_kv, d, rot_half;
+    bool long_table;
+  };
+  const Rope shapes[] = {
+      {{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 0, 256, (4 + 2 * 2) * 64, 0.f, true}, 4, 2, 64,
+       32, false},
+      {{Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 0, 512, (2 + 2 * 1) * 128}, 2, 1, 128, 32, true},
+  };
+  const int64_t n_slots = 16;
+  for (DType t : {DType::bf16, DType::f16})
+    for (const Rope& rs : shapes)
+      for (bool fp8_cache : {false, true})
+        for (int64_t m = 1; m <= cuda::kFp8GemvMaxRows; ++m) {
+          Case c = rs.c;
+          c.n = m;
+          SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_weight_scheme_name(c.w) + " d " + std::to_string(rs.d) +
+                       " rot_half " + std::to_string(rs.rot_half) + (fp8_cache ? " fp8 cache" : " cache in x's dtype") +
+                       " rows " + std::to_string(m));
+          Weights W;
+          make_weights(c, W);
+          const Tensor x = upload(make_x(c, t), t, {m, c.in});
+          const Tensor g = upload(round_to(random_normal(size_t(c.in), rng), t), t, {c.in});
+          const Tensor bias = c.bias ? upload(round_to(random_normal(size_t(c.out), rng), t), t, {c.out}) : Tensor();
+          std::vector<float> freq(size_t(rs.rot_half)), freq_long(size_t(rs.rot_half));
+          for (int i = 0; i < rs.rot_half; ++i) {
+            freq[size_t(i)] = std::pow(10000.f, -2.f * float(i) / float(2 * rs.rot_half));
+            freq_long[size_t(i)] = freq[size_t(i)] * 0.25f;
+          }
+          std::vector<int32_t> positions, slots;
+          for (int64_t r = 0; r < m; ++r) {
+            positions.push_back(int32_t(7 + 1000 * r));            // rows from 1 on past long_from (500)
+            slots.push_back(r == 2 ? -1 : int32_t(3 + 4 * r));  // row 2: outside the pool
+          }
+          RopeStoreArgs ra;
+          ra.n_heads = rs.n_heads;
+          ra.positions = upload_index(positions, {m});
+          ra.slots = upload_index(slots, {m});
+          ra.inv_freq = upload(freq, DType::f32, {rs.rot_half});
+          if (rs.long_table) {
+            ra.inv_freq_long = upload(freq_long, DType::f32, {rs.rot_half});
+            ra.long_from = 500;
+          }
+          ra.kv_scales = fp8_cache ? KvScales{0.7f, 1.9f} : KvScales{};
+          const DType cache_t = fp8_cache ? DType::fp8_e4m3 : t;
+          const size_t cache_bytes = size_t(n_slots * rs.n_kv * rs.d) * dtype_size(cache_t);
+          auto cache = [&] {  // zeroed, so unwritten slots compare equal too
+            void* p = gpu->alloc(cache_bytes);
+            owned_.push_back(p);
+            std::vector<uint8_t> zero(cache_bytes, 0);
+            gpu->copy_h2d(p, zero.data(), cache_bytes);
+            return Tensor(p, cache_t, Device::cuda, {n_slots, rs.n_kv, rs.d});
+          };
+          auto bytes = [&](const Tensor& u) {
+            std::vector<uint8_t> b(u.nbytes());
+            gpu->copy_d2h(b.data(), u.data, b.size());
+            gpu->synchronize();
+            return b;
+          };
+          // Decomposed: the norm-fused GEMV, then rope_store_kv.
+          RopeStoreArgs want_r = ra;
+          want_r.k_cache = cache();
+          want_r.v_cache = cache();
+          const Tensor want = empty(t, {m, c.out}), normed = empty(t, {m, c.in});
+          gpu->rms_norm_linear_fp8(want, normed, x, g, 1e-5f, W.gpu, bias);
+          const int64_t q_size = int64_t(rs.n_heads) * rs.d, kv_size = int64_t(rs.n_kv) * rs.d;
+          gpu->rope_store_kv(want.slice_cols(0, q_size).unflatten_last(rs.n_heads, rs.d),
+                             want.slice_cols(q_size, kv_size).unflatten_last(rs.n_kv, rs.d),
+                             want.slice_cols(q_size + kv_size, kv_size).unflatten_last(rs.n_kv, rs.d), ra.positions,
+                             want_r.tables(), want_r.k_cache, want_r.v_cache, ra.slots, ra.kv_scales);
+          // Fused: the path taken must be the GEMV's.
+          RopeStoreArgs got_r = ra;
+          got_r.k_cache = cache();
+          got_r.v_cache = cache();
+          const Tensor got = empty(t, {m, c.out});
+          cuda::Fp8GemvFusion f;
+          f.norm_weight = g;
+          f.eps = 1e-5f;
+          f.rope_store = true;
+          f.rope = got_r;
+          ASSERT_TRUE(cuda::fp8_gemv_fusion_applies(got, x, W.gpu, f));
+          gpu->rms_norm_qkv_rope_store_fp8(got, normed, x, g, 1e-5f, W.gpu, bias, got_r);
+          gpu->synchronize();
+          EXPECT_EQ(bytes(got), bytes(want)) << "qkv";
+          EXPECT_EQ(bytes(got_r.k_cache), bytes(want_r.k_cache)) << "k cache";
+          EXPECT_EQ(bytes(got_r.v_cache), bytes(want_r.v_cache)) << "v cache";
+          // Something was stored (row 0's slot), so equal caches are not two untouched ones.
+          const std::vector<uint8_t> kb = bytes(got_r.k_cache);
+          EXPECT_TRUE(std::any_of(kb.begin(), kb.end(), [](uint8_t b) { return b != 0; }));
+        }
 }
 
 // The norm that writes FP8 activations (past GEMV batches) gives the codes and scales of

@@ -109,6 +109,34 @@ void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tenso
   fp8_product(out, codes, scales, w, bias, false);
 }
 
+// At GEMV batch sizes RoPE and the KV store run in the FP8 GEMV's epilogue too (one kernel for
+// norm + qkv + RoPE + store, as the bf16 decode layer's); past them, or where the fusion does not
+// apply, the decomposition (the norm fusion, then rope_store_kv).
+void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                              const Fp8Weight& w, Tensor bias, const RopeStoreArgs& r) {
+  fp8_pending_ = {};
+  Fp8GemvFusion f;
+  f.norm_weight = norm_weight;
+  f.eps = eps;
+  f.rope_store = true;
+  f.rope = r;
+  if (x.ndim == 2 && normed.defined() && normed.ndim == 2 && normed.size(0) == x.size(0) &&
+      normed.size(1) == x.size(1) && norm_weight.device == Device::cuda && qkv.ndim == 2 &&
+      r.k_cache.ndim == 3 && qkv.size(1) == (r.n_heads + 2 * r.k_cache.size(1)) * r.k_cache.size(2) &&
+      fp8_gemv_fusion_applies(qkv, x, w, f)) {
+    // The decomposition's checks, on the views it would pass: the same errors either way.
+    op_checks::linear_fp8(qkv, x, w, bias, Device::cuda);
+    const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
+    const Tensor q = qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d);
+    const Tensor k = qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d);
+    const Tensor v = qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d);
+    op_checks::rope(q, k, r.positions, r.tables(), Device::cuda);
+    op_checks::store_kv(r.k_cache, r.v_cache, k, v, r.slots, Device::cuda, r.kv_scales);
+    return launch_fp8_gemv(qkv, x, w, bias, false, stream_, f);
+  }
+  Backend::rms_norm_qkv_rope_store_fp8(qkv, normed, x, norm_weight, eps, w, bias, r);
+}
+
 void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
                                            float eps, const Fp8Weight& w, Activation a) {
   fp8_pending_ = {};
