@@ -116,7 +116,8 @@ Fp8CublasLt::Plan* Fp8CublasLt::plan_for(const Key& k, DType bias_dtype, bool ca
 }
 
 int64_t Fp8CublasLt::unscaled_chunk_rows(int64_t n_out) {
-  const int64_t rows = int64_t(kMaxSumsBytes / sizeof(float)) / std::max<int64_t>(1, n_out);
+  // At most kMaxSumsBytes of sums, and at most the epilogue grid's 65,535 rows.
+  const int64_t rows = std::min<int64_t>(int64_t(kMaxSumsBytes / sizeof(float)) / std::max<int64_t>(1, n_out), 65535);
   return std::max<int64_t>(16, rows / 16 * 16);
 }
 
