@@ -26,10 +26,12 @@ namespace {
 // float32 outputs: the CUDA-core kernels differ from the reference by the order of float32 sums
 // only; a tensor-core product (cuBLASLt E4M3) by Hopper's FP8 accumulation, whose partial sums
 // keep ~13 mantissa bits between cuBLASLt's float32 promotions: 5.4e-4 of max|ref| measured on
-// the H200 at K = 256 (SCALAR_32F, a50493f). That is the format's tensor-core agreement; the
-// f16 / bf16 bounds (one output rounding, 2^-11 / 2^-8) are far above it and stay as they are.
+// the H200 at K = 256 (SCALAR_32F, a50493f). That is the format's tensor-core agreement; the bound
+// below leaves room for it to grow linearly in K up to the tests' K = 1,024 (2.2e-3), and is
+// still far below a wrong scale or row (errors of order max|ref|). The f16 / bf16 bounds (one
+// output rounding, 2^-11 / 2^-8) are above it and stay as they are.
 constexpr Tolerance kExactF32{1e-4, 1e-5};
-constexpr Tolerance kTensorCoreF32{1e-3, 2e-3};
+constexpr Tolerance kTensorCoreF32{1e-3, 4e-3};
 
 struct Case {
   Fp8WeightScheme w;
