@@ -360,6 +360,12 @@ class Backend {
   // the activation dtype; out must not overlap x. A backend without it says so in
   // supports_fp8() and the loader refuses FP8 layers on it.
   virtual bool supports_fp8() const { return false; }
+  // The per-channel weight quantization of --quantization fp8 (a load step, not a step op):
+  // scales[o] = amax(w[o]) / 448 (1 for an all-zero row), codes[o][k] = e4m3(w[o][k] / scales[o]),
+  // exactly core/fp8.h's quantize_fp8_per_channel of w's float32 values. w [n, in] f32/f16/bf16,
+  // codes [n, in] fp8_e4m3, both contiguous; scales [n] f32. The default quantizes on the host
+  // (copies w there and the results back); CUDA quantizes on the device.
+  virtual void quantize_fp8_per_channel(Tensor codes, Tensor scales, Tensor w);
   virtual void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate);
   // An FP8 layer's norm fusions: rms_norm_linear and rms_norm_gate_up_act with linear_fp8 as the
   // product (same shapes; normed and gate_up are scratch a fusing backend may leave unwritten).
@@ -374,6 +380,22 @@ class Backend {
                                         float eps, const Fp8Weight& w, Activation a) {
     rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
     gated_act(act, gate_up, a);
+  }
+  // An FP8 layer's attention input stage: rms_norm_qkv_rope_store with linear_fp8 as the product
+  // (same shapes; w's rows are the [q | k | v] heads). The default decomposes; CUDA fuses RoPE
+  // and the KV store into its FP8 GEMV's epilogue for decode batches (cuda/fp8_gemv.h).
+  virtual void rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                           const Fp8Weight& w, Tensor bias, const RopeStoreArgs& r) {
+    SEAM_CHECK(r.k_cache.defined() && r.k_cache.ndim == 3 && r.n_heads > 0 && qkv.ndim == 2 &&
+                   qkv.size(1) == (r.n_heads + 2 * r.k_cache.size(1)) * r.k_cache.size(2),
+               "rms_norm_qkv_rope_store_fp8: qkv ", qkv.shape_str(), " is not [n, (n_heads + 2 n_kv_heads) d] of ",
+               r.n_heads, " heads and k_cache ", r.k_cache.shape_str());
+    rms_norm_linear_fp8(qkv, normed, x, norm_weight, eps, w, bias);
+    const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
+    rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
+                  qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
+                  qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.tables(), r.k_cache,
+                  r.v_cache, r.slots, r.kv_scales);
   }
   // Structured output: for each i < n_masked, logits[rows[i]][t] = -inf for every t < vocab
   // whose bit is clear in bitmask[i] (bit t = word t / 32, bit t % 32; a set bit leaves the

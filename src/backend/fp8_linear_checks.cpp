@@ -1,7 +1,11 @@
-// The FP8 linear's boundary checks (op_checks::linear_fp8), its scheme names and the
-// Backend default for backends without FP8 GEMMs.
+// The FP8 linear's boundary checks (op_checks::linear_fp8, quantize_fp8_per_channel), its scheme
+// names, the Backend default for backends without FP8 GEMMs and the host default of the load-time
+// weight quantization.
+#include <vector>
+
 #include "backend/backend.h"
 #include "backend/op_checks.h"
+#include "core/fp8.h"
 
 namespace seam {
 
@@ -28,7 +32,39 @@ void Backend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, 
   throw Error(detail::concat("linear_fp8: the ", name(), " backend has no FP8 linear"));
 }
 
+void Backend::quantize_fp8_per_channel(Tensor codes, Tensor scales, Tensor w) {
+  op_checks::quantize_fp8_per_channel(codes, scales, w, device());
+  const int64_t n = w.size(0), n_in = w.size(1);
+  std::vector<uint8_t> raw(w.nbytes());
+  copy_d2h(raw.data(), w.data, raw.size());
+  synchronize();
+  std::vector<float> f32(size_t(n * n_in));
+  convert_to_f32(raw.data(), w.dtype, f32.data(), f32.size());
+  std::vector<uint8_t> c(f32.size());
+  std::vector<float> s(static_cast<size_t>(n));
+  seam::quantize_fp8_per_channel(f32.data(), n, n_in, c.data(), s.data());
+  copy_h2d(codes.data, c.data(), c.size());
+  copy_h2d(scales.data, s.data(), s.size() * sizeof(float));
+  synchronize();  // c and s die at return
+}
+
 namespace op_checks {
+
+void quantize_fp8_per_channel(const Tensor& codes, const Tensor& scales, const Tensor& w, Device dev) {
+  for (const Tensor* t : {&codes, &scales, &w}) {
+    SEAM_CHECK(t->defined(), "quantize_fp8_per_channel: tensor is undefined");
+    SEAM_CHECK(t->device == dev, "quantize_fp8_per_channel: tensor is not on the ", device_name(dev), " device");
+    SEAM_CHECK(t->contiguous(), "quantize_fp8_per_channel: tensors must be contiguous, got ", t->shape_str());
+  }
+  SEAM_CHECK(w.dtype == DType::f32 || w.dtype == DType::f16 || w.dtype == DType::bf16,
+             "quantize_fp8_per_channel w: dtype ", dtype_name(w.dtype), ", expected float32, float16 or bfloat16");
+  SEAM_CHECK(w.ndim == 2, "quantize_fp8_per_channel w: expected [n, in], got ", w.shape_str());
+  check_dtype(codes, DType::fp8_e4m3, "quantize_fp8_per_channel codes");
+  check_dtype(scales, DType::f32, "quantize_fp8_per_channel scales");
+  check_shape(codes, {w.size(0), w.size(1)}, "quantize_fp8_per_channel codes");
+  check_shape(scales, {w.size(0)}, "quantize_fp8_per_channel scales");
+}
+
 
 void linear_fp8(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, Device dev) {
   auto on = [&](const Tensor& t, const char* what) {

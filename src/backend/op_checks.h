@@ -45,6 +45,7 @@ void sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s,
 void apply_logit_bias(const Tensor& logits, const LogitBiasBatch& b, Device dev);
 void logprobs(const Tensor& logits, const LogprobBatch& b, Device dev);
 void linear_fp8(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, Device dev);
+void quantize_fp8_per_channel(const Tensor& codes, const Tensor& scales, const Tensor& w, Device dev);
 void apply_token_bitmask(const Tensor& logits, const Tensor& bitmask, const Tensor& rows, Device dev);
 
 }  // namespace seam::op_checks

@@ -64,4 +64,19 @@ inline uint8_t f32_to_fp8_e4m3(float f) {
 
 inline float fp8_e4m3_round(float f) { return fp8_e4m3_to_f32(f32_to_fp8_e4m3(f)); }
 
+// The per-channel weight quantization of --quantization fp8, one float32 matrix [n_out, n_in]:
+// scale[o] = amax(row o) / 448 (1 for an all-zero row), codes[o][k] = e4m3(w[o][k] / scale[o]),
+// both divisions IEEE float32. Backend::quantize_fp8_per_channel is defined by it (CUDA's kernel
+// is the activation quantizer's per-token math, cuda/fp8_act.cuh: the same bits).
+inline void quantize_fp8_per_channel(const float* w, int64_t n_out, int64_t n_in, uint8_t* codes, float* scales) {
+  for (int64_t o = 0; o < n_out; ++o) {
+    const float* row = w + o * n_in;
+    float amax = 0.f;
+    for (int64_t k = 0; k < n_in; ++k) amax = std::fmax(amax, std::fabs(row[k]));
+    const float s = amax > 0.f ? amax / kFp8E4m3Max : 1.f;
+    scales[o] = s;
+    for (int64_t k = 0; k < n_in; ++k) codes[o * n_in + k] = f32_to_fp8_e4m3(row[k] / s);
+  }
+}
+
 }  // namespace seam

@@ -77,6 +77,16 @@ DeviceWeight DeviceWeight::upload_random(Backend& backend, const std::vector<con
   return w;
 }
 
+DeviceWeight DeviceWeight::allocate(Backend& backend, DType dtype, std::initializer_list<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  void* dev = backend.alloc(size_t(n) * dtype_size(dtype));
+  DeviceWeight w;
+  w.memory_ = std::shared_ptr<void>(dev, [b = &backend](void* p) { b->release(p); });
+  w.tensor_ = Tensor(dev, dtype, backend.device(), shape);
+  return w;
+}
+
 DeviceWeight DeviceWeight::upload_f32(Backend& backend, const std::vector<float>& values) {
   DeviceWeight w;
   w.memory_ = upload_bytes(backend, values.data(), values.size() * sizeof(float));

@@ -3,6 +3,7 @@
 // the last holder goes: ownership is shared so a tied lm_head and the embedding are one
 // weight, counted once.
 #pragma once
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -21,6 +22,9 @@ class DeviceWeight {
   static DeviceWeight upload(Backend& backend, const std::vector<const HostTensor*>& parts, DType dtype);
   // A float32 vector (e.g. RoPE's inverse frequencies), [values.size()].
   static DeviceWeight upload_f32(Backend& backend, const std::vector<float>& values);
+  // An uninitialised weight of `shape` in `dtype`, for a load step that writes it on the device
+  // (the online FP8 quantization).
+  static DeviceWeight allocate(Backend& backend, DType dtype, std::initializer_list<int64_t> shape);
 
   const Tensor& tensor() const { return tensor_; }
   bool defined() const { return tensor_.defined(); }

@@ -29,15 +29,46 @@ HostTensor staged(const std::string& name, DType dtype, std::vector<int64_t> sha
 
 }  // namespace
 
-void quantize_fp8_per_channel(const float* w, int64_t n_out, int64_t n_in, uint8_t* codes, float* scales) {
-  for (int64_t o = 0; o < n_out; ++o) {
-    const float* row = w + o * n_in;
-    float amax = 0.f;
-    for (int64_t k = 0; k < n_in; ++k) amax = std::max(amax, std::fabs(row[k]));
-    const float s = amax > 0.f ? amax / kFp8E4m3Max : 1.f;
-    scales[o] = s;
-    for (int64_t k = 0; k < n_in; ++k) codes[o * n_in + k] = f32_to_fp8_e4m3(row[k] / s);
+void quantize_parts_fp8(Backend& backend, const std::vector<const HostTensor*>& parts, Tensor codes, Tensor scales,
+                        int64_t stage_elements) {
+  const int64_t n_in = codes.size(1);
+  const int64_t chunk_rows = std::max<int64_t>(1, stage_elements / std::max<int64_t>(1, n_in));
+  int64_t max_rows = 0;
+  for (const HostTensor* p : parts) max_rows = std::max(max_rows, p->shape[0]);
+  const int64_t stage_rows = std::min(chunk_rows, max_rows);
+  if (stage_rows == 0 || n_in == 0) return;
+  void* stage = backend.alloc(size_t(stage_rows * n_in) * sizeof(float));  // room for f32, the widest dtype
+  std::vector<float> host_f32;  // a part in a dtype the device op does not read (none today)
+  int64_t row = 0;
+  try {
+    for (const HostTensor* p : parts) {
+      for (int64_t r = 0; r < p->shape[0]; r += stage_rows) {
+        const int64_t n = std::min(stage_rows, p->shape[0] - r);
+        const HostTensor chunk = p->rows(r, n);
+        Tensor w;
+        if (chunk.random) {  // float32, the stream's own values (HostTensor::to_f32's bits)
+          w = Tensor(stage, DType::f32, backend.device(), {n, n_in});
+          backend.fill_random(w, chunk.fill);
+        } else if (chunk.dtype == DType::f32 || chunk.dtype == DType::f16 || chunk.dtype == DType::bf16) {
+          w = Tensor(stage, chunk.dtype, backend.device(), {n, n_in});
+          backend.copy_h2d(stage, chunk.data, w.nbytes());  // the mapping outlives the copy
+        } else {
+          host_f32.resize(size_t(n * n_in));
+          chunk.to_f32(host_f32.data());
+          w = Tensor(stage, DType::f32, backend.device(), {n, n_in});
+          backend.copy_h2d(stage, host_f32.data(), w.nbytes());
+          backend.synchronize();  // host_f32 is reused by the next chunk
+        }
+        backend.quantize_fp8_per_channel(codes.slice_rows(row + r, n), scales.slice_rows(row + r, n), w);
+      }
+      row += p->shape[0];
+    }
+    backend.synchronize();  // the stage is released below
+  } catch (...) {
+    backend.release(stage);
+    throw;
   }
+  backend.release(stage);
 }
 
 std::vector<float> compact_block_scales(const float* row_scales, int64_t n_out, int64_t n_kb) {
@@ -83,21 +114,18 @@ Linear Linear::load_fp8(Backend& backend, const std::vector<const HostTensor*>& 
   for (const HostTensor* p : parts) n_out += p->shape[0];
   const int64_t n_kb = (n_in + kFp8Group - 1) / kFp8Group;
 
-  std::vector<uint8_t> codes(size_t(n_out * n_in));  // [n_out, n_in]
-  std::vector<float> w_scale;                        // by scheme, see Fp8Weight
+  std::vector<uint8_t> codes;   // [n_out, n_in], a serialized checkpoint's (the online path writes the device)
+  std::vector<float> w_scale;   // by scheme, see Fp8Weight
   Fp8WeightScheme scheme = quant.weight;
   float input_scale = 0.f;
-  if (scales.empty()) {  // online: float parts, quantized per output channel here
-    std::vector<float> f32(codes.size());
-    int64_t at = 0;
-    for (const HostTensor* p : parts) {
-      p->to_f32(f32.data() + at);  // (a dummy weight's values are computed here)
-      at += p->numel();
-    }
-    w_scale.resize(size_t(n_out));
-    quantize_fp8_per_channel(f32.data(), n_out, n_in, codes.data(), w_scale.data());
+  Linear l;
+  if (scales.empty()) {  // online: float parts, quantized per output channel on the device
+    l.weight_ = DeviceWeight::allocate(backend, DType::fp8_e4m3, {n_out, n_in});
+    l.w_scale_ = DeviceWeight::allocate(backend, DType::f32, {n_out});
+    quantize_parts_fp8(backend, parts, l.weight_.tensor(), l.w_scale_.tensor());
     scheme = Fp8WeightScheme::per_channel;
   } else {
+    codes.resize(size_t(n_out * n_in));
     int64_t row = 0;
     std::vector<std::vector<float>> part_scales;
     for (size_t i = 0; i < parts.size(); ++i) {
@@ -124,16 +152,17 @@ Linear Linear::load_fp8(Backend& backend, const std::vector<const HostTensor*>& 
     }
   }
 
-  Linear l;
   l.backend_ = &backend;
   l.format_ = WeightFormat::fp8_e4m3;
-  const HostTensor w_host = staged(parts[0]->name, DType::fp8_e4m3, {n_out, n_in}, codes.data());
-  l.weight_ = DeviceWeight::upload(backend, {&w_host}, DType::fp8_e4m3);
-  const HostTensor s_host =
-      scheme == Fp8WeightScheme::block128
-          ? staged("w_scale", DType::f32, {n_out, n_kb}, w_scale.data())
-          : staged("w_scale", DType::f32, {int64_t(w_scale.size())}, w_scale.data());
-  l.w_scale_ = DeviceWeight::upload(backend, {&s_host}, DType::f32);
+  if (!scales.empty()) {
+    const HostTensor w_host = staged(parts[0]->name, DType::fp8_e4m3, {n_out, n_in}, codes.data());
+    l.weight_ = DeviceWeight::upload(backend, {&w_host}, DType::fp8_e4m3);
+    const HostTensor s_host =
+        scheme == Fp8WeightScheme::block128
+            ? staged("w_scale", DType::f32, {n_out, n_kb}, w_scale.data())
+            : staged("w_scale", DType::f32, {int64_t(w_scale.size())}, w_scale.data());
+    l.w_scale_ = DeviceWeight::upload(backend, {&s_host}, DType::f32);
+  }
   if (!bias_parts.empty()) l.bias_ = DeviceWeight::upload(backend, bias_parts, act);
   if (scheme == Fp8WeightScheme::block128) {
     const std::vector<float> blocks = compact_block_scales(w_scale.data(), n_out, n_kb);
@@ -155,16 +184,6 @@ Linear Linear::load_fp8(Backend& backend, const std::vector<const HostTensor*>& 
     l.fp8_.input_scale = l.input_scale_.tensor();
   }
   return l;
-}
-
-void Linear::apply_fp8_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
-                                  const RopeStoreArgs& r) const {
-  apply_rms_normed(qkv, normed, x, norm_weight, eps);
-  const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
-  backend_->rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
-                          qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
-                          qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.inv_freq,
-                          r.k_cache, r.v_cache, r.slots, r.kv_scales);
 }
 
 }  // namespace seam

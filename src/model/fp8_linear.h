@@ -28,8 +28,13 @@ Linear load_linear(Backend& backend, const std::vector<const HostTensor*>& weigh
 // where no 128x128-block GEMM can take them.
 std::vector<float> compact_block_scales(const float* row_scales, int64_t n_out, int64_t n_kb);
 
-// The per-channel online quantization of --quantization fp8 for one float32 matrix [n_out, n_in]:
-// scale[o] = amax(row o) / 448 (1 for an all-zero row), codes[o][k] = e4m3(w[o][k] / scale[o]).
-void quantize_fp8_per_channel(const float* w, int64_t n_out, int64_t n_in, uint8_t* codes, float* scales);
+// The online quantization of --quantization fp8 (core/fp8.h's quantize_fp8_per_channel) of float
+// `parts` (concatenated along dim 0) into codes [n_out, n_in] fp8_e4m3 and scales [n_out] f32 on
+// the backend's device: at most `stage_elements` elements at a time are staged on the device in
+// the part's own dtype (a random part is filled there, Backend::fill_random; a mapped part is
+// copied as it is stored) and quantized by Backend::quantize_fp8_per_channel, so an 8B model
+// costs no host pass over its values and no host copy of a matrix.
+void quantize_parts_fp8(Backend& backend, const std::vector<const HostTensor*>& parts, Tensor codes, Tensor scales,
+                        int64_t stage_elements = int64_t(1) << 24);
 
 }  // namespace seam

@@ -85,7 +85,7 @@ class Linear {
   // its q and k and the K/V store (Backend::rms_norm_qkv_rope_store).
   void apply_rms_normed_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                    const RopeStoreArgs& r) const {
-    if (is_fp8()) return apply_fp8_rope_store(qkv, normed, x, norm_weight, eps, r);
+    if (is_fp8()) return backend_->rms_norm_qkv_rope_store_fp8(qkv, normed, x, norm_weight, eps, fp8_, bias(), r);
     backend_->rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, eps, weight(), bias(), r);
   }
   // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ W^T, act = f(gate) * up with
@@ -99,9 +99,6 @@ class Linear {
   }
 
  private:
-  void apply_fp8_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
-                            const RopeStoreArgs& r) const;
-
   Backend* backend_ = nullptr;
   WeightFormat format_ = WeightFormat::f32;
   DeviceWeight weight_;  // [out, in] in weight_format_dtype(format_)

@@ -11,6 +11,11 @@
 //   max|ref|) for the rounding of q, P and the output to the activation dtype.
 // * Windowed batches store NaN (a NaN code) in the keys below every row's window: a kernel
 //   that reads them fails.
+// * Run time (the CPU reference's, which is proportional to heads x d x keys read): the shapes
+//   have the fewest heads with each GQA group; the runs of one batch (max_seq_len known and
+//   unknown, the two prefill kernels) share its data and reference; the k/v scales, and in the
+//   window test and the prefill kernels the dtypes, go round over the (dtype, shape) or
+//   (shape, option) pairs, so each value still meets every other axis.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -33,6 +38,20 @@ struct Shape {
 struct Seq {
   int n_new;   // new tokens (1 for a decode row)
   int prefix;  // cached tokens before them
+};
+
+// One way of running the attention over a batch: max_seq_len known (eager) or not (as in a
+// graph), through Backend::attention or one prefill kernel by name, eagerly or replayed
+// from a captured graph.
+struct AttentionRun {
+  bool known_max = true;
+  std::optional<cuda::PrefillKernel> kernel = std::nullopt;
+  bool graph = false;
+  std::string name() const {
+    return std::string(known_max ? "max_seq_len known" : "max_seq_len unknown") +
+           (kernel ? (*kernel == cuda::PrefillKernel::wgmma ? ", wgmma" : ", mma.sync") : "") +
+           (graph ? ", graph" : "");
+  }
 };
 
 bool is_nan_code(uint8_t c) { return (c & 0x7f) == 0x7f; }
@@ -96,14 +115,14 @@ class CudaFp8Kv : public CudaTest {
     return c;
   }
 
-  // As cuda_attention_fixture.h's check, with FP8 caches on both sides (scales kv_scales).
-  void check(DType t, Shape sh, const std::vector<Seq>& seqs, int n_prefill_seqs, bool known_max,
-             const std::string& what, AttentionOptions opt, std::optional<cuda::PrefillKernel> kernel = std::nullopt,
-             bool graph = false) {
+  // As cuda_attention_fixture.h's check, with FP8 caches on both sides (scales kv_scales): each
+  // of `runs` over the same batch, caches and CPU reference (the reference is what costs).
+  void check(DType t, Shape sh, const std::vector<Seq>& seqs, int n_prefill_seqs, const std::string& what,
+             AttentionOptions opt, const std::vector<AttentionRun>& runs) {
     SCOPED_TRACE(what + " " + short_name(t) + " heads " + std::to_string(sh.heads) + "/" + std::to_string(sh.kv_heads) +
                  " d " + std::to_string(sh.d) + " window " + std::to_string(opt.sliding_window) + " softcap " +
                  std::to_string(opt.logit_softcap) + " k_scale " + std::to_string(opt.kv_scales.k) + " v_scale " +
-                 std::to_string(opt.kv_scales.v) + (graph ? " graph" : ""));
+                 std::to_string(opt.kv_scales.v));
     const int n_seqs = int(seqs.size());
     std::vector<int32_t> indptr = {0}, seq_lens, req_rows;
     int max_len = 0, n_prefill_tokens = 0, total_ctx = 0;
@@ -162,29 +181,35 @@ class CudaFp8Kv : public CudaTest {
     b.n_seqs = n_seqs;
     b.n_prefill_seqs = n_prefill_seqs;
     b.n_prefill_tokens = n_prefill_tokens;
-    b.max_seq_len = known_max ? max_len : 0;
     b.qo_indptr = upload_index(indptr, {n_seqs + 1});
     b.seq_lens = upload_index(seq_lens, {n_seqs});
     b.req_rows = upload_index(req_rows, {n_seqs});
     b.page_table = upload_index(page_table, {max_reqs, max_ctx});
-    if (kernel) {
-      const cuda::AttentionParams p = cuda::make_attention_params(out, q, c.kc, c.vc, b, opt);
-      ASSERT_TRUE(p.kv_fp8);
-      cuda::launch_flash_prefill(p, q.dtype, static_cast<cudaStream_t>(cuda_backend_stream(*gpu)), *kernel);
-    } else {
-      gpu->attention(out, q, c.kc, c.vc, b, opt);
-    }
-    if (graph) {
-      gpu->synchronize();
-      gpu->begin_capture();
-      gpu->attention(out, q, c.kc, c.vc, b, opt);
-      std::unique_ptr<Graph> g = gpu->end_capture();
+    std::vector<std::vector<float>> got;
+    for (const AttentionRun& r : runs) {
       poison(out);
-      gpu->replay(*g);
+      b.max_seq_len = r.known_max ? max_len : 0;
+      if (r.kernel) {
+        const cuda::AttentionParams p = cuda::make_attention_params(out, q, c.kc, c.vc, b, opt);
+        ASSERT_TRUE(p.kv_fp8);
+        cuda::launch_flash_prefill(p, q.dtype, static_cast<cudaStream_t>(cuda_backend_stream(*gpu)), *r.kernel);
+      } else {
+        gpu->attention(out, q, c.kc, c.vc, b, opt);
+      }
+      if (r.graph) {
+        gpu->synchronize();
+        gpu->begin_capture();
+        gpu->attention(out, q, c.kc, c.vc, b, opt);
+        std::unique_ptr<Graph> g = gpu->end_capture();
+        poison(out);
+        gpu->replay(*g);
+      }
+      gpu->synchronize();
+      got.push_back(download(out));
     }
-    gpu->synchronize();
 
     AttentionBatch hb = b;
+    hb.max_seq_len = max_len;
     hb.qo_indptr = host_index(indptr, {n_seqs + 1});
     hb.seq_lens = host_index(seq_lens, {n_seqs});
     hb.req_rows = host_index(req_rows, {n_seqs});
@@ -193,15 +218,26 @@ class CudaFp8Kv : public CudaTest {
     cpu.attention(host_view(ref, {n_tokens, sh.heads, sh.d}), host_view(q_h, {n_tokens, sh.heads, sh.d}),
                   Tensor(c.k_codes.data(), DType::fp8_e4m3, Device::cpu, {n_slots, sh.kv_heads, sh.d}),
                   Tensor(c.v_codes.data(), DType::fp8_e4m3, Device::cpu, {n_slots, sh.kv_heads, sh.d}), hb, opt);
-    expect_close(download(out), round_to(ref, t), tolerance_for(t, {1e-5, 1e-5}, {1e-2, 5e-3}, {2e-2, 1e-2}),
-                 "fp8 kv attention");
+    const std::vector<float> want = round_to(ref, t);
+    for (size_t i = 0; i < runs.size(); ++i)
+      expect_close(got[i], want, tolerance_for(t, {1e-5, 1e-5}, {1e-2, 5e-3}, {2e-2, 1e-2}),
+                   "fp8 kv attention (" + runs[i].name() + ")");
   }
 };
 
-// The tensor-core head dims (and the generic kernel's d 8 at f32), GQA groups 1 to 7.
-const Shape kShapes[] = {{32, 8, 128}, {8, 8, 96}, {16, 8, 256}, {14, 2, 64}, {8, 4, 8}};
+// The tensor-core head dims (and the generic kernel's d 8 at f32), GQA groups 1 to 7. The head
+// counts are the smallest with each group size (and at least two KV heads where the grid has
+// them): the CPU reference's time is proportional to heads x d, and the kernels' paths depend
+// on the dtype, d and the group, not on how many KV heads there are.
+const Shape kShapes[] = {{8, 2, 128}, {4, 4, 96}, {4, 2, 256}, {14, 2, 64}, {8, 4, 8}};
 const DType kDtypes[] = {DType::bf16, DType::f16, DType::f32};
 const KvScales kScales[] = {{1.f, 1.f}, {0.37f, 2.5f}};
+// Decode batches run with max_seq_len known and unknown (as in a graph) over the same data.
+const std::vector<AttentionRun> kKnownAndUnknownMax = {{true}, {false}};
+
+// The scales of shape i under dtype j: both scales for every dtype and every shape, over the
+// grid of (dtype, shape) pairs rather than at each.
+KvScales cycled_scales(size_t shape_i, size_t dtype_i) { return kScales[(shape_i + dtype_i) % 2]; }
 
 AttentionOptions with(KvScales s, int window = 0, float cap = 0.f) {
   AttentionOptions o;
@@ -272,25 +308,22 @@ TEST_F(CudaFp8Kv, RopeStoreKvWritesTheCodesOfTheRotatedKeys) {
 
 TEST_F(CudaFp8Kv, Decode) {
   const std::vector<Seq> seqs = {{1, 0}, {1, 16}, {1, 299}, {1, 999}, {1, 62}, {1, 4096}};
-  for (DType t : kDtypes)
-    for (const Shape& sh : kShapes)
-      for (KvScales s : kScales) {
-        check(t, sh, seqs, 0, true, "decode", with(s));
-        check(t, sh, seqs, 0, false, "decode", with(s));  // as in a graph: max_seq_len unknown
-      }
+  for (size_t j = 0; j < std::size(kDtypes); ++j)
+    for (size_t i = 0; i < std::size(kShapes); ++i)
+      check(kDtypes[j], kShapes[i], seqs, 0, "decode", with(cycled_scales(i, j)), kKnownAndUnknownMax);
 }
 
 TEST_F(CudaFp8Kv, DecodeInAGraph) {
   const std::vector<Seq> seqs = {{1, 7}, {1, 3000}, {1, 130}};
   for (DType t : {DType::bf16, DType::f16})
-    for (const Shape& sh : kShapes) check(t, sh, seqs, 0, false, "decode", with(kScales[1]), std::nullopt, true);
+    for (const Shape& sh : kShapes) check(t, sh, seqs, 0, "decode", with(kScales[1]), {{false, std::nullopt, true}});
 }
 
 TEST_F(CudaFp8Kv, Extend) {
   const std::vector<Seq> seqs = {{50, 0}, {129, 337}, {1, 5}, {70, 64}};
-  for (DType t : kDtypes)
-    for (const Shape& sh : kShapes)
-      for (KvScales s : kScales) check(t, sh, seqs, int(seqs.size()), true, "extend", with(s));
+  for (size_t j = 0; j < std::size(kDtypes); ++j)
+    for (size_t i = 0; i < std::size(kShapes); ++i)
+      check(kDtypes[j], kShapes[i], seqs, int(seqs.size()), "extend", with(cycled_scales(i, j)), {{true}});
 }
 
 TEST_F(CudaFp8Kv, PrefillKernelsByName) {
@@ -298,23 +331,24 @@ TEST_F(CudaFp8Kv, PrefillKernelsByName) {
   // pipelines wrap their stages), cached prefixes not multiples of a tile, mid-tile ends.
   const std::vector<std::vector<Seq>> batches = {{{300, 77}}, {{45, 200}, {1, 0}, {2, 130}, {3, 5}, {129, 0}, {70, 333}},
                                                  {{300, 1000}}};
-  std::vector<cuda::PrefillKernel> kernels = {cuda::PrefillKernel::mma_sync};
-  if (cuda::flash_prefill_wgmma_supported(DType::bf16, 128)) kernels.push_back(cuda::PrefillKernel::wgmma);
+  // Both kernels run over the same data and reference; each batch and each option set under
+  // both dtypes (alternating over the pairs).
+  std::vector<AttentionRun> kernels = {{true, cuda::PrefillKernel::mma_sync}};
+  if (cuda::flash_prefill_wgmma_supported(DType::bf16, 128)) kernels.push_back({true, cuda::PrefillKernel::wgmma});
+  const AttentionOptions options[] = {with(kScales[1]), with(kScales[0], 200, 1.f), with(kScales[1], 37)};
+  const DType dtypes[] = {DType::bf16, DType::f16};
   // GQA group 4 on the first two batches, group 1 on the long one (the CPU reference's cost).
-  for (cuda::PrefillKernel k : kernels)
-    for (DType t : {DType::bf16, DType::f16})
-      for (size_t i = 0; i < batches.size(); ++i)
-        for (const AttentionOptions& o : {with(kScales[1]), with(kScales[0], 200, 1.f), with(kScales[1], 37)})
-          check(t, i < 2 ? Shape{32, 8, 128} : Shape{4, 4, 128}, batches[i], int(batches[i].size()), true,
-                std::string(k == cuda::PrefillKernel::wgmma ? "wgmma" : "mma.sync") + " batch " + std::to_string(i), o,
-                k);
+  for (size_t i = 0; i < batches.size(); ++i)
+    for (size_t o = 0; o < std::size(options); ++o)
+      check(dtypes[(i + o) % 2], i < 2 ? Shape{8, 2, 128} : Shape{4, 4, 128}, batches[i], int(batches[i].size()),
+            "prefill kernels batch " + std::to_string(i), options[o], kernels);
 }
 
 TEST_F(CudaFp8Kv, Mixed) {
   const std::vector<Seq> seqs = {{40, 310}, {7, 0}, {1, 4}, {1, 899}, {1, 32}};
-  for (DType t : kDtypes)
-    for (const Shape& sh : kShapes)
-      for (KvScales s : kScales) check(t, sh, seqs, 2, true, "mixed", with(s));
+  for (size_t j = 0; j < std::size(kDtypes); ++j)
+    for (size_t i = 0; i < std::size(kShapes); ++i)
+      check(kDtypes[j], kShapes[i], seqs, 2, "mixed", with(cycled_scales(i, j)), {{true}});
 }
 
 TEST_F(CudaFp8Kv, WindowAndSoftcap) {
@@ -324,14 +358,16 @@ TEST_F(CudaFp8Kv, WindowAndSoftcap) {
   // cuda_attention_window_test.cpp's option sets, cut to four (the CPU reference's time): cap
   // alone, the one-key window, windows inside and across key tiles with and without the cap.
   const std::pair<int, float> options[] = {{0, 1.f}, {1, 0.f}, {37, 0.f}, {200, 1.f}};
-  for (DType t : kDtypes)
-    for (const Shape& sh : kShapes)
-      for (const auto& [window, cap] : options) {
-        const AttentionOptions o = with(kScales[1], window, cap);
-        check(t, sh, extend, int(extend.size()), true, "extend", o);
-        check(t, sh, decode, 0, false, "decode", o);
-        check(t, sh, mixed, 2, true, "mixed", o);
-      }
+  // Every option on every shape, the dtype going round the three over the (shape, option)
+  // pairs: each dtype meets every option and every shape.
+  for (size_t i = 0; i < std::size(kShapes); ++i)
+    for (size_t k = 0; k < std::size(options); ++k) {
+      const DType t = kDtypes[(i + k) % std::size(kDtypes)];
+      const AttentionOptions o = with(kScales[1], options[k].first, options[k].second);
+      check(t, kShapes[i], extend, int(extend.size()), "extend", o, {{true}});
+      check(t, kShapes[i], decode, 0, "decode", o, {{false}});
+      check(t, kShapes[i], mixed, 2, "mixed", o, {{true}});
+    }
 }
 
 }  // namespace

@@ -98,11 +98,14 @@ class CudaBackend final : public Backend {
   void apply_logit_bias(Tensor logits, const LogitBiasBatch& b) override;
   void logprobs(Tensor logits, const LogprobBatch& b) override;
   bool supports_fp8() const override { return true; }
+  void quantize_fp8_per_channel(Tensor codes, Tensor scales, Tensor w) override;  // cuda_fp8_ops.cpp
   void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) override;  // cuda_fp8_ops.cpp
   void rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps, const Fp8Weight& w,
                            Tensor bias) override;  // cuda_fp8_ops.cpp
   void rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                 const Fp8Weight& w, Activation a) override;  // cuda_fp8_ops.cpp
+  void rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                   const Fp8Weight& w, Tensor bias, const RopeStoreArgs& r) override;  // cuda_fp8_ops.cpp
   void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
   // mixture of experts: cuda_backend_moe.cpp
   void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;

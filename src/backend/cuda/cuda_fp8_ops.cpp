@@ -10,6 +10,7 @@
 // to the largest shape a graph will see, and a graph captured earlier keeps pointing at
 // memory that stays valid. A capture that would need more than the scratch holds is an error
 // (never a silent reallocation under a baked pointer).
+#include <algorithm>
 #include <utility>
 
 #include "backend/cuda/cuda_backend_impl.h"
@@ -69,6 +70,21 @@ void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bi
   fp8_product(out, codes, scales, w, bias, accumulate);
 }
 
+// The load-time weight quantization is the per-token activation quantizer's math over the
+// weight's rows (fp8_act.cuh; unbounded: ub 0), so its codes and scales are core/fp8.h's
+// quantize_fp8_per_channel bit for bit. The grid's y dimension (rows) is at most 65,535.
+void CudaBackend::quantize_fp8_per_channel(Tensor codes, Tensor scales, Tensor w) {
+  op_checks::quantize_fp8_per_channel(codes, scales, w, Device::cuda);
+  Fp8Weight per_row;
+  per_row.act = Fp8ActScheme::dynamic_per_token;
+  per_row.act_amax_ub = 0.f;
+  constexpr int64_t kMaxRows = 65535;
+  for (int64_t r = 0; r < w.size(0); r += kMaxRows) {
+    const int64_t n = std::min(kMaxRows, w.size(0) - r);
+    launch_fp8_quantize_act(codes.slice_rows(r, n), scales.slice_rows(r, n), w.slice_rows(r, n), per_row, stream_);
+  }
+}
+
 // The norm fusions (backend.h): at GEMV batch sizes the norm runs in the GEMV's prologue (and
 // the GLU in its epilogue); past them the norm writes the FP8 activations itself
 // (fp8_rms_norm_quantize.h) for the GEMM, and the gated activation runs after it.
@@ -91,6 +107,34 @@ void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tenso
   const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
   launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
   fp8_product(out, codes, scales, w, bias, false);
+}
+
+// At GEMV batch sizes RoPE and the KV store run in the FP8 GEMV's epilogue too (one kernel for
+// norm + qkv + RoPE + store, as the bf16 decode layer's); past them, or where the fusion does not
+// apply, the decomposition (the norm fusion, then rope_store_kv).
+void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                              const Fp8Weight& w, Tensor bias, const RopeStoreArgs& r) {
+  fp8_pending_ = {};
+  Fp8GemvFusion f;
+  f.norm_weight = norm_weight;
+  f.eps = eps;
+  f.rope_store = true;
+  f.rope = r;
+  if (x.ndim == 2 && normed.defined() && normed.ndim == 2 && normed.size(0) == x.size(0) &&
+      normed.size(1) == x.size(1) && norm_weight.device == Device::cuda && qkv.ndim == 2 &&
+      r.k_cache.ndim == 3 && qkv.size(1) == (r.n_heads + 2 * r.k_cache.size(1)) * r.k_cache.size(2) &&
+      fp8_gemv_fusion_applies(qkv, x, w, f)) {
+    // The decomposition's checks, on the views it would pass: the same errors either way.
+    op_checks::linear_fp8(qkv, x, w, bias, Device::cuda);
+    const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
+    const Tensor q = qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d);
+    const Tensor k = qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d);
+    const Tensor v = qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d);
+    op_checks::rope(q, k, r.positions, r.tables(), Device::cuda);
+    op_checks::store_kv(r.k_cache, r.v_cache, k, v, r.slots, Device::cuda, r.kv_scales);
+    return launch_fp8_gemv(qkv, x, w, bias, false, stream_, f);
+  }
+  Backend::rms_norm_qkv_rope_store_fp8(qkv, normed, x, norm_weight, eps, w, bias, r);
 }
 
 void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,

@@ -1,9 +1,10 @@
 // The FP8 product (backend.h "FP8 linear", the product half) from quantized activations:
 // out[i][o] (=|+=) sum_g (xs[i][g] * ws(o, g)) * S(i, o, g) (+ bias[o]), S the float32 sum of
-// the E4M3 products over group g. A CUDA-core kernel (one warp per output element), exact
-// with the CPU reference up to the order of the float32 sums: the definition on the GPU, and
-// the fallback for every scheme. The tensor-core path (cuBLASLt E4M3 with outer-vector /
-// 128-block scales, fp8_cublaslt.h) is measured against it.
+// the E4M3 products over group g. CUDA-core kernels, exact with the CPU reference up to the
+// order of the float32 sums: the definition on the GPU, and the fallback for every scheme where
+// cuBLASLt does not run (fp8_cublaslt.h; on the H200 that is every 128-block weight). Below 16
+// rows one warp per output element; from 16 rows a tiled kernel (64 x 64 outputs a block, 4 x 4 a
+// thread, K in steps of 64 staged in shared memory) that reads each code once per tile.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -42,6 +42,19 @@ struct Fp8GemvArgs {
   int norm_vec;              // the elements per load of rms_norm.cu's sum of squares (its V)
   bool glu;                  // Fp8GemvFusion::glu
   bool gelu;                 // GLU: gelu_tanh instead of silu
+  // Fp8GemvFusion::rope_store: w is [q | k | v] heads of head_dim; n_out counts rotary pairs.
+  bool rope;
+  const int32_t* positions;     // [M]
+  const float* inv_freq;        // [rot_half]
+  const float* inv_freq_long;   // [rot_half] or null: from position long_from on
+  int long_from, rot_half;      // rot_half = rotary_dim / 2 (<= head_dim / 2)
+  void* k_cache;                // [n_slots, n_kv_heads, head_dim] in T, or E4M3 codes (kv_fp8)
+  void* v_cache;
+  bool kv_fp8;
+  float k_scale, v_scale;       // kv_fp8: stored = e4m3(x / scale)
+  const int32_t* slots;         // [M]
+  int64_t n_slots;
+  int n_heads, n_kv_heads, head_dim;
 };
 
 // Two E4M3 values (the low byte first) -> float32 times 2^-112, exactly. cvt.f16x2.e4m3x2 gives
@@ -80,12 +93,21 @@ __global__ void __launch_bounds__(kWarps * 32) fp8_gemv_kernel(Fp8GemvArgs<T> a)
   int rows[kRowsPerWarp];
   bool active[kRowsPerWarp];
   const uint4* w_row[kRowsPerWarp];
+  // GLU and RoPE: one item (a pair of rows) a warp.
+  const int pair_item = blockIdx.x * kWarps + warp;
 #pragma unroll
   for (int q = 0; q < kRowsPerWarp; ++q) {
     // Plain: two consecutive rows a warp. GLU: feature j's gate row j and up row n_out + j.
-    const int item = a.glu ? blockIdx.x * kWarps + warp : blockIdx.x * kRowsPerBlock + warp * kRowsPerWarp + q;
+    // RoPE: a head's d / 2 items, first its rot_half rotary pairs (i, i + rot_half), then its
+    // pass-through dims paired the same way within [2 rot_half, d) (gemv.cu's order).
+    const int item = a.glu || a.rope ? pair_item : blockIdx.x * kRowsPerBlock + warp * kRowsPerWarp + q;
     active[q] = item < a.n_out;
-    rows[q] = a.glu ? item + q * a.n_out : item;
+    if (a.rope) {
+      const int half = a.head_dim / 2, rh = a.rot_half, i = item % half, head0 = (item / half) * a.head_dim;
+      rows[q] = (i < rh ? head0 + i : head0 + rh + i) + q * (i < rh ? rh : half - rh);
+    } else {
+      rows[q] = a.glu ? item + q * a.n_out : item;
+    }
     // An inactive row streams row 0 (valid memory); its result is never stored.
     w_row[q] = reinterpret_cast<const uint4*>(a.w + int64_t(active[q] ? rows[q] : 0) * n_in);
   }
@@ -256,6 +278,44 @@ __global__ void __launch_bounds__(kWarps * 32) fp8_gemv_kernel(Fp8GemvArgs<T> a)
       if (a.bias) y[q][r] += to_float(a.bias[o]);
     }
   }
+  if (a.rope) {  // rope_store_kv's arithmetic (rope.cu) on the rounded products, then the KV store
+    if (!active[0]) return;
+    const int d = a.head_dim, half = d / 2, head = pair_item / half, i = pair_item % half;
+    const int e0 = rows[0] - head * d, e1 = rows[1] - head * d;  // the pair's dims within the head
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      float t[2] = {to_float(from_float<T>(y[0][r])), to_float(from_float<T>(y[1][r]))};
+      if (head < a.n_heads + a.n_kv_heads && i < a.rot_half) {  // q or k, a rotary pair: rotate it
+        const int position = a.positions[r];
+        const float* freq = a.inv_freq_long != nullptr && position >= a.long_from ? a.inv_freq_long : a.inv_freq;
+        float sn, cs;
+        sincosf(float(position) * freq[i], &sn, &cs);
+        const float x0 = t[0], x1 = t[1];
+        t[0] = x0 * cs - x1 * sn;
+        t[1] = x1 * cs + x0 * sn;
+      }
+      const T t0 = from_float<T>(t[0]), t1 = from_float<T>(t[1]);
+      a.out[r * a.out_stride + rows[0]] = t0;
+      a.out[r * a.out_stride + rows[1]] = t1;
+      if (head < a.n_heads) continue;
+      const int64_t slot = a.slots[r];
+      if (slot < 0 || slot >= a.n_slots) continue;  // outside the pool: skipped, like store_kv
+      const bool is_k = head < a.n_heads + a.n_kv_heads;
+      const int kv_head = is_k ? head - a.n_heads : head - a.n_heads - a.n_kv_heads;
+      const int64_t at = (slot * a.n_kv_heads + kv_head) * d;
+      if (a.kv_fp8) {
+        const float sc = is_k ? a.k_scale : a.v_scale;
+        uint8_t* c = static_cast<uint8_t*>(is_k ? a.k_cache : a.v_cache) + at;
+        c[e0] = fp8_encode(to_float(t0) / sc);
+        c[e1] = fp8_encode(to_float(t1) / sc);
+      } else {
+        T* c = static_cast<T*>(is_k ? a.k_cache : a.v_cache) + at;
+        c[e0] = t0;
+        c[e1] = t1;
+      }
+    }
+    return;
+  }
   if (a.glu) {  // act = f(gate) * up from the rounded gate and up, as linear_fp8 then gated_act.cu
     if (!active[0]) return;
 #pragma unroll
@@ -322,8 +382,27 @@ void launch_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, const 
   }
   a.glu = f.glu;
   a.gelu = f.glu_act == Activation::gelu_tanh;
-  if (f.glu) a.n_out = int(n_out / 2);
-  const unsigned blocks = f.glu ? div_up(n_out / 2, kWarps) : div_up(n_out, kRowsPerBlock);
+  a.rope = f.rope_store;
+  if (f.rope_store) {
+    const RopeStoreArgs& r = f.rope;
+    a.positions = r.positions.ptr<const int32_t>();
+    a.inv_freq = r.inv_freq.ptr<const float>();
+    a.inv_freq_long = r.inv_freq_long.defined() ? r.inv_freq_long.ptr<const float>() : nullptr;
+    a.long_from = r.long_from;
+    a.rot_half = int(r.inv_freq.size(0));
+    a.k_cache = r.k_cache.data;
+    a.v_cache = r.v_cache.data;
+    a.kv_fp8 = r.k_cache.dtype == DType::fp8_e4m3;
+    a.k_scale = r.kv_scales.k;
+    a.v_scale = r.kv_scales.v;
+    a.slots = r.slots.ptr<const int32_t>();
+    a.n_slots = r.k_cache.size(0);
+    a.n_heads = r.n_heads;
+    a.n_kv_heads = int(r.k_cache.size(1));
+    a.head_dim = int(r.k_cache.size(2));
+  }
+  if (f.glu || f.rope_store) a.n_out = int(n_out / 2);
+  const unsigned blocks = f.glu || f.rope_store ? div_up(n_out / 2, kWarps) : div_up(n_out, kRowsPerBlock);
   launch_kernel(fp8_gemv_kernel<T, M, GROUPED>, dim3(blocks), kWarps * 32, smem, stream, a);
   SEAM_CUDA_CHECK_LAUNCH();
 }
@@ -358,13 +437,29 @@ bool fp8_gemv_fusion_applies(const Tensor& out, const Tensor& x, const Fp8Weight
   if (f.norm_weight.defined() &&
       (f.norm_weight.dtype != x.dtype || f.norm_weight.numel() != x.size(1) || !f.norm_weight.contiguous()))
     return false;
-  return !f.glu || (w.w.size(0) % 2 == 0 && out.size(1) == w.w.size(0) / 2);
+  if (f.glu && !(w.w.size(0) % 2 == 0 && out.size(1) == w.w.size(0) / 2)) return false;
+  if (f.rope_store) {
+    const RopeStoreArgs& r = f.rope;
+    const Tensor &kc = r.k_cache, &vc = r.v_cache;
+    const bool caches = kc.ndim == 3 && vc.ndim == 3 && kc.contiguous() && vc.contiguous() && kc.dtype == vc.dtype &&
+                        (kc.dtype == x.dtype || kc.dtype == DType::fp8_e4m3) && kc.size(0) == vc.size(0) &&
+                        kc.size(1) == vc.size(1) && kc.size(2) == vc.size(2);
+    if (f.glu || !caches || out.dtype != x.dtype || r.n_heads < 1) return false;
+    const int64_t d = kc.size(2), rh = r.inv_freq.defined() ? r.inv_freq.size(0) : 0;
+    if (d % 2 != 0 || w.w.size(0) != (r.n_heads + 2 * kc.size(1)) * d || out.size(1) != w.w.size(0)) return false;
+    if (rh < 1 || 2 * rh > d || (r.inv_freq_long.defined() && r.inv_freq_long.size(0) != rh)) return false;
+    if (!r.positions.defined() || r.positions.numel() < x.size(0) || !r.slots.defined() ||
+        r.slots.numel() < x.size(0))
+      return false;
+  }
+  return true;
 }
 
 void launch_fp8_gemv(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
                      cudaStream_t stream, const Fp8GemvFusion& f) {
   SEAM_ASSERT(fp8_gemv_fusion_applies(out, x, w, f), "launch_fp8_gemv: shape or scheme outside fp8_gemv_applies");
   SEAM_ASSERT(!f.glu || (!bias.defined() && !accumulate), "launch_fp8_gemv: the GLU fusion takes no bias or accumulate");
+  SEAM_ASSERT(!f.rope_store || !accumulate, "launch_fp8_gemv: the RoPE fusion takes no accumulate");
   if (w.w.size(0) == 0) return;
   SEAM_DISPATCH_FLOAT_TYPES(x.dtype, T, "fp8 gemv", [&] {
     if (grouped_pair(w)) launch_rows<T, true>(out, x, w, bias, accumulate, stream, f);

@@ -4,8 +4,9 @@
 // quantizes the few rows of x itself (fp8_act.cuh, bit-exact with the CPU reference) into
 // shared memory while its first weight loads are in flight, so a decode step runs no
 // separate quantize kernel per linear; the RMSNorm before qkv / gate_up runs there too, and
-// the gated activation after gate_up in its epilogue (Fp8GemvFusion): a decode layer is
-// norm+qkv, RoPE/store, attention, o (+= residual), norm+gate_up+act, down (+= residual).
+// the gated activation after gate_up and RoPE + the KV store after qkv in its epilogue
+// (Fp8GemvFusion): a decode layer is norm+qkv+RoPE/store, attention, o (+= residual),
+// norm+gate_up+act, down (+= residual), as the bf16 GEMV's (gemv.h).
 //
 // Numerics: every product fp8(Xq) * fp8(Wq) is exact in float32 and the sums are float32
 // FMAs (CUDA cores, not tensor cores), so the result differs from the CPU reference only in
@@ -43,6 +44,13 @@ struct Fp8GemvFusion {
   // round trip. No bias, no accumulate.
   bool glu = false;
   Activation glu_act = Activation::silu;
+  // w is the qkv projection ([q | k | v] heads of head_dim = rope.k_cache.size(2)) and out its
+  // [m, rows]: the epilogue rotates q and k with rope.cu's arithmetic on the rounded products and
+  // stores the token's k and v at its slot (a cache in x's dtype, or E4M3 codes e4m3(x / scale)):
+  // linear_fp8 then rope_store_kv bit for bit, one kernel instead of two. Bias allowed, no
+  // accumulate, not with glu.
+  bool rope_store = false;
+  RopeStoreArgs rope;
 };
 
 // True when launch_fp8_gemv computes this linear_fp8 (arguments already op_checks-valid):
@@ -52,7 +60,9 @@ struct Fp8GemvFusion {
 // dynamic_group128 activations.
 bool fp8_gemv_applies(const Tensor& out, const Tensor& x, const Fp8Weight& w);
 // ... and with the fusions of f (norm_weight [in] in x's dtype; GLU: even weight rows, out
-// [m, rows / 2]).
+// [m, rows / 2]; RoPE: caches [n_slots, n_kv_heads, d] contiguous in x's dtype or E4M3, w rows
+// (n_heads + 2 n_kv_heads) d, out [m, rows] in x's dtype, 0 < rotary_dim <= d, positions and
+// slots for every row).
 bool fp8_gemv_fusion_applies(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Fp8GemvFusion& f);
 
 // out [m, out] (=|+=) the FP8 product of x [m, in] (raw activations, f32/f16/bf16, rows may be
