@@ -10,7 +10,7 @@
 #
 #   device:  BUILD=<build dir> bash scripts/gpu_fp8_kv.sh     (results: $OUT/summary.txt)
 #
-# Builds nothing: BUILD (default /tmp/seam_head/build-gpu) must hold `seam`. MODELS (default
+# Builds nothing: BUILD (default /tmp/seam_head/build-gpu) must hold `seam`. MODEL_DIR (default
 # /tmp/seam_models_config/llama-3.1-8b) is a config-only folder (tools/make_random_models.py
 # --config-only: no weights written), run with --load-format dummy. OUT (default /tmp/seam_out).
 # Each run is bounded by RUN_TIMEOUT (default 75 s); the whole takes well under 4 minutes. Only
@@ -19,7 +19,7 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD=${BUILD:-/tmp/seam_head/build-gpu}
-MODELS=${MODELS:-/tmp/seam_models_config/llama-3.1-8b}
+MODEL_DIR=${MODEL_DIR:-/tmp/seam_models_config/llama-3.1-8b}
 OUT=${OUT:-/tmp/seam_out}
 CTX=${CTX:-32768}
 RUN_TIMEOUT=${RUN_TIMEOUT:-75}
@@ -27,15 +27,15 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$ROOT/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 log() { echo "$*" | tee -a "$OUT/summary.txt"; }
 [ -x "$BUILD/seam" ] || { log "no $BUILD/seam: set BUILD to a built folder"; exit 1; }
-if [ ! -f "$MODELS/config.json" ]; then
-  timeout 120 python3 "$ROOT/tools/make_random_models.py" "$(dirname "$MODELS")" --only "$(basename "$MODELS")" \
+if [ ! -f "$MODEL_DIR/config.json" ]; then
+  timeout 120 python3 "$ROOT/tools/make_random_models.py" "$(dirname "$MODEL_DIR")" --only "$(basename "$MODEL_DIR")" \
     --config-only 2>&1 | grep -v -i warn | tail -2
 fi
 log "== fp8 KV cache, decode b1 at $CTX tokens, FP8 weights, $(date -u +%T), build $BUILD"
 
 results=()
 for kv in auto fp8_e4m3; do
-  cmd=("$BUILD/seam" bench-one-batch --device cuda --dtype bfloat16 --model-path "$MODELS" --load-format dummy
+  cmd=("$BUILD/seam" bench-one-batch --device cuda --dtype bfloat16 --model-path "$MODEL_DIR" --load-format dummy
        --quantization fp8 --kv-cache-dtype "$kv" --max-total-tokens 1000000000
        --mode decode --batch-size 1 --input-len "$CTX" --reps 20 --cuda-graph-bs 1 --disable-piecewise-cuda-graph)
   echo "== ${cmd[*]}" >> "$OUT/summary.txt"
@@ -51,7 +51,7 @@ done
 # Floors from the model's config: a decode step reads every linear weight (1 byte each, FP8)
 # and their per-channel scales, the bf16 head and norms (the embedding table: one row), plus
 # the context's K and V of every layer.
-python3 - "$MODELS/config.json" "$CTX" "${results[@]}" <<'PY' | tee -a "$OUT/summary.txt"
+python3 - "$MODEL_DIR/config.json" "$CTX" "${results[@]}" <<'PY' | tee -a "$OUT/summary.txt"
 import json, sys
 c = json.load(open(sys.argv[1])); ctx = int(sys.argv[2])
 h, inter, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]

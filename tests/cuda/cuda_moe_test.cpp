@@ -308,15 +308,18 @@ TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
 }
 
 // The rule on the measured shapes (no data: the rule reads shapes and alignment only), with
-// the diagnostic switches unset: one row streams, up to 8 slots an expert go skinny (on tensor
-// cores: both shapes are whole 32-k chunks), more group.
+// the diagnostic switches unset: one row streams where an expert's gate/up tile is at most 32 MB
+// (Qwen3) and takes the older gathered kernels above (Mixtral), up to 4 slots an expert go skinny
+// (on tensor cores: both shapes are whole 32-k chunks), more group.
 TEST(MoePathRule, PicksByRowsAnExpert) {
   for (const char* var : {"SEAM_MOE_GROUPED", "SEAM_MOE_SKINNY", "SEAM_MOE_SKINNY_MMA", "SEAM_MOE_GATHER_STREAM"})
     if (const char* v = std::getenv(var); v != nullptr && *v != '\0') GTEST_SKIP() << var << " is set: not the default rule";
   auto fake = [](DType t, std::initializer_list<int64_t> dims) {
     return Tensor(reinterpret_cast<void*>(uintptr_t(1) << 20), t, Device::cuda, dims);
   };
-  for (auto [E, I, H, k, skinny_max_rows] : {std::tuple{128, 768, 2048, 8, 128}, std::tuple{8, 14336, 4096, 2, 32}}) {
+  for (auto [E, I, H, k, skinny_max_rows, one_row] :
+       {std::tuple{128, 768, 2048, 8, 64, cuda::MoePath::gathered_stream},
+        std::tuple{8, 14336, 4096, 2, 16, cuda::MoePath::gathered}}) {
     auto pick = [&](int64_t n) {
       const Tensor gu = fake(DType::bf16, {E, 2 * I, H}), dn = fake(DType::bf16, {E, H, I});
       const Tensor x = fake(DType::bf16, {n, H}), ids = fake(DType::i32, {n, k});
@@ -325,7 +328,7 @@ TEST(MoePathRule, PicksByRowsAnExpert) {
       return cuda::choose_moe_path(x, gu, dn, ids, s);
     };
     SCOPED_TRACE("experts " + std::to_string(E));
-    EXPECT_EQ(pick(1), cuda::MoePath::gathered_stream);
+    EXPECT_EQ(pick(1), one_row);
     EXPECT_EQ(pick(2), cuda::MoePath::skinny_mma);
     EXPECT_EQ(pick(skinny_max_rows), cuda::MoePath::skinny_mma);
     EXPECT_EQ(pick(skinny_max_rows + 1), cuda::MoePath::grouped);

@@ -136,13 +136,19 @@ namespace {
 // instead of once per row. 32 rows at top-8 (nearly every expert of 128 hit), 128 rows at top-2.
 constexpr int64_t kGroupedMinSlots = 256;
 
-// The skinny path's default limit, in average slots an expert (n * k / n_experts): up to 8, most
-// experts fit one pass of the weights (16 slots on tensor cores, 8 on CUDA cores, whose FMA work
-// then stays under the weights' streaming time), while the wmma grouped GEMM costs about the
-// same from 1 to 64 rows an expert (its 64-row tiles; the H200 trace: ~3 us a k-step either way).
-// Qwen3-30B-A3B: n <= 128; Mixtral-8x7B: n <= 32. A guess from the arithmetic, to measure
-// (SEAM_MOE_SKINNY=16 or 32 at 128-256 rows).
-constexpr int kSkinnyMaxPerExpert = 8;
+// The skinny path's default limit, in average slots an expert (n * k / n_experts). Measured on the
+// H200 (docs/performance.md, fourteenth pass): Qwen3-30B-A3B at 64 rows (4 slots an expert) the
+// skinny path on tensor cores took a decode step from 32.1 to 25.8 ms, but at 128 rows (8 slots)
+// a 128-token prefill went from 14.5 ms (grouped) to 26.5 ms (skinny): past ~4 slots an expert the
+// skinny kernel's per-pass FMA work outgrows the weights' streaming time. Qwen3-30B-A3B: n <= 64;
+// Mixtral-8x7B: n <= 16. SEAM_MOE_SKINNY=N overrides.
+constexpr int kSkinnyMaxPerExpert = 4;
+
+// The streaming gathered GEMVs (one row) win where an expert's gate/up tile is small enough for
+// their whole-tile L2 prefetch and many experts' loads in flight (Qwen3-30B-A3B, 6.3 MB an expert:
+// 3.28 -> 3.00 ms a step) and lose where it is large (Mixtral-8x7B, 235 MB an expert: 7.57 ->
+// 8.53 ms); the older gathered kernels keep the large ones. The bound sits between the two.
+constexpr int64_t kStreamMaxExpertBytes = int64_t(32) << 20;
 
 }  // namespace
 
@@ -177,8 +183,10 @@ MoePath choose_moe_path(const Tensor& x, const Tensor& w_gate_up, const Tensor& 
   static const int mma_on = env_choice("SEAM_MOE_SKINNY_MMA", 1, {0, 1});
   const int64_t n = x.size(0), n_slots = n * topk_ids.size(1), n_experts = w_gate_up.size(0);
   auto applies = [&](MoePath p) { return moe_path_applies(p, x, w_gate_up, w_down, topk_ids, scratch); };
-  const MoePath gathered =
-      stream_on && applies(MoePath::gathered_stream) ? MoePath::gathered_stream : MoePath::gathered;
+  const int64_t expert_bytes = w_gate_up.numel() / n_experts * int64_t(dtype_size(w_gate_up.dtype));
+  const MoePath gathered = stream_on && expert_bytes <= kStreamMaxExpertBytes && applies(MoePath::gathered_stream)
+                               ? MoePath::gathered_stream
+                               : MoePath::gathered;
   const bool grouped_ok = grouped_mode != 0 && applies(MoePath::grouped);
   if (grouped_mode == 2 && grouped_ok) return MoePath::grouped;
   if (skinny_max > 0 && grouped_mode != 2) {
