@@ -17,7 +17,7 @@
 # Only text stays in $OUT (at most 8 files come back).
 #   env: CASES="a b c d e f g h i j k m n o p" (subset; i / j / k = gemma-3-4b / phi-3.5-mini / gemma-2-9b decode batch 1;
 #        m / n / o = Qwen3-30B-A3B decode batch 1 / decode batch 64 / prefill 4,096; p = Mixtral-8x7B decode batch 1
-#        (m-p: config-only folders, --load-format dummy); f = 8B prefill of 4,096 tokens; g / h = Qwen2.5-0.5B extend
+#        (m-p: config-only folders, --load-format dummy; DUMMY_ONLY=1 runs every case that way); f = 8B prefill of 4,096 tokens; g / h = Qwen2.5-0.5B extend
 #        of 16 tokens on piecewise graphs / eager), MODELS=/tmp/seam_models, BUILD=build-gpu, BUDGET_S=380,
 #        EXTRA_ARGS="..." (appended to every case's seam command, e.g. "--gemm-autotune")
 set -uo pipefail
@@ -83,7 +83,7 @@ done
 for m in $(echo $need | tr ' ' '\n' | sort -u); do
   [ -f "$MODELS/$m/config.json" ] && ls "$MODELS/$m"/*.safetensors > /dev/null 2>&1 || missing+=("$m")
 done
-if [ ${#missing[@]} -gt 0 ]; then
+if [ ${#missing[@]} -gt 0 ] && [ -z "${DUMMY_ONLY:-}" ]; then  # DUMMY_ONLY=1: config-only folders, --load-format dummy
   log "make models: ${missing[*]}"
   python3 tools/make_random_models.py "$MODELS" --only "$(IFS=,; echo "${missing[*]}")" --no-reference 2>&1 \
     | grep -E "written|Error|error" | tee -a "$LOG"
