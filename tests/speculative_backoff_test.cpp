@@ -78,14 +78,20 @@ TEST(DraftBackoff, WorstCaseRowsWithinTheBound) {
 }
 
 // The golden ids stay while requests back off (a backed-off step is a plain decode row).
-class BackoffGolden : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
+class BackoffGolden : public ::testing::TestWithParam<std::tuple<bool, bool>> {
+ protected:
+  // The parameters: graphs on/off, mixed chunks (chunk 16) on/off.
+  void apply_param(EngineConfig& cfg) const {
+    cfg.disable_cuda_graph = !std::get<0>(GetParam());
+    if (std::get<1>(GetParam())) {
+      cfg.enable_mixed_chunk = true;
+      cfg.chunked_prefill_size = 16;
+    }
+  }
+};
 TEST_P(BackoffGolden, NgramIdsUnchanged) {
   auto cfg = ngram_config(4);
-  cfg.disable_cuda_graph = !std::get<0>(GetParam());
-  if (std::get<1>(GetParam())) {
-    cfg.enable_mixed_chunk = true;
-    cfg.chunked_prefill_size = 16;
-  }
+  apply_param(cfg);
   const auto stats = run_golden(cfg);
   EXPECT_GT(stats["speculative_backoff_steps"], 0);
   EXPECT_GT(stats["speculative_accepted_tokens"], 0);
@@ -106,11 +112,7 @@ TEST_P(BackoffGolden, StandaloneIdsUnchanged) {
   cfg.speculative_algorithm = "STANDALONE";
   cfg.speculative_draft_model_path = dir;
   cfg.speculative_num_draft_tokens = 4;
-  cfg.disable_cuda_graph = !std::get<0>(GetParam());
-  if (std::get<1>(GetParam())) {
-    cfg.enable_mixed_chunk = true;
-    cfg.chunked_prefill_size = 16;
-  }
+  apply_param(cfg);
   const auto stats = run_golden(cfg);
   EXPECT_GT(stats["speculative_backoff_steps"], 0);
   EXPECT_GT(stats["speculative_verify_rows"], 0);

@@ -310,4 +310,12 @@ void apply_token_bitmask(const Tensor& logits, const Tensor& bitmask, const Tens
   index(rows_idx, bitmask.size(0), dev, "apply_token_bitmask rows");
 }
 
+void all_gather_cols(const Tensor& out, const Tensor& in, const Tensor& scratch, int64_t n_ranks) {
+  const int64_t n = in.size(0), c = in.size(1);
+  check_shape(out, {n, n_ranks * c}, "all_gather_cols out");
+  SEAM_CHECK(in.contiguous() && out.contiguous() && scratch.numel() >= n_ranks * n * c && in.dtype == out.dtype &&
+                 scratch.dtype == out.dtype,
+             "all_gather_cols: contiguous tensors of one dtype, scratch of size * n * c");
+}
+
 }  // namespace seam::op_checks

@@ -40,6 +40,9 @@ void attention(const Tensor& out, const Tensor& q, const Tensor& k_cache, const 
                const AttentionBatch& b, const AttentionOptions& o, Device dev);
 void gather_rows(const Tensor& out, const Tensor& x, const Tensor& idx, Device dev);
 void scatter_i32(const Tensor& dst, const Tensor& pairs, Device dev);
+// Tensor parallelism's column gather over n_ranks ranks: in [n, c], out [n, n_ranks * c], scratch of
+// at least n_ranks * n * c elements, all contiguous and of one dtype (both backends' checks).
+void all_gather_cols(const Tensor& out, const Tensor& in, const Tensor& scratch, int64_t n_ranks);
 void apply_penalties(const Tensor& logits, const PenaltyBatch& p, Device dev);
 void sample(const Tensor& out_ids, const Tensor& logits, const SamplingBatch& s, Device dev);
 void apply_logit_bias(const Tensor& logits, const LogitBiasBatch& b, Device dev);

@@ -20,10 +20,7 @@ void CpuBackend::all_reduce_sum(Tensor x) {
 void CpuBackend::all_gather_cols(Tensor out, Tensor in, Tensor scratch) {
   SEAM_ASSERT(comm_, "all_gather_cols without a communicator");
   const int64_t n = in.size(0), c = in.size(1), n_ranks = comm_->size();
-  check_shape(out, {n, n_ranks * c}, "all_gather_cols out");
-  SEAM_CHECK(in.contiguous() && out.contiguous() && scratch.numel() >= n_ranks * n * c && in.dtype == out.dtype &&
-                 scratch.dtype == out.dtype,
-             "all_gather_cols: contiguous tensors of one dtype, scratch of size * n * c");
+  op_checks::all_gather_cols(out, in, scratch, n_ranks);
   Communicator* comm = comm_;
   launch([=] {
     if (n == 1) return comm->all_gather(out.view({n_ranks * c}), in.view({c}));  // rank-major is column order

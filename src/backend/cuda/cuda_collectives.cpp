@@ -17,10 +17,7 @@ void CudaBackend::all_reduce_sum(Tensor x) {
 void CudaBackend::all_gather_cols(Tensor out, Tensor in, Tensor scratch) {
   SEAM_ASSERT(comm_, "all_gather_cols without a communicator");
   const int64_t n = in.size(0), c = in.size(1), n_ranks = comm_->size();
-  check_shape(out, {n, n_ranks * c}, "all_gather_cols out");
-  SEAM_CHECK(in.contiguous() && out.contiguous() && scratch.numel() >= n_ranks * n * c && in.dtype == out.dtype &&
-                 scratch.dtype == out.dtype,
-             "all_gather_cols: contiguous tensors of one dtype, scratch of size * n * c");
+  op_checks::all_gather_cols(out, in, scratch, n_ranks);
   // One row (batch-1 decode): rank-major order is already column order.
   if (n == 1) return comm_->all_gather(out.view({n_ranks * c}), in.view({c}));
   Tensor gathered(scratch.data, scratch.dtype, scratch.device, {n_ranks, n, c});
