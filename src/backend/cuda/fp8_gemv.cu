@@ -207,7 +207,7 @@ __device__ __forceinline__ void store_tile(const Fp8GemvArgs<T>& a, const Fp8Gem
 // divides 128); its float sum is scaled by xs(r, g) * ws(o, g) and added to the row's total.
 // Two blocks a SM (<= 128 registers), as before the tile loop: left free, ptxas gives the
 // looping kernel 138..183 registers, one block a SM and half the weight loads in flight. Bound,
-// rows 1..3 fit without spilling and 4 rows spill a few bytes (sm_90a, CUDA 12).
+// rows 1..2 fit without spilling and 3..4 rows spill 2..20 bytes (sm_90a, CUDA 12).
 template <typename T, int M, bool GROUPED>
 __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_kernel(Fp8GemvArgs<T> a) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -263,16 +263,41 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_kernel(Fp8GemvArgs<T>
       inv_rms[r] = 1.f / sqrtf(ss / float(n_in) + a.eps);
     }
   }
+  // Staging: a thread's elements k = tid, tid + 256, ... in order, kStageBatch loads issued
+  // before any is stored. Element by element, a load then a shared store, they would be
+  // serialised (x is a generic pointer that may alias shared memory, so no load moves above
+  // the store before it): one L2 round trip per element, 56 a thread at n_in 14,336.
+  constexpr int kStageBatch = 8;
   float amax[M];  // per-token: this thread's part of each row's amax, taken while staging
 #pragma unroll
   for (int r = 0; r < M; ++r) {
     amax[r] = 0.f;
     const T* xr = a.x + r * a.x_stride;
-    for (int k = threadIdx.x; k < n_in; k += kWarps * 32) {
-      float v = to_float(xr[k]);
-      if (a.norm_w) v = to_float(from_float<T>(v * inv_rms[r] * to_float(a.norm_w[k])));
-      xs[r * n_in + xs_pos(k)] = v;
-      amax[r] = fmaxf(amax[r], fabsf(v));
+    for (int k0 = threadIdx.x; k0 < n_in; k0 += kStageBatch * kWarps * 32) {
+      float v[kStageBatch];
+#pragma unroll
+      for (int b = 0; b < kStageBatch; ++b) {
+        const int k = k0 + b * kWarps * 32;
+        v[b] = k < n_in ? to_float(xr[k]) : 0.f;
+      }
+      if (a.norm_w) {
+        float g[kStageBatch];
+#pragma unroll
+        for (int b = 0; b < kStageBatch; ++b) {
+          const int k = k0 + b * kWarps * 32;
+          g[b] = k < n_in ? to_float(a.norm_w[k]) : 0.f;
+        }
+#pragma unroll
+        for (int b = 0; b < kStageBatch; ++b) v[b] = to_float(from_float<T>(v[b] * inv_rms[r] * g[b]));
+      }
+#pragma unroll
+      for (int b = 0; b < kStageBatch; ++b) {
+        const int k = k0 + b * kWarps * 32;
+        if (k < n_in) {
+          xs[r * n_in + xs_pos(k)] = v[b];
+          amax[r] = fmaxf(amax[r], fabsf(v[b]));
+        }
+      }
     }
   }
   __syncthreads();
