@@ -386,7 +386,8 @@ TEST_F(CudaFp8, GemvRopeStoreEqualsDecomposition) {
     int n_heads, n_kv, d, rot_half;
     bool long_table;
   };
-  const int n_heads_many = int(tiles_past_grid(256 * 4) / 4) + 1;  // (heads + 4) * 64 / 2 / 8 pairs a tile > grid
+  // (heads + 2 * 2) * 64 / 2 rotary / pass-through pairs, 8 a tile: more tiles than the grid.
+  const int n_heads_many = 2 * int(tiles_past_grid(256 * 4) / 8 + 1);
   const std::vector<Rope> shapes = {
       {{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 0, 256, (4 + 2 * 2) * 64, 0.f, true}, 4, 2, 64,
        32, false},
