@@ -128,6 +128,18 @@ class CudaFp8 : public CudaTest {
     expect_close(download(od), oc, tolerance_for(t, f32), "linear_fp8");
   }
   cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
+  // More row tiles than the persistent GEMV's grid (fp8_gemv.cu: at most its resident blocks of
+  // 256 threads, each staging `staged_bytes` of x) can hold on this GPU, whatever its occupancy:
+  // each block then computes several tiles.
+  int64_t tiles_past_grid(int64_t staged_bytes) {
+    int dev = 0;
+    cudaDeviceProp p{};
+    EXPECT_EQ(cudaGetDevice(&dev), cudaSuccess);
+    EXPECT_EQ(cudaGetDeviceProperties(&p, dev), cudaSuccess);
+    const int64_t per_sm = std::min<int64_t>(p.maxThreadsPerMultiProcessor / 256,
+                                             int64_t(p.sharedMemPerMultiprocessor) / staged_bytes);
+    return int64_t(p.multiProcessorCount) * std::max<int64_t>(per_sm, 1) + 3;
+  }
 
   void TearDown() override {
     if (gpu) {
@@ -194,16 +206,22 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
 }
 
 // The GEMV alone (launch_fp8_gemv: quantization fused into its prologue) for every scheme pair
-// at each batch it serves, odd output counts (inactive rows of the last block) and a 4096-wide
-// K; and what it refuses.
+// at each batch it serves, odd output counts (inactive rows of the last block), a 4096-wide
+// K, more row tiles than the persistent grid (a 14,336-wide K too); and what it refuses.
 TEST_F(CudaFp8, GemvMatchesCpu) {
   const auto gemv = [&](Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc) {
     ASSERT_TRUE(cuda::fp8_gemv_applies(out, x, w));
     cuda::launch_fp8_gemv(out, x, w, bias, acc, stream());
   };
+  // Rows of more tiles (16 rows each) than the grid, the last tile partly inactive.
+  const int64_t many_rows = 16 * tiles_past_grid(256 * 4) + 5, many_wide = 16 * tiles_past_grid(14336 * 4) + 9;
   for (int64_t n = 1; n <= cuda::kFp8GemvMaxRows; ++n)
     for (DType t : {DType::f32, DType::bf16}) {
       check({Fp8WeightScheme::per_tensor, Fp8ActScheme::dynamic_per_token, n, 256, 70}, t, gemv);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 256, many_rows, 0.f, true, true}, t,
+            gemv);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 384, many_rows}, t, gemv);
+      if (n == 1) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, many_wide}, t, gemv);
       check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 4096, 130, 0.f, true, true}, t, gemv);
       check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 512, 33, 3.f}, t, gemv);
       if (n <= 2) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, 40}, t, gemv);
@@ -319,6 +337,8 @@ TEST_F(CudaFp8, GemvFusionsEqualDecomposition) {
       {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 1024, 320},
       {Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 1, 512, 256},
       {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 1, 256, 96},
+      // More GLU items (8 a tile) and rows (16 a tile) than the persistent grid holds.
+      {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 256, 2 * (8 * tiles_past_grid(256 * 4) + 3)},
   };
   for (DType t : {DType::bf16, DType::f32})
     for (Case c : cases)
@@ -366,10 +386,14 @@ TEST_F(CudaFp8, GemvRopeStoreEqualsDecomposition) {
     int n_heads, n_kv, d, rot_half;
     bool long_table;
   };
-  const Rope shapes[] = {
+  // (heads + 2 * 2) * 64 / 2 rotary / pass-through pairs, 8 a tile: more tiles than the grid.
+  const int n_heads_many = 2 * int(tiles_past_grid(256 * 4) / 8 + 1);
+  const std::vector<Rope> shapes = {
       {{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 0, 256, (4 + 2 * 2) * 64, 0.f, true}, 4, 2, 64,
        32, false},
       {{Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 0, 512, (2 + 2 * 1) * 128}, 2, 1, 128, 32, true},
+      {{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 0, 256, (n_heads_many + 2 * 2) * 64, 0.f, true},
+       n_heads_many, 2, 64, 24, true},
   };
   const int64_t n_slots = 16;
   for (DType t : {DType::bf16, DType::f16})
@@ -557,20 +581,26 @@ TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
 }
 
 // A captured GEMV replays to the same result as its eager run (no allocation, no host work
-// inside the capture).
+// inside the capture), also with more row tiles than the persistent grid.
 TEST_F(CudaFp8, GemvReplaysFromGraph) {
-  const Case c{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 1024, 300};
-  Weights W;
-  make_weights(c, W);
-  const Tensor xd = upload(make_x(c, DType::bf16), DType::bf16, {c.n, c.in});
-  const Tensor eager = empty(DType::bf16, {c.n, c.out}), replayed = empty(DType::bf16, {c.n, c.out});
-  gpu->linear_fp8(eager, xd, W.gpu, Tensor(), false);
-  gpu->begin_capture();
-  gpu->linear_fp8(replayed, xd, W.gpu, Tensor(), false);
-  std::unique_ptr<Graph> g = gpu->end_capture();
-  gpu->replay(*g);
-  gpu->synchronize();
-  EXPECT_EQ(download(replayed), download(eager));
+  const Case cases[] = {
+      {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 1024, 300},
+      {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 2, 256, 16 * tiles_past_grid(256 * 4 * 2) + 7},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("rows " + std::to_string(c.n) + " out " + std::to_string(c.out));
+    Weights W;
+    make_weights(c, W);
+    const Tensor xd = upload(make_x(c, DType::bf16), DType::bf16, {c.n, c.in});
+    const Tensor eager = empty(DType::bf16, {c.n, c.out}), replayed = empty(DType::bf16, {c.n, c.out});
+    gpu->linear_fp8(eager, xd, W.gpu, Tensor(), false);
+    gpu->begin_capture();
+    gpu->linear_fp8(replayed, xd, W.gpu, Tensor(), false);
+    std::unique_ptr<Graph> g = gpu->end_capture();
+    gpu->replay(*g);
+    gpu->synchronize();
+    EXPECT_EQ(download(replayed), download(eager));
+  }
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 
 #include <cuda_fp8.h>
 
+#include <algorithm>
 #include <mutex>
+#include <vector>
 
 #include "backend/cuda/activation.cuh"
 #include "backend/cuda/cuda_common.cuh"
@@ -34,6 +36,7 @@ struct Fp8GemvArgs {
   const float* input_scale;  // static activations: [1]
   float ub;                  // dynamic amax clamp (> 0) or 0
   int n_out, n_in;           // n_out: the warps' items (weight rows; GLU: features, half the rows)
+  int n_tiles;               // row tiles: div_up(n_out, kRowsPerBlock), GLU / RoPE div_up(n_out, kWarps)
   int n_xg;                  // activation scale groups per row: ceil(n_in / 128) grouped, else 1
   int w_scheme, act;
   bool accumulate;
@@ -70,61 +73,166 @@ __device__ __forceinline__ void widen2(uint32_t pair, float& lo, float& hi) {
   hi = __uint_as_float(((h2 >> 3) & 0x0fffe000u) | (h2 & 0x80000000u));
 }
 
-// Block layout: warp w streams weight rows blockIdx.x * 16 + 2w and + 2w + 1 (GLU: feature
-// blockIdx.x * 8 + w's gate and up rows) over the whole of K, lane l the 16-byte vectors l,
-// l + 32, ... of both, kUnroll at a time with the next kUnroll already in flight. The weights
-// never change during a run, so the first sweep's loads go out before griddepcontrol.wait
-// (pdl_begin) and overlap the previous kernel's tail and the prologue.
+// Shared-memory position of x's element k within its staged row. The stream reads 16-element
+// chunk j (lane j mod 32) as four float4 quarters; stored plainly, the 8 lanes of a quarter-warp
+// sit 64 bytes apart and hit 2 distinct bank quads (a 4-way conflict on every x read, one
+// per 16 weight bytes per row). The quarters of chunk j are therefore stored XOR-ed by
+// (j >> 1) & 3, which sends those 8 lanes to 8 distinct quads. A permutation within each
+// 16-element chunk (an involution): rows and 128-wide groups keep their elements, and the
+// values and the order of the products are unchanged; only where they sit in shared memory.
+__device__ __forceinline__ int xs_pos(int k) { return k ^ (((k >> 5) & 3) << 2); }
+
+// A warp's share of one row tile: the weight rows it streams and where they are.
+struct Fp8GemvTile {
+  int pair_item;  // GLU / RoPE: the warp's item (a pair of rows)
+  int rows[kRowsPerWarp];
+  bool active[kRowsPerWarp];
+  const uint4* w_row[kRowsPerWarp];
+};
+
+// Tile `tile`, warp `warp`: plain, rows tile * 16 + 2 warp and + 1 (two consecutive rows a
+// warp); GLU, feature tile * 8 + warp's gate row j and up row n_out + j; RoPE, a head's d / 2
+// items, first its rot_half rotary pairs (i, i + rot_half), then its pass-through dims paired
+// the same way within [2 rot_half, d) (gemv.cu's order).
+template <typename T>
+__device__ __forceinline__ void set_tile(const Fp8GemvArgs<T>& a, int tile, int warp, Fp8GemvTile& t) {
+  t.pair_item = tile * kWarps + warp;
+#pragma unroll
+  for (int q = 0; q < kRowsPerWarp; ++q) {
+    const int item = a.glu || a.rope ? t.pair_item : tile * kRowsPerBlock + warp * kRowsPerWarp + q;
+    t.active[q] = item < a.n_out;
+    if (a.rope) {
+      const int half = a.head_dim / 2, rh = a.rot_half, i = item % half, head0 = (item / half) * a.head_dim;
+      t.rows[q] = (i < rh ? head0 + i : head0 + rh + i) + q * (i < rh ? rh : half - rh);
+    } else {
+      t.rows[q] = a.glu ? item + q * a.n_out : item;
+    }
+    // An inactive row streams row 0 (valid memory); its result is never stored.
+    t.w_row[q] = reinterpret_cast<const uint4*>(a.w + int64_t(t.active[q] ? t.rows[q] : 0) * a.n_in);
+  }
+}
+
+// The epilogue of one tile (lane 0 of the warp, acc already summed over the lanes): scales,
+// bias, accumulate, and the GLU or RoPE + KV-store fusion.
+template <typename T, int M, bool GROUPED>
+__device__ __forceinline__ void store_tile(const Fp8GemvArgs<T>& a, const Fp8GemvTile& t,
+                                           const float (&acc)[kRowsPerWarp][M], const float* sx) {
+  float y[kRowsPerWarp][M];
+#pragma unroll
+  for (int q = 0; q < kRowsPerWarp; ++q) {
+    const int o = t.active[q] ? t.rows[q] : 0;
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      y[q][r] = acc[q][r];
+      if constexpr (!GROUPED) {
+        const float ws = a.w_scheme == int(Fp8WeightScheme::per_tensor) ? a.ws[0] : a.ws[o];
+        y[q][r] = (sx[r] * ws) * y[q][r];
+      }
+      if (a.bias) y[q][r] += to_float(a.bias[o]);
+    }
+  }
+  if (a.rope) {  // rope_store_kv's arithmetic (rope.cu) on the rounded products, then the KV store
+    if (!t.active[0]) return;
+    const int d = a.head_dim, half = d / 2, head = t.pair_item / half, i = t.pair_item % half;
+    const int e0 = t.rows[0] - head * d, e1 = t.rows[1] - head * d;  // the pair's dims within the head
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      float v[2] = {to_float(from_float<T>(y[0][r])), to_float(from_float<T>(y[1][r]))};
+      if (head < a.n_heads + a.n_kv_heads && i < a.rot_half) {  // q or k, a rotary pair: rotate it
+        const int position = a.positions[r];
+        const float* freq = a.inv_freq_long != nullptr && position >= a.long_from ? a.inv_freq_long : a.inv_freq;
+        float sn, cs;
+        sincosf(float(position) * freq[i], &sn, &cs);
+        const float x0 = v[0], x1 = v[1];
+        v[0] = x0 * cs - x1 * sn;
+        v[1] = x1 * cs + x0 * sn;
+      }
+      const T t0 = from_float<T>(v[0]), t1 = from_float<T>(v[1]);
+      a.out[r * a.out_stride + t.rows[0]] = t0;
+      a.out[r * a.out_stride + t.rows[1]] = t1;
+      if (head < a.n_heads) continue;
+      const int64_t slot = a.slots[r];
+      if (slot < 0 || slot >= a.n_slots) continue;  // outside the pool: skipped, like store_kv
+      const bool is_k = head < a.n_heads + a.n_kv_heads;
+      const int kv_head = is_k ? head - a.n_heads : head - a.n_heads - a.n_kv_heads;
+      const int64_t at = (slot * a.n_kv_heads + kv_head) * d;
+      if (a.kv_fp8) {
+        const float sc = is_k ? a.k_scale : a.v_scale;
+        uint8_t* c = static_cast<uint8_t*>(is_k ? a.k_cache : a.v_cache) + at;
+        c[e0] = fp8_encode(to_float(t0) / sc);
+        c[e1] = fp8_encode(to_float(t1) / sc);
+      } else {
+        T* c = static_cast<T*>(is_k ? a.k_cache : a.v_cache) + at;
+        c[e0] = t0;
+        c[e1] = t1;
+      }
+    }
+    return;
+  }
+  if (a.glu) {  // act = f(gate) * up from the rounded gate and up, as linear_fp8 then gated_act.cu
+    if (!t.active[0]) return;
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      const float g = to_float(from_float<T>(y[0][r])), u = to_float(from_float<T>(y[1][r]));
+      const float f = a.gelu ? activate<Activation::gelu_tanh>(g) : activate<Activation::silu>(g);
+      a.out[r * a.out_stride + t.rows[0]] = from_float<T>(f * u);
+    }
+    return;
+  }
+#pragma unroll
+  for (int q = 0; q < kRowsPerWarp; ++q) {
+    if (!t.active[q]) continue;
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      T* dst = a.out + r * a.out_stride + t.rows[q];
+      *dst = from_float<T>(a.accumulate ? to_float(*dst) + y[q][r] : y[q][r]);
+    }
+  }
+}
+
+// Persistent: the grid is at most the blocks resident on the GPU at once (launch_typed), and
+// block b computes row tiles b, b + gridDim.x, ... (a tile: kRowsPerBlock weight rows, or kWarps
+// GLU / RoPE items), so the prologue below (staging and quantizing x: a few microseconds) is
+// paid once per block instead of once per tile. In a tile, warp w streams its rows (set_tile)
+// over the whole of K, lane l the 16-byte vectors l, l + 32, ... of both, kUnroll at a time
+// with the next kUnroll already in flight; a row's sum is the same whichever block computes it.
+// The weights never change during a run, so the first tile's first sweep goes out before
+// griddepcontrol.wait (pdl_begin) and overlaps the previous kernel's tail and the prologue;
+// each next tile's first sweep goes out before the current tile's epilogue.
 // Prologue (after the wait): the M rows of x (normalised first when the norm is fused) are
 // quantized exactly as fp8_quantize.cu does (per-token: a block max over the row; groups: one
 // warp per 128-wide group; static: the input scale) and staged in shared memory as float
-// (decoded code * 2^112), with their scales.
+// (decoded code * 2^112, at xs_pos), with their scales.
 // GROUPED (block128 x dynamic_group128): each 16-element piece belongs to one group g (16
 // divides 128); its float sum is scaled by xs(r, g) * ws(o, g) and added to the row's total.
+// Two blocks a SM (<= 128 registers), as before the tile loop: left free, ptxas gives the
+// looping kernel 138..183 registers, one block a SM and half the weight loads in flight. Bound,
+// rows 1..2 fit without spilling and 3..4 rows spill 2..20 bytes (sm_90a, CUDA 12).
 template <typename T, int M, bool GROUPED>
-__global__ void __launch_bounds__(kWarps * 32) fp8_gemv_kernel(Fp8GemvArgs<T> a) {
+__global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_kernel(Fp8GemvArgs<T> a) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  float* xs = reinterpret_cast<float*>(smem_raw);  // [M, n_in] staged x
+  float* xs = reinterpret_cast<float*>(smem_raw);  // [M, n_in] staged x (each row at xs_pos)
   float* sx = xs + size_t(M) * a.n_in;             // [M, n_xg] activation scales
   __shared__ float red[kWarps][M];                 // per-token amax: each warp's part
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int n_in = a.n_in, n_vec = n_in / kChunk;
 
-  int rows[kRowsPerWarp];
-  bool active[kRowsPerWarp];
-  const uint4* w_row[kRowsPerWarp];
-  // GLU and RoPE: one item (a pair of rows) a warp.
-  const int pair_item = blockIdx.x * kWarps + warp;
-#pragma unroll
-  for (int q = 0; q < kRowsPerWarp; ++q) {
-    // Plain: two consecutive rows a warp. GLU: feature j's gate row j and up row n_out + j.
-    // RoPE: a head's d / 2 items, first its rot_half rotary pairs (i, i + rot_half), then its
-    // pass-through dims paired the same way within [2 rot_half, d) (gemv.cu's order).
-    const int item = a.glu || a.rope ? pair_item : blockIdx.x * kRowsPerBlock + warp * kRowsPerWarp + q;
-    active[q] = item < a.n_out;
-    if (a.rope) {
-      const int half = a.head_dim / 2, rh = a.rot_half, i = item % half, head0 = (item / half) * a.head_dim;
-      rows[q] = (i < rh ? head0 + i : head0 + rh + i) + q * (i < rh ? rh : half - rh);
-    } else {
-      rows[q] = a.glu ? item + q * a.n_out : item;
-    }
-    // An inactive row streams row 0 (valid memory); its result is never stored.
-    w_row[q] = reinterpret_cast<const uint4*>(a.w + int64_t(active[q] ? rows[q] : 0) * n_in);
-  }
+  int tile = blockIdx.x;  // < a.n_tiles: the grid is at most the tile count
+  Fp8GemvTile cur;
+  set_tile(a, tile, warp, cur);
   uint4 wv[kRowsPerWarp][kUnroll];
-  auto load_sweep = [&](int base) {
+  auto load_sweep = [&](const Fp8GemvTile& t, int base) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int j = base + u * 32;
 #pragma unroll
-      for (int q = 0; q < kRowsPerWarp; ++q) wv[q][u] = j < n_vec ? load_stream(w_row[q] + j) : make_uint4(0, 0, 0, 0);
+      for (int q = 0; q < kRowsPerWarp; ++q) wv[q][u] = j < n_vec ? load_stream(t.w_row[q] + j) : make_uint4(0, 0, 0, 0);
     }
   };
-  load_sweep(lane);
-  // The prologue below (quantizing x, with the norm) takes a few microseconds in every block
-  // of the single wave, and only the first sweep is in flight in registers: the next
-  // kPrefetchSweeps sweeps are pulled into L2 meanwhile (~100 KB a block, tens of MB over the
-  // GPU, within the H200's 50 MB L2 for the 8B shapes' waves).
+  load_sweep(cur, lane);
+  // Only the first sweep is in flight in registers during the prologue: the next
+  // kPrefetchSweeps sweeps of the first tile are pulled into L2 meanwhile (~100 KB a block,
+  // tens of MB over the GPU, within the H200's 50 MB L2).
 #pragma unroll
   for (int sweep = 1; sweep <= kPrefetchSweeps; ++sweep)
 #pragma unroll
@@ -132,7 +240,7 @@ __global__ void __launch_bounds__(kWarps * 32) fp8_gemv_kernel(Fp8GemvArgs<T> a)
       const int j = lane + sweep * 32 * kUnroll + u * 32;
 #pragma unroll
       for (int q = 0; q < kRowsPerWarp; ++q)
-        if (j < n_vec) asm volatile("prefetch.global.L2 [%0];" ::"l"(w_row[q] + j));
+        if (j < n_vec) asm volatile("prefetch.global.L2 [%0];" ::"l"(cur.w_row[q] + j));
     }
   pdl_begin();
 
@@ -155,22 +263,49 @@ __global__ void __launch_bounds__(kWarps * 32) fp8_gemv_kernel(Fp8GemvArgs<T> a)
       inv_rms[r] = 1.f / sqrtf(ss / float(n_in) + a.eps);
     }
   }
+  // Staging: a thread's elements k = tid, tid + 256, ... in order, kStageBatch loads (and norm
+  // weights) issued before any is used. Element by element, each element's loads, conversion
+  // and shared store sat in their own branch-separated blocks (the norm and bounds tests), and
+  // the compiler issued no load ahead of the previous element's use (PTX of the old loop): one
+  // L2 round trip per element, 16 a thread at n_in 4096 and 56 at 14,336, in every block.
+  constexpr int kStageBatch = 8;
   float amax[M];  // per-token: this thread's part of each row's amax, taken while staging
 #pragma unroll
   for (int r = 0; r < M; ++r) {
     amax[r] = 0.f;
     const T* xr = a.x + r * a.x_stride;
-    for (int k = threadIdx.x; k < n_in; k += kWarps * 32) {
-      float v = to_float(xr[k]);
-      if (a.norm_w) v = to_float(from_float<T>(v * inv_rms[r] * to_float(a.norm_w[k])));
-      xs[r * n_in + k] = v;
-      amax[r] = fmaxf(amax[r], fabsf(v));
+    for (int k0 = threadIdx.x; k0 < n_in; k0 += kStageBatch * kWarps * 32) {
+      float v[kStageBatch];
+#pragma unroll
+      for (int b = 0; b < kStageBatch; ++b) {
+        const int k = k0 + b * kWarps * 32;
+        v[b] = k < n_in ? to_float(xr[k]) : 0.f;
+      }
+      if (a.norm_w) {
+        float g[kStageBatch];
+#pragma unroll
+        for (int b = 0; b < kStageBatch; ++b) {
+          const int k = k0 + b * kWarps * 32;
+          g[b] = k < n_in ? to_float(a.norm_w[k]) : 0.f;
+        }
+#pragma unroll
+        for (int b = 0; b < kStageBatch; ++b) v[b] = to_float(from_float<T>(v[b] * inv_rms[r] * g[b]));
+      }
+#pragma unroll
+      for (int b = 0; b < kStageBatch; ++b) {
+        const int k = k0 + b * kWarps * 32;
+        if (k < n_in) {
+          xs[r * n_in + xs_pos(k)] = v[b];
+          amax[r] = fmaxf(amax[r], fabsf(v[b]));
+        }
+      }
     }
   }
   __syncthreads();
   if (a.act == int(Fp8ActScheme::static_per_tensor)) {
     if (threadIdx.x < M) sx[threadIdx.x] = *a.input_scale;
   } else if constexpr (GROUPED) {
+    // A group's 128 positions hold its 128 elements (xs_pos permutes within 16-element chunks).
     for (int g = warp; g < a.n_xg; g += kWarps)
 #pragma unroll
       for (int r = 0; r < M; ++r) {
@@ -195,149 +330,116 @@ __global__ void __launch_bounds__(kWarps * 32) fp8_gemv_kernel(Fp8GemvArgs<T> a)
   __syncthreads();
   const int width = GROUPED ? 128 : n_in;
   for (int i = threadIdx.x; i < M * n_in; i += kWarps * 32) {
-    const int r = i / n_in, k = i - r * n_in;
+    const int r = i / n_in, k = i - r * n_in;  // k: a position, in the same group as its element
     xs[i] = fp8_decode(fp8_act_code(xs[i], sx[r * a.n_xg + k / width])) * kXPrescale;
   }
   __syncthreads();
 
-  // ---- the weight stream ----
-  float acc[kRowsPerWarp][M];
-#pragma unroll
-  for (int q = 0; q < kRowsPerWarp; ++q)
-#pragma unroll
-    for (int r = 0; r < M; ++r) acc[q][r] = 0.f;
-  for (int base = lane; base < n_vec; base += 32 * kUnroll) {
-    uint4 cur[kRowsPerWarp][kUnroll];
+  // ---- the weight stream, tile after tile (no block-wide synchronisation from here on) ----
+  for (;;) {
+    float acc[kRowsPerWarp][M];
 #pragma unroll
     for (int q = 0; q < kRowsPerWarp; ++q)
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) cur[q][u] = wv[q][u];
-    load_sweep(base + 32 * kUnroll);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int j = base + u * 32;
-      if (j >= n_vec) break;
-      float part[kRowsPerWarp][M];
+      for (int r = 0; r < M; ++r) acc[q][r] = 0.f;
+    for (int base = lane; base < n_vec; base += 32 * kUnroll) {
+      uint4 w_cur[kRowsPerWarp][kUnroll];
 #pragma unroll
       for (int q = 0; q < kRowsPerWarp; ++q)
 #pragma unroll
-        for (int r = 0; r < M; ++r) part[q][r] = GROUPED ? 0.f : acc[q][r];
+        for (int u = 0; u < kUnroll; ++u) w_cur[q][u] = wv[q][u];
+      load_sweep(cur, base + 32 * kUnroll);
 #pragma unroll
-      for (int h = 0; h < 4; ++h) {  // 4 E4M3 values per 32-bit word
-        float wf[kRowsPerWarp][4];
+      for (int u = 0; u < kUnroll; ++u) {
+        const int j = base + u * 32;
+        if (j >= n_vec) break;
+        const int swz = (j >> 1) & 3;  // xs_pos: quarter h of chunk j sits at quarter h ^ swz
+        float part[kRowsPerWarp][M];
 #pragma unroll
-        for (int q = 0; q < kRowsPerWarp; ++q) {
-          const uint32_t word = h == 0 ? cur[q][u].x : h == 1 ? cur[q][u].y : h == 2 ? cur[q][u].z : cur[q][u].w;
-          widen2(word, wf[q][0], wf[q][1]);
-          widen2(word >> 16, wf[q][2], wf[q][3]);
-        }
+        for (int q = 0; q < kRowsPerWarp; ++q)
 #pragma unroll
-        for (int r = 0; r < M; ++r) {
-          const float4 xv = reinterpret_cast<const float4*>(xs + r * n_in + j * kChunk)[h];
+          for (int r = 0; r < M; ++r) part[q][r] = GROUPED ? 0.f : acc[q][r];
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {  // 4 E4M3 values per 32-bit word
+          float wf[kRowsPerWarp][4];
 #pragma unroll
           for (int q = 0; q < kRowsPerWarp; ++q) {
-            part[q][r] = fmaf(xv.x, wf[q][0], part[q][r]);
-            part[q][r] = fmaf(xv.y, wf[q][1], part[q][r]);
-            part[q][r] = fmaf(xv.z, wf[q][2], part[q][r]);
-            part[q][r] = fmaf(xv.w, wf[q][3], part[q][r]);
+            const uint32_t word = h == 0 ? w_cur[q][u].x : h == 1 ? w_cur[q][u].y : h == 2 ? w_cur[q][u].z : w_cur[q][u].w;
+            widen2(word, wf[q][0], wf[q][1]);
+            widen2(word >> 16, wf[q][2], wf[q][3]);
+          }
+#pragma unroll
+          for (int r = 0; r < M; ++r) {
+            const float4 xv = reinterpret_cast<const float4*>(xs + r * n_in + j * kChunk)[h ^ swz];
+#pragma unroll
+            for (int q = 0; q < kRowsPerWarp; ++q) {
+              part[q][r] = fmaf(xv.x, wf[q][0], part[q][r]);
+              part[q][r] = fmaf(xv.y, wf[q][1], part[q][r]);
+              part[q][r] = fmaf(xv.z, wf[q][2], part[q][r]);
+              part[q][r] = fmaf(xv.w, wf[q][3], part[q][r]);
+            }
           }
         }
-      }
 #pragma unroll
-      for (int q = 0; q < kRowsPerWarp; ++q)
+        for (int q = 0; q < kRowsPerWarp; ++q)
 #pragma unroll
-        for (int r = 0; r < M; ++r) {
-          if constexpr (GROUPED) {
-            const int g = j * kChunk / 128;
-            const int o = active[q] ? rows[q] : 0;
-            acc[q][r] = fmaf(sx[r * a.n_xg + g] * a.ws[int64_t(o) * a.n_xg + g], part[q][r], acc[q][r]);
-          } else {
-            acc[q][r] = part[q][r];
+          for (int r = 0; r < M; ++r) {
+            if constexpr (GROUPED) {
+              const int g = j * kChunk / 128;
+              const int o = cur.active[q] ? cur.rows[q] : 0;
+              acc[q][r] = fmaf(sx[r * a.n_xg + g] * a.ws[int64_t(o) * a.n_xg + g], part[q][r], acc[q][r]);
+            } else {
+              acc[q][r] = part[q][r];
+            }
           }
-        }
-    }
-  }
-
-  // ---- epilogue: lane sums, scales, bias, accumulate ----
-#pragma unroll
-  for (int q = 0; q < kRowsPerWarp; ++q)
-#pragma unroll
-    for (int r = 0; r < M; ++r) acc[q][r] = warp_sum(acc[q][r]);
-  if (lane != 0) return;
-  float y[kRowsPerWarp][M];
-#pragma unroll
-  for (int q = 0; q < kRowsPerWarp; ++q) {
-    const int o = active[q] ? rows[q] : 0;
-#pragma unroll
-    for (int r = 0; r < M; ++r) {
-      y[q][r] = acc[q][r];
-      if constexpr (!GROUPED) {
-        const float ws = a.w_scheme == int(Fp8WeightScheme::per_tensor) ? a.ws[0] : a.ws[o];
-        y[q][r] = (sx[r] * ws) * y[q][r];
-      }
-      if (a.bias) y[q][r] += to_float(a.bias[o]);
-    }
-  }
-  if (a.rope) {  // rope_store_kv's arithmetic (rope.cu) on the rounded products, then the KV store
-    if (!active[0]) return;
-    const int d = a.head_dim, half = d / 2, head = pair_item / half, i = pair_item % half;
-    const int e0 = rows[0] - head * d, e1 = rows[1] - head * d;  // the pair's dims within the head
-#pragma unroll
-    for (int r = 0; r < M; ++r) {
-      float t[2] = {to_float(from_float<T>(y[0][r])), to_float(from_float<T>(y[1][r]))};
-      if (head < a.n_heads + a.n_kv_heads && i < a.rot_half) {  // q or k, a rotary pair: rotate it
-        const int position = a.positions[r];
-        const float* freq = a.inv_freq_long != nullptr && position >= a.long_from ? a.inv_freq_long : a.inv_freq;
-        float sn, cs;
-        sincosf(float(position) * freq[i], &sn, &cs);
-        const float x0 = t[0], x1 = t[1];
-        t[0] = x0 * cs - x1 * sn;
-        t[1] = x1 * cs + x0 * sn;
-      }
-      const T t0 = from_float<T>(t[0]), t1 = from_float<T>(t[1]);
-      a.out[r * a.out_stride + rows[0]] = t0;
-      a.out[r * a.out_stride + rows[1]] = t1;
-      if (head < a.n_heads) continue;
-      const int64_t slot = a.slots[r];
-      if (slot < 0 || slot >= a.n_slots) continue;  // outside the pool: skipped, like store_kv
-      const bool is_k = head < a.n_heads + a.n_kv_heads;
-      const int kv_head = is_k ? head - a.n_heads : head - a.n_heads - a.n_kv_heads;
-      const int64_t at = (slot * a.n_kv_heads + kv_head) * d;
-      if (a.kv_fp8) {
-        const float sc = is_k ? a.k_scale : a.v_scale;
-        uint8_t* c = static_cast<uint8_t*>(is_k ? a.k_cache : a.v_cache) + at;
-        c[e0] = fp8_encode(to_float(t0) / sc);
-        c[e1] = fp8_encode(to_float(t1) / sc);
-      } else {
-        T* c = static_cast<T*>(is_k ? a.k_cache : a.v_cache) + at;
-        c[e0] = t0;
-        c[e1] = t1;
       }
     }
-    return;
-  }
-  if (a.glu) {  // act = f(gate) * up from the rounded gate and up, as linear_fp8 then gated_act.cu
-    if (!active[0]) return;
 #pragma unroll
-    for (int r = 0; r < M; ++r) {
-      const float g = to_float(from_float<T>(y[0][r])), u = to_float(from_float<T>(y[1][r]));
-      const float f = a.gelu ? activate<Activation::gelu_tanh>(g) : activate<Activation::silu>(g);
-      a.out[r * a.out_stride + rows[0]] = from_float<T>(f * u);
+    for (int q = 0; q < kRowsPerWarp; ++q)
+#pragma unroll
+      for (int r = 0; r < M; ++r) acc[q][r] = warp_sum(acc[q][r]);
+    // The next tile's first sweep goes out before this tile's epilogue (wv is free: the last
+    // sweep above loaded past the row).
+    const int next = tile + int(gridDim.x);
+    Fp8GemvTile nxt = cur;
+    if (next < a.n_tiles) {
+      set_tile(a, next, warp, nxt);
+      load_sweep(nxt, lane);
     }
-    return;
-  }
-#pragma unroll
-  for (int q = 0; q < kRowsPerWarp; ++q) {
-    if (!active[q]) continue;
-#pragma unroll
-    for (int r = 0; r < M; ++r) {
-      T* dst = a.out + r * a.out_stride + rows[q];
-      *dst = from_float<T>(a.accumulate ? to_float(*dst) + y[q][r] : y[q][r]);
-    }
+    if (lane == 0) store_tile<T, M, GROUPED>(a, cur, acc, sx);
+    if (next >= a.n_tiles) break;
+    tile = next;
+    cur = nxt;
   }
 }
 
 size_t staged_bytes(int64_t n, int64_t n_in, int64_t n_xg) { return size_t(n * n_in + n * n_xg) * sizeof(float); }
+
+// Blocks of `kernel` resident on the whole device at once with `smem` bytes of dynamic shared
+// memory (its occupancy times the SMs): the persistent kernel's largest grid. Asked once per
+// device, instantiation and staged size, then cached (host work only: allowed while a graph is
+// being captured).
+int resident_blocks(const void* kernel, size_t smem) {
+  struct Entry {
+    int dev;
+    const void* kernel;
+    size_t smem;
+    int blocks;
+  };
+  static std::mutex mu;
+  static std::vector<Entry> cache;
+  int dev = 0;
+  SEAM_CUDA_CHECK(cudaGetDevice(&dev));
+  const std::lock_guard<std::mutex> lock(mu);
+  for (const Entry& e : cache)
+    if (e.dev == dev && e.kernel == kernel && e.smem == smem) return e.blocks;
+  int sms = 0, per_sm = 0;
+  SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  SEAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, smem));
+  const int blocks = std::max(1, per_sm) * std::max(1, sms);
+  cache.push_back({dev, kernel, smem, blocks});
+  return blocks;
+}
 
 bool grouped_pair(const Fp8Weight& w) {
   return w.w_scheme == Fp8WeightScheme::block128 && w.act == Fp8ActScheme::dynamic_group128;
@@ -402,8 +504,11 @@ void launch_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, const 
     a.head_dim = int(r.k_cache.size(2));
   }
   if (f.glu || f.rope_store) a.n_out = int(n_out / 2);
-  const unsigned blocks = f.glu || f.rope_store ? div_up(n_out / 2, kWarps) : div_up(n_out, kRowsPerBlock);
-  launch_kernel(fp8_gemv_kernel<T, M, GROUPED>, dim3(blocks), kWarps * 32, smem, stream, a);
+  a.n_tiles = int(f.glu || f.rope_store ? div_up(n_out / 2, kWarps) : div_up(n_out, kRowsPerBlock));
+  // Persistent: at most one resident wave of blocks, each looping over its tiles.
+  const auto kernel = fp8_gemv_kernel<T, M, GROUPED>;
+  const int blocks = std::min(a.n_tiles, resident_blocks(reinterpret_cast<const void*>(kernel), smem));
+  launch_kernel(kernel, dim3(unsigned(blocks)), kWarps * 32, smem, stream, a);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 

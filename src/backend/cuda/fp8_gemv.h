@@ -2,7 +2,8 @@
 // linear"): one pass over the E4M3 weights in 16-byte loads, half the bytes of the bf16 GEMV
 // (gemv.h). The activation quantization is fused into the kernel's prologue: each block
 // quantizes the few rows of x itself (fp8_act.cuh, bit-exact with the CPU reference) into
-// shared memory while its first weight loads are in flight, so a decode step runs no
+// shared memory while its first weight loads are in flight, once (the blocks are persistent:
+// at most one resident wave, each looping over row tiles), so a decode step runs no
 // separate quantize kernel per linear; the RMSNorm before qkv / gate_up runs there too, and
 // the gated activation after gate_up and RoPE + the KV store after qkv in its epilogue
 // (Fp8GemvFusion): a decode layer is norm+qkv+RoPE/store, attention, o (+= residual),
