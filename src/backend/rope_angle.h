@@ -18,7 +18,8 @@
 //   4. float(r): the only float rounding, <= 2^-24 * pi ~ 1.9e-7 rad at any position.
 // The absolute error of r is position * |inv_freq| * 2^-48 (+ a few double ulps), i.e.
 // 3.6e-9 rad at position 10^6 with inv_freq 1: float(r) is the float rounding of the exact
-// reduced angle within one ulp. Every step is a single IEEE operation written out (explicit
+// reduced angle within one ulp (tests/rope_angle_test.cpp, positions up to 10^6; the bound
+// holds to ~10^7, past any context window; beyond, the error grows as position * 2^-48). Every step is a single IEEE operation written out (explicit
 // fma, no a * b + c that a compiler could contract differently on host and device), so the
 // CPU and CUDA results are identical.
 #pragma once
