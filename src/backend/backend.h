@@ -14,6 +14,7 @@
 #include <new>
 #include <string>
 
+#include "backend/rope_angle.h"
 #include "core/random_fill.h"
 #include "core/tensor.h"
 
@@ -113,29 +114,43 @@ struct AttentionOptions {
 // (i, i + rotary_dim / 2)); dims [rotary_dim, head_dim) pass through (Phi-4's partial rotary).
 // LongRoPE (Phi-3/3.5/4 128k): with inv_freq_long defined (same length as inv_freq), a token at
 // position >= long_from uses inv_freq_long, else inv_freq. Implicit from one Tensor: one table.
+// Each table is a double frequency stored as float hi + lo (rope_angle.h): inv_freq / inv_freq_long
+// hold hi, inv_freq_lo / inv_freq_long_lo lo (undefined: 0, the float is the exact frequency).
+// Every backend computes the angle as rope_angle.h defines it (double product, reduced mod 2 pi).
 struct RopeTables {
-  Tensor inv_freq;       // [rotary_dim / 2] f32 (scaling already applied)
-  Tensor inv_freq_long;  // [rotary_dim / 2] f32 or undefined
-  int long_from = 0;     // first position that uses inv_freq_long
+  Tensor inv_freq;          // [rotary_dim / 2] f32 (scaling already applied): hi
+  Tensor inv_freq_long;     // [rotary_dim / 2] f32 or undefined: hi
+  int long_from = 0;        // first position that uses inv_freq_long
+  Tensor inv_freq_lo;       // [rotary_dim / 2] f32 or undefined: lo of inv_freq
+  Tensor inv_freq_long_lo;  // [rotary_dim / 2] f32 or undefined: lo of inv_freq_long
   RopeTables() = default;
   RopeTables(Tensor f) : inv_freq(f) {}  // NOLINT(google-explicit-constructor): one table as before
   RopeTables(Tensor f, Tensor f_long, int from) : inv_freq(f), inv_freq_long(f_long), long_from(from) {}
+  RopeTables(Tensor f, Tensor f_long, int from, Tensor f_lo, Tensor f_long_lo)
+      : inv_freq(f), inv_freq_long(f_long), long_from(from), inv_freq_lo(f_lo), inv_freq_long_lo(f_long_lo) {}
   // The table of a token at `position` (host view of the rule every backend applies per token).
   bool use_long(int position) const { return inv_freq_long.defined() && position >= long_from; }
+  // The raw pointers the CPU loop and the kernels read (device pointers for CUDA tensors).
+  RopeAngles angles() const {
+    const auto p = [](const Tensor& t) { return t.defined() ? t.ptr<float>() : nullptr; };
+    return RopeAngles{p(inv_freq), p(inv_freq_lo), p(inv_freq_long), p(inv_freq_long_lo), long_from};
+  }
 };
 
 // Where rms_norm_qkv_rope_store rotates and stores: one layer's KV cache and this step's
 // positions and slots.
 struct RopeStoreArgs {
-  int n_heads = 0;          // q heads; n_kv_heads and head_dim are k_cache's [_, n_kv_heads, head_dim]
-  Tensor positions;         // [n] i32
-  Tensor inv_freq;          // [rotary_dim / 2] f32 (RopeTables)
-  Tensor inv_freq_long;     // LongRoPE's long table or undefined (RopeTables)
-  int long_from = 0;        // (RopeTables)
-  Tensor k_cache, v_cache;  // [n_slots, n_kv_heads, head_dim]
-  Tensor slots;             // [n] i32
-  KvScales kv_scales;       // FP8 caches' scales (KvScales)
-  RopeTables tables() const { return RopeTables(inv_freq, inv_freq_long, long_from); }
+  int n_heads = 0;           // q heads; n_kv_heads and head_dim are k_cache's [_, n_kv_heads, head_dim]
+  Tensor positions;          // [n] i32
+  Tensor inv_freq;           // [rotary_dim / 2] f32 (RopeTables)
+  Tensor inv_freq_long;      // LongRoPE's long table or undefined (RopeTables)
+  int long_from = 0;         // (RopeTables)
+  Tensor inv_freq_lo;        // (RopeTables)
+  Tensor inv_freq_long_lo;   // (RopeTables)
+  Tensor k_cache, v_cache;   // [n_slots, n_kv_heads, head_dim]
+  Tensor slots;              // [n] i32
+  KvScales kv_scales;        // FP8 caches' scales (KvScales)
+  RopeTables tables() const { return RopeTables(inv_freq, inv_freq_long, long_from, inv_freq_lo, inv_freq_long_lo); }
 };
 
 // The activation of a gated MLP: out = act(gate) * up.

@@ -138,6 +138,18 @@ void rope(const Tensor& q, const Tensor& k, const Tensor& positions, const RopeT
     check_shape(t.inv_freq_long, {t.inv_freq.size(0)}, "rope inv_freq_long");
     SEAM_CHECK(t.long_from >= 0, "rope long_from: ", t.long_from, " is negative");
   }
+  // The lo halves of the tables (rope_angle.h): each the shape of inv_freq, the long one only
+  // with the long table.
+  const auto lo = [&](const Tensor& x, const char* what) {
+    if (!x.defined()) return;
+    same(x, DType::f32, dev, what);
+    SEAM_CHECK(x.contiguous(), what, ": must be contiguous");
+    check_shape(x, {t.inv_freq.size(0)}, what);
+  };
+  lo(t.inv_freq_lo, "rope inv_freq_lo");
+  lo(t.inv_freq_long_lo, "rope inv_freq_long_lo");
+  SEAM_CHECK(!t.inv_freq_long_lo.defined() || t.inv_freq_long.defined(),
+             "rope inv_freq_long_lo: set without inv_freq_long");
 }
 
 void qk_norm_rope_store(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm, const Tensor& k_norm,

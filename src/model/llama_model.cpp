@@ -72,12 +72,19 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     // Tied: the head is the embedding matrix itself (no second copy, counted once).
     lm_head_ = c.tie_word_embeddings ? Linear::shared(backend_, embed_, format_) : linear({&ck.lm_head}, {});
   }
-  inv_freq_ = DeviceWeight::upload_f32(backend_, rope_inv_freq(c));
+  // Each rotary table is computed in double and uploaded once as float hi + lo (rope_angle.h).
+  const auto upload_table = [&](const std::vector<double>& f, DeviceWeight& hi, DeviceWeight& lo) {
+    std::vector<float> h, l;
+    split_inv_freq(f, h, l);
+    hi = DeviceWeight::upload_f32(backend_, h);
+    lo = DeviceWeight::upload_f32(backend_, l);
+  };
   const RopeConfig global = c.rope_global();
+  upload_table(rope_inv_freq_exact(global, c.rotary_dim), inv_freq_, inv_freq_lo_);
   if (c.rope_local != global)  // Gemma 3's local layers: their own base / scaling
-    inv_freq_local_ = DeviceWeight::upload_f32(backend_, rope_inv_freq(c.rope_local, c.rotary_dim));
+    upload_table(rope_inv_freq_exact(c.rope_local, c.rotary_dim), inv_freq_local_, inv_freq_local_lo_);
   if (c.rope_scaling.type == RopeType::longrope)
-    inv_freq_long_ = DeviceWeight::upload_f32(backend_, rope_inv_freq(global, c.rotary_dim, /*long_table=*/true));
+    upload_table(rope_inv_freq_exact(global, c.rotary_dim, /*long_table=*/true), inv_freq_long_, inv_freq_long_lo_);
   for (const LayerTensors& lt : ck.layers) {
     Layer l;
     l.ln_in = upload_norm(lt.input_layernorm);
@@ -136,6 +143,7 @@ RopeStoreArgs LlamaModel::rope_args(int i, const ForwardBuffers& buf, const KvCa
   r.n_heads = config_.n_heads;
   r.positions = buf.positions.rows(n);
   r.inv_freq = local ? inv_freq_local_.tensor() : inv_freq_.tensor();
+  r.inv_freq_lo = local ? inv_freq_local_lo_.tensor() : inv_freq_lo_.tensor();
   if (!local && inv_freq_long_.defined()) {
     // LongRoPE per token: a token at a position >= original_max uses the long table.
     // transformers switches per forward, on the whole sequence's length: a prompt longer than
@@ -145,6 +153,7 @@ RopeStoreArgs LlamaModel::rope_args(int i, const ForwardBuffers& buf, const KvCa
     // prefix valid whatever follows it; only a prompt that crosses original_max in one
     // forward differs (its tokens below original_max use the short table here).
     r.inv_freq_long = inv_freq_long_.tensor();
+    r.inv_freq_long_lo = inv_freq_long_lo_.tensor();
     r.long_from = config_.rope_scaling.original_max_position_embeddings;
   }
   r.k_cache = kv.k[size_t(i)];

@@ -104,6 +104,8 @@ class LlamaModel {
   DeviceWeight inv_freq_;        // [rotary_dim / 2] f32, the full-attention layers' table
   DeviceWeight inv_freq_local_;  // the sliding layers' table (Gemma 3) or undefined (use inv_freq_)
   DeviceWeight inv_freq_long_;   // LongRoPE's long table or undefined
+  // The lo halves of the three tables above (rope_angle.h: each double frequency is hi + lo).
+  DeviceWeight inv_freq_lo_, inv_freq_local_lo_, inv_freq_long_lo_;
   std::vector<Layer> layers_;
   size_t weight_bytes_ = 0;
 };

@@ -106,7 +106,7 @@ void read_rope(const json& j, const ModelDefinition& d, ModelConfig& c) {
     c.rope_local = g;
     if (gemma3) {
       // Gemma3TextConfig's default rope_local_base_freq is 10000; the local layers are unscaled.
-      c.rope_local = RopeConfig{float(optional_number(j, kConfig, "rope_local_base_freq", 10000.0)), RopeScaling{}};
+      c.rope_local = RopeConfig{optional_number(j, kConfig, "rope_local_base_freq", 10000.0), RopeScaling{}};
       SEAM_CHECK(c.rope_local.theta > 0, kConfig, ": field 'rope_local_base_freq' must be positive");
     } else {
       SEAM_CHECK(!find_field(j, "rope_local_base_freq"), kConfig, ": field 'rope_local_base_freq' is not used by ",

@@ -34,7 +34,7 @@ struct ModelConfig {
   int max_position_embeddings = 0;
   float rms_norm_eps = 1e-6f;
   // RoPE of the full-attention layers (every layer but Gemma 3's sliding ones).
-  float rope_theta = 10000.f;
+  double rope_theta = 10000.0;
   RopeScaling rope_scaling;
   // RoPE of the sliding-window layers: Gemma 3's rope_local_base_freq, unscaled; equal to the
   // above for every other family.

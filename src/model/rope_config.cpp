@@ -15,16 +15,16 @@ namespace {
 using namespace config_json;
 constexpr const char* kConfig = "config.json";
 
-std::vector<float> read_factors(const json& rope, const std::string& where, const char* key, int n) {
+std::vector<double> read_factors(const json& rope, const std::string& where, const char* key, int n) {
   const json* v = find_field(rope, key);
   SEAM_CHECK(v, kConfig, ": missing field '", where, ".", key, "' (required by rope type longrope)");
   SEAM_CHECK(v->is_array() && int(v->size()) == n, kConfig, ": field '", where, ".", key,
              "' must be a list of rotary_dim / 2 = ", n, " numbers");
-  std::vector<float> out;
+  std::vector<double> out;
   for (const json& x : *v) {
     double f = as_number(x, kConfig, where + "." + key);
     SEAM_CHECK(std::isfinite(f) && f > 0, kConfig, ": field '", where, ".", key, "' has a non-positive factor ", f);
-    out.push_back(float(f));
+    out.push_back(f);
   }
   return out;
 }
@@ -35,17 +35,17 @@ void read_llama3(const json& rope, const std::string& where, RopeScaling& s) {
     SEAM_CHECK(v, kConfig, ": missing field '", where, ".", key, "' (required by rope type llama3)");
     return *v;
   };
-  s.factor = float(as_number(need("factor"), kConfig, where + ".factor"));
-  s.low_freq_factor = float(as_number(need("low_freq_factor"), kConfig, where + ".low_freq_factor"));
-  s.high_freq_factor = float(as_number(need("high_freq_factor"), kConfig, where + ".high_freq_factor"));
+  s.factor = as_number(need("factor"), kConfig, where + ".factor");
+  s.low_freq_factor = as_number(need("low_freq_factor"), kConfig, where + ".low_freq_factor");
+  s.high_freq_factor = as_number(need("high_freq_factor"), kConfig, where + ".high_freq_factor");
   int64_t orig = as_int(need("original_max_position_embeddings"), kConfig, where + ".original_max_position_embeddings");
   SEAM_CHECK(orig > 0 && orig <= INT32_MAX, kConfig, ": field '", where,
              ".original_max_position_embeddings' must be positive, got ", orig);
   s.original_max_position_embeddings = int(orig);
-  SEAM_CHECK(s.factor >= 1.f, kConfig, ": field '", where, ".factor' must be >= 1, got ", s.factor);
-  SEAM_CHECK(s.low_freq_factor > 0.f, kConfig, ": field '", where, ".low_freq_factor' must be positive");
+  SEAM_CHECK(std::isfinite(s.factor) && s.factor >= 1.0, kConfig, ": field '", where, ".factor' must be >= 1, got ", s.factor);
+  SEAM_CHECK(std::isfinite(s.low_freq_factor) && s.low_freq_factor > 0.0, kConfig, ": field '", where, ".low_freq_factor' must be positive");
   // high > low keeps the interpolation's denominator (high - low) non-zero.
-  SEAM_CHECK(s.high_freq_factor > s.low_freq_factor, kConfig, ": '", where, ".high_freq_factor' (",
+  SEAM_CHECK(std::isfinite(s.high_freq_factor) && s.high_freq_factor > s.low_freq_factor, kConfig, ": '", where, ".high_freq_factor' (",
              s.high_freq_factor, ") must be greater than 'low_freq_factor' (", s.low_freq_factor, ")");
 }
 
@@ -91,7 +91,7 @@ RopeConfig read_rope_config(const json* rope, const std::string& where, const Ro
     theta = t;
   }
   SEAM_CHECK(std::isfinite(theta) && theta > 0, kConfig, ": field 'rope_theta' must be positive, got ", theta);
-  r.theta = float(theta);
+  r.theta = theta;
   if (!rope) return r;
 
   std::string type = "default";
@@ -111,8 +111,8 @@ RopeConfig read_rope_config(const json* rope, const std::string& where, const Ro
     s.type = RopeType::linear;
     const json* f = find_field(*rope, "factor");
     SEAM_CHECK(f, kConfig, ": missing field '", where, ".factor' (required by rope type linear)");
-    s.factor = float(as_number(*f, kConfig, where + ".factor"));
-    SEAM_CHECK(std::isfinite(s.factor) && s.factor >= 1.f, kConfig, ": field '", where, ".factor' must be >= 1, got ",
+    s.factor = as_number(*f, kConfig, where + ".factor");
+    SEAM_CHECK(std::isfinite(s.factor) && s.factor >= 1.0, kConfig, ": field '", where, ".factor' must be >= 1, got ",
                s.factor);
   } else if (type == "longrope") {
     s.type = RopeType::longrope;
@@ -124,10 +124,10 @@ RopeConfig read_rope_config(const json* rope, const std::string& where, const Ro
   return r;
 }
 
-std::vector<float> rope_inv_freq(const RopeConfig& r, int rotary_dim, bool long_table) {
+std::vector<double> rope_inv_freq_exact(const RopeConfig& r, int rotary_dim, bool long_table) {
   SEAM_ASSERT(rotary_dim > 0 && rotary_dim % 2 == 0);
   const int n = rotary_dim / 2;
-  std::vector<float> out(static_cast<size_t>(n));  // [rotary_dim / 2]
+  std::vector<double> out(static_cast<size_t>(n));  // [rotary_dim / 2]
   const RopeScaling& s = r.scaling;
   SEAM_ASSERT(!long_table || s.type == RopeType::longrope);
   // As transformers' _compute_llama3_parameters, in double: low-frequency
@@ -137,7 +137,7 @@ std::vector<float> rope_inv_freq(const RopeConfig& r, int rotary_dim, bool long_
   const double low_freq_wavelen = old_ctx / s.low_freq_factor;
   const double high_freq_wavelen = old_ctx / s.high_freq_factor;
   for (int i = 0; i < n; ++i) {
-    double inv = 1.0 / std::pow(double(r.theta), double(2 * i) / double(rotary_dim));
+    double inv = 1.0 / std::pow(r.theta, double(2 * i) / double(rotary_dim));
     if (s.type == RopeType::llama3) {
       double wavelen = 2.0 * std::numbers::pi / inv;
       if (wavelen > low_freq_wavelen) {
@@ -149,11 +149,16 @@ std::vector<float> rope_inv_freq(const RopeConfig& r, int rotary_dim, bool long_
     } else if (s.type == RopeType::linear) {
       inv /= s.factor;
     } else if (s.type == RopeType::longrope) {
-      inv /= double(long_table ? s.long_factor[size_t(i)] : s.short_factor[size_t(i)]);
+      inv /= long_table ? s.long_factor[size_t(i)] : s.short_factor[size_t(i)];
     }
-    out[size_t(i)] = float(inv);
+    out[size_t(i)] = inv;
   }
   return out;
+}
+
+std::vector<float> rope_inv_freq(const RopeConfig& r, int rotary_dim, bool long_table) {
+  const std::vector<double> exact = rope_inv_freq_exact(r, rotary_dim, long_table);
+  return std::vector<float>(exact.begin(), exact.end());
 }
 
 }  // namespace seam

@@ -18,13 +18,15 @@ enum class RopeType {
 
 struct RopeScaling {
   RopeType type = RopeType::none;
-  float factor = 1.f;            // llama3, linear
-  float low_freq_factor = 1.f;   // llama3
-  float high_freq_factor = 4.f;  // llama3
+  // The config's numbers in double, as transformers' float64 reference reads them (the
+  // tables are computed in double: rope_inv_freq_exact).
+  double factor = 1.0;            // llama3, linear
+  double low_freq_factor = 1.0;   // llama3
+  double high_freq_factor = 4.0;  // llama3
   // llama3: the pre-training context. longrope: a token at a position >= this uses the long
   // table (see rope_inv_freq), and the attention factor below derives from it.
   int original_max_position_embeddings = 8192;
-  std::vector<float> short_factor, long_factor;  // longrope, [rotary_dim / 2] each
+  std::vector<double> short_factor, long_factor;  // longrope, [rotary_dim / 2] each
   // longrope: transformers multiplies cos and sin by it (so q.k of the rotated dims by its
   // square); 1 for every other type.
   float attention_factor = 1.f;
@@ -32,7 +34,7 @@ struct RopeScaling {
 };
 
 struct RopeConfig {
-  float theta = 10000.f;
+  double theta = 10000.0;
   RopeScaling scaling;
   bool operator==(const RopeConfig&) const = default;
 };
@@ -53,6 +55,8 @@ RopeConfig read_rope_config(const nlohmann::json* rope, const std::string& where
 
 // The inverse frequencies [rotary_dim / 2], scaling applied; `long_table` picks LongRoPE's
 // long factors (only for longrope).
+std::vector<double> rope_inv_freq_exact(const RopeConfig& r, int rotary_dim, bool long_table = false);
+// The same table rounded to float32.
 std::vector<float> rope_inv_freq(const RopeConfig& r, int rotary_dim, bool long_table = false);
 
 }  // namespace seam

@@ -25,12 +25,6 @@ class CudaDecodeFusions : public CudaTest {};
 
 const DType kDtypes[] = {DType::f32, DType::f16, DType::bf16};
 
-std::vector<float> freqs(int64_t half, float base) {
-  std::vector<float> f(static_cast<size_t>(half));
-  for (int64_t j = 0; j < half; ++j) f[size_t(j)] = std::pow(base, -float(j) / float(half));
-  return f;
-}
-
 struct QkCase {
   int64_t heads, kv, d, rot;
   bool long_table;
@@ -40,7 +34,7 @@ struct QkCase {
 // device stores (the normed q/k, the rotated q/k) rounded to t. Slots outside the cache skip.
 void reference_qk_norm_rope_store(CpuBackend& cpu, DType t, const QkCase& c, int64_t n, std::vector<float>& qkv,
                                   std::vector<float>& qn, std::vector<float>& kn, std::vector<int32_t>& pos,
-                                  std::vector<float>& f, std::vector<float>& f_long, int long_from,
+                                  HiLoTable& f, HiLoTable& f_long, int long_from,
                                   std::vector<int32_t>& slots, std::vector<float>& kc, std::vector<float>& vc,
                                   int64_t n_slots) {
   const int64_t d = c.d, width = (c.heads + 2 * c.kv) * d;
@@ -56,8 +50,10 @@ void reference_qk_norm_rope_store(CpuBackend& cpu, DType t, const QkCase& c, int
     std::copy(rounded.begin(), rounded.end(), qkv.begin());
   };
   round_in_place();
-  const RopeTables tables = c.long_table ? RopeTables(host_view(f, {c.rot / 2}), host_view(f_long, {c.rot / 2}), long_from)
-                                         : RopeTables(host_view(f, {c.rot / 2}));
+  const int64_t h = c.rot / 2;
+  const RopeTables tables = c.long_table ? RopeTables(host_view(f.hi, {h}), host_view(f_long.hi, {h}), long_from,
+                                                      host_view(f.lo, {h}), host_view(f_long.lo, {h}))
+                                         : RopeTables(host_view(f.hi, {h}), Tensor(), 0, host_view(f.lo, {h}), Tensor());
   cpu.rope(q, k, host_index(pos, {n}), tables);
   round_in_place();
   for (int64_t i = 0; i < n; ++i) {  // the CPU op asserts on bad slots: store the valid rows only
@@ -99,14 +95,15 @@ TEST_F(CudaDecodeFusions, QkNormRopeStoreMatchesCpuAndTheUnfusedOps) {
         auto qkv_h = round_to(random_normal(size_t(n * width), rng, 7.f), t);
         auto qn_h = round_to(random_normal(size_t(d), rng), t), kn_h = round_to(random_normal(size_t(d), rng), t);
         std::vector<int32_t> pos(static_cast<size_t>(n)), perm(static_cast<size_t>(n_slots));
-        std::uniform_int_distribution<int32_t> pick(0, 4000);
+        std::uniform_int_distribution<int32_t> pick(0, 100000);  // rope_angle.h's reduction at large positions
         for (auto& p : pos) p = pick(rng);
         pos[0] = 3;  // below long_from: the short table
         std::iota(perm.begin(), perm.end(), 0);
         std::shuffle(perm.begin(), perm.end(), rng);
         std::vector<int32_t> slots(perm.begin(), perm.begin() + n);
         if (n > 1) slots[1] = int32_t(n_slots);  // out of range: skipped
-        auto f = freqs(c.rot / 2, 10000.f), f_long = freqs(c.rot / 2, 400000.f);
+        HiLoTable fh = hi_lo_table(c.rot / 2, 10000.0), flh = hi_lo_table(c.rot / 2, 400000.0);  // hi + lo
+        auto &f = fh.hi, &f_long = flh.hi;
         const int long_from = 1000;
 
         auto heads_of = [&](Tensor x, int64_t from, int64_t count) {
@@ -115,7 +112,9 @@ TEST_F(CudaDecodeFusions, QkNormRopeStoreMatchesCpuAndTheUnfusedOps) {
         Tensor qn = upload(qn_h, t, {d}), kn = upload(kn_h, t, {d});
         Tensor pos_d = upload_index(pos, {n}), slots_d = upload_index(slots, {n});
         Tensor f_d = upload(f, DType::f32, {c.rot / 2}), fl_d = upload(f_long, DType::f32, {c.rot / 2});
-        const RopeTables tables = c.long_table ? RopeTables(f_d, fl_d, long_from) : RopeTables(f_d);
+        Tensor flo_d = upload(fh.lo, DType::f32, {c.rot / 2}), fllo_d = upload(flh.lo, DType::f32, {c.rot / 2});
+        const RopeTables tables = c.long_table ? RopeTables(f_d, fl_d, long_from, flo_d, fllo_d)
+                                               : RopeTables(f_d, Tensor(), 0, flo_d, Tensor());
         // The fused op, and the unfused ops it replaces, on the same inputs.
         Tensor qkv = upload(qkv_h, t, {n, width}), qkv_u = upload(qkv_h, t, {n, width});
         Tensor kc = empty(t, {n_slots, c.kv, d}), vc = empty(t, {n_slots, c.kv, d});  // NaN-poisoned
@@ -129,7 +128,7 @@ TEST_F(CudaDecodeFusions, QkNormRopeStoreMatchesCpuAndTheUnfusedOps) {
 
         auto ref = qkv_h;
         std::vector<float> kc_ref(size_t(n_slots * c.kv * d), NAN), vc_ref = kc_ref;
-        reference_qk_norm_rope_store(cpu, t, c, n, ref, qn_h, kn_h, pos, f, f_long, long_from, slots, kc_ref, vc_ref,
+        reference_qk_norm_rope_store(cpu, t, c, n, ref, qn_h, kn_h, pos, fh, flh, long_from, slots, kc_ref, vc_ref,
                                      n_slots);
         const Tolerance tol = tolerance_for(t, {1e-5, 5e-6});
         expect_close(download(qkv), ref, tol, "qk_norm_rope_store qkv vs cpu");
@@ -152,15 +151,14 @@ TEST_F(CudaDecodeFusions, QkNormRopeStoreReplaysInAGraph) {
   Tensor qkv = empty(t, {1, width}), qn = empty(t, {d}), kn = empty(t, {d});
   Tensor pos_d = empty(DType::i32, {1}), slots_d = empty(DType::i32, {1});
   Tensor kc = empty(t, {n_slots, c.kv, d}), vc = empty(t, {n_slots, c.kv, d});
-  auto f = freqs(d / 2, 1000000.f);
-  std::vector<float> unused;  // no long table
-  Tensor f_d = upload(f, DType::f32, {d / 2});
+  HiLoTable f = hi_lo_table(d / 2, 1000000.0), unused;  // no long table
+  Tensor f_d = upload(f.hi, DType::f32, {d / 2}), flo_d = upload(f.lo, DType::f32, {d / 2});
   auto heads_of = [&](Tensor x, int64_t from, int64_t count) {
     return x.slice_cols(from * d, count * d).unflatten_last(count, d);
   };
   gpu->begin_capture();
   gpu->qk_norm_rope_store(heads_of(qkv, 0, c.heads), heads_of(qkv, c.heads, c.kv), heads_of(qkv, c.heads + c.kv, c.kv),
-                          qn, kn, 1e-6f, pos_d, RopeTables(f_d), kc, vc, slots_d);
+                          qn, kn, 1e-6f, pos_d, RopeTables(f_d, Tensor(), 0, flo_d, Tensor()), kc, vc, slots_d);
   std::unique_ptr<Graph> g = gpu->end_capture();
   auto qn_h = round_to(random_normal(size_t(d), rng), t), kn_h = round_to(random_normal(size_t(d), rng), t);
   auto put = [&](const Tensor& dst, const std::vector<float>& v) {
@@ -173,7 +171,7 @@ TEST_F(CudaDecodeFusions, QkNormRopeStoreReplaysInAGraph) {
   for (int step = 0; step < 3; ++step) {
     SCOPED_TRACE("replay " + std::to_string(step));
     auto qkv_h = round_to(random_normal(size_t(width), rng, 5.f), t);
-    std::vector<int32_t> pos = {17 + 29 * step}, slots = {int32_t(2 + 5 * step)};
+    std::vector<int32_t> pos = {17 + 49999 * step}, slots = {int32_t(2 + 5 * step)};
     put(qkv, qkv_h);
     gpu->copy_h2d(pos_d.data, pos.data(), 4);
     gpu->copy_h2d(slots_d.data, slots.data(), 4);

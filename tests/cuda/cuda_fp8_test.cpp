@@ -410,23 +410,21 @@ TEST_F(CudaFp8, GemvRopeStoreEqualsDecomposition) {
           const Tensor x = upload(make_x(c, t), t, {m, c.in});
           const Tensor g = upload(round_to(random_normal(size_t(c.in), rng), t), t, {c.in});
           const Tensor bias = c.bias ? upload(round_to(random_normal(size_t(c.out), rng), t), t, {c.out}) : Tensor();
-          std::vector<float> freq(size_t(rs.rot_half)), freq_long(size_t(rs.rot_half));
-          for (int i = 0; i < rs.rot_half; ++i) {
-            freq[size_t(i)] = std::pow(10000.f, -2.f * float(i) / float(2 * rs.rot_half));
-            freq_long[size_t(i)] = freq[size_t(i)] * 0.25f;
-          }
+          HiLoTable freq = hi_lo_table(rs.rot_half, 10000.0), freq_long = hi_lo_table(rs.rot_half, 10000.0, 4.0);
           std::vector<int32_t> positions, slots;
           for (int64_t r = 0; r < m; ++r) {
-            positions.push_back(int32_t(7 + 1000 * r));            // rows from 1 on past long_from (500)
+            positions.push_back(int32_t(7 + 33331 * r));  // rows from 1 on past long_from (500), up to ~100,000
             slots.push_back(r == 2 ? -1 : int32_t(3 + 4 * r));  // row 2: outside the pool
           }
           RopeStoreArgs ra;
           ra.n_heads = rs.n_heads;
           ra.positions = upload_index(positions, {m});
           ra.slots = upload_index(slots, {m});
-          ra.inv_freq = upload(freq, DType::f32, {rs.rot_half});
+          ra.inv_freq = upload(freq.hi, DType::f32, {rs.rot_half});
+          ra.inv_freq_lo = upload(freq.lo, DType::f32, {rs.rot_half});
           if (rs.long_table) {
-            ra.inv_freq_long = upload(freq_long, DType::f32, {rs.rot_half});
+            ra.inv_freq_long = upload(freq_long.hi, DType::f32, {rs.rot_half});
+            ra.inv_freq_long_lo = upload(freq_long.lo, DType::f32, {rs.rot_half});
             ra.long_from = 500;
           }
           ra.kv_scales = fp8_cache ? KvScales{0.7f, 1.9f} : KvScales{};

@@ -130,6 +130,59 @@ TEST_F(CudaOps, RopeRotatesQkViewsInsideQkv) {
   }
 }
 
+// RoPE at positions up to 100,000 with hi + lo tables (rope_angle.h) and LongRoPE's long
+// table from 50,000 on, partial rotary too: the kernel reduces the angle exactly as the CPU
+// does (the same double formula), so only sincosf vs std::sin/cos (an ulp or two) and the
+// dtype's rounding separate them, at any position. With the old float32 angle, positions near
+// 100,000 (ulp 0.0078 rad) would miss by ~1e-2 on these values.
+TEST_F(CudaOps, RopeAtLargePositionsWithHiLoTablesMatchesCpu) {
+  for (DType t : kDtypes) {
+    for (const auto& [d, rot] : {std::pair<int64_t, int64_t>{128, 128}, {96, 64}}) {
+      SCOPED_TRACE(std::string(short_name(t)) + " d " + std::to_string(d) + " rot " + std::to_string(rot));
+      const int64_t n = 37, heads = 4, kv_heads = 2, width = (heads + 2 * kv_heads) * d, n_slots = 64;
+      auto qkv_h = round_to(random_normal(size_t(n * width), rng, 3.f), t);
+      std::vector<int32_t> pos(n), slots(n);
+      std::uniform_int_distribution<int32_t> pick(0, 100000);
+      for (auto& p : pos) p = pick(rng);
+      pos[0] = 99999;
+      pos[1] = 100000;
+      pos[2] = 49999;  // the short table's last position
+      pos[3] = 50000;  // the long table's first
+      for (int64_t i = 0; i < n; ++i) slots[size_t(i)] = int32_t(i);
+      HiLoTable f = hi_lo_table(rot / 2, 10000.0), fl = hi_lo_table(rot / 2, 10000.0, 7.3);
+      const auto dev = [&](std::vector<float>& v) { return upload(v, DType::f32, {rot / 2}); };
+      const RopeTables tables(dev(f.hi), dev(fl.hi), 50000, dev(f.lo), dev(fl.lo));
+      auto heads_of = [&](Tensor x, int64_t from, int64_t count) {
+        return x.slice_cols(from * d, count * d).unflatten_last(count, d);
+      };
+      Tensor qkv = upload(qkv_h, t, {n, width}), qkv_s = upload(qkv_h, t, {n, width});
+      gpu->rope(heads_of(qkv, 0, heads), heads_of(qkv, heads, kv_heads), upload_index(pos, {n}), tables);
+      Tensor kc = empty(t, {n_slots, kv_heads, d}), vc = empty(t, {n_slots, kv_heads, d});
+      gpu->rope_store_kv(heads_of(qkv_s, 0, heads), heads_of(qkv_s, heads, kv_heads),
+                         heads_of(qkv_s, heads + kv_heads, kv_heads), upload_index(pos, {n}), tables, kc, vc,
+                         upload_index(slots, {n}));
+      auto ref = qkv_h;
+      Tensor r = host_view(ref, {n, width});
+      const auto host = [&](std::vector<float>& v) { return host_view(v, {rot / 2}); };
+      cpu.rope(heads_of(r, 0, heads), heads_of(r, heads, kv_heads), host_index(pos, {n}),
+               RopeTables(host(f.hi), host(fl.hi), 50000, host(f.lo), host(fl.lo)));
+      const auto want = round_to(ref, t);
+      const Tolerance tol = tolerance_for(t, {1e-5, 2e-6});
+      expect_close(download(qkv), want, tol, "rope");
+      expect_close(download(qkv_s), want, tol, "rope_store_kv q/k");
+      // The cache holds each row's rotated k (slot i = row i).
+      const auto kg = download(kc);
+      std::vector<float> kg_rows, kr_rows;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t e = 0; e < kv_heads * d; ++e) {
+          kg_rows.push_back(kg[size_t(i * kv_heads * d + e)]);
+          kr_rows.push_back(want[size_t(i * width + heads * d + e)]);
+        }
+      expect_close(kg_rows, kr_rows, tol, "rope_store_kv k_cache");
+    }
+  }
+}
+
 TEST_F(CudaOps, SiluMulMatchesCpu) {
   for (DType t : kDtypes) {
     for (int64_t inter : {3, 172, 14336}) {
@@ -256,16 +309,17 @@ TEST_F(CudaOps, NormQkvRopeStoreMatchesCpu) {
       auto b_h = round_to(random_normal(size_t(width), rng), t);
       std::vector<int32_t> pos(static_cast<size_t>(n)), slots(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) {
-        pos[size_t(i)] = int32_t(17 + 1000 * i);
+        pos[size_t(i)] = int32_t(99983 - 41113 * i);  // up to ~100,000: the angle's reduction matters
         slots[size_t(i)] = c.slot_in_pool ? int32_t((5 + 3 * i) % n_slots) : -1;
       }
-      std::vector<float> inv_freq(static_cast<size_t>(d / 2));
-      for (int64_t j = 0; j < d / 2; ++j) inv_freq[size_t(j)] = std::pow(500000.f, -2.f * float(j) / float(d));
+      HiLoTable freq = hi_lo_table(d / 2, 500000.0);  // hi + lo (rope_angle.h)
+      std::vector<float>& inv_freq = freq.hi;
 
       RopeStoreArgs r;
       r.n_heads = int(heads);
       r.positions = upload_index(pos, {n});
       r.inv_freq = upload(inv_freq, DType::f32, {d / 2});
+      r.inv_freq_lo = upload(freq.lo, DType::f32, {d / 2});
       r.k_cache = empty(t, {n_slots, kv, d});  // NaN-poisoned: untouched slots stay NaN
       r.v_cache = empty(t, {n_slots, kv, d});
       r.slots = upload_index(slots, {n});
@@ -279,6 +333,7 @@ TEST_F(CudaOps, NormQkvRopeStoreMatchesCpu) {
       rr.n_heads = int(heads);
       rr.positions = host_index(pos, {n});
       rr.inv_freq = host_view(inv_freq, {d / 2});
+      rr.inv_freq_lo = host_view(freq.lo, {d / 2});
       rr.k_cache = host_view(kc_ref, {n_slots, kv, d});
       rr.v_cache = host_view(vc_ref, {n_slots, kv, d});
       rr.slots = host_index(slots, {n});
@@ -291,7 +346,7 @@ TEST_F(CudaOps, NormQkvRopeStoreMatchesCpu) {
         cpu.rms_norm_linear(qr, host_view(normed_ref, {n, h}), host_view(x_h, {n, h}), host_view(g_h, {h}), 1e-5f,
                             host_view(w_h, {width, h}), c.bias ? host_view(b_h, {width}) : Tensor{});
         cpu.rope(qr.slice_cols(0, heads * d).unflatten_last(heads, d),
-                 qr.slice_cols(heads * d, kv * d).unflatten_last(kv, d), rr.positions, rr.inv_freq);
+                 qr.slice_cols(heads * d, kv * d).unflatten_last(kv, d), rr.positions, rr.tables());
       }
       const Tolerance tol = tolerance_for(t, {1e-4, 1e-5}, {1e-2, 1e-2}, {3e-2, 3e-2});  // two roundings in bf16
       expect_close(download(qkv), qkv_ref, tol, "qkv (q, k rotated; v)");

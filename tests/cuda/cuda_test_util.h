@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/rope_angle.h"
 #include "backend/cuda/cuda_backend.h"
 #include "core/dtype.h"
 #include "core/tensor.h"
@@ -39,6 +40,18 @@ inline std::vector<float> round_to(const std::vector<float>& v, DType t) {
 inline Tensor host_view(std::vector<float>& v, std::initializer_list<int64_t> dims) {
   Tensor t(v.data(), DType::f32, Device::cpu, dims);
   EXPECT_EQ(size_t(t.numel()), v.size());
+  return t;
+}
+// A rotary table in double, base^(-2j / (2 half)) / divisor, split into float hi + lo
+// (rope_angle.h), as the model uploads it.
+struct HiLoTable {
+  std::vector<float> hi, lo;
+};
+inline HiLoTable hi_lo_table(int64_t half, double base, double divisor = 1.0) {
+  std::vector<double> f(static_cast<size_t>(half));
+  for (int64_t j = 0; j < half; ++j) f[size_t(j)] = std::pow(base, -double(j) / double(half)) / divisor;
+  HiLoTable t;
+  split_inv_freq(f, t.hi, t.lo);
   return t;
 }
 template <typename I>

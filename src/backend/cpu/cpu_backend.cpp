@@ -138,16 +138,20 @@ void CpuBackend::rope(Tensor q, Tensor k, Tensor positions, const RopeTables& t)
   const RopeTables tables = t;
   launch([=] {
     const int64_t d = q.size(2), half = tables.inv_freq.size(0);  // rotary_dim / 2; dims >= 2 half pass
+    const RopeAngles angles = tables.angles();
+    std::vector<float> cs(size_t(2 * half));  // one token's cos then sin
     for (int64_t i = 0; i < q.size(0); ++i) {
       const int32_t position = positions.ptr<int32_t>()[i];
-      const float pos = float(position);
-      const float* freq = (tables.use_long(position) ? tables.inv_freq_long : tables.inv_freq).ptr<float>();
+      for (int64_t j = 0; j < half; ++j) {
+        const float angle = angles.angle(position, int(j));  // rope_angle.h: double, reduced mod 2 pi
+        cs[size_t(j)] = std::cos(angle);
+        cs[size_t(half + j)] = std::sin(angle);
+      }
       for (const Tensor* x : {&q, &k}) {
         for (int64_t h = 0; h < x->size(1); ++h) {
           float* v = x->ptr<float>() + i * x->stride[0] + h * d;
           for (int64_t j = 0; j < half; ++j) {
-            const float angle = pos * freq[j];
-            const float c = std::cos(angle), s = std::sin(angle);
+            const float c = cs[size_t(j)], s = cs[size_t(half + j)];
             const float a = v[j], b = v[j + half];
             v[j] = a * c - b * s;
             v[j + half] = b * c + a * s;

@@ -116,6 +116,8 @@ void CudaBackend::rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, T
   f.rope.inv_freq = r.inv_freq;
   f.rope.inv_freq_long = r.inv_freq_long;
   f.rope.long_from = r.long_from;
+  f.rope.inv_freq_lo = r.inv_freq_lo;
+  f.rope.inv_freq_long_lo = r.inv_freq_long_lo;
   f.rope.k_cache = r.k_cache;
   f.rope.v_cache = r.v_cache;
   f.rope.slots = r.slots;

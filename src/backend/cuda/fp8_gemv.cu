@@ -48,9 +48,8 @@ struct Fp8GemvArgs {
   // Fp8GemvFusion::rope_store: w is [q | k | v] heads of head_dim; n_out counts rotary pairs.
   bool rope;
   const int32_t* positions;     // [M]
-  const float* inv_freq;        // [rot_half]
-  const float* inv_freq_long;   // [rot_half] or null: from position long_from on
-  int long_from, rot_half;      // rot_half = rotary_dim / 2 (<= head_dim / 2)
+  RopeAngles angles;            // the rotary tables (rope_angle.h; the long one from long_from on)
+  int rot_half;                 // rotary_dim / 2 (<= head_dim / 2)
   void* k_cache;                // [n_slots, n_kv_heads, head_dim] in T, or E4M3 codes (kv_fp8)
   void* v_cache;
   bool kv_fp8;
@@ -139,10 +138,8 @@ __device__ __forceinline__ void store_tile(const Fp8GemvArgs<T>& a, const Fp8Gem
     for (int r = 0; r < M; ++r) {
       float v[2] = {to_float(from_float<T>(y[0][r])), to_float(from_float<T>(y[1][r]))};
       if (head < a.n_heads + a.n_kv_heads && i < a.rot_half) {  // q or k, a rotary pair: rotate it
-        const int position = a.positions[r];
-        const float* freq = a.inv_freq_long != nullptr && position >= a.long_from ? a.inv_freq_long : a.inv_freq;
         float sn, cs;
-        sincosf(float(position) * freq[i], &sn, &cs);
+        sincosf(a.angles.angle(a.positions[r], i), &sn, &cs);  // as rope_kernel
         const float x0 = v[0], x1 = v[1];
         v[0] = x0 * cs - x1 * sn;
         v[1] = x1 * cs + x0 * sn;
@@ -488,9 +485,7 @@ void launch_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, const 
   if (f.rope_store) {
     const RopeStoreArgs& r = f.rope;
     a.positions = r.positions.ptr<const int32_t>();
-    a.inv_freq = r.inv_freq.ptr<const float>();
-    a.inv_freq_long = r.inv_freq_long.defined() ? r.inv_freq_long.ptr<const float>() : nullptr;
-    a.long_from = r.long_from;
+    a.angles = r.tables().angles();
     a.rot_half = int(r.inv_freq.size(0));
     a.k_cache = r.k_cache.data;
     a.v_cache = r.v_cache.data;
@@ -553,6 +548,8 @@ bool fp8_gemv_fusion_applies(const Tensor& out, const Tensor& x, const Fp8Weight
     const int64_t d = kc.size(2), rh = r.inv_freq.defined() ? r.inv_freq.size(0) : 0;
     if (d % 2 != 0 || w.w.size(0) != (r.n_heads + 2 * kc.size(1)) * d || out.size(1) != w.w.size(0)) return false;
     if (rh < 1 || 2 * rh > d || (r.inv_freq_long.defined() && r.inv_freq_long.size(0) != rh)) return false;
+    for (const Tensor* lo : {&r.inv_freq_lo, &r.inv_freq_long_lo})
+      if (lo->defined() && lo->size(0) != rh) return false;
     if (!r.positions.defined() || r.positions.numel() < x.size(0) || !r.slots.defined() ||
         r.slots.numel() < x.size(0))
       return false;

@@ -45,9 +45,7 @@ struct GemvArgs {
   int n_out, n_in;     // n_out: the warps' items (rows; GLU: features; ROPE: rotary pairs)
   // ROPE: the qkv projection, [q | k | v] heads of head_dim; see GemvFusion::rope_store.
   const int32_t* positions;  // [1]
-  const float* inv_freq;     // [rot_half]
-  const float* inv_freq_long;  // [rot_half] or null: LongRoPE's table from position long_from on
-  int long_from;
+  RopeAngles angles;         // the rotary tables (rope_angle.h; LongRoPE's long one from long_from on)
   int rot_half;              // rotary_dim / 2 (<= head_dim / 2): dims [2 rot_half, head_dim) pass through
   bool gelu;                 // GLU: gelu_tanh(gate) * up instead of silu(gate) * up
   T* k_cache;                // [n_slots, n_kv_heads, head_dim]
@@ -86,7 +84,7 @@ struct GemvArgs {
 //    silu(gate) * up: the MLP's [gate | up] never reaches memory.
 //  * ROPE: the qkv projection. A warp streams the rotary pair of rows i and i + d/2 of one
 //    head, rounds both to T, rotates q and k heads exactly as rope_kernel does (sincosf of
-//    position * inv_freq[i] in fp32) and stores k and v to the token's KV slot: the
+//    the angle of rope_angle.h) and stores k and v to the token's KV slot: the
 //    rope_store_kv kernel drops out and its results are bit-identical.
 //  * accumulate: out += result (each element has one owner, so in place is safe); the old
 //    value is read at the start, off the critical path.
@@ -275,10 +273,8 @@ __device__ __forceinline__ void gemv_body(const GemvArgs<T, TO>& a) {
     for (int q = 0; q < 2; ++q)  // rounded like the qkv product rope_kernel reads
       y[q] = to_float(from_float<T>(acc[q][r] * inv_rms[r] + (a.bias != nullptr ? to_float(a.bias[rows[q]]) : 0.f)));
     if (head < a.n_heads + a.n_kv_heads && i < a.rot_half) {  // q or k, a rotary pair: rotate it
-      const int position = a.positions[r];
-      const float* freq = a.inv_freq_long != nullptr && position >= a.long_from ? a.inv_freq_long : a.inv_freq;
       float sn, cs;
-      sincosf(float(position) * freq[i], &sn, &cs);
+      sincosf(a.angles.angle(a.positions[r], i), &sn, &cs);  // as rope_kernel
       const float x0 = y[0], x1 = y[1];
       y[0] = x0 * cs - x1 * sn;
       y[1] = x1 * cs + x0 * sn;
@@ -531,9 +527,7 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
   if (f.rope_store) {
     const GemvFusion::RopeStore& rs = f.rope;
     a.positions = rs.positions.ptr<int32_t>();
-    a.inv_freq = rs.inv_freq.ptr<float>();
-    a.inv_freq_long = rs.inv_freq_long.defined() ? rs.inv_freq_long.ptr<float>() : nullptr;
-    a.long_from = rs.long_from;
+    a.angles = RopeTables(rs.inv_freq, rs.inv_freq_long, rs.long_from, rs.inv_freq_lo, rs.inv_freq_long_lo).angles();
     a.rot_half = int(rs.inv_freq.size(0));
     a.k_cache = reinterpret_cast<T*>(rs.k_cache.data);
     a.v_cache = reinterpret_cast<T*>(rs.v_cache.data);
@@ -609,6 +603,8 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
       return false;
     const int64_t rh = rs.inv_freq.defined() ? rs.inv_freq.size(0) : 0;
     if (rh < 1 || 2 * rh > d || (rs.inv_freq_long.defined() && rs.inv_freq_long.size(0) != rh)) return false;
+    for (const Tensor* lo : {&rs.inv_freq_lo, &rs.inv_freq_long_lo})
+      if (lo->defined() && lo->size(0) != rh) return false;
   }
   return true;
 }

@@ -37,6 +37,7 @@ struct GemvFusion {
   struct RopeStore {
     Tensor positions, inv_freq;  // [>= 1] i32, [rotary_dim / 2] f32
     Tensor inv_freq_long;        // [rotary_dim / 2] f32 or undefined
+    Tensor inv_freq_lo, inv_freq_long_lo;  // their lo halves or undefined (RopeTables, rope_angle.h)
     int long_from = 0;
     Tensor k_cache, v_cache;     // [n_slots, n_kv_heads, head_dim], x's dtype
     Tensor slots;                // [>= 1] i32

@@ -21,9 +21,7 @@ struct QkArgs {
   float eps;
   int n_heads, n_kv_heads, d;
   const int32_t* positions;      // [n]
-  const float* inv_freq;         // [half]
-  const float* inv_freq_long;    // [half] or null: from position long_from on
-  int long_from;
+  RopeAngles angles;             // the rotary tables (rope_angle.h)
   int half;                      // rotary_dim / 2: dims [2 half, d) pass through
   T* k_cache;                    // [n_slots, n_kv_heads, d]
   T* v_cache;
@@ -76,12 +74,10 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_kernel(QkArgs<
 
   const int half = a.half;
   const int position = a.positions[tok];
-  const float pos = float(position);
-  const float* freq = a.inv_freq_long != nullptr && position >= a.long_from ? a.inv_freq_long : a.inv_freq;
   for (int i = lane; i < half; i += 32) {
     const float x0 = normed(i), x1 = normed(i + half);
     float s, c;
-    sincosf(pos * freq[i], &s, &c);  // as rope_kernel
+    sincosf(a.angles.angle(position, i), &s, &c);  // as rope_kernel
     const T t0 = from_float<T>(x0 * c - x1 * s), t1 = from_float<T>(x1 * c + x0 * s);
     x[i] = t0;
     x[i + half] = t1;
@@ -115,9 +111,7 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
   a.n_kv_heads = int(k.size(1));
   a.d = int(q.size(2));
   a.positions = positions.ptr<int32_t>();
-  a.inv_freq = t.inv_freq.ptr<float>();
-  a.inv_freq_long = t.inv_freq_long.defined() ? t.inv_freq_long.ptr<float>() : nullptr;
-  a.long_from = t.long_from;
+  a.angles = t.angles();
   a.half = int(t.inv_freq.size(0));
   a.k_cache = k_cache.ptr<T>();
   a.v_cache = v_cache.ptr<T>();

@@ -36,12 +36,10 @@ __device__ __forceinline__ void put(KV* dst, const Pack<T, P>& a, float scale) {
   }
 }
 
-// The rotary tables as the kernel reads them (RopeTables): a token at position >= long_from
-// uses inv_freq_long when it is set.
+// The rotary tables as the kernel reads them (RopeTables): the angles (rope_angle.h) and
+// their count.
 struct Tables {
-  const float* inv_freq = nullptr;       // [half]
-  const float* inv_freq_long = nullptr;  // [half] or nullptr
-  int long_from = 0;
+  RopeAngles angles;
   int half = 0;  // rotary_dim / 2 (<= d / 2): dims [2 half, d) pass through
 };
 
@@ -59,11 +57,9 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
   const int half = tb.half;
   const int64_t tok = blockIdx.x;
   const int position = positions[tok];
-  const float pos = float(position);
-  const float* freq = tb.inv_freq_long != nullptr && position >= tb.long_from ? tb.inv_freq_long : tb.inv_freq;
   for (int j = threadIdx.x; j < half; j += blockDim.x) {
     float s, c;
-    sincosf(pos * freq[j], &s, &c);
+    sincosf(tb.angles.angle(position, j), &s, &c);  // rope_angle.h: reduced mod 2 pi in double
     cs[j] = c;
     cs[half + j] = s;
   }
@@ -114,9 +110,7 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
 
 Tables tables_of(const RopeTables& t) {
   Tables tb;
-  tb.inv_freq = t.inv_freq.ptr<float>();
-  tb.inv_freq_long = t.inv_freq_long.defined() ? t.inv_freq_long.ptr<float>() : nullptr;
-  tb.long_from = t.long_from;
+  tb.angles = t.angles();
   tb.half = int(t.inv_freq.size(0));
   return tb;
 }
