@@ -151,37 +151,41 @@ class CudaFp8 : public CudaTest {
   std::vector<void*> owned_;
 };
 
+// Widths: 300 (not whole 8-element vectors: the scalar kernel), 200 (vectors, a partial
+// 128-group), 4096, 20480 (16 vectors a thread: the register path's largest).
 TEST_F(CudaFp8, QuantizeIsBitExact) {
   for (DType t : {DType::f32, DType::bf16, DType::f16})
     for (auto act : {Fp8ActScheme::dynamic_per_token, Fp8ActScheme::dynamic_group128, Fp8ActScheme::static_per_tensor})
-      for (float ub : {0.f, 3.f}) {
-        const Case c{act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128 : Fp8WeightScheme::per_channel,
-                     act, 5, 300, 8, ub};
-        SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " ub " + std::to_string(ub));
-        Weights W;
-        make_weights(c, W);
-        const std::vector<float> x = make_x(c, t);
-        const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? 3 : 1;
-        std::vector<uint8_t> want_codes(size_t(c.n * c.in));
-        std::vector<float> want_scales(size_t(c.n * n_groups));
-        for (int64_t i = 0; i < c.n; ++i)
-          fp8_cpu::quantize_row(x.data() + i * c.in, c.in, W.cpu, want_codes.data() + i * c.in,
-                                want_scales.data() + i * n_groups);
-        void* cd = gpu->alloc(want_codes.size());
-        owned_.push_back(cd);
-        const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {c.n, c.in});
-        const Tensor scales = empty(DType::f32, {n_groups, c.n});
-        const Tensor xd = upload(x, t, {c.n, c.in});
-        cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, static_cast<cudaStream_t>(cuda_backend_stream(*gpu)));
-        std::vector<uint8_t> got_codes(want_codes.size());
-        gpu->copy_d2h(got_codes.data(), cd, got_codes.size());
-        const std::vector<float> got_t = download(scales);  // [n_groups, n]: token fastest
-        std::vector<float> got_scales(got_t.size());
-        for (int64_t i = 0; i < c.n; ++i)
-          for (int64_t g = 0; g < n_groups; ++g) got_scales[size_t(i * n_groups + g)] = got_t[size_t(g * c.n + i)];
-        EXPECT_EQ(got_codes, want_codes);
-        EXPECT_EQ(got_scales, want_scales);
-      }
+      for (float ub : {0.f, 3.f})
+        for (int64_t in : {300, 200, 4096, 20480}) {
+          const Case c{act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128 : Fp8WeightScheme::per_channel,
+                       act, 5, in, 8, ub};
+          SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " ub " + std::to_string(ub) +
+                       " in " + std::to_string(in));
+          Weights W;
+          make_weights(c, W);
+          const std::vector<float> x = make_x(c, t);
+          const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? (in + 127) / 128 : 1;
+          std::vector<uint8_t> want_codes(size_t(c.n * c.in));
+          std::vector<float> want_scales(size_t(c.n * n_groups));
+          for (int64_t i = 0; i < c.n; ++i)
+            fp8_cpu::quantize_row(x.data() + i * c.in, c.in, W.cpu, want_codes.data() + i * c.in,
+                                  want_scales.data() + i * n_groups);
+          void* cd = gpu->alloc(want_codes.size());
+          owned_.push_back(cd);
+          const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {c.n, c.in});
+          const Tensor scales = empty(DType::f32, {n_groups, c.n});
+          const Tensor xd = upload(x, t, {c.n, c.in});
+          cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, static_cast<cudaStream_t>(cuda_backend_stream(*gpu)));
+          std::vector<uint8_t> got_codes(want_codes.size());
+          gpu->copy_d2h(got_codes.data(), cd, got_codes.size());
+          const std::vector<float> got_t = download(scales);  // [n_groups, n]: token fastest
+          std::vector<float> got_scales(got_t.size());
+          for (int64_t i = 0; i < c.n; ++i)
+            for (int64_t g = 0; g < n_groups; ++g) got_scales[size_t(i * n_groups + g)] = got_t[size_t(g * c.n + i)];
+          EXPECT_EQ(got_codes, want_codes);
+          EXPECT_EQ(got_scales, want_scales);
+        }
 }
 
 TEST_F(CudaFp8, LinearMatchesCpu) {
@@ -483,7 +487,7 @@ TEST_F(CudaFp8, NormQuantizeEqualsNormThenQuantize) {
   for (DType t : {DType::bf16, DType::f32, DType::f16})
     for (auto act : {Fp8ActScheme::dynamic_per_token, Fp8ActScheme::dynamic_group128, Fp8ActScheme::static_per_tensor})
       for (int64_t n : {1, 7, 64, 300})
-        for (int64_t in : {4096, 200}) {
+        for (int64_t in : {4096, 200, 20480, 300}) {
           const Case c{act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128 : Fp8WeightScheme::per_channel,
                        act, n, in, 64, act == Fp8ActScheme::dynamic_per_token ? 3.f : 0.f};
           SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " n " + std::to_string(n) + " in " +
@@ -527,54 +531,55 @@ TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
   for (DType t : {DType::bf16, DType::f16})
     for (auto act : {Fp8ActScheme::dynamic_per_token, Fp8ActScheme::dynamic_group128})
       for (Activation f : {Activation::silu, Activation::gelu_tanh})
-        for (int64_t n : {5, 64, 300}) {
-          const int64_t inter = 1536, hidden = 512;
-          const Fp8WeightScheme ws = act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128
-                                                                            : Fp8WeightScheme::per_channel;
-          SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " " + activation_name(f) + " n " +
-                       std::to_string(n));
-          const Tensor gate_up = upload(round_to(random_normal(size_t(n * 2 * inter), rng, 3.f), t), t, {n, 2 * inter});
-          const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? inter / 128 : 1;
-          void* cd[2] = {gpu->alloc(size_t(n * inter)), gpu->alloc(size_t(n * inter))};
-          owned_.push_back(cd[0]);
-          owned_.push_back(cd[1]);
-          const Tensor want_act = empty(t, {n, inter}), got_act = empty(t, {n, inter});
-          const Tensor want_scales = empty(DType::f32, {n_groups, n}), got_scales = empty(DType::f32, {n_groups, n});
-          Fp8Weight scheme;
-          scheme.w_scheme = ws;
-          scheme.act = act;
-          scheme.act_amax_ub = act == Fp8ActScheme::dynamic_per_token ? 2.f : 0.f;
-          gpu->gated_act(want_act, gate_up, f);
-          cuda::launch_fp8_quantize_act(Tensor(cd[0], DType::fp8_e4m3, Device::cuda, {n, inter}), want_scales, want_act,
-                                        scheme, stream());
-          cuda::launch_fp8_gated_act_quantize(got_act, Tensor(cd[1], DType::fp8_e4m3, Device::cuda, {n, inter}),
-                                              got_scales, gate_up, f, act, scheme.act_amax_ub, stream());
-          std::vector<uint8_t> want_c(size_t(n * inter)), got_c(size_t(n * inter));
-          gpu->synchronize();
-          gpu->copy_d2h(want_c.data(), cd[0], want_c.size());
-          gpu->copy_d2h(got_c.data(), cd[1], got_c.size());
-          EXPECT_EQ(download(got_act), download(want_act));
-          EXPECT_EQ(got_c, want_c);
-          EXPECT_EQ(download(got_scales), download(want_scales));
+        for (int64_t n : {5, 64, 300})
+          for (int64_t inter : {1536, 200, 14336, 36}) {  // 36: not whole vectors (the scalar kernel)
+            const int64_t hidden = 512;
+            const Fp8WeightScheme ws = act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128
+                                                                              : Fp8WeightScheme::per_channel;
+            SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " " + activation_name(f) + " n " +
+                         std::to_string(n) + " inter " + std::to_string(inter));
+            const Tensor gate_up = upload(round_to(random_normal(size_t(n * 2 * inter), rng, 3.f), t), t, {n, 2 * inter});
+            const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? (inter + 127) / 128 : 1;
+            void* cd[2] = {gpu->alloc(size_t(n * inter)), gpu->alloc(size_t(n * inter))};
+            owned_.push_back(cd[0]);
+            owned_.push_back(cd[1]);
+            const Tensor want_act = empty(t, {n, inter}), got_act = empty(t, {n, inter});
+            const Tensor want_scales = empty(DType::f32, {n_groups, n}), got_scales = empty(DType::f32, {n_groups, n});
+            Fp8Weight scheme;
+            scheme.w_scheme = ws;
+            scheme.act = act;
+            scheme.act_amax_ub = act == Fp8ActScheme::dynamic_per_token ? 2.f : 0.f;
+            gpu->gated_act(want_act, gate_up, f);
+            cuda::launch_fp8_quantize_act(Tensor(cd[0], DType::fp8_e4m3, Device::cuda, {n, inter}), want_scales, want_act,
+                                          scheme, stream());
+            cuda::launch_fp8_gated_act_quantize(got_act, Tensor(cd[1], DType::fp8_e4m3, Device::cuda, {n, inter}),
+                                                got_scales, gate_up, f, act, scheme.act_amax_ub, stream());
+            std::vector<uint8_t> want_c(size_t(n * inter)), got_c(size_t(n * inter));
+            gpu->synchronize();
+            gpu->copy_d2h(want_c.data(), cd[0], want_c.size());
+            gpu->copy_d2h(got_c.data(), cd[1], got_c.size());
+            EXPECT_EQ(download(got_act), download(want_act));
+            EXPECT_EQ(got_c, want_c);
+            EXPECT_EQ(download(got_scales), download(want_scales));
 
-          // The MLP through the backend: gate_up [2 inter, hidden], down [hidden, inter].
-          Weights Wg, Wd;
-          make_weights({ws, act, n, hidden, 2 * inter, 0.f, false, false, ws == Fp8WeightScheme::block128}, Wg);
-          make_weights({ws, act, n, inter, hidden, 0.f, false, false, ws == Fp8WeightScheme::block128}, Wd);
-          const Tensor x = upload(round_to(random_normal(size_t(n * hidden), rng), t), t, {n, hidden});
-          const Tensor g = upload(round_to(random_normal(size_t(hidden), rng), t), t, {hidden});
-          const Tensor normed = empty(t, {n, hidden}), gu = empty(t, {n, 2 * inter});
-          const Tensor a1 = empty(t, {n, inter}), a2 = empty(t, {n, inter});
-          const std::vector<float> h0 = round_to(random_normal(size_t(n * hidden), rng), t);
-          const Tensor want_h = upload(h0, t, {n, hidden}), got_h = upload(h0, t, {n, hidden});
-          gpu->rms_norm(normed, x, g, 1e-6f);
-          gpu->linear_fp8(gu, normed, Wg.gpu, Tensor(), false);
-          gpu->gated_act(a1, gu, f);
-          gpu->linear_fp8(want_h, a1, Wd.gpu, Tensor(), true);
-          gpu->rms_norm_gate_up_act_fp8(a2, gu, normed, x, g, 1e-6f, Wg.gpu, f);
-          gpu->linear_fp8(got_h, a2, Wd.gpu, Tensor(), true);
-          EXPECT_EQ(download(a2), download(a1));
-          EXPECT_EQ(download(got_h), download(want_h));
+            // The MLP through the backend: gate_up [2 inter, hidden], down [hidden, inter].
+            Weights Wg, Wd;
+            make_weights({ws, act, n, hidden, 2 * inter, 0.f, false, false, ws == Fp8WeightScheme::block128}, Wg);
+            make_weights({ws, act, n, inter, hidden, 0.f, false, false, ws == Fp8WeightScheme::block128}, Wd);
+            const Tensor x = upload(round_to(random_normal(size_t(n * hidden), rng), t), t, {n, hidden});
+            const Tensor g = upload(round_to(random_normal(size_t(hidden), rng), t), t, {hidden});
+            const Tensor normed = empty(t, {n, hidden}), gu = empty(t, {n, 2 * inter});
+            const Tensor a1 = empty(t, {n, inter}), a2 = empty(t, {n, inter});
+            const std::vector<float> h0 = round_to(random_normal(size_t(n * hidden), rng), t);
+            const Tensor want_h = upload(h0, t, {n, hidden}), got_h = upload(h0, t, {n, hidden});
+            gpu->rms_norm(normed, x, g, 1e-6f);
+            gpu->linear_fp8(gu, normed, Wg.gpu, Tensor(), false);
+            gpu->gated_act(a1, gu, f);
+            gpu->linear_fp8(want_h, a1, Wd.gpu, Tensor(), true);
+            gpu->rms_norm_gate_up_act_fp8(a2, gu, normed, x, g, 1e-6f, Wg.gpu, f);
+            gpu->linear_fp8(got_h, a2, Wd.gpu, Tensor(), true);
+            EXPECT_EQ(download(a2), download(a1));
+            EXPECT_EQ(download(got_h), download(want_h));
         }
 }
 

@@ -3,6 +3,7 @@
 #include "backend/cuda/activation.cuh"
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/fp8_act.cuh"
+#include "backend/cuda/fp8_row_quantize.cuh"
 
 namespace seam::cuda {
 
@@ -48,6 +49,64 @@ __global__ void __launch_bounds__(kThreads)
   for (int k = threadIdx.x; k < inter; k += kThreads) codes[row * inter + k] = fp8_act_code(value(k), s_scale[k / width]);
 }
 
+// The register path (fp8_row_quantize.cuh): the row's gate and up read once in 16-byte
+// vectors, f(gate) * up computed once per element (the expression above) and held rounded to
+// T, act stored in 16-byte vectors, codes 8 at a time. The kernel above evaluates f twice per
+// element over 2-byte loads and stores codes a byte at a time: 592 µs for 4,096 x 14,336 on
+// the H200 (CUPTI, FP8 prefill of 4,096 tokens), ~6 x the bytes' time.
+constexpr int kRowThreads = 256;
+template <typename T, Activation F, int kChunks>
+__global__ void __launch_bounds__(kRowThreads)
+    fp8_gated_act_quantize_row_kernel(T* act, int64_t act_stride, uint8_t* codes, float* scales, const T* gate_up,
+                                      int64_t gu_stride, int inter, int scheme, float ub) {
+  pdl_begin();
+  __shared__ float scratch[32];
+  const int64_t row = blockIdx.x;
+  const uint4* gate = reinterpret_cast<const uint4*>(gate_up + row * gu_stride);
+  const uint4* up = reinterpret_cast<const uint4*>(gate_up + row * gu_stride + inter);
+  uint4* out = reinterpret_cast<uint4*>(act + row * act_stride);
+  const int n_chunks = inter / 8;
+  uint4 v[kChunks];
+#pragma unroll
+  for (int s = 0; s < kChunks; ++s) {
+    const int c = s * kRowThreads + int(threadIdx.x);
+    v[s] = make_uint4(0, 0, 0, 0);
+    if (c >= n_chunks) continue;
+    const uint4 g = gate[c], u = up[c];
+    const T* ge = reinterpret_cast<const T*>(&g);
+    const T* ue = reinterpret_cast<const T*>(&u);
+    T* ve = reinterpret_cast<T*>(&v[s]);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) ve[i] = from_float<T>(activate<F>(to_float(ge[i])) * to_float(ue[i]));
+    out[c] = v[s];
+  }
+  quantize_row_chunks<T, kRowThreads, kChunks>(v, n_chunks, scheme, 0.f, ub, codes + row * inter, scales, row,
+                                               gridDim.x, scratch);
+}
+
+template <typename T>
+bool launch_row_path(const Tensor& act, const Tensor& codes, const Tensor& scales, const Tensor& gate_up, Activation f,
+                     Fp8ActScheme act_scheme, float ub, cudaStream_t stream) {
+  if constexpr (sizeof(T) != 2) {
+    return false;
+  } else {
+    const int64_t n = act.size(0), inter = act.size(1);
+    if (!fp8_row_path_applies(sizeof(T), inter, codes.ptr<uint8_t>(), kRowThreads) || !aligned16(act.data) ||
+        !aligned16(gate_up.data) || act.stride[0] % 8 != 0 || gate_up.stride[0] % 8 != 0)
+      return false;
+    with_row_chunks(fp8_row_chunks(inter, kRowThreads), [&](auto k) {
+      constexpr int K = decltype(k)::value;
+      auto kernel = f == Activation::silu ? fp8_gated_act_quantize_row_kernel<T, Activation::silu, K>
+                                          : fp8_gated_act_quantize_row_kernel<T, Activation::gelu_tanh, K>;
+      launch_kernel(kernel, dim3(unsigned(n)), kRowThreads, 0, stream, act.ptr<T>(), act.stride[0],
+                    codes.ptr<uint8_t>(), scales.ptr<float>(), gate_up.ptr<const T>(), gate_up.stride[0], int(inter),
+                    int(act_scheme), ub);
+    });
+    SEAM_CUDA_CHECK_LAUNCH();
+    return true;
+  }
+}
+
 }  // namespace
 
 void launch_fp8_gated_act_quantize(const Tensor& act, const Tensor& codes, const Tensor& scales, const Tensor& gate_up,
@@ -62,6 +121,7 @@ void launch_fp8_gated_act_quantize(const Tensor& act, const Tensor& codes, const
   SEAM_ASSERT(scales.dtype == DType::f32 && scales.contiguous() && scales.numel() >= n * n_groups);
   SEAM_ASSERT(n <= INT32_MAX && inter <= INT32_MAX);
   SEAM_DISPATCH_FLOAT_TYPES(act.dtype, T, "fp8 gated_act quantize", [&] {
+    if (launch_row_path<T>(act, codes, scales, gate_up, f, act_scheme, ub, stream)) return;
     auto kernel = f == Activation::silu ? fp8_gated_act_quantize_kernel<T, Activation::silu>
                                         : fp8_gated_act_quantize_kernel<T, Activation::gelu_tanh>;
     launch_kernel(kernel, dim3(unsigned(n)), kThreads, size_t(n_groups) * sizeof(float), stream, act.ptr<T>(),

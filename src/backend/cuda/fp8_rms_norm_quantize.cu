@@ -2,6 +2,7 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/fp8_act.cuh"
+#include "backend/cuda/fp8_row_quantize.cuh"
 
 namespace seam::cuda {
 
@@ -53,6 +54,72 @@ __global__ void __launch_bounds__(kThreads)
   for (int k = threadIdx.x; k < n_in; k += kThreads) codes[row * n_in + k] = fp8_act_code(normed(k), s_scale[k / width]);
 }
 
+// The register path (fp8_row_quantize.cuh): x and the norm weight read once in 16-byte
+// vectors; the chunk layout is rms_norm.cu's vector walk at kThreads (thread t, step s:
+// elements 8 (t + s kThreads)), so the sum of squares is summed in rms_norm.cu's order and the
+// normed values are the kernel above's, bit for bit. That kernel re-reads the row for the
+// amax and the codes over 2-byte loads (54 µs for 4,096 x 4,096 bf16 on the H200).
+template <typename T, int kChunks>
+__global__ void __launch_bounds__(kThreads)
+    fp8_rms_norm_quantize_row_kernel(uint8_t* codes, float* scales, const T* x, int64_t x_stride, const T* g,
+                                     int n_in, float eps, int act, const float* input_scale, float ub) {
+  pdl_begin();
+  __shared__ float scratch[32];
+  const int64_t row = blockIdx.x;
+  const uint4* xr = reinterpret_cast<const uint4*>(x + row * x_stride);
+  const uint4* gr = reinterpret_cast<const uint4*>(g);
+  const int n_chunks = n_in / 8;
+  uint4 v[kChunks];
+  float ss = 0.f;
+#pragma unroll
+  for (int s = 0; s < kChunks; ++s) {
+    const int c = s * kThreads + int(threadIdx.x);
+    v[s] = c < n_chunks ? xr[c] : make_uint4(0, 0, 0, 0);
+    if (c >= n_chunks) continue;
+    const T* e = reinterpret_cast<const T*>(&v[s]);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const float f = to_float(e[i]);
+      ss += f * f;
+    }
+  }
+  ss = block_sum(ss, scratch);
+  const float inv_rms = 1.f / sqrtf(ss / float(n_in) + eps);
+#pragma unroll
+  for (int s = 0; s < kChunks; ++s) {
+    const int c = s * kThreads + int(threadIdx.x);
+    if (c >= n_chunks) continue;
+    const uint4 w = gr[c];
+    const T* we = reinterpret_cast<const T*>(&w);
+    T* e = reinterpret_cast<T*>(&v[s]);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) e[i] = from_float<T>(to_float(e[i]) * inv_rms * to_float(we[i]));
+  }
+  const float static_scale = act == int(Fp8ActScheme::static_per_tensor) ? *input_scale : 0.f;
+  quantize_row_chunks<T, kThreads, kChunks>(v, n_chunks, act, static_scale, ub, codes + row * n_in, scales, row,
+                                            gridDim.x, scratch);
+}
+
+// For vector-aligned rows (the caller's `vec`; kVec<T> == 8 for 16-bit T, so the chunks are
+// its vectors).
+template <typename T>
+bool launch_row_path(const Tensor& codes, const Tensor& scales, const Tensor& x, const Tensor& norm_weight, float eps,
+                     const Fp8Weight& w, const float* input_scale, cudaStream_t stream) {
+  if constexpr (sizeof(T) != 2) {
+    return false;
+  } else {
+    const int64_t n = x.size(0), n_in = x.size(1);
+    if (!fp8_row_path_applies(sizeof(T), n_in, codes.ptr<uint8_t>(), kThreads)) return false;
+    with_row_chunks(fp8_row_chunks(n_in, kThreads), [&](auto k) {
+      launch_kernel(fp8_rms_norm_quantize_row_kernel<T, decltype(k)::value>, dim3(unsigned(n)), kThreads, 0, stream,
+                    codes.ptr<uint8_t>(), scales.ptr<float>(), x.ptr<const T>(), x.stride[0],
+                    norm_weight.ptr<const T>(), int(n_in), eps, int(w.act), input_scale, w.act_amax_ub);
+    });
+    SEAM_CUDA_CHECK_LAUNCH();
+    return true;
+  }
+}
+
 }  // namespace
 
 void launch_fp8_rms_norm_quantize(const Tensor& codes, const Tensor& scales, const Tensor& x, const Tensor& norm_weight,
@@ -72,6 +139,7 @@ void launch_fp8_rms_norm_quantize(const Tensor& codes, const Tensor& scales, con
     // rms_norm.cu's V: 16-byte vectors when the rows and the weight are aligned for them.
     const bool vec = reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && x.stride[0] % kVec<T> == 0 &&
                      n_in % kVec<T> == 0 && reinterpret_cast<uintptr_t>(norm_weight.data) % 16 == 0;
+    if (vec && launch_row_path<T>(codes, scales, x, norm_weight, eps, w, input_scale, stream)) return;
     launch_kernel(fp8_rms_norm_quantize_kernel<T>, dim3(unsigned(n)), kThreads, size_t(n_groups) * sizeof(float),
                   stream, codes.ptr<uint8_t>(), scales.ptr<float>(), x.ptr<const T>(), x.stride[0],
                   norm_weight.ptr<const T>(), int(n_in), vec ? kVec<T> : 1, eps, n_groups, int(w.act), input_scale,
