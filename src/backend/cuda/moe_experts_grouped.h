@@ -26,8 +26,35 @@ bool moe_grouped_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor&
 //            moe_combine.h).
 // The GEMMs launch the most tiles any routing can need (n * k / 64 + n_experts); blocks past the
 // step's tile count exit at once.
+// The GEMMs run on one of two kernel families, same contract (inputs, scratch, outputs):
+//   wmma:  this file's (mma.sync class, 64 x 64 tiles), every GPU;
+//   wgmma: Hopper warpgroup MMA, 128 x 128 tiles (moe_grouped_wgmma.h): an sm_90a build on a
+//          CC 9.0 device.
+// choose_grouped_kernel: wgmma wherever it applies, unless SEAM_MOE_GROUPED_WGMMA=0 (a diagnostic
+// switch: 1, the default, takes wgmma where it applies; 0 keeps wmma).
+enum class GroupedKernel { wmma, wgmma };
+// The path's kernels, as bits (the kernel bench times the GEMMs apart; each needs the stages
+// before it to have run on the same routing, with the same kernel family's align).
+enum GroupedStages : int {
+  kGroupedAlign = 1,
+  kGroupedGateUp = 2,
+  kGroupedDown = 4,
+  kGroupedCombine = 8,
+  kGroupedAll = 15,
+};
+const char* grouped_kernel_name(GroupedKernel kernel);
+bool grouped_kernel_applies(GroupedKernel kernel, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                            const MoeScratch& s);
+GroupedKernel choose_grouped_kernel(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                                    const MoeScratch& s);
 void launch_moe_experts_grouped(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                                 const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
                                 cudaStream_t stream);
+// One kernel family, whatever the switch says (tests, the kernel bench; seam::Error where it
+// does not apply); `stages` picks kernels of the path (kGroupedAll: the whole op).
+void launch_moe_experts_grouped_with(GroupedKernel kernel, const Tensor& out, const Tensor& x,
+                                     const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
+                                     const Tensor& topk_weights, const MoeScratch& scratch, cudaStream_t stream,
+                                     int stages = kGroupedAll);
 
 }  // namespace seam::cuda
