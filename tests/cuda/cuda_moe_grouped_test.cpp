@@ -1,5 +1,5 @@
-// The grouped MoE path's two GEMM families (moe_experts_grouped.h: wmma everywhere, wgmma on an
-// sm_90a build and a CC 9.0 GPU) at model shapes and prefill row counts, against the CPU
+// The grouped MoE path's GEMM families (moe_experts_grouped.h: wmma everywhere; wgmma, 128 x 256
+// and 128 x 128 tiles, on an sm_90a build and a CC 9.0 GPU) at model shapes and prefill row counts, against the CPU
 // definition: Qwen3-30B-A3B's experts (hidden 2048, intermediate 768, 128 experts, top-8) and a
 // Mixtral-like shape (hidden 4096, 8 experts, top-2; its 14336 intermediate cut to 1000, which
 // leaves a partial k-step in down and a partial column tile in gate_up) at 256, 1000 and 4096
@@ -8,8 +8,8 @@
 // tiles); and a captured route + experts replayed for new routing.
 //
 // The CPU reference is scalar float32, so it runs on a sample of rows (every row is computed on
-// its own: out[i] depends on row i's x, ids and weights only); every row of the two families is
-// compared with each other (and checked finite) on the GPU.
+// its own: out[i] depends on row i's x, ids and weights only); every row of the wgmma families is
+// compared with wmma's (and checked finite) on the GPU.
 #include <algorithm>
 #include <cstdlib>
 #include <random>
@@ -92,14 +92,14 @@ class CudaMoeGrouped : public CudaTest, public ::testing::WithParamInterface<Mod
   MoeScratch scratch(DType t, int64_t n) {
     return MoeScratch{empty(t, {n * k, I}), empty(t, {n * k, H}), empty(DType::i32, {2 * E + 2 + n * k})};
   }
-  // The families that apply here; wgmma wherever the sm_90a attention kernel does (same build
-  // and device conditions), so an H200 run cannot skip it silently.
+  // The families that apply here: wmma, and both wgmma tiles wherever the sm_90a attention
+  // kernel applies (same build and device conditions), so an H200 run cannot skip them silently.
   std::vector<cuda::GroupedKernel> kernels(const Tensor& x, const Tensor& gu, const Tensor& dn, const MoeScratch& s) {
     std::vector<cuda::GroupedKernel> out = {cuda::GroupedKernel::wmma};
     EXPECT_TRUE(cuda::grouped_kernel_applies(cuda::GroupedKernel::wmma, x, gu, dn, s));
     const bool wgmma = cuda::grouped_kernel_applies(cuda::GroupedKernel::wgmma, x, gu, dn, s);
     EXPECT_EQ(wgmma, cuda::flash_prefill_wgmma_supported(x.dtype, 128)) << "wgmma grouped kernels not reached";
-    if (wgmma) out.push_back(cuda::GroupedKernel::wgmma);
+    if (wgmma) out.insert(out.end(), {cuda::GroupedKernel::wgmma, cuda::GroupedKernel::wgmma_n128});
     return out;
   }
   // The CPU definition on `rows` of (x, out0, ids, w): the rows' results, row after row.
@@ -147,7 +147,7 @@ class CudaMoeGrouped : public CudaTest, public ::testing::WithParamInterface<Mod
 };
 
 // Each family at each row count and dtype: the sampled rows equal the CPU definition at the MoE
-// tests' tolerance, and every row of the two families agrees within the same bound.
+// tests' tolerance, and every row of each wgmma tile agrees with wmma's within the same bound.
 TEST_P(CudaMoeGrouped, KernelsMatchTheCpuReference) {
   make_weights();
   const auto tol = [](DType t) { return tolerance_for(t, {1e-5, 1e-6}, {1e-2, 1e-2}, {3e-2, 3e-2}); };
@@ -164,16 +164,19 @@ TEST_P(CudaMoeGrouped, KernelsMatchTheCpuReference) {
       const auto rows = sample_rows(rng, n, 13);
       const auto ref = cpu_rows(rows, x_h, out_h, ids_h, w_h);
       std::vector<std::vector<float>> results;
-      for (cuda::GroupedKernel kernel : kernels(x, gu, dn, scratch(t, n))) {
+      const auto kernels_run = kernels(x, gu, dn, scratch(t, n));
+      for (cuda::GroupedKernel kernel : kernels_run) {
         SCOPED_TRACE(cuda::grouped_kernel_name(kernel));
         const MoeScratch s = scratch(t, n);  // poisoned: a slot the kernels forget stays NaN
         Tensor out = upload(out_h, t, {n, H});
         cuda::launch_moe_experts_grouped_with(kernel, out, x, gu, dn, ids, w, s, stream());
         results.push_back(download(out));
-        expect_grouping(download_i32(s.index), ids_h, n, kernel == cuda::GroupedKernel::wgmma ? 128 : 64);
+        expect_grouping(download_i32(s.index), ids_h, n, kernel == cuda::GroupedKernel::wmma ? 64 : 128);
         expect_close(pick_rows(results.back(), rows, H), ref, tol(t), "sampled rows vs cpu");
       }
-      if (results.size() == 2) expect_close(results[1], results[0], tol(t), "wgmma vs wmma, every row");
+      for (size_t i = 1; i < results.size(); ++i)
+        expect_close(results[i], results[0], tol(t), std::string(cuda::grouped_kernel_name(kernels_run[i])) +
+                                                         " vs wmma, every row");
     }
   }
 }

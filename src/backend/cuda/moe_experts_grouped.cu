@@ -220,7 +220,14 @@ bool moe_grouped_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor&
          inter <= int64_t(65535) * kBN && hidden <= int64_t(65535) * kBN;
 }
 
-const char* grouped_kernel_name(GroupedKernel kernel) { return kernel == GroupedKernel::wgmma ? "wgmma" : "wmma"; }
+const char* grouped_kernel_name(GroupedKernel kernel) {
+  switch (kernel) {
+    case GroupedKernel::wmma: return "wmma";
+    case GroupedKernel::wgmma: return "wgmma";
+    case GroupedKernel::wgmma_n128: return "wgmma_n128";
+  }
+  return "?";
+}
 
 bool grouped_kernel_applies(GroupedKernel kernel, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                             const MoeScratch& s) {
@@ -230,9 +237,9 @@ bool grouped_kernel_applies(GroupedKernel kernel, const Tensor& x, const Tensor&
 
 GroupedKernel choose_grouped_kernel(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                                     const MoeScratch& s) {
-  static const bool wgmma_on = env_choice("SEAM_MOE_GROUPED_WGMMA", 1, {0, 1}) == 1;
-  return wgmma_on && grouped_kernel_applies(GroupedKernel::wgmma, x, w_gate_up, w_down, s) ? GroupedKernel::wgmma
-                                                                                           : GroupedKernel::wmma;
+  static const int mode = env_choice("SEAM_MOE_GROUPED_WGMMA", 1, {0, 1, 2});
+  const GroupedKernel wanted = mode == 0 ? GroupedKernel::wmma : mode == 1 ? GroupedKernel::wgmma : GroupedKernel::wgmma_n128;
+  return grouped_kernel_applies(wanted, x, w_gate_up, w_down, s) ? wanted : GroupedKernel::wmma;
 }
 
 void launch_moe_experts_grouped_with(GroupedKernel kernel, const Tensor& out, const Tensor& x,
@@ -241,8 +248,9 @@ void launch_moe_experts_grouped_with(GroupedKernel kernel, const Tensor& out, co
                                      int stages) {
   SEAM_CHECK(grouped_kernel_applies(kernel, x, w_gate_up, w_down, scratch), "moe_experts: the grouped ",
              grouped_kernel_name(kernel), " kernels do not apply to these arguments");
-  if (kernel == GroupedKernel::wgmma)
-    return launch_moe_grouped_wgmma(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages, stream);
+  if (kernel != GroupedKernel::wmma)
+    return launch_moe_grouped_wgmma(kernel == GroupedKernel::wgmma ? 256 : 128, out, x, w_gate_up, w_down, topk_ids,
+                                    topk_weights, scratch, stages, stream);
   if (x.dtype == DType::bf16)
     launch_typed<__nv_bfloat16>(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages, stream);
   else

@@ -26,13 +26,14 @@ bool moe_grouped_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor&
 //            moe_combine.h).
 // The GEMMs launch the most tiles any routing can need (n * k / 64 + n_experts); blocks past the
 // step's tile count exit at once.
-// The GEMMs run on one of two kernel families, same contract (inputs, scratch, outputs):
-//   wmma:  this file's (mma.sync class, 64 x 64 tiles), every GPU;
-//   wgmma: Hopper warpgroup MMA, 128 x 128 tiles (moe_grouped_wgmma.h): an sm_90a build on a
-//          CC 9.0 device.
-// choose_grouped_kernel: wgmma wherever it applies, unless SEAM_MOE_GROUPED_WGMMA=0 (a diagnostic
-// switch: 1, the default, takes wgmma where it applies; 0 keeps wmma).
-enum class GroupedKernel { wmma, wgmma };
+// The GEMMs run on one of these kernel families, same contract (inputs, scratch, outputs):
+//   wmma:       this file's (mma.sync class, 64 x 64 tiles), every GPU;
+//   wgmma:      Hopper warpgroup MMA (moe_grouped_wgmma.h), 128 rows x 256 B rows a block: an
+//               sm_90a build on a CC 9.0 device;
+//   wgmma_n128: the same, 128 x 128 tiles, two blocks an SM (an A/B alternative).
+// choose_grouped_kernel: wgmma wherever it applies; SEAM_MOE_GROUPED_WGMMA (a diagnostic switch)
+// 0 keeps wmma, 1 (default) wgmma, 2 wgmma_n128.
+enum class GroupedKernel { wmma, wgmma, wgmma_n128 };
 // The path's kernels, as bits (the kernel bench times the GEMMs apart; each needs the stages
 // before it to have run on the same routing, with the same kernel family's align).
 enum GroupedStages : int {

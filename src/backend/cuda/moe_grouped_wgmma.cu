@@ -40,22 +40,31 @@ namespace seam::cuda {
 
 namespace {
 
+// kN: rows of the B tile = wgmma N (128 or 256). The narrow tile keeps two blocks an SM with
+// one wgmma group at a time; the wide one (1.33x the FLOPs a loaded byte: 85 against 64 FLOP/B of
+// L2 traffic) fills one block an SM and keeps one wgmma group in flight while the next issues.
+template <int kN>
 struct WgmmaGroupedTiling {
-  static constexpr int kWgRows = 64;                 // rows of one warpgroup (wgmma M)
-  static constexpr int kBM = 2 * kWgRows;            // rows (slots) of a block
-  static constexpr int kBRows = 128;                 // rows of the B tile (wgmma N)
-  static constexpr int kBK = 64;                     // k of a step: one 128-byte SW128 line
+  static constexpr int kWgRows = 64;                  // rows of one warpgroup (wgmma M)
+  static constexpr int kBM = 2 * kWgRows;             // rows (slots) of a block
+  static constexpr int kBRows = kN;                   // rows of the B tile (wgmma N)
+  static constexpr int kBK = 64;                      // k of a step: one 128-byte SW128 line
   static constexpr int kThreads = 256;
-  static constexpr int kLine = 128;                  // bytes of a swizzled line
-  static constexpr int kTileBytes = kBM * kLine;     // an A or B tile of one stage (kBM == kBRows)
-  static constexpr int kStageBytes = 2 * kTileBytes; // [A | B]
-  static constexpr int kStages = 3;
+  static constexpr int kLine = 128;                   // bytes of a swizzled line
+  static constexpr int kATileBytes = kBM * kLine;     // A tile of one stage
+  static constexpr int kBTileBytes = kBRows * kLine;  // B tile of one stage
+  static constexpr int kStageBytes = kATileBytes + kBTileBytes;
+  static constexpr int kStages = kN == 128 ? 3 : 4;
+  static constexpr int kInflight = kN == 128 ? 0 : 1;  // wgmma groups left running across a step
+  static constexpr int kMinBlocks = kN == 128 ? 2 : 1;  // blocks an SM (__launch_bounds__)
   static constexpr size_t kSmemBytes = size_t(kStages) * kStageBytes + 1024;  // +1024: atom alignment
-  static constexpr int kChunks = kBK / 8;                           // 16-byte chunks of a line
-  static constexpr int kRowsPerPass = kThreads / kChunks;           // rows one pass of all threads copies
-  static constexpr int kLoadsPerThread = kBM / kRowsPerPass;        // passes per tile
-  static_assert(kBM == kBRows, "one row mapping for the A and B copies");
+  static constexpr int kChunks = kBK / 8;                      // 16-byte chunks of a line
+  static constexpr int kRowsPerPass = kThreads / kChunks;      // rows one pass of all threads copies
+  static constexpr int kALoads = kBM / kRowsPerPass;           // a thread's rows of the A tile
+  static constexpr int kBLoads = kBRows / kRowsPerPass;        // ... of the B tile
+  static_assert(kN == 128 || kN == 256, "wgmma N of the grouped kernels");
   static_assert(kRowsPerPass % 8 == 0, "a thread's rows keep their swizzle phase (row % 8)");
+  static_assert(kSmemBytes * kMinBlocks <= 227 * 1024, "shared memory of the resident blocks");
 };
 
 template <typename T>
@@ -71,10 +80,11 @@ struct WgmmaGroupedGemm {
   int n_k;           // the reduction: hidden (gated) or inter
 };
 
-template <typename T, bool kGated>
-__global__ void __launch_bounds__(WgmmaGroupedTiling::kThreads, 2) moe_grouped_wgmma_kernel(WgmmaGroupedGemm<T> g) {
+template <typename T, bool kGated, int kN>
+__global__ void __launch_bounds__(WgmmaGroupedTiling<kN>::kThreads, WgmmaGroupedTiling<kN>::kMinBlocks)
+    moe_grouped_wgmma_kernel(WgmmaGroupedGemm<T> g) {
 #if defined(SEAM_WGMMA_ENABLED)
-  using Tl = WgmmaGroupedTiling;
+  using Tl = WgmmaGroupedTiling<kN>;
   constexpr int kOutCols = kGated ? Tl::kBRows / 2 : Tl::kBRows;  // output columns of a block
   pdl_begin();
   int e, row0, row_end;
@@ -86,22 +96,27 @@ __global__ void __launch_bounds__(WgmmaGroupedTiling::kThreads, 2) moe_grouped_w
   const uint32_t smem_base = flash::smem_addr(smem);  // 1024-aligned: descriptors' base offset 0
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wg_warp = warp & 3;
 
-  // Copies: thread tid moves chunk tid % 8 of rows tid / 8 + 32 i (i < 4) of the A and the B
-  // tile. Row starts are fixed for the block; rows outside the tile read the operand's row 0
-  // (inside the allocation) with src-size 0, i.e. they are zero-filled.
+  // Copies: thread tid moves chunk tid % 8 of rows tid / 8 + 32 i of the A and the B tile.
+  // Row starts are fixed for the block; rows outside the tile read the operand's row 0 (inside
+  // the allocation) with src-size 0, i.e. they are zero-filled.
   const int chunk = tid % Tl::kChunks, r_first = tid / Tl::kChunks;
-  const T* a_row[Tl::kLoadsPerThread];
-  const T* b_row[Tl::kLoadsPerThread];
-  bool a_ok[Tl::kLoadsPerThread], b_ok[Tl::kLoadsPerThread];
+  const T* a_row[Tl::kALoads];
+  const T* b_row[Tl::kBLoads];
+  bool a_ok[Tl::kALoads], b_ok[Tl::kBLoads];
 #pragma unroll
-  for (int i = 0; i < Tl::kLoadsPerThread; ++i) {
-    const int r = r_first + i * Tl::kRowsPerPass, pos = row0 + r;
+  for (int i = 0; i < Tl::kALoads; ++i) {
+    const int pos = row0 + r_first + i * Tl::kRowsPerPass;
     a_ok[i] = pos < row_end;
     const int64_t a_r = !a_ok[i] ? 0 : kGated ? sorted[pos] / g.k : pos;
     a_row[i] = g.a + a_r * g.a_stride;
-    int64_t w_r;  // the B row inside the expert's [kNB * n_out, n_k] block
+  }
+  const T* w_e = g.w + int64_t(e) * (kGated ? 2 : 1) * g.n_out * g.n_k;  // the expert's [kNB * n_out, n_k]
+#pragma unroll
+  for (int i = 0; i < Tl::kBLoads; ++i) {
+    const int r = r_first + i * Tl::kRowsPerPass;
+    int64_t w_r;
     if constexpr (kGated) {
-      const int col = c0 + (r & 63), part = r >> 6;  // rows 0..63: gate, 64..127: up
+      const int col = c0 + r % kOutCols, part = r / kOutCols;  // rows [0, kN/2): gate, [kN/2, kN): up
       b_ok[i] = col < g.n_out;
       w_r = int64_t(part) * g.n_out + (b_ok[i] ? col : 0);
     } else {
@@ -109,7 +124,7 @@ __global__ void __launch_bounds__(WgmmaGroupedTiling::kThreads, 2) moe_grouped_w
       b_ok[i] = col < g.n_out;
       w_r = b_ok[i] ? col : 0;
     }
-    b_row[i] = g.w + (int64_t(e) * (kGated ? 2 : 1) * g.n_out + w_r) * g.n_k;
+    b_row[i] = w_e + w_r * g.n_k;
   }
   // SW128: chunk c of line r at chunk c ^ (r % 8); r % 8 is the same for all of a thread's rows.
   const int dst0 = r_first * Tl::kLine + ((chunk ^ (r_first & 7)) << 4);
@@ -120,11 +135,15 @@ __global__ void __launch_bounds__(WgmmaGroupedTiling::kThreads, 2) moe_grouped_w
       const int col = step * Tl::kBK + chunk * 8;
       const bool in_k = col < g.n_k;  // n_k % 8 == 0: a chunk is wholly inside or outside
 #pragma unroll
-      for (int i = 0; i < Tl::kLoadsPerThread; ++i) {
-        const int dst = dst0 + i * Tl::kRowsPerPass * Tl::kLine;
-        const bool av = a_ok[i] && in_k, bv = b_ok[i] && in_k;
-        flash::cp_async_16(st + dst, av ? a_row[i] + col : a_row[i], av);
-        flash::cp_async_16(st + Tl::kTileBytes + dst, bv ? b_row[i] + col : b_row[i], bv);
+      for (int i = 0; i < Tl::kALoads; ++i) {
+        const bool v = a_ok[i] && in_k;
+        flash::cp_async_16(st + dst0 + i * Tl::kRowsPerPass * Tl::kLine, v ? a_row[i] + col : a_row[i], v);
+      }
+#pragma unroll
+      for (int i = 0; i < Tl::kBLoads; ++i) {
+        const bool v = b_ok[i] && in_k;
+        flash::cp_async_16(st + Tl::kATileBytes + dst0 + i * Tl::kRowsPerPass * Tl::kLine, v ? b_row[i] + col : b_row[i],
+                           v);
       }
     }
     flash::cp_async_commit();
@@ -133,30 +152,42 @@ __global__ void __launch_bounds__(WgmmaGroupedTiling::kThreads, 2) moe_grouped_w
   float acc[Tl::kBRows / 8][4];
 #pragma unroll
   for (int n = 0; n < Tl::kBRows / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+  // Step s's tiles go to buffer s % kStages, loaded kLoadAhead steps before they are used. The
+  // buffer step s's loads refill held step s - 1 - kInflight, whose wgmmas every warpgroup
+  // waited for (wait_group<kInflight> at step s - 1) before the barrier of step s.
+  constexpr int kLoadAhead = Tl::kStages - 1 - Tl::kInflight;
 #pragma unroll
-  for (int s = 0; s < Tl::kStages - 1; ++s) issue(s);
+  for (int s = 0; s < kLoadAhead; ++s) issue(s);
   const uint32_t a_base = smem_base + wg * Tl::kWgRows * Tl::kLine;  // this warpgroup's 64 A rows
   for (int step = 0; step < n_steps; ++step) {
-    flash::cp_async_wait<Tl::kStages - 2>();
+    flash::cp_async_wait<kLoadAhead - 1>();  // groups 0..step have landed (one group a step)
     wgmma::fence_proxy_async();
-    __syncthreads();  // step's tiles visible to the async proxy; buffer (step - 1) % kStages free
-    issue(step + Tl::kStages - 1);
+    __syncthreads();  // step's tiles visible to the async proxy; the refilled buffer is free
+    issue(step + kLoadAhead);
     const uint32_t st = (step % Tl::kStages) * Tl::kStageBytes;
     // K-major SW128 operands (LBO unused, SBO = 1024: the next 8 rows); a k16 step is 32 bytes.
     const uint64_t a_desc = wgmma::desc_sw128(a_base + st, 16, 1024);
-    const uint64_t b_desc = wgmma::desc_sw128(smem_base + st + Tl::kTileBytes, 16, 1024);
+    const uint64_t b_desc = wgmma::desc_sw128(smem_base + st + Tl::kATileBytes, 16, 1024);
     wgmma::fence();
 #pragma unroll
-    for (int ks = 0; ks < Tl::kBK / 16; ++ks)
-      wgmma::m64n128k16_ss<T>(acc, wgmma::desc_advance(a_desc, ks * 32), wgmma::desc_advance(b_desc, ks * 32), true);
+    for (int ks = 0; ks < Tl::kBK / 16; ++ks) {
+      const uint64_t a = wgmma::desc_advance(a_desc, ks * 32), b = wgmma::desc_advance(b_desc, ks * 32);
+      if constexpr (kN == 256)
+        wgmma::m64n256k16_ss<T>(acc, a, b, true);
+      else
+        wgmma::m64n128k16_ss<T>(acc, a, b, true);
+    }
     wgmma::commit();
-    wgmma::wait<0>();  // this step's buffers are read: the next barrier may hand them to the copies
-    wgmma::fence_operands(acc);
+    wgmma::wait<Tl::kInflight>();  // step - kInflight's buffers are read: a later barrier frees them
+    // Nothing reads acc until after the loop; with a group in flight, no instruction may touch it.
+    if constexpr (Tl::kInflight == 0) wgmma::fence_operands(acc);
   }
+  wgmma::wait<0>();
+  wgmma::fence_operands(acc);
   flash::cp_async_wait<0>();  // only empty groups remain; nothing is in flight at exit
 
   // Epilogue straight from the accumulators: thread (warp w, lane) holds rows 16 w + lane / 4
-  // (+ 8) of its warpgroup's 64, columns 8 n + 2 (lane % 4) (+ 1) of the 128 (wgmma.cuh).
+  // (+ 8) of its warpgroup's 64, columns 8 n + 2 (lane % 4) (+ 1) of the kN (wgmma.cuh).
   const int t2 = (lane & 3) * 2;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -193,15 +224,15 @@ __global__ void __launch_bounds__(WgmmaGroupedTiling::kThreads, 2) moe_grouped_w
 #endif
 }
 
-template <typename T>
+template <typename T, int kN>
 void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                   const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& s, int stages,
                   cudaStream_t stream) {
-  using Tl = WgmmaGroupedTiling;
-  static const bool attr_ok = [] {  // once per type, before any capture (host-side only)
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_grouped_wgmma_kernel<T, true>,
+  using Tl = WgmmaGroupedTiling<kN>;
+  static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_grouped_wgmma_kernel<T, true, kN>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_grouped_wgmma_kernel<T, false>,
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_grouped_wgmma_kernel<T, false, kN>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
     return true;
   }();
@@ -216,18 +247,26 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   if (stages & kGroupedGateUp) {
     const WgmmaGroupedGemm<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
                                       index, n_experts, k, inter, hidden};
-    launch_kernel(moe_grouped_wgmma_kernel<T, true>, dim3(max_tiles, div_up(inter, Tl::kBRows / 2)),
-                  dim3(Tl::kThreads), Tl::kSmemBytes, stream, gate_up);
+    launch_kernel(moe_grouped_wgmma_kernel<T, true, kN>, dim3(max_tiles, div_up(inter, kN / 2)), dim3(Tl::kThreads),
+                  Tl::kSmemBytes, stream, gate_up);
     SEAM_CUDA_CHECK_LAUNCH();
   }
   if (stages & kGroupedDown) {
     const WgmmaGroupedGemm<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
                                    index, n_experts, k, hidden, inter};
-    launch_kernel(moe_grouped_wgmma_kernel<T, false>, dim3(max_tiles, div_up(hidden, Tl::kBRows)),
-                  dim3(Tl::kThreads), Tl::kSmemBytes, stream, down);
+    launch_kernel(moe_grouped_wgmma_kernel<T, false, kN>, dim3(max_tiles, div_up(hidden, kN)), dim3(Tl::kThreads),
+                  Tl::kSmemBytes, stream, down);
     SEAM_CUDA_CHECK_LAUNCH();
   }
   if (stages & kGroupedCombine) launch_moe_combine(out, s.expert_out, topk_weights, stream);
+}
+
+template <typename T>
+void launch_tile(int tile_n, const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                 const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& s, int stages,
+                 cudaStream_t stream) {
+  if (tile_n == 256) return launch_typed<T, 256>(out, x, w_gate_up, w_down, topk_ids, topk_weights, s, stages, stream);
+  launch_typed<T, 128>(out, x, w_gate_up, w_down, topk_ids, topk_weights, s, stages, stream);
 }
 
 }  // namespace
@@ -242,12 +281,11 @@ bool moe_grouped_wgmma_applies(const Tensor& x, const Tensor& w_gate_up, const T
     SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
     return major == 9 && minor == 0;
   }();
-  using Tl = WgmmaGroupedTiling;
   if (!device_ok || !moe_grouped_applies(x, w_gate_up, w_down, s)) return false;
   const int64_t inter = w_gate_up.size(1) / 2, hidden = w_gate_up.size(2);
   // moe_grouped_applies holds the rest (16-bit, hidden and inter % 8 == 0: whole 16-byte chunks
-  // and the epilogue's column pairs; 16-byte aligned rows); the grid's y limit:
-  return div_up(inter, Tl::kBRows / 2) <= 65535u && div_up(hidden, Tl::kBRows) <= 65535u;
+  // and the epilogue's column pairs; 16-byte aligned rows); the grid's y limit of the narrower tile:
+  return div_up(inter, 64) <= 65535u && div_up(hidden, 128) <= 65535u;
 #else
   (void)x;
   (void)w_gate_up;
@@ -257,14 +295,16 @@ bool moe_grouped_wgmma_applies(const Tensor& x, const Tensor& w_gate_up, const T
 #endif
 }
 
-void launch_moe_grouped_wgmma(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
-                              const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
-                              int stages, cudaStream_t stream) {
+void launch_moe_grouped_wgmma(int tile_n, const Tensor& out, const Tensor& x, const Tensor& w_gate_up,
+                              const Tensor& w_down, const Tensor& topk_ids, const Tensor& topk_weights,
+                              const MoeScratch& scratch, int stages, cudaStream_t stream) {
   SEAM_CHECK(moe_grouped_wgmma_applies(x, w_gate_up, w_down, scratch),
              "moe_experts: the grouped wgmma kernels need an sm_90a build, a CC 9.0 GPU and the grouped path's shapes");
+  SEAM_CHECK(tile_n == 128 || tile_n == 256, "moe_experts: grouped wgmma tile N ", tile_n, " is not 128 or 256");
   if (x.dtype == DType::bf16)
-    return launch_typed<__nv_bfloat16>(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages, stream);
-  launch_typed<__half>(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages, stream);
+    return launch_tile<__nv_bfloat16>(tile_n, out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages,
+                                      stream);
+  launch_tile<__half>(tile_n, out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages, stream);
 }
 
 }  // namespace seam::cuda

@@ -15,9 +15,11 @@ bool moe_grouped_wgmma_applies(const Tensor& x, const Tensor& w_gate_up, const T
 // The grouped path's `stages` (GroupedStages, in order; all of them = Backend::moe_experts) with
 // the same inputs, scratch and results as the wmma kernels: align (M-tiles of 128 rows), gate_up
 // (silu(gate) * up into scratch.act by sorted position), down (into scratch.expert_out by slot),
-// combine. Launch sizes depend on n and the shapes alone (graph-capturable for any routing).
-void launch_moe_grouped_wgmma(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
-                              const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
-                              int stages, cudaStream_t stream);
+// combine. Block tiles of 128 rows x tile_n (128 or 256) B rows: down writes tile_n columns a
+// block, gate_up tile_n / 2 (gate and up rows stacked). Launch sizes depend on n and the shapes
+// alone (graph-capturable for any routing).
+void launch_moe_grouped_wgmma(int tile_n, const Tensor& out, const Tensor& x, const Tensor& w_gate_up,
+                              const Tensor& w_down, const Tensor& topk_ids, const Tensor& topk_weights,
+                              const MoeScratch& scratch, int stages, cudaStream_t stream);
 
 }  // namespace seam::cuda
