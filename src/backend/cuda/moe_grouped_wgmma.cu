@@ -168,6 +168,10 @@ __global__ void __launch_bounds__(WgmmaGroupedTiling<kN>::kThreads, WgmmaGrouped
     // K-major SW128 operands (LBO unused, SBO = 1024: the next 8 rows); a k16 step is 32 bytes.
     const uint64_t a_desc = wgmma::desc_sw128(a_base + st, 16, 1024);
     const uint64_t b_desc = wgmma::desc_sw128(smem_base + st + Tl::kATileBytes, 16, 1024);
+    // acc pinned around the batch (CUTLASS's warpgroup_fence_operand): the compiler may not move
+    // its zero-fill past the fence or any use across the wgmmas. The empty asm emits nothing, so
+    // it is harmless with a group still in flight.
+    wgmma::fence_operands(acc);
     wgmma::fence();
 #pragma unroll
     for (int ks = 0; ks < Tl::kBK / 16; ++ks) {
@@ -179,8 +183,7 @@ __global__ void __launch_bounds__(WgmmaGroupedTiling<kN>::kThreads, WgmmaGrouped
     }
     wgmma::commit();
     wgmma::wait<Tl::kInflight>();  // step - kInflight's buffers are read: a later barrier frees them
-    // Nothing reads acc until after the loop; with a group in flight, no instruction may touch it.
-    if constexpr (Tl::kInflight == 0) wgmma::fence_operands(acc);
+    wgmma::fence_operands(acc);
   }
   wgmma::wait<0>();
   wgmma::fence_operands(acc);
