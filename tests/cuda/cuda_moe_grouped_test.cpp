@@ -11,6 +11,7 @@
 // its own: out[i] depends on row i's x, ids and weights only); every row of the wgmma families is
 // compared with wmma's (and checked finite) on the GPU.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -120,6 +121,29 @@ class CudaMoeGrouped : public CudaTest, public ::testing::WithParamInterface<Mod
                     MoeScratch{host_view(act, {m * k, I}), Tensor(), Tensor()});
     return outs;
   }
+  // One slot's two GEMMs in double, for the diagnosis of a failure: act = silu(gate x) * up x
+  // of the slot's expert (a garbage id reads expert 0), and y = down act (its expert_out row).
+  void slot_reference(const std::vector<float>& x, const std::vector<int32_t>& ids, int64_t slot,
+                      std::vector<float>& act, std::vector<float>& y) {
+    const int32_t id = ids[size_t(slot)];
+    const int64_t e = id < 0 || id >= E ? 0 : id;
+    const float* xr = x.data() + (slot / k) * H;
+    act.assign(size_t(I), 0.f);
+    y.assign(size_t(H), 0.f);
+    for (int64_t r = 0; r < I; ++r) {
+      const float* g = gu_h.data() + (e * 2 * I + r) * H;
+      const float* u = gu_h.data() + (e * 2 * I + I + r) * H;
+      double gs = 0, us = 0;
+      for (int64_t c = 0; c < H; ++c) gs += double(xr[c]) * g[c], us += double(xr[c]) * u[c];
+      act[size_t(r)] = float(gs / (1.0 + std::exp(-gs)) * us);
+    }
+    for (int64_t h = 0; h < H; ++h) {
+      const float* d = dn_h.data() + (e * H + h) * I;
+      double sum = 0;
+      for (int64_t r = 0; r < I; ++r) sum += double(act[size_t(r)]) * d[r];
+      y[size_t(h)] = float(sum);
+    }
+  }
   static std::vector<float> pick_rows(const std::vector<float>& all, const std::vector<int64_t>& rows, int64_t H) {
     std::vector<float> out;
     for (int64_t r : rows) out.insert(out.end(), all.begin() + r * H, all.begin() + (r + 1) * H);
@@ -163,20 +187,46 @@ TEST_P(CudaMoeGrouped, KernelsMatchTheCpuReference) {
       Tensor x = upload(x_h, t, {n, H}), ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
       const auto rows = sample_rows(rng, n, 13);
       const auto ref = cpu_rows(rows, x_h, out_h, ids_h, w_h);
-      std::vector<std::vector<float>> results;
+      // Slots of the sampled rows whose GEMM results are checked one by one (first, padded, last).
+      const std::vector<int64_t> slots = {0, k, n * k - 1, rows[rows.size() / 2] * k + k / 2};
+      std::vector<std::vector<float>> act_ref(slots.size()), y_ref(slots.size());
+      for (size_t j = 0; j < slots.size(); ++j) slot_reference(x_h, ids_h, slots[j], act_ref[j], y_ref[j]);
+      // Per family: out, and the two GEMMs' results by slot (act is stored by sorted position,
+      // whose order inside a group the align's atomics choose), so a failure names the GEMM.
+      struct Result {
+        std::vector<float> out, act, expert_out;
+      };
+      std::vector<Result> results;
       const auto kernels_run = kernels(x, gu, dn, scratch(t, n));
       for (cuda::GroupedKernel kernel : kernels_run) {
         SCOPED_TRACE(cuda::grouped_kernel_name(kernel));
         const MoeScratch s = scratch(t, n);  // poisoned: a slot the kernels forget stays NaN
         Tensor out = upload(out_h, t, {n, H});
         cuda::launch_moe_experts_grouped_with(kernel, out, x, gu, dn, ids, w, s, stream());
-        results.push_back(download(out));
-        expect_grouping(download_i32(s.index), ids_h, n, kernel == cuda::GroupedKernel::wmma ? 64 : 128);
-        expect_close(pick_rows(results.back(), rows, H), ref, tol(t), "sampled rows vs cpu");
+        const auto index = download_i32(s.index);
+        expect_grouping(index, ids_h, n, kernel == cuda::GroupedKernel::wmma ? 64 : 128);
+        const auto act_sorted = download(s.act);
+        Result r{download(out), std::vector<float>(act_sorted.size()), download(s.expert_out)};
+        for (int64_t pos = 0; pos < n * k; ++pos) {
+          const int64_t slot = index[size_t(2 * E + 2 + pos)];
+          ASSERT_TRUE(slot >= 0 && slot < n * k) << "sorted position " << pos;
+          std::copy(act_sorted.begin() + pos * I, act_sorted.begin() + (pos + 1) * I, r.act.begin() + slot * I);
+        }
+        for (size_t j = 0; j < slots.size(); ++j) {
+          const std::string at = " of slot " + std::to_string(slots[j]) + " (expert " +
+                                 std::to_string(ids_h[size_t(slots[j])]) + ")";
+          expect_close(pick_rows(r.act, {slots[j]}, I), act_ref[j], tol(t), "gate_up" + at);
+          expect_close(pick_rows(r.expert_out, {slots[j]}, H), y_ref[j], tol(t), "down" + at);
+        }
+        expect_close(pick_rows(r.out, rows, H), ref, tol(t), "sampled rows vs cpu");
+        results.push_back(std::move(r));
       }
-      for (size_t i = 1; i < results.size(); ++i)
-        expect_close(results[i], results[0], tol(t), std::string(cuda::grouped_kernel_name(kernels_run[i])) +
-                                                         " vs wmma, every row");
+      for (size_t i = 1; i < results.size(); ++i) {
+        const std::string vs = std::string(cuda::grouped_kernel_name(kernels_run[i])) + " vs wmma, ";
+        expect_close(results[i].act, results[0].act, tol(t), vs + "gate_up (act by slot)");
+        expect_close(results[i].expert_out, results[0].expert_out, tol(t), vs + "down (expert_out by slot)");
+        expect_close(results[i].out, results[0].out, tol(t), vs + "every row");
+      }
     }
   }
 }
