@@ -151,8 +151,7 @@ class CudaMoeGrouped : public CudaTest, public ::testing::WithParamInterface<Mod
   }
   // The grouping a family's align left in the index: per-expert offsets, M-tile starts counted
   // in `tile_rows`-row tiles, and every slot exactly once.
-  void expect_grouping(const std::vector<int32_t>& index, const std::vector<int32_t>& ids, int64_t n,
-                       int tile_rows) {
+  void expect_grouping(const std::vector<int32_t>& index, const std::vector<int32_t>& ids, int64_t n, int tile_rows) {
     std::vector<int64_t> count(size_t(E), 0);
     for (int32_t e : ids) ++count[size_t(e < 0 || e >= E ? 0 : e)];
     int64_t o = 0, t = 0;
@@ -213,8 +212,8 @@ TEST_P(CudaMoeGrouped, KernelsMatchTheCpuReference) {
           std::copy(act_sorted.begin() + pos * I, act_sorted.begin() + (pos + 1) * I, r.act.begin() + slot * I);
         }
         for (size_t j = 0; j < slots.size(); ++j) {
-          const std::string at = " of slot " + std::to_string(slots[j]) + " (expert " +
-                                 std::to_string(ids_h[size_t(slots[j])]) + ")";
+          const std::string at =
+              " of slot " + std::to_string(slots[j]) + " (expert " + std::to_string(ids_h[size_t(slots[j])]) + ")";
           expect_close(pick_rows(r.act, {slots[j]}, I), act_ref[j], tol(t), "gate_up" + at);
           expect_close(pick_rows(r.expert_out, {slots[j]}, H), y_ref[j], tol(t), "down" + at);
         }
@@ -241,7 +240,8 @@ TEST_P(CudaMoeGrouped, DefaultTakesWgmmaWhereItApplies) {
   };
   const int64_t n = 4096;
   const Tensor gu = fake(DType::bf16, {E, 2 * I, H}), dn = fake(DType::bf16, {E, H, I}), x = fake(DType::bf16, {n, H});
-  const MoeScratch s{fake(DType::bf16, {n * k, I}), fake(DType::bf16, {n * k, H}), fake(DType::i32, {2 * E + 2 + n * k})};
+  const MoeScratch s{fake(DType::bf16, {n * k, I}), fake(DType::bf16, {n * k, H}),
+                     fake(DType::i32, {2 * E + 2 + n * k})};
   const bool wgmma = cuda::grouped_kernel_applies(cuda::GroupedKernel::wgmma, x, gu, dn, s);
   EXPECT_EQ(wgmma, cuda::flash_prefill_wgmma_supported(DType::bf16, 128));
   EXPECT_EQ(cuda::choose_grouped_kernel(x, gu, dn, s), wgmma ? cuda::GroupedKernel::wgmma : cuda::GroupedKernel::wmma);

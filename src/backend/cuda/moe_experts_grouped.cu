@@ -5,8 +5,8 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/flash_mma.cuh"
-#include "backend/cuda/moe_combine.h"
 #include "backend/cuda/moe_align.cuh"
+#include "backend/cuda/moe_combine.h"
 #include "backend/cuda/moe_common.cuh"
 #include "backend/cuda/moe_grouped_wgmma.h"
 
@@ -188,7 +188,8 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
   const int k = int(topk_ids.size(1)), n_slots = int(n * k);
   int32_t* index = s.index.ptr<int32_t>();
-  if (stages & kGroupedAlign) moe_align::launch_moe_align<kBM>(index, topk_ids.ptr<int32_t>(), n_slots, n_experts, stream);
+  if (stages & kGroupedAlign)
+    moe_align::launch_moe_align<kBM>(index, topk_ids.ptr<int32_t>(), n_slots, n_experts, stream);
   const unsigned max_tiles = div_up(n_slots, kBM) + unsigned(n_experts);
   const GroupedGemm<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
                                index, n_experts, k, inter, hidden};
@@ -238,7 +239,9 @@ bool grouped_kernel_applies(GroupedKernel kernel, const Tensor& x, const Tensor&
 GroupedKernel choose_grouped_kernel(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                                     const MoeScratch& s) {
   static const int mode = env_choice("SEAM_MOE_GROUPED_WGMMA", 1, {0, 1, 2});
-  const GroupedKernel wanted = mode == 0 ? GroupedKernel::wmma : mode == 1 ? GroupedKernel::wgmma : GroupedKernel::wgmma_n128;
+  const GroupedKernel wanted = mode == 0   ? GroupedKernel::wmma
+                               : mode == 1 ? GroupedKernel::wgmma
+                                           : GroupedKernel::wgmma_n128;
   return grouped_kernel_applies(wanted, x, w_gate_up, w_down, s) ? wanted : GroupedKernel::wmma;
 }
 

@@ -142,8 +142,8 @@ __global__ void __launch_bounds__(WgmmaGroupedTiling<kN>::kThreads, WgmmaGrouped
 #pragma unroll
       for (int i = 0; i < Tl::kBLoads; ++i) {
         const bool v = b_ok[i] && in_k;
-        flash::cp_async_16(st + Tl::kATileBytes + dst0 + i * Tl::kRowsPerPass * Tl::kLine, v ? b_row[i] + col : b_row[i],
-                           v);
+        unsigned char* dst = st + Tl::kATileBytes + dst0 + i * Tl::kRowsPerPass * Tl::kLine;
+        flash::cp_async_16(dst, v ? b_row[i] + col : b_row[i], v);
       }
     }
     flash::cp_async_commit();
