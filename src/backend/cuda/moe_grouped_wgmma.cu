@@ -1,28 +1,34 @@
 // The grouped MoE GEMMs on Hopper tensor cores (wgmma, sm_90a): the wmma kernels' contract
-// (moe_experts_grouped.cu: same align, epilogues, scratch and combine), 4x the tile.
+// (moe_experts_grouped.cu: same align, epilogues, scratch and combine), larger tiles.
 //
 // A block = 2 warpgroups (256 threads) x 64 rows = 128 sorted rows (slots) of one expert
-// (moe_align.cuh's M-tile, counted in 128-row tiles here) times one 128-row B tile:
-//   down:    128 output columns c0.. of w_down[e] ([hidden, inter] row-major = K-major B);
-//   gate_up: 64 gate rows c0.. of w_gate_up[e] stacked on the 64 up rows inter + c0..: one
-//            m64n128 accumulator holds gate in its columns 0..63 and up in 64..127, and a thread
-//            owns gate (row, c) and up (row, c) alike (accumulator n and n + 8 of the mma.sync
-//            fragment layout, wgmma.cuh), so silu(gate) * up needs no exchange.
+// (moe_align.cuh's M-tile, counted in 128-row tiles here) times one B tile of kN rows (wgmma N:
+// 256, or 128 in the narrow variant):
+//   down:    kN output columns c0.. of w_down[e] ([hidden, inter] row-major = K-major B);
+//   gate_up: kN/2 gate rows c0.. of w_gate_up[e] stacked on the kN/2 up rows inter + c0..: one
+//            m64nkN accumulator holds gate in its first half of columns and up in the second,
+//            and a thread owns gate (row, c) and up (row, c) alike (accumulator n and
+//            n + kN/16 of the mma.sync fragment layout, wgmma.cuh), so silu(gate) * up needs no
+//            exchange.
 // The reduction runs in k-steps of 64 (one 128-byte swizzled line of 16-bit elements: the A
-// and B tiles of a step are [128 rows][64] SW128, 16 KB each), 4 wgmma m64n128k16 a step, both
-// operands K-major from shared memory exactly as attention_prefill_wgmma.cu's S = Q K^T (A =
-// the gathered token rows, B = the weight rows). Operand tiles are gathered with cp.async 16
-// bytes a chunk (the A rows are scattered tokens: no TMA), chunks past n_k or past the tile's
+// tile of a step is [128 rows][64] SW128, the B tile [kN rows][64]), 4 wgmma m64nkNk16 a step,
+// both operands K-major from shared memory exactly as attention_prefill_wgmma.cu's S = Q K^T
+// (A = the gathered token rows, B = the weight rows). Operand tiles are gathered with cp.async
+// 16 bytes a chunk (the A rows are scattered tokens: no TMA), chunks past n_k or past the tile's
 // rows zero-filled, so any n_k % 8 == 0 works (the zero k-columns add nothing).
 //
-// Pipeline (not warp-specialised, as the attention kernel): kStages = 3 stage buffers, every
-// thread commits one cp.async group a step (empty past the end, so the wait count stays exact);
-// at step s, wait_group<kStages - 2> means groups 0..s have landed, the proxy fence + block
-// barrier publish them to the async proxy and free buffer (s - 1) % kStages (both warpgroups
-// waited for step s - 1's wgmmas before the barrier), which the loads of step s + kStages - 1
-// then fill while the tensor cores run step s. 97 KB of shared memory and <= 128 registers a
-// thread, so two blocks share an SM: one block's prologue and epilogue overlap the other's
-// main loop (the down GEMM of Qwen3-30B-A3B is only 12 k-steps long).
+// Pipeline (not warp-specialised, as the attention kernel): kStages stage buffers, every thread
+// commits one cp.async group a step (empty past the end, so the wait counts stay exact), the
+// loads of a step issued kLoadAhead steps before it. At step s the wait_group, proxy fence and
+// block barrier publish step s's tiles to the async proxy; each warpgroup issues its 4 wgmmas,
+// then the loads of step s + kLoadAhead into the buffer step s - 1 - kInflight held (every
+// warpgroup had waited for that step's wgmmas before the barrier), then waits until at most
+// kInflight wgmma groups run.
+//   kN = 256: 4 stages (192 KB), one wgmma group left in flight across the barrier (the tensor
+//             cores never drain between steps), one block an SM (180 registers a thread);
+//   kN = 128: 3 stages (97 KB), groups waited for each step, <= 128 registers: two blocks an SM,
+//             one block's prologue and epilogue overlapping the other's main loop.
+// The wide tile moves 85 FLOPs a byte from L2 against the narrow one's 64.
 //
 // The grid is the wmma path's: x over the most 128-row tiles any routing can need (n * k / 128
 // + n_experts; blocks past the step's tile count exit before any barrier), y over output column
@@ -40,9 +46,7 @@ namespace seam::cuda {
 
 namespace {
 
-// kN: rows of the B tile = wgmma N (128 or 256). The narrow tile keeps two blocks an SM with
-// one wgmma group at a time; the wide one (1.33x the FLOPs a loaded byte: 85 against 64 FLOP/B of
-// L2 traffic) fills one block an SM and keeps one wgmma group in flight while the next issues.
+// kN: rows of the B tile = wgmma N (128 or 256; see the pipeline above).
 template <int kN>
 struct WgmmaGroupedTiling {
   static constexpr int kWgRows = 64;                  // rows of one warpgroup (wgmma M)
@@ -163,7 +167,6 @@ __global__ void __launch_bounds__(WgmmaGroupedTiling<kN>::kThreads, WgmmaGrouped
     flash::cp_async_wait<kLoadAhead - 1>();  // groups 0..step have landed (one group a step)
     wgmma::fence_proxy_async();
     __syncthreads();  // step's tiles visible to the async proxy; the refilled buffer is free
-    issue(step + kLoadAhead);
     const uint32_t st = (step % Tl::kStages) * Tl::kStageBytes;
     // K-major SW128 operands (LBO unused, SBO = 1024: the next 8 rows); a k16 step is 32 bytes.
     const uint64_t a_desc = wgmma::desc_sw128(a_base + st, 16, 1024);
@@ -182,6 +185,7 @@ __global__ void __launch_bounds__(WgmmaGroupedTiling<kN>::kThreads, WgmmaGrouped
         wgmma::m64n128k16_ss<T>(acc, a, b, true);
     }
     wgmma::commit();
+    issue(step + kLoadAhead);  // after the wgmmas: the tensor cores start first (another buffer)
     wgmma::wait<Tl::kInflight>();  // step - kInflight's buffers are read: a later barrier frees them
     wgmma::fence_operands(acc);
   }
