@@ -163,6 +163,11 @@ __global__ void __launch_bounds__(WgmmaGroupedTiling<kN>::kThreads, WgmmaGrouped
 #pragma unroll
   for (int s = 0; s < kLoadAhead; ++s) issue(s);
   const uint32_t a_base = smem_base + wg * Tl::kWgRows * Tl::kLine;  // this warpgroup's 64 A rows
+  // A warpgroup whose 64 rows are all past the group's end (an expert's last tile holding at most
+  // 64 rows: ~1 tile in 5 at 4,096 tokens of Qwen3-30B-A3B, every tile at 512) skips its wgmmas,
+  // leaving the tensor cores to the other; it still copies and meets every barrier. The branch
+  // is warpgroup-uniform, and ptxas keeps the wgmma pipeline (no C7508-C7520 serialisation).
+  const bool wg_has_rows = row0 + wg * Tl::kWgRows < row_end;
   for (int step = 0; step < n_steps; ++step) {
     flash::cp_async_wait<kLoadAhead - 1>();  // groups 0..step have landed (one group a step)
     wgmma::fence_proxy_async();
@@ -174,20 +179,24 @@ __global__ void __launch_bounds__(WgmmaGroupedTiling<kN>::kThreads, WgmmaGrouped
     // acc pinned around the batch (CUTLASS's warpgroup_fence_operand): the compiler may not move
     // its zero-fill past the fence or any use across the wgmmas. The empty asm emits nothing, so
     // it is harmless with a group still in flight.
-    wgmma::fence_operands(acc);
-    wgmma::fence();
+    if (wg_has_rows) {
+      wgmma::fence_operands(acc);
+      wgmma::fence();
 #pragma unroll
-    for (int ks = 0; ks < Tl::kBK / 16; ++ks) {
-      const uint64_t a = wgmma::desc_advance(a_desc, ks * 32), b = wgmma::desc_advance(b_desc, ks * 32);
-      if constexpr (kN == 256)
-        wgmma::m64n256k16_ss<T>(acc, a, b, true);
-      else
-        wgmma::m64n128k16_ss<T>(acc, a, b, true);
+      for (int ks = 0; ks < Tl::kBK / 16; ++ks) {
+        const uint64_t a = wgmma::desc_advance(a_desc, ks * 32), b = wgmma::desc_advance(b_desc, ks * 32);
+        if constexpr (kN == 256)
+          wgmma::m64n256k16_ss<T>(acc, a, b, true);
+        else
+          wgmma::m64n128k16_ss<T>(acc, a, b, true);
+      }
+      wgmma::commit();
     }
-    wgmma::commit();
     issue(step + kLoadAhead);  // after the wgmmas: the tensor cores start first (another buffer)
-    wgmma::wait<Tl::kInflight>();  // step - kInflight's buffers are read: a later barrier frees them
-    wgmma::fence_operands(acc);
+    if (wg_has_rows) {
+      wgmma::wait<Tl::kInflight>();  // step - kInflight's buffers are read: a later barrier frees them
+      wgmma::fence_operands(acc);
+    }
   }
   wgmma::wait<0>();
   wgmma::fence_operands(acc);
