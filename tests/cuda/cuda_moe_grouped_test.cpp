@@ -1,6 +1,6 @@
 // The grouped MoE path's GEMM families (moe_experts_grouped.h: wmma everywhere; wgmma, 128 x 256
-// and 128 x 128 tiles, on an sm_90a build and a CC 9.0 GPU) at model shapes and prefill row counts, against the CPU
-// definition: Qwen3-30B-A3B's experts (hidden 2048, intermediate 768, 128 experts, top-8) and a
+// and 128 x 128 tiles, on an sm_90a build and a CC 9.0 GPU) at model shapes and prefill row
+// counts, against the CPU definition: Qwen3-30B-A3B's experts (hidden 2048, intermediate 768, 128 experts, top-8) and a
 // Mixtral-like shape (hidden 4096, 8 experts, top-2; its 14336 intermediate cut to 1000, which
 // leaves a partial k-step in down and a partial column tile in gate_up) at 256, 1000 and 4096
 // tokens, bf16 and fp16, with uneven routing (one expert takes ~3/4 of the rows, a quarter of the

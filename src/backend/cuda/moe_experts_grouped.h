@@ -24,8 +24,8 @@ bool moe_grouped_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor&
 //            by slot;
 //   combine: out[i] += sum_j w_ij expert_out[i * k + j] (j in order, float32, added once;
 //            moe_combine.h).
-// The GEMMs launch the most tiles any routing can need (n * k / 64 + n_experts); blocks past the
-// step's tile count exit at once.
+// The GEMMs launch the most tiles any routing can need (n * k / tile rows + n_experts); blocks
+// past the step's tile count exit at once.
 // The GEMMs run on one of these kernel families, same contract (inputs, scratch, outputs):
 //   wmma:       this file's (mma.sync class, 64 x 64 tiles), every GPU;
 //   wgmma:      Hopper warpgroup MMA (moe_grouped_wgmma.h), 128 rows x 256 B rows a block: an
