@@ -6,7 +6,7 @@
 // cost stays out) and the graph is replayed after warm-up; the median over replays,
 // divided by R, is the op's time. Ops whose inputs could sit in the 60 MB L2 rotate
 // among several input copies so each call reads from device memory. Inputs are
-// random (never zeros). Usage: seam_kernel_bench [--quick | --gemv | --small-m]
+// random (never zeros). Usage: seam_kernel_bench [--quick | --gemv | --small-m | --moe]
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -27,6 +27,7 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cublaslt_gemm.h"
 #include "backend/cuda/gemv.h"
+#include "backend/cuda/moe_experts_grouped.h"
 #include "backend/cuda/skinny_gemm.h"
 #include "core/tensor.h"
 #include "random_fill.cuh"
@@ -373,6 +374,47 @@ void bench_prefill_attention(Bench& b, int n_tokens, const AttnShape& sh = {}) {
   b.release_all();
 }
 
+// The grouped MoE GEMMs at Qwen3-30B-A3B's expert shape (128 experts, top-8, hidden 2048,
+// intermediate 768), uniform random routing: gate_up and down timed apart, each kernel family
+// (wmma; wgmma 128 x 256 and 128 x 128 where they apply), after that family's align on the same
+// routing.
+void bench_moe_grouped(Bench& b, int n_tokens) {
+  const int64_t E = 128, I = 768, H = 2048, k = 8, n = n_tokens, n_slots = n * k;
+  Tensor gu = b.random(DType::bf16, {E, 2 * I, H}, 0.05f), dn = b.random(DType::bf16, {E, H, I}, 0.05f);
+  Tensor x = b.random(DType::bf16, {n, H}), out = b.random(DType::bf16, {n, H});
+  std::mt19937 rng(7);
+  std::vector<int32_t> ids(static_cast<size_t>(n_slots));
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int32_t> all(static_cast<size_t>(E));
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), rng);
+    std::copy(all.begin(), all.begin() + k, ids.begin() + i * k);
+  }
+  Tensor ids_d = b.upload_i32(ids, {n, k});
+  Tensor w = b.upload(std::vector<float>(size_t(n_slots), 1.f / float(k)), DType::f32, {n, k});
+  const MoeScratch s{b.alloc(DType::bf16, {n_slots, I}), b.alloc(DType::bf16, {n_slots, H}),
+                     b.alloc(DType::i32, {2 * E + 2 + n_slots})};
+  const std::string shape = std::to_string(n_tokens) + " tok E128 top-8 H2048 I768";
+  const double gu_flops = 2.0 * n_slots * 2 * I * H, dn_flops = 2.0 * n_slots * H * I;
+  for (cuda::GroupedKernel kernel :
+       {cuda::GroupedKernel::wmma, cuda::GroupedKernel::wgmma, cuda::GroupedKernel::wgmma_n128}) {
+    if (!cuda::grouped_kernel_applies(kernel, x, gu, dn, s)) continue;
+    const std::string name = std::string("moe grouped ") + cuda::grouped_kernel_name(kernel);
+    auto stages = [&](int which) {
+      cuda::launch_moe_experts_grouped_with(kernel, out, x, gu, dn, ids_d, w, s, b.stream(), which);
+    };
+    stages(cuda::kGroupedAll);  // the align (index) and act the timed stages read
+    // Rates in TFLOP/s always (bytes 0): the weights are read once, 0.8 + 0.4 GB, ~0.25 ms at 4.8 TB/s.
+    const double gu_us = b.time_us([&](int) { stages(cuda::kGroupedGateUp); }, 5, 11);
+    b.row(name + " gate_up", shape, gu_us, 0, gu_flops);
+    const double dn_us = b.time_us([&](int) { stages(cuda::kGroupedDown); }, 5, 11);
+    b.row(name + " down", shape, dn_us, 0, dn_flops);
+    const double all_us = b.time_us([&](int) { stages(cuda::kGroupedAll); }, 5, 11);
+    b.row(name + " layer (4 kernels)", shape, all_us, 0, gu_flops + dn_flops);
+  }
+  b.release_all();
+}
+
 void bench_elementwise(Bench& b) {
   const int64_t n = 4096;
   {
@@ -446,7 +488,9 @@ void bench_sampling(Bench& b, int n, bool greedy) {
 
 int run(int argc, char** argv) {
   // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMM rows;
-  // --small-m: only the projections at 2-32 rows, skinny GEMM and cuBLASLt.
+  // --small-m: only the projections at 2-32 rows, skinny GEMM and cuBLASLt; --moe: only the
+  // grouped MoE GEMMs.
+  const bool moe_only = argc > 1 && std::strcmp(argv[1], "--moe") == 0;
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const bool gemv_only = argc > 1 && std::strcmp(argv[1], "--gemv") == 0;
   const bool small_m = argc > 1 && std::strcmp(argv[1], "--small-m") == 0;
@@ -465,6 +509,9 @@ int run(int argc, char** argv) {
     bench_gemms(b, gemv_only ? GemmRows::batch1 : GemmRows::small_m);
     return 0;
   }
+  // 4,096: the prefill target; 512: a small prefill chunk (~32 rows an expert).
+  for (int n : {4096, 512}) bench_moe_grouped(b, n);
+  if (moe_only) return 0;
   // Batch 1 at the contexts of the decode benchmarks (latency-bound) and of serving's 1,024-token prompts.
   for (int ctx : {160, 1152}) bench_decode_attention(b, 1, ctx, false);
   for (int batch : {1, 8, 64}) bench_decode_attention(b, batch, 32768, false);

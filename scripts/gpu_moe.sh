@@ -10,9 +10,12 @@
 #           STEPS="make parity delete" PARITY_SHAPES=qwen3-30b-a3b-24l bash scripts/gpu_moe.sh
 #
 # STEPS (default "build configs make parity delete bench serve"):
-#   build    gpu_suite.sh configure + build of seam, hf_parity_test, cuda_moe_test, cuda_dummy_load_test
-#            into $BUILD (incremental; 3-5 min cold on 16 cores)
-#   test     cuda_moe_test and cuda_dummy_load_test (seconds)
+#   build    gpu_suite.sh configure + build of seam, hf_parity_test, cuda_moe_test, cuda_moe_grouped_test,
+#            cuda_dummy_load_test, seam_kernel_bench into $BUILD (incremental; 3-5 min cold on 16 cores)
+#   test     cuda_moe_test (default switches, then SEAM_MOE_GROUPED_WGMMA=0), cuda_moe_grouped_test
+#            and cuda_dummy_load_test (~1 min: the grouped test's CPU reference at model shapes)
+#   kbench   seam_kernel_bench --moe: the grouped GEMMs (gate_up, down) at 4,096 and 512 tokens,
+#            wmma against wgmma (seconds)
 #   configs  config.json + tokenizer.json of qwen3-30b-a3b and mixtral-8x7b in $MODELS/dummy (~10 s)
 #   make / parity / delete   per shape of PARITY_SHAPES (default qwen1.5-moe-a2.7b mixtral-8x7b-16l
 #            qwen3-30b-a3b-24l): make with transformers' float32/bf16 references, hf_parity_test
@@ -25,9 +28,10 @@
 #            apply; default "1"; "1 0 2" measures gathered against grouped in the same call) (~2 min)
 #   ab       the bench's four runs (b1, b64, prefill 4,096, Mixtral b1) once per MOE_VARIANTS entry:
 #            ';'-separated groups of env assignments, '-' for none. Default: the new MoE kernels
-#            (the rule), the skinny path on CUDA cores, then every new kernel off (the paths before
-#            them): "-;SEAM_MOE_SKINNY_MMA=0;SEAM_MOE_GATHER_STREAM=0 SEAM_MOE_ROUTE_WARP=0
-#            SEAM_MOE_SKINNY=0 SEAM_MOE_GROUPED_PIPELINE=0" (~1.5-2 min a variant: four dummy loads)
+#            (the rule), the grouped GEMMs on wmma, the skinny path on CUDA cores, then every new
+#            kernel off (the paths before them): "-;SEAM_MOE_GROUPED_WGMMA=0;SEAM_MOE_SKINNY_MMA=0;
+#            SEAM_MOE_GATHER_STREAM=0 SEAM_MOE_ROUTE_WARP=0 SEAM_MOE_SKINNY=0 SEAM_MOE_GROUPED_PIPELINE=0
+#            SEAM_MOE_GROUPED_WGMMA=0" (~1.5-2 min a variant: four dummy loads)
 #   serve    seam serve (dummy qwen3-30b-a3b) + seam bench-serving, 1,024 in / 256 out, 1 client
 #            (SERVE_PROMPTS_1, default 6) then 64 clients (SERVE_PROMPTS_64, default 128) against
 #            one server, mixed chunk off, then a second server with it on; the graph counters from
@@ -67,16 +71,23 @@ bench() {  # label, model dir, floor args (quoted), bench-one-batch args...
 
 if step build; then
   log "build $(date -u +%T)"
-  SEAM_GPU_BUILD="$BUILD" SEAM_GPU_TARGETS="seam hf_parity_test cuda_moe_test cuda_dummy_load_test" OUT="$OUT/build" \
+  SEAM_GPU_BUILD="$BUILD" SEAM_GPU_TARGETS="seam hf_parity_test cuda_moe_test cuda_moe_grouped_test cuda_dummy_load_test seam_kernel_bench" OUT="$OUT/build" \
     timeout 540 bash "$ROOT/scripts/gpu_suite.sh" configure build > "$OUT/build.log" 2>&1
   tail -3 "$OUT/build.log" | tee -a "$OUT/summary.txt"
 fi
 
 if step test; then
   log "tests $(date -u +%T)"
-  for t in cuda_moe_test cuda_dummy_load_test; do
-    timeout 120 "$BUILD/$t" 2>&1 | grep -E "OK \]|FAILED|PASSED|Failure" | tee -a "$OUT/summary.txt"
+  for t in cuda_moe_test cuda_moe_grouped_test cuda_dummy_load_test; do
+    timeout 180 "$BUILD/$t" 2>&1 | grep -E "OK \]|FAILED|PASSED|Failure" | tee -a "$OUT/summary.txt"
   done
+  SEAM_MOE_GROUPED_WGMMA=0 timeout 120 "$BUILD/cuda_moe_test" 2>&1 | grep -E "FAILED|PASSED|Failure" |
+    sed 's/^/SEAM_MOE_GROUPED_WGMMA=0 /' | tee -a "$OUT/summary.txt"
+fi
+
+if step kbench; then
+  log "kernel bench (grouped MoE GEMMs) $(date -u +%T)"
+  timeout 180 "$BUILD/seam_kernel_bench" --moe 2>&1 | tee -a "$OUT/summary.txt"
 fi
 
 if step configs; then
@@ -119,8 +130,8 @@ fi
 
 if step ab; then
   q="$DUMMY/qwen3-30b-a3b" x="$DUMMY/mixtral-8x7b"
-  all_off="SEAM_MOE_GATHER_STREAM=0 SEAM_MOE_ROUTE_WARP=0 SEAM_MOE_SKINNY=0 SEAM_MOE_GROUPED_PIPELINE=0"
-  IFS=';' read -ra variants <<< "${MOE_VARIANTS:--;SEAM_MOE_SKINNY_MMA=0;$all_off}"
+  all_off="SEAM_MOE_GATHER_STREAM=0 SEAM_MOE_ROUTE_WARP=0 SEAM_MOE_SKINNY=0 SEAM_MOE_GROUPED_PIPELINE=0 SEAM_MOE_GROUPED_WGMMA=0"
+  IFS=';' read -ra variants <<< "${MOE_VARIANTS:--;SEAM_MOE_GROUPED_WGMMA=0;SEAM_MOE_SKINNY_MMA=0;$all_off}"
   for v in "${variants[@]}"; do
     log "ab [$v] $(date -u +%T)"
     (

@@ -16,7 +16,8 @@ namespace seam::cuda {
 //   gathered_stream: the same two products with 16-byte streamed weights (moe_gathered_stream.h).
 //   skinny:          per expert, its weights read once for all its rows (moe_skinny.h).
 //   skinny_mma:      the same on tensor cores (moe_skinny_mma.h; hidden, inter multiples of 32).
-//   grouped:         rows grouped by expert, then wmma grouped GEMMs (moe_experts_grouped.h).
+//   grouped:         rows grouped by expert, then grouped GEMMs (moe_experts_grouped.h): wgmma on
+//                    an sm_90a build and a CC 9.0 GPU (moe_grouped_wgmma.h), wmma elsewhere.
 // The rule (choose_moe_path): one row -> gathered_stream (else gathered); up to
 // SEAM_MOE_SKINNY (default 8) slots an expert on average -> skinny_mma (else skinny); more -> grouped.
 // Diagnostic switches: SEAM_MOE_GROUPED 0 never groups, 1 the rule (default), 2 grouped wherever

@@ -5,8 +5,10 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/moe_align.cuh"
 #include "backend/cuda/moe_combine.h"
 #include "backend/cuda/moe_common.cuh"
+#include "backend/cuda/moe_grouped_wgmma.h"
 
 namespace seam::cuda {
 
@@ -19,98 +21,6 @@ constexpr int kLds = kBK + 8;      // shared row pitch of the operand tiles (80 
 constexpr int kLdc = kBN + 4;      // shared row pitch of the float results
 constexpr int kThreads = 128;      // 4 warps, 2 x 2, each 32 x 32 of the 64 x 64 tile
 constexpr int kStages = 3;         // cp.async operand buffers (gate_up: 3 x 15 KB of static shared memory)
-
-// index = [offsets (n_experts + 1) | tile starts (n_experts + 1) | sorted slots (n * k)].
-// One block. Each thread takes kAlignUnroll slots a round with all their id loads issued first
-// (a prefill's 32K slots were 32 dependent load-then-atomic rounds a thread, ~40 us on the H200);
-// warp 0 scans the counts 32 experts at a time with shuffles.
-constexpr int kAlignUnroll = 8;
-
-__global__ void moe_align_kernel(int32_t* index, const int32_t* ids, int n_slots, int n_experts) {
-  pdl_begin();
-  extern __shared__ int counts[];  // [n_experts] counts, then [n_experts] cursors
-  int* cursor = counts + n_experts;
-  for (int e = threadIdx.x; e < n_experts; e += blockDim.x) counts[e] = 0;
-  __syncthreads();
-  const int stride = blockDim.x;
-  for (int s0 = threadIdx.x; s0 < n_slots; s0 += kAlignUnroll * stride) {
-    int ex[kAlignUnroll];
-#pragma unroll
-    for (int u = 0; u < kAlignUnroll; ++u) {
-      const int s = s0 + u * stride;
-      ex[u] = s < n_slots ? expert_of(ids, s, n_experts) : -1;
-    }
-#pragma unroll
-    for (int u = 0; u < kAlignUnroll; ++u)
-      if (ex[u] >= 0) atomicAdd(&counts[ex[u]], 1);
-  }
-  __syncthreads();
-  int32_t* offsets = index;
-  int32_t* tile_start = index + n_experts + 1;
-  int32_t* sorted = index + 2 * n_experts + 2;
-  if (threadIdx.x < 32) {
-    const int lane = threadIdx.x;
-    int o = 0, t = 0;  // slots and tiles of the experts before this round's 32
-    for (int base = 0; base < n_experts; base += 32) {
-      const int e = base + lane;
-      const int c = e < n_experts ? counts[e] : 0, tiles = (c + kBM - 1) / kBM;
-      int ic = c, it = tiles;  // inclusive prefix sums over the round's lanes
-#pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {
-        const int yc = __shfl_up_sync(0xffffffffu, ic, d), yt = __shfl_up_sync(0xffffffffu, it, d);
-        if (lane >= d) {
-          ic += yc;
-          it += yt;
-        }
-      }
-      if (e < n_experts) {
-        offsets[e] = o + ic - c;
-        tile_start[e] = t + it - tiles;
-        cursor[e] = o + ic - c;
-      }
-      o += __shfl_sync(0xffffffffu, ic, 31);
-      t += __shfl_sync(0xffffffffu, it, 31);
-    }
-    if (lane == 0) {
-      offsets[n_experts] = o;
-      tile_start[n_experts] = t;
-    }
-  }
-  __syncthreads();
-  // The order inside an expert's group is arbitrary (atomics); every GEMM row is computed on its
-  // own, so the results do not depend on it.
-  for (int s0 = threadIdx.x; s0 < n_slots; s0 += kAlignUnroll * stride) {
-    int ex[kAlignUnroll];
-#pragma unroll
-    for (int u = 0; u < kAlignUnroll; ++u) {
-      const int s = s0 + u * stride;
-      ex[u] = s < n_slots ? expert_of(ids, s, n_experts) : -1;
-    }
-#pragma unroll
-    for (int u = 0; u < kAlignUnroll; ++u)
-      if (ex[u] >= 0) sorted[atomicAdd(&cursor[ex[u]], 1)] = s0 + u * stride;
-  }
-}
-
-// The expert and rows [row0, row_end) of sorted positions that M-tile `tile` covers; false past the
-// step's last tile. The last expert whose first tile is <= tile is the one (empty experts share
-// their successor's start, so they are never it).
-__device__ __forceinline__ bool find_tile(const int32_t* index, int n_experts, int tile, int& e, int& row0,
-                                          int& row_end) {
-  const int32_t* offsets = index;
-  const int32_t* tile_start = index + n_experts + 1;
-  if (tile >= tile_start[n_experts]) return false;
-  int lo = 0, hi = n_experts - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (tile_start[mid] <= tile) lo = mid;
-    else hi = mid - 1;
-  }
-  e = lo;
-  row0 = offsets[e] + (tile - tile_start[e]) * kBM;
-  row_end = offsets[e + 1];
-  return true;
-}
 
 // 16 bytes of `src` into `dst`, or zeros.
 template <typename T>
@@ -164,7 +74,7 @@ __global__ void __launch_bounds__(kThreads) moe_grouped_gemm_kernel(GroupedGemm<
   constexpr int kNB = kGated ? 2 : 1;  // B operands: gate and up, or down
   pdl_begin();
   int e, row0, row_end;
-  if (!find_tile(g.index, g.n_experts, blockIdx.x, e, row0, row_end)) return;
+  if (!moe_align::find_tile<kBM>(g.index, g.n_experts, blockIdx.x, e, row0, row_end)) return;
   const int32_t* sorted = g.index + 2 * g.n_experts + 2;
   const int c0 = blockIdx.y * kBN;
   constexpr size_t kIn = sizeof(GroupedIn<T, kNB>) * kStages;
@@ -272,27 +182,31 @@ __global__ void __launch_bounds__(kThreads) moe_grouped_gemm_kernel(GroupedGemm<
 
 template <typename T>
 void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
-                  const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& s, cudaStream_t stream) {
+                  const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& s, int stages,
+                  cudaStream_t stream) {
   const int64_t n = x.size(0);
   const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
   const int k = int(topk_ids.size(1)), n_slots = int(n * k);
   int32_t* index = s.index.ptr<int32_t>();
-  launch_kernel(moe_align_kernel, dim3(1), dim3(1024), size_t(2 * n_experts) * sizeof(int), stream, index,
-                topk_ids.ptr<int32_t>(), n_slots, n_experts);
-  SEAM_CUDA_CHECK_LAUNCH();
+  if (stages & kGroupedAlign)
+    moe_align::launch_moe_align<kBM>(index, topk_ids.ptr<int32_t>(), n_slots, n_experts, stream);
   const unsigned max_tiles = div_up(n_slots, kBM) + unsigned(n_experts);
   const GroupedGemm<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
                                index, n_experts, k, inter, hidden};
   static const bool pipelined = env_choice("SEAM_MOE_GROUPED_PIPELINE", 1, {0, 1}) == 1;
-  launch_kernel(pipelined ? moe_grouped_gemm_kernel<T, true, kStages> : moe_grouped_gemm_kernel<T, true, 1>,
-                dim3(max_tiles, div_up(inter, kBN)), dim3(kThreads), 0, stream, gate_up);
-  SEAM_CUDA_CHECK_LAUNCH();
+  if (stages & kGroupedGateUp) {
+    launch_kernel(pipelined ? moe_grouped_gemm_kernel<T, true, kStages> : moe_grouped_gemm_kernel<T, true, 1>,
+                  dim3(max_tiles, div_up(inter, kBN)), dim3(kThreads), 0, stream, gate_up);
+    SEAM_CUDA_CHECK_LAUNCH();
+  }
   const GroupedGemm<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
                             index, n_experts, k, hidden, inter};
-  launch_kernel(pipelined ? moe_grouped_gemm_kernel<T, false, kStages> : moe_grouped_gemm_kernel<T, false, 1>,
-                dim3(max_tiles, div_up(hidden, kBN)), dim3(kThreads), 0, stream, down);
-  SEAM_CUDA_CHECK_LAUNCH();
-  launch_moe_combine(out, s.expert_out, topk_weights, stream);
+  if (stages & kGroupedDown) {
+    launch_kernel(pipelined ? moe_grouped_gemm_kernel<T, false, kStages> : moe_grouped_gemm_kernel<T, false, 1>,
+                  dim3(max_tiles, div_up(hidden, kBN)), dim3(kThreads), 0, stream, down);
+    SEAM_CUDA_CHECK_LAUNCH();
+  }
+  if (stages & kGroupedCombine) launch_moe_combine(out, s.expert_out, topk_weights, stream);
 }
 
 }  // namespace
@@ -307,14 +221,51 @@ bool moe_grouped_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor&
          inter <= int64_t(65535) * kBN && hidden <= int64_t(65535) * kBN;
 }
 
+const char* grouped_kernel_name(GroupedKernel kernel) {
+  switch (kernel) {
+    case GroupedKernel::wmma: return "wmma";
+    case GroupedKernel::wgmma: return "wgmma";
+    case GroupedKernel::wgmma_n128: return "wgmma_n128";
+  }
+  return "?";
+}
+
+bool grouped_kernel_applies(GroupedKernel kernel, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                            const MoeScratch& s) {
+  if (!moe_grouped_applies(x, w_gate_up, w_down, s)) return false;
+  return kernel == GroupedKernel::wmma || moe_grouped_wgmma_applies(x, w_gate_up, w_down, s);
+}
+
+GroupedKernel choose_grouped_kernel(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                                    const MoeScratch& s) {
+  static const int mode = env_choice("SEAM_MOE_GROUPED_WGMMA", 1, {0, 1, 2});
+  const GroupedKernel wanted = mode == 0   ? GroupedKernel::wmma
+                               : mode == 1 ? GroupedKernel::wgmma
+                                           : GroupedKernel::wgmma_n128;
+  return grouped_kernel_applies(wanted, x, w_gate_up, w_down, s) ? wanted : GroupedKernel::wmma;
+}
+
+void launch_moe_experts_grouped_with(GroupedKernel kernel, const Tensor& out, const Tensor& x,
+                                     const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
+                                     const Tensor& topk_weights, const MoeScratch& scratch, cudaStream_t stream,
+                                     int stages) {
+  SEAM_CHECK(grouped_kernel_applies(kernel, x, w_gate_up, w_down, scratch), "moe_experts: the grouped ",
+             grouped_kernel_name(kernel), " kernels do not apply to these arguments");
+  if (kernel != GroupedKernel::wmma)
+    return launch_moe_grouped_wgmma(kernel == GroupedKernel::wgmma ? 256 : 128, out, x, w_gate_up, w_down, topk_ids,
+                                    topk_weights, scratch, stages, stream);
+  if (x.dtype == DType::bf16)
+    launch_typed<__nv_bfloat16>(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages, stream);
+  else
+    launch_typed<__half>(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages, stream);
+}
+
 void launch_moe_experts_grouped(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                                 const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
                                 cudaStream_t stream) {
   SEAM_ASSERT(moe_grouped_applies(x, w_gate_up, w_down, scratch));
-  if (x.dtype == DType::bf16)
-    launch_typed<__nv_bfloat16>(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
-  else
-    launch_typed<__half>(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+  launch_moe_experts_grouped_with(choose_grouped_kernel(x, w_gate_up, w_down, scratch), out, x, w_gate_up, w_down,
+                                  topk_ids, topk_weights, scratch, stream);
 }
 
 }  // namespace seam::cuda

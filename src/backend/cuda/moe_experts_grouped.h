@@ -24,10 +24,38 @@ bool moe_grouped_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor&
 //            by slot;
 //   combine: out[i] += sum_j w_ij expert_out[i * k + j] (j in order, float32, added once;
 //            moe_combine.h).
-// The GEMMs launch the most tiles any routing can need (n * k / 64 + n_experts); blocks past the
-// step's tile count exit at once.
+// The GEMMs launch the most tiles any routing can need (n * k / tile rows + n_experts); blocks
+// past the step's tile count exit at once.
+// The GEMMs run on one of these kernel families, same contract (inputs, scratch, outputs):
+//   wmma:       this file's (mma.sync class, 64 x 64 tiles), every GPU;
+//   wgmma:      Hopper warpgroup MMA (moe_grouped_wgmma.h), 128 rows x 256 B rows a block: an
+//               sm_90a build on a CC 9.0 device;
+//   wgmma_n128: the same, 128 x 128 tiles, two blocks an SM (an A/B alternative).
+// choose_grouped_kernel: wgmma wherever it applies; SEAM_MOE_GROUPED_WGMMA (a diagnostic switch)
+// 0 keeps wmma, 1 (default) wgmma, 2 wgmma_n128.
+enum class GroupedKernel { wmma, wgmma, wgmma_n128 };
+// The path's kernels, as bits (the kernel bench times the GEMMs apart; each needs the stages
+// before it to have run on the same routing, with the same kernel family's align).
+enum GroupedStages : int {
+  kGroupedAlign = 1,
+  kGroupedGateUp = 2,
+  kGroupedDown = 4,
+  kGroupedCombine = 8,
+  kGroupedAll = 15,
+};
+const char* grouped_kernel_name(GroupedKernel kernel);
+bool grouped_kernel_applies(GroupedKernel kernel, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                            const MoeScratch& s);
+GroupedKernel choose_grouped_kernel(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                                    const MoeScratch& s);
 void launch_moe_experts_grouped(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                                 const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
                                 cudaStream_t stream);
+// One kernel family, whatever the switch says (tests, the kernel bench; seam::Error where it
+// does not apply); `stages` picks kernels of the path (kGroupedAll: the whole op).
+void launch_moe_experts_grouped_with(GroupedKernel kernel, const Tensor& out, const Tensor& x,
+                                     const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
+                                     const Tensor& topk_weights, const MoeScratch& scratch, cudaStream_t stream,
+                                     int stages = kGroupedAll);
 
 }  // namespace seam::cuda
