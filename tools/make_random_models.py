@@ -103,6 +103,13 @@ SHAPES = {
                              num_key_value_heads=8, vocab_size=32000, max_position_embeddings=32768,
                              rope_theta=1000000.0, rms_norm_eps=1e-5, tie_word_embeddings=False,
                              num_local_experts=8, num_experts_per_tok=2, sliding_window=None),
+    # Four layers of Mixtral-8x7B's shape (6.0 B, 12 GB in bf16): the parity shape a short device
+    # call affords (the 16-layer one takes minutes to write and reference).
+    "mixtral-8x7b-4l": dict(model_type="mixtral", architectures=["MixtralForCausalLM"], hidden_size=4096,
+                            intermediate_size=14336, num_hidden_layers=4, num_attention_heads=32,
+                            num_key_value_heads=8, vocab_size=32000, max_position_embeddings=32768,
+                            rope_theta=1000000.0, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                            num_local_experts=8, num_experts_per_tok=2, sliding_window=None),
     "mixtral-8x7b": dict(model_type="mixtral", architectures=["MixtralForCausalLM"], hidden_size=4096,
                          intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
                          num_key_value_heads=8, vocab_size=32000, max_position_embeddings=32768,

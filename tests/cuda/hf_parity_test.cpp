@@ -54,7 +54,8 @@ TEST_P(HfParity, LogitsAndGreedyIds) {
     // The MoE shapes' float32 weights fill most of the GPU (qwen3-30b-a3b: 114 GiB; its first 24
     // layers 57 GiB), and their KV is small: the pool takes what the weights leave.
     const bool moe = GetParam() == "qwen3-30b-a3b" || GetParam() == "qwen3-30b-a3b-24l" ||
-                     GetParam() == "qwen1.5-moe-a2.7b" || GetParam() == "mixtral-8x7b-16l";
+                     GetParam() == "qwen1.5-moe-a2.7b" || GetParam() == "mixtral-8x7b-16l" ||
+                     GetParam() == "mixtral-8x7b-4l";
     cfg.mem_fraction_static = moe ? 0.92 : 0.6;
     Engine engine(cfg);
     const int V = engine.model_info().vocab_size;
@@ -109,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, HfParity,
                                            "gemma-3-4b", "phi-3.5-mini", "phi-4-mini", "mistral-7b-v0.1",
                                            // issue 23: mixture of experts (float32 weights up to 114 GiB)
                                            "qwen3-30b-a3b", "qwen3-30b-a3b-24l", "qwen1.5-moe-a2.7b",
-                                           "mixtral-8x7b-16l"),
+                                           "mixtral-8x7b-16l", "mixtral-8x7b-4l"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& c : s) c = std::isalnum(uint8_t(c)) ? c : '_';
