@@ -319,11 +319,14 @@ void bench_fp8_gemm(Bench& b) {
       auto w_of = [&](int i) -> const Fp8Weight& { return ws[size_t(i % copies)]; };
       if (cuda::fp8_gemm_wgmma_applies(out, codes, ws[0])) {
         const cuda::Fp8WgmmaTile t = cuda::fp8_gemm_wgmma_tile(m, g.n_out, n_sms);
-        const double us = b.time_us([&](int i) {
-          cuda::launch_fp8_gemm_wgmma(out, codes, scales, w_of(i), Tensor{}, false, b.stream());
-        });
-        row(std::string("fp8 ") + g.name + " wgmma " + std::to_string(t.rows) + "x" + std::to_string(t.cols), shape,
-            us, bytes, flops);
+        for (int overlap : {1, 0}) {  // the main loop's two forms (fp8_gemm_wgmma.h)
+          const double us = b.time_us([&](int i) {
+            cuda::launch_fp8_gemm_wgmma(out, codes, scales, w_of(i), Tensor{}, false, b.stream(), overlap);
+          });
+          row(std::string("fp8 ") + g.name + " wgmma " + std::to_string(t.rows) + "x" + std::to_string(t.cols) +
+                  (overlap ? " overlap" : " serial"),
+              shape, us, bytes, flops);
+        }
       } else {
         std::printf("| %-40s | %-26s | (wgmma GEMM not available: needs sm_90a build + CC 9.0) |\n", g.name,
                     shape.c_str());

@@ -206,8 +206,8 @@ class CudaFp8GemmWgmma : public CudaTest {
 
   // Runs one case through launch_fp8_gemm_wgmma (from launch_fp8_quantize_act's codes) and checks
   // it against the CPU's linear_fp8 on check_rows x check_cols. Returns the worst error / mag.
-  double run_case(const GemmCase& c, Values v) {
-    SCOPED_TRACE(describe(c, v));
+  double run_case(const GemmCase& c, Values v, int overlap = -1) {
+    SCOPED_TRACE(describe(c, v) + (overlap == 0 ? " serial main loop" : overlap == 1 ? " overlapped main loop" : ""));
     const cuda::Fp8WgmmaTile tile = cuda::fp8_gemm_wgmma_tile(c.m, c.n_out, n_sms_);
     SCOPED_TRACE("tile " + std::to_string(tile.rows) + " x " + std::to_string(tile.cols));
     const Weight& W = weight(c.w, c.act, c.n_out, c.n_in, v);
@@ -233,7 +233,7 @@ class CudaFp8GemmWgmma : public CudaTest {
     const Tensor bd = c.bias ? upload(bias, c.t, {c.n_out}) : Tensor();
     EXPECT_TRUE(cuda::fp8_gemm_wgmma_applies(out, codes, W.gpu));
     cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, stream());
-    cuda::launch_fp8_gemm_wgmma(out, codes, scales, W.gpu, bd, c.accumulate, stream());
+    cuda::launch_fp8_gemm_wgmma(out, codes, scales, W.gpu, bd, c.accumulate, stream(), overlap);
     const std::vector<float> got = download(base);
     gpu->release(cd);
     if (c.strided)  // the padding is never written
@@ -315,7 +315,8 @@ class CudaFp8GemmWgmma : public CudaTest {
 
   // Every (scheme, M, N) at this K and these values: bias / accumulate / strided rotate over
   // the cases so that each scheme and dtype sees each of them.
-  void sweep(int64_t n_in, Values v, std::initializer_list<int64_t> ms) {
+  void sweep(int64_t n_in, Values v, std::initializer_list<int64_t> ms,
+             std::initializer_list<int64_t> ns = {128, 4104, 6144}, int overlap = -1) {
     const std::tuple<Fp8WeightScheme, Fp8ActScheme> schemes[] = {
         {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token},
         {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor},
@@ -323,12 +324,12 @@ class CudaFp8GemmWgmma : public CudaTest {
     double worst = 0;
     int k = 0;
     for (const auto& [ws, act] : schemes)
-      for (int64_t n_out : {128, 4104, 6144})
+      for (int64_t n_out : ns)
         for (int64_t m : ms)
           for (DType t : {DType::bf16, DType::f32}) {
             const int mode = k++ % 4;
             GemmCase c{ws, act, m, n_out, n_in, t, mode == 1 || mode == 3, mode >= 2, mode == 3};
-            worst = std::max(worst, run_case(c, v));
+            worst = std::max(worst, run_case(c, v, overlap));
           }
     if (v == Values::random)
       std::printf("K %lld random values: worst |error| / magnitude %.3g (bound 2^-9 = %.3g)\n", (long long)n_in, worst,
@@ -343,6 +344,12 @@ class CudaFp8GemmWgmma : public CudaTest {
 TEST_F(CudaFp8GemmWgmma, ExactValuesK128) { sweep(128, Values::exact, {5, 7, 16, 64, 65, 300, 1000}); }
 TEST_F(CudaFp8GemmWgmma, ExactValuesK4096) { sweep(4096, Values::exact, {5, 7, 16, 64, 65, 300, 1000}); }
 TEST_F(CudaFp8GemmWgmma, ExactValuesK14336) { sweep(14336, Values::exact, {5, 7, 16, 64, 65, 300, 1000}); }
+// The main loop's two forms (launch_fp8_gemm_wgmma's overlap) at odd and even counts of K blocks
+// (the overlapped loop takes them in pairs): 2, 3, 5 and 32 blocks.
+TEST_F(CudaFp8GemmWgmma, BothMainLoopsAtOddAndEvenBlockCounts) {
+  for (int overlap : {0, 1})
+    for (int64_t n_in : {256, 384, 640, 4096}) sweep(n_in, Values::exact, {5, 65, 300}, {128, 4104}, overlap);
+}
 TEST_F(CudaFp8GemmWgmma, RandomValuesK128) { sweep(128, Values::random, {7, 65, 1000}); }
 TEST_F(CudaFp8GemmWgmma, RandomValuesK4096) { sweep(4096, Values::random, {7, 65, 1000}); }
 TEST_F(CudaFp8GemmWgmma, RandomValuesK14336) { sweep(14336, Values::random, {7, 65, 1000}); }

@@ -27,6 +27,7 @@
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/flash_mma.cuh"
 #include "backend/cuda/fp8_gemm_wgmma.h"
 #include "backend/cuda/wgmma.cuh"
@@ -37,7 +38,7 @@ namespace {
 
 constexpr int kBlockK = 128;             // K per stage: one SW128 line of E4M3 codes per row
 constexpr int kLine = 128;               // bytes of one swizzled line
-constexpr int kSmemBudget = 160 * 1024;  // code stages of a block; at most 8 stages
+constexpr int kSmemBudget = 200 * 1024;  // code stages of a block (4 to 8 stages)
 
 template <int BM, int BN>
 struct Tiling {
@@ -48,7 +49,7 @@ struct Tiling {
   static constexpr int kABytes = BM * kLine;  // x codes of a stage: BM lines (1024-byte atoms)
   static constexpr int kBBytes = BN * kLine;  // w codes of a stage: BN lines
   static constexpr int kStageBytes = kABytes + kBBytes;
-  static constexpr int kStages = std::min(8, std::max(3, kSmemBudget / kStageBytes));
+  static constexpr int kStages = std::min(8, std::max(4, kSmemBudget / kStageBytes));
   // Code stages, then the scales of each stage (block128: [kStages][BM] xs, [kStages][BN] ws);
   // +1024 to align the start to a swizzle atom (the descriptors' base offset is then 0).
   static constexpr size_t kSmemBytes = size_t(kStages) * kStageBytes + size_t(kStages) * (BM + BN) * 4 + 1024;
@@ -65,7 +66,7 @@ __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool vali
 
 // xq [n_rows, n_in] codes; xs [n_groups, n_rows] (BLOCK: n_groups = n_in / 128); wq [n_out, n_in];
 // ws: BLOCK [n_out, n_in / 128], else [n_out] (ws_step 1) or [1] (ws_step 0).
-template <typename T, int BM, int BN, bool BLOCK>
+template <typename T, int BM, int BN, bool BLOCK, bool OVERLAP>
 __global__ void __launch_bounds__(Tiling<BM, BN>::kThreads, 1)
     fp8_gemm_wgmma_kernel(T* out, int64_t out_stride, const uint8_t* xq, const float* xs, const uint8_t* wq,
                           const float* ws, int ws_step, const T* bias, int n_rows, int n_out, int n_in,
@@ -119,57 +120,114 @@ __global__ void __launch_bounds__(Tiling<BM, BN>::kThreads, 1)
     }
   };
 
-  // One commit group per K block (empty past the last), so the wait count below is constant.
-#pragma unroll
-  for (int kb = 0; kb < S - 1; ++kb) {
-    if (kb < n_kb) load_stage(kb);
-    flash::cp_async_commit();
-  }
-
-  float acc[BN / 8][4], part[BN / 8][4];
+  float acc[BN / 8][4], part0[BN / 8][4], part1[BN / 8][4];
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
   // This thread's accumulator entries: tile rows r_lo (e 0, 1) and r_lo + 8 (e 2, 3), tile
   // columns 8 j + c0 (e 0, 2) and + 1 (e 1, 3) (wgmma.cuh).
   const int r_lo = wg * 64 + wg_warp * 16 + (lane >> 2), c0 = 2 * (lane & 3);
   const uint32_t a_off = wg * 64 * kLine;  // the warpgroup's 64 rows: 8 atoms in
-  for (int kb = 0; kb < n_kb; ++kb) {
-    // K block kb has landed (this thread's copies), is visible to the async proxy, and after the
-    // barrier everyone's copies are; every warpgroup also finished K block kb - 1, whose stage
-    // the refill below overwrites.
-    flash::cp_async_wait<S - 2>();
-    wgmma::fence_proxy_async();
-    __syncthreads();
-    if (kb + S - 1 < n_kb) load_stage(kb + S - 1);
-    flash::cp_async_commit();
-
-    const int st = kb % S;
-    const uint32_t stage = smem_base + st * Tl::kStageBytes;
+  // Issues K block kb's 4 wgmmas into p (a fresh partial: scale-d off for the first), committed
+  // as one group.
+  auto issue = [&](int kb, float(&p)[BN / 8][4]) {
+    const uint32_t stage = smem_base + (kb % S) * Tl::kStageBytes;
     const uint64_t desc_a = wgmma::desc_sw128(stage + a_off, 16, 1024);
     const uint64_t desc_b = wgmma::desc_sw128(stage + Tl::kABytes, 16, 1024);
-    wgmma::fence();  // part was read by the previous promotion
+    wgmma::fence();  // p was read by an earlier promotion
 #pragma unroll
     for (int ks = 0; ks < kBlockK / 32; ++ks)
-      wgmma::m64k32_e4m3_ss<BN>(part, wgmma::desc_advance(desc_a, ks * 32), wgmma::desc_advance(desc_b, ks * 32),
-                                ks > 0);
+      wgmma::m64k32_e4m3_ss<BN>(p, wgmma::desc_advance(desc_a, ks * 32), wgmma::desc_advance(desc_b, ks * 32), ks > 0);
     wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(part);
+  };
+  // Adds K block kb's landed partial p into acc (BLOCK: scaled by its stage's scales).
+  auto promote = [&](int kb, const float(&p)[BN / 8][4]) {
     if constexpr (BLOCK) {
+      const int st = kb % S;
       const float xa = s_xs[st * BM + r_lo], xb = s_xs[st * BM + r_lo + 8];
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
         const float w0 = s_ws[st * BN + 8 * j + c0], w1 = s_ws[st * BN + 8 * j + c0 + 1];
-        acc[j][0] = fmaf(xa * w0, part[j][0], acc[j][0]);
-        acc[j][1] = fmaf(xa * w1, part[j][1], acc[j][1]);
-        acc[j][2] = fmaf(xb * w0, part[j][2], acc[j][2]);
-        acc[j][3] = fmaf(xb * w1, part[j][3], acc[j][3]);
+        acc[j][0] = fmaf(xa * w0, p[j][0], acc[j][0]);
+        acc[j][1] = fmaf(xa * w1, p[j][1], acc[j][1]);
+        acc[j][2] = fmaf(xb * w0, p[j][2], acc[j][2]);
+        acc[j][3] = fmaf(xb * w1, p[j][3], acc[j][3]);
       }
     } else {
+      (void)kb;
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[j][e] += part[j][e];
+        for (int e = 0; e < 4; ++e) acc[j][e] += p[j][e];
+    }
+  };
+
+  if constexpr (!OVERLAP) {
+    // Serial: K block kb's wgmmas, wait, promote. Blocks kb + 1 .. kb + S - 2 are in flight.
+    // One commit group per K block (empty past the last), so the wait count is constant.
+#pragma unroll
+    for (int kb = 0; kb < S - 1; ++kb) {
+      if (kb < n_kb) load_stage(kb);
+      flash::cp_async_commit();
+    }
+    for (int kb = 0; kb < n_kb; ++kb) {
+      // K block kb has landed (this thread's copies) and is visible to the async proxy; after
+      // the barrier everyone's is, and every warpgroup finished K block kb - 1, whose stage the
+      // refill overwrites.
+      flash::cp_async_wait<S - 2>();
+      wgmma::fence_proxy_async();
+      __syncthreads();
+      if (kb + S - 1 < n_kb) load_stage(kb + S - 1);
+      flash::cp_async_commit();
+      issue(kb, part0);
+      wgmma::wait<0>();
+      wgmma::fence_operands(part0);
+      promote(kb, part0);
+    }
+  } else {
+    // Overlapped: block kb + 1's wgmmas are issued before block kb's partial (the other register
+    // set) is promoted, so the tensor cores work during that promotion. A block's stage is read
+    // until its wgmmas retire, so the refill before block kb takes the stage of kb - 2 (retired
+    // by then in either slot of the pair): blocks kb + 1 .. kb + S - 3 are in flight, kb + S - 2
+    // is issued.
+#pragma unroll
+    for (int kb = 0; kb < S - 2; ++kb) {
+      if (kb < n_kb) load_stage(kb);
+      flash::cp_async_commit();
+    }
+    // Block kb has landed and is visible; after the barrier every warpgroup has waited for block
+    // kb - 2's wgmmas and promoted it (iteration kb - 1), so its stage is free for the refill.
+    auto begin = [&](int kb) {
+      flash::cp_async_wait<S - 3>();
+      wgmma::fence_proxy_async();
+      __syncthreads();
+      if (kb + S - 2 < n_kb) load_stage(kb + S - 2);
+      flash::cp_async_commit();
+    };
+    // Waits until at most N groups are in flight (the one of block kb has landed) and promotes it.
+    auto retire1 = [&](int kb, float(&p)[BN / 8][4]) {
+      wgmma::wait<1>();
+      wgmma::fence_operands(p);
+      promote(kb, p);
+    };
+    auto retire0 = [&](int kb, float(&p)[BN / 8][4]) {
+      wgmma::wait<0>();
+      wgmma::fence_operands(p);
+      promote(kb, p);
+    };
+    // Two K blocks an iteration: block kb + 1's wgmmas run while kb's partial is promoted; kb + 1's
+    // promotion is exposed. Nothing is in flight across the back edge or a branch merge: with
+    // partial sums in flight there NVVM copies them and ptxas serialises every wgmma (C7514).
+    for (int kb = 0; kb < n_kb; kb += 2) {
+      begin(kb);
+      issue(kb, part0);
+      if (kb + 1 < n_kb) {
+        begin(kb + 1);
+        issue(kb + 1, part1);
+        retire1(kb, part0);
+        retire0(kb + 1, part1);
+      } else {
+        retire0(kb, part0);
+      }
     }
   }
   flash::cp_async_wait<0>();  // no copy outlives the block (the trailing groups are empty)
@@ -198,11 +256,11 @@ __global__ void __launch_bounds__(Tiling<BM, BN>::kThreads, 1)
 #endif
 }
 
-template <typename T, int BM, int BN, bool BLOCK>
+template <typename T, int BM, int BN, bool BLOCK, bool OVERLAP>
 void launch_tile(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                  const Tensor& bias, bool accumulate, cudaStream_t stream) {
   using Tl = Tiling<BM, BN>;
-  auto* kernel = fp8_gemm_wgmma_kernel<T, BM, BN, BLOCK>;
+  auto* kernel = fp8_gemm_wgmma_kernel<T, BM, BN, BLOCK, OVERLAP>;
   static const bool attr_ok = [kernel] {  // once per instantiation (host-side only; allowed in a capture)
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
     return true;
@@ -218,13 +276,26 @@ void launch_tile(const Tensor& out, const Tensor& codes, const Tensor& act_scale
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
-template <typename T, bool BLOCK>
-void launch_typed(Fp8WgmmaTile tile, const Tensor& out, const Tensor& codes, const Tensor& act_scales,
+template <typename T, bool BLOCK, bool OVERLAP>
+void launch_tiled(Fp8WgmmaTile tile, const Tensor& out, const Tensor& codes, const Tensor& act_scales,
                   const Fp8Weight& w, const Tensor& bias, bool accumulate, cudaStream_t stream) {
-  if (tile.rows == 128) return launch_tile<T, 128, 128, BLOCK>(out, codes, act_scales, w, bias, accumulate, stream);
-  if (tile.cols == 128) return launch_tile<T, 64, 128, BLOCK>(out, codes, act_scales, w, bias, accumulate, stream);
-  if (tile.cols == 64) return launch_tile<T, 64, 64, BLOCK>(out, codes, act_scales, w, bias, accumulate, stream);
-  launch_tile<T, 64, 32, BLOCK>(out, codes, act_scales, w, bias, accumulate, stream);
+  if (tile.rows == 128)
+    return launch_tile<T, 128, 128, BLOCK, OVERLAP>(out, codes, act_scales, w, bias, accumulate, stream);
+  if (tile.cols == 128)
+    return launch_tile<T, 64, 128, BLOCK, OVERLAP>(out, codes, act_scales, w, bias, accumulate, stream);
+  if (tile.cols == 64)
+    return launch_tile<T, 64, 64, BLOCK, OVERLAP>(out, codes, act_scales, w, bias, accumulate, stream);
+  launch_tile<T, 64, 32, BLOCK, OVERLAP>(out, codes, act_scales, w, bias, accumulate, stream);
+}
+
+template <typename T>
+void launch_typed(Fp8WgmmaTile tile, bool block, bool overlap, const Tensor& out, const Tensor& codes,
+                  const Tensor& act_scales, const Fp8Weight& w, const Tensor& bias, bool accumulate,
+                  cudaStream_t stream) {
+  if (block && overlap) return launch_tiled<T, true, true>(tile, out, codes, act_scales, w, bias, accumulate, stream);
+  if (block) return launch_tiled<T, true, false>(tile, out, codes, act_scales, w, bias, accumulate, stream);
+  if (overlap) return launch_tiled<T, false, true>(tile, out, codes, act_scales, w, bias, accumulate, stream);
+  launch_tiled<T, false, false>(tile, out, codes, act_scales, w, bias, accumulate, stream);
 }
 
 int current_device_sms() {
@@ -273,7 +344,7 @@ bool fp8_gemm_wgmma_applies(const Tensor& out, const Tensor& codes, const Fp8Wei
 }
 
 void launch_fp8_gemm_wgmma(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
-                           const Tensor& bias, bool accumulate, cudaStream_t stream) {
+                           const Tensor& bias, bool accumulate, cudaStream_t stream, int overlap) {
   SEAM_CHECK(fp8_gemm_wgmma_applies(out, codes, w), "fp8 gemm (wgmma): not available for out ", out.shape_str(),
              " codes ", codes.shape_str(), " w ", w.w.shape_str(),
              " (needs an sm_90a build, a CC 9.0 GPU, K % 128 == 0, N % 8 == 0, contiguous aligned codes)");
@@ -284,11 +355,13 @@ void launch_fp8_gemm_wgmma(const Tensor& out, const Tensor& codes, const Tensor&
              act_scales.shape_str(), " do not match ", n, " rows of the ", fp8_weight_scheme_name(w.w_scheme),
              " scheme");
   const Fp8WgmmaTile tile = fp8_gemm_wgmma_tile(n, n_out, current_device_sms());
+  // SEAM_FP8_WGMMA_OVERLAP: 1 (default) overlaps each K block's wgmmas with the previous
+  // block's promotion, 0 runs them in turn (a diagnostic A/B of the two main loops).
+  static const int overlap_switch = env_choice("SEAM_FP8_WGMMA_OVERLAP", 1, {0, 1});
+  SEAM_CHECK(overlap >= -1 && overlap <= 1, "fp8 gemm (wgmma): overlap must be -1, 0 or 1, got ", overlap);
+  const bool overlapped = (overlap < 0 ? overlap_switch : overlap) == 1;
   SEAM_DISPATCH_FLOAT_TYPES(out.dtype, T, "fp8 gemm (wgmma)", [&] {
-    if (block)
-      launch_typed<T, true>(tile, out, codes, act_scales, w, bias, accumulate, stream);
-    else
-      launch_typed<T, false>(tile, out, codes, act_scales, w, bias, accumulate, stream);
+    launch_typed<T>(tile, block, overlapped, out, codes, act_scales, w, bias, accumulate, stream);
   });
 }
 

@@ -26,9 +26,11 @@ bool fp8_gemm_wgmma_applies(const Tensor& out, const Tensor& codes, const Fp8Wei
 // codes [n, K] E4M3 contiguous, act_scales [n_groups, n] f32 (fp8_quantize.h: n_groups = K / 128
 // for block128 weights, else 1); bias [N] in out's dtype or undefined. Graph-capturable: no
 // allocation, no host synchronisation (the kernel's shared-memory limit is raised once per
-// instantiation on first use).
+// instantiation on first use). overlap: the main loop, 1 overlapped (K block kb's wgmmas run while
+// kb - 1's partial is promoted), 0 serial, -1 (callers) the SEAM_FP8_WGMMA_OVERLAP switch (0 or 1,
+// default 1); the tests and the bench name one.
 void launch_fp8_gemm_wgmma(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
-                           const Tensor& bias, bool accumulate, cudaStream_t stream);
+                           const Tensor& bias, bool accumulate, cudaStream_t stream, int overlap = -1);
 
 // The block tile the launch picks for n rows and N outputs on a GPU of n_sms multiprocessors
 // (host-side rule, exposed for the bench and the tests): {rows, outputs} of a block.
