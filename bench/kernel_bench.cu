@@ -337,8 +337,8 @@ void bench_fp8_gemm(Bench& b) {
       });
       row(std::string("fp8 ") + g.name + " cuBLASLt route", shape, us_lt, bytes, flops);
       const double us_op = b.time_us([&](int i) { b.gpu().linear_fp8(out, x, w_of(i), Tensor{}, false); });
-      row(std::string("linear_fp8 ") + g.name + " (quantize + product)", shape, us_op,
-          bytes + double(m * g.n_in) * 2, flops);
+      row(std::string("linear_fp8 ") + g.name + " (quantize + product)", shape, us_op, bytes + double(m * g.n_in) * 2,
+          flops);
       b.release_all();
     }
 }

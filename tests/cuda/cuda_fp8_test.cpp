@@ -203,10 +203,11 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
   // per-channel weights (K a multiple of 16): the tensor-core bound. The rest run the CUDA-core kernel.
   for (DType t : {DType::f32, DType::bf16, DType::f16})
     for (const Case& c : cases) {
-      Weights W;
-      make_weights(c, W);
-      const bool wgmma = cuda::fp8_gemm_wgmma_applies(empty(t, {c.n, c.out}), empty(DType::fp8_e4m3, {c.n, c.in}),
-                                                      W.gpu);
+      Fp8Weight shape_only;  // the route depends on shapes, alignment and the GPU only
+      shape_only.w = empty(DType::fp8_e4m3, {c.out, c.in});
+      shape_only.w_scheme = c.w;
+      const bool wgmma =
+          cuda::fp8_gemm_wgmma_applies(empty(t, {c.n, c.out}), empty(DType::fp8_e4m3, {c.n, c.in}), shape_only);
       const bool tensor_cores =
           c.n > cuda::kFp8GemvMaxRows && (wgmma || (c.w == Fp8WeightScheme::per_channel && c.in % 16 == 0));
       check(c, t, {}, tensor_cores ? kTensorCoreF32 : kExactF32);
