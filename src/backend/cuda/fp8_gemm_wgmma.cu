@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_common.cuh"
@@ -62,6 +63,25 @@ struct Tiling {
 __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool valid) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(flash::smem_addr(dst)), "l"(src),
                "r"(valid ? 4 : 0));
+}
+
+// out[0..1] (=|+=) y0, y1 rounded once to T (accumulate: to_float(out) + y, as fp8_gemm.cu); one
+// 4- or 8-byte store where `paired` (the pair's address is aligned).
+template <typename T>
+__device__ __forceinline__ void store_pair(T* dst, float y0, float y1, bool accumulate, bool paired) {
+  if (accumulate) {
+    y0 = to_float(dst[0]) + y0;
+    y1 = to_float(dst[1]) + y1;
+  }
+  if (paired) {
+    if constexpr (std::is_same_v<T, float>)
+      *reinterpret_cast<float2*>(dst) = make_float2(y0, y1);
+    else
+      *reinterpret_cast<uint32_t*>(dst) = flash::pack2<T>(y0, y1);
+  } else {
+    dst[0] = from_float<T>(y0);
+    dst[1] = from_float<T>(y1);
+  }
 }
 
 // xq [n_rows, n_in] codes; xs [n_groups, n_rows] (BLOCK: n_groups = n_in / 128); wq [n_out, n_in];
@@ -120,6 +140,24 @@ __global__ void __launch_bounds__(Tiling<BM, BN>::kThreads, 1)
     }
   };
 
+  // Not BLOCK: the epilogue's scales (xs of the tile's rows, ws of its outputs) ride in K block 0's
+  // group into the scale area (unused otherwise), so the epilogue waits on no global load for them.
+  auto load_epilogue_scales = [&] {
+    if constexpr (!BLOCK) {
+      for (int c = tid; c < BM + BN; c += Tl::kThreads) {
+        if (c < BM) {
+          const int64_t row = m0 + c;
+          const bool valid = row < n_rows;
+          cp_async_4(s_xs + c, valid ? xs + row : xs, valid);
+        } else {
+          const int64_t o = n0 + (c - BM);
+          const bool valid = o < n_out;
+          cp_async_4(s_ws + (c - BM), valid ? ws + o * ws_step : ws, valid);
+        }
+      }
+    }
+  };
+
   float acc[BN / 8][4], part0[BN / 8][4], part1[BN / 8][4];
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
@@ -164,6 +202,7 @@ __global__ void __launch_bounds__(Tiling<BM, BN>::kThreads, 1)
   if constexpr (!OVERLAP) {
     // Serial: K block kb's wgmmas, wait, promote. Blocks kb + 1 .. kb + S - 2 are in flight.
     // One commit group per K block (empty past the last), so the wait count is constant.
+    load_epilogue_scales();
 #pragma unroll
     for (int kb = 0; kb < S - 1; ++kb) {
       if (kb < n_kb) load_stage(kb);
@@ -189,6 +228,7 @@ __global__ void __launch_bounds__(Tiling<BM, BN>::kThreads, 1)
     // until its wgmmas retire, so the refill before block kb takes the stage of kb - 2 (retired
     // by then in either slot of the pair): blocks kb + 1 .. kb + S - 3 are in flight, kb + S - 2
     // is issued.
+    load_epilogue_scales();
 #pragma unroll
     for (int kb = 0; kb < S - 2; ++kb) {
       if (kb < n_kb) load_stage(kb);
@@ -232,23 +272,31 @@ __global__ void __launch_bounds__(Tiling<BM, BN>::kThreads, 1)
   }
   flash::cp_async_wait<0>();  // no copy outlives the block (the trailing groups are empty)
 
+  // Pairs of adjacent outputs (8 j + c0 is even, and N % 8 == 0 keeps o + 1 < N with o): one
+  // aligned store each where the row stride and out allow it.
+  const bool paired = out_stride % 2 == 0 && reinterpret_cast<uintptr_t>(out) % (2 * sizeof(T)) == 0;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int64_t row = m0 + r_lo + 8 * h;
     if (row >= n_rows) continue;
-    const float x_s = BLOCK ? 1.f : xs[row];
+    const float x_s = BLOCK ? 1.f : s_xs[r_lo + 8 * h];
     T* dst_row = out + row * out_stride;
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int64_t o = n0 + 8 * j + c0 + e;
-        if (o >= n_out) continue;
-        float y = BLOCK ? acc[j][2 * h + e] : (x_s * ws[o * ws_step]) * acc[j][2 * h + e];
-        if (bias) y += to_float(bias[o]);
-        T* dst = dst_row + o;
-        *dst = from_float<T>(accumulate ? to_float(*dst) + y : y);
+    for (int j = 0; j < BN / 8; ++j) {
+      const int c = 8 * j + c0;
+      const int64_t o = n0 + c;
+      if (o >= n_out) continue;
+      float y0 = acc[j][2 * h], y1 = acc[j][2 * h + 1];
+      if constexpr (!BLOCK) {
+        y0 = (x_s * s_ws[c]) * y0;
+        y1 = (x_s * s_ws[c + 1]) * y1;
       }
+      if (bias) {
+        y0 += to_float(bias[o]);
+        y1 += to_float(bias[o + 1]);
+      }
+      store_pair(dst_row + o, y0, y1, accumulate, paired);
+    }
   }
 #else
   // Built without sm_90a: fp8_gemm_wgmma_applies is false, the kernel never launched.
