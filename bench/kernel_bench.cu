@@ -6,7 +6,7 @@
 // cost stays out) and the graph is replayed after warm-up; the median over replays,
 // divided by R, is the op's time. Ops whose inputs could sit in the 60 MB L2 rotate
 // among several input copies so each call reads from device memory. Inputs are
-// random (never zeros). Usage: seam_kernel_bench [--quick | --gemv | --small-m | --moe]
+// random (never zeros). Usage: seam_kernel_bench [--quick | --gemv | --small-m | --moe | --fp8]
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -26,6 +26,9 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cublaslt_gemm.h"
+#include "backend/cuda/fp8_cublaslt.h"
+#include "backend/cuda/fp8_gemm_wgmma.h"
+#include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/gemv.h"
 #include "backend/cuda/moe_experts_grouped.h"
 #include "backend/cuda/skinny_gemm.h"
@@ -269,6 +272,78 @@ void bench_gemms(Bench& b, GemmRows rows) {
   for (const G& g : small) one(g, 1, true);
 }
 
+// FP8 linear products (issue 22) at the 8B projections, M = 64 (decode batch) and 4,096 (prefill):
+// per-channel E4M3 weights (quantized from random bf16), per-token activations quantized once
+// outside the timing, bf16 out. The wgmma GEMM with its fused scales (fp8_gemm_wgmma.h, tile in
+// the name) against the cuBLASLt route it replaces (fp8_cublaslt.h: on the H200 the unscaled
+// E4M3 GEMM + the float32 scale epilogue), and the whole op (activation quantization + product)
+// as linear_fp8 runs it. Bytes: weight + x codes once, out once; FLOPs 2 M N K against the
+// 1,580 TFLOP/s FP8 peak issue 22 measures against.
+void bench_fp8_gemm(Bench& b) {
+  constexpr double kFp8TFlops = 1580.0;
+  const struct {
+    const char* name;
+    int64_t n_out, n_in;
+  } shapes[] = {{"qkv_proj", kQkv, kHidden},
+                {"o_proj", kHidden, kHeads * kHeadDim},
+                {"gate_up_proj", 2 * kInter, kHidden},
+                {"down_proj", kHidden, kInter}};
+  cuda::Fp8CublasLt lt;
+  auto row = [&](const std::string& op, const std::string& shape, double us, double bytes, double flops) {
+    const double gbs = bytes / (us * 1e-6) / 1e9, tflops = flops / (us * 1e-6) / 1e12;
+    std::printf("| %-40s | %-26s | %10.1f | %7.1f TFLOP/s %5.1f%% | %6.0f GB/s %5.1f%% |\n", op.c_str(), shape.c_str(),
+                us, tflops, 100 * tflops / kFp8TFlops, gbs, 100 * gbs / (kCopyTBs * 1000));
+    std::fflush(stdout);
+  };
+  int n_sms = 0;
+  SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, 0));
+  for (int64_t m : {int64_t(64), int64_t(4096)})
+    for (const auto& g : shapes) {
+      const double w_bytes = double(g.n_out * g.n_in);
+      const int copies = m >= 1024 ? 1 : std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
+      std::vector<Fp8Weight> ws(static_cast<size_t>(copies));
+      for (Fp8Weight& w : ws) {
+        w.w = b.alloc(DType::fp8_e4m3, {g.n_out, g.n_in});
+        w.w_scale = b.alloc(DType::f32, {g.n_out});
+        w.w_scheme = Fp8WeightScheme::per_channel;
+        w.act = Fp8ActScheme::dynamic_per_token;
+        b.gpu().quantize_fp8_per_channel(w.w, w.w_scale, b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
+      }
+      const Tensor x = b.random(DType::bf16, {m, g.n_in});
+      const Tensor codes = b.alloc(DType::fp8_e4m3, {m, g.n_in}), scales = b.alloc(DType::f32, {1, m});
+      cuda::launch_fp8_quantize_act(codes, scales, x, ws[0], b.stream());
+      const Tensor out = b.alloc(DType::bf16, {m, g.n_out});
+      const double bytes = w_bytes + double(m * g.n_in) + double(m * g.n_out) * 2;
+      const double flops = 2.0 * double(m) * double(g.n_out) * double(g.n_in);
+      const std::string shape =
+          "M=" + std::to_string(m) + " N=" + std::to_string(g.n_out) + " K=" + std::to_string(g.n_in);
+      auto w_of = [&](int i) -> const Fp8Weight& { return ws[size_t(i % copies)]; };
+      if (cuda::fp8_gemm_wgmma_applies(out, codes, ws[0])) {
+        const cuda::Fp8WgmmaTile t = cuda::fp8_gemm_wgmma_tile(m, g.n_out, n_sms);
+        for (int overlap : {1, 0}) {  // the main loop's two forms (fp8_gemm_wgmma.h)
+          const double us = b.time_us([&](int i) {
+            cuda::launch_fp8_gemm_wgmma(out, codes, scales, w_of(i), Tensor{}, false, b.stream(), overlap);
+          });
+          row(std::string("fp8 ") + g.name + " wgmma " + std::to_string(t.rows) + "x" + std::to_string(t.cols) +
+                  (overlap ? " overlap" : " serial"),
+              shape, us, bytes, flops);
+        }
+      } else {
+        std::printf("| %-40s | %-26s | (wgmma GEMM not available: needs sm_90a build + CC 9.0) |\n", g.name,
+                    shape.c_str());
+      }
+      const double us_lt = b.time_us([&](int i) {
+        SEAM_CHECK(lt.run(out, codes, scales, w_of(i), Tensor{}, false, b.gpu().capturing(), b.stream()),
+                   "cuBLASLt has no FP8 route for ", shape);
+      });
+      row(std::string("fp8 ") + g.name + " cuBLASLt route", shape, us_lt, bytes, flops);
+      const double us_op = b.time_us([&](int i) { b.gpu().linear_fp8(out, x, w_of(i), Tensor{}, false); });
+      row(std::string("linear_fp8 ") + g.name + " (quantize + product)", shape, us_op, bytes + double(m * g.n_in) * 2,
+          flops);
+      b.release_all();
+    }
+}
+
 // An attention shape: heads, kv heads, head dim, and a window (0: none).
 struct AttnShape {
   int64_t heads = kHeads, kv_heads = kKvHeads, d = kHeadDim;
@@ -489,8 +564,9 @@ void bench_sampling(Bench& b, int n, bool greedy) {
 int run(int argc, char** argv) {
   // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMM rows;
   // --small-m: only the projections at 2-32 rows, skinny GEMM and cuBLASLt; --moe: only the
-  // grouped MoE GEMMs.
+  // grouped MoE GEMMs; --fp8: only the FP8 GEMM rows (wgmma against the cuBLASLt route).
   const bool moe_only = argc > 1 && std::strcmp(argv[1], "--moe") == 0;
+  const bool fp8_only = argc > 1 && std::strcmp(argv[1], "--fp8") == 0;
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const bool gemv_only = argc > 1 && std::strcmp(argv[1], "--gemv") == 0;
   const bool small_m = argc > 1 && std::strcmp(argv[1], "--small-m") == 0;
@@ -505,6 +581,10 @@ int run(int argc, char** argv) {
   std::printf("| %-26s | %-34s | %10s | %-16s | %-18s |\n", "op", "shape", "time (us)", "achieved", "of ceiling");
   std::printf("|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(), std::string(36, '-').c_str(),
               std::string(12, '-').c_str(), std::string(18, '-').c_str(), std::string(20, '-').c_str());
+  if (fp8_only) {
+    bench_fp8_gemm(b);
+    return 0;
+  }
   if (gemv_only || small_m) {
     bench_gemms(b, gemv_only ? GemmRows::batch1 : GemmRows::small_m);
     return 0;
@@ -536,6 +616,7 @@ int run(int argc, char** argv) {
   for (const AttnShape& sh : {phi, gemma2, gemma3, gemma3_w, mistral_w}) bench_prefill_attention(b, 4096, sh);
   if (!quick) bench_prefill_attention(b, 16384, gemma3_w), bench_prefill_attention(b, 16384, gemma3);
   bench_gemms(b, quick ? GemmRows::quick : GemmRows::all);
+  if (!quick) bench_fp8_gemm(b);
   bench_elementwise(b);
   for (int n : {1, 64}) {
     bench_sampling(b, n, true);

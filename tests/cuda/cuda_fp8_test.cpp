@@ -13,6 +13,7 @@
 #include "backend/cpu/fp8_cpu.h"
 #include "backend/cuda/fp8_cublaslt.h"
 #include "backend/cuda/fp8_gated_act_quantize.h"
+#include "backend/cuda/fp8_gemm_wgmma.h"
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/fp8_rms_norm_quantize.h"
@@ -201,12 +202,20 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
       {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 200, 512, 384},
       {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 48, 256, 128, 0.f, false, true},
   };
-  // Per-channel cases past the GEMV's rows run cuBLASLt (K a multiple of 16): its bound.
+  // Cases past the GEMV's rows run a tensor-core product: the wgmma GEMM where it applies
+  // (fp8_gemm_wgmma.h: sm_90a, K % 128 == 0, N % 8 == 0, any scheme), else cuBLASLt for
+  // per-channel weights (K a multiple of 16): the tensor-core bound. The rest run the CUDA-core kernel.
   for (DType t : {DType::f32, DType::bf16, DType::f16})
-    for (const Case& c : cases)
-      check(c, t, {},
-            c.w == Fp8WeightScheme::per_channel && c.n > cuda::kFp8GemvMaxRows && c.in % 16 == 0 ? kTensorCoreF32
-                                                                                               : kExactF32);
+    for (const Case& c : cases) {
+      Fp8Weight shape_only;  // the route depends on shapes, alignment and the GPU only
+      shape_only.w = empty(DType::fp8_e4m3, {c.out, c.in});
+      shape_only.w_scheme = c.w;
+      const bool wgmma =
+          cuda::fp8_gemm_wgmma_applies(empty(t, {c.n, c.out}), empty(DType::fp8_e4m3, {c.n, c.in}), shape_only);
+      const bool tensor_cores =
+          c.n > cuda::kFp8GemvMaxRows && (wgmma || (c.w == Fp8WeightScheme::per_channel && c.in % 16 == 0));
+      check(c, t, {}, tensor_cores ? kTensorCoreF32 : kExactF32);
+    }
 }
 
 // The GEMV alone (launch_fp8_gemv: quantization fused into its prologue) for every scheme pair

@@ -83,5 +83,31 @@ TEST(DiagnosticSwitch, IntegerTakesTheDefaultOrAValueInRange) {
   }
 }
 
+TEST(DiagnosticSwitch, NameChoiceTakesTheDefaultOrANamedValue) {
+  {
+    EnvVar e(nullptr);
+    EXPECT_EQ(cuda::env_name_choice(kVar, 0, {"wgmma", "cublaslt"}), 0);
+  }
+  {
+    EnvVar e("");
+    EXPECT_EQ(cuda::env_name_choice(kVar, 1, {"wgmma", "cublaslt"}), 1);
+  }
+  {
+    EnvVar e("cublaslt");
+    EXPECT_EQ(cuda::env_name_choice(kVar, 0, {"wgmma", "cublaslt"}), 1);
+  }
+  {
+    EnvVar e("wgmma");
+    EXPECT_EQ(cuda::env_name_choice(kVar, 1, {"wgmma", "cublaslt"}), 0);
+  }
+  for (const char* bad : {"1", "cuBLASLt", "wgmma ", "tensorcores"}) {
+    EnvVar e(bad);
+    const std::string msg = error_of([] { cuda::env_name_choice(kVar, 0, {"wgmma", "cublaslt"}); });
+    EXPECT_NE(msg.find(kVar), std::string::npos) << "value '" << bad << "': " << msg;
+    EXPECT_NE(msg.find("wgmma, cublaslt"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(bad), std::string::npos) << msg;
+  }
+}
+
 }  // namespace
 }  // namespace seam

@@ -179,6 +179,9 @@ class CudaBackend final : public Backend {
   Fp8PendingAct fp8_pending_;
   Fp8Scratch fp8_pending_scratch_;  // fp8_pending_'s codes and scales
   Fp8CublasLt fp8_cublaslt_;    // linear_fp8's tensor-core GEMMs (fp8_cublaslt.h)
+  // SEAM_FP8_GEMM (wgmma, the default, or cublaslt), read at construction: cublaslt keeps past-GEMV
+  // FP8 products off fp8_gemm_wgmma.h (an A/B switch; per backend, so a test builds one of each).
+  bool fp8_gemm_wgmma_ = true;
   // mark_forward()'s event (no timing), created once at construction.
   cudaEvent_t forward_mark_ = nullptr;
 };

@@ -2,8 +2,9 @@
 // (fp8_gemv.h: the activation quantization, and the norm / GLU of the fused ops, inside it);
 // more rows quantize the activations (fp8_quantize.cu, or the norm's own kernel,
 // fp8_rms_norm_quantize.h, or the gated activation's, fp8_gated_act_quantize.h) into the FP8
-// scratch, then cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else the
-// CUDA-core kernel (fp8_gemm.cu).
+// scratch, then the product: on Hopper (sm_90a) the wgmma GEMM with the scales in its epilogue
+// (fp8_gemm_wgmma.h: K % 128 == 0, N % 8 == 0) unless SEAM_FP8_GEMM=cublaslt; else cuBLASLt's
+// E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else the CUDA-core kernel (fp8_gemm.cu).
 //
 // The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
 // is never released while the backend lives: the graph warm-ups before each capture grow it
@@ -18,6 +19,7 @@
 #include "backend/cuda/fp8_cublaslt.h"
 #include "backend/cuda/fp8_gated_act_quantize.h"
 #include "backend/cuda/fp8_gemm.h"
+#include "backend/cuda/fp8_gemm_wgmma.h"
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/fp8_rms_norm_quantize.h"
@@ -52,6 +54,8 @@ std::pair<Tensor, Tensor> CudaBackend::fp8_act_buffers(Fp8Scratch& scratch, int6
 
 void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
                               const Tensor& bias, bool accumulate) {
+  if (fp8_gemm_wgmma_ && fp8_gemm_wgmma_applies(out, codes, w))
+    return launch_fp8_gemm_wgmma(out, codes, scales, w, bias, accumulate, stream_);
   if (fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_)) return;
   launch_fp8_gemm_simt(out, codes, scales, w, bias, accumulate, stream_);
 }

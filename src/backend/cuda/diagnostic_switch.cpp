@@ -41,4 +41,17 @@ int env_int(const char* name, int default_value, int lo, int hi) {
   return int(v);
 }
 
+int env_name_choice(const char* name, int default_index, std::initializer_list<const char*> names) {
+  const char* env = std::getenv(name);
+  if (env == nullptr || *env == '\0') return default_index;
+  std::string list;
+  int i = 0;
+  for (const char* n : names) {
+    if (std::string(env) == n) return i;
+    list += (list.empty() ? "" : ", ") + std::string(n);
+    ++i;
+  }
+  throw Error(detail::concat(name, ": expected one of ", list, ", got '", env, "'"));
+}
+
 }  // namespace seam::cuda

@@ -13,4 +13,7 @@ int env_choice(const char* name, int default_value, std::initializer_list<int> a
 // An integer in [lo, hi], or default_value.
 int env_int(const char* name, int default_value, int lo, int hi);
 
+// The index in `names` of the variable's value (exact, case-sensitive), or default_index.
+int env_name_choice(const char* name, int default_index, std::initializer_list<const char*> names);
+
 }  // namespace seam::cuda

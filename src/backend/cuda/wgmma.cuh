@@ -1,8 +1,9 @@
 // Hopper warpgroup MMA (wgmma, sm_90a only) building blocks: shared-memory matrix
-// descriptors for the 128-byte-swizzled layout, the fences and group waits, and the two
+// descriptors for the 128-byte-swizzled layout, the fences and group waits, the two
 // m64n128k16 forms the prefill attention uses (A and B from shared memory; A from
-// registers). Every body compiles only for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL): the
-// callers guard their kernels the same way, so other targets never reach them.
+// registers), and the E4M3 m64nNk32 forms of the FP8 GEMM (fp8_gemm_wgmma.cu). Every body
+// compiles only for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL): the callers guard their kernels the
+// same way, so other targets never reach them.
 //
 // 128-byte swizzle (SW128): a tile is stored in 128-byte lines of 64 16-bit elements; in
 // each 1024-byte atom of 8 lines, the 16-byte chunk c of line r sits at chunk c ^ (r % 8).
@@ -201,5 +202,84 @@ __device__ __forceinline__ void m64n256k16_ss(float (&d)[32][4], uint64_t desc_a
 #undef SEAM_WGMMA_SS256
 #undef SEAM_WGMMA_D256_OPS
 #undef SEAM_WGMMA_D256_REGS
+
+// FP8 E4M3 x E4M3 -> f32, k32: d (64 x N) = A (64 x 32) B (32 x N) + (accumulate ? d : 0),
+// A and B both K-major SW128 in shared memory (FP8 wgmma reads only K-major operands: PTX ISA
+// "wgmma.mma_async", the transpose immediates exist for .f16/.bf16 only, so this form has just
+// scale-d, imm-scale-a and imm-scale-b). One 128-byte SW128 line holds 128 E4M3 codes, so a
+// k32 step moves the descriptor start by 32 bytes, as a bf16 k16 step does. N in {32, 64, 128};
+// d is the same m16n8 fragment layout as above (N / 8 fragments).
+template <int N>
+__device__ __forceinline__ void m64k32_e4m3_ss(float (&d)[N / 8][4], uint64_t desc_a, uint64_t desc_b, bool accumulate);
+template <>
+__device__ __forceinline__ void m64k32_e4m3_ss<32>(float (&d)[4][4], uint64_t desc_a, uint64_t desc_b,
+                                                  bool accumulate) {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+          "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]),
+          "+f"(d[3][2]), "+f"(d[3][3])
+      : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)));
+#else
+  (void)d;
+  (void)desc_a;
+  (void)desc_b;
+  (void)accumulate;
+#endif
+}
+template <>
+__device__ __forceinline__ void m64k32_e4m3_ss<64>(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b,
+                                                  bool accumulate) {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+          "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]),
+          "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]),
+          "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+          "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+      : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)));
+#else
+  (void)d;
+  (void)desc_a;
+  (void)desc_b;
+  (void)accumulate;
+#endif
+}
+template <>
+__device__ __forceinline__ void m64k32_e4m3_ss<128>(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b,
+                                                  bool accumulate) {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      " %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      " %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+          "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]),
+          "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]),
+          "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+          "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]),
+          "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]),
+          "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
+          "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]),
+          "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
+          "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+      : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)));
+#else
+  (void)d;
+  (void)desc_a;
+  (void)desc_b;
+  (void)accumulate;
+#endif
+}
 
 }  // namespace seam::cuda::wgmma
