@@ -46,8 +46,6 @@
 //
 // Numerics are the one-tile kernel's: per tile the same f32 accumulators zeroed, the same
 // wgmma sequence over the same k order, the same epilogue arithmetic and rounding.
-#include "backend/cuda/moe_grouped_wgmma_persistent.h"
-
 #include <algorithm>
 
 #include "backend/cuda/cuda_common.cuh"
@@ -56,6 +54,7 @@
 #include "backend/cuda/moe_align.cuh"
 #include "backend/cuda/moe_combine.h"
 #include "backend/cuda/moe_grouped_wgmma.h"
+#include "backend/cuda/moe_grouped_wgmma_persistent.h"
 #include "backend/cuda/wgmma.cuh"
 
 namespace seam::cuda {
@@ -63,27 +62,27 @@ namespace seam::cuda {
 namespace {
 
 struct PersistentTiling {
-  static constexpr int kWgRows = 64;                  // rows of one consumer warpgroup (wgmma M)
-  static constexpr int kBM = 2 * kWgRows;             // rows (slots) of a tile
-  static constexpr int kBRows = 256;                  // rows of the B tile (wgmma N)
-  static constexpr int kBK = 64;                      // k of a step: one 128-byte SW128 line
-  static constexpr int kProducerThreads = 128;        // warpgroup 0
-  static constexpr int kConsumerThreads = 256;        // warpgroups 1 and 2
+  static constexpr int kWgRows = 64;            // rows of one consumer warpgroup (wgmma M)
+  static constexpr int kBM = 2 * kWgRows;       // rows (slots) of a tile
+  static constexpr int kBRows = 256;            // rows of the B tile (wgmma N)
+  static constexpr int kBK = 64;                // k of a step: one 128-byte SW128 line
+  static constexpr int kProducerThreads = 128;  // warpgroup 0
+  static constexpr int kConsumerThreads = 256;  // warpgroups 1 and 2
   static constexpr int kConsumerWarps = kConsumerThreads / 32;
   static constexpr int kThreads = kProducerThreads + kConsumerThreads;
-  static constexpr int kLine = 128;                   // bytes of a swizzled line
+  static constexpr int kLine = 128;  // bytes of a swizzled line
   static constexpr int kATileBytes = kBM * kLine;
   static constexpr int kBTileBytes = kBRows * kLine;
   static constexpr int kStageBytes = kATileBytes + kBTileBytes;
   static constexpr int kStages = 4;
-  static constexpr int kPublishLag = 2;               // steps a producer thread issues before publishing one
-  static constexpr int kInflight = 1;                 // wgmma groups a consumer leaves running across a step
+  static constexpr int kPublishLag = 2;  // steps a producer thread issues before publishing one
+  static constexpr int kInflight = 1;    // wgmma groups a consumer leaves running across a step
   static constexpr int kBarrierBytes = 2 * kStages * 8;
   static constexpr size_t kSmemBytes = size_t(kStages) * kStageBytes + kBarrierBytes + 1024;  // +1024: alignment
-  static constexpr int kChunks = kBK / 8;                              // 16-byte chunks of a line
-  static constexpr int kRowsPerPass = kProducerThreads / kChunks;      // rows one pass of the producer copies
-  static constexpr int kALoads = kBM / kRowsPerPass;                   // a producer thread's rows of the A tile
-  static constexpr int kBLoads = kBRows / kRowsPerPass;                // ... of the B tile
+  static constexpr int kChunks = kBK / 8;                          // 16-byte chunks of a line
+  static constexpr int kRowsPerPass = kProducerThreads / kChunks;  // rows one pass of the producer copies
+  static constexpr int kALoads = kBM / kRowsPerPass;               // a producer thread's rows of the A tile
+  static constexpr int kBLoads = kBRows / kRowsPerPass;            // ... of the B tile
   static_assert(kPublishLag <= kStages - 2, "the producer must publish a step before it waits for its buffer");
   static_assert(kInflight == 1, "the consumers release step j - 1 after issuing step j");
   static_assert(kRowsPerPass % 8 == 0, "a producer thread's rows keep their swizzle phase (row % 8)");
@@ -93,15 +92,15 @@ struct PersistentTiling {
 
 template <typename T>
 struct PersistentGemm {
-  T* out;            // act [n * k, inter] (gated) or expert_out [n * k, hidden]
+  T* out;  // act [n * k, inter] (gated) or expert_out [n * k, hidden]
   int64_t out_stride;
-  const T* a;        // x [n, hidden] (gated) or act [n * k, inter]
+  const T* a;  // x [n, hidden] (gated) or act [n * k, inter]
   int64_t a_stride;
-  const T* w;        // w_gate_up [n_experts, 2 * inter, hidden] or w_down [n_experts, hidden, inter]
+  const T* w;            // w_gate_up [n_experts, 2 * inter, hidden] or w_down [n_experts, hidden, inter]
   const int32_t* index;  // moe_align_kernel<128>'s
   int n_experts, k;
-  int n_out;         // columns of C: inter (gated) or hidden
-  int n_k;           // the reduction: hidden (gated) or inter
+  int n_out;  // columns of C: inter (gated) or hidden
+  int n_k;    // the reduction: hidden (gated) or inter
 };
 
 template <typename T, bool kGated>
@@ -113,7 +112,7 @@ __global__ void __launch_bounds__(PersistentTiling::kThreads, 1)
   pdl_begin();
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024u - (flash::smem_addr(smem_raw) & 1023u)) & 1023u);
-  const uint32_t smem_base = flash::smem_addr(smem);  // 1024-aligned: descriptors' base offset 0
+  const uint32_t smem_base = flash::smem_addr(smem);                    // 1024-aligned: descriptors' base offset 0
   const uint32_t full_bar = smem_base + Tl::kStages * Tl::kStageBytes;  // kStages barriers, 8 bytes each
   const uint32_t empty_bar = full_bar + Tl::kStages * 8;
   const int tid = threadIdx.x;
@@ -157,8 +156,10 @@ __global__ void __launch_bounds__(PersistentTiling::kThreads, 1)
       const T* w_e = g.w + int64_t(e) * (kGated ? 2 : 1) * g.n_out * g.n_k;
       auto b_offset = [&](int i) -> int64_t {  // element offset of row i's start in w_e (valid rows)
         const int r = r_first + i * Tl::kRowsPerPass;
-        if constexpr (kGated) return (int64_t(r / kOutCols) * g.n_out + c0 + r % kOutCols) * g.n_k;
-        else return int64_t(c0 + r) * g.n_k;
+        if constexpr (kGated)
+          return (int64_t(r / kOutCols) * g.n_out + c0 + r % kOutCols) * g.n_k;
+        else
+          return int64_t(c0 + r) * g.n_k;
       };
 #pragma unroll
       for (int i = 0; i < Tl::kBLoads; ++i) {
@@ -185,7 +186,7 @@ __global__ void __launch_bounds__(PersistentTiling::kThreads, 1)
         flash::cp_async_commit();  // one group a step
         if (j >= Tl::kPublishLag) {
           flash::cp_async_wait<Tl::kPublishLag>();  // this thread's copies of step j - kPublishLag landed
-          wgmma::fence_proxy_async();              // ... and are visible to wgmma (async proxy)
+          wgmma::fence_proxy_async();               // ... and are visible to wgmma (async proxy)
           mbarrier::arrive(full_bar + 8 * ((j - Tl::kPublishLag) % Tl::kStages));
         }
       }
@@ -198,7 +199,7 @@ __global__ void __launch_bounds__(PersistentTiling::kThreads, 1)
   } else {
     // ---- consumers: the wgmmas and the epilogue ----
     const int ctid = tid - Tl::kProducerThreads, lane = tid & 31;
-    const int wg = ctid / 128, wg_warp = (ctid >> 5) & 3;  // consumer warpgroup (0, 1) and its warp
+    const int wg = ctid / 128, wg_warp = (ctid >> 5) & 3;              // consumer warpgroup (0, 1) and its warp
     const uint32_t a_base = smem_base + wg * Tl::kWgRows * Tl::kLine;  // this warpgroup's 64 A rows
     // Lane 0 of each warp releases a stage once the warp's wgmmas reading it retired.
     auto release = [&](int step_j) {
@@ -314,14 +315,22 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   auto grid_for = [&](int64_t col_tiles) { return dim3(unsigned(std::min<int64_t>(n_sms, max_m_tiles * col_tiles))); };
   if (stages & kGroupedGateUp) {
     const PersistentGemm<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
-                                    index, n_experts, k, inter, hidden};
+                                    index,          n_experts,       k,          inter,       hidden};
     launch_kernel(moe_grouped_wgmma_persistent_kernel<T, true>, grid_for(div_up(inter, Tl::kBRows / 2)),
                   dim3(Tl::kThreads), Tl::kSmemBytes, stream, gate_up);
     SEAM_CUDA_CHECK_LAUNCH();
   }
   if (stages & kGroupedDown) {
-    const PersistentGemm<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
-                                 index, n_experts, k, hidden, inter};
+    const PersistentGemm<T> down{s.expert_out.ptr<T>(),
+                                 hidden,
+                                 s.act.ptr<T>(),
+                                 s.act.stride[0],
+                                 w_down.ptr<T>(),
+                                 index,
+                                 n_experts,
+                                 k,
+                                 hidden,
+                                 inter};
     launch_kernel(moe_grouped_wgmma_persistent_kernel<T, false>, grid_for(div_up(hidden, Tl::kBRows)),
                   dim3(Tl::kThreads), Tl::kSmemBytes, stream, down);
     SEAM_CUDA_CHECK_LAUNCH();
