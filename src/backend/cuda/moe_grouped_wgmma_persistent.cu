@@ -18,6 +18,8 @@
 //    ring of kStages stage buffers ([128 A rows][64] + [256 B rows][64], SW128, exactly the
 //    one-tile kernel's), one stage a k-step, and walks straight from one tile's last k-step into
 //    the next tile's first: it fills the next tile's stages while the consumers run the epilogue.
+//    It also finds each tile's expert and rows (moe_align::find_tile) and hands the rows to the
+//    consumers with the tile's first stage (tile_info), so they never wait on that search.
 //  * warpgroups 1 and 2, the consumers, 64 rows each of the
 //    same tile: wait for a stage, 4 wgmma m64n256k16 on it (one group left in flight, as the
 //    one-tile kernel), release the stage the previous group read, and after the tile's last
@@ -78,11 +80,13 @@ struct PersistentTiling {
   static constexpr int kPublishLag = 2;  // steps a producer thread issues before publishing one
   static constexpr int kInflight = 1;    // wgmma groups a consumer leaves running across a step
   static constexpr int kBarrierBytes = 2 * kStages * 8;
-  static constexpr size_t kSmemBytes = size_t(kStages) * kStageBytes + kBarrierBytes + 1024;  // +1024: alignment
-  static constexpr int kChunks = kBK / 8;                          // 16-byte chunks of a line
-  static constexpr int kRowsPerPass = kProducerThreads / kChunks;  // rows one pass of the producer copies
-  static constexpr int kALoads = kBM / kRowsPerPass;               // a producer thread's rows of the A tile
-  static constexpr int kBLoads = kBRows / kRowsPerPass;            // ... of the B tile
+  static constexpr int kTileInfoBytes = kStages * 8;  // (row0, row_end) of the tile a stage starts
+  static constexpr size_t kSmemBytes =
+      size_t(kStages) * kStageBytes + kBarrierBytes + kTileInfoBytes + 1024;  // +1024: alignment
+  static constexpr int kChunks = kBK / 8;                                     // 16-byte chunks of a line
+  static constexpr int kRowsPerPass = kProducerThreads / kChunks;             // rows one pass of the producer copies
+  static constexpr int kALoads = kBM / kRowsPerPass;                          // a producer thread's rows of the A tile
+  static constexpr int kBLoads = kBRows / kRowsPerPass;                       // ... of the B tile
   static_assert(kPublishLag <= kStages - 2, "the producer must publish a step before it waits for its buffer");
   static_assert(kInflight == 1, "the consumers release step j - 1 after issuing step j");
   static_assert(kRowsPerPass % 8 == 0, "a producer thread's rows keep their swizzle phase (row % 8)");
@@ -115,6 +119,9 @@ __global__ void __launch_bounds__(PersistentTiling::kThreads, 1)
   const uint32_t smem_base = flash::smem_addr(smem);                    // 1024-aligned: descriptors' base offset 0
   const uint32_t full_bar = smem_base + Tl::kStages * Tl::kStageBytes;  // kStages barriers, 8 bytes each
   const uint32_t empty_bar = full_bar + Tl::kStages * 8;
+  // The producer's find_tile result for the consumers, written with the tile's first stage and
+  // published by its full barrier (the consumers read it before they release that stage).
+  int2* tile_info = reinterpret_cast<int2*>(smem + Tl::kStages * Tl::kStageBytes + Tl::kBarrierBytes);
   const int tid = threadIdx.x;
   if (tid == 0) {
     for (int s = 0; s < Tl::kStages; ++s) {
@@ -168,7 +175,8 @@ __global__ void __launch_bounds__(PersistentTiling::kThreads, 1)
       }
       for (int step = 0; step < n_steps; ++step, ++j) {
         const int s = j % Tl::kStages, round = j / Tl::kStages;
-        if (round > 0) mbarrier::wait(empty_bar + 8 * s, (round - 1) & 1);  // round - 1's wgmmas retired
+        if (round > 0) mbarrier::wait(empty_bar + 8 * s, (round - 1) & 1);   // round - 1's wgmmas retired
+        if (step == 0 && tid == 0) tile_info[s] = make_int2(row0, row_end);  // thread 0 arrives for it below
         unsigned char* st = smem + s * Tl::kStageBytes;
         const int col = step * Tl::kBK + chunk * 8;
         const bool in_k = col < g.n_k;  // n_k % 8 == 0: a chunk is wholly inside or outside
@@ -209,18 +217,22 @@ __global__ void __launch_bounds__(PersistentTiling::kThreads, 1)
     float acc[Tl::kBRows / 8][4];
     int j = 0;
     for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
-      const int m_tile = tile % n_m, c0 = (tile / n_m) * kOutCols;
-      int e, row0, row_end;
-      moe_align::find_tile<Tl::kBM>(g.index, g.n_experts, m_tile, e, row0, row_end);
+      const int c0 = (tile / n_m) * kOutCols;
+      int row0 = 0, row_end = 0;  // the tile's sorted rows, from the producer's tile_info (step 0)
       // A warpgroup whose 64 rows are all past the group's end skips its wgmmas (warpgroup-
       // uniform), but waits for and releases every stage as the other.
-      const bool wg_has_rows = row0 + wg * Tl::kWgRows < row_end;
+      bool wg_has_rows = false;
 #pragma unroll
       for (int n = 0; n < Tl::kBRows / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
       for (int step = 0; step < n_steps; ++step, ++j) {
         const int s = j % Tl::kStages;
         mbarrier::wait(full_bar + 8 * s, (j / Tl::kStages) & 1);
         wgmma::fence_proxy_async();  // the producers fenced their copies; harmless on this side
+        if (step == 0) {
+          const int2 info = tile_info[s];
+          row0 = info.x, row_end = info.y;
+          wg_has_rows = row0 + wg * Tl::kWgRows < row_end;
+        }
         const uint32_t st = s * Tl::kStageBytes;
         // K-major SW128 operands (LBO unused, SBO = 1024: the next 8 rows); a k16 step is 32 bytes.
         const uint64_t a_desc = wgmma::desc_sw128(a_base + st, 16, 1024);
