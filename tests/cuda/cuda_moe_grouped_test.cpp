@@ -10,7 +10,8 @@
 //
 // The CPU reference is scalar float32, so it runs on a sample of rows (every row is computed on
 // its own: out[i] depends on row i's x, ids and weights only); every row of the wgmma families is
-// compared with wmma's (and checked finite) on the GPU.
+// compared with wmma's (and checked finite) on the GPU, and the persistent kernel's GEMM results
+// with the one-tile 128 x 256 kernel's bit for bit.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -229,6 +230,19 @@ TEST_P(CudaMoeGrouped, KernelsMatchTheCpuReference) {
         expect_close(results[i].act, results[0].act, tol(t), vs + "gate_up (act by slot)");
         expect_close(results[i].expert_out, results[0].expert_out, tol(t), vs + "down (expert_out by slot)");
         expect_close(results[i].out, results[0].out, tol(t), vs + "every row");
+      }
+      // The persistent kernel keeps the one-tile 128 x 256 kernel's arithmetic (same tiles, same
+      // wgmma sequence and k order, same epilogue): its GEMM results by slot are the same bits
+      // (a row's results do not depend on where in a tile the align's atomics put it).
+      const auto at = [&](cuda::GroupedKernel kernel) {
+        return size_t(std::find(kernels_run.begin(), kernels_run.end(), kernel) - kernels_run.begin());
+      };
+      const size_t one_tile = at(cuda::GroupedKernel::wgmma), persistent = at(cuda::GroupedKernel::wgmma_persistent);
+      if (one_tile < results.size() && persistent < results.size()) {
+        EXPECT_TRUE(results[persistent].act == results[one_tile].act)
+            << "wgmma_persistent vs wgmma: gate_up (act by slot) not bit-identical";
+        EXPECT_TRUE(results[persistent].expert_out == results[one_tile].expert_out)
+            << "wgmma_persistent vs wgmma: down (expert_out by slot) not bit-identical";
       }
     }
   }
