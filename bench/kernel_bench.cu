@@ -451,8 +451,8 @@ void bench_prefill_attention(Bench& b, int n_tokens, const AttnShape& sh = {}) {
 
 // The grouped MoE GEMMs at Qwen3-30B-A3B's expert shape (128 experts, top-8, hidden 2048,
 // intermediate 768), uniform random routing: gate_up and down timed apart, each kernel family
-// (wmma; wgmma 128 x 256 and 128 x 128 where they apply), after that family's align on the same
-// routing.
+// (wmma; wgmma 128 x 256 and 128 x 128, and the persistent warp-specialised 128 x 256, where they
+// apply), after that family's align on the same routing.
 void bench_moe_grouped(Bench& b, int n_tokens) {
   const int64_t E = 128, I = 768, H = 2048, k = 8, n = n_tokens, n_slots = n * k;
   Tensor gu = b.random(DType::bf16, {E, 2 * I, H}, 0.05f), dn = b.random(DType::bf16, {E, H, I}, 0.05f);
@@ -472,7 +472,8 @@ void bench_moe_grouped(Bench& b, int n_tokens) {
   const std::string shape = std::to_string(n_tokens) + " tok E128 top-8 H2048 I768";
   const double gu_flops = 2.0 * n_slots * 2 * I * H, dn_flops = 2.0 * n_slots * H * I;
   for (cuda::GroupedKernel kernel :
-       {cuda::GroupedKernel::wmma, cuda::GroupedKernel::wgmma, cuda::GroupedKernel::wgmma_n128}) {
+       {cuda::GroupedKernel::wmma, cuda::GroupedKernel::wgmma, cuda::GroupedKernel::wgmma_n128,
+        cuda::GroupedKernel::wgmma_persistent}) {
     if (!cuda::grouped_kernel_applies(kernel, x, gu, dn, s)) continue;
     const std::string name = std::string("moe grouped ") + cuda::grouped_kernel_name(kernel);
     auto stages = [&](int which) {

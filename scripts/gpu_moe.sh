@@ -12,10 +12,10 @@
 # STEPS (default "build configs make parity delete bench serve"):
 #   build    gpu_suite.sh configure + build of seam, hf_parity_test, cuda_moe_test, cuda_moe_grouped_test,
 #            cuda_dummy_load_test, seam_kernel_bench into $BUILD (incremental; 3-5 min cold on 16 cores)
-#   test     cuda_moe_test (default switches, then SEAM_MOE_GROUPED_WGMMA=0), cuda_moe_grouped_test
+#   test     cuda_moe_test (default switches, then SEAM_MOE_GROUPED_WGMMA=0 and 3), cuda_moe_grouped_test
 #            and cuda_dummy_load_test (~1 min: the grouped test's CPU reference at model shapes)
 #   kbench   seam_kernel_bench --moe: the grouped GEMMs (gate_up, down) at 4,096 and 512 tokens,
-#            wmma against wgmma (seconds)
+#            wmma against the wgmma kernels, the persistent one included (seconds)
 #   configs  config.json + tokenizer.json of qwen3-30b-a3b and mixtral-8x7b in $MODELS/dummy (~10 s)
 #   make / parity / delete   per shape of PARITY_SHAPES (default qwen1.5-moe-a2.7b mixtral-8x7b-16l
 #            qwen3-30b-a3b-24l): make with transformers' float32/bf16 references, hf_parity_test
@@ -81,8 +81,10 @@ if step test; then
   for t in cuda_moe_test cuda_moe_grouped_test cuda_dummy_load_test; do
     timeout 180 "$BUILD/$t" 2>&1 | grep -E "OK \]|FAILED|PASSED|Failure" | tee -a "$OUT/summary.txt"
   done
-  SEAM_MOE_GROUPED_WGMMA=0 timeout 120 "$BUILD/cuda_moe_test" 2>&1 | grep -E "FAILED|PASSED|Failure" |
-    sed 's/^/SEAM_MOE_GROUPED_WGMMA=0 /' | tee -a "$OUT/summary.txt"
+  for v in 0 3; do  # the model's grouped path on wmma, then on the persistent wgmma kernel
+    SEAM_MOE_GROUPED_WGMMA=$v timeout 120 "$BUILD/cuda_moe_test" 2>&1 | grep -E "FAILED|PASSED|Failure" |
+      sed "s/^/SEAM_MOE_GROUPED_WGMMA=$v /" | tee -a "$OUT/summary.txt"
+  done
 fi
 
 if step kbench; then

@@ -1,5 +1,6 @@
 // The grouped MoE path's GEMM families (moe_experts_grouped.h: wmma everywhere; wgmma, 128 x 256
-// and 128 x 128 tiles, on an sm_90a build and a CC 9.0 GPU) at model shapes and prefill row
+// and 128 x 128 tiles, and the persistent warp-specialised 128 x 256 kernel, on an sm_90a build
+// and a CC 9.0 GPU) at model shapes and prefill row
 // counts, against the CPU definition: Qwen3-30B-A3B's experts (hidden 2048, intermediate 768, 128 experts, top-8) and a
 // Mixtral-like shape (hidden 4096, 8 experts, top-2; its 14336 intermediate cut to 1000, which
 // leaves a partial k-step in down and a partial column tile in gate_up) at 256, 1000 and 4096
@@ -9,7 +10,8 @@
 //
 // The CPU reference is scalar float32, so it runs on a sample of rows (every row is computed on
 // its own: out[i] depends on row i's x, ids and weights only); every row of the wgmma families is
-// compared with wmma's (and checked finite) on the GPU.
+// compared with wmma's (and checked finite) on the GPU, and the persistent kernel's GEMM results
+// with the one-tile 128 x 256 kernel's bit for bit.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -93,14 +95,17 @@ class CudaMoeGrouped : public CudaTest, public ::testing::WithParamInterface<Mod
   MoeScratch scratch(DType t, int64_t n) {
     return MoeScratch{empty(t, {n * k, I}), empty(t, {n * k, H}), empty(DType::i32, {2 * E + 2 + n * k})};
   }
-  // The families that apply here: wmma, and both wgmma tiles wherever the sm_90a attention
+  // The families that apply here: wmma, and every wgmma kernel wherever the sm_90a attention
   // kernel applies (same build and device conditions), so an H200 run cannot skip them silently.
   std::vector<cuda::GroupedKernel> kernels(const Tensor& x, const Tensor& gu, const Tensor& dn, const MoeScratch& s) {
     std::vector<cuda::GroupedKernel> out = {cuda::GroupedKernel::wmma};
     EXPECT_TRUE(cuda::grouped_kernel_applies(cuda::GroupedKernel::wmma, x, gu, dn, s));
     const bool wgmma = cuda::grouped_kernel_applies(cuda::GroupedKernel::wgmma, x, gu, dn, s);
     EXPECT_EQ(wgmma, cuda::flash_prefill_wgmma_supported(x.dtype, 128)) << "wgmma grouped kernels not reached";
-    if (wgmma) out.insert(out.end(), {cuda::GroupedKernel::wgmma, cuda::GroupedKernel::wgmma_n128});
+    EXPECT_EQ(cuda::grouped_kernel_applies(cuda::GroupedKernel::wgmma_persistent, x, gu, dn, s), wgmma);
+    if (wgmma)
+      out.insert(out.end(),
+                 {cuda::GroupedKernel::wgmma, cuda::GroupedKernel::wgmma_n128, cuda::GroupedKernel::wgmma_persistent});
     return out;
   }
   // The CPU definition on `rows` of (x, out0, ids, w): the rows' results, row after row.
@@ -225,6 +230,19 @@ TEST_P(CudaMoeGrouped, KernelsMatchTheCpuReference) {
         expect_close(results[i].act, results[0].act, tol(t), vs + "gate_up (act by slot)");
         expect_close(results[i].expert_out, results[0].expert_out, tol(t), vs + "down (expert_out by slot)");
         expect_close(results[i].out, results[0].out, tol(t), vs + "every row");
+      }
+      // The persistent kernel keeps the one-tile 128 x 256 kernel's arithmetic (same tiles, same
+      // wgmma sequence and k order, same epilogue): its GEMM results by slot are the same bits
+      // (a row's results do not depend on where in a tile the align's atomics put it).
+      const auto at = [&](cuda::GroupedKernel kernel) {
+        return size_t(std::find(kernels_run.begin(), kernels_run.end(), kernel) - kernels_run.begin());
+      };
+      const size_t one_tile = at(cuda::GroupedKernel::wgmma), persistent = at(cuda::GroupedKernel::wgmma_persistent);
+      if (one_tile < results.size() && persistent < results.size()) {
+        EXPECT_TRUE(results[persistent].act == results[one_tile].act)
+            << "wgmma_persistent vs wgmma: gate_up (act by slot) not bit-identical";
+        EXPECT_TRUE(results[persistent].expert_out == results[one_tile].expert_out)
+            << "wgmma_persistent vs wgmma: down (expert_out by slot) not bit-identical";
       }
     }
   }

@@ -10,7 +10,9 @@
 #include <string>
 #include <tuple>
 
+#include "backend/cuda/attention_prefill_wgmma.h"
 #include "backend/cuda/moe_experts.h"
+#include "backend/cuda/moe_experts_grouped.h"
 #include "cuda_test_util.h"
 
 namespace seam::test {
@@ -383,6 +385,81 @@ TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
         layer();
         EXPECT_EQ(download_i32(ids), ids_h) << "step " << step;
         if (path != cuda::MoePath::grouped) EXPECT_EQ(download(out), replayed) << "replay vs eager, step " << step;
+      }
+    }
+  }
+}
+
+// Every grouped GEMM family (moe_experts_grouped.h; the wgmma ones where an sm_90a build runs on
+// a CC 9.0 GPU) launched directly, eagerly and captured: on the paths test's shapes (hidden 72
+// and inter 200: partial k-steps and partial column tiles; top-4 of 32 with two hot experts),
+// the eager result equals the CPU definition, and the captured launch, replayed for new routing
+// (the second replay sends every row to experts 0..k-1: k full groups, the rest empty), equals
+// it for the routing it produced.
+TEST_F(CudaMoePaths, GroupedKernelsMatchTheCpuReferenceEagerAndReplayed) {
+  const DType t = DType::bf16;
+  for (PathCase c : {PathCase{32, 64, 128, 4}, PathCase{8, 200, 72, 2}}) {
+    const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
+    auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
+    auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
+    Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
+    for (int64_t n : {int64_t(7), int64_t(200), int64_t(1100)}) {
+      auto x_h = round_to(random_normal(size_t(n * H), rng), t);
+      Tensor x = upload(x_h, t, {n, H});
+      std::vector<cuda::GroupedKernel> kernels = {cuda::GroupedKernel::wmma};
+      const bool wgmma = cuda::grouped_kernel_applies(cuda::GroupedKernel::wgmma, x, gu, dn, scratch(t, n, c));
+      EXPECT_EQ(wgmma, cuda::flash_prefill_wgmma_supported(t, 128)) << "wgmma grouped kernels not reached";
+      if (wgmma)
+        kernels.insert(kernels.end(), {cuda::GroupedKernel::wgmma, cuda::GroupedKernel::wgmma_n128,
+                                       cuda::GroupedKernel::wgmma_persistent});
+      for (cuda::GroupedKernel kernel : kernels) {
+        SCOPED_TRACE(std::string("grouped ") + cuda::grouped_kernel_name(kernel) + " n " + std::to_string(n) +
+                     " experts " + std::to_string(E) + " inter " + std::to_string(I) + " hidden " + std::to_string(H));
+        // Eager, on skewed routing with a padded row's garbage id.
+        std::vector<int32_t> ids_h;
+        std::vector<float> w_h;
+        random_routing(rng, n, E, k, ids_h, w_h);
+        auto out_h = round_to(random_normal(size_t(n * H), rng), t);
+        {
+          Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k}), out = upload(out_h, t, {n, H});
+          const MoeScratch eager_scratch = scratch(t, n, c);  // poisoned: a slot a kernel forgets shows
+          cuda::launch_moe_experts_grouped_with(kernel, out, x, gu, dn, ids, w, eager_scratch, stream());
+          std::vector<float> ref = out_h, act_ref(size_t(n * k * I));
+          cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
+                          host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
+                          MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+          expect_close(download(out), ref, {3e-2, 3e-2}, "eager vs cpu");
+        }
+        // Route + experts captured once, replayed for new logits.
+        Tensor logits = empty(t, {n, E}), ids = empty(DType::i32, {n, k}), w = empty(DType::f32, {n, k});
+        const MoeScratch s = scratch(t, n, c);
+        Tensor out = empty(t, {n, H});
+        auto layer = [&] {
+          gpu->fill(out, 0.f);
+          gpu->moe_route(ids, w, logits, true);
+          cuda::launch_moe_experts_grouped_with(kernel, out, x, gu, dn, ids, w, s, stream());
+        };
+        gpu->begin_capture();
+        layer();
+        auto graph = gpu->end_capture();
+        for (int step = 0; step < 2; ++step) {
+          auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
+          if (step == 1)
+            for (int64_t i = 0; i < n; ++i)
+              for (int64_t e = 0; e < k; ++e) l_h[size_t(i * E + e)] += 20.f;
+          std::vector<uint16_t> raw(l_h.size());
+          convert_from_f32(l_h.data(), t, raw.data(), raw.size());
+          gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
+          gpu->replay(*graph);
+          const auto replayed = download(out);
+          auto rids_h = download_i32(ids);
+          auto rw_h = download(w);
+          std::vector<float> ref(size_t(n * H), 0.f), act_ref(size_t(n * k * I));
+          cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
+                          host_view(dn_h, {E, H, I}), host_index(rids_h, {n, k}), host_view(rw_h, {n, k}),
+                          MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+          expect_close(replayed, ref, {3e-2, 3e-2}, "replay vs cpu, step " + std::to_string(step));
+        }
       }
     }
   }

@@ -9,6 +9,7 @@
 #include "backend/cuda/moe_combine.h"
 #include "backend/cuda/moe_common.cuh"
 #include "backend/cuda/moe_grouped_wgmma.h"
+#include "backend/cuda/moe_grouped_wgmma_persistent.h"
 
 namespace seam::cuda {
 
@@ -226,6 +227,7 @@ const char* grouped_kernel_name(GroupedKernel kernel) {
     case GroupedKernel::wmma: return "wmma";
     case GroupedKernel::wgmma: return "wgmma";
     case GroupedKernel::wgmma_n128: return "wgmma_n128";
+    case GroupedKernel::wgmma_persistent: return "wgmma_persistent";
   }
   return "?";
 }
@@ -238,10 +240,11 @@ bool grouped_kernel_applies(GroupedKernel kernel, const Tensor& x, const Tensor&
 
 GroupedKernel choose_grouped_kernel(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                                     const MoeScratch& s) {
-  static const int mode = env_choice("SEAM_MOE_GROUPED_WGMMA", 1, {0, 1, 2});
+  static const int mode = env_choice("SEAM_MOE_GROUPED_WGMMA", 1, {0, 1, 2, 3});
   const GroupedKernel wanted = mode == 0   ? GroupedKernel::wmma
                                : mode == 1 ? GroupedKernel::wgmma
-                                           : GroupedKernel::wgmma_n128;
+                               : mode == 2 ? GroupedKernel::wgmma_n128
+                                           : GroupedKernel::wgmma_persistent;
   return grouped_kernel_applies(wanted, x, w_gate_up, w_down, s) ? wanted : GroupedKernel::wmma;
 }
 
@@ -251,6 +254,9 @@ void launch_moe_experts_grouped_with(GroupedKernel kernel, const Tensor& out, co
                                      int stages) {
   SEAM_CHECK(grouped_kernel_applies(kernel, x, w_gate_up, w_down, scratch), "moe_experts: the grouped ",
              grouped_kernel_name(kernel), " kernels do not apply to these arguments");
+  if (kernel == GroupedKernel::wgmma_persistent)
+    return launch_moe_grouped_wgmma_persistent(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages,
+                                               stream);
   if (kernel != GroupedKernel::wmma)
     return launch_moe_grouped_wgmma(kernel == GroupedKernel::wgmma ? 256 : 128, out, x, w_gate_up, w_down, topk_ids,
                                     topk_weights, scratch, stages, stream);

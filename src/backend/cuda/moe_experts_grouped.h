@@ -30,10 +30,13 @@ bool moe_grouped_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor&
 //   wmma:       this file's (mma.sync class, 64 x 64 tiles), every GPU;
 //   wgmma:      Hopper warpgroup MMA (moe_grouped_wgmma.h), 128 rows x 256 B rows a block: an
 //               sm_90a build on a CC 9.0 device;
-//   wgmma_n128: the same, 128 x 128 tiles, two blocks an SM (an A/B alternative).
+//   wgmma_n128: the same, 128 x 128 tiles, two blocks an SM (an A/B alternative);
+//   wgmma_persistent: the 128 x 256 tiles on one block an SM looping over them, a producer
+//               warpgroup's cp.async running ahead into the next tile while two consumer
+//               warpgroups multiply and store (moe_grouped_wgmma_persistent.h); same conditions.
 // choose_grouped_kernel: wgmma wherever it applies; SEAM_MOE_GROUPED_WGMMA (a diagnostic switch)
-// 0 keeps wmma, 1 (default) wgmma, 2 wgmma_n128.
-enum class GroupedKernel { wmma, wgmma, wgmma_n128 };
+// 0 keeps wmma, 1 (default) wgmma, 2 wgmma_n128, 3 wgmma_persistent.
+enum class GroupedKernel { wmma, wgmma, wgmma_n128, wgmma_persistent };
 // The path's kernels, as bits (the kernel bench times the GEMMs apart; each needs the stages
 // before it to have run on the same routing, with the same kernel family's align).
 enum GroupedStages : int {

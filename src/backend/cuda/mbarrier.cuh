@@ -1,0 +1,66 @@
+// Shared-memory mbarriers (sm_90, PTX ISA "Parallel Synchronization and Communication
+// Instructions: mbarrier") for producer/consumer pipelines inside a block: a 64-bit barrier
+// object in shared memory counts arrivals; when `count` arrivals of the current phase are in,
+// the phase completes and the next begins (phases alternate parity 0, 1, 0, ...).
+//
+// Memory order: arrive has release and try_wait acquire semantics at CTA scope (the PTX
+// defaults), so writes a thread made before its arrive are visible to a thread whose wait on
+// that phase returned. Shared memory written through the generic proxy (st.shared, cp.async)
+// and read by wgmma (async proxy) still needs fence.proxy.async (wgmma.cuh) between the two.
+//
+// Addresses are shared-window addresses (flash::smem_addr), 8-byte aligned.
+#pragma once
+#include <cstdint>
+
+namespace seam::cuda::mbarrier {
+
+// Once, by one thread, before any other thread uses the barrier (a __syncthreads after it).
+__device__ __forceinline__ void init(uint32_t bar, uint32_t count) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+#endif
+}
+
+// One arrival on the current phase.
+__device__ __forceinline__ void arrive(uint32_t bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
+#endif
+}
+
+__device__ __forceinline__ bool try_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 1;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(bar), "r"(parity)
+               : "memory");
+#endif
+  return done != 0;
+}
+
+__device__ __forceinline__ uint64_t global_ns() {
+  uint64_t t = 0;
+#if defined(__CUDA_ARCH__)
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+#endif
+  return t;
+}
+
+// A pipeline wait that has not returned after this long is a protocol bug (a phase that never
+// completes): the wait traps, so the launch fails with an error instead of hanging the stream.
+constexpr uint64_t kWaitTimeoutNs = 10'000'000'000ull;
+
+// Returns once the phase of parity `parity` has completed, i.e. the barrier's current phase has
+// the other parity. The caller tracks phases: waiting on phase p (parity p & 1) is only correct
+// while the barrier cannot have moved to phase p + 2 (the pipelines' protocols make sure of it).
+// No message before the trap: printf is a call, and a call in a wgmma kernel makes ptxas
+// serialise its wgmmas (C7510).
+__device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
+  if (try_wait(bar, parity)) return;
+  const uint64_t t0 = global_ns();
+  while (!try_wait(bar, parity))
+    if (global_ns() - t0 > kWaitTimeoutNs) __trap();
+}
+
+}  // namespace seam::cuda::mbarrier
