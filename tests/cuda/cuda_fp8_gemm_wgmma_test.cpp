@@ -355,10 +355,15 @@ TEST_F(CudaFp8GemmWgmma, RandomValuesK128) { sweep(128, Values::random, {7, 65, 
 TEST_F(CudaFp8GemmWgmma, RandomValuesK4096) { sweep(4096, Values::random, {7, 65, 1000}); }
 TEST_F(CudaFp8GemmWgmma, RandomValuesK14336) { sweep(14336, Values::random, {7, 65, 1000}); }
 
-// Through the backend (the default route on sm_90a), captured once and replayed with new x
-// values in the same buffer: the replay equals an eager run on the new values bit for bit, and
-// both equal the kernel launched directly (the route is this kernel).
+// Through a backend on this kernel (SEAM_FP8_GEMM=wgmma; the default routes only 128-block
+// weights here), captured once and replayed with new x values in the same buffer: the replay
+// equals an eager run on the new values bit for bit, and both equal the kernel launched directly
+// (the route is this kernel).
 TEST_F(CudaFp8GemmWgmma, ReplaysFromGraphWithNewInputs) {
+  setenv("SEAM_FP8_GEMM", "wgmma", 1);
+  std::unique_ptr<Backend> wg = make_cuda_backend(0);
+  unsetenv("SEAM_FP8_GEMM");
+  const auto wg_stream = static_cast<cudaStream_t>(cuda_backend_stream(*wg));
   const GemmCase cases[] = {
       {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 300, 4104, 4096, DType::bf16, true, false},
       {Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 65, 6144, 4096, DType::f32, false, true},
@@ -376,21 +381,24 @@ TEST_F(CudaFp8GemmWgmma, ReplaysFromGraphWithNewInputs) {
     const Tensor bd = c.bias ? upload(bias, c.t, {c.n_out}) : Tensor();
     const Tensor eager1 = upload(out0, c.t, {c.m, c.n_out}), eager2 = upload(out0, c.t, {c.m, c.n_out});
     const Tensor replayed = upload(out0, c.t, {c.m, c.n_out}), direct = upload(out0, c.t, {c.m, c.n_out});
-    gpu->linear_fp8(eager1, xd, W.gpu, bd, c.accumulate);  // the warm-up: scratch grows outside capture
-    gpu->begin_capture();
-    gpu->linear_fp8(replayed, xd, W.gpu, bd, c.accumulate);
-    std::unique_ptr<Graph> g = gpu->end_capture();
     const Tensor x2d = upload(x2, c.t, {c.m, c.n_in});
-    gpu->copy_d2d(xd.data, x2d.data, xd.nbytes());  // new values, same buffer, stream order
-    gpu->replay(*g);
-    gpu->linear_fp8(eager2, xd, W.gpu, bd, c.accumulate);
+    gpu->synchronize();  // the uploads (on the fixture's stream) are done before wg's stream reads them
+    wg->linear_fp8(eager1, xd, W.gpu, bd, c.accumulate);  // the warm-up: scratch grows outside capture
+    wg->begin_capture();
+    wg->linear_fp8(replayed, xd, W.gpu, bd, c.accumulate);
+    std::unique_ptr<Graph> g = wg->end_capture();
+    wg->copy_d2d(xd.data, x2d.data, xd.nbytes());  // new values, same buffer, stream order
+    wg->replay(*g);
+    wg->linear_fp8(eager2, xd, W.gpu, bd, c.accumulate);
     const int64_t n_groups = c.act == Fp8ActScheme::dynamic_group128 ? c.n_in / 128 : 1;
     void* cd = gpu->alloc(size_t(c.m * c.n_in));
     owned_.push_back(cd);
     const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {c.m, c.n_in});
     const Tensor scales = empty(DType::f32, {n_groups, c.m});
-    cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, stream());
-    cuda::launch_fp8_gemm_wgmma(direct, codes, scales, W.gpu, bd, c.accumulate, stream());
+    gpu->synchronize();  // scales' allocation (fixture stream) before wg's stream writes it
+    cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, wg_stream);
+    cuda::launch_fp8_gemm_wgmma(direct, codes, scales, W.gpu, bd, c.accumulate, wg_stream);
+    wg->synchronize();
     const std::vector<float> r = download(replayed), e1 = download(eager1), e2 = download(eager2);
     EXPECT_EQ(r, e2) << "the replay differs from an eager run on the new inputs";
     EXPECT_NE(r, e1) << "the replay did not read the new inputs";
@@ -398,9 +406,10 @@ TEST_F(CudaFp8GemmWgmma, ReplaysFromGraphWithNewInputs) {
   }
 }
 
-// SEAM_FP8_GEMM: cublaslt keeps linear_fp8 on cuBLASLt's route, wgmma (the default) on this
-// kernel, each bit for bit equal to the route run alone from the same codes; any other value is
-// an error naming the variable.
+// SEAM_FP8_GEMM: auto (the default) and cublaslt keep a per-channel linear_fp8 on cuBLASLt's
+// route, wgmma on this kernel, each bit for bit equal to the route run alone from the same codes;
+// a 128-block weight (no cuBLASLt mode on Hopper) takes this kernel by default; any other value
+// is an error naming the variable.
 TEST_F(CudaFp8GemmWgmma, SwitchSelectsTheRoute) {
   struct Env {
     explicit Env(const char* v) { setenv("SEAM_FP8_GEMM", v, 1); }
@@ -448,9 +457,24 @@ TEST_F(CudaFp8GemmWgmma, SwitchSelectsTheRoute) {
     cuda::launch_fp8_gemm_wgmma(alone_wgmma, codes, scales, W.gpu, Tensor(), false, stream());
     ASSERT_TRUE(lt.run(alone_lt, codes, scales, W.gpu, Tensor(), false, false, stream()));
     const std::vector<float> w_alone = download(alone_wgmma), lt_alone = download(alone_lt);
-    EXPECT_EQ(download(by_default), w_alone) << "default: not the wgmma GEMM";
+    EXPECT_EQ(download(by_default), lt_alone) << "default: not cuBLASLt's route";
     EXPECT_EQ(download(by_wgmma), w_alone) << "SEAM_FP8_GEMM=wgmma: not the wgmma GEMM";
     EXPECT_EQ(download(by_lt), lt_alone) << "SEAM_FP8_GEMM=cublaslt: not cuBLASLt's route";
+  }
+  {  // 128-block weights: cuBLASLt has no mode for them on Hopper; the default takes this kernel
+    const GemmCase c{Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 64, 256, 1024, DType::bf16};
+    SCOPED_TRACE(describe(c, Values::random));
+    const Weight& W = weight(c.w, c.act, c.n_out, c.n_in, Values::random);
+    const Tensor xd = upload(make_x(c.m, c.n_in, c.act, W.input_scale, c.t, Values::random), c.t, {c.m, c.n_in});
+    const Tensor by_default = empty(c.t, {c.m, c.n_out}), alone = empty(c.t, {c.m, c.n_out});
+    gpu->linear_fp8(by_default, xd, W.gpu, Tensor(), false);
+    void* cd = gpu->alloc(size_t(c.m * c.n_in));
+    owned_.push_back(cd);
+    const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {c.m, c.n_in});
+    const Tensor scales = empty(DType::f32, {c.n_in / 128, c.m});
+    cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, stream());
+    cuda::launch_fp8_gemm_wgmma(alone, codes, scales, W.gpu, Tensor(), false, stream());
+    EXPECT_EQ(download(by_default), download(alone)) << "default, 128-block weights: not the wgmma GEMM";
   }
 }
 

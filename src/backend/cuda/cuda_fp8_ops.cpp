@@ -2,9 +2,10 @@
 // (fp8_gemv.h: the activation quantization, and the norm / GLU of the fused ops, inside it);
 // more rows quantize the activations (fp8_quantize.cu, or the norm's own kernel,
 // fp8_rms_norm_quantize.h, or the gated activation's, fp8_gated_act_quantize.h) into the FP8
-// scratch, then the product: on Hopper (sm_90a) the wgmma GEMM with the scales in its epilogue
-// (fp8_gemm_wgmma.h: K % 128 == 0, N % 8 == 0) unless SEAM_FP8_GEMM=cublaslt; else cuBLASLt's
-// E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else the CUDA-core kernel (fp8_gemm.cu).
+// scratch, then the product (SEAM_FP8_GEMM, cuda_backend_impl.h): by default cuBLASLt's E4M3
+// GEMM (fp8_cublaslt.h) where it takes the scheme, else on Hopper (sm_90a) the wgmma GEMM with the
+// scales in its epilogue (fp8_gemm_wgmma.h: K % 128 == 0, N % 8 == 0; the 128-block scheme), else
+// the CUDA-core kernel (fp8_gemm.cu).
 //
 // The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
 // is never released while the backend lives: the graph warm-ups before each capture grow it
@@ -54,9 +55,11 @@ std::pair<Tensor, Tensor> CudaBackend::fp8_act_buffers(Fp8Scratch& scratch, int6
 
 void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
                               const Tensor& bias, bool accumulate) {
-  if (fp8_gemm_wgmma_ && fp8_gemm_wgmma_applies(out, codes, w))
+  const bool wgmma_ok = fp8_gemm_mode_ != Fp8GemmMode::cublaslt && fp8_gemm_wgmma_applies(out, codes, w);
+  if (wgmma_ok && fp8_gemm_mode_ == Fp8GemmMode::wgmma)
     return launch_fp8_gemm_wgmma(out, codes, scales, w, bias, accumulate, stream_);
   if (fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_)) return;
+  if (wgmma_ok) return launch_fp8_gemm_wgmma(out, codes, scales, w, bias, accumulate, stream_);
   launch_fp8_gemm_simt(out, codes, scales, w, bias, accumulate, stream_);
 }
 
