@@ -1,17 +1,64 @@
 // CudaBackend's mixture-of-experts ops: the boundary checks (backend/moe_op_checks.h), then the
 // launchers. Launch sizes depend on the host-baked row count only; the routing is read from
 // device memory by the kernels, so the whole layer is captured in decode and piecewise graphs.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/moe_experts.h"
 #include "backend/cuda/moe_route.h"
 #include "backend/cuda/moe_shared_expert_add.h"
 #include "backend/moe_op_checks.h"
+#include "core/dtype.h"
 
 namespace seam::cuda {
+
+namespace {
+
+// SEAM_DEBUG_MOE_ROUTE=r (a diagnostic): after each eager routing of a batch with a row r, row r's
+// router logits in descending order with the gaps between neighbours go to stderr, so a bf16
+// routing near-tie (the k-th and (k+1)-th logits within a rounding) can be told from a kernel
+// fault. Steps under graph capture are skipped (the copy synchronises the stream): run eagerly.
+void debug_route_row(const Tensor& router_logits, int64_t k, cudaStream_t stream) {
+  static const int row = env_int("SEAM_DEBUG_MOE_ROUTE", -1, -1, INT32_MAX);
+  static int call = 0;
+  if (row < 0 || row >= router_logits.size(0)) return;
+  const int64_t E = router_logits.size(1);
+  std::vector<uint8_t> raw(size_t(E) * dtype_size(router_logits.dtype));
+  const auto* src = static_cast<const uint8_t*>(router_logits.data) +
+                    row * router_logits.stride[0] * int64_t(dtype_size(router_logits.dtype));
+  SEAM_CUDA_CHECK(cudaMemcpyAsync(raw.data(), src, raw.size(), cudaMemcpyDeviceToHost, stream));
+  SEAM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<float> v(static_cast<size_t>(E));
+  convert_to_f32(raw.data(), router_logits.dtype, v.data(), v.size());
+  std::vector<int> order(static_cast<size_t>(E));
+  for (int e = 0; e < int(E); ++e) order[size_t(e)] = e;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return v[size_t(a)] > v[size_t(b)]; });
+  std::string line = "moe_route call " + std::to_string(call++) + " row " + std::to_string(row) + " of " +
+                     std::to_string(router_logits.size(0)) + " (" + dtype_name(router_logits.dtype) + "):";
+  char buf[64];
+  for (int64_t i = 0; i < std::min<int64_t>(E, k + 2); ++i) {
+    const float x = v[size_t(order[size_t(i)])];
+    std::snprintf(buf, sizeof(buf), " e%d=%.6g", order[size_t(i)], x);
+    line += buf;
+    if (i + 1 == k && i + 1 < E) {
+      std::snprintf(buf, sizeof(buf), " | gap %.3g |", x - v[size_t(order[size_t(i + 1)])]);
+      line += buf;
+    }
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+}  // namespace
 
 void CudaBackend::moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) {
   op_checks::moe_route(topk_ids, topk_weights, router_logits, Device::cuda);
   launch_moe_route(topk_ids, topk_weights, router_logits, renormalize, stream_);
+  if (!capturing_) debug_route_row(router_logits, topk_ids.size(1), stream_);
 }
 
 void CudaBackend::moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids,
