@@ -1,0 +1,256 @@
+// Issue 22's FP8 model check: for each FP8 checkpoint folder under SEAM_FP8_MODELS (written by
+// `seam quantize-fp8` from the random-weight Llama-3.1-8B / Qwen3-8B shapes; the folder itself
+// when it holds a config.json, else each subfolder that does: scripts/gpu_fp8_parity.sh), seam's
+// CUDA engine against the CPU backend's float32 engine over the same folder: the CPU backend is
+// the executable definition of the FP8 linear (dequantized weights x the same activation
+// quantization, fp8_cpu.cpp), so the CPU run is the float32 reference with the same activation
+// quantization. Prompts of 1, 17 and kLong random token ids (kLong = 100 unless
+// SEAM_FP8_PARITY_LONG says otherwise: the CPU reference sets it; fp8_cpu's product runs at
+// ~2 G multiply-adds a second a core on rows taken four at a time, so the ~7e9 of an 8B forward
+// take ~0.25 s a token on 16 cores: (1 + 17 + 100) tokens twice (below) ~1 minute a folder).
+//
+// The bound, from the arithmetic. The GPU computes what the CPU computes, except that
+//  (a) its float32 sums run in another order (the GEMVs of 1..4 rows, norms, attention), and
+//  (b) 5+ rows go to tensor-core GEMMs (cuBLASLt E4M3: ~13-bit truncating accumulation inside a
+//      k-block; seam's wgmma GEMM for 128-block weights: promoted to float32 every 128 k),
+// so an activation arrives at its quantization perturbed by a relative ~1e-7 (a) to ~1e-4 (b).
+// Away from an E4M3 rounding midpoint that changes nothing after quantization; next to one it
+// moves the element's code by one step (2^-4..2^-3 of its value): rare, large, discrete flips,
+// whose number grows with the size of the perturbation. A tolerance on the logits therefore
+// cannot come from float32 rounding alone; it is measured on the CPU as the effect of one
+// legitimate rounding change of the same kind but larger: the same reference with every FP8
+// linear's activations rounded to bfloat16 before quantization (CpuBackend::
+// set_fp8_act_round_bf16; a relative change of up to 2^-9, above (a) and (b) everywhere), the
+// yardstick Y = rel_err(reference with bf16-rounded activations, reference), per prompt.
+//  - float32: rel_err(GPU, reference) <= 2 Y + 1e-4. The GPU's perturbations are smaller than
+//    the yardstick's, so they flip fewer codes; the factor 2 allows for the randomness of a
+//    few-flip sum (two independent draws of a handful of large terms differ by ~sqrt(2)), the
+//    1e-4 for float32 order where no code flips (tests/cuda/hf_parity_test.cpp's float32 bound).
+//  - bfloat16: rel_err(GPU, reference) <= 4 Y + 1e-3. The bf16 engine rounds every FP8
+//    linear's input to bf16 (the yardstick itself) and on top of it rounds the residual stream,
+//    the norms, the attention and the head's input to bf16 (~3 more bf16 roundings on each path
+//    into a linear's input): 4 yardsticks, and bf16's own 2^-9 on the logits (the 1e-3).
+//  - argmax: equal to the reference's wherever the reference's top-2 margin exceeds
+//    sqrt(2) x the allowed error x ||reference logits|| (a margin m can only be crossed by a
+//    change of L2 norm >= m / sqrt(2)); below that a difference is printed with its margin.
+//  - greedy ids (float32): the argmax at each of the 17-token prompt's first 16 positions
+//    (prompt logprobs, top 2) equal the CPU's where the CPU's top-2 margin exceeds the same
+//    threshold (the last-token logits' norm stands in for each position's: random weights give
+//    logits of one size everywhere); a difference under it is printed with its margin.
+// Every figure is printed, one line per folder / prompt / dtype: the run log is the measurement.
+// SEAM_FP8_PARITY_DUMP=DIR also writes DIR/<folder name>.json (prompt ids, the CPU reference's
+// and the yardstick's logits, the GPU's alone-run logits per dtype) for the script's comparison
+// with another implementation of the format (transformers).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backend/backend_factory.h"
+#include "backend/cpu/cpu_backend.h"
+#include "engine/engine.h"
+#include "engine/engine_bench_access.h"
+#include "hf_reference.h"
+#include "runtime/model_runner.h"
+#include "test_util.h"
+
+namespace seam::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kF32Yardsticks = 2.0, kF32Floor = 1e-4;
+constexpr double kBf16Yardsticks = 4.0, kBf16Floor = 1e-3;
+
+int long_prompt() {
+  const char* v = std::getenv("SEAM_FP8_PARITY_LONG");
+  return v != nullptr && std::atoi(v) > 17 ? std::atoi(v) : 100;
+}
+
+// FP8 checkpoint folders: SEAM_FP8_MODELS itself when it holds a config.json, else its
+// subfolders that do (sorted).
+std::vector<std::string> fp8_folders(const std::string& root) {
+  if (fs::exists(root + "/config.json")) return {root};
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec))
+    if (e.is_directory() && fs::exists(e.path() / "config.json")) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Prompts of 1, 17 and long_prompt() ids, uniform over the vocabulary, the same every run.
+std::vector<RefPrompt> make_prompts(int vocab) {
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int32_t> id(0, vocab - 1);
+  std::vector<RefPrompt> out;
+  for (int n : {1, 17, long_prompt()}) {
+    RefPrompt p;
+    for (int i = 0; i < n; ++i) p.ids.push_back(id(rng));
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+EngineConfig config(const std::string& dir, Device device, const char* dtype) {
+  EngineConfig cfg;
+  cfg.model_path = dir;
+  cfg.device = device;
+  cfg.dtype = dtype;
+  cfg.context_length = long_prompt() + 8;
+  cfg.max_running_requests = 4;
+  cfg.max_total_tokens = 5 * (long_prompt() + 8);  // run_logits' rows 0..2 from slot 1
+  cfg.chunked_prefill_size = 4 * (long_prompt() + 8);
+  cfg.disable_cuda_graph = true;  // extend forwards only
+  cfg.disable_piecewise_cuda_graph = true;
+  cfg.mem_fraction_static = 0.6;
+  return cfg;
+}
+
+size_t argmax(const std::vector<float>& v) { return size_t(std::max_element(v.begin(), v.end()) - v.begin()); }
+// The top-2 margin of v (top logit minus the runner-up).
+double top2_margin(const std::vector<float>& v) {
+  std::vector<float> s(v);
+  std::partial_sort(s.begin(), s.begin() + 2, s.end(), std::greater<float>());
+  return double(s[0]) - double(s[1]);
+}
+double l2(const std::vector<float>& v) {
+  double s = 0;
+  for (float x : v) s += double(x) * x;
+  return std::sqrt(s);
+}
+
+// The argmax at each prompt position (the prompt logprobs' top alternative, top 2 asked): entry
+// p predicts ids[p + 1] from ids[0..p]; with the margin top1 - top2 (logprobs share the
+// normalizer, so the margin is the logits').
+struct Predictions {
+  std::vector<int32_t> ids;
+  std::vector<double> margins;
+};
+Predictions prompt_predictions(Engine& engine, const std::vector<int32_t>& prompt) {
+  SamplingParams sp;
+  sp.temperature = 0;
+  sp.max_new_tokens = 1;
+  sp.ignore_eos = true;
+  sp.logprobs = 2;
+  sp.prompt_logprobs = true;
+  const std::vector<GenerateResult> r = engine.generate({prompt}, {sp});
+  Predictions out;
+  for (const TokenLogprob& t : r.at(0).prompt_logprobs) {
+    if (t.top.size() < 2) continue;  // the first token has none
+    out.ids.push_back(t.top[0].first);
+    out.margins.push_back(double(t.top[0].second) - double(t.top[1].second));
+  }
+  return out;
+}
+
+struct Reference {
+  std::vector<std::vector<float>> logits, yardstick_logits;
+  std::vector<double> yardstick;
+  Predictions predictions;  // of the 17-token prompt
+};
+
+// The CPU float32 engine's logits of make_prompts' prompts (written to `prompts`), plain and with
+// bf16-rounded activations, and its predictions over the 17-token prompt.
+Reference cpu_reference(const std::string& dir, std::vector<RefPrompt>& prompts, const char* name) {
+  Engine engine(config(dir, Device::cpu, "float32"));
+  const int V = engine.model_info().vocab_size;
+  prompts = make_prompts(V);
+  ModelRunner& runner = EngineBenchAccess::runner(engine);
+  auto* cpu = dynamic_cast<CpuBackend*>(&runner.backend());
+  if (cpu == nullptr) throw std::runtime_error("the cpu engine's backend is not the CpuBackend");
+  Reference ref;
+  const int slots = long_prompt() + 8;
+  ref.logits = run_logits(runner, prompts, V, slots, /*batched=*/false);
+  cpu->set_fp8_act_round_bf16(true);
+  ref.yardstick_logits = run_logits(runner, prompts, V, slots, false);
+  cpu->set_fp8_act_round_bf16(false);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    ref.yardstick.push_back(rel_err(ref.yardstick_logits[i], ref.logits[i]));
+    std::printf("%s cpu float32 prompt %zu tokens: yardstick Y (bf16-rounded activations) %.3g; argmax %zu %s, "
+                "top-2 margin %.4g, |logits| %.4g\n",
+                name, prompts[i].ids.size(), ref.yardstick[i], argmax(ref.logits[i]),
+                argmax(ref.logits[i]) == argmax(ref.yardstick_logits[i]) ? "(same with bf16 activations)"
+                                                                         : "(moved by bf16 activations)",
+                top2_margin(ref.logits[i]), l2(ref.logits[i]));
+  }
+  ref.predictions = prompt_predictions(engine, prompts[1].ids);
+  return ref;
+}
+
+TEST(CudaFp8ModelParity, LogitsAgainstTheCpuFloat32Reference) {
+  std::string why;
+  if (!cuda_device_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  const char* root = std::getenv("SEAM_FP8_MODELS");
+  if (root == nullptr || *root == '\0')
+    GTEST_SKIP() << "SEAM_FP8_MODELS is not set (scripts/gpu_fp8_parity.sh writes the FP8 checkpoints)";
+  const std::vector<std::string> folders = fp8_folders(root);
+  if (folders.empty()) GTEST_SKIP() << root << " holds no model folder (config.json)";
+  for (const std::string& dir : folders) {
+    const std::string name = fs::path(dir).filename().string();
+    std::vector<RefPrompt> prompts;
+    const Reference ref = cpu_reference(dir, prompts, name.c_str());
+    const char* dump_dir = std::getenv("SEAM_FP8_PARITY_DUMP");
+    nlohmann::json dump;
+    for (size_t w = 0; w < prompts.size(); ++w) {
+      dump["prompts"].push_back(prompts[w].ids);
+      dump["cpu_float32"].push_back(ref.logits[w]);
+      dump["yardstick"].push_back(ref.yardstick[w]);
+    }
+    for (const char* dtype : {"float32", "bfloat16"}) {
+      const bool fp32 = std::string(dtype) == "float32";
+      const double k = fp32 ? kF32Yardsticks : kBf16Yardsticks, floor = fp32 ? kF32Floor : kBf16Floor;
+      Engine engine(config(dir, Device::cuda, dtype));
+      const int V = engine.model_info().vocab_size;
+      const auto logits = run_logits(EngineBenchAccess::runner(engine), prompts, V, long_prompt() + 8);
+      for (size_t w = 0; w < prompts.size(); ++w) dump[std::string("gpu_") + dtype].push_back(logits[w]);
+      for (size_t i = 0; i < logits.size(); ++i) {
+        const size_t w = i % prompts.size();
+        const char* how = i < prompts.size() ? "alone" : "batched";
+        const double err = rel_err(logits[i], ref.logits[w]), allowed = k * ref.yardstick[w] + floor;
+        const size_t want = argmax(ref.logits[w]), got = argmax(logits[i]);
+        const double margin = top2_margin(ref.logits[w]), threshold = std::sqrt(2.0) * allowed * l2(ref.logits[w]);
+        std::printf("%s %s %s prompt %zu tokens: rel err vs cpu float32 %.3g (yardstick Y %.3g, bound %.3g = %.0f Y + "
+                    "%.0e: %.2f of it); argmax %s (margin %.4g, threshold %.4g)\n",
+                    name.c_str(), dtype, how, prompts[w].ids.size(), err, ref.yardstick[w], allowed, k, floor,
+                    err / allowed, got == want ? "equal" : "DIFFERS", margin, threshold);
+        EXPECT_LE(err, allowed) << name << " " << dtype << " " << how << " prompt of " << prompts[w].ids.size();
+        if (margin > threshold)
+          EXPECT_EQ(got, want) << name << " " << dtype << " " << how << " prompt of " << prompts[w].ids.size()
+                               << ": top-2 margin " << margin << " > " << threshold;
+      }
+      if (!fp32) continue;
+      // The argmax at each of the 17-token prompt's first 16 positions, CPU against GPU.
+      const Predictions gpu = prompt_predictions(engine, prompts[1].ids);
+      const double threshold =
+          std::sqrt(2.0) * (kF32Yardsticks * ref.yardstick[1] + kF32Floor) * l2(ref.logits[1]);
+      ASSERT_EQ(gpu.ids.size(), ref.predictions.ids.size()) << name;
+      size_t same = 0;
+      for (size_t p = 0; p < gpu.ids.size(); ++p) {
+        if (gpu.ids[p] == ref.predictions.ids[p]) {
+          ++same;
+          continue;
+        }
+        std::printf("%s float32 17-token prompt position %zu: gpu argmax %d, cpu %d (cpu top-2 margin %.4g, gpu %.4g, "
+                    "threshold %.4g)\n",
+                    name.c_str(), p, gpu.ids[p], ref.predictions.ids[p], ref.predictions.margins[p], gpu.margins[p],
+                    threshold);
+        EXPECT_LE(ref.predictions.margins[p], threshold) << name << " position " << p;
+      }
+      std::printf("%s float32 17-token prompt: %zu of %zu greedy ids equal the cpu's\n", name.c_str(), same,
+                  gpu.ids.size());
+    }
+    if (dump_dir != nullptr && *dump_dir != '\0') write_file(std::string(dump_dir) + "/" + name + ".json", dump.dump());
+  }
+}
+
+}  // namespace
+}  // namespace seam::test
