@@ -76,7 +76,7 @@ std::vector<float> run(Product& p, bool round_bf16) {
   std::vector<float> out(size_t(p.n * p.n_out));
   fp8_cpu::linear_rows(Tensor(out.data(), DType::f32, Device::cpu, {p.n, p.n_out}),
                        Tensor(p.x.data(), DType::f32, Device::cpu, {p.n, p.n_in}), p.w(),
-                       Tensor(p.bias.data(), DType::f32, Device::cpu, {p.n_out}), false, round_bf16);
+                       Tensor(p.bias.data(), DType::f32, Device::cpu, {p.n_out}), false, round_bf16 ? 7 : 0);
   return out;
 }
 
@@ -96,6 +96,7 @@ TEST(Fp8CpuRows, ThreadedRowsEqualTheDefinitionBitForBit) {
 TEST(Fp8CpuRows, Bf16ActivationRoundingIsQuantizingTheRoundedRows) {
   Product p = make(5, 256, 64, Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token);
   const std::vector<float> plain = run(p, false), rounded = run(p, true);
+  for (float v : p.x) EXPECT_EQ(fp8_cpu::round_mantissa(v, 7), bf16_to_f32(f32_to_bf16(v))) << v;
   for (float& v : p.x) v = bf16_to_f32(f32_to_bf16(v));
   const std::vector<float> want = run(p, false);
   EXPECT_EQ(std::memcmp(rounded.data(), want.data(), want.size() * 4), 0);

@@ -20,7 +20,7 @@
 // cannot come from float32 rounding alone; it is measured on the CPU as the effect of one
 // legitimate rounding change of the same kind but larger: the same reference with every FP8
 // linear's activations rounded to bfloat16 before quantization (CpuBackend::
-// set_fp8_act_round_bf16; a relative change of up to 2^-9, above (a) and (b) everywhere), the
+// set_fp8_act_round_bits(7); a relative change of up to 2^-9, above (a) and (b) everywhere), the
 // yardstick Y = rel_err(reference with bf16-rounded activations, reference), per prompt.
 //  - float32: rel_err(GPU, reference) <= 2 Y + 1e-4. The GPU's perturbations are smaller than
 //    the yardstick's, so they flip fewer codes; the factor 2 allows for the randomness of a
@@ -170,9 +170,9 @@ Reference cpu_reference(const std::string& dir, std::vector<RefPrompt>& prompts,
   Reference ref;
   const int slots = long_prompt() + 8;
   ref.logits = run_logits(runner, prompts, V, slots, /*batched=*/false);
-  cpu->set_fp8_act_round_bf16(true);
+  cpu->set_fp8_act_round_bits(7);  // bfloat16
   ref.yardstick_logits = run_logits(runner, prompts, V, slots, false);
-  cpu->set_fp8_act_round_bf16(false);
+  cpu->set_fp8_act_round_bits(0);
   for (size_t i = 0; i < prompts.size(); ++i) {
     ref.yardstick.push_back(rel_err(ref.yardstick_logits[i], ref.logits[i]));
     std::printf("%s cpu float32 prompt %zu tokens: yardstick Y (bf16-rounded activations) %.3g; argmax %zu %s, "

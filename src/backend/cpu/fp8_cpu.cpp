@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 #include "backend/cpu/cpu_backend.h"
@@ -77,8 +78,19 @@ void output_feature(const Fp8Rows& r, const float* wr, int64_t j, const Fp8Weigh
 
 }  // namespace
 
+float round_mantissa(float v, int bits) {
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u) return v;  // inf / NaN as they are
+  const int drop = 23 - bits;
+  const uint32_t rounding = (uint32_t(1) << (drop - 1)) - 1 + ((u >> drop) & 1);  // to nearest, ties to even
+  u = (u + rounding) & ~((uint32_t(1) << drop) - 1);
+  std::memcpy(&v, &u, 4);
+  return v;
+}
+
 void linear_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
-                 bool round_act_bf16) {
+                 int round_act_bits) {
   const int64_t n = x.size(0), n_in = x.size(1), n_out = w.w.size(0);
   const int64_t n_groups = w.w_scheme == Fp8WeightScheme::block128 ? (n_in + kFp8Group - 1) / kFp8Group : 1;
   const int64_t n_xs = std::max<int64_t>(n_groups, (n_in + kFp8Group - 1) / kFp8Group);
@@ -87,8 +99,8 @@ void linear_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const T
   std::vector<uint8_t> codes(static_cast<size_t>(n_in));
   for (int64_t i = 0; i < n; ++i) {
     const float* xi = x.ptr<float>() + i * x.stride[0];
-    if (round_act_bf16) {
-      for (int64_t k = 0; k < n_in; ++k) xr[size_t(k)] = bf16_to_f32(f32_to_bf16(xi[k]));
+    if (round_act_bits > 0 && round_act_bits < 23) {
+      for (int64_t k = 0; k < n_in; ++k) xr[size_t(k)] = round_mantissa(xi[k], round_act_bits);
       xi = xr.data();
     }
     quantize_row(xi, n_in, w, codes.data(), xs.data() + i * n_xs);
@@ -127,8 +139,8 @@ void linear_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const T
 void CpuBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) {
   op_checks::linear_fp8(out, x, w, bias, Device::cpu);
   SEAM_CHECK(x.dtype == DType::f32, "linear_fp8 x: the cpu backend computes in float32, got ", dtype_name(x.dtype));
-  const bool round_bf16 = fp8_act_round_bf16_;
-  launch([=] { fp8_cpu::linear_rows(out, x, w, bias, accumulate, round_bf16); });
+  // The switch is read when the op runs, so recorded graphs follow it too.
+  launch([=, this] { fp8_cpu::linear_rows(out, x, w, bias, accumulate, fp8_act_round_bits_); });
 }
 
 }  // namespace seam
