@@ -192,6 +192,7 @@ TEST(CudaFp8ModelParity, LogitsAgainstTheCpuFloat32Reference) {
   const char* root = std::getenv("SEAM_FP8_MODELS");
   if (root == nullptr || *root == '\0')
     GTEST_SKIP() << "SEAM_FP8_MODELS is not set (scripts/gpu_fp8_parity.sh writes the FP8 checkpoints)";
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // whole lines between the engines' log lines (the run log is read)
   const std::vector<std::string> folders = fp8_folders(root);
   if (folders.empty()) GTEST_SKIP() << root << " holds no model folder (config.json)";
   for (const std::string& dir : folders) {
