@@ -1,5 +1,5 @@
 // The CPU FP8 linear (fp8_cpu::linear_rows) spreads output features over threads and takes rows
-// four at a time; neither may change a bit: every element must equal backend.h's "FP8 linear"
+// eight at a time; neither may change a bit: every element must equal backend.h's "FP8 linear"
 // definition computed one row and one feature at a time in float32 (the loop below, in the
 // reference's order). And its bf16 activation rounding (the yardstick of
 // tests/cuda/cuda_fp8_model_parity_test.cpp) must equal quantizing the bf16-rounded rows.
@@ -80,13 +80,13 @@ std::vector<float> run(Product& p, bool round_bf16) {
   return out;
 }
 
-// 7 rows (a block of four and one of three) x 768 features x 1,024: past the threading threshold
+// 11 rows (a block of eight and one of three) x 768 features x 1,024: past the threading threshold
 // (2^22 multiply-adds a thread), so the features are split whenever the host has two threads.
 TEST(Fp8CpuRows, ThreadedRowsEqualTheDefinitionBitForBit) {
   for (auto [ws, act] : {std::pair{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token},
                          std::pair{Fp8WeightScheme::per_tensor, Fp8ActScheme::dynamic_per_token},
                          std::pair{Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128}}) {
-    Product p = make(7, 1024, 768, ws, act);
+    Product p = make(11, 1024, 768, ws, act);
     const std::vector<float> got = run(p, false), want = definition(p);
     ASSERT_EQ(got.size(), want.size());
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << fp8_weight_scheme_name(ws);

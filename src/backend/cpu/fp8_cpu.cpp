@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <thread>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/op_checks.h"
 #include "core/fp8.h"
+#include "core/parallel_rows.h"
 
 namespace seam {
 
@@ -36,7 +36,7 @@ namespace {
 
 // One output feature j of every row: the reference's arithmetic for out[i][j] (each group's
 // sum over k in order from 0, then y += scale * sum over the groups in order, then the bias,
-// then the accumulation), with rows taken four at a time so their independent sums overlap in
+// then the accumulation), with rows taken eight at a time so their independent sums overlap in
 // the pipeline. Each element's operations and their order are those of one row alone.
 struct Fp8Rows {
   const float* xf;  // [n][n_in] the decoded activation codes
@@ -47,13 +47,13 @@ struct Fp8Rows {
 void output_feature(const Fp8Rows& r, const float* wr, int64_t j, const Fp8Weight& w, const Tensor& out,
                     const Tensor& bias, bool accumulate) {
   const float* ws = w.w_scale.ptr<const float>();
-  constexpr int64_t kRows = 4;
+  constexpr int64_t kRows = 8;
   for (int64_t i0 = 0; i0 < r.n; i0 += kRows) {
     const int64_t m = std::min(kRows, r.n - i0);
-    float y[kRows] = {0.f, 0.f, 0.f, 0.f};
+    float y[kRows] = {};
     for (int64_t g = 0; g < r.n_groups; ++g) {
       const int64_t begin = g * r.width, end = std::min(r.n_in, begin + r.width);
-      float s[kRows] = {0.f, 0.f, 0.f, 0.f};
+      float s[kRows] = {};
       for (int64_t k = begin; k < end; ++k)
         for (int64_t q = 0; q < m; ++q) s[q] += r.xf[(i0 + q) * r.n_in + k] * wr[k];
       for (int64_t q = 0; q < m; ++q) {
@@ -109,8 +109,7 @@ void linear_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const T
   const Fp8Rows r{xf.data(), xs.data(), n, n_in, n_xs, n_groups, n_groups == 1 ? n_in : kFp8Group};
   const auto* wq = w.w.ptr<const uint8_t>();
   // Output features split across threads: each element is computed by one thread exactly as
-  // alone, so the result does not depend on the thread count. Small products stay on the
-  // calling thread (a thread costs more than they do).
+  // alone, so the result does not depend on the thread count.
   auto features = [&](int64_t j_begin, int64_t j_end) {
     std::vector<float> wr(static_cast<size_t>(n_in));  // weight row j decoded (a reference, not a fast path)
     for (int64_t j = j_begin; j < j_end; ++j) {
@@ -118,20 +117,8 @@ void linear_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const T
       output_feature(r, wr.data(), j, w, out, bias, accumulate);
     }
   };
-  const int64_t work = n_out * n_in * std::max<int64_t>(n, 1);
-  const int64_t n_threads =
-      std::min<int64_t>({int64_t(std::max(1u, std::thread::hardware_concurrency())), n_out, 1 + work / (int64_t(1) << 22)});
-  if (n_threads <= 1) {
-    features(0, n_out);
-    return;
-  }
-  std::vector<std::thread> pool;
-  const int64_t chunk = (n_out + n_threads - 1) / n_threads;
-  for (int64_t t = 0; t < n_threads; ++t) {
-    const int64_t b = t * chunk, e = std::min(n_out, b + chunk);
-    if (b < e) pool.emplace_back(features, b, e);
-  }
-  for (std::thread& th : pool) th.join();
+  // At least 2^22 multiply-adds a thread.
+  parallel_rows(n_out, 1 + (int64_t(1) << 22) / std::max<int64_t>(1, n_in * n), features);
 }
 
 }  // namespace fp8_cpu
