@@ -10,19 +10,23 @@
 # reference beside seam's: seam must be no worse (<= 1.25 x transformers' + 1e-4).
 #
 #   device:  BUILD=<build dir> bash scripts/gpu_fp8_parity.sh   (results: $OUT/summary.txt, $OUT/tests.log)
+#   one call that builds first (carry .carry, scripts/make_carry.sh; the build's time counts):
+#     S=$(date +%s); SEAM_GPU_TARGETS="seam cuda_fp8_model_parity_test" bash scripts/gpu_suite.sh configure
+#     build > "$OUT/suite.log" 2>&1; START_EPOCH=$S bash scripts/gpu_fp8_parity.sh
 #
 # BUILD (default $ROOT/build-gpu, scripts/gpu_suite.sh's) must hold `seam` and
 # `cuda_fp8_model_parity_test` (SEAM_GPU_TARGETS="seam cuda_fp8_model_parity_test" bash
 # scripts/gpu_suite.sh configure build). Steps, with estimated times on the H200 host (16 cores):
 #   make    tools/make_random_models.py --one-file --no-reference: the shape's bf16 model.safetensors
-#           (16 GB; quantize-fp8 reads one file), made on the GPU and written out: ~90 s a shape
-#   quant   seam quantize-fp8 --format F: ~7e9 linear weights at ~10 ns (12 ns measured on a 2-core
-#           dev box) and a 9 GB write: ~80 s a folder
+#           (16 GB; quantize-fp8 reads one file), made on the GPU and written out: ~75 s a shape
+#   quant   seam quantize-fp8 --format F: ~7e9 linear weights (14 ns a weight of CPU time on the
+#           dev box, decoding and quantizing now over the host's threads) and a 9 GB write: ~60 s
+#           a folder
 #   test    cuda_fp8_model_parity_test on the folder: the CPU float32 engine (1 + 17 + 100 prompt
 #           tokens twice, plain and with bf16-rounded activations: fp8_cpu's product ran at 3.5 G
 #           multiply-adds a second a core at 64+ rows, 2.4 at 17, 0.33 at 1 on the dev box, so ~7e9 a
 #           token on 16 cores: ~1.4 + 3 + 12 s a pass; load and the head ~20 s), then the CUDA
-#           engines in float32 and bf16: ~115 s a folder, + ~30 s for the first folder of a shape
+#           engines in float32 and bf16: ~105 s a folder, + ~30 s for the first folder of a shape
 #           (B: the bf16 source model in float32 and bf16 on the GPU, then kept in $MODELS/dump)
 #   hf      transformers on the folder (formats in HF_FORMATS, default ct-channel), float32 and bf16,
 #           the test's three prompts, against the test's dump of the CPU reference: ~60 s a folder
@@ -31,7 +35,7 @@
 # activations -> cuBLASLt, then transformers on it), then Qwen3-8B's two, then Llama-3.1-8B's other
 # five formats. A step starts only if its estimate ends before DEADLINE_S (default 570 s; the device
 # call's limit is 600 s): in one call that is the Llama shape's two routes and transformers beside
-# ct-channel (~9.5 minutes by the estimates: 90 + 225 + 195 + 60 s). The rest are listed as skipped;
+# ct-channel (~8.5 minutes by the estimates: 75 + 195 + 165 + 60 s). The rest are listed as skipped;
 # a second call with the same MODELS (while the machine is warm) continues where this one stopped
 # (finished items are recorded in $MODELS/done.txt and the bf16 sources are kept). Disk (64 GB): at
 # most both bf16 sources (32 GB) and one FP8 folder (<= 9.5 GB) at a time: each FP8 folder is
@@ -45,15 +49,16 @@ MODELS=${MODELS:-/tmp/seam_fp8_parity}
 DEADLINE_S=${DEADLINE_S:-570}
 PLAN=${PLAN:-"llama-3.1-8b:fp8-block llama-3.1-8b:ct-channel qwen3-8b:fp8-block qwen3-8b:ct-channel llama-3.1-8b:ct-tensor-static llama-3.1-8b:ct-block llama-3.1-8b:fp8-tensor llama-3.1-8b:fbgemm llama-3.1-8b:modelopt"}
 HF_FORMATS=${HF_FORMATS:-ct-channel}
-EST_MAKE=${EST_MAKE:-90}
-EST_QUANT=${EST_QUANT:-80}
-EST_TEST=${EST_TEST:-115}
+EST_MAKE=${EST_MAKE:-75}
+EST_QUANT=${EST_QUANT:-60}
+EST_TEST=${EST_TEST:-105}
 EST_SOURCE=${EST_SOURCE:-30}
 EST_HF=${EST_HF:-60}
 mkdir -p "$OUT" "$MODELS/bf16" "$MODELS/fp8" "$MODELS/dump"
 touch "$MODELS/done.txt"
 export LD_LIBRARY_PATH="$ROOT/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-START=$(date +%s)
+# START_EPOCH: when the device call began (a call that builds first counts its build time too).
+START=${START_EPOCH:-$(date +%s)}
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 elapsed() { echo $(($(date +%s) - START)); }
 fits() {  # name seconds: true when a step of that estimate ends before the deadline, else a note

@@ -154,7 +154,10 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
     }
     const int64_t n_out = t.shape[0], n_in = t.shape[1];
     std::vector<float> w(size_t(t.numel()));
-    convert_to_f32(t.data, t.dtype, w.data(), w.size());
+    parallel_rows(n_out, 64, [&](int64_t begin, int64_t end) {
+      convert_to_f32(static_cast<const char*>(t.data) + begin * n_in * int64_t(dtype_size(t.dtype)), t.dtype,
+                     w.data() + begin * n_in, size_t((end - begin) * n_in));
+    });
     OutTensor q{name, "F8_E4M3", t.shape, {}};
     std::vector<float> scales;
     quantize(w, n_out, n_in, per_tensor ? n_out : br, per_tensor ? n_in : (bc ? bc : n_in), q.bytes, scales);
