@@ -20,29 +20,36 @@
 // moves the element's code by one step (2^-4..2^-3 of its value): rare, large, discrete flips,
 // whose number grows with the size of the perturbation. A tolerance on the logits therefore
 // cannot come from float32 rounding alone; it is measured on the CPU as the effect of one
-// legitimate rounding change of the same kind but larger: the same reference with every FP8
+// legitimate rounding change of the same kind, larger than the GPU's: the same reference with every FP8
 // linear's activations rounded to bfloat16 before quantization (CpuBackend::
 // set_fp8_act_round_bits(7); a relative change of up to 2^-9, above (a) and (b) everywhere), the
 // yardstick Y = rel_err(reference with bf16-rounded activations, reference), per prompt.
-//  - float32: rel_err(GPU, reference) <= 2 Y + 1e-4. The GPU's perturbations are smaller than
-//    the yardstick's, so they flip fewer codes. Fewer does not mean proportionally less: once a
-//    few codes flip, the logits can move about as much as with many (tests/
-//    fp8_act_yardstick_test.cpp, the tiny model: roundings to 10, 13 and 16 bits moved the
-//    logits by 0 to 1.14 Y(7 bits) on 17- and 64-token prompts, while one token's fell with the
-//    perturbation, 5.3e-3 -> 2.2e-6). So the factor 2 is the margin for one draw of flips
-//    against another, and the 1e-4 for float32 order where no code flips (hf_parity_test's
-//    float32 bound). What it catches: anything beyond a draw of rounding flips (a wrong scale,
-//    group, layout or operand is an O(1) change of the logits); what it cannot promise to catch
-//    is a subtle scheme slip of the same size as a draw of flips (e.g. a rounding mode): the
-//    kernels' op tests (cuda_fp8_test) hold those, against the CPU codes bit for bit.
+//  - float32: rel_err(GPU, reference) <= 2 Y + 1e-4. Flips breed flips: one flipped code moves
+//    every output of its linear by ~2^-3.5 / sqrt(K) of their size, and with thousands of
+//    outputs each a little nearer a midpoint some flip in turn, so on a deep model any seed flip
+//    cascades until the logits are a fresh draw of the FP8 noise. Measured on the CPU
+//    (2026-12-02, fp8_act_yardstick_test and a random-weight 4-layer 1024-wide bf16 model):
+//    activations rounded to 7, 10, 13, 16 and 19 mantissa bits moved the 17- and 100-token
+//    prompts' logits by 0.059..0.084 whatever the bits (Y(19) within 0.8..1.0 of Y(7)), while a
+//    1-token prompt without a seed flip moved 6.9e-7. So the GPU, whose float32 order alone can
+//    seed a flip, is expected about one yardstick from the reference (a draw of the same
+//    noise), or at float32 rounding where nothing flips; 2 Y is the margin for one draw against
+//    another (their spread was within 1.42x), the 1e-4 hf_parity_test's float32 bound. This is the
+//    level the format allows for one model's logits: agreement to one re-draw of its FP8 noise.
+//    What it catches: anything beyond such a draw (a wrong scale, group, layout or operand is an
+//    O(1) change of the logits); what it cannot promise to catch is a slip of the same size as a
+//    draw (e.g. a rounding mode): the kernels' op tests (cuda_fp8_test) hold those, against the
+//    CPU's codes bit for bit.
 //  - bfloat16: rel_err(GPU, reference) <= 1.5 B + 4 Y + 1e-3, where B is bf16's own effect on
 //    this GPU: rel_err(seam bf16, seam float32) on the unquantized source model
 //    (SEAM_FP8_PARITY_SOURCE, the bf16 folder the FP8 one was written from; without it the bf16
 //    figures are printed, not bounded). The bf16 engine rounds the residual stream, the norms,
 //    the attention and the head in bf16 (what B measures; 1.5 B: another model's draw of it,
 //    hf_parity_test's 25% made 50% for the quantizers' extra discreteness) and, on top of that,
-//    feeds the quantizers activations perturbed by those roundings, which are larger than the
-//    yardstick's 2^-9 (so more codes flip: 4 Y), and its logits carry bf16's 2^-9 (the 1e-3).
+//    feeds the quantizers activations perturbed by those roundings: another draw of the FP8
+//    noise (~Y, as above; 4 Y because that draw and bf16's own error add, and a draw seeded by
+//    perturbations larger than the yardstick's need not stay the yardstick's size), and its
+//    logits carry bf16's 2^-9 (the 1e-3).
 //  - argmax: a top-2 margin m is crossed only by logit changes of max-norm >= m / 2. float32: the
 //    same premise as the bound, in the max-norm: the GPU's largest logit change is at most 2 x the
 //    yardstick's largest (Ymax = max_i |yardstick_i - reference_i|) + 1e-4 ||reference||, so the
