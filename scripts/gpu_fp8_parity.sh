@@ -7,7 +7,8 @@
 # unquantized source model on this GPU; argmax and the 17-token prompt's greedy ids equal where the
 # margin allows), and, where transformers can load the folder (it needs the
 # compressed-tensors package; nothing is installed), transformers' error against the same
-# reference beside seam's: seam must be no worse (<= 1.25 x transformers' + 1e-4).
+# reference beside seam's: seam must be no worse (<= 1.5 x transformers' + 1e-4: each is a draw of
+# the model's FP8 noise, whose draws spread by up to 1.42x on the CPU).
 #
 #   device:  BUILD=<build dir> bash scripts/gpu_fp8_parity.sh   (results: $OUT/summary.txt, $OUT/tests.log)
 #   one call that builds first (carry .carry, scripts/make_carry.sh; the build's time counts):
@@ -130,10 +131,10 @@ for dtype, key in ((torch.float32, "gpu_float32"), (torch.bfloat16, "gpu_bfloat1
             lt = m(torch.tensor([ids], device="cuda")).logits[0, -1].float().cpu()
         seam = torch.tensor(d[key][i])
         e_hf, e_seam = rel(lt, cpu[i]), rel(seam, cpu[i])
-        ok = e_seam <= 1.25 * e_hf + 1e-4
+        ok = e_seam <= 1.5 * e_hf + 1e-4
         print(f"{name} {str(dtype)[6:]} prompt {len(ids)} tokens: rel err vs cpu float32: transformers {e_hf:.3g}, "
               f"seam {e_seam:.3g} (yardstick Y {d['yardstick'][i]:.3g}): seam {'no worse' if ok else 'WORSE'} "
-              f"(<= 1.25 x transformers + 1e-4)")
+              f"(<= 1.5 x transformers + 1e-4)")
     del m
     torch.cuda.empty_cache()
 EOF
