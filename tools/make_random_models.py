@@ -39,6 +39,12 @@ SHAPES = {
                        num_key_value_heads=8, head_dim=128, vocab_size=151936, max_position_embeddings=40960,
                        rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True,
                        attention_bias=False),
+    # Issue 22's FP8 parity (scripts/gpu_fp8_parity.sh): Qwen3-8B's shape.
+    "qwen3-8b": dict(model_type="qwen3", architectures=["Qwen3ForCausalLM"], hidden_size=4096,
+                     intermediate_size=12288, num_hidden_layers=36, num_attention_heads=32,
+                     num_key_value_heads=8, head_dim=128, vocab_size=151936, max_position_embeddings=40960,
+                     rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=False,
+                     attention_bias=False),
     # Issue 24's dense families. Windowed shapes get a prompt longer than their window.
     "gemma-2-9b": dict(model_type="gemma2", architectures=["Gemma2ForCausalLM"], hidden_size=3584,
                        intermediate_size=14336, num_hidden_layers=42, num_attention_heads=16,
@@ -212,6 +218,8 @@ def main():
     ap.add_argument("--no-reference", action="store_true")
     ap.add_argument("--config-only", action="store_true",
                     help="write config.json and tokenizer.json only, no weights (for seam --load-format dummy)")
+    ap.add_argument("--one-file", action="store_true",
+                    help="the weights in one model.safetensors, unsharded (seam quantize-fp8 reads one file)")
     args = ap.parse_args()
     names = args.only.split(",") if args.only else [n for n in SHAPES if n not in TINY_SHAPES]
     torch.manual_seed(0)
@@ -245,7 +253,10 @@ def main():
             except TypeError:  # transformers < 5
                 model = AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype)
         model.eval()
-        model.save_pretrained(d, safe_serialization=True)
+        if args.one_file:
+            model.save_pretrained(d, safe_serialization=True, max_shard_size="1000GB")
+        else:
+            model.save_pretrained(d, safe_serialization=True)
         if args.tokenizer:
             shutil.copy(args.tokenizer, os.path.join(d, "tokenizer.json"))
         else:

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/fp8.h"
+#include "core/parallel_rows.h"
 #include "model/json_file.h"
 #include "model/model_config.h"
 #include "model/safetensors.h"
@@ -70,17 +71,29 @@ void quantize(const std::vector<float>& w, int64_t n_out, int64_t n_in, int64_t 
   const int64_t nr = (n_out + br - 1) / br, nc = (n_in + bc - 1) / bc;
   scales.assign(size_t(nr * nc), 0.f);
   codes.assign(size_t(n_out * n_in), '\0');
-  for (int64_t r = 0; r < nr; ++r)
-    for (int64_t c = 0; c < nc; ++c) {
-      float amax = 0.f;
-      for (int64_t o = r * br; o < std::min(n_out, (r + 1) * br); ++o)
+  // Each row's amax per column block (rows over threads), then each block's: a max is exact in
+  // any order, so the scales are the sequential loop's.
+  std::vector<float> row_amax(size_t(n_out * nc), 0.f);
+  constexpr int64_t kRowsPerThread = 64;
+  parallel_rows(n_out, kRowsPerThread, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o)
+      for (int64_t c = 0; c < nc; ++c) {
+        float amax = 0.f;
         for (int64_t k = c * bc; k < std::min(n_in, (c + 1) * bc); ++k) amax = std::max(amax, std::fabs(w[size_t(o * n_in + k)]));
-      const float s = scale_of(amax);
-      scales[size_t(r * nc + c)] = s;
-      for (int64_t o = r * br; o < std::min(n_out, (r + 1) * br); ++o)
-        for (int64_t k = c * bc; k < std::min(n_in, (c + 1) * bc); ++k)
-          codes[size_t(o * n_in + k)] = char(f32_to_fp8_e4m3(w[size_t(o * n_in + k)] / s));
+        row_amax[size_t(o * nc + c)] = amax;
+      }
+  });
+  for (int64_t o = 0; o < n_out; ++o)
+    for (int64_t c = 0; c < nc; ++c) {
+      float& a = scales[size_t((o / br) * nc + c)];
+      a = std::max(a, row_amax[size_t(o * nc + c)]);
     }
+  for (float& s : scales) s = scale_of(s);
+  parallel_rows(n_out, kRowsPerThread, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o)
+      for (int64_t k = 0; k < n_in; ++k)
+        codes[size_t(o * n_in + k)] = char(f32_to_fp8_e4m3(w[size_t(o * n_in + k)] / scales[size_t((o / br) * nc + k / bc)]));
+  });
 }
 
 json compressed_tensors_config(const std::string& w_strategy, const json& act) {
@@ -141,7 +154,10 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
     }
     const int64_t n_out = t.shape[0], n_in = t.shape[1];
     std::vector<float> w(size_t(t.numel()));
-    convert_to_f32(t.data, t.dtype, w.data(), w.size());
+    parallel_rows(n_out, 64, [&](int64_t begin, int64_t end) {
+      convert_to_f32(static_cast<const char*>(t.data) + begin * n_in * int64_t(dtype_size(t.dtype)), t.dtype,
+                     w.data() + begin * n_in, size_t((end - begin) * n_in));
+    });
     OutTensor q{name, "F8_E4M3", t.shape, {}};
     std::vector<float> scales;
     quantize(w, n_out, n_in, per_tensor ? n_out : br, per_tensor ? n_in : (bc ? bc : n_in), q.bytes, scales);

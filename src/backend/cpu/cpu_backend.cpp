@@ -9,6 +9,7 @@
 
 #include "backend/cpu/sampling_cpu.h"
 #include "backend/op_checks.h"
+#include "core/parallel_rows.h"
 
 namespace seam {
 
@@ -100,20 +101,24 @@ void CpuBackend::rms_norm(Tensor out, Tensor x, Tensor weight, float eps) {
 
 namespace {
 // out[i] = x[i] @ w^T + bias (accumulate: out[i] += that). The sum is formed first and then
-// added, so an accumulating linear equals a linear followed by an add, bit for bit.
+// added, so an accumulating linear equals a linear followed by an add, bit for bit. Output
+// features are spread over the host's threads (an 8B model's head on the CPU); each element is
+// computed as alone, so the result does not depend on the thread count.
 void linear_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, bool accumulate) {
   const int64_t n = x.size(0), n_in = x.size(1), n_out = w.size(0);
-  for (int64_t i = 0; i < n; ++i) {
-    const float* xr = row_ptr(x, i);
-    float* o = row_ptr(out, i);
-    for (int64_t j = 0; j < n_out; ++j) {
-      const float* wr = w.ptr<float>() + j * n_in;
-      float acc = 0.f;
-      for (int64_t k = 0; k < n_in; ++k) acc += xr[k] * wr[k];
-      const float y = acc + (bias.defined() ? bias.ptr<float>()[j] : 0.f);
-      o[j] = accumulate ? o[j] + y : y;
+  parallel_rows(n_out, 1 + (int64_t(1) << 22) / std::max<int64_t>(1, n_in * n), [&](int64_t j_begin, int64_t j_end) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float* xr = row_ptr(x, i);
+      float* o = row_ptr(out, i);
+      for (int64_t j = j_begin; j < j_end; ++j) {
+        const float* wr = w.ptr<float>() + j * n_in;
+        float acc = 0.f;
+        for (int64_t k = 0; k < n_in; ++k) acc += xr[k] * wr[k];
+        const float y = acc + (bias.defined() ? bias.ptr<float>()[j] : 0.f);
+        o[j] = accumulate ? o[j] + y : y;
+      }
     }
-  }
+  });
 }
 }  // namespace
 

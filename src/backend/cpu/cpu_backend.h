@@ -52,6 +52,11 @@ class CpuBackend final : public Backend {
   // FP8 linear, the reference of backend.h "FP8 linear" (fp8_cpu.cpp).
   bool supports_fp8() const override { return true; }
   void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) override;
+  // Tests: linear_fp8 rounds its activations to `mantissa_bits` (1..22; 7 = bfloat16) before
+  // quantizing them, so a model's logits move by what one legitimate rounding change of the
+  // activations moves them (the bound of tests/cuda/cuda_fp8_model_parity_test.cpp). 0 (the
+  // default): off. Read when the op runs, so recorded graphs follow it.
+  void set_fp8_act_round_bits(int mantissa_bits) { fp8_act_round_bits_ = mantissa_bits; }
   void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
   // mixture of experts: cpu_moe.cpp
   void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;
@@ -94,6 +99,7 @@ class CpuBackend final : public Backend {
   void launch(std::function<void()> op);
 
   bool capturing_ = false;
+  int fp8_act_round_bits_ = 0;
   std::vector<std::function<void()>> recording_;
   std::chrono::steady_clock::time_point timer_start_, timer_stop_;
   bool timer_stopped_ = false;  // timer_end() followed the last timer_begin()

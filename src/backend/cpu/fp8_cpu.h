@@ -14,6 +14,14 @@ namespace seam::fp8_cpu {
 void quantize_row(const float* x, int64_t n_in, const Fp8Weight& w, uint8_t* codes, float* scales);
 
 // out[i][o] (=|+=) the FP8 product of float32 x [n, in] and w, plus bias; host memory.
-void linear_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate);
+// round_act_bits in 1..22: x is rounded to that many mantissa bits (to nearest, ties to even;
+// 7 = bfloat16) before it is quantized: one legitimate rounding change of the activations, the
+// yardstick of tests/cuda/cuda_fp8_model_parity_test.cpp; 0: as it is. Output features are
+// spread over the host's threads; the result does not depend on how.
+void linear_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
+                 int round_act_bits = 0);
+
+// v rounded to `bits` (1..22) mantissa bits, to nearest with ties to even; inf / NaN kept.
+float round_mantissa(float v, int bits);
 
 }  // namespace seam::fp8_cpu
