@@ -95,15 +95,28 @@ void CudaBackend::quantize_fp8_per_channel(Tensor codes, Tensor scales, Tensor w
 // The norm fusions (backend.h): at GEMV batch sizes the norm runs in the GEMV's prologue (and
 // the GLU in its epilogue); past them the norm writes the FP8 activations itself
 // (fp8_rms_norm_quantize.h) for the GEMM, and the gated activation runs after it.
-void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps,
-                                      const Fp8Weight& w, Tensor bias) {
-  fp8_pending_ = {};  // only the linear_fp8 right after rms_norm_gate_up_act_fp8 takes it
+namespace {
+
+// The prologue half every norm fusion shares: the GEMV's norm arguments, and whether the
+// decomposition's `normed` output is one the fused path may skip (x's shape, on this device).
+Fp8GemvFusion norm_fusion(const Tensor& norm_weight, float eps) {
   Fp8GemvFusion f;
   f.norm_weight = norm_weight;
   f.eps = eps;
-  if (x.ndim == 2 && normed.defined() && normed.ndim == 2 && normed.size(0) == x.size(0) &&
-      normed.size(1) == x.size(1) && norm_weight.device == Device::cuda &&
-      fp8_gemv_fusion_applies(out, x, w, f)) {
+  return f;
+}
+bool norm_fusable(const Tensor& x, const Tensor& normed, const Tensor& norm_weight) {
+  return x.ndim == 2 && normed.defined() && normed.ndim == 2 && normed.size(0) == x.size(0) &&
+         normed.size(1) == x.size(1) && norm_weight.device == Device::cuda;
+}
+
+}  // namespace
+
+void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                      const Fp8Weight& w, Tensor bias) {
+  fp8_pending_ = {};  // only the linear_fp8 right after rms_norm_gate_up_act_fp8 takes it
+  const Fp8GemvFusion f = norm_fusion(norm_weight, eps);
+  if (norm_fusable(x, normed, norm_weight) && fp8_gemv_fusion_applies(out, x, w, f)) {
     op_checks::linear_fp8(out, x, w, bias, Device::cuda);
     return launch_fp8_gemv(out, x, w, bias, false, stream_, f);
   }
@@ -122,14 +135,10 @@ void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tenso
 void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                               const Fp8Weight& w, Tensor bias, const RopeStoreArgs& r) {
   fp8_pending_ = {};
-  Fp8GemvFusion f;
-  f.norm_weight = norm_weight;
-  f.eps = eps;
+  Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   f.rope_store = true;
   f.rope = r;
-  if (x.ndim == 2 && normed.defined() && normed.ndim == 2 && normed.size(0) == x.size(0) &&
-      normed.size(1) == x.size(1) && norm_weight.device == Device::cuda && qkv.ndim == 2 &&
-      r.k_cache.ndim == 3 && qkv.size(1) == (r.n_heads + 2 * r.k_cache.size(1)) * r.k_cache.size(2) &&
+  if (norm_fusable(x, normed, norm_weight) && qkv.ndim == 2 && r.k_cache.ndim == 3 && qkv.size(1) == (r.n_heads + 2 * r.k_cache.size(1)) * r.k_cache.size(2) &&
       fp8_gemv_fusion_applies(qkv, x, w, f)) {
     // The decomposition's checks, on the views it would pass: the same errors either way.
     op_checks::linear_fp8(qkv, x, w, bias, Device::cuda);
@@ -147,14 +156,10 @@ void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor 
 void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
                                            float eps, const Fp8Weight& w, Activation a) {
   fp8_pending_ = {};
-  Fp8GemvFusion f;
-  f.norm_weight = norm_weight;
-  f.eps = eps;
+  Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   f.glu = true;
   f.glu_act = a;
-  if (x.ndim == 2 && normed.defined() && normed.ndim == 2 && normed.size(0) == x.size(0) &&
-      normed.size(1) == x.size(1) && norm_weight.device == Device::cuda &&
-      gate_up.defined() && gate_up.ndim == 2 && gate_up.size(0) == x.size(0) && gate_up.size(1) == w.w.size(0) &&
+  if (norm_fusable(x, normed, norm_weight) && gate_up.defined() && gate_up.ndim == 2 && gate_up.size(0) == x.size(0) && gate_up.size(1) == w.w.size(0) &&
       act.dtype == x.dtype && act.ndim == 2 && act.size(0) == x.size(0) && act.rows_contiguous() &&
       fp8_gemv_fusion_applies(act, x, w, f)) {
     op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);

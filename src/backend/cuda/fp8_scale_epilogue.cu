@@ -8,6 +8,14 @@ namespace {
 
 constexpr int kThreads = 256;
 
+// One output: (xs * ws) * sum, + bias, + the previous value when accumulating, rounded once.
+template <typename T>
+__device__ __forceinline__ T scaled_output(float sum, float x_scale, float w_scale, const T* bias_o, const T* prev) {
+  float y = (x_scale * w_scale) * sum;
+  if (bias_o) y += to_float(*bias_o);
+  return from_float<T>(prev ? to_float(*prev) + y : y);
+}
+
 // One thread per output element, consecutive threads along o (coalesced sums and out rows).
 template <typename T>
 __global__ void fp8_scale_epilogue_kernel(T* out, int64_t out_stride, const float* sums, const float* xs,
@@ -17,10 +25,9 @@ __global__ void fp8_scale_epilogue_kernel(T* out, int64_t out_stride, const floa
   const int64_t i = blockIdx.y;
   const int64_t o = int64_t(blockIdx.x) * kThreads + threadIdx.x;
   if (o >= n_out) return;
-  float y = (xs[i] * ws[o * ws_step]) * sums[i * n_out + o];
-  if (bias) y += to_float(bias[o]);
   T* dst = out + i * out_stride + o;
-  *dst = from_float<T>(accumulate ? to_float(*dst) + y : y);
+  *dst = scaled_output<T>(sums[i * n_out + o], xs[i], ws[o * ws_step], bias ? bias + o : nullptr,
+                          accumulate ? dst : nullptr);
 }
 
 // Eight outputs a thread for 16-bit outputs: two 16-byte loads of sums, one 16-byte store
@@ -46,11 +53,9 @@ __global__ void fp8_scale_epilogue_vec_kernel(T* out, int64_t out_stride, const 
   uint4 r;
   T* re = reinterpret_cast<T*>(&r);
 #pragma unroll
-  for (int e = 0; e < 8; ++e) {
-    float y = (x_scale * ws[(o + e) * ws_step]) * sum[e];
-    if (bias) y += to_float(be[e]);
-    re[e] = from_float<T>(accumulate ? to_float(pe[e]) + y : y);
-  }
+  for (int e = 0; e < 8; ++e)
+    re[e] = scaled_output<T>(sum[e], x_scale, ws[(o + e) * ws_step], bias ? be + e : nullptr,
+                             accumulate ? pe + e : nullptr);
   *reinterpret_cast<uint4*>(dst) = r;
 }
 
