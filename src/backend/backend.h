@@ -151,6 +151,16 @@ struct RopeStoreArgs {
   Tensor slots;              // [n] i32
   KvScales kv_scales;        // FP8 caches' scales (KvScales)
   RopeTables tables() const { return RopeTables(inv_freq, inv_freq_long, long_from, inv_freq_lo, inv_freq_long_lo); }
+  // The q | k | v column blocks of a fused qkv product [n, (n_heads + 2 n_kv_heads) d] as
+  // [n, heads, d] views (k_cache gives n_kv_heads and d; the caller has checked the widths).
+  struct Qkv {
+    Tensor q, k, v;
+  };
+  Qkv split_qkv(const Tensor& qkv) const {
+    const int64_t kv = k_cache.size(1), d = k_cache.size(2), q_size = n_heads * d;
+    return {qkv.slice_cols(0, q_size).unflatten_last(n_heads, d), qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
+            qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d)};
+  }
 };
 
 // The activation of a gated MLP: out = act(gate) * up.
@@ -277,11 +287,8 @@ class Backend {
                                        Tensor w_qkv, Tensor b_qkv, const RopeStoreArgs& r) {
     check_rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, w_qkv, b_qkv, r);
     rms_norm_linear(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv);
-    const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
-    rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
-                  qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
-                  qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.tables(), r.k_cache,
-                  r.v_cache, r.slots, r.kv_scales);
+    const RopeStoreArgs::Qkv h = r.split_qkv(qkv);
+    rope_store_kv(h.q, h.k, h.v, r.positions, r.tables(), r.k_cache, r.v_cache, r.slots, r.kv_scales);
   }
   // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ w_gate_up^T, then
   // act = silu(gate) * up.   x [n, hidden], w_gate_up [2 * inter, hidden], act [n, inter];
@@ -406,11 +413,8 @@ class Backend {
                "rms_norm_qkv_rope_store_fp8: qkv ", qkv.shape_str(), " is not [n, (n_heads + 2 n_kv_heads) d] of ",
                r.n_heads, " heads and k_cache ", r.k_cache.shape_str());
     rms_norm_linear_fp8(qkv, normed, x, norm_weight, eps, w, bias);
-    const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
-    rope_store_kv(qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d),
-                  qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d),
-                  qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d), r.positions, r.tables(), r.k_cache,
-                  r.v_cache, r.slots, r.kv_scales);
+    const RopeStoreArgs::Qkv h = r.split_qkv(qkv);
+    rope_store_kv(h.q, h.k, h.v, r.positions, r.tables(), r.k_cache, r.v_cache, r.slots, r.kv_scales);
   }
   // Structured output: for each i < n_masked, logits[rows[i]][t] = -inf for every t < vocab
   // whose bit is clear in bitmask[i] (bit t = word t / 32, bit t % 32; a set bit leaves the

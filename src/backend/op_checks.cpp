@@ -98,11 +98,9 @@ void rms_norm_qkv_rope_store(const Tensor& qkv, const Tensor& normed, const Tens
   const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
   SEAM_CHECK(qkv.size(1) == q_size + 2 * kv * d, "rms_norm_qkv_rope_store: qkv ", qkv.shape_str(), " is not [n, (",
              r.n_heads, " + 2 * ", kv, ") * ", d, "]");
-  const Tensor q = qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d);
-  const Tensor k = qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d);
-  const Tensor v = qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d);
-  rope(q, k, r.positions, r.tables(), dev);
-  store_kv(r.k_cache, r.v_cache, k, v, r.slots, dev, r.kv_scales);
+  const RopeStoreArgs::Qkv h = r.split_qkv(qkv);
+  rope(h.q, h.k, r.positions, r.tables(), dev);
+  store_kv(r.k_cache, r.v_cache, h.k, h.v, r.slots, dev, r.kv_scales);
 }
 
 void rms_norm_gate_up_silu(const Tensor& act, const Tensor& gate_up, const Tensor& normed, const Tensor& x,

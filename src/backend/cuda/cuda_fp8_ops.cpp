@@ -142,12 +142,9 @@ void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor 
       fp8_gemv_fusion_applies(qkv, x, w, f)) {
     // The decomposition's checks, on the views it would pass: the same errors either way.
     op_checks::linear_fp8(qkv, x, w, bias, Device::cuda);
-    const int64_t kv = r.k_cache.size(1), d = r.k_cache.size(2), q_size = r.n_heads * d;
-    const Tensor q = qkv.slice_cols(0, q_size).unflatten_last(r.n_heads, d);
-    const Tensor k = qkv.slice_cols(q_size, kv * d).unflatten_last(kv, d);
-    const Tensor v = qkv.slice_cols(q_size + kv * d, kv * d).unflatten_last(kv, d);
-    op_checks::rope(q, k, r.positions, r.tables(), Device::cuda);
-    op_checks::store_kv(r.k_cache, r.v_cache, k, v, r.slots, Device::cuda, r.kv_scales);
+    const RopeStoreArgs::Qkv h = r.split_qkv(qkv);
+    op_checks::rope(h.q, h.k, r.positions, r.tables(), Device::cuda);
+    op_checks::store_kv(r.k_cache, r.v_cache, h.k, h.v, r.slots, Device::cuda, r.kv_scales);
     return launch_fp8_gemv(qkv, x, w, bias, false, stream_, f);
   }
   Backend::rms_norm_qkv_rope_store_fp8(qkv, normed, x, norm_weight, eps, w, bias, r);
