@@ -11,10 +11,11 @@
 // row g (a0 | a2) and of row g+8 (a1 | a3) as long as B's b0 | b1 hold the matching 8 bytes of x:
 // a 16-byte load of one weight row then feeds two products without any shuffle.
 //
-// Precision: each E4M3 x E4M3 product is exact in float32, but Hopper's tensor cores add the 32
-// products of a k-step into the accumulator with a limited-width internal sum (not IEEE float32
-// round-to-nearest at every add). Callers bound the error by promoting: they restart the tensor-core
-// accumulator every 128 k and add it into a float32 register sum in a fixed order.
+// Precision: each E4M3 x E4M3 product is exact in float32, but the tensor core's sum of a k-step's
+// products into the accumulator is not IEEE float32 round-to-nearest at every add (on Hopper's FP8
+// path it keeps fewer bits; DeepSeek-V3's report measures ~14 for wgmma). Callers bound the error by
+// promoting: they restart the tensor-core accumulator every 128 k and add it into a float32 register
+// sum in a fixed order, so the result is within the tests' tensor-core bound (kTensorCoreF32).
 #pragma once
 #include <cstdint>
 
