@@ -203,9 +203,10 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
       {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 48, 256, 128, 0.f, false, true},
   };
   // Past the GEMV's rows (SEAM_FP8_GEMM's default route): per-channel weights run cuBLASLt's
-  // unscaled tensor-core GEMM (K a multiple of 16), 128-block weights the wgmma GEMM where it
-  // applies (fp8_gemm_wgmma.h: sm_90a, K % 128 == 0, N % 8 == 0): the tensor-core bound. The
-  // rest hold the exact bound, as before the wgmma GEMM.
+  // unscaled tensor-core GEMM (K a multiple of 16); what cuBLASLt refuses (128-block weights, and
+  // per-tensor ones, which only tests make: the loader widens them to per-channel) runs the wgmma
+  // GEMM where it applies (fp8_gemm_wgmma.h: sm_90a, K % 128 == 0, N % 8 == 0): the tensor-core
+  // bound. The rest run the CUDA-core kernel and hold the exact bound.
   for (DType t : {DType::f32, DType::bf16, DType::f16})
     for (const Case& c : cases) {
       Fp8Weight shape_only;  // the route depends on shapes, alignment and the GPU only
@@ -213,9 +214,8 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
       shape_only.w_scheme = c.w;
       const bool wgmma =
           cuda::fp8_gemm_wgmma_applies(empty(t, {c.n, c.out}), empty(DType::fp8_e4m3, {c.n, c.in}), shape_only);
-      const bool tensor_cores = c.n > cuda::kFp8GemvMaxRows &&
-                                ((c.w == Fp8WeightScheme::block128 && wgmma) ||
-                                 (c.w == Fp8WeightScheme::per_channel && c.in % 16 == 0));
+      const bool tensor_cores =
+          c.n > cuda::kFp8GemvMaxRows && (wgmma || (c.w == Fp8WeightScheme::per_channel && c.in % 16 == 0));
       check(c, t, {}, tensor_cores ? kTensorCoreF32 : kExactF32);
     }
 }

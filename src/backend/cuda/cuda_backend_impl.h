@@ -181,9 +181,9 @@ class CudaBackend final : public Backend {
   Fp8CublasLt fp8_cublaslt_;    // linear_fp8's tensor-core GEMMs (fp8_cublaslt.h)
   // SEAM_FP8_GEMM, read at construction (per backend, so a test builds one of each): which
   // product past-GEMV FP8 linears take. auto (the default): cuBLASLt's E4M3 GEMM where it takes
-  // the scheme (per-tensor / per-channel: ~1.05 PFLOP/s at 4,096 rows on the H200, 2026-12-02),
-  // the wgmma GEMM where it does not (128-blocks: no cuBLASLt mode on Hopper), else the CUDA-core
-  // kernel; wgmma: the wgmma GEMM wherever it applies (~0.63 PFLOP/s: slower, kept for A/B);
+  // the scheme (per-channel weights: ~1.05 PFLOP/s at 4,096 rows on the H200, 2026-12-02), the
+  // wgmma GEMM where it does not (128-blocks: no cuBLASLt mode on Hopper; per-tensor weights,
+  // which only tests make), else the CUDA-core kernel; wgmma: the wgmma GEMM wherever it applies (~0.63 PFLOP/s: slower, kept for A/B);
   // cublaslt: never the wgmma GEMM.
   enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2 };
   Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::auto_route;
