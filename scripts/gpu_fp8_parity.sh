@@ -41,6 +41,9 @@
 # (finished items are recorded in $MODELS/done.txt and the bf16 sources are kept). Disk (64 GB): at
 # most both bf16 sources (32 GB) and one FP8 folder (<= 9.5 GB) at a time: each FP8 folder is
 # deleted after its test, the bf16 sources once every PLAN item is done.
+# Every format in one call: the four-layer shapes (tools/make_random_models.py: llama-3.1-8b-4l,
+# qwen3-8b-4l: the real layers and vocabulary, ~4 GB), e.g. PLAN="llama-3.1-8b-4l:fp8-block ..."
+# EST_MAKE=25 EST_QUANT=12 EST_TEST=40 EST_SOURCE=15 EST_HF=30.
 # SEAM_FP8_PARITY_LONG (default 100) is the long prompt's length (the CPU reference's cost).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

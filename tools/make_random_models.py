@@ -122,6 +122,11 @@ SHAPES = {
                          rope_theta=1000000.0, rms_norm_eps=1e-5, tie_word_embeddings=False,
                          num_local_experts=8, num_experts_per_tok=2, sliding_window=None, _reference=False),
 }
+# Four layers of the FP8 parity shapes (issue 22): every per-layer shape and the full vocabulary of
+# Llama-3.1-8B / Qwen3-8B at ~4 GB in bf16, so one short device call runs every FP8 format on both
+# (scripts/gpu_fp8_parity.sh PLAN); the whole shapes take ~4 minutes a format.
+SHAPES["llama-3.1-8b-4l"] = dict(SHAPES["llama-3.1-8b"], num_hidden_layers=4)
+SHAPES["qwen3-8b-4l"] = dict(SHAPES["qwen3-8b"], num_hidden_layers=4)
 
 # Tiny random configs of each family for the CPU tests in CI (tests/data/hf_tiny/): saved in
 # float32 (the CPU backend's dtype, so its logits must match to float32 rounding), windows of 8
