@@ -28,6 +28,7 @@
 #include "backend/cuda/cublaslt_gemm.h"
 #include "backend/cuda/fp8_cublaslt.h"
 #include "backend/cuda/fp8_gemm_wgmma.h"
+#include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/gemv.h"
 #include "backend/cuda/moe_experts_grouped.h"
@@ -297,6 +298,42 @@ void bench_fp8_gemm(Bench& b) {
   };
   int n_sms = 0;
   SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, 0));
+  // The batch-1 decode GEMV (fp8_gemv.h) on each inner loop (SEAM_FP8_GEMV): the CUDA-core FMAs
+  // and the E4M3 tensor cores, with the activation quantization in its prologue (x bf16), gate_up
+  // with its GLU epilogue as a decode step runs it. Bytes: weight + x + out once (the weights
+  // dominate: TB/s against the copy bandwidth is the figure to read); weights cycled through
+  // enough copies to leave the L2.
+  for (const auto& g : shapes) {
+    const int64_t m = 1;
+    const bool glu = g.n_out == 2 * kInter;
+    const double w_bytes = double(g.n_out * g.n_in);
+    const int copies = std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
+    std::vector<Fp8Weight> ws(static_cast<size_t>(copies));
+    for (Fp8Weight& w : ws) {
+      w.w = b.alloc(DType::fp8_e4m3, {g.n_out, g.n_in});
+      w.w_scale = b.alloc(DType::f32, {g.n_out});
+      w.w_scheme = Fp8WeightScheme::per_channel;
+      w.act = Fp8ActScheme::dynamic_per_token;
+      b.gpu().quantize_fp8_per_channel(w.w, w.w_scale, b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
+    }
+    const Tensor x = b.random(DType::bf16, {m, g.n_in});
+    const int64_t n_out = glu ? g.n_out / 2 : g.n_out;
+    const Tensor out = b.alloc(DType::bf16, {m, n_out});
+    cuda::Fp8GemvFusion f;
+    f.glu = glu;
+    const double bytes = w_bytes + double(m * g.n_in) * 2 + double(m * n_out) * 2;
+    const double flops = 2.0 * double(m) * double(g.n_out) * double(g.n_in);
+    const std::string shape = "M=1 N=" + std::to_string(g.n_out) + " K=" + std::to_string(g.n_in);
+    for (cuda::Fp8GemvKernel k : {cuda::Fp8GemvKernel::fma, cuda::Fp8GemvKernel::mma}) {
+      const double us = b.time_us([&](int i) {
+        cuda::launch_fp8_gemv(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream(), f, k);
+      });
+      row(std::string("fp8 gemv ") + g.name + (glu ? " + silu_mul" : "") +
+              (k == cuda::Fp8GemvKernel::mma ? " (mma)" : " (fma)"),
+          shape, us, bytes, flops);
+    }
+    b.release_all();
+  }
   for (int64_t m : {int64_t(64), int64_t(4096)})
     for (const auto& g : shapes) {
       const double w_bytes = double(g.n_out * g.n_in);
@@ -565,7 +602,8 @@ void bench_sampling(Bench& b, int n, bool greedy) {
 int run(int argc, char** argv) {
   // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMM rows;
   // --small-m: only the projections at 2-32 rows, skinny GEMM and cuBLASLt; --moe: only the
-  // grouped MoE GEMMs; --fp8: only the FP8 GEMM rows (wgmma against the cuBLASLt route).
+  // grouped MoE GEMMs; --fp8: only the FP8 rows (the batch-1 GEMV on both inner loops, then the
+  // GEMM: wgmma against the cuBLASLt route).
   const bool moe_only = argc > 1 && std::strcmp(argv[1], "--moe") == 0;
   const bool fp8_only = argc > 1 && std::strcmp(argv[1], "--fp8") == 0;
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;

@@ -142,6 +142,15 @@ class CudaFp8 : public CudaTest {
     return int64_t(p.multiProcessorCount) * std::max<int64_t>(per_sm, 1) + 3;
   }
 
+  // Compute capability 8.9+: where SEAM_FP8_GEMV defaults to the tensor-core GEMV (fp8_gemv.h).
+  static bool e4m3_tensor_cores() {
+    int dev = 0;
+    cudaDeviceProp p{};
+    EXPECT_EQ(cudaGetDevice(&dev), cudaSuccess);
+    EXPECT_EQ(cudaGetDeviceProperties(&p, dev), cudaSuccess);
+    return p.major * 10 + p.minor >= 89;
+  }
+
   void TearDown() override {
     if (gpu) {
       gpu->synchronize();
@@ -150,6 +159,25 @@ class CudaFp8 : public CudaTest {
     CudaTest::TearDown();
   }
   std::vector<void*> owned_;
+};
+
+// The GEMV tests run on both inner loops (SEAM_FP8_GEMV, fp8_gemv.h): the backend `gpu` is built
+// with the parameter's mode, and launch_fp8_gemv called directly takes the same kernel. mma:
+// float32 outputs at the tensor-core bound (its 128-k partial sums), every fusion still equal to
+// its decomposition bit for bit (the decomposition's GEMV is the same kernel).
+class CudaFp8Gemv : public CudaFp8, public ::testing::WithParamInterface<const char*> {
+ protected:
+  void SetUp() override {
+    const bool mma = std::string(GetParam()) == "mma";
+    if (mma && cuda_device_present(nullptr) && !e4m3_tensor_cores()) GTEST_SKIP() << "no E4M3 tensor cores";
+    setenv("SEAM_FP8_GEMV", GetParam(), 1);
+    CudaFp8::SetUp();
+    unsetenv("SEAM_FP8_GEMV");
+  }
+  cuda::Fp8GemvKernel kernel() const {
+    return std::string(GetParam()) == "mma" ? cuda::Fp8GemvKernel::mma : cuda::Fp8GemvKernel::fma;
+  }
+  Tolerance f32_bound() const { return kernel() == cuda::Fp8GemvKernel::mma ? kTensorCoreF32 : kExactF32; }
 };
 
 // Widths: 300 (not whole 8-element vectors: the scalar kernel), 200 (vectors, a partial
@@ -214,8 +242,11 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
       shape_only.w_scheme = c.w;
       const bool wgmma =
           cuda::fp8_gemm_wgmma_applies(empty(t, {c.n, c.out}), empty(DType::fp8_e4m3, {c.n, c.in}), shape_only);
+      // GEMV rows (K % 16 == 0): SEAM_FP8_GEMV's default on E4M3 tensor cores is the mma loop.
+      const bool gemv_mma = c.n <= cuda::kFp8GemvMaxRows && c.in % 16 == 0 && e4m3_tensor_cores();
       const bool tensor_cores =
-          c.n > cuda::kFp8GemvMaxRows && (wgmma || (c.w == Fp8WeightScheme::per_channel && c.in % 16 == 0));
+          gemv_mma ||
+          (c.n > cuda::kFp8GemvMaxRows && (wgmma || (c.w == Fp8WeightScheme::per_channel && c.in % 16 == 0)));
       check(c, t, {}, tensor_cores ? kTensorCoreF32 : kExactF32);
     }
 }
@@ -223,27 +254,28 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
 // The GEMV alone (launch_fp8_gemv: quantization fused into its prologue) for every scheme pair
 // at each batch it serves, odd output counts (inactive rows of the last block), a 4096-wide
 // K, more row tiles than the persistent grid (a 14,336-wide K too); and what it refuses.
-TEST_F(CudaFp8, GemvMatchesCpu) {
+TEST_P(CudaFp8Gemv, GemvMatchesCpu) {
   const auto gemv = [&](Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc) {
     ASSERT_TRUE(cuda::fp8_gemv_applies(out, x, w));
-    cuda::launch_fp8_gemv(out, x, w, bias, acc, stream());
+    cuda::launch_fp8_gemv(out, x, w, bias, acc, stream(), {}, kernel());
   };
+  const Tolerance f32 = f32_bound();
   // Rows of more tiles (16 rows each) than the grid, the last tile partly inactive.
   const int64_t many_rows = 16 * tiles_past_grid(256 * 4) + 5, many_wide = 16 * tiles_past_grid(14336 * 4) + 9;
   for (int64_t n = 1; n <= cuda::kFp8GemvMaxRows; ++n)
     for (DType t : {DType::f32, DType::bf16}) {
-      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::dynamic_per_token, n, 256, 70}, t, gemv);
+      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::dynamic_per_token, n, 256, 70}, t, gemv, f32);
       check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 256, many_rows, 0.f, true, true}, t,
-            gemv);
-      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 384, many_rows}, t, gemv);
-      if (n == 1) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, many_wide}, t, gemv);
-      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 4096, 130, 0.f, true, true}, t, gemv);
-      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 512, 33, 3.f}, t, gemv);
-      if (n <= 2) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, 40}, t, gemv);
-      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, n, 96, 48, 0.f, true, false}, t, gemv);
-      check({Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, n, 160, 17, 0.f, false, true}, t, gemv);
-      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 400, 140, 0.f, false, true}, t, gemv);
-      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 1024, 256, 0.f, true, false, true}, t, gemv);
+            gemv, f32);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 384, many_rows}, t, gemv, f32);
+      if (n == 1) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, many_wide}, t, gemv, f32);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 4096, 130, 0.f, true, true}, t, gemv, f32);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 512, 33, 3.f}, t, gemv, f32);
+      if (n <= 2) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, 40}, t, gemv, f32);
+      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, n, 96, 48, 0.f, true, false}, t, gemv, f32);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, n, 160, 17, 0.f, false, true}, t, gemv, f32);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 400, 140, 0.f, false, true}, t, gemv, f32);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 1024, 256, 0.f, true, false, true}, t, gemv, f32);
     }
   // Refused: K not a multiple of 16, more rows than it serves, x too large to stage.
   Weights W;
@@ -347,7 +379,7 @@ TEST_F(CudaFp8, LinearRowsMatchCpu) {
 // The GEMV's fusions (Backend::rms_norm_linear_fp8 / rms_norm_gate_up_act_fp8 at decode batches)
 // equal the decomposition on the GPU bit for bit: the prologue's norm is rms_norm.cu's
 // arithmetic in its order, the epilogue's activation gated_act.cu's on the rounded gate and up.
-TEST_F(CudaFp8, GemvFusionsEqualDecomposition) {
+TEST_P(CudaFp8Gemv, GemvFusionsEqualDecomposition) {
   const std::vector<Case> cases = {
       {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 1024, 320},
       {Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 1, 512, 256},
@@ -395,7 +427,7 @@ TEST_F(CudaFp8, GemvFusionsEqualDecomposition) {
 // bit: qkv and both caches, at rows 1..4, caches in x's dtype and E4M3 (scales not 1), full and
 // partial rotary dims (pass-through pairs), a LongRoPE table used from a position on, bias,
 // per-channel and 128-block weights, and a row whose slot is outside the pool (not stored).
-TEST_F(CudaFp8, GemvRopeStoreEqualsDecomposition) {
+TEST_P(CudaFp8Gemv, GemvRopeStoreEqualsDecomposition) {
   struct Rope {
     Case c;
     int n_heads, n_kv, d, rot_half;
@@ -596,7 +628,7 @@ TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
 
 // A captured GEMV replays to the same result as its eager run (no allocation, no host work
 // inside the capture), also with more row tiles than the persistent grid.
-TEST_F(CudaFp8, GemvReplaysFromGraph) {
+TEST_P(CudaFp8Gemv, GemvReplaysFromGraph) {
   const Case cases[] = {
       {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 1, 1024, 300},
       {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 2, 256, 16 * tiles_past_grid(256 * 4 * 2) + 7},
@@ -616,6 +648,41 @@ TEST_F(CudaFp8, GemvReplaysFromGraph) {
     EXPECT_EQ(download(replayed), download(eager));
   }
 }
+
+// Exactly representable sums: small integer activations (static input scale 1, so the codes are
+// the integers) and weights in {-2, ..., 2} (scale 1 / 4 and 1): every 128-k partial sum and every
+// total is a small integer, exact in any accumulator, so both loops equal the CPU bit for bit
+// (f32 out), whatever their order: rows 1..4, K a multiple of 128, K = 400 (a partial group and
+// vectors past the last whole 64) and K = 48 (below one step).
+TEST_P(CudaFp8Gemv, GemvExactOnIntegers) {
+  const uint8_t int_codes[] = {0xc0, 0xb8, 0x00, 0x38, 0x40};  // E4M3 -2, -1, 0, 1, 2
+  for (int64_t in : {int64_t(1024), int64_t(400), int64_t(48)})
+    for (int64_t n = 1; n <= cuda::kFp8GemvMaxRows; ++n)
+      for (Fp8WeightScheme ws : {Fp8WeightScheme::per_tensor, Fp8WeightScheme::per_channel}) {
+        const int64_t out = 77;
+        SCOPED_TRACE("K " + std::to_string(in) + " rows " + std::to_string(n) + " " + fp8_weight_scheme_name(ws));
+        Weights W;
+        make_weights({ws, Fp8ActScheme::static_per_tensor, n, in, out}, W);
+        std::uniform_int_distribution<int> pick(0, 4), xi(-3, 3);
+        for (auto& b : W.codes) b = int_codes[pick(rng)];
+        for (size_t i = 0; i < W.scales.size(); ++i) W.scales[i] = i % 2 ? 0.25f : 1.f;
+        W.input_scale = 1.f;
+        gpu->copy_h2d(W.gpu.w.data, W.codes.data(), W.codes.size());
+        gpu->copy_h2d(W.gpu.w_scale.data, W.scales.data(), W.scales.size() * 4);
+        gpu->copy_h2d(W.gpu.input_scale.data, &W.input_scale, 4);
+        gpu->synchronize();
+        std::vector<float> x(size_t(n * in));
+        for (auto& v : x) v = float(xi(rng));
+        std::vector<float> ref(size_t(n * out), 0.f), xc = x;
+        cpu.linear_fp8(host_view(ref, {n, out}), host_view(xc, {n, in}), W.cpu, Tensor(), false);
+        const Tensor od = empty(DType::f32, {n, out});
+        cuda::launch_fp8_gemv(od, upload(x, DType::f32, {n, in}), W.gpu, Tensor(), false, stream(), {}, kernel());
+        EXPECT_EQ(download(od), ref);
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, CudaFp8Gemv, ::testing::Values("fma", "mma"),
+                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 }  // namespace
 }  // namespace seam::test

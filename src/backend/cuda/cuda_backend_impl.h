@@ -23,6 +23,7 @@
 #include "backend/backend.h"
 #include "backend/cuda/cublaslt_gemm.h"
 #include "backend/cuda/fp8_cublaslt.h"
+#include "backend/cuda/fp8_gemv.h"
 
 namespace seam::cuda {
 
@@ -187,6 +188,11 @@ class CudaBackend final : public Backend {
   // cublaslt: never the wgmma GEMM.
   enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2 };
   Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::auto_route;
+  // SEAM_FP8_GEMV, read at construction (per backend, as SEAM_FP8_GEMM): the inner loop of the
+  // batch-1..4 FP8 GEMV (fp8_gemv.h). mma (the default where the device has E4M3 tensor cores,
+  // compute capability 8.9+): the products on the tensor cores; fma: on the CUDA cores (the
+  // kernel before issue 22's tensor-core loop, kept for A/B and older devices).
+  Fp8GemvKernel fp8_gemv_kernel_ = Fp8GemvKernel::fma;
   // mark_forward()'s event (no timing), created once at construction.
   cudaEvent_t forward_mark_ = nullptr;
 };

@@ -9,15 +9,18 @@
 // (Fp8GemvFusion): a decode layer is norm+qkv+RoPE/store, attention, o (+= residual),
 // norm+gate_up+act, down (+= residual), as the bf16 GEMV's (gemv.h).
 //
-// Numerics: every product fp8(Xq) * fp8(Wq) is exact in float32 and the sums are float32
-// FMAs (CUDA cores, not tensor cores), so the result differs from the CPU reference only in
-// the order of the float32 sums: per_tensor / per_channel scale the row's sum once,
-// (xs * ws) * S; block128 x dynamic_group128 add (xs(g) * ws(o, g)) * s for each 16-element
-// piece s of group g (the same sum regrouped).
-//
-// Why CUDA cores: the FP8 tensor-core MMA on Hopper accumulates with a ~13-bit mantissa, far
-// from the float32 sum the op defines; at 1..4 rows the FMAs keep up with the weight stream
-// (one 16-byte vector: 8 cvt.f16x2.e4m3x2, integer widening to float, 16 FMAs per row).
+// Two kernels of one family (Fp8GemvKernel; the prologue and epilogue shared, fp8_gemv_common.cuh):
+// - fma (fp8_gemv.cu): the weights widened to float on the CUDA cores, float32 FMAs. Every
+//   product fp8(Xq) * fp8(Wq) is exact in float32, so the result differs from the CPU reference
+//   only in the order of the float32 sums: per_tensor / per_channel scale the row's sum once,
+//   (xs * ws) * S; block128 x dynamic_group128 add (xs(g) * ws(o, g)) * s for each 16-element
+//   piece s of group g (the same sum regrouped). Twice the instructions per weight byte of the
+//   bf16 GEMV (cvt + integer widening + 16 FMAs a row per 16 bytes): instruction-bound at ~15 %
+//   of DRAM bandwidth (ncu, Llama-3.1-8B batch 1).
+// - mma (fp8_gemv_mma.cu, the default on sm_89+): the products on the E4M3 tensor cores
+//   (mma.sync m16n8k32, fp8_mma.cuh), x staged as its E4M3 codes; the same exact products, the
+//   tensor core's partial sums of up to 128 k promoted into float32 (fp8_mma.cuh's precision
+//   note): within the tests' tensor-core bound, bit-exact where every partial sum is exact.
 // Beyond kFp8GemvMaxRows the caller uses cuBLASLt (fp8_cublaslt.h).
 #pragma once
 #include <cuda_runtime.h>
@@ -32,6 +35,9 @@ constexpr int64_t kFp8GemvMaxRows = 4;
 // most this large: rows of up to ~30k inputs at batch 1, 14,336 at batch 2 (Llama-3.1-8B's
 // down_proj).
 constexpr int64_t kFp8GemvMaxStagedBytes = 120 << 10;
+
+// Which inner loop (SEAM_FP8_GEMV=mma|fma, read per backend: cuda_backend_impl.h).
+enum class Fp8GemvKernel { fma = 0, mma = 1 };
 
 // Work fused around the product (the default is none): each replaces a kernel of the decode step.
 struct Fp8GemvFusion {
@@ -67,8 +73,9 @@ bool fp8_gemv_applies(const Tensor& out, const Tensor& x, const Fp8Weight& w);
 bool fp8_gemv_fusion_applies(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Fp8GemvFusion& f);
 
 // out [m, out] (=|+=) the FP8 product of x [m, in] (raw activations, f32/f16/bf16, rows may be
-// strided) and w (+ bias). Requires fp8_gemv_applies. No allocation: graph-capturable.
+// strided) and w (+ bias). Requires fp8_gemv_applies. No allocation: graph-capturable. Both
+// kernels take every case fp8_gemv_fusion_applies accepts; mma needs an sm_89+ device.
 void launch_fp8_gemv(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
-                     cudaStream_t stream, const Fp8GemvFusion& f = {});
+                     cudaStream_t stream, const Fp8GemvFusion& f = {}, Fp8GemvKernel kernel = Fp8GemvKernel::fma);
 
 }  // namespace seam::cuda

@@ -1,0 +1,249 @@
+// The tensor-core FP8 GEMV (SEAM_FP8_GEMV=mma, fp8_gemv.h): the weight rows as mma.sync's A
+// operand (m16n8k32, E4M3, fp8_mma.cuh), x's E4M3 codes as B. The prologue (stage_x) and the
+// epilogue (store_tile) are fp8_gemv.cu's (fp8_gemv_common.cuh); only the inner loop differs.
+//
+// Work split. A row tile is 8 pair items (set_pair), 16 weight rows: pair g is A's rows g (its
+// first row) and g + 8 (its second), so lane group g = lane / 4 loads its pair's two rows and the
+// four lanes t = lane % 4 of the group take 16 bytes each, 64 k a step. A lane's 16-byte vector of
+// row g (a0 | a2, a0 | a2 again) and of row g + 8 (a1 | a3) feeds two mmas with no shuffle; its B
+// (b0 | b1) is the same 16 k of x row g (B's column g: activation row g < M, zero columns past M),
+// one 16-byte shared load. One warp over a tile's 16 rows x K is too little parallelism for the
+// GPU (Llama-3.1-8B's o_proj: 256 tiles, 2,112 resident warps), so the block's 8 warps split K:
+// warp w takes 128-wide groups [w G / 8, (w + 1) G / 8) of the G = ceil(K / 128), and the 8 partial
+// sums are added through shared memory in warp order (a fixed order: the same result whichever
+// block computes the tile).
+//
+// Bytes in flight: a lane holds kMmaUnroll = 4 steps of both rows (128 bytes) and loads the next
+// 4 before the products of these, so ~4 KB a warp, ~64 KB a SM at two blocks (>= the ~32 KB a SM
+// Little's law asks for ~4 TB/s at HBM3e latency). Per 16 weight bytes a lane issues one 16-byte
+// global load, one mma and half a 16-byte shared load, against the CUDA-core loop's 8 cvt, 16
+// integer ops and 16 M FMAs.
+//
+// Promotion: the tensor core's accumulator restarts every 128 k (two steps: four mmas, its
+// 128-k sum of exact products) and is added into float32 registers, times the group's
+// activation and weight scales under block128 x dynamic_group128 (as fp8_gemv.cu scales its
+// 16-element pieces); per-tensor / per-channel scales apply once, in store_tile.
+// x in shared memory: E4M3 codes, row r at r * code_stride(K) (K rounded up to 128, plus 64:
+// rows r and r + 1 read by one quarter-warp fall in opposite halves of the 32 banks). The codes
+// are fp8_gemv.cu's (the same fp8_act_code of the same staged values): bit-identical with the CPU.
+#include <mutex>
+
+#include "backend/cuda/fp8_gemv_common.cuh"
+#include "backend/cuda/fp8_mma.cuh"
+
+namespace seam::cuda::fp8_gemv_detail {
+
+namespace {
+
+constexpr int kMmaUnroll = 4;     // 16-byte vectors per row per lane in flight (steps of 64 k): two groups
+constexpr int kStepK = 64;        // k a lane group covers per step (4 lanes x 16 bytes)
+constexpr int kGroupK = 128;      // the promotion interval (and the activation / weight scale group)
+constexpr int kCodeBatch = 8;     // staged values a thread turns into codes per in-place pass
+
+__host__ __device__ constexpr int code_stride(int n_in) { return (n_in + kGroupK - 1) / kGroupK * kGroupK + 64; }
+// The staged floats [M, n_in] and, over them in place, the codes [M, code_stride]: the larger of
+// the two (16-aligned), then the scales [M, n_xg].
+__host__ __device__ constexpr size_t x_bytes(int m, int n_in) {
+  const size_t f = size_t(m) * size_t(n_in) * 4, c = size_t(m) * size_t(code_stride(n_in));
+  return ((f > c ? f : c) + 15) / 16 * 16;
+}
+size_t mma_smem_bytes(int m, int n_in, int n_xg) { return x_bytes(m, n_in) + size_t(m) * size_t(n_xg) * 4; }
+
+// Persistent as fp8_gemv.cu's kernel (a grid of at most one resident wave, block b computing row
+// tiles b, b + gridDim.x, ...; the first sweep and L2 prefetches before pdl_begin; each next
+// tile's first sweep before the current tile's epilogue), the same two blocks a SM.
+template <typename T, int M, bool GROUPED>
+__global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArgs<T> a) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const int n_in = a.n_in, stride = code_stride(n_in);
+  float* xs = reinterpret_cast<float*>(smem_raw);  // [M, n_in] staged x (stage_x), then:
+  uint8_t* xq = smem_raw;                          // [M, stride] its codes, written over it
+  float* sx = reinterpret_cast<float*>(smem_raw + x_bytes(M, n_in));  // [M, n_xg]
+  // The warps' partial sums of a tile (lanes t < 2 hold the M <= 4 columns), double-buffered by
+  // the tile's parity so one barrier a tile suffices: a buffer is written again two tiles later,
+  // after every thread has passed the next tile's barrier, i.e. finished reading it.
+  __shared__ float4 part[2][kWarps][8][2];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int n_groups = (n_in + kGroupK - 1) / kGroupK;
+  const int g_begin = warp * n_groups / kWarps, g_end = (warp + 1) * n_groups / kWarps;
+  const int k_begin = g_begin * kGroupK, n_steps = (g_end - g_begin) * (kGroupK / kStepK);
+
+  int tile = blockIdx.x;  // < a.n_tiles: the grid is at most the tile count
+  Fp8GemvTile cur;
+  set_pair(a, tile * kPairsPerTile + g, cur);
+  uint4 wv[kPairRows][kMmaUnroll];
+  // Steps s0 .. s0 + kMmaUnroll - 1 of this lane; past the warp's slice (or K): zeros, no load.
+  auto load_sweep = [&](const Fp8GemvTile& p, int s0) {
+#pragma unroll
+    for (int u = 0; u < kMmaUnroll; ++u) {
+      const int s = s0 + u, k = k_begin + s * kStepK + t * kChunk;
+#pragma unroll
+      for (int q = 0; q < kPairRows; ++q)
+        wv[q][u] = s < n_steps && k < n_in ? load_stream(p.w_row[q] + k / kChunk) : make_uint4(0, 0, 0, 0);
+    }
+  };
+  load_sweep(cur, 0);
+#pragma unroll
+  for (int sweep = 1; sweep <= kPrefetchSweeps; ++sweep)
+#pragma unroll
+    for (int u = 0; u < kMmaUnroll; ++u) {
+      const int s = sweep * kMmaUnroll + u, k = k_begin + s * kStepK + t * kChunk;
+#pragma unroll
+      for (int q = 0; q < kPairRows; ++q)
+        if (s < n_steps && k < n_in) asm volatile("prefetch.global.L2 [%0];" ::"l"(cur.w_row[q] + k / kChunk));
+    }
+  pdl_begin();
+
+  // ---- prologue: stage x, then its codes over it in place ----
+  stage_x<T, M, GROUPED>(a, xs, sx);
+  // Pass c reads the floats at positions [c B, (c + 1) B) (B = kCodeBatch * 256), then, after a
+  // barrier, writes their codes at r * stride + k <= i + 3 * 192 bytes for position i < (c + 1) B:
+  // below byte 4 (c + 1) B, so into floats of passes <= c, all read before that barrier.
+  const int width = GROUPED ? kGroupK : n_in, total = M * n_in;
+  for (int base = 0; base < total; base += kCodeBatch * kWarps * 32) {
+    uint8_t code[kCodeBatch];
+    int dst[kCodeBatch];
+#pragma unroll
+    for (int b = 0; b < kCodeBatch; ++b) {
+      const int i = base + b * kWarps * 32 + int(threadIdx.x);
+      dst[b] = -1;
+      if (i < total) {
+        const int r = i / n_in, pos = i - r * n_in, k = xs_pos(pos);  // xs_pos: an involution
+        code[b] = fp8_act_code(xs[i], sx[r * a.n_xg + pos / width]);
+        dst[b] = r * stride + k;
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int b = 0; b < kCodeBatch; ++b)
+      if (dst[b] >= 0) xq[dst[b]] = code[b];
+  }
+  __syncthreads();
+
+  // ---- the weight stream, tile after tile ----
+  const uint8_t* xrow = xq + (g < M ? g : 0) * stride;  // B's column g: activation row g
+  int par = 0;
+  for (;;) {
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};  // C: (row g, cols 2t, 2t + 1), (row g + 8, cols 2t, 2t + 1)
+    // The weight scales of the pair's rows (GROUPED: per group, read at the promotion).
+    const int o0 = cur.active[0] ? cur.rows[0] : 0, o1 = cur.active[1] ? cur.rows[1] : 0;
+    for (int s0 = 0; s0 < n_steps; s0 += kMmaUnroll) {
+      uint4 w_cur[kPairRows][kMmaUnroll];
+#pragma unroll
+      for (int q = 0; q < kPairRows; ++q)
+#pragma unroll
+        for (int u = 0; u < kMmaUnroll; ++u) w_cur[q][u] = wv[q][u];
+      load_sweep(cur, s0 + kMmaUnroll);
+#pragma unroll
+      for (int h = 0; h < kMmaUnroll / 2; ++h) {  // one 128-wide group: two steps, four mmas
+        const int s = s0 + 2 * h;
+        if (s >= n_steps) break;  // n_steps is even: a group is whole or absent
+        float d[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int u = 2 * h + e, k = k_begin + (s + e) * kStepK + t * kChunk;
+          uint4 xv = make_uint4(0, 0, 0, 0);  // zero columns past M, and zero k past K (its codes unwritten)
+          if (g < M && k < n_in) xv = *reinterpret_cast<const uint4*>(xrow + k);
+          const uint32_t lo[4] = {w_cur[0][u].x, w_cur[1][u].x, w_cur[0][u].y, w_cur[1][u].y};
+          mma_e4m3_16832(d, lo, xv.x, xv.y);
+          const uint32_t hi[4] = {w_cur[0][u].z, w_cur[1][u].z, w_cur[0][u].w, w_cur[1][u].w};
+          mma_e4m3_16832(d, hi, xv.z, xv.w);
+        }
+        if constexpr (GROUPED) {
+          const int grp = g_begin + s / 2;
+          const float w0 = a.ws[int64_t(o0) * a.n_xg + grp], w1 = a.ws[int64_t(o1) * a.n_xg + grp];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int col = 2 * t + (i & 1);
+            if (col < M) acc[i] = fmaf(sx[col * a.n_xg + grp] * (i < 2 ? w0 : w1), d[i], acc[i]);
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) acc[i] += d[i];
+        }
+      }
+    }
+    // The next tile's first sweep goes out before this tile's reduction and epilogue (wv is
+    // free: the last sweep above loaded past the slice).
+    const int next = tile + int(gridDim.x);
+    Fp8GemvTile nxt = cur;
+    if (next < a.n_tiles) {
+      set_pair(a, next * kPairsPerTile + g, nxt);
+      load_sweep(nxt, 0);
+    }
+    if (t < 2) part[par][warp][g][t] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+    __syncthreads();
+    // Warp p finishes pair p of the tile: lane q M + r adds row q, column r over the warps in
+    // order, lane 0 gathers them and runs the epilogue.
+    float v = 0.f;
+    if (lane < kPairRows * M) {
+      const int q = lane / M, r = lane % M;
+      for (int w = 0; w < kWarps; ++w) {
+        const float4 p = part[par][w][warp][r >> 1];
+        const int i = 2 * q + (r & 1);  // C's register (selected, not indexed: no local memory)
+        v += i == 0 ? p.x : i == 1 ? p.y : i == 2 ? p.z : p.w;
+      }
+    }
+    float y[kPairRows][M];
+#pragma unroll
+    for (int q = 0; q < kPairRows; ++q)
+#pragma unroll
+      for (int r = 0; r < M; ++r) y[q][r] = __shfl_sync(0xffffffffu, v, q * M + r);
+    if (lane == 0) {
+      Fp8GemvTile mine;
+      set_pair(a, tile * kPairsPerTile + warp, mine);
+      store_tile<T, M, GROUPED>(a, mine, y, sx);
+    }
+    if (next >= a.n_tiles) break;
+    tile = next;
+    cur = nxt;
+    par ^= 1;
+  }
+}
+
+template <typename T, int M, bool GROUPED>
+void launch_mma_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
+                      cudaStream_t stream, const Fp8GemvFusion& f) {
+  const int64_t n_in = w.w.size(1);
+  const int n_xg = GROUPED ? int(div_up(n_in, kFp8Group)) : 1;
+  const size_t smem = mma_smem_bytes(M, int(n_in), n_xg);
+  // The codes' row padding makes this larger than fp8_gemv_applies' staged bytes only for K < 64
+  // (a few hundred bytes): the opt-in below leaves room for that.
+  constexpr int kMaxSmem = int(kFp8GemvMaxStagedBytes) + 1024;
+  SEAM_ASSERT(smem <= size_t(kMaxSmem), "fp8 gemv mma: staged x past its shared memory");
+  static std::once_flag once;
+  std::call_once(once, [] {
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(fp8_gemv_mma_kernel<T, M, GROUPED>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmem));
+  });
+  const Fp8GemvArgs<T> a = make_args<T>(out, x, w, bias, accumulate, f, n_xg);
+  const auto kernel = fp8_gemv_mma_kernel<T, M, GROUPED>;
+  const int blocks = std::min(a.n_tiles, resident_blocks(reinterpret_cast<const void*>(kernel), smem));
+  launch_kernel(kernel, dim3(unsigned(blocks)), kWarps * 32, smem, stream, a);
+  SEAM_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+template <typename T, bool GROUPED>
+void launch_mma_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
+                     cudaStream_t stream, const Fp8GemvFusion& f) {
+  switch (x.size(0)) {
+    case 1: return launch_mma_typed<T, 1, GROUPED>(out, x, w, bias, accumulate, stream, f);
+    case 2: return launch_mma_typed<T, 2, GROUPED>(out, x, w, bias, accumulate, stream, f);
+    case 3: return launch_mma_typed<T, 3, GROUPED>(out, x, w, bias, accumulate, stream, f);
+    default: return launch_mma_typed<T, 4, GROUPED>(out, x, w, bias, accumulate, stream, f);
+  }
+}
+
+#define SEAM_FP8_GEMV_MMA_ROWS(T)                                                                                    \
+  template void launch_mma_rows<T, true>(const Tensor&, const Tensor&, const Fp8Weight&, const Tensor&, bool,       \
+                                         cudaStream_t, const Fp8GemvFusion&);                                       \
+  template void launch_mma_rows<T, false>(const Tensor&, const Tensor&, const Fp8Weight&, const Tensor&, bool,      \
+                                          cudaStream_t, const Fp8GemvFusion&);
+SEAM_FP8_GEMV_MMA_ROWS(float)
+SEAM_FP8_GEMV_MMA_ROWS(__half)
+SEAM_FP8_GEMV_MMA_ROWS(__nv_bfloat16)
+#undef SEAM_FP8_GEMV_MMA_ROWS
+
+}  // namespace seam::cuda::fp8_gemv_detail
