@@ -5,9 +5,10 @@
 // Work split. A row tile is 8 pair items (set_pair), 16 weight rows: pair g is A's rows g (its
 // first row) and g + 8 (its second), so lane group g = lane / 4 loads its pair's two rows and the
 // four lanes t = lane % 4 of the group take 16 bytes each, 64 k a step. A lane's 16-byte vector of
-// row g (a0 | a2, a0 | a2 again) and of row g + 8 (a1 | a3) feeds two mmas with no shuffle; its B
-// (b0 | b1) is the same 16 k of x row g (B's column g: activation row g < M, zero columns past M),
-// one 16-byte shared load. One warp over a tile's 16 rows x K is too little parallelism for the
+// row g (bytes 0..7: a0 | a2 of the first mma, bytes 8..15: of the second) and of row g + 8
+// (a1 | a3) feeds two mmas with no shuffle; its B (b0 | b1 of each) is the same 16 k of x row g
+// (B's column g: activation row g < M, zero columns past M), one 16-byte shared load. The k a
+// fragment position stands for depends on t only, so every row's products pair the same k. One warp over a tile's 16 rows x K is too little parallelism for the
 // GPU (Llama-3.1-8B's o_proj: 256 tiles, 2,112 resident warps), so the block's 8 warps split K:
 // warp w takes 128-wide groups [w G / 8, (w + 1) G / 8) of the G = ceil(K / 128), and the 8 partial
 // sums are added through shared memory in warp order (a fixed order: the same result whichever
