@@ -273,8 +273,8 @@ class CudaMoePaths : public CudaTest {
 // 9 a warp in three groups of 3, the last warp 2; inter 96 = 3 chunks: five warps idle; a gate/up
 // tile of 65 KB, above the whole-tile L2 prefetch, so the warps prefetch ahead instead; for
 // skinny_mma_stream odd chunk counts: each tile's last ring step is half, and inter 96 leaves
-// 12 gate/up tiles (3 blocks of 4 warps) and hidden 2080 130 down tiles: the last block's last
-// warp has one tile of two, the warps past it none).
+// 12 gate/up tiles (3 blocks of 4 warps) and hidden 2080 130 down tiles of 16 (two a warp, 17
+// blocks): the last block's first warp has the last two, its other three warps none).
 // The streaming and skinny paths are also run twice: bit-identical (fixed slot and sum order).
 TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
   for (PathCase c : {PathCase{32, 64, 128, 4}, PathCase{8, 200, 72, 2}, PathCase{8, 96, 2080, 2}}) {

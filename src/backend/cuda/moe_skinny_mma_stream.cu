@@ -270,14 +270,18 @@ __global__ void __launch_bounds__(kThreads, 4) moe_skinny_mma_stream_kernel(Stre
   ring_wait<0>();  // nothing may land in shared memory after the block is gone
 }
 
+// Up to kMaxSkinnySlots slots (57 KB of shared memory a block), and the largest shared-memory
+// carve-out: at 512 slots (43 KB a block, 80 registers a thread) 5 blocks an SM, 20 warps with
+// 8 KB each in flight; the x / act rows come from L2 either way (L1 would not hold 5 blocks' rows).
 template <typename T>
 void set_smem_limit() {
   static const bool done = [] {  // once per instantiation, before any capture (host-side only)
     const int bytes = int(kRingBytes + size_t(kMaxSkinnySlots) * sizeof(int));
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_skinny_mma_stream_kernel<T, true>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_skinny_mma_stream_kernel<T, false>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    for (auto* kernel : {moe_skinny_mma_stream_kernel<T, true>, moe_skinny_mma_stream_kernel<T, false>}) {
+      SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                           int(cudaSharedmemCarveoutMaxShared)));
+    }
     return true;
   }();
   (void)done;
