@@ -153,9 +153,23 @@ __device__ __forceinline__ void stream_pass(const StreamArgs<T>& a, Stream<T, kG
     const int64_t row = kGated ? slot / a.k : slot;
     xr[j] = reinterpret_cast<const uint4*>(a.in + row * a.in_stride) + c;
   }
+  // x (or act) vectors of a step's two chunks, loaded a step ahead: their L2 latency overlaps
+  // the ring wait and the mma of the step before instead of adding to it. They depend on the
+  // step's k alone (every tile multiplies the same slots).
+  auto load_x = [&](int at_step, uint4 (&lo)[NT], uint4 (&hi)[NT]) {
+    const int ch = 2 * at_step;
+    const bool has_hi = ch + 1 < s.n_chunks;
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      lo[j] = x_ok[j] ? __ldg(xr[j] + ch * kVecsPerChunk) : zero;
+      hi[j] = x_ok[j] && has_hi ? __ldg(xr[j] + (ch + 1) * kVecsPerChunk) : zero;
+    }
+  };
   float acc[NT][4];
 #pragma unroll
   for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+  uint4 x0[NT], x1[NT];
+  if (s.total > 0) load_x(0, x0, x1);
   int tile = s.tile0, step = 0, stage = 0;
   for (int q = 0; q < s.total; ++q) {
     ring_wait<kStages - 2>();  // this lane's copies of step q have landed
@@ -166,13 +180,8 @@ __device__ __forceinline__ void stream_pass(const StreamArgs<T>& a, Stream<T, kG
     // Refill the stage read in the previous iteration: its registers are spent (the mma used them).
     s.issue();
     stage = stage + 1 == kStages ? 0 : stage + 1;
-    const int ch = 2 * step;
-    uint4 x0[NT], x1[NT];
-#pragma unroll
-    for (int j = 0; j < NT; ++j) {
-      x0[j] = x_ok[j] ? __ldg(xr[j] + ch * kVecsPerChunk) : zero;
-      x1[j] = x_ok[j] && two ? __ldg(xr[j] + (ch + 1) * kVecsPerChunk) : zero;
-    }
+    uint4 y0[NT], y1[NT];  // the next step's x (past the last step: step 0's again, unused)
+    load_x(step + 1 == s.n_steps ? 0 : step + 1, y0, y1);
     {
       const uint32_t a0[4] = {l0.x, h0.x, l0.y, h0.y};  // k 8c + {0..3}
       const uint32_t a1[4] = {l0.z, h0.z, l0.w, h0.w};  // k 8c + {4..7}
@@ -191,6 +200,8 @@ __device__ __forceinline__ void stream_pass(const StreamArgs<T>& a, Stream<T, kG
         flash::mma_16816(acc[j], a1, x1[j].z, x1[j].w, T{});
       }
     }
+#pragma unroll
+    for (int j = 0; j < NT; ++j) x0[j] = y0[j], x1[j] = y1[j];
     if (++step == s.n_steps) {
       // C fragment: acc[j][i] is A row g + 8 (i / 2) against slot column 8j + 2c + (i % 2).
       const int f = tile * kOut<kGated> + g;

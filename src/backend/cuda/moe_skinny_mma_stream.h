@@ -28,7 +28,7 @@ bool moe_skinny_mma_stream_applies(const Tensor& x, const Tensor& w_gate_up, con
 //            over topk_ids, 4 ids a thread in flight; none: it exits). Each warp owns one tile of
 //            8 features: mma A rows = gate rows f0..f0+7 and up rows inter+f0.., over all of
 //            hidden, streamed through a 5-stage per-warp cp.async ring (a step = 64 k of the 16
-//            rows, whole 128-byte lines, 2 KB; 4 steps in flight a warp, ~128 KB an SM); the B
+//            rows, whole 128-byte lines, 2 KB; 4 steps in flight a warp, ~160 KB an SM); the B
 //            columns are up to 16 slots a pass (x[slot / k], from L1/L2). No cross-warp sum, no
 //            barrier after the collection: act[slot][f] = silu(gate) * up, rounded to T, straight
 //            from the accumulators (a lane holds gate and up of the same feature and slot).
