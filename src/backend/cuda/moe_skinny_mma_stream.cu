@@ -282,8 +282,9 @@ __global__ void __launch_bounds__(kThreads, 4) moe_skinny_mma_stream_kernel(Stre
 }
 
 // Up to kMaxSkinnySlots slots (57 KB of shared memory a block), and the largest shared-memory
-// carve-out: at 512 slots (43 KB a block, 80 registers a thread) 5 blocks an SM, 20 warps with
-// 8 KB each in flight; the x / act rows come from L2 either way (L1 would not hold 5 blocks' rows).
+// carve-out: at 512 slots (43 KB a block, 96 registers a thread) 5 blocks an SM, 20 warps with
+// 8 KB each in flight. What L1 is left holds the rows a block's 4 warps read in step; the rest
+// of the x / act reads (~1/4 of the weight bytes at 4 slots an expert) are L2 hits.
 template <typename T>
 void set_smem_limit() {
   static const bool done = [] {  // once per instantiation, before any capture (host-side only)
