@@ -31,7 +31,10 @@
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/gemv.h"
+#include "backend/cuda/moe_experts.h"
 #include "backend/cuda/moe_experts_grouped.h"
+#include "backend/cuda/moe_skinny_mma.h"
+#include "backend/cuda/moe_skinny_mma_stream.h"
 #include "backend/cuda/skinny_gemm.h"
 #include "core/tensor.h"
 #include "random_fill.cuh"
@@ -528,6 +531,50 @@ void bench_moe_grouped(Bench& b, int n_tokens) {
   b.release_all();
 }
 
+// The skinny tensor-core MoE products at Qwen3-30B-A3B's decode (64 rows, 128 experts, top-8,
+// hidden 2048, inter 768; uniform random routing: ~4 slots an expert, nearly every expert hit):
+// the first version (skinny_mma) against the warp-streamed one (skinny_mma_stream), gate_up and
+// down timed apart, rated by the weight bytes each reads once (805 MB and 403 MB: the floor is
+// ~187 and ~94 us at 4.3 TB/s); then the whole op (two products and the combine).
+void bench_moe_skinny(Bench& b, int n_tokens) {
+  const int64_t E = 128, I = 768, H = 2048, k = 8, n = n_tokens, n_slots = n * k;
+  Tensor gu = b.random(DType::bf16, {E, 2 * I, H}, 0.05f), dn = b.random(DType::bf16, {E, H, I}, 0.05f);
+  Tensor x = b.random(DType::bf16, {n, H}), out = b.random(DType::bf16, {n, H});
+  std::mt19937 rng(7);
+  std::vector<int32_t> ids(static_cast<size_t>(n_slots));
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int32_t> all(static_cast<size_t>(E));
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), rng);
+    std::copy(all.begin(), all.begin() + k, ids.begin() + i * k);
+  }
+  Tensor ids_d = b.upload_i32(ids, {n, k});
+  Tensor w = b.upload(std::vector<float>(size_t(n_slots), 1.f / float(k)), DType::f32, {n, k});
+  const MoeScratch s{b.alloc(DType::bf16, {n_slots, I}), b.alloc(DType::bf16, {n_slots, H}),
+                     b.alloc(DType::i32, {2 * E + 2 + n_slots})};
+  const std::string shape = std::to_string(n_tokens) + " tok E128 top-8 H2048 I768";
+  const double gu_bytes = double(E) * 2 * I * H * 2, dn_bytes = double(E) * H * I * 2;
+  for (cuda::MoePath path : {cuda::MoePath::skinny_mma, cuda::MoePath::skinny_mma_stream}) {
+    if (!cuda::moe_path_applies(path, x, gu, dn, ids_d, s)) continue;
+    const std::string name = std::string("moe ") + cuda::moe_path_name(path);
+    auto stages = [&](int which) {
+      if (path == cuda::MoePath::skinny_mma)
+        cuda::launch_moe_skinny_mma_stages(x, gu, dn, ids_d, s, which, b.stream());
+      else
+        cuda::launch_moe_skinny_mma_stream_stages(x, gu, dn, ids_d, s, which, b.stream());
+    };
+    stages(3);  // act for the timed down
+    const double gu_us = b.time_us([&](int) { stages(1); }, 5, 11);
+    b.row(name + " gate_up", shape, gu_us, gu_bytes, 0);
+    const double dn_us = b.time_us([&](int) { stages(2); }, 5, 11);
+    b.row(name + " down", shape, dn_us, dn_bytes, 0);
+    const double all_us = b.time_us(
+        [&](int) { cuda::launch_moe_experts_path(path, out, x, gu, dn, ids_d, w, s, b.stream()); }, 5, 11);
+    b.row(name + " layer (3 kernels)", shape, all_us, gu_bytes + dn_bytes, 0);
+  }
+  b.release_all();
+}
+
 void bench_elementwise(Bench& b) {
   const int64_t n = 4096;
   {
@@ -602,8 +649,8 @@ void bench_sampling(Bench& b, int n, bool greedy) {
 int run(int argc, char** argv) {
   // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMM rows;
   // --small-m: only the projections at 2-32 rows, skinny GEMM and cuBLASLt; --moe: only the
-  // grouped MoE GEMMs; --fp8: only the FP8 rows (the batch-1 GEMV on both inner loops, then the
-  // GEMM: wgmma against the cuBLASLt route).
+  // MoE rows (grouped GEMMs, the skinny decode kernels); --fp8: only the FP8 rows (the batch-1
+  // GEMV on both inner loops, then the GEMM: wgmma against the cuBLASLt route).
   const bool moe_only = argc > 1 && std::strcmp(argv[1], "--moe") == 0;
   const bool fp8_only = argc > 1 && std::strcmp(argv[1], "--fp8") == 0;
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
@@ -630,6 +677,8 @@ int run(int argc, char** argv) {
   }
   // 4,096: the prefill target; 512: a small prefill chunk (~32 rows an expert).
   for (int n : {4096, 512}) bench_moe_grouped(b, n);
+  // 64: Qwen3-30B-A3B's batch-64 decode on the skinny tensor-core path, old against new.
+  bench_moe_skinny(b, 64);
   if (moe_only) return 0;
   // Batch 1 at the contexts of the decode benchmarks (latency-bound) and of serving's 1,024-token prompts.
   for (int ctx : {160, 1152}) bench_decode_attention(b, 1, ctx, false);

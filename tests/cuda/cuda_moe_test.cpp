@@ -219,8 +219,14 @@ INSTANTIATE_TEST_SUITE_P(Rows, CudaMoeGraph, ::testing::Values(int64_t(8), int64
 
 // ---- every path of moe_experts, launched directly whatever the rule picks ----
 
-const cuda::MoePath kPaths[] = {cuda::MoePath::gathered, cuda::MoePath::gathered_stream, cuda::MoePath::skinny,
-                                cuda::MoePath::skinny_mma, cuda::MoePath::grouped};
+const cuda::MoePath kPaths[] = {cuda::MoePath::gathered,   cuda::MoePath::gathered_stream,
+                                cuda::MoePath::skinny,     cuda::MoePath::skinny_mma,
+                                cuda::MoePath::skinny_mma_stream, cuda::MoePath::grouped};
+
+// The tensor-core skinny paths: whole 32-k chunks only.
+bool needs_whole_chunks(cuda::MoePath p) {
+  return p == cuda::MoePath::skinny_mma || p == cuda::MoePath::skinny_mma_stream;
+}
 const int64_t kRowCounts[] = {1, 2, 7, 16, 64, 200};
 
 // Routing of n rows over E experts, k distinct each: rows i % 3 == 0 put expert i % 2 first, so
@@ -265,7 +271,10 @@ class CudaMoePaths : public CudaTest {
 // that leave partial sweeps and tiles: hidden 72 = 9 vectors, inter 200 = 25; not whole 32-k mma
 // chunks, so skinny_mma does not apply) and one for the mma's K split (hidden 2080 = 65 chunks:
 // 9 a warp in three groups of 3, the last warp 2; inter 96 = 3 chunks: five warps idle; a gate/up
-// tile of 65 KB, above the whole-tile L2 prefetch, so the warps prefetch ahead instead).
+// tile of 65 KB, above the whole-tile L2 prefetch, so the warps prefetch ahead instead; for
+// skinny_mma_stream odd chunk counts: each tile's last ring step is half, and inter 96 leaves
+// 12 gate/up tiles (3 blocks of 4 warps) and hidden 2080 130 down tiles of 16 (two a warp, 17
+// blocks): the last block's first warp has the last two, its other three warps none).
 // The streaming and skinny paths are also run twice: bit-identical (fixed slot and sum order).
 TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
   for (PathCase c : {PathCase{32, 64, 128, 4}, PathCase{8, 200, 72, 2}, PathCase{8, 96, 2080, 2}}) {
@@ -291,7 +300,7 @@ TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
                        " experts " + std::to_string(E) + " k " + std::to_string(k));
           const MoeScratch s = scratch(t, n, c);
           const bool whole_chunks = I % 32 == 0 && H % 32 == 0;
-          ASSERT_EQ(cuda::moe_path_applies(path, x, gu, dn, ids, s), path != cuda::MoePath::skinny_mma || whole_chunks);
+          ASSERT_EQ(cuda::moe_path_applies(path, x, gu, dn, ids, s), !needs_whole_chunks(path) || whole_chunks);
           if (!cuda::moe_path_applies(path, x, gu, dn, ids, s)) continue;
           Tensor out = upload(out_h, t, {n, H});
           cuda::launch_moe_experts_path(path, out, x, gu, dn, ids, w, s, stream());
@@ -312,7 +321,7 @@ TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
 // The rule on the measured shapes (no data: the rule reads shapes and alignment only), with
 // the diagnostic switches unset: one row streams where an expert's gate/up tile is at most 32 MB
 // (Qwen3) and takes the older gathered kernels above (Mixtral), up to 4 slots an expert go skinny
-// (on tensor cores: both shapes are whole 32-k chunks), more group.
+// (on tensor cores, the streamed kernels: both shapes are whole 32-k chunks), more group.
 TEST(MoePathRule, PicksByRowsAnExpert) {
   for (const char* var : {"SEAM_MOE_GROUPED", "SEAM_MOE_SKINNY", "SEAM_MOE_SKINNY_MMA", "SEAM_MOE_GATHER_STREAM"})
     if (const char* v = std::getenv(var); v != nullptr && *v != '\0') GTEST_SKIP() << var << " is set: not the default rule";
@@ -331,10 +340,89 @@ TEST(MoePathRule, PicksByRowsAnExpert) {
     };
     SCOPED_TRACE("experts " + std::to_string(E));
     EXPECT_EQ(pick(1), one_row);
-    EXPECT_EQ(pick(2), cuda::MoePath::skinny_mma);
-    EXPECT_EQ(pick(skinny_max_rows), cuda::MoePath::skinny_mma);
+    EXPECT_EQ(pick(2), cuda::MoePath::skinny_mma_stream);
+    EXPECT_EQ(pick(skinny_max_rows), cuda::MoePath::skinny_mma_stream);
     EXPECT_EQ(pick(skinny_max_rows + 1), cuda::MoePath::grouped);
     EXPECT_EQ(pick(4096), cuda::MoePath::grouped);
+  }
+}
+
+// Fast distinct weights for the full-size case (600M values: std::normal_distribution would take
+// most of a minute): uniform in [-scale, scale] from splitmix64, rounded to t.
+std::vector<float> fast_uniform(size_t n, uint64_t seed, float scale, DType t) {
+  std::vector<float> v(n);
+  uint64_t z = seed;
+  for (auto& x : v) {
+    uint64_t r = (z += 0x9e3779b97f4a7c15ull);
+    r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9ull;
+    r = (r ^ (r >> 27)) * 0x94d049bb133111ebull;
+    r ^= r >> 31;
+    x = scale * (float(r >> 40) * (2.f / 16777216.f) - 1.f);
+  }
+  return round_to(v, t);
+}
+
+// The two tensor-core skinny paths (skinny_mma, and skinny_mma_stream, the default) against the
+// CPU definition where the decode step runs them, eagerly and twice (bit-identical):
+//   * Qwen3-30B-A3B's expert shape at 64 rows (128 experts, top-8, hidden 2048, inter 768; the
+//     direct grid, 4 slots an expert on average; experts 0 and 1 hold ~11 rows: two 8-slot
+//     columns a pass), in bf16 and f16;
+//   * a Mixtral-like top-2 of 8 (hidden 256, inter 352 = 11 chunks: a half last ring step) at
+//     every row count, routed unevenly: every row's first expert is 3 (one expert holds all
+//     rows: 200 rows are 13 passes of 16 slots), its second 5 or 6; experts 1, 2, 4 and 7 have
+//     none; row 1 is a padded row whose garbage first id must read expert 0 (its only row).
+TEST_F(CudaMoePaths, SkinnyTensorCorePathsAtDecodeShapes) {
+  struct Case {
+    PathCase shape;
+    std::vector<int64_t> rows;
+    bool uneven;
+  };
+  const Case cases[] = {{PathCase{128, 768, 2048, 8}, {64}, false},
+                        {PathCase{8, 352, 256, 2}, {1, 2, 7, 16, 64, 200}, true}};
+  uint64_t seed = 1;
+  for (const Case& cs : cases) {
+    const PathCase c = cs.shape;
+    const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
+    for (DType t : {DType::bf16, DType::f16}) {
+      auto gu_h = fast_uniform(size_t(E * 2 * I * H), seed++, 0.1f, t);
+      auto dn_h = fast_uniform(size_t(E * H * I), seed++, 0.1f, t);
+      Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
+      for (int64_t n : cs.rows) {
+        auto x_h = round_to(random_normal(size_t(n * H), rng), t);
+        auto out_h = round_to(random_normal(size_t(n * H), rng), t);
+        std::vector<int32_t> ids_h;
+        std::vector<float> w_h;
+        random_routing(rng, n, E, k, ids_h, w_h);
+        if (cs.uneven) {
+          std::uniform_int_distribution<int> coin(0, 1);
+          for (int64_t i = 0; i < n; ++i) {
+            ids_h[size_t(i * k)] = 3;
+            ids_h[size_t(i * k + 1)] = 5 + coin(rng);
+          }
+          if (n > 1) ids_h[size_t(k)] = int32_t(E + 5);  // row 1's first id: garbage, read as expert 0
+        }
+        Tensor x = upload(x_h, t, {n, H});
+        Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
+        std::vector<float> ref = out_h, act_ref(size_t(n * k * I));
+        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
+                        host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
+                        MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+        for (cuda::MoePath path : {cuda::MoePath::skinny_mma, cuda::MoePath::skinny_mma_stream}) {
+          SCOPED_TRACE(std::string(cuda::moe_path_name(path)) + " " + short_name(t) + " n " + std::to_string(n) +
+                       " experts " + std::to_string(E) + " inter " + std::to_string(I) + " hidden " +
+                       std::to_string(H) + " k " + std::to_string(k));
+          const MoeScratch s = scratch(t, n, c);
+          ASSERT_TRUE(cuda::moe_path_applies(path, x, gu, dn, ids, s));
+          Tensor out = upload(out_h, t, {n, H});
+          cuda::launch_moe_experts_path(path, out, x, gu, dn, ids, w, s, stream());
+          const auto got = download(out);
+          expect_close(got, ref, tolerance_for(t, {1e-5, 1e-6}, {1e-2, 1e-2}, {3e-2, 3e-2}), "vs cpu");
+          Tensor again = upload(out_h, t, {n, H});
+          cuda::launch_moe_experts_path(path, again, x, gu, dn, ids, w, scratch(t, n, c), stream());
+          EXPECT_EQ(download(again), got) << "not deterministic";
+        }
+      }
+    }
   }
 }
 
@@ -349,7 +437,7 @@ TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
   auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
   Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
   for (cuda::MoePath path : {cuda::MoePath::gathered_stream, cuda::MoePath::skinny, cuda::MoePath::skinny_mma,
-                             cuda::MoePath::grouped}) {
+                             cuda::MoePath::skinny_mma_stream, cuda::MoePath::grouped}) {
     for (int64_t n : kRowCounts) {
       SCOPED_TRACE(std::string(cuda::moe_path_name(path)) + " n " + std::to_string(n));
       auto x_h = round_to(random_normal(size_t(n * H), rng), t);

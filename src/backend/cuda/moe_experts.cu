@@ -9,6 +9,7 @@
 #include "backend/cuda/moe_gathered_stream.h"
 #include "backend/cuda/moe_skinny.h"
 #include "backend/cuda/moe_skinny_mma.h"
+#include "backend/cuda/moe_skinny_mma_stream.h"
 
 namespace seam::cuda {
 
@@ -158,6 +159,7 @@ const char* moe_path_name(MoePath p) {
     case MoePath::gathered_stream: return "gathered_stream";
     case MoePath::skinny: return "skinny";
     case MoePath::skinny_mma: return "skinny_mma";
+    case MoePath::skinny_mma_stream: return "skinny_mma_stream";
     case MoePath::grouped: return "grouped";
   }
   return "?";
@@ -170,6 +172,8 @@ bool moe_path_applies(MoePath p, const Tensor& x, const Tensor& w_gate_up, const
     case MoePath::gathered_stream: return moe_gathered_stream_applies(x, w_gate_up, w_down, topk_ids, scratch);
     case MoePath::skinny: return moe_skinny_applies(x, w_gate_up, w_down, topk_ids, scratch);
     case MoePath::skinny_mma: return moe_skinny_mma_applies(x, w_gate_up, w_down, topk_ids, scratch);
+    case MoePath::skinny_mma_stream:
+      return moe_skinny_mma_stream_applies(x, w_gate_up, w_down, topk_ids, scratch);
     case MoePath::grouped: return moe_grouped_applies(x, w_gate_up, w_down, scratch);
   }
   return false;
@@ -180,7 +184,9 @@ MoePath choose_moe_path(const Tensor& x, const Tensor& w_gate_up, const Tensor& 
   static const int grouped_mode = env_choice("SEAM_MOE_GROUPED", 1, {0, 1, 2});
   static const int skinny_max = env_int("SEAM_MOE_SKINNY", kSkinnyMaxPerExpert, 0, 4096);
   static const int stream_on = env_choice("SEAM_MOE_GATHER_STREAM", 1, {0, 1});
-  static const int mma_on = env_choice("SEAM_MOE_SKINNY_MMA", 1, {0, 1});
+  // 2: the warp-streamed tensor-core kernels (moe_skinny_mma_stream.h); 1: the first tensor-core
+  // version (moe_skinny_mma.h), kept for the A/B; 0: CUDA cores (moe_skinny.h).
+  static const int mma_on = env_choice("SEAM_MOE_SKINNY_MMA", 2, {0, 1, 2});
   const int64_t n = x.size(0), n_slots = n * topk_ids.size(1), n_experts = w_gate_up.size(0);
   auto applies = [&](MoePath p) { return moe_path_applies(p, x, w_gate_up, w_down, topk_ids, scratch); };
   const int64_t expert_bytes = w_gate_up.numel() / n_experts * int64_t(dtype_size(w_gate_up.dtype));
@@ -192,8 +198,10 @@ MoePath choose_moe_path(const Tensor& x, const Tensor& w_gate_up, const Tensor& 
   if (skinny_max > 0 && grouped_mode != 2) {
     // One row reads k experts either way: the gathered GEMVs need no grouping.
     if (n == 1) return gathered;
-    if (n_slots <= int64_t(skinny_max) * n_experts && applies(MoePath::skinny))
-      return mma_on && applies(MoePath::skinny_mma) ? MoePath::skinny_mma : MoePath::skinny;
+    if (n_slots <= int64_t(skinny_max) * n_experts && applies(MoePath::skinny)) {
+      if (mma_on == 2 && applies(MoePath::skinny_mma_stream)) return MoePath::skinny_mma_stream;
+      return mma_on != 0 && applies(MoePath::skinny_mma) ? MoePath::skinny_mma : MoePath::skinny;
+    }
     return grouped_ok ? MoePath::grouped : gathered;
   }
   return grouped_ok && n_slots >= kGroupedMinSlots ? MoePath::grouped : gathered;
@@ -212,6 +220,9 @@ void launch_moe_experts_path(MoePath path, const Tensor& out, const Tensor& x, c
       return launch_moe_experts_skinny(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
     case MoePath::skinny_mma:
       return launch_moe_experts_skinny_mma(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+    case MoePath::skinny_mma_stream:
+      return launch_moe_experts_skinny_mma_stream(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch,
+                                                  stream);
     case MoePath::grouped:
       return launch_moe_experts_grouped(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
     case MoePath::gathered:
