@@ -738,6 +738,7 @@ bool gemv_experts_applies(const Tensor& out, const Tensor& x, bool x_per_slot, c
   const int64_t n_slots = ids.numel(), rows = w.size(1), n_in = w.size(2);
   const int64_t n_out = glu ? rows / 2 : rows;
   if (n_slots < 1 || n_slots > 65535 || w.size(0) < 1 || w.size(0) * rows >= (int64_t(1) << 31) ||
+      n_out * n_slots >= (int64_t(1) << 31) ||  // the slice rule's items
       n_in >= (int64_t(1) << 31) || x.size(1) != n_in || !rows_vectorizable(x, n_in) ||
       x.size(0) < (x_per_slot ? n_slots : ids.size(0)) || out.size(0) < n_slots || out.size(1) != n_out ||
       out.stride[1] != 1)
