@@ -31,6 +31,7 @@
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/gemv.h"
+#include "backend/cuda/moe_combine.h"
 #include "backend/cuda/moe_experts.h"
 #include "backend/cuda/moe_experts_grouped.h"
 #include "backend/cuda/moe_skinny_mma.h"
@@ -575,6 +576,52 @@ void bench_moe_skinny(Bench& b, int n_tokens) {
   b.release_all();
 }
 
+// The batch-1 MoE paths (moe_experts.h: gathered, gathered_stream, gathered_gemv) at one model's
+// expert shape, bf16, each call routed to a different set of k experts (kRoutings disjoint sets in
+// turn: no call reads the experts the one before it read from L2). Rates count the chosen
+// experts' weights once: k x (2 I H + H I) x 2 bytes a call. gathered_gemv's kernels are also
+// timed apart: its gate_up and down GEMVs, and the combine.
+void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t H, int64_t k) {
+  constexpr int kRoutings = 4;
+  Tensor gu = b.random(DType::bf16, {E, 2 * I, H}, 0.05f), dn = b.random(DType::bf16, {E, H, I}, 0.05f);
+  Tensor x = b.random(DType::bf16, {1, H}), out = b.random(DType::bf16, {1, H});
+  std::vector<Tensor> ids;
+  for (int r = 0; r < kRoutings; ++r) {
+    std::vector<int32_t> v(static_cast<size_t>(k));
+    for (int64_t j = 0; j < k; ++j) v[size_t(j)] = int32_t((r * k + j) % E);
+    ids.push_back(b.upload_i32(v, {1, k}));
+  }
+  Tensor w = b.upload(std::vector<float>(size_t(k), 1.f / float(k)), DType::f32, {1, k});
+  // As MoeBuffers at a 256-token step: expert_out has room for the float32 expert outputs.
+  const MoeScratch s{b.alloc(DType::bf16, {256 * k, I}), b.alloc(DType::bf16, {256 * k, H}),
+                     b.alloc(DType::i32, {2 * E + 2 + 256 * k})};
+  const std::string shape = std::string(model) + " 1 tok E" + std::to_string(E) + " top-" + std::to_string(k);
+  const double gu_bytes = double(k) * 2 * I * H * 2, dn_bytes = double(k) * H * I * 2;
+  for (cuda::MoePath path : {cuda::MoePath::gathered, cuda::MoePath::gathered_stream, cuda::MoePath::gathered_gemv}) {
+    if (!cuda::moe_path_applies(path, x, gu, dn, ids[0], s)) continue;
+    const double us = b.time_us(
+        [&](int i) {
+          cuda::launch_moe_experts_path(path, out, x, gu, dn, ids[size_t(i % kRoutings)], w, s, b.stream());
+        },
+        8, 11);
+    b.row(std::string("moe ") + cuda::moe_path_name(path), shape, us, gu_bytes + dn_bytes, 0);
+  }
+  if (cuda::moe_path_applies(cuda::MoePath::gathered_gemv, x, gu, dn, ids[0], s)) {
+    const Tensor act = s.act.rows(k), y(s.expert_out.data, DType::f32, Device::cuda, {k, H});
+    const double gu_us = b.time_us(
+        [&](int i) { cuda::launch_gemv_experts(act, x, false, gu, ids[size_t(i % kRoutings)], true, b.stream()); }, 8,
+        11);
+    b.row("moe gathered_gemv gate_up", shape, gu_us, gu_bytes, 0);
+    const double dn_us = b.time_us(
+        [&](int i) { cuda::launch_gemv_experts(y, act, true, dn, ids[size_t(i % kRoutings)], false, b.stream()); }, 8,
+        11);
+    b.row("moe gathered_gemv down", shape, dn_us, dn_bytes, 0);
+    const double cb_us = b.time_us([&](int) { cuda::launch_moe_combine(out, y, w, b.stream()); }, 8, 11);
+    b.row("moe gathered_gemv combine", shape, cb_us, double(k) * H * 4 + 2.0 * H * 2, 0);
+  }
+  b.release_all();
+}
+
 void bench_elementwise(Bench& b) {
   const int64_t n = 4096;
   {
@@ -649,8 +696,8 @@ void bench_sampling(Bench& b, int n, bool greedy) {
 int run(int argc, char** argv) {
   // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMM rows;
   // --small-m: only the projections at 2-32 rows, skinny GEMM and cuBLASLt; --moe: only the
-  // MoE rows (grouped GEMMs, the skinny decode kernels); --fp8: only the FP8 rows (the batch-1
-  // GEMV on both inner loops, then the GEMM: wgmma against the cuBLASLt route).
+  // MoE rows (batch-1 paths, grouped GEMMs, the skinny decode kernels); --fp8: only the FP8 rows
+  // (the batch-1 GEMV on both inner loops, then the GEMM: wgmma against the cuBLASLt route).
   const bool moe_only = argc > 1 && std::strcmp(argv[1], "--moe") == 0;
   const bool fp8_only = argc > 1 && std::strcmp(argv[1], "--fp8") == 0;
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
@@ -675,6 +722,10 @@ int run(int argc, char** argv) {
     bench_gemms(b, gemv_only ? GemmRows::batch1 : GemmRows::small_m);
     return 0;
   }
+  // One decode token on the batch-1 paths: Mixtral-8x7B (top-2 of 8, hidden 4096, inter 14336)
+  // and Qwen3-30B-A3B (top-8 of 128, hidden 2048, inter 768).
+  bench_moe_batch1(b, "Mixtral-8x7B", 8, 14336, 4096, 2);
+  bench_moe_batch1(b, "Qwen3-30B-A3B", 128, 768, 2048, 8);
   // 4,096: the prefill target; 512: a small prefill chunk (~32 rows an expert).
   for (int n : {4096, 512}) bench_moe_grouped(b, n);
   // 64: Qwen3-30B-A3B's batch-64 decode on the skinny tensor-core path, old against new.

@@ -220,8 +220,9 @@ INSTANTIATE_TEST_SUITE_P(Rows, CudaMoeGraph, ::testing::Values(int64_t(8), int64
 // ---- every path of moe_experts, launched directly whatever the rule picks ----
 
 const cuda::MoePath kPaths[] = {cuda::MoePath::gathered,   cuda::MoePath::gathered_stream,
-                                cuda::MoePath::skinny,     cuda::MoePath::skinny_mma,
-                                cuda::MoePath::skinny_mma_stream, cuda::MoePath::grouped};
+                                cuda::MoePath::gathered_gemv, cuda::MoePath::skinny,
+                                cuda::MoePath::skinny_mma, cuda::MoePath::skinny_mma_stream,
+                                cuda::MoePath::grouped};
 
 // The tensor-core skinny paths: whole 32-k chunks only.
 bool needs_whole_chunks(cuda::MoePath p) {
@@ -259,9 +260,10 @@ class CudaMoePaths : public CudaTest {
  protected:
   cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
   // Scratch as the model allocates it (MoeBuffers): act, expert_out, index; poisoned (NaN), so a
-  // slot a path forgets to write shows.
+  // slot a path forgets to write shows. expert_out has the rows of twice n tokens, as MoeBuffers'
+  // max_tokens rows have for a smaller step: room for gathered_gemv's float32 expert outputs.
   MoeScratch scratch(DType t, int64_t n, const PathCase& c) {
-    return MoeScratch{empty(t, {n * c.k, c.inter}), empty(t, {n * c.k, c.hidden}),
+    return MoeScratch{empty(t, {n * c.k, c.inter}), empty(t, {2 * n * c.k, c.hidden}),
                       empty(DType::i32, {2 * c.n_experts + 2 + n * c.k})};
   }
 };
@@ -320,22 +322,25 @@ TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
 
 // The rule on the measured shapes (no data: the rule reads shapes and alignment only), with
 // the diagnostic switches unset: one row streams where an expert's gate/up tile is at most 32 MB
-// (Qwen3) and takes the older gathered kernels above (Mixtral), up to 4 slots an expert go skinny
-// (on tensor cores, the streamed kernels: both shapes are whole 32-k chunks), more group.
+// (Qwen3) and runs on the dense GEMV kernel above (Mixtral), up to 4 slots an expert go skinny
+// (on tensor cores, the streamed kernels: both shapes are whole 32-k chunks), more group. The
+// scratch has MoeBuffers' rows for a step of up to 256 tokens.
 TEST(MoePathRule, PicksByRowsAnExpert) {
-  for (const char* var : {"SEAM_MOE_GROUPED", "SEAM_MOE_SKINNY", "SEAM_MOE_SKINNY_MMA", "SEAM_MOE_GATHER_STREAM"})
+  for (const char* var : {"SEAM_MOE_GROUPED", "SEAM_MOE_SKINNY", "SEAM_MOE_SKINNY_MMA", "SEAM_MOE_GATHER_STREAM",
+                          "SEAM_MOE_GATHER_GEMV"})
     if (const char* v = std::getenv(var); v != nullptr && *v != '\0') GTEST_SKIP() << var << " is set: not the default rule";
   auto fake = [](DType t, std::initializer_list<int64_t> dims) {
     return Tensor(reinterpret_cast<void*>(uintptr_t(1) << 20), t, Device::cuda, dims);
   };
   for (auto [E, I, H, k, skinny_max_rows, one_row] :
        {std::tuple{128, 768, 2048, 8, 64, cuda::MoePath::gathered_stream},
-        std::tuple{8, 14336, 4096, 2, 16, cuda::MoePath::gathered}}) {
+        std::tuple{8, 14336, 4096, 2, 16, cuda::MoePath::gathered_gemv}}) {
     auto pick = [&](int64_t n) {
       const Tensor gu = fake(DType::bf16, {E, 2 * I, H}), dn = fake(DType::bf16, {E, H, I});
       const Tensor x = fake(DType::bf16, {n, H}), ids = fake(DType::i32, {n, k});
-      const MoeScratch s{fake(DType::bf16, {n * k, I}), fake(DType::bf16, {n * k, H}),
-                         fake(DType::i32, {2 * E + 2 + n * k})};
+      const int64_t max_tokens = std::max<int64_t>(n, 256);
+      const MoeScratch s{fake(DType::bf16, {max_tokens * k, I}), fake(DType::bf16, {max_tokens * k, H}),
+                         fake(DType::i32, {2 * E + 2 + max_tokens * k})};
       return cuda::choose_moe_path(x, gu, dn, ids, s);
     };
     SCOPED_TRACE("experts " + std::to_string(E));
@@ -436,8 +441,8 @@ TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
   auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
   auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
   Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
-  for (cuda::MoePath path : {cuda::MoePath::gathered_stream, cuda::MoePath::skinny, cuda::MoePath::skinny_mma,
-                             cuda::MoePath::skinny_mma_stream, cuda::MoePath::grouped}) {
+  for (cuda::MoePath path : {cuda::MoePath::gathered_stream, cuda::MoePath::gathered_gemv, cuda::MoePath::skinny,
+                             cuda::MoePath::skinny_mma, cuda::MoePath::skinny_mma_stream, cuda::MoePath::grouped}) {
     for (int64_t n : kRowCounts) {
       SCOPED_TRACE(std::string(cuda::moe_path_name(path)) + " n " + std::to_string(n));
       auto x_h = round_to(random_normal(size_t(n * H), rng), t);
@@ -473,6 +478,99 @@ TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
         layer();
         EXPECT_EQ(download_i32(ids), ids_h) << "step " << step;
         if (path != cuda::MoePath::grouped) EXPECT_EQ(download(out), replayed) << "replay vs eager, step " << step;
+      }
+    }
+  }
+}
+
+// Uniform weights in [-scale, scale] from a xorshift generator: the model-sized cases below need
+// hundreds of millions of them (normal_distribution would take most of the test's time).
+std::vector<float> fast_uniform(size_t n, uint64_t seed, float scale) {
+  std::vector<float> v(n);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& x : v) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    x = scale * (float(uint32_t(s >> 40)) * (2.f / 16777216.f) - 1.f);
+  }
+  return v;
+}
+
+// The batch-1 GEMV path (gathered_gemv) on the shapes it serves, at k = 1, 2, 8 where the stored
+// experts allow: Mixtral-8x7B's (hidden 4096, inter 14336; 3 experts stored, so k <= 2, the last
+// 470 MB into the gate/up weights; down pairs rows), a Mixtral-like one whose down pairs rows from
+// k = 2 on (hidden = inter = 2048: 8 MiB a down matrix, the pair rule's 16 MiB over all slots)
+// and Qwen3-30B-A3B's (hidden 2048, inter 768: one down row a warp; 16 experts stored). Eager on
+// random routing against the CPU definition, twice bit for bit; then route + path captured once
+// and replayed for new logits (the ids read on the device; the last replay sends the row to the
+// highest experts), equal to the CPU for the routing each replay produced and to the eager launch.
+TEST_F(CudaMoePaths, GatheredGemvMatchesAtModelShapes) {
+  const DType t = DType::bf16;
+  struct ShapeCase {
+    const char* name;
+    PathCase c;
+    std::vector<int64_t> ks;
+  };
+  for (const ShapeCase& sc : {ShapeCase{"mixtral", PathCase{3, 14336, 4096, 2}, {1, 2}},
+                              ShapeCase{"mixtral-like", PathCase{8, 2048, 2048, 8}, {1, 2, 8}},
+                              ShapeCase{"qwen3", PathCase{16, 768, 2048, 8}, {1, 2, 8}}}) {
+    const int64_t E = sc.c.n_experts, I = sc.c.inter, H = sc.c.hidden, n = 1;
+    auto gu_h = round_to(fast_uniform(size_t(E * 2 * I * H), 1 + E, 0.17f), t);
+    auto dn_h = round_to(fast_uniform(size_t(E * H * I), 2 + E, 0.17f), t);
+    Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
+    auto x_h = round_to(random_normal(size_t(n * H), rng), t);
+    Tensor x = upload(x_h, t, {n, H});
+    auto cpu_ref = [&](std::vector<float> ref, int64_t k, std::vector<int32_t>& ids_h, std::vector<float>& w_h) {
+      std::vector<float> act_ref(size_t(n * k * I));
+      cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
+                      host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
+                      MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+      return ref;
+    };
+    for (int64_t k : sc.ks) {
+      SCOPED_TRACE(std::string(sc.name) + " k " + std::to_string(k));
+      const PathCase c{E, I, H, k};
+      std::vector<int32_t> ids_h;
+      std::vector<float> w_h;
+      random_routing(rng, n, E, k, ids_h, w_h);
+      Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
+      const MoeScratch s = scratch(t, n, c);
+      ASSERT_TRUE(cuda::moe_path_applies(cuda::MoePath::gathered_gemv, x, gu, dn, ids, s));
+      auto out_h = round_to(random_normal(size_t(n * H), rng), t);
+      Tensor out = upload(out_h, t, {n, H}), again = upload(out_h, t, {n, H});
+      cuda::launch_moe_experts_path(cuda::MoePath::gathered_gemv, out, x, gu, dn, ids, w, s, stream());
+      cuda::launch_moe_experts_path(cuda::MoePath::gathered_gemv, again, x, gu, dn, ids, w, scratch(t, n, c), stream());
+      const auto got = download(out);
+      expect_close(got, cpu_ref(out_h, k, ids_h, w_h), {3e-2, 3e-2}, "eager vs cpu");
+      EXPECT_EQ(download(again), got) << "not deterministic";
+
+      Tensor logits = empty(t, {n, E}), rids = empty(DType::i32, {n, k}), rw = empty(DType::f32, {n, k});
+      Tensor gout = empty(t, {n, H});
+      auto layer = [&] {
+        gpu->fill(gout, 0.f);
+        gpu->moe_route(rids, rw, logits, true);
+        cuda::launch_moe_experts_path(cuda::MoePath::gathered_gemv, gout, x, gu, dn, rids, rw, s, stream());
+      };
+      gpu->begin_capture();
+      layer();
+      auto graph = gpu->end_capture();
+      for (int step = 0; step < 3; ++step) {
+        auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
+        if (step == 2)
+          for (int64_t e = E - k; e < E; ++e) l_h[size_t(e)] += 20.f;
+        std::vector<uint16_t> raw(l_h.size());
+        convert_from_f32(l_h.data(), t, raw.data(), raw.size());
+        gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
+        gpu->replay(*graph);
+        const auto replayed = download(gout);
+        auto rids_h = download_i32(rids);
+        auto rw_h = download(rw);
+        if (step == 2)
+          for (int64_t j = 0; j < k; ++j) EXPECT_GE(rids_h[size_t(j)], E - k) << "forced routing not taken";
+        expect_close(replayed, cpu_ref(std::vector<float>(size_t(n * H), 0.f), k, rids_h, rw_h), {3e-2, 3e-2},
+                     "replay vs cpu, step " + std::to_string(step));
+        layer();
+        EXPECT_EQ(download_i32(rids), rids_h) << "step " << step;
+        EXPECT_EQ(download(gout), replayed) << "replay vs eager, step " << step;
       }
     }
   }

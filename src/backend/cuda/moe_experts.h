@@ -14,22 +14,28 @@ namespace seam::cuda {
 //                    act[i*k+j] (j in order, float32, added once). hidden <= kMaxExpertHidden
 //                    (x staged in shared memory as float32).
 //   gathered_stream: the same two products with 16-byte streamed weights (moe_gathered_stream.h).
+//   gathered_gemv:   the same products on the dense decode GEMV's kernel, expert-indexed (its
+//                    GLU for gate_up, its plain/paired rows for down into float32), then the
+//                    j-ordered weighted combine (moe_gathered_gemv.h).
 //   skinny:          per expert, its weights read once for all its rows (moe_skinny.h).
 //   skinny_mma:      the same on tensor cores (moe_skinny_mma.h; hidden, inter multiples of 32).
 //   skinny_mma_stream: the same products with each warp streaming whole weight tiles through a
 //                    cp.async ring (moe_skinny_mma_stream.h; where skinny_mma applies).
 //   grouped:         rows grouped by expert, then grouped GEMMs (moe_experts_grouped.h): wgmma on
 //                    an sm_90a build and a CC 9.0 GPU (moe_grouped_wgmma.h), wmma elsewhere.
-// The rule (choose_moe_path): one row -> gathered_stream (else gathered); up to
-// SEAM_MOE_SKINNY (default 4) slots an expert on average -> skinny_mma_stream (else skinny); more
-// -> grouped.
+// The rule (choose_moe_path): one row -> gathered_gemv where an expert's gate/up is above
+// kStreamMaxExpertBytes (Mixtral), gathered_stream at or below it (Qwen3-30B-A3B), else
+// gathered; up to SEAM_MOE_SKINNY (default 4) slots an expert on average -> skinny_mma_stream
+// (else skinny); more -> grouped.
 // Diagnostic switches: SEAM_MOE_GROUPED 0 never groups, 1 the rule (default), 2 grouped wherever
 // it applies; SEAM_MOE_SKINNY 0 turns the skinny path off (then grouped from 256 slots, the rule
 // before it), N its limit in slots an expert; SEAM_MOE_GATHER_STREAM 0 keeps the plain gathered
 // kernels; SEAM_MOE_SKINNY_MMA 2 (default) the streamed tensor-core skinny kernels, 1 the first
-// tensor-core version (skinny_mma), 0 the skinny path on CUDA cores.
+// tensor-core version (skinny_mma), 0 the skinny path on CUDA cores; SEAM_MOE_GATHER_GEMV 0
+// keeps one row of large experts off the GEMV path (the gathered kernels, as before it), 1 the
+// rule (default), 2 takes it for one row wherever it applies (small experts too: an A/B switch).
 constexpr int kMaxExpertHidden = 12288;
-enum class MoePath { gathered, gathered_stream, skinny, skinny_mma, skinny_mma_stream, grouped };
+enum class MoePath { gathered, gathered_stream, gathered_gemv, skinny, skinny_mma, skinny_mma_stream, grouped };
 const char* moe_path_name(MoePath p);
 bool moe_path_applies(MoePath p, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                       const Tensor& topk_ids, const MoeScratch& scratch);
