@@ -333,7 +333,7 @@ TEST(MoePathRule, PicksByRowsAnExpert) {
     return Tensor(reinterpret_cast<void*>(uintptr_t(1) << 20), t, Device::cuda, dims);
   };
   for (auto [E, I, H, k, skinny_max_rows, one_row] :
-       {std::tuple{128, 768, 2048, 8, 64, cuda::MoePath::gathered_stream},
+       {std::tuple{128, 768, 2048, 8, 64, cuda::MoePath::gathered_gemv},
         std::tuple{8, 14336, 4096, 2, 16, cuda::MoePath::gathered_gemv}}) {
     auto pick = [&](int64_t n) {
       const Tensor gu = fake(DType::bf16, {E, 2 * I, H}), dn = fake(DType::bf16, {E, H, I});

@@ -193,7 +193,12 @@ MoePath choose_moe_path(const Tensor& x, const Tensor& w_gate_up, const Tensor& 
   // 2: the warp-streamed tensor-core kernels (moe_skinny_mma_stream.h); 1: the first tensor-core
   // version (moe_skinny_mma.h), kept for the A/B; 0: CUDA cores (moe_skinny.h).
   static const int mma_on = env_choice("SEAM_MOE_SKINNY_MMA", 2, {0, 1, 2});
-  static const int gemv_mode = env_choice("SEAM_MOE_GATHER_GEMV", 1, {0, 1, 2});
+  // One row on the dense GEMV's kernel (moe_gathered_gemv.h) wherever it applies (2, the default):
+  // measured on the H200 (2026-12-02, docs/performance.md sixteenth pass) it beat the streaming
+  // kernels at both shapes: Mixtral-8x7B 168.9 against 179.9 us (gathered) a layer, 6.56 against
+  // 7.08 ms a step; Qwen3-30B-A3B 28.3 against 30.0 us (gathered_stream), 2.91 against 3.00 ms.
+  // 1: only experts above kStreamMaxExpertBytes; 0: never (the kernels before it).
+  static const int gemv_mode = env_choice("SEAM_MOE_GATHER_GEMV", 2, {0, 1, 2});
   const int64_t n = x.size(0), n_slots = n * topk_ids.size(1), n_experts = w_gate_up.size(0);
   auto applies = [&](MoePath p) { return moe_path_applies(p, x, w_gate_up, w_down, topk_ids, scratch); };
   const int64_t expert_bytes = w_gate_up.numel() / n_experts * int64_t(dtype_size(w_gate_up.dtype));

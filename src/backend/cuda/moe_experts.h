@@ -23,17 +23,16 @@ namespace seam::cuda {
 //                    cp.async ring (moe_skinny_mma_stream.h; where skinny_mma applies).
 //   grouped:         rows grouped by expert, then grouped GEMMs (moe_experts_grouped.h): wgmma on
 //                    an sm_90a build and a CC 9.0 GPU (moe_grouped_wgmma.h), wmma elsewhere.
-// The rule (choose_moe_path): one row -> gathered_gemv where an expert's gate/up is above
-// kStreamMaxExpertBytes (Mixtral), gathered_stream at or below it (Qwen3-30B-A3B), else
-// gathered; up to SEAM_MOE_SKINNY (default 4) slots an expert on average -> skinny_mma_stream
+// The rule (choose_moe_path): one row -> gathered_gemv where it applies (16-bit), else
+// gathered_stream where an expert's gate/up is at most kStreamMaxExpertBytes, else gathered; up to SEAM_MOE_SKINNY (default 4) slots an expert on average -> skinny_mma_stream
 // (else skinny); more -> grouped.
 // Diagnostic switches: SEAM_MOE_GROUPED 0 never groups, 1 the rule (default), 2 grouped wherever
 // it applies; SEAM_MOE_SKINNY 0 turns the skinny path off (then grouped from 256 slots, the rule
 // before it), N its limit in slots an expert; SEAM_MOE_GATHER_STREAM 0 keeps the plain gathered
 // kernels; SEAM_MOE_SKINNY_MMA 2 (default) the streamed tensor-core skinny kernels, 1 the first
 // tensor-core version (skinny_mma), 0 the skinny path on CUDA cores; SEAM_MOE_GATHER_GEMV 0
-// keeps one row of large experts off the GEMV path (the gathered kernels, as before it), 1 the
-// rule (default), 2 takes it for one row wherever it applies (small experts too: an A/B switch).
+// keeps one row off the GEMV path (the gathered kernels, as before it), 1 takes it only for
+// experts above kStreamMaxExpertBytes, 2 (default) wherever it applies.
 constexpr int kMaxExpertHidden = 12288;
 enum class MoePath { gathered, gathered_stream, gathered_gemv, skinny, skinny_mma, skinny_mma_stream, grouped };
 const char* moe_path_name(MoePath p);
