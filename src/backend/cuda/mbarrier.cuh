@@ -28,6 +28,32 @@ __device__ __forceinline__ void arrive(uint32_t bar) {
 #endif
 }
 
+// After the inits, before the __syncthreads that publishes them: makes the initialised barriers
+// visible to the async proxy (TMA's complete_tx), as CUTLASS's fence_barrier_init.
+__device__ __forceinline__ void fence_init() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+// One arrival on the current phase that also expects `bytes` more transaction bytes (a TMA copy
+// signalling complete_tx on this barrier): the phase completes when every arrival is in and
+// every expected byte has landed. Issue it before the copies it covers.
+__device__ __forceinline__ void arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+#endif
+}
+
+// An arrival, made asynchronously once every cp.async this thread issued before it has landed
+// (.noinc: it counts against the barrier's expected arrivals, as an ordinary arrive). The copied
+// data is then visible to threads whose wait on that phase returned.
+__device__ __forceinline__ void cp_async_arrive(uint32_t bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+#endif
+}
+
 __device__ __forceinline__ bool try_wait(uint32_t bar, uint32_t parity) {
   uint32_t done = 1;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

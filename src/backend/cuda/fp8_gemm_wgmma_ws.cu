@@ -1,0 +1,324 @@
+// The FP8 GEMM on Hopper's tensor cores with the scales in its epilogue, warp-specialised
+// (fp8_gemm_wgmma_ws.h). Same operands, tile layout and arithmetic as fp8_gemm_wgmma.cu (read its
+// header first); what changes is who copies and who waits.
+//
+// Why: the one-block kernel has every warp both copy (cp.async) and multiply, meets at a block
+// barrier every 128-wide K block, and waits for each block's wgmmas before promoting them, so the
+// tensor cores idle at every barrier and promotion (~0.63 PFLOP/s at 4,096 rows, cuBLASLt's
+// unscaled GEMM ~1.05).
+//
+// Structure (DeepGEMM's FP8 GEMM on Hopper; moe_grouped_wgmma_persistent.cu's mbarrier ring):
+//  * 384 threads, one block an SM (~200 KB of shared memory), a 128 x 128 tile of out a block;
+//    the grid's x is the row tile (fastest), so the blocks resident together share a few weight
+//    tiles and stream x from L2 (as the one-block kernel).
+//  * warpgroup 0, the producer (setmaxnreg 40; warps 1-3 leave at once): per K block kb, lane 0
+//    expects the stage's 32 KB and issues two TMA copies (tma.cuh: x's [128 rows][128 k] and w's
+//    [128 outputs][128 k], SW128, rows past n / N zero-filled), and the 32 lanes cp.async the
+//    stage's scales (block128: xs(rows, kb) and ws(outputs, kb); otherwise, with K block 0 only,
+//    the epilogue's xs(rows) and ws(outputs), which stay in stage 0's scale area) and arrive on
+//    the stage's full barrier once their copies land (cp.async.mbarrier.arrive.noinc).
+//  * warpgroups 1 and 2, the consumers (setmaxnreg 232), 64 rows each: wait for K block kb's full
+//    barrier, issue its 4 wgmma m64n128k32 into a fresh partial, wait for them, promote the
+//    partial into the float32 sums (block128: scaled by xs(i, kb) ws(o, kb) read from the stage),
+//    release the stage (lane 0 of each warp arrives on its empty barrier), next block. A
+//    warpgroup's tensor-core idle time (its wait, promotion and barrier wait) is the other
+//    warpgroup's wgmma time: the two share the SM's tensor cores and drift half a block apart.
+//  * Barriers a stage: full[s] (33 arrivals + 32 KB of transactions: lane 0's expect_tx and the
+//    32 lanes' cp.async arrivals), empty[s] (8 arrivals: the consumer warps). K block kb uses
+//    stage kb % S in round kb / S; consumers wait on full's phase parity (kb / S) & 1; the
+//    producer, before refilling a stage in round r > 0, on empty's parity (r - 1) & 1. Neither
+//    barrier can run two phases ahead of its waiter: refilling round r + 1 needs round r released,
+//    which needs both consumer warpgroups past their wait on round r.
+//  * No block-wide barrier after the set-up; no deadlock: the producer waits only for stages the
+//    consumers release unconditionally after their (producer-fed) wait.
+//
+// Numerics: the one-block kernel's exactly (the same fresh partial per K block, scale-d off for
+// its first k32 step, the same promotion and epilogue arithmetic), so both kernels give the same
+// bits; the tests hold this one to the same bounds.
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <type_traits>
+
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/fp8_gemm_wgmma.h"
+#include "backend/cuda/fp8_gemm_wgmma_ws.h"
+#include "backend/cuda/mbarrier.cuh"
+#include "backend/cuda/tma.cuh"
+#include "backend/cuda/wgmma.cuh"
+
+namespace seam::cuda {
+
+namespace {
+
+constexpr int kBM = kFp8WsTileRows;  // rows of a tile: two consumer warpgroups of m64
+constexpr int kBN = kFp8WsTileCols;  // outputs of a tile: the wgmma N
+constexpr int kBlockK = 128;         // K per stage: one SW128 line of E4M3 codes per row
+constexpr int kLine = 128;           // bytes of one swizzled line
+constexpr int kStages = 6;
+constexpr int kABytes = kBM * kLine;  // x codes of a stage
+constexpr int kBBytes = kBN * kLine;  // w codes of a stage
+constexpr int kStageBytes = kABytes + kBBytes;
+constexpr int kProducerThreads = 128;  // warpgroup 0 (only warp 0 works)
+constexpr int kConsumerThreads = 256;  // warpgroups 1 and 2
+constexpr int kThreads = kProducerThreads + kConsumerThreads;
+constexpr int kConsumerWarps = kConsumerThreads / 32;
+constexpr int kFullArrivals = 1 + 32;    // lane 0's expect_tx + each producer lane's cp.async arrival
+constexpr int kScaleFloats = kBM + kBN;  // a stage's scales: xs of its rows, then ws of its outputs
+constexpr size_t kScaleBytes = size_t(kStages) * kScaleFloats * 4;
+constexpr size_t kBarrierBytes = size_t(2) * kStages * 8;
+// +1024 to align the start to a swizzle atom (TMA's SW128 destination and the descriptors' base
+// offset 0 need it).
+constexpr size_t kSmemBytes = size_t(kStages) * kStageBytes + kScaleBytes + kBarrierBytes + 1024;
+constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "stages start on swizzle atoms");
+static_assert(kSmemBytes <= 227 * 1024, "within a block's shared memory");
+static_assert(kProducerRegs * kProducerThreads + kConsumerRegs * kConsumerThreads <= 65536, "the register file");
+
+// 4-byte global -> shared copy; when !valid the destination is zero-filled (src not read).
+__device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(flash::smem_addr(dst)), "l"(src),
+               "r"(valid ? 4 : 0));
+}
+
+// Warpgroup-wide register budget moves (setmaxnreg): the producer gives registers back, the
+// consumers take them (their 64 float32 sums + 64 partial sums).
+template <int N>
+__device__ __forceinline__ void regs_dealloc() {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N>
+__device__ __forceinline__ void regs_alloc() {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+
+// out[0..1] (=|+=) y0, y1 rounded once to T, as fp8_gemm_wgmma.cu's store_pair.
+template <typename T>
+__device__ __forceinline__ void store_pair(T* dst, float y0, float y1, bool accumulate, bool paired) {
+  if (accumulate) {
+    y0 = to_float(dst[0]) + y0;
+    y1 = to_float(dst[1]) + y1;
+  }
+  if (paired) {
+    if constexpr (std::is_same_v<T, float>)
+      *reinterpret_cast<float2*>(dst) = make_float2(y0, y1);
+    else
+      *reinterpret_cast<uint32_t*>(dst) = flash::pack2<T>(y0, y1);
+  } else {
+    dst[0] = from_float<T>(y0);
+    dst[1] = from_float<T>(y1);
+  }
+}
+
+// map_x: codes [n_rows, n_in]; map_w: w codes [n_out, n_in] (tma.cuh, boxes 128 x 128).
+// xs [n_groups, n_rows] (BLOCK: n_groups = n_in / 128); ws: BLOCK [n_out, n_in / 128], else
+// [n_out] (ws_step 1) or [1] (ws_step 0).
+template <typename T, bool BLOCK>
+__global__ void __launch_bounds__(kThreads, 1)
+    fp8_gemm_wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
+                             T* out, int64_t out_stride, const float* xs, const float* ws, int ws_step, const T* bias,
+                             int n_rows, int n_out, int n_in, bool accumulate) {
+#if defined(SEAM_WGMMA_ENABLED)
+  pdl_begin();
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024u - (flash::smem_addr(smem_raw) & 1023u)) & 1023u);
+  const uint32_t smem_base = flash::smem_addr(smem);
+  float* s_scales = reinterpret_cast<float*>(smem + kStages * kStageBytes);  // [kStages][kScaleFloats]
+  const uint32_t full_bar = smem_base + uint32_t(kStages * kStageBytes + kScaleBytes);
+  const uint32_t empty_bar = full_bar + kStages * 8;
+  const int tid = threadIdx.x, lane = tid & 31;
+  const int m0 = int(blockIdx.x) * kBM, n0 = int(blockIdx.y) * kBN;
+  const int n_kb = n_in / kBlockK;
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier::init(full_bar + 8 * s, kFullArrivals);
+      mbarrier::init(empty_bar + 8 * s, kConsumerWarps);
+    }
+    mbarrier::fence_init();
+  }
+  __syncthreads();  // the only block-wide barrier: the roles below never meet again
+
+  if (tid < kProducerThreads) {
+    // ---- producer ----
+    regs_dealloc<kProducerRegs>();
+    if (tid >= 32) return;  // warps 1-3 of the warpgroup: their registers went to the consumers
+    if (lane == 0) {
+      tma::prefetch(&map_x);
+      tma::prefetch(&map_w);
+    }
+    for (int kb = 0; kb < n_kb; ++kb) {
+      const int s = kb % kStages, round = kb / kStages;
+      if (round > 0) mbarrier::wait(empty_bar + 8 * s, (round - 1) & 1);  // round - 1's wgmmas retired
+      const uint32_t bar = full_bar + 8 * s;
+      if (lane == 0) {
+        mbarrier::arrive_expect_tx(bar, kStageBytes);
+        const uint32_t a = smem_base + s * kStageBytes;
+        tma::load_2d(a, &map_x, bar, kb * kBlockK, m0);
+        tma::load_2d(a + kABytes, &map_w, bar, kb * kBlockK, n0);
+      }
+      // Scales: 256 floats, 8 a lane. Rows / outputs past the matrix read nothing (zero-filled).
+      if (BLOCK || kb == 0) {
+        float* sc = s_scales + s * kScaleFloats;
+#pragma unroll
+        for (int i = 0; i < kScaleFloats / 32; ++i) {
+          const int c = lane + 32 * i;
+          if (c < kBM) {
+            const int row = m0 + c;
+            const bool valid = row < n_rows;
+            cp_async_4(sc + c, valid ? xs + (BLOCK ? int64_t(kb) * n_rows : 0) + row : xs, valid);
+          } else {
+            const int o = n0 + (c - kBM);
+            const bool valid = o < n_out;
+            cp_async_4(sc + c, valid ? ws + (BLOCK ? int64_t(o) * n_kb + kb : int64_t(o) * ws_step) : ws, valid);
+          }
+        }
+      }
+      mbarrier::cp_async_arrive(bar);  // once this lane's copies (if any) landed
+    }
+    flash::cp_async_wait<0>();  // no copy outlives the thread
+    return;
+  }
+
+  // ---- consumers ----
+  regs_alloc<kConsumerRegs>();
+  const int ctid = tid - kProducerThreads, wg = ctid >> 7, wg_warp = (ctid >> 5) & 3;
+  float acc[kBN / 8][4], part[kBN / 8][4];
+#pragma unroll
+  for (int j = 0; j < kBN / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+  // This thread's accumulator entries: tile rows r_lo (e 0, 1) and r_lo + 8 (e 2, 3), tile
+  // columns 8 j + c0 (e 0, 2) and + 1 (e 1, 3) (wgmma.cuh).
+  const int r_lo = wg * 64 + wg_warp * 16 + (lane >> 2), c0 = 2 * (lane & 3);
+  const uint32_t a_off = wg * 64 * kLine;  // the warpgroup's 64 rows: 8 atoms in
+  for (int kb = 0; kb < n_kb; ++kb) {
+    const int s = kb % kStages;
+    mbarrier::wait(full_bar + 8 * s, (kb / kStages) & 1);
+    const uint32_t stage = smem_base + s * kStageBytes;
+    const uint64_t desc_a = wgmma::desc_sw128(stage + a_off, 16, 1024);
+    const uint64_t desc_b = wgmma::desc_sw128(stage + kABytes, 16, 1024);
+    wgmma::fence();  // part was read by the previous promotion
+#pragma unroll
+    for (int ks = 0; ks < kBlockK / 32; ++ks)
+      wgmma::m64k32_e4m3_ss<kBN>(part, wgmma::desc_advance(desc_a, ks * 32), wgmma::desc_advance(desc_b, ks * 32),
+                                 ks > 0);
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(part);
+    // The stage goes back to the producer once the warp's wgmmas retired and (block128) its
+    // scales were read: __syncwarp orders every lane's reads before lane 0's (release) arrival.
+    auto release = [&] {
+      __syncwarp();
+      if (lane == 0) mbarrier::arrive(empty_bar + 8 * s);
+    };
+    if constexpr (BLOCK) {
+      const float* sc = s_scales + s * kScaleFloats;
+      const float xa = sc[r_lo], xb = sc[r_lo + 8];
+#pragma unroll
+      for (int j = 0; j < kBN / 8; ++j) {
+        const float w0 = sc[kBM + 8 * j + c0], w1 = sc[kBM + 8 * j + c0 + 1];
+        acc[j][0] = fmaf(xa * w0, part[j][0], acc[j][0]);
+        acc[j][1] = fmaf(xa * w1, part[j][1], acc[j][1]);
+        acc[j][2] = fmaf(xb * w0, part[j][2], acc[j][2]);
+        acc[j][3] = fmaf(xb * w1, part[j][3], acc[j][3]);
+      }
+      release();
+    } else {
+      release();
+#pragma unroll
+      for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[j][e] += part[j][e];
+    }
+  }
+
+  // Epilogue (fp8_gemm_wgmma.cu's): pairs of adjacent outputs (8 j + c0 is even, and N % 8 == 0
+  // keeps o + 1 < N with o), one aligned store each where the row stride and out allow it. The
+  // per-tensor / per-channel scales are in stage 0's scale area (K block 0, whose full barrier
+  // every consumer waited on; nothing rewrites it).
+  const bool paired = out_stride % 2 == 0 && reinterpret_cast<uintptr_t>(out) % (2 * sizeof(T)) == 0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int64_t row = int64_t(m0) + r_lo + 8 * h;
+    if (row >= n_rows) continue;
+    const float x_s = BLOCK ? 1.f : s_scales[r_lo + 8 * h];
+    T* dst_row = out + row * out_stride;
+#pragma unroll
+    for (int j = 0; j < kBN / 8; ++j) {
+      const int c = 8 * j + c0;
+      const int64_t o = int64_t(n0) + c;
+      if (o >= n_out) continue;
+      float y0 = acc[j][2 * h], y1 = acc[j][2 * h + 1];
+      if constexpr (!BLOCK) {
+        y0 = (x_s * s_scales[kBM + c]) * y0;
+        y1 = (x_s * s_scales[kBM + c + 1]) * y1;
+      }
+      if (bias) {
+        y0 += to_float(bias[o]);
+        y1 += to_float(bias[o + 1]);
+      }
+      store_pair(dst_row + o, y0, y1, accumulate, paired);
+    }
+  }
+#else
+  // Built without sm_90a: fp8_gemm_wgmma_ws_applies is false, the kernel never launched.
+  (void)map_x;
+  (void)map_w;
+  __trap();
+#endif
+}
+
+template <typename T, bool BLOCK>
+void launch_typed(const CUtensorMap& map_x, const CUtensorMap& map_w, const Tensor& out, const Tensor& act_scales,
+                  const Fp8Weight& w, const Tensor& bias, bool accumulate, cudaStream_t stream) {
+  auto* kernel = fp8_gemm_wgmma_ws_kernel<T, BLOCK>;
+  static const bool attr_ok = [kernel] {  // once per instantiation (host-side only; allowed in a capture)
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)));
+    return true;
+  }();
+  (void)attr_ok;
+  const int64_t n = out.size(0), n_out = w.w.size(0), n_in = w.w.size(1);
+  const dim3 grid(unsigned(div_up(n, kBM)), unsigned(div_up(n_out, kBN)));
+  const int ws_step = w.w_scheme == Fp8WeightScheme::per_tensor ? 0 : 1;
+  launch_kernel(kernel, grid, dim3(kThreads), kSmemBytes, stream, map_x, map_w, out.ptr<T>(), out.stride[0],
+                act_scales.ptr<const float>(), w.w_scale.ptr<const float>(), ws_step,
+                bias.defined() ? bias.ptr<const T>() : static_cast<const T*>(nullptr), int(n), int(n_out), int(n_in),
+                accumulate);
+  SEAM_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+bool fp8_gemm_wgmma_ws_applies(const Tensor& out, const Tensor& codes, const Fp8Weight& w) {
+  // fp8_gemm_wgmma_applies bounds n by INT_MAX / 2 and K by INT_MAX (the TMA coordinates are int,
+  // the dimensions below 2^32) and the grid's y by N / 32 <= 65,535.
+  return fp8_gemm_wgmma_applies(out, codes, w) && tma::encode_tiled_fn() != nullptr;
+}
+
+void launch_fp8_gemm_wgmma_ws(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
+                              const Tensor& bias, bool accumulate, cudaStream_t stream) {
+  SEAM_CHECK(fp8_gemm_wgmma_ws_applies(out, codes, w), "fp8 gemm (wgmma, warp-specialised): not available for out ",
+             out.shape_str(), " codes ", codes.shape_str(), " w ", w.w.shape_str(),
+             " (needs an sm_90a build, a CC 9.0 GPU, the driver's TMA encoder, K % 128 == 0, N % 8 == 0, contiguous "
+             "aligned codes)");
+  const int64_t n = out.size(0), n_out = w.w.size(0), n_in = w.w.size(1);
+  if (n == 0) return;
+  const bool block = w.w_scheme == Fp8WeightScheme::block128;
+  SEAM_CHECK(act_scales.numel() == (block ? n_in / kFp8Group : 1) * n,
+             "fp8 gemm (wgmma, warp-specialised): act_scales ", act_scales.shape_str(), " do not match ", n,
+             " rows of the ", fp8_weight_scheme_name(w.w_scheme), " scheme");
+  // Encoded per launch (a few hundred ns of host time): the maps hold the codes' addresses, and a
+  // captured launch keeps its own copy of them.
+  const CUtensorMap map_x = tma::encode_u8_sw128(codes.data, uint64_t(n), uint64_t(n_in), uint64_t(n_in), kBM);
+  const CUtensorMap map_w = tma::encode_u8_sw128(w.w.data, uint64_t(n_out), uint64_t(n_in), uint64_t(n_in), kBN);
+  SEAM_DISPATCH_FLOAT_TYPES(out.dtype, T, "fp8 gemm (wgmma, warp-specialised)", [&] {
+    if (block) return launch_typed<T, true>(map_x, map_w, out, act_scales, w, bias, accumulate, stream);
+    launch_typed<T, false>(map_x, map_w, out, act_scales, w, bias, accumulate, stream);
+  });
+}
+
+}  // namespace seam::cuda
