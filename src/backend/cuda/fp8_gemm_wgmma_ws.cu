@@ -8,29 +8,35 @@
 // unscaled GEMM ~1.05).
 //
 // Structure (DeepGEMM's FP8 GEMM on Hopper; moe_grouped_wgmma_persistent.cu's mbarrier ring):
-//  * 384 threads, one block an SM (~200 KB of shared memory), a 128 x 128 tile of out a block;
-//    the grid's x is the row tile (fastest), so the blocks resident together share a few weight
-//    tiles and stream x from L2 (as the one-block kernel).
-//  * warpgroup 0, the producer (setmaxnreg 40; warps 1-3 leave at once): per K block kb, lane 0
+//  * Persistent: grid = min(tiles, SMs), 384 threads, one block an SM (~202 KB of shared memory);
+//    block b computes the 128 x 128 tiles b, b + grid, ... of out, the row tile fastest, so the
+//    blocks running together share a few weight tiles and stream x from L2 (as the one-block
+//    kernel's grid). The producer walks from one tile's last K block into the next tile's first,
+//    so the next tile's stages fill while the consumers run the epilogue.
+//  * warpgroup 0, the producer (setmaxnreg 72; warps 1-3 leave at once): per K block kb, lane 0
 //    expects the stage's 32 KB and issues two TMA copies (tma.cuh: x's [128 rows][128 k] and w's
 //    [128 outputs][128 k], SW128, rows past n / N zero-filled), and the 32 lanes cp.async the
-//    stage's scales (block128: xs(rows, kb) and ws(outputs, kb); otherwise, with K block 0 only,
-//    the epilogue's xs(rows) and ws(outputs), which stay in stage 0's scale area) and arrive on
-//    the stage's full barrier once their copies land (cp.async.mbarrier.arrive.noinc).
-//  * warpgroups 1 and 2, the consumers (setmaxnreg 232), 64 rows each: wait for K block kb's full
+//    stage's scales (block128: xs(rows, kb) and ws(outputs, kb) into the stage; otherwise, with a
+//    tile's K block 0 only, the epilogue's xs(rows) and ws(outputs) into slot i % 2 of the block's
+//    i-th tile) and arrive on the stage's full barrier once their copies land
+//    (cp.async.mbarrier.arrive.noinc).
+//  * warpgroups 1 and 2, the consumers (setmaxnreg 208), 64 rows each: wait for K block kb's full
 //    barrier, issue its 4 wgmma m64n128k32 into a fresh partial, wait for them, promote the
 //    partial into the float32 sums (block128: scaled by xs(i, kb) ws(o, kb) read from the stage),
 //    release the stage (lane 0 of each warp arrives on its empty barrier), next block. A
 //    warpgroup's tensor-core idle time (its wait, promotion and barrier wait) is the other
 //    warpgroup's wgmma time: the two share the SM's tensor cores and drift half a block apart.
 //  * Barriers a stage: full[s] (33 arrivals + 32 KB of transactions: lane 0's expect_tx and the
-//    32 lanes' cp.async arrivals), empty[s] (8 arrivals: the consumer warps). K block kb uses
-//    stage kb % S in round kb / S; consumers wait on full's phase parity (kb / S) & 1; the
-//    producer, before refilling a stage in round r > 0, on empty's parity (r - 1) & 1. Neither
-//    barrier can run two phases ahead of its waiter: refilling round r + 1 needs round r released,
-//    which needs both consumer warpgroups past their wait on round r.
+//    32 lanes' cp.async arrivals), empty[s] (8 arrivals: the consumer warps). The block's j-th K
+//    block (counted over its tiles) uses stage j % S in round j / S; consumers wait on full's
+//    phase parity (j / S) & 1; the producer, before refilling a stage in round r > 0, on empty's
+//    parity (r - 1) & 1. Neither barrier can run two phases ahead of its waiter: refilling round
+//    r + 1 needs round r released, which needs both consumer warpgroups past their wait on round r.
+//    Per-tensor / per-channel: epi[2] (8 arrivals): the consumer warps read slot i % 2 in tile i's
+//    epilogue (phase i / 2); the producer waits for tile i - 2's before writing tile i's scales.
 //  * No block-wide barrier after the set-up; no deadlock: the producer waits only for stages the
-//    consumers release unconditionally after their (producer-fed) wait.
+//    consumers release unconditionally after their (producer-fed) wait, and for epilogues of
+//    tiles whose every stage it has already filled.
 //
 // Numerics: the one-block kernel's exactly (the same fresh partial per K block, scale-d off for
 // its first k32 step, the same promotion and epilogue arithmetic), so both kernels give the same
@@ -68,11 +74,12 @@ constexpr int kConsumerWarps = kConsumerThreads / 32;
 constexpr int kFullArrivals = 1 + 32;    // lane 0's expect_tx + each producer lane's cp.async arrival
 constexpr int kScaleFloats = kBM + kBN;  // a stage's scales: xs of its rows, then ws of its outputs
 constexpr size_t kScaleBytes = size_t(kStages) * kScaleFloats * 4;
-constexpr size_t kBarrierBytes = size_t(2) * kStages * 8;
+constexpr size_t kEpiScaleBytes = size_t(2) * kScaleFloats * 4;  // per-tensor / per-channel: two tiles' scales
+constexpr size_t kBarrierBytes = size_t(2) * kStages * 8 + 2 * 8;
 // +1024 to align the start to a swizzle atom (TMA's SW128 destination and the descriptors' base
 // offset 0 need it).
-constexpr size_t kSmemBytes = size_t(kStages) * kStageBytes + kScaleBytes + kBarrierBytes + 1024;
-constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+constexpr size_t kSmemBytes = size_t(kStages) * kStageBytes + kScaleBytes + kEpiScaleBytes + kBarrierBytes + 1024;
+constexpr int kProducerRegs = 72, kConsumerRegs = 208;
 static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "stages start on swizzle atoms");
 static_assert(kSmemBytes <= 227 * 1024, "within a block's shared memory");
 static_assert(kProducerRegs * kProducerThreads + kConsumerRegs * kConsumerThreads <= 65536, "the register file");
@@ -84,7 +91,8 @@ __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool vali
 }
 
 // Warpgroup-wide register budget moves (setmaxnreg): the producer gives registers back, the
-// consumers take them (their 64 float32 sums + 64 partial sums).
+// consumers take them (their 64 float32 sums + 64 partial sums). 72 / 208 (ptxas -v, CUDA 13.0:
+// no spills; the producer spilled its tile and scale addresses at 40 and 56).
 template <int N>
 __device__ __forceinline__ void regs_dealloc() {
 #ifdef SEAM_WGMMA_ENABLED
@@ -118,7 +126,8 @@ __device__ __forceinline__ void store_pair(T* dst, float y0, float y1, bool accu
 
 // map_x: codes [n_rows, n_in]; map_w: w codes [n_out, n_in] (tma.cuh, boxes 128 x 128).
 // xs [n_groups, n_rows] (BLOCK: n_groups = n_in / 128); ws: BLOCK [n_out, n_in / 128], else
-// [n_out] (ws_step 1) or [1] (ws_step 0).
+// [n_out] (ws_step 1) or [1] (ws_step 0). Block b computes tiles b, b + grid, ... of the
+// n_m x n_n tiles, the row tile fastest (tile t: rows (t % n_m) * 128, outputs (t / n_m) * 128).
 template <typename T, bool BLOCK>
 __global__ void __launch_bounds__(kThreads, 1)
     fp8_gemm_wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
@@ -130,16 +139,20 @@ __global__ void __launch_bounds__(kThreads, 1)
   unsigned char* smem = smem_raw + ((1024u - (flash::smem_addr(smem_raw) & 1023u)) & 1023u);
   const uint32_t smem_base = flash::smem_addr(smem);
   float* s_scales = reinterpret_cast<float*>(smem + kStages * kStageBytes);  // [kStages][kScaleFloats]
-  const uint32_t full_bar = smem_base + uint32_t(kStages * kStageBytes + kScaleBytes);
+  float* s_epi = s_scales + kStages * kScaleFloats;                          // [2][kScaleFloats] (!BLOCK)
+  const uint32_t full_bar = smem_base + uint32_t(kStages * kStageBytes + kScaleBytes + kEpiScaleBytes);
   const uint32_t empty_bar = full_bar + kStages * 8;
+  const uint32_t epi_bar = empty_bar + kStages * 8;  // [2]: a slot's epilogue scales were read
   const int tid = threadIdx.x, lane = tid & 31;
-  const int m0 = int(blockIdx.x) * kBM, n0 = int(blockIdx.y) * kBN;
   const int n_kb = n_in / kBlockK;
+  const int n_m = (n_rows + kBM - 1) / kBM, n_tiles = n_m * ((n_out + kBN - 1) / kBN);
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier::init(full_bar + 8 * s, kFullArrivals);
       mbarrier::init(empty_bar + 8 * s, kConsumerWarps);
     }
+    mbarrier::init(epi_bar, kConsumerWarps);
+    mbarrier::init(epi_bar + 8, kConsumerWarps);
     mbarrier::fence_init();
   }
   __syncthreads();  // the only block-wide barrier: the roles below never meet again
@@ -152,34 +165,42 @@ __global__ void __launch_bounds__(kThreads, 1)
       tma::prefetch(&map_x);
       tma::prefetch(&map_w);
     }
-    for (int kb = 0; kb < n_kb; ++kb) {
-      const int s = kb % kStages, round = kb / kStages;
-      if (round > 0) mbarrier::wait(empty_bar + 8 * s, (round - 1) & 1);  // round - 1's wgmmas retired
-      const uint32_t bar = full_bar + 8 * s;
-      if (lane == 0) {
-        mbarrier::arrive_expect_tx(bar, kStageBytes);
-        const uint32_t a = smem_base + s * kStageBytes;
-        tma::load_2d(a, &map_x, bar, kb * kBlockK, m0);
-        tma::load_2d(a + kABytes, &map_w, bar, kb * kBlockK, n0);
-      }
-      // Scales: 256 floats, 8 a lane. Rows / outputs past the matrix read nothing (zero-filled).
-      if (BLOCK || kb == 0) {
-        float* sc = s_scales + s * kScaleFloats;
+    int j = 0;  // K blocks this block has loaded, over its tiles: stage j % kStages, round j / kStages
+    int i = 0;  // tiles this block has started
+    for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++i) {
+      const int m0 = (t % n_m) * kBM, n0 = (t / n_m) * kBN;
+      // Not BLOCK: tile i's epilogue scales go to slot i % 2, which tile i - 2's epilogue read
+      // (its completion is phase (i - 2) / 2 of that slot's barrier).
+      if (!BLOCK && i >= 2) mbarrier::wait(epi_bar + 8 * (i & 1), ((i >> 1) - 1) & 1);
+      for (int kb = 0; kb < n_kb; ++kb, ++j) {
+        const int s = j % kStages, round = j / kStages;
+        if (round > 0) mbarrier::wait(empty_bar + 8 * s, (round - 1) & 1);  // round - 1's wgmmas retired
+        const uint32_t bar = full_bar + 8 * s;
+        if (lane == 0) {
+          mbarrier::arrive_expect_tx(bar, kStageBytes);
+          const uint32_t a = smem_base + s * kStageBytes;
+          tma::load_2d(a, &map_x, bar, kb * kBlockK, m0);
+          tma::load_2d(a + kABytes, &map_w, bar, kb * kBlockK, n0);
+        }
+        // Scales: 256 floats, 8 a lane. Rows / outputs past the matrix read nothing (zero-filled).
+        if (BLOCK || kb == 0) {
+          float* sc = BLOCK ? s_scales + s * kScaleFloats : s_epi + (i & 1) * kScaleFloats;
 #pragma unroll
-        for (int i = 0; i < kScaleFloats / 32; ++i) {
-          const int c = lane + 32 * i;
-          if (c < kBM) {
-            const int row = m0 + c;
-            const bool valid = row < n_rows;
-            cp_async_4(sc + c, valid ? xs + (BLOCK ? int64_t(kb) * n_rows : 0) + row : xs, valid);
-          } else {
-            const int o = n0 + (c - kBM);
-            const bool valid = o < n_out;
-            cp_async_4(sc + c, valid ? ws + (BLOCK ? int64_t(o) * n_kb + kb : int64_t(o) * ws_step) : ws, valid);
+          for (int q = 0; q < kScaleFloats / 32; ++q) {
+            const int c = lane + 32 * q;
+            if (c < kBM) {
+              const int row = m0 + c;
+              const bool valid = row < n_rows;
+              cp_async_4(sc + c, valid ? xs + (BLOCK ? int64_t(kb) * n_rows : 0) + row : xs, valid);
+            } else {
+              const int o = n0 + (c - kBM);
+              const bool valid = o < n_out;
+              cp_async_4(sc + c, valid ? ws + (BLOCK ? int64_t(o) * n_kb + kb : int64_t(o) * ws_step) : ws, valid);
+            }
           }
         }
+        mbarrier::cp_async_arrive(bar);  // once this lane's copies (if any) landed
       }
-      mbarrier::cp_async_arrive(bar);  // once this lane's copies (if any) landed
     }
     flash::cp_async_wait<0>();  // no copy outlives the thread
     return;
@@ -188,80 +209,89 @@ __global__ void __launch_bounds__(kThreads, 1)
   // ---- consumers ----
   regs_alloc<kConsumerRegs>();
   const int ctid = tid - kProducerThreads, wg = ctid >> 7, wg_warp = (ctid >> 5) & 3;
-  float acc[kBN / 8][4], part[kBN / 8][4];
-#pragma unroll
-  for (int j = 0; j < kBN / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
   // This thread's accumulator entries: tile rows r_lo (e 0, 1) and r_lo + 8 (e 2, 3), tile
   // columns 8 j + c0 (e 0, 2) and + 1 (e 1, 3) (wgmma.cuh).
   const int r_lo = wg * 64 + wg_warp * 16 + (lane >> 2), c0 = 2 * (lane & 3);
   const uint32_t a_off = wg * 64 * kLine;  // the warpgroup's 64 rows: 8 atoms in
-  for (int kb = 0; kb < n_kb; ++kb) {
-    const int s = kb % kStages;
-    mbarrier::wait(full_bar + 8 * s, (kb / kStages) & 1);
-    const uint32_t stage = smem_base + s * kStageBytes;
-    const uint64_t desc_a = wgmma::desc_sw128(stage + a_off, 16, 1024);
-    const uint64_t desc_b = wgmma::desc_sw128(stage + kABytes, 16, 1024);
-    wgmma::fence();  // part was read by the previous promotion
-#pragma unroll
-    for (int ks = 0; ks < kBlockK / 32; ++ks)
-      wgmma::m64k32_e4m3_ss<kBN>(part, wgmma::desc_advance(desc_a, ks * 32), wgmma::desc_advance(desc_b, ks * 32),
-                                 ks > 0);
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(part);
-    // The stage goes back to the producer once the warp's wgmmas retired and (block128) its
-    // scales were read: __syncwarp orders every lane's reads before lane 0's (release) arrival.
-    auto release = [&] {
-      __syncwarp();
-      if (lane == 0) mbarrier::arrive(empty_bar + 8 * s);
-    };
-    if constexpr (BLOCK) {
-      const float* sc = s_scales + s * kScaleFloats;
-      const float xa = sc[r_lo], xb = sc[r_lo + 8];
-#pragma unroll
-      for (int j = 0; j < kBN / 8; ++j) {
-        const float w0 = sc[kBM + 8 * j + c0], w1 = sc[kBM + 8 * j + c0 + 1];
-        acc[j][0] = fmaf(xa * w0, part[j][0], acc[j][0]);
-        acc[j][1] = fmaf(xa * w1, part[j][1], acc[j][1]);
-        acc[j][2] = fmaf(xb * w0, part[j][2], acc[j][2]);
-        acc[j][3] = fmaf(xb * w1, part[j][3], acc[j][3]);
-      }
-      release();
-    } else {
-      release();
-#pragma unroll
-      for (int j = 0; j < kBN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[j][e] += part[j][e];
-    }
-  }
-
-  // Epilogue (fp8_gemm_wgmma.cu's): pairs of adjacent outputs (8 j + c0 is even, and N % 8 == 0
-  // keeps o + 1 < N with o), one aligned store each where the row stride and out allow it. The
-  // per-tensor / per-channel scales are in stage 0's scale area (K block 0, whose full barrier
-  // every consumer waited on; nothing rewrites it).
   const bool paired = out_stride % 2 == 0 && reinterpret_cast<uintptr_t>(out) % (2 * sizeof(T)) == 0;
+  float acc[kBN / 8][4], part[kBN / 8][4];
+  int j = 0, i = 0;  // as the producer's
+  for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++i) {
+    const int m0 = (t % n_m) * kBM, n0 = (t / n_m) * kBN;
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int64_t row = int64_t(m0) + r_lo + 8 * h;
-    if (row >= n_rows) continue;
-    const float x_s = BLOCK ? 1.f : s_scales[r_lo + 8 * h];
-    T* dst_row = out + row * out_stride;
+    for (int q = 0; q < kBN / 8; ++q) acc[q][0] = acc[q][1] = acc[q][2] = acc[q][3] = 0.f;
+    for (int kb = 0; kb < n_kb; ++kb, ++j) {
+      const int s = j % kStages;
+      mbarrier::wait(full_bar + 8 * s, (j / kStages) & 1);
+      const uint32_t stage = smem_base + s * kStageBytes;
+      const uint64_t desc_a = wgmma::desc_sw128(stage + a_off, 16, 1024);
+      const uint64_t desc_b = wgmma::desc_sw128(stage + kABytes, 16, 1024);
+      wgmma::fence();  // part was read by the previous promotion
 #pragma unroll
-    for (int j = 0; j < kBN / 8; ++j) {
-      const int c = 8 * j + c0;
-      const int64_t o = int64_t(n0) + c;
-      if (o >= n_out) continue;
-      float y0 = acc[j][2 * h], y1 = acc[j][2 * h + 1];
-      if constexpr (!BLOCK) {
-        y0 = (x_s * s_scales[kBM + c]) * y0;
-        y1 = (x_s * s_scales[kBM + c + 1]) * y1;
+      for (int ks = 0; ks < kBlockK / 32; ++ks)
+        wgmma::m64k32_e4m3_ss<kBN>(part, wgmma::desc_advance(desc_a, ks * 32), wgmma::desc_advance(desc_b, ks * 32),
+                                   ks > 0);
+      wgmma::commit();
+      wgmma::wait<0>();
+      wgmma::fence_operands(part);
+      // The stage goes back to the producer once the warp's wgmmas retired and (block128) its
+      // scales were read: __syncwarp orders every lane's reads before lane 0's (release) arrival.
+      auto release = [&] {
+        __syncwarp();
+        if (lane == 0) mbarrier::arrive(empty_bar + 8 * s);
+      };
+      if constexpr (BLOCK) {
+        const float* sc = s_scales + s * kScaleFloats;
+        const float xa = sc[r_lo], xb = sc[r_lo + 8];
+#pragma unroll
+        for (int q = 0; q < kBN / 8; ++q) {
+          const float w0 = sc[kBM + 8 * q + c0], w1 = sc[kBM + 8 * q + c0 + 1];
+          acc[q][0] = fmaf(xa * w0, part[q][0], acc[q][0]);
+          acc[q][1] = fmaf(xa * w1, part[q][1], acc[q][1]);
+          acc[q][2] = fmaf(xb * w0, part[q][2], acc[q][2]);
+          acc[q][3] = fmaf(xb * w1, part[q][3], acc[q][3]);
+        }
+        release();
+      } else {
+        release();
+#pragma unroll
+        for (int q = 0; q < kBN / 8; ++q)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[q][e] += part[q][e];
       }
-      if (bias) {
-        y0 += to_float(bias[o]);
-        y1 += to_float(bias[o + 1]);
+    }
+
+    // Epilogue (fp8_gemm_wgmma.cu's), while the producer fills the next tile's first stages:
+    // pairs of adjacent outputs (8 q + c0 is even, and N % 8 == 0 keeps o + 1 < N with o), one
+    // aligned store each where the row stride and out allow it. Not BLOCK: the scales are in slot
+    // i % 2 (published with the tile's K block 0, whose full barrier this thread waited on).
+    const float* se = s_epi + (i & 1) * kScaleFloats;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t row = int64_t(m0) + r_lo + 8 * h;
+      if (row >= n_rows) continue;
+      const float x_s = BLOCK ? 1.f : se[r_lo + 8 * h];
+      T* dst_row = out + row * out_stride;
+#pragma unroll
+      for (int q = 0; q < kBN / 8; ++q) {
+        const int c = 8 * q + c0;
+        const int64_t o = int64_t(n0) + c;
+        if (o >= n_out) continue;
+        float y0 = acc[q][2 * h], y1 = acc[q][2 * h + 1];
+        if constexpr (!BLOCK) {
+          y0 = (x_s * se[kBM + c]) * y0;
+          y1 = (x_s * se[kBM + c + 1]) * y1;
+        }
+        if (bias) {
+          y0 += to_float(bias[o]);
+          y1 += to_float(bias[o + 1]);
+        }
+        store_pair(dst_row + o, y0, y1, accumulate, paired);
       }
-      store_pair(dst_row + o, y0, y1, accumulate, paired);
+    }
+    if constexpr (!BLOCK) {  // slot i % 2 is free for tile i + 2's scales
+      __syncwarp();
+      if (lane == 0) mbarrier::arrive(epi_bar + 8 * (i & 1));
     }
   }
 #else
@@ -270,6 +300,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   (void)map_w;
   __trap();
 #endif
+}
+
+int current_device_sms() {
+  int dev = 0, n_sms = 0;
+  SEAM_CUDA_CHECK(cudaGetDevice(&dev));
+  SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, dev));
+  return n_sms;
 }
 
 template <typename T, bool BLOCK>
@@ -282,7 +319,9 @@ void launch_typed(const CUtensorMap& map_x, const CUtensorMap& map_w, const Tens
   }();
   (void)attr_ok;
   const int64_t n = out.size(0), n_out = w.w.size(0), n_in = w.w.size(1);
-  const dim3 grid(unsigned(div_up(n, kBM)), unsigned(div_up(n_out, kBN)));
+  // Persistent: one block an SM (its shared memory allows no second), at most one a tile.
+  const int64_t n_tiles = int64_t(div_up(n, kBM)) * div_up(n_out, kBN);
+  const dim3 grid(unsigned(std::min<int64_t>(n_tiles, current_device_sms())));
   const int ws_step = w.w_scheme == Fp8WeightScheme::per_tensor ? 0 : 1;
   launch_kernel(kernel, grid, dim3(kThreads), kSmemBytes, stream, map_x, map_w, out.ptr<T>(), out.stride[0],
                 act_scales.ptr<const float>(), w.w_scale.ptr<const float>(), ws_step,
