@@ -542,6 +542,15 @@ TEST_F(CudaFp8GemmWgmma, RefusesOtherShapes) {
   EXPECT_THROW(cuda::launch_fp8_gemm_wgmma(empty(DType::bf16, {64, 100}), c256, empty(DType::f32, {1, 64}), n100,
                                            Tensor(), false, stream()),
                Error);
+  // The warp-specialised kernel takes the same shapes and refuses the same.
+  EXPECT_TRUE(cuda::fp8_gemm_wgmma_ws_applies(empty(DType::bf16, {64, 128}), c256, ok.gpu));
+  EXPECT_FALSE(cuda::fp8_gemm_wgmma_ws_applies(empty(DType::bf16, {64, 128}),
+                                               Tensor(codes.data, DType::fp8_e4m3, Device::cuda, {64, 200}), k200));
+  EXPECT_FALSE(cuda::fp8_gemm_wgmma_ws_applies(empty(DType::bf16, {64, 100}), c256, n100));
+  EXPECT_FALSE(cuda::fp8_gemm_wgmma_ws_applies(empty(DType::bf16, {32, 128}), every_other, ok.gpu));
+  EXPECT_THROW(cuda::launch_fp8_gemm_wgmma_ws(empty(DType::bf16, {64, 100}), c256, empty(DType::f32, {1, 64}), n100,
+                                              Tensor(), false, stream()),
+               Error);
 }
 
 // The tile rule: 128 x 128 where that fills the GPU, else 64 rows and the widest N that does.
