@@ -38,9 +38,14 @@
 //    consumers release unconditionally after their (producer-fed) wait, and for epilogues of
 //    tiles whose every stage it has already filled.
 //
-// Numerics: the one-block kernel's exactly (the same fresh partial per K block, scale-d off for
-// its first k32 step, the same promotion and epilogue arithmetic), so both kernels give the same
-// bits; the tests hold this one to the same bounds.
+// Numerics: the one-block kernel's (the same fresh partial per K block, scale-d off for its first
+// k32 step, the same promotion and epilogue arithmetic, written the same way), so the two should
+// agree bit for bit; the tests hold this one to the same bounds (exact values: bit-exact).
+//
+// Not done (measure first): issuing K block kb + 1's wgmmas before waiting on kb's inside a
+// warpgroup (two partials). Written with fp8_gemm_wgmma.cu's branchy odd/even tail, ptxas (CUDA
+// 13.0) serialises every wgmma (C7518, "WG.DP in divergent path") and spills; the two consumer
+// warpgroups already cover each other's promotions.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
