@@ -333,12 +333,14 @@ void bench_fp8_gemm(Bench& b) {
       }
       // The warp-specialised TMA kernel (fp8_gemm_wgmma_ws.h): SEAM_FP8_GEMM=ws takes it past 64 rows.
       if (cuda::fp8_gemm_wgmma_ws_applies(out, codes, ws[0])) {
-        const double us = b.time_us([&](int i) {
-          cuda::launch_fp8_gemm_wgmma_ws(out, codes, scales, w_of(i), Tensor{}, false, b.stream());
-        });
-        row(std::string("fp8 ") + g.name + " wgmma ws " + std::to_string(cuda::kFp8WsTileRows) + "x" +
-                std::to_string(cuda::kFp8WsTileCols) + (m > cuda::kFp8WsMinRows ? "" : " (not routed)"),
-            shape, us, bytes, flops);
+        for (int cols : {256, 128}) {  // its two tile widths (SEAM_FP8_WS_TILE_N)
+          const double us = b.time_us([&](int i) {
+            cuda::launch_fp8_gemm_wgmma_ws(out, codes, scales, w_of(i), Tensor{}, false, b.stream(), cols);
+          });
+          row(std::string("fp8 ") + g.name + " wgmma ws " + std::to_string(cuda::kFp8WsTileRows) + "x" +
+                  std::to_string(cols) + (m > cuda::kFp8WsMinRows ? "" : " (not routed)"),
+              shape, us, bytes, flops);
+        }
       } else {
         std::printf("| %-40s | %-26s | (wgmma GEMM not available: needs sm_90a build + CC 9.0) |\n", g.name,
                     shape.c_str());

@@ -1,5 +1,5 @@
-// The FP8 wgmma GEMMs (fp8_gemm_wgmma.h, and its warp-specialised twin fp8_gemm_wgmma_ws.h on
-// every case too) against the CPU definition of linear_fp8 (backend.h "FP8 linear"; the CPU
+// The FP8 wgmma GEMMs (fp8_gemm_wgmma.h, and its warp-specialised twin fp8_gemm_wgmma_ws.h at
+// both its tile widths on every case too) against the CPU definition of linear_fp8 (backend.h "FP8 linear"; the CPU
 // backend runs it), over M {5, 7, 16, 64, 65, 300, 1000} x N {128, 4104, 6144} x
 // K {128, 4096, 14336}, bf16 and f32 out, per-channel x per-token, per-tensor x static and
 // block128 x 1x128 groups, with bias, accumulate and a strided out; under graph capture with new
@@ -244,13 +244,14 @@ class CudaFp8GemmWgmma : public CudaTest {
     };
     std::vector<Result> results;
     results.push_back({"one-block kernel", one_block_tile, download(base)});
-    if (with_ws) {
-      const Tensor base_ws = c.accumulate || c.strided ? upload(out0, c.t, {c.m, ld}) : empty(c.t, {c.m, ld});
-      const Tensor out_ws = base_ws.slice_cols(0, c.n_out);
-      EXPECT_TRUE(cuda::fp8_gemm_wgmma_ws_applies(out_ws, codes, W.gpu));
-      cuda::launch_fp8_gemm_wgmma_ws(out_ws, codes, scales, W.gpu, bd, c.accumulate, stream());
-      results.push_back({"warp-specialised kernel", {cuda::kFp8WsTileRows, cuda::kFp8WsTileCols}, download(base_ws)});
-    }
+    if (with_ws)  // both tile widths of the warp-specialised kernel
+      for (int cols : {128, 256}) {
+        const Tensor base_ws = c.accumulate || c.strided ? upload(out0, c.t, {c.m, ld}) : empty(c.t, {c.m, ld});
+        const Tensor out_ws = base_ws.slice_cols(0, c.n_out);
+        EXPECT_TRUE(cuda::fp8_gemm_wgmma_ws_applies(out_ws, codes, W.gpu));
+        cuda::launch_fp8_gemm_wgmma_ws(out_ws, codes, scales, W.gpu, bd, c.accumulate, stream(), cols);
+        results.push_back({"warp-specialised kernel", {cuda::kFp8WsTileRows, cols}, download(base_ws)});
+      }
     gpu->release(cd);
     double worst = 0;
     for (const Result& res : results)
