@@ -386,7 +386,10 @@ void launch_wide(int tile_cols, const Tensor& out, const Tensor& codes, const Te
 bool fp8_gemm_wgmma_ws_applies(const Tensor& out, const Tensor& codes, const Fp8Weight& w) {
   // fp8_gemm_wgmma_applies bounds n by INT_MAX / 2 and K by INT_MAX (the TMA coordinates are int,
   // the dimensions below 2^32) and the grid's y by N / 32 <= 65,535.
-  return fp8_gemm_wgmma_applies(out, codes, w) && tma::encode_tiled_fn() != nullptr;
+  // The kernel counts its tiles (128 x 128 at most) in int.
+  return fp8_gemm_wgmma_applies(out, codes, w) &&
+         int64_t(div_up(codes.size(0), 128)) * div_up(w.w.size(0), 128) <= INT_MAX &&
+         tma::encode_tiled_fn() != nullptr;
 }
 
 int fp8_gemm_wgmma_ws_tile_cols(int tile_cols) {
