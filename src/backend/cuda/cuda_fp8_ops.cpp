@@ -5,7 +5,8 @@
 // scratch, then the product (SEAM_FP8_GEMM, cuda_backend_impl.h): by default cuBLASLt's E4M3
 // GEMM (fp8_cublaslt.h) where it takes the scheme, else on Hopper (sm_90a) the wgmma GEMM with the
 // scales in its epilogue (fp8_gemm_wgmma.h: K % 128 == 0, N % 8 == 0; the 128-block scheme), else
-// the CUDA-core kernel (fp8_gemm.cu).
+// the CUDA-core kernel (fp8_gemm.cu). SEAM_FP8_GEMM=ws puts the warp-specialised wgmma GEMM
+// (fp8_gemm_wgmma_ws.h) in front of those past 64 rows.
 //
 // The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
 // is never released while the backend lives: the graph warm-ups before each capture grow it
@@ -56,7 +57,7 @@ std::pair<Tensor, Tensor> CudaBackend::fp8_act_buffers(Fp8Scratch& scratch, int6
 
 void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
                               const Tensor& bias, bool accumulate) {
-  // SEAM_FP8_GEMM=ws: the warp-specialised wgmma GEMM (128 x 128 tiles) past the decode batch
+  // SEAM_FP8_GEMM=ws: the warp-specialised wgmma GEMM (128-row tiles) past the decode batch
   // sizes, whose rows the routes below (and the GEMV before) are shaped for.
   if (fp8_gemm_mode_ == Fp8GemmMode::ws && codes.size(0) > kFp8WsMinRows &&
       fp8_gemm_wgmma_ws_applies(out, codes, w))
