@@ -5,8 +5,7 @@
 // scratch, then the product (SEAM_FP8_GEMM, cuda_backend_impl.h): by default cuBLASLt's E4M3
 // GEMM (fp8_cublaslt.h) where it takes the scheme, else on Hopper (sm_90a) the wgmma GEMM with the
 // scales in its epilogue (fp8_gemm_wgmma.h: K % 128 == 0, N % 8 == 0; the 128-block scheme), else
-// the CUDA-core kernel (fp8_gemm.cu). SEAM_FP8_GEMM=ws puts the warp-specialised wgmma GEMM
-// (fp8_gemm_wgmma_ws.h) in front of those past 64 rows.
+// the CUDA-core kernel (fp8_gemm.cu).
 //
 // The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
 // is never released while the backend lives: the graph warm-ups before each capture grow it
