@@ -29,9 +29,11 @@
 //    barrier; per column block of 128, issue its 4 wgmma m64n128k32 into a fresh partial, wait
 //    for them, promote the partial into that column block's float32 sums (block128: scaled by
 //    xs(i, kb) ws(o, kb) read from the stage); release the stage (lane 0 of each warp arrives on
-//    its empty barrier), next block. A
-//    warpgroup's tensor-core idle time (its wait, promotion and barrier wait) is the other
-//    warpgroup's wgmma time: the two share the SM's tensor cores and drift half a block apart.
+//    its empty barrier), next block. A warpgroup's tensor-core idle time (its wait, promotion and
+//    barrier wait) is the other warpgroup's wgmma time: the two share the SM's tensor cores and
+//    drift apart. 128-wide tiles of per-tensor / per-channel weights also overlap inside the
+//    warpgroup: K block kb + 1's wgmmas go into a second partial before kb's is waited for
+//    (wgmma.wait_group 1), so the warpgroup's own wgmmas run through its promotions.
 //  * Barriers a stage: full[s] (33 arrivals + the stage's bytes: lane 0's expect_tx and the
 //    32 lanes' cp.async arrivals), empty[s] (8 arrivals: the consumer warps). The block's j-th K
 //    block (counted over its tiles) uses stage j % S in round j / S; consumers wait on full's
@@ -48,10 +50,10 @@
 // k32 step, the same promotion and epilogue arithmetic, written the same way), so the two should
 // agree bit for bit; the tests hold this one to the same bounds (exact values: bit-exact).
 //
-// Not done (measure first): issuing K block kb + 1's wgmmas before waiting on kb's inside a
-// warpgroup (two partials). Written with fp8_gemm_wgmma.cu's branchy odd/even tail, ptxas (CUDA
-// 13.0) serialises every wgmma (C7518, "WG.DP in divergent path") and spills; the two consumer
-// warpgroups already cover each other's promotions.
+// ptxas (CUDA 13.0) and wgmma groups in flight: around a C++ polling loop (mbarrier::wait) or a
+// branch it serialises every wgmma (C7518 / C7514), so the consumers wait with
+// mbarrier::wait_in_flight and the overlapped loop has a branch-free body with its tail peeled;
+// ptxas -v reports neither warning nor a spill for any instantiation.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -244,7 +246,52 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int r_lo = wg * 64 + wg_warp * 16 + (lane >> 2), c0 = 2 * (lane & 3);
   const uint32_t a_off = wg * 64 * kLine;  // the warpgroup's 64 rows: 8 atoms in
   const bool paired = out_stride % 2 == 0 && reinterpret_cast<uintptr_t>(out) % (2 * sizeof(T)) == 0;
-  float acc[SUB_N][kSubN / 8][4], part[kSubN / 8][4];
+  float acc[SUB_N][kSubN / 8][4], p0[kSubN / 8][4], p1[kSubN / 8][4];
+  // Issues column block sn of the block's jj-th K block into p (a fresh partial; the caller
+  // waited for the stage), committed as one group.
+  auto issue = [&](int jj, int sn, float(&p)[kSubN / 8][4]) {
+    const uint32_t stage = smem_base + (jj % kStages) * kStageBytes;
+    const uint64_t desc_a = wgmma::desc_sw128(stage + a_off, 16, 1024);
+    const uint64_t desc_b = wgmma::desc_sw128(stage + kABytes + sn * kSubN * kLine, 16, 1024);
+    wgmma::fence();  // p was read by an earlier promotion
+#pragma unroll
+    for (int ks = 0; ks < kBlockK / 32; ++ks)
+      wgmma::m64k32_e4m3_ss<kSubN>(p, wgmma::desc_advance(desc_a, ks * 32), wgmma::desc_advance(desc_b, ks * 32),
+                                   ks > 0);
+    wgmma::commit();
+  };
+  auto wait_full = [&](int jj) { mbarrier::wait_in_flight(full_bar + 8 * (jj % kStages), (jj / kStages) & 1); };
+  // The stage goes back to the producer once the warp's last wgmmas on it retired and (block128)
+  // its scales were read: __syncwarp orders every lane's reads before lane 0's (release) arrival.
+  auto release = [&](int jj) {
+    __syncwarp();
+    if (lane == 0) mbarrier::arrive(empty_bar + 8 * (jj % kStages));
+  };
+  // Adds the landed partial p of column block sn of K block jj into acc[sn] (block128: scaled by
+  // the stage's scales); `last`: the stage's last partial, released here.
+  auto promote = [&](int jj, int sn, float(&p)[kSubN / 8][4], bool last) {
+    wgmma::fence_operands(p);
+    if constexpr (BLOCK) {
+      const float* sc = s_scales + (jj % kStages) * kScaleFloats;
+      const float xa = sc[r_lo], xb = sc[r_lo + 8];
+#pragma unroll
+      for (int q = 0; q < kSubN / 8; ++q) {
+        const int c = kBM + kSubN * sn + 8 * q + c0;
+        const float w0 = sc[c], w1 = sc[c + 1];
+        acc[sn][q][0] = fmaf(xa * w0, p[q][0], acc[sn][q][0]);
+        acc[sn][q][1] = fmaf(xa * w1, p[q][1], acc[sn][q][1]);
+        acc[sn][q][2] = fmaf(xb * w0, p[q][2], acc[sn][q][2]);
+        acc[sn][q][3] = fmaf(xb * w1, p[q][3], acc[sn][q][3]);
+      }
+      if (last) release(jj);
+    } else {
+      if (last) release(jj);
+#pragma unroll
+      for (int q = 0; q < kSubN / 8; ++q)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[sn][q][e] += p[q][e];
+    }
+  };
   int j = 0, i = 0;  // as the producer's
   for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++i) {
     const int m0 = (t % n_m) * kBM, n0 = (t / n_m) * kBN;
@@ -252,48 +299,49 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int sn = 0; sn < SUB_N; ++sn)
 #pragma unroll
       for (int q = 0; q < kSubN / 8; ++q) acc[sn][q][0] = acc[sn][q][1] = acc[sn][q][2] = acc[sn][q][3] = 0.f;
-    for (int kb = 0; kb < n_kb; ++kb, ++j) {
-      const int s = j % kStages;
-      mbarrier::wait(full_bar + 8 * s, (j / kStages) & 1);
-      const uint32_t stage = smem_base + s * kStageBytes;
-      const uint64_t desc_a = wgmma::desc_sw128(stage + a_off, 16, 1024);
-      const float* sc = s_scales + s * kScaleFloats;
-      // The stage goes back to the producer once the warp's last wgmmas on it retired and
-      // (block128) its scales were read: __syncwarp orders every lane's reads before lane 0's
-      // (release) arrival.
-      auto release = [&] {
-        __syncwarp();
-        if (lane == 0) mbarrier::arrive(empty_bar + 8 * s);
-      };
-#pragma unroll
-      for (int sn = 0; sn < SUB_N; ++sn) {
-        const uint64_t desc_b = wgmma::desc_sw128(stage + kABytes + sn * kSubN * kLine, 16, 1024);
-        wgmma::fence();  // part was read by the previous promotion
-#pragma unroll
-        for (int ks = 0; ks < kBlockK / 32; ++ks)
-          wgmma::m64k32_e4m3_ss<kSubN>(part, wgmma::desc_advance(desc_a, ks * 32), wgmma::desc_advance(desc_b, ks * 32),
-                                       ks > 0);
-        wgmma::commit();
+    if constexpr (SUB_N == 1 && !BLOCK) {
+      // Overlapped: K block kb + 1's wgmmas (the other partial) are issued before kb's partial is
+      // waited for and promoted, so the warpgroup's tensor-core work runs through its promotions.
+      // The loop takes blocks in pairs with one group in flight across the back edge and the
+      // odd / even tail peeled after it: with a group in flight across a branch (or the C++ poll
+      // loop of mbarrier::wait) ptxas serialises every wgmma (C7514 / C7518; none here, CUDA 13.0).
+      // Not for block128: its scaled promotion next to two partials spills and serialises (C7514).
+      wait_full(j);
+      issue(j, 0, p0);
+      int kb = 0;
+      for (; kb + 2 < n_kb; kb += 2) {  // in flight: block kb in p0
+        wait_full(j + kb + 1);
+        issue(j + kb + 1, 0, p1);
+        wgmma::wait<1>();
+        promote(j + kb, 0, p0, true);
+        wait_full(j + kb + 2);
+        issue(j + kb + 2, 0, p0);
+        wgmma::wait<1>();
+        promote(j + kb + 1, 0, p1, true);
+      }
+      if (kb + 1 < n_kb) {  // two blocks left: kb (in flight in p0) and kb + 1
+        wait_full(j + kb + 1);
+        issue(j + kb + 1, 0, p1);
+        wgmma::wait<1>();
+        promote(j + kb, 0, p0, true);
         wgmma::wait<0>();
-        wgmma::fence_operands(part);
-        if constexpr (BLOCK) {
-          const float xa = sc[r_lo], xb = sc[r_lo + 8];
+        promote(j + kb + 1, 0, p1, true);
+      } else {  // one: kb
+        wgmma::wait<0>();
+        promote(j + kb, 0, p0, true);
+      }
+      j += n_kb;
+    } else {
+      // Column blocks in turn through one partial (the sums of two column blocks and two partials
+      // would not fit the registers): the other warpgroup's wgmmas cover each promotion.
+      // Nothing is in flight across a wait or a branch.
+      for (int kb = 0; kb < n_kb; ++kb, ++j) {
+        wait_full(j);
 #pragma unroll
-          for (int q = 0; q < kSubN / 8; ++q) {
-            const int c = kBM + kSubN * sn + 8 * q + c0;
-            const float w0 = sc[c], w1 = sc[c + 1];
-            acc[sn][q][0] = fmaf(xa * w0, part[q][0], acc[sn][q][0]);
-            acc[sn][q][1] = fmaf(xa * w1, part[q][1], acc[sn][q][1]);
-            acc[sn][q][2] = fmaf(xb * w0, part[q][2], acc[sn][q][2]);
-            acc[sn][q][3] = fmaf(xb * w1, part[q][3], acc[sn][q][3]);
-          }
-          if (sn == SUB_N - 1) release();
-        } else {
-          if (sn == SUB_N - 1) release();
-#pragma unroll
-          for (int q = 0; q < kSubN / 8; ++q)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) acc[sn][q][e] += part[q][e];
+        for (int sn = 0; sn < SUB_N; ++sn) {
+          issue(j, sn, p0);
+          wgmma::wait<0>();
+          promote(j, sn, p0, sn == SUB_N - 1);
         }
       }
     }
@@ -388,8 +436,7 @@ bool fp8_gemm_wgmma_ws_applies(const Tensor& out, const Tensor& codes, const Fp8
   // the dimensions below 2^32) and the grid's y by N / 32 <= 65,535.
   // The kernel counts its tiles (128 x 128 at most) in int.
   return fp8_gemm_wgmma_applies(out, codes, w) &&
-         int64_t(div_up(codes.size(0), 128)) * div_up(w.w.size(0), 128) <= INT_MAX &&
-         tma::encode_tiled_fn() != nullptr;
+         int64_t(div_up(codes.size(0), 128)) * div_up(w.w.size(0), 128) <= INT_MAX && tma::encode_tiled_fn() != nullptr;
 }
 
 int fp8_gemm_wgmma_ws_tile_cols(int tile_cols) {

@@ -89,4 +89,32 @@ __device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
     if (global_ns() - t0 > kWaitTimeoutNs) __trap();
 }
 
+// wait() as one asm statement: the polling loop, and the trap after kWaitTimeoutNs, are PTX
+// branches ptxas sees as one straight-line region. A wgmma kernel that waits with wgmma groups in
+// flight needs this form: around wait()'s C++ loop ptxas serialises the wgmmas (C7518, "WG.DP in
+// divergent path"), as CUTLASS's ClusterBarrier::wait avoids the same way.
+__device__ __forceinline__ void wait_in_flight(uint32_t bar, uint32_t parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n"
+      ".reg .pred done, late;\n"
+      ".reg .u64 t0, t;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@done bra WAIT_DONE;\n"
+      "mov.u64 t0, %%globaltimer;\n"
+      "WAIT_LOOP:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@done bra WAIT_DONE;\n"
+      "mov.u64 t, %%globaltimer;\n"
+      "sub.u64 t, t, t0;\n"
+      "setp.gt.u64 late, t, %2;\n"
+      "@late trap;\n"
+      "bra WAIT_LOOP;\n"
+      "WAIT_DONE:\n"
+      "}\n" ::"r"(bar),
+      "r"(parity), "l"(kWaitTimeoutNs)
+      : "memory");
+#endif
+}
+
 }  // namespace seam::cuda::mbarrier
