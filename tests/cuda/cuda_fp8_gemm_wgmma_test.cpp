@@ -378,7 +378,8 @@ TEST_F(CudaFp8GemmWgmma, ExactValuesK4096) { sweep(4096, Values::exact, {5, 7, 1
 TEST_F(CudaFp8GemmWgmma, ExactValuesK14336) { sweep(14336, Values::exact, {5, 7, 16, 64, 65, 300, 1000}); }
 // The main loop's two forms (launch_fp8_gemm_wgmma's overlap) at odd and even counts of K blocks
 // (the overlapped loop takes them in pairs): 2, 3, 5 and 32 blocks; the warp-specialised kernel
-// (with the serial sweep) below, at and past its 6-stage ring (32 blocks: five wraps).
+// (with the serial sweep) too, whose 128-wide per-channel / per-tensor loop also pairs blocks
+// (peeled odd / even tails), at and past its 4- and 6-stage rings.
 TEST_F(CudaFp8GemmWgmma, BothMainLoopsAtOddAndEvenBlockCounts) {
   for (int overlap : {0, 1})
     for (int64_t n_in : {256, 384, 640, 4096}) sweep(n_in, Values::exact, {5, 65, 300}, {128, 4104}, overlap);
