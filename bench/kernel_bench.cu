@@ -29,6 +29,7 @@
 #include "backend/cuda/fp8_cublaslt.h"
 #include "backend/cuda/fp8_gemm_wgmma.h"
 #include "backend/cuda/fp8_gemv.h"
+#include "backend/cuda/fp8_gemm_wgmma_ws.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/gemv.h"
 #include "backend/cuda/moe_combine.h"
@@ -282,7 +283,8 @@ void bench_gemms(Bench& b, GemmRows rows) {
 // outside the timing, bf16 out. The wgmma GEMM with its fused scales (fp8_gemm_wgmma.h, tile in
 // the name) against the cuBLASLt route it replaces (fp8_cublaslt.h: on the H200 the unscaled
 // E4M3 GEMM + the float32 scale epilogue), and the whole op (activation quantization + product)
-// as linear_fp8 runs it. Bytes: weight + x codes once, out once; FLOPs 2 M N K against the
+// as linear_fp8 runs it; the warp-specialised wgmma GEMM (fp8_gemm_wgmma_ws.h) beside the
+// one-block one. Bytes: weight + x codes once, out once; FLOPs 2 M N K against the
 // 1,580 TFLOP/s FP8 peak issue 22 measures against.
 void bench_fp8_gemm(Bench& b) {
   constexpr double kFp8TFlops = 1580.0;
@@ -367,6 +369,17 @@ void bench_fp8_gemm(Bench& b) {
           });
           row(std::string("fp8 ") + g.name + " wgmma " + std::to_string(t.rows) + "x" + std::to_string(t.cols) +
                   (overlap ? " overlap" : " serial"),
+              shape, us, bytes, flops);
+        }
+      }
+      // The warp-specialised TMA kernel (fp8_gemm_wgmma_ws.h): SEAM_FP8_GEMM=ws takes it past 64 rows.
+      if (cuda::fp8_gemm_wgmma_ws_applies(out, codes, ws[0])) {
+        for (int cols : {256, 128}) {  // its two tile widths (SEAM_FP8_WS_TILE_N)
+          const double us = b.time_us([&](int i) {
+            cuda::launch_fp8_gemm_wgmma_ws(out, codes, scales, w_of(i), Tensor{}, false, b.stream(), cols);
+          });
+          row(std::string("fp8 ") + g.name + " wgmma ws " + std::to_string(cuda::kFp8WsTileRows) + "x" +
+                  std::to_string(cols) + (m > cuda::kFp8WsMinRows ? "" : " (not routed)"),
               shape, us, bytes, flops);
         }
       } else {

@@ -185,8 +185,9 @@ class CudaBackend final : public Backend {
   // the scheme (per-channel weights: ~1.05 PFLOP/s at 4,096 rows on the H200, 2026-12-02), the
   // wgmma GEMM where it does not (128-blocks: no cuBLASLt mode on Hopper; per-tensor weights,
   // which only tests make), else the CUDA-core kernel; wgmma: the wgmma GEMM wherever it applies (~0.63 PFLOP/s: slower, kept for A/B);
-  // cublaslt: never the wgmma GEMM.
-  enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2 };
+  // cublaslt: never the wgmma GEMM; ws: the warp-specialised wgmma GEMM (fp8_gemm_wgmma_ws.h)
+  // for more than kFp8WsMinRows rows wherever it applies, else as auto.
+  enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2, ws = 3 };
   Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::auto_route;
   // SEAM_FP8_GEMV, read at construction (per backend, as SEAM_FP8_GEMM): the inner loop of the
   // batch-1..4 FP8 GEMV (fp8_gemv.h). mma (the default where the device has E4M3 tensor cores,

@@ -22,6 +22,7 @@
 #include "backend/cuda/fp8_gated_act_quantize.h"
 #include "backend/cuda/fp8_gemm.h"
 #include "backend/cuda/fp8_gemm_wgmma.h"
+#include "backend/cuda/fp8_gemm_wgmma_ws.h"
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/fp8_rms_norm_quantize.h"
@@ -56,6 +57,11 @@ std::pair<Tensor, Tensor> CudaBackend::fp8_act_buffers(Fp8Scratch& scratch, int6
 
 void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
                               const Tensor& bias, bool accumulate) {
+  // SEAM_FP8_GEMM=ws: the warp-specialised wgmma GEMM (128-row tiles) past the decode batch
+  // sizes, whose rows the routes below (and the GEMV before) are shaped for.
+  if (fp8_gemm_mode_ == Fp8GemmMode::ws && codes.size(0) > kFp8WsMinRows &&
+      fp8_gemm_wgmma_ws_applies(out, codes, w))
+    return launch_fp8_gemm_wgmma_ws(out, codes, scales, w, bias, accumulate, stream_);
   const bool wgmma_ok = fp8_gemm_mode_ != Fp8GemmMode::cublaslt && fp8_gemm_wgmma_applies(out, codes, w);
   if (wgmma_ok && fp8_gemm_mode_ == Fp8GemmMode::wgmma)
     return launch_fp8_gemm_wgmma(out, codes, scales, w, bias, accumulate, stream_);
