@@ -433,7 +433,7 @@ TEST_F(CudaMoePaths, SkinnyTensorCorePathsAtDecodeShapes) {
 }
 
 // Every tuning variant of skinny_mma_stream (SEAM_MOE_STREAM_VARIANT: ring depth, grouped issue,
-// tiles a warp, interleaved experts, L2 hints), launched directly, against the CPU definition and
+// tiles a warp, interleaved experts, L2 hints, the combine folded into down), launched directly, against the CPU definition and
 // bit for bit against variant 0 (every variant sums the same products in the same order):
 //   * Qwen3-30B-A3B's expert shape at 64 rows (the direct grid; the interleaved variant deals
 //     its blocks round-robin over the experts), bf16;
@@ -549,6 +549,59 @@ TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
         layer();
         EXPECT_EQ(download_i32(ids), ids_h) << "step " << step;
         if (path != cuda::MoePath::grouped) EXPECT_EQ(download(out), replayed) << "replay vs eager, step " << step;
+      }
+    }
+  }
+}
+
+// Route + skinny_mma_stream in each tuning variant, captured once and replayed for new logits
+// (as above): the variants keep state on the device between their kernels (the folded combine's
+// counts, zeroed by gate_up each run), so a replay must equal the CPU for the routing it produced
+// and the eager launch bit for bit, also when one step sends every row to experts 0..3.
+TEST_F(CudaMoePaths, CapturedSkinnyStreamVariantsReplayForNewRouting) {
+  const DType t = DType::bf16;
+  const PathCase c{32, 64, 128, 4};
+  const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
+  auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
+  auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
+  Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
+  for (int v = 0; v < cuda::moe_skinny_mma_stream_variants(); ++v) {
+    for (int64_t n : {int64_t(2), int64_t(16), int64_t(64), int64_t(200)}) {
+      SCOPED_TRACE(std::string("variant ") + std::to_string(v) + " " + cuda::moe_skinny_mma_stream_variant_name(v) +
+                   " n " + std::to_string(n));
+      auto x_h = round_to(random_normal(size_t(n * H), rng), t);
+      Tensor x = upload(x_h, t, {n, H});
+      Tensor logits = empty(t, {n, E}), ids = empty(DType::i32, {n, k}), w = empty(DType::f32, {n, k});
+      const MoeScratch s = scratch(t, n, c);
+      Tensor out = empty(t, {n, H});
+      auto layer = [&] {
+        gpu->fill(out, 0.f);
+        gpu->moe_route(ids, w, logits, true);
+        cuda::launch_moe_experts_skinny_mma_stream(out, x, gu, dn, ids, w, s, stream(), v);
+      };
+      gpu->begin_capture();
+      layer();
+      auto graph = gpu->end_capture();
+      for (int step = 0; step < 2; ++step) {
+        auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
+        if (step == 1)
+          for (int64_t i = 0; i < n; ++i)
+            for (int e = 0; e < 4; ++e) l_h[size_t(i * E + e)] += 20.f;
+        std::vector<uint16_t> raw(l_h.size());
+        convert_from_f32(l_h.data(), t, raw.data(), raw.size());
+        gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
+        gpu->replay(*graph);
+        const auto replayed = download(out);
+        auto ids_h = download_i32(ids);
+        auto w_h = download(w);
+        std::vector<float> ref(size_t(n * H), 0.f), act_ref(size_t(n * k * I));
+        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
+                        host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
+                        MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+        expect_close(replayed, ref, {3e-2, 3e-2}, "replay vs cpu, step " + std::to_string(step));
+        layer();
+        EXPECT_EQ(download_i32(ids), ids_h) << "step " << step;
+        EXPECT_EQ(download(out), replayed) << "replay vs eager, step " << step;
       }
     }
   }

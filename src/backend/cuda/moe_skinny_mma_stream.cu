@@ -46,6 +46,8 @@ constexpr int kCollectUnroll = 4;    // topk_ids a thread has in flight while co
 //   hint:       bit 0: the weight copies carry an L2 evict_first policy (read once; x / act stay);
 //               bit 1: L2::256B prefetch size (L2 fetches the 256-byte block a 128-byte line
 //               sits in: the next step's line of the same row comes with it).
+//   fuse:       moe_combine folded into down: the last block to finish a token adds its k outputs
+//               (j in order, float32, rounded once: moe_combine's arithmetic, the same bits).
 //   min_blocks: __launch_bounds__' blocks an SM, set to what shared memory allows (ring + 2 KB of
 //               slots + ~1.6 KB static and reserved a block, of 228 KB): the register cap then
 //               never costs a block (5 -> 96 registers a thread: the first version's 96 by chance;
@@ -56,6 +58,7 @@ struct StreamCfg {
   int hint;
   const char* name;
   int min_blocks;
+  bool fuse = false;
 };
 constexpr int kHintEvictFirst = 1, kHintPrefetch256 = 2;
 constexpr StreamCfg kCfgs[] = {
@@ -73,6 +76,7 @@ constexpr StreamCfg kCfgs[] = {
     {5, 1, 1, 2, true, 0, "s5il", 5},             // 11: experts interleaved over the grid
     {8, 4, 1, 4, false, kHintPrefetch256, "s8g4dn4p256", 3},  // 12
     {12, 8, 1, 2, false, 0, "s12g8", 2},          // 13: 1 KB row runs, 2 blocks an SM (11..4 steps in flight)
+    {5, 1, 1, 2, false, 0, "s5fc", 5, true},      // 14: variant 0 with the combine folded into down
 };
 constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
 
@@ -114,6 +118,14 @@ struct StreamArgs {
   int n_out;          // inter or hidden: a multiple of 32, so every tile is whole
   int n_in;           // hidden or inter: a multiple of kChunk
   bool direct;        // grid row = expert, else the row-th expert with rows (block_expert)
+  // The combine folded into down (StreamCfg::fuse; null counters: not folded). gate_up zeroes
+  // counters[0..n_tokens); down counts, per token, the (slot, block) pairs done, and the block that
+  // completes a token's k x gridDim.x adds its weighted outputs to comb_out as moe_combine does.
+  int* counters = nullptr;
+  int n_tokens = 0;
+  T* comb_out = nullptr;
+  int64_t comb_stride = 0;
+  const float* weights = nullptr;
 };
 
 // A 16-byte weight copy into the ring with variant V's L2 hints (see StreamCfg::hint).
@@ -322,6 +334,45 @@ __device__ __forceinline__ void stream_pass(const StreamArgs<T>& a, Stream<T, kG
   }
 }
 
+// The folded combine, by the whole down block after its warps' outputs are written (every thread
+// gets here: no thread left early). Each thread's expert_out stores are fenced before the block
+// barrier, so once a count shows a token complete every block's outputs for it are visible (the
+// threadFenceReduction pattern); the completing block re-reads them through L2 (__ldcg: L1 is not
+// coherent) and adds out[i] += sum_j w_ij y_ij exactly as moe_combine_vec_kernel does. finished
+// (the ring's shared memory, spent) holds the tokens this block completed.
+template <typename T>
+__device__ __forceinline__ void fused_combine(const StreamArgs<T>& a, const int* list, int count, int* finished) {
+  __shared__ int n_finished;
+  if (threadIdx.x == 0) n_finished = 0;
+  __threadfence();
+  __syncthreads();
+  const int target = a.k * int(gridDim.x);
+  for (int t = threadIdx.x; t < count; t += kThreads) {
+    const int tok = list[t] / a.k;
+    if (atomicAdd(&a.counters[tok], 1) == target - 1) finished[atomicAdd(&n_finished, 1)] = tok;
+  }
+  __syncthreads();
+  const int n_done = n_finished;
+  if (n_done == 0) return;
+  __threadfence();
+  const int hidden = a.n_out, n_vec = hidden / 8;
+  for (int it = threadIdx.x; it < n_done * n_vec; it += kThreads) {
+    const int64_t i = finished[it / n_vec];
+    const int v = it % n_vec;
+    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+    for (int j = 0; j < a.k; ++j) {
+      const float w = a.weights[i * a.k + j];
+      float y[8];
+      unpack8<T>(__ldcg(reinterpret_cast<const uint4*>(a.out + (i * a.k + j) * a.out_stride + v * 8)), y);
+#pragma unroll
+      for (int c = 0; c < 8; ++c) acc[c] += w * y[c];
+    }
+    T* o = a.comb_out + i * a.comb_stride + v * 8;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) o[c] = from_float<T>(to_float(o[c]) + acc[c]);
+  }
+}
+
 template <typename T, bool kGated, int V>
 __global__ void __launch_bounds__(kThreads, kCfgs[V].min_blocks) moe_skinny_mma_stream_kernel(StreamArgs<T> a) {
   extern __shared__ uint4 smem[];  // [ring_bytes<V>() / 16] rings, then [n_slots] ints: the expert's slots
@@ -364,6 +415,10 @@ __global__ void __launch_bounds__(kThreads, kCfgs[V].min_blocks) moe_skinny_mma_
     s.prologue();
   }
   pdl_begin();
+  if constexpr (kGated) {  // the folded combine's counts start at 0 (down reads them after its PDL wait)
+    if (a.counters != nullptr && blockIdx.x == 0 && blockIdx.y == 0)
+      for (int i = threadIdx.x; i < a.n_tokens; i += kThreads) a.counters[i] = 0;
+  }
   const int e = a.direct ? by : block_expert<kWarps>(true, present, &chosen, a.ids, a.n_slots, a.n_experts);
   if (e < 0) return;  // uniform: past the last expert with rows (compact grids; nothing issued)
   if (!a.direct) {
@@ -371,7 +426,8 @@ __global__ void __launch_bounds__(kThreads, kCfgs[V].min_blocks) moe_skinny_mma_
     s.prologue();
   }
   const int count = collect_slots_unrolled(list, warp_count, a.ids, a.n_slots, a.n_experts, e);
-  // No block barrier past this point: warps without tiles, or an expert without slots, leave.
+  // No block barrier in the passes: warps without tiles, or an expert without slots, skip them
+  // (the folded combine's barriers below are met by every thread).
   if (count > 0 && my_tiles > 0) {
     for (int c0 = 0; c0 < count; c0 += kMaxNT * 8) {
       if (c0 > 0) {  // another 16 slots: the run again (from L2 where it stayed)
@@ -384,6 +440,10 @@ __global__ void __launch_bounds__(kThreads, kCfgs[V].min_blocks) moe_skinny_mma_
     }
   }
   ring_wait<0>();  // nothing may land in shared memory after the block is gone
+  if constexpr (!kGated) {
+    static_assert(ring_bytes<V>() >= size_t(kMaxSkinnySlots) * sizeof(int), "the ring holds the finished tokens");
+    if (a.counters != nullptr) fused_combine(a, list, count, reinterpret_cast<int*>(smem));
+  }
 }
 
 // Up to kMaxSkinnySlots slots (57 KB of shared memory a block at 5 stages), and the largest
@@ -404,9 +464,16 @@ void set_smem_limit() {
   (void)done;
 }
 
+// The combine folded into down: its output, weights and n counters (MoeScratch::index).
+struct Fold {
+  const Tensor* out;
+  const Tensor* weights;
+  int* counters;
+};
+
 template <typename T, int V>
 void launch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
-                   const MoeScratch& s, int which, cudaStream_t stream) {
+                   const MoeScratch& s, int which, const Fold* fold, cudaStream_t stream) {
   set_smem_limit<T, V>();
   const int64_t n = x.size(0);
   const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
@@ -415,8 +482,9 @@ void launch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_dow
   const bool direct = skinny_direct(n_slots, n_experts);
   const unsigned grid_rows = unsigned(direct ? n_experts : std::min(n_experts, n_slots));
   if (which & 1) {
-    const StreamArgs<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
-                                topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, direct};
+    StreamArgs<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
+                          topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, direct};
+    if (fold != nullptr) gate_up.counters = fold->counters, gate_up.n_tokens = int(n);
     const int tiles = inter / kOut<true>;
     launch_kernel(moe_skinny_mma_stream_kernel<T, true, V>,
                   dim3(unsigned(div_up(tiles, kWarps * kTilesPerWarp<true, V>)), grid_rows), dim3(kThreads), smem,
@@ -424,8 +492,15 @@ void launch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_dow
     SEAM_CUDA_CHECK_LAUNCH();
   }
   if (which & 2) {
-    const StreamArgs<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
-                             topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, direct};
+    StreamArgs<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
+                       topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, direct};
+    if (fold != nullptr) {
+      down.counters = fold->counters;
+      down.n_tokens = int(n);
+      down.comb_out = fold->out->ptr<T>();
+      down.comb_stride = fold->out->stride[0];
+      down.weights = fold->weights->ptr<float>();
+    }
     const int tiles = hidden / kOut<false>;
     launch_kernel(moe_skinny_mma_stream_kernel<T, false, V>,
                   dim3(unsigned(div_up(tiles, kWarps * kTilesPerWarp<false, V>)), grid_rows), dim3(kThreads), smem,
@@ -437,30 +512,40 @@ void launch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_dow
 // The variant's instantiation: variant is a runtime index into kCfgs.
 template <typename T, int... Vs>
 void launch_variant(std::integer_sequence<int, Vs...>, int variant, const Tensor& x, const Tensor& w_gate_up,
-                    const Tensor& w_down, const Tensor& topk_ids, const MoeScratch& s, int which,
+                    const Tensor& w_down, const Tensor& topk_ids, const MoeScratch& s, int which, const Fold* fold,
                     cudaStream_t stream) {
-  (void)((Vs == variant ? (launch_stages<T, Vs>(x, w_gate_up, w_down, topk_ids, s, which, stream), true) : false) ||
+  (void)((Vs == variant ? (launch_stages<T, Vs>(x, w_gate_up, w_down, topk_ids, s, which, fold, stream), true)
+                        : false) ||
          ...);
 }
 
 void dispatch_one(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
-                  const MoeScratch& s, int which, int variant, cudaStream_t stream) {
+                  const MoeScratch& s, int which, int variant, const Fold* fold, cudaStream_t stream) {
   SEAM_CHECK(variant >= 0 && variant < kNumCfgs, "moe_skinny_mma_stream: no variant ", variant);
   const auto all = std::make_integer_sequence<int, kNumCfgs>{};
   if (x.dtype == DType::bf16)
-    launch_variant<__nv_bfloat16>(all, variant, x, w_gate_up, w_down, topk_ids, s, which, stream);
+    launch_variant<__nv_bfloat16>(all, variant, x, w_gate_up, w_down, topk_ids, s, which, fold, stream);
   else
-    launch_variant<__half>(all, variant, x, w_gate_up, w_down, topk_ids, s, which, stream);
+    launch_variant<__half>(all, variant, x, w_gate_up, w_down, topk_ids, s, which, fold, stream);
 }
 
 // variant >= 0: both products in it; -1: the switches (gate_up SEAM_MOE_STREAM_VARIANT, down
-// SEAM_MOE_STREAM_DOWN_VARIANT, which defaults to the same).
-void dispatch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
-                     const MoeScratch& s, int which, int variant, cudaStream_t stream) {
+// SEAM_MOE_STREAM_DOWN_VARIANT, which defaults to the same). out / weights: the whole op (both
+// products, then the combine: folded into down where its variant says so and the scratch has
+// the counters), else null (the products alone). Returns whether the combine was folded.
+bool dispatch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
+                     const MoeScratch& s, int which, int variant, const Tensor* out, const Tensor* weights,
+                     cudaStream_t stream) {
   const int gu = variant >= 0 ? variant : moe_skinny_mma_stream_variant();
   const int dn = variant >= 0 ? variant : moe_skinny_mma_stream_down_variant();
-  if (which & 1) dispatch_one(x, w_gate_up, w_down, topk_ids, s, 1, gu, stream);
-  if (which & 2) dispatch_one(x, w_gate_up, w_down, topk_ids, s, 2, dn, stream);
+  const int64_t n = x.size(0);
+  const bool fold_ok = out != nullptr && weights != nullptr && which == 3 && kCfgs[dn].fuse && s.index.defined() &&
+                       s.index.dtype == DType::i32 && s.index.numel() >= n && aligned16(s.expert_out.data) &&
+                       weights->dtype == DType::f32 && weights->contiguous();
+  const Fold fold{out, weights, fold_ok ? s.index.ptr<int32_t>() : nullptr};
+  if (which & 1) dispatch_one(x, w_gate_up, w_down, topk_ids, s, 1, gu, fold_ok ? &fold : nullptr, stream);
+  if (which & 2) dispatch_one(x, w_gate_up, w_down, topk_ids, s, 2, dn, fold_ok ? &fold : nullptr, stream);
+  return fold_ok;
 }
 
 }  // namespace
@@ -482,7 +567,6 @@ const char* moe_skinny_mma_stream_variant_name(int variant) {
   return kCfgs[variant].name;
 }
 
-
 bool moe_skinny_mma_stream_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                                    const Tensor& topk_ids, const MoeScratch& s) {
   // Tiles of 8 (gated) and 16 (down) features: whole wherever inter and hidden are multiples of 32.
@@ -494,7 +578,7 @@ void launch_moe_skinny_mma_stream_stages(const Tensor& x, const Tensor& w_gate_u
                                          cudaStream_t stream, int variant) {
   SEAM_ASSERT(moe_skinny_mma_stream_applies(x, w_gate_up, w_down, topk_ids, scratch));
   if (x.size(0) == 0) return;
-  dispatch_stages(x, w_gate_up, w_down, topk_ids, scratch, which, variant, stream);
+  dispatch_stages(x, w_gate_up, w_down, topk_ids, scratch, which, variant, nullptr, nullptr, stream);
 }
 
 void launch_moe_experts_skinny_mma_stream(const Tensor& out, const Tensor& x, const Tensor& w_gate_up,
@@ -502,8 +586,8 @@ void launch_moe_experts_skinny_mma_stream(const Tensor& out, const Tensor& x, co
                                           const MoeScratch& scratch, cudaStream_t stream, int variant) {
   SEAM_ASSERT(moe_skinny_mma_stream_applies(x, w_gate_up, w_down, topk_ids, scratch));
   if (x.size(0) == 0) return;
-  dispatch_stages(x, w_gate_up, w_down, topk_ids, scratch, 3, variant, stream);
-  launch_moe_combine(out, scratch.expert_out, topk_weights, stream);
+  if (!dispatch_stages(x, w_gate_up, w_down, topk_ids, scratch, 3, variant, &out, &topk_weights, stream))
+    launch_moe_combine(out, scratch.expert_out, topk_weights, stream);
 }
 
 }  // namespace seam::cuda
