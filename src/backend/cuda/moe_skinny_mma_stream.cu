@@ -50,8 +50,8 @@ constexpr int kCollectUnroll = 4;    // topk_ids a thread has in flight while co
 //               (j in order, float32, rounded once: moe_combine's arithmetic, the same bits).
 //   min_blocks: __launch_bounds__' blocks an SM, set to what shared memory allows (ring + 2 KB of
 //               slots + ~1.6 KB static and reserved a block, of 228 KB): the register cap then
-//               never costs a block (5 -> 96 registers a thread: the first version's 96 by chance;
-//               unbounded, the reworked loop takes 100, whose 104 allocated leave 4 blocks).
+//               never costs a block (5 -> at most 96 registers a thread; the first version had 96
+//               under a bound of 4 blocks, where the reworked loop takes 100: 4 blocks an SM).
 struct StreamCfg {
   int stages, group, gu_tiles, dn_tiles;
   bool interleave;
