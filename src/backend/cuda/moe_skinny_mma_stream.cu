@@ -77,6 +77,8 @@ constexpr StreamCfg kCfgs[] = {
     {8, 4, 1, 4, false, kHintPrefetch256, "s8g4dn4p256", 3},  // 12
     {12, 8, 1, 2, false, 0, "s12g8", 2},          // 13: 1 KB row runs, 2 blocks an SM (11..4 steps in flight)
     {5, 1, 1, 2, false, 0, "s5fc", 5, true},      // 14: variant 0 with the combine folded into down
+    {8, 4, 1, 2, false, 0, "s8g4fc", 3, true},    // 15: 4 with the combine folded
+    {12, 8, 1, 2, false, 0, "s12g8fc", 2, true},  // 16: 13 with the combine folded
 };
 constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
 

@@ -52,7 +52,7 @@ void launch_moe_skinny_mma_stream_stages(const Tensor& x, const Tensor& w_gate_u
 // stages, one step issued at a time, 1 gate_up / 2 down tiles a warp, experts' blocks adjacent,
 // no L2 hints), down in SEAM_MOE_STREAM_DOWN_VARIANT (default: the same as gate_up);
 // 0..variants()-1 run both products in that variant (tests, seam_kernel_bench). Every variant
-// computes the same bits. A variant that folds the combine into down (14) does so only in
+// computes the same bits. A variant that folds the combine into down (14-16) does so only in
 // launch_moe_experts_skinny_mma_stream and where scratch.index holds n int32 counts (it then
 // launches no combine kernel); the stages launcher always leaves the combine out.
 int moe_skinny_mma_stream_variants();
