@@ -586,6 +586,23 @@ void bench_moe_skinny(Bench& b, int n_tokens) {
         [&](int) { cuda::launch_moe_experts_path(path, out, x, gu, dn, ids_d, w, s, b.stream()); }, 5, 11);
     b.row(name + " layer (3 kernels)", shape, all_us, gu_bytes + dn_bytes, 0);
   }
+  // skinny_mma_stream's tuning variants (SEAM_MOE_STREAM_VARIANT; moe_skinny_mma_stream.cu's
+  // StreamCfg), each launched directly: gate_up, down and the layer (with the combine) a row.
+  if (cuda::moe_path_applies(cuda::MoePath::skinny_mma_stream, x, gu, dn, ids_d, s)) {
+    for (int v = 0; v < cuda::moe_skinny_mma_stream_variants(); ++v) {
+      const std::string name = std::string("  v") + std::to_string(v) + " " +
+                               cuda::moe_skinny_mma_stream_variant_name(v);
+      auto stages = [&](int which) { cuda::launch_moe_skinny_mma_stream_stages(x, gu, dn, ids_d, s, which, b.stream(), v); };
+      stages(3);
+      const double gu_us = b.time_us([&](int) { stages(1); }, 5, 11);
+      b.row(name + " gate_up", shape, gu_us, gu_bytes, 0);
+      const double dn_us = b.time_us([&](int) { stages(2); }, 5, 11);
+      b.row(name + " down", shape, dn_us, dn_bytes, 0);
+      const double all_us = b.time_us(
+          [&](int) { cuda::launch_moe_experts_skinny_mma_stream(out, x, gu, dn, ids_d, w, s, b.stream(), v); }, 5, 11);
+      b.row(name + " layer", shape, all_us, gu_bytes + dn_bytes, 0);
+    }
+  }
   b.release_all();
 }
 

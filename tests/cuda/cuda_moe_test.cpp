@@ -13,6 +13,7 @@
 #include "backend/cuda/attention_prefill_wgmma.h"
 #include "backend/cuda/moe_experts.h"
 #include "backend/cuda/moe_experts_grouped.h"
+#include "backend/cuda/moe_skinny_mma_stream.h"
 #include "cuda_test_util.h"
 
 namespace seam::test {
@@ -431,6 +432,76 @@ TEST_F(CudaMoePaths, SkinnyTensorCorePathsAtDecodeShapes) {
   }
 }
 
+// Every tuning variant of skinny_mma_stream (SEAM_MOE_STREAM_VARIANT: ring depth, grouped issue,
+// tiles a warp, interleaved experts, L2 hints, the combine folded into down), launched directly, against the CPU definition and
+// bit for bit against variant 0 (every variant sums the same products in the same order):
+//   * Qwen3-30B-A3B's expert shape at 64 rows (the direct grid; the interleaved variant deals
+//     its blocks round-robin over the experts), bf16;
+//   * the uneven Mixtral-like top-2 of 8 above (hidden 256, inter 352 = 11 chunks: the tile's
+//     last ring step half; 6 steps a gate_up tile: runs that end inside an issue group of 4)
+//     at 1, 7, 64 and 200 rows (compact grids below 32 slots; 200 rows: 13 passes of 16 slots
+//     over one expert, each a ring restart), bf16 and f16;
+//   * hidden 2080 / inter 96 (65 and 3 chunks: 33 and 2 steps a tile; a down warp of 4 tiles
+//     past the last of 130 tiles), 16 rows.
+TEST_F(CudaMoePaths, SkinnyStreamVariantsMatchTheCpuReference) {
+  struct Case {
+    PathCase shape;
+    std::vector<int64_t> rows;
+    bool uneven;
+    std::vector<DType> dtypes;
+  };
+  const Case cases[] = {{PathCase{128, 768, 2048, 8}, {64}, false, {DType::bf16}},
+                        {PathCase{8, 352, 256, 2}, {1, 7, 64, 200}, true, {DType::bf16, DType::f16}},
+                        {PathCase{8, 96, 2080, 2}, {16}, false, {DType::bf16}}};
+  const int n_variants = cuda::moe_skinny_mma_stream_variants();
+  ASSERT_GE(n_variants, 2);
+  uint64_t seed = 101;
+  for (const Case& cs : cases) {
+    const PathCase c = cs.shape;
+    const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
+    for (DType t : cs.dtypes) {
+      auto gu_h = fast_uniform(size_t(E * 2 * I * H), seed++, 0.1f, t);
+      auto dn_h = fast_uniform(size_t(E * H * I), seed++, 0.1f, t);
+      Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
+      for (int64_t n : cs.rows) {
+        auto x_h = round_to(random_normal(size_t(n * H), rng), t);
+        auto out_h = round_to(random_normal(size_t(n * H), rng), t);
+        std::vector<int32_t> ids_h;
+        std::vector<float> w_h;
+        random_routing(rng, n, E, k, ids_h, w_h);
+        if (cs.uneven) {
+          std::uniform_int_distribution<int> coin(0, 1);
+          for (int64_t i = 0; i < n; ++i) {
+            ids_h[size_t(i * k)] = 3;
+            ids_h[size_t(i * k + 1)] = 5 + coin(rng);
+          }
+          if (n > 1) ids_h[size_t(k)] = int32_t(E + 5);  // row 1's first id: garbage, read as expert 0
+        }
+        Tensor x = upload(x_h, t, {n, H});
+        Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
+        std::vector<float> ref = out_h, act_ref(size_t(n * k * I));
+        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
+                        host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
+                        MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+        std::vector<float> first;
+        for (int v = 0; v < n_variants; ++v) {
+          SCOPED_TRACE(std::string("variant ") + std::to_string(v) + " " + cuda::moe_skinny_mma_stream_variant_name(v) +
+                       " " + short_name(t) + " n " + std::to_string(n) + " experts " + std::to_string(E) + " inter " +
+                       std::to_string(I) + " hidden " + std::to_string(H) + " k " + std::to_string(k));
+          const MoeScratch s = scratch(t, n, c);  // poisoned: a slot or feature a variant skips shows
+          ASSERT_TRUE(cuda::moe_skinny_mma_stream_applies(x, gu, dn, ids, s));
+          Tensor out = upload(out_h, t, {n, H});
+          cuda::launch_moe_experts_skinny_mma_stream(out, x, gu, dn, ids, w, s, stream(), v);
+          const auto got = download(out);
+          expect_close(got, ref, tolerance_for(t, {1e-5, 1e-6}, {1e-2, 1e-2}, {3e-2, 3e-2}), "vs cpu");
+          if (v == 0) first = got;
+          else EXPECT_EQ(got, first) << "differs from variant 0";
+        }
+      }
+    }
+  }
+}
+
 // Route + one path captured once, replayed for new logits at every row count: each replay equals
 // the cpu reference for the routing it produced (downloaded), and (deterministic paths) the eager
 // launch bit for bit. Few rows leave most of the 32 experts without a row.
@@ -478,6 +549,59 @@ TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
         layer();
         EXPECT_EQ(download_i32(ids), ids_h) << "step " << step;
         if (path != cuda::MoePath::grouped) EXPECT_EQ(download(out), replayed) << "replay vs eager, step " << step;
+      }
+    }
+  }
+}
+
+// Route + skinny_mma_stream in each tuning variant, captured once and replayed for new logits
+// (as above): the variants keep state on the device between their kernels (the folded combine's
+// counts, zeroed by gate_up each run), so a replay must equal the CPU for the routing it produced
+// and the eager launch bit for bit, also when one step sends every row to experts 0..3.
+TEST_F(CudaMoePaths, CapturedSkinnyStreamVariantsReplayForNewRouting) {
+  const DType t = DType::bf16;
+  const PathCase c{32, 64, 128, 4};
+  const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
+  auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
+  auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
+  Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
+  for (int v = 0; v < cuda::moe_skinny_mma_stream_variants(); ++v) {
+    for (int64_t n : {int64_t(2), int64_t(16), int64_t(64), int64_t(200)}) {
+      SCOPED_TRACE(std::string("variant ") + std::to_string(v) + " " + cuda::moe_skinny_mma_stream_variant_name(v) +
+                   " n " + std::to_string(n));
+      auto x_h = round_to(random_normal(size_t(n * H), rng), t);
+      Tensor x = upload(x_h, t, {n, H});
+      Tensor logits = empty(t, {n, E}), ids = empty(DType::i32, {n, k}), w = empty(DType::f32, {n, k});
+      const MoeScratch s = scratch(t, n, c);
+      Tensor out = empty(t, {n, H});
+      auto layer = [&] {
+        gpu->fill(out, 0.f);
+        gpu->moe_route(ids, w, logits, true);
+        cuda::launch_moe_experts_skinny_mma_stream(out, x, gu, dn, ids, w, s, stream(), v);
+      };
+      gpu->begin_capture();
+      layer();
+      auto graph = gpu->end_capture();
+      for (int step = 0; step < 2; ++step) {
+        auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
+        if (step == 1)
+          for (int64_t i = 0; i < n; ++i)
+            for (int e = 0; e < 4; ++e) l_h[size_t(i * E + e)] += 20.f;
+        std::vector<uint16_t> raw(l_h.size());
+        convert_from_f32(l_h.data(), t, raw.data(), raw.size());
+        gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
+        gpu->replay(*graph);
+        const auto replayed = download(out);
+        auto ids_h = download_i32(ids);
+        auto w_h = download(w);
+        std::vector<float> ref(size_t(n * H), 0.f), act_ref(size_t(n * k * I));
+        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
+                        host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
+                        MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+        expect_close(replayed, ref, {3e-2, 3e-2}, "replay vs cpu, step " + std::to_string(step));
+        layer();
+        EXPECT_EQ(download_i32(ids), ids_h) << "step " << step;
+        EXPECT_EQ(download(out), replayed) << "replay vs eager, step " << step;
       }
     }
   }

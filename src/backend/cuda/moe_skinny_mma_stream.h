@@ -39,11 +39,25 @@ bool moe_skinny_mma_stream_applies(const Tensor& x, const Tensor& w_gate_up, con
 // Deterministic: fixed slot order, one mma accumulation chain a tile in k order.
 void launch_moe_experts_skinny_mma_stream(const Tensor& out, const Tensor& x, const Tensor& w_gate_up,
                                           const Tensor& w_down, const Tensor& topk_ids, const Tensor& topk_weights,
-                                          const MoeScratch& scratch, cudaStream_t stream);
+                                          const MoeScratch& scratch, cudaStream_t stream, int variant = -1);
 
 // The two products alone (which: 1 gate_up, 2 down, 3 both; no combine): for seam_kernel_bench.
 void launch_moe_skinny_mma_stream_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                                          const Tensor& topk_ids, const MoeScratch& scratch, int which,
-                                         cudaStream_t stream);
+                                         cudaStream_t stream, int variant = -1);
+
+// Tuning variants (issue 23; the table and what each knob does: moe_skinny_mma_stream.cu's
+// StreamCfg): variant -1 in the launchers above means the switches, read once per process:
+// gate_up in SEAM_MOE_STREAM_VARIANT (0, the default, is the kernel as first measured: 5 ring
+// stages, one step issued at a time, 1 gate_up / 2 down tiles a warp, experts' blocks adjacent,
+// no L2 hints), down in SEAM_MOE_STREAM_DOWN_VARIANT (default: the same as gate_up);
+// 0..variants()-1 run both products in that variant (tests, seam_kernel_bench). Every variant
+// computes the same bits. A variant that folds the combine into down (14-16) does so only in
+// launch_moe_experts_skinny_mma_stream and where scratch.index holds n int32 counts (it then
+// launches no combine kernel); the stages launcher always leaves the combine out.
+int moe_skinny_mma_stream_variants();
+const char* moe_skinny_mma_stream_variant_name(int variant);
+int moe_skinny_mma_stream_variant();
+int moe_skinny_mma_stream_down_variant();
 
 }  // namespace seam::cuda
