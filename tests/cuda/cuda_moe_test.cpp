@@ -322,8 +322,8 @@ TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
 }
 
 // The rule on the measured shapes (no data: the rule reads shapes and alignment only), with
-// the diagnostic switches unset: one row streams where an expert's gate/up tile is at most 32 MB
-// (Qwen3) and runs on the dense GEMV kernel above (Mixtral), up to 4 slots an expert go skinny
+// the diagnostic switches unset: one row runs on the dense GEMV kernel (gathered_gemv, both
+// shapes), up to 4 slots an expert go skinny
 // (on tensor cores, the streamed kernels: both shapes are whole 32-k chunks), more group. The
 // scratch has MoeBuffers' rows for a step of up to 256 tokens.
 TEST(MoePathRule, PicksByRowsAnExpert) {
