@@ -353,6 +353,23 @@ void bench_fp8_gemm(Bench& b) {
                 cuda::fp8_gemv_mma_tuning_name(tune) + ")",
             shape, us, bytes, flops);
       }
+    // Deeper L2 prefetch before the prologue (SEAM_FP8_GEMV_MMA_PREFETCH): a whole slice of
+    // down_proj's (28 steps a warp at K = 14,336), with the default loop and unroll 8.
+    for (int ksplit : {1, 0})
+      for (int unroll : {4, 8}) {
+        cuda::Fp8GemvMmaTuning tune;
+        tune.ksplit = ksplit;
+        tune.unroll = unroll;
+        tune.rolling = unroll == 8;
+        tune.prefetch = 64;
+        const double us = b.time_us([&](int i) {
+          cuda::launch_fp8_gemv(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream(), f,
+                                cuda::Fp8GemvKernel::mma, tune);
+        });
+        row(std::string("fp8 gemv ") + g.name + (glu ? " + silu_mul" : "") + " (mma " +
+                cuda::fp8_gemv_mma_tuning_name(tune) + ")",
+            shape, us, bytes, flops);
+      }
     b.release_all();
   }
   for (int64_t m : {int64_t(64), int64_t(4096)})

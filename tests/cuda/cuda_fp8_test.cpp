@@ -167,7 +167,8 @@ class CudaFp8 : public CudaTest {
 // parameter's environment, and launch_fp8_gemv called directly takes the same kernel and variant.
 // mma: float32 outputs at the tensor-core bound (its 128-k partial sums), every fusion still equal
 // to its decomposition bit for bit (the decomposition's GEMV is the same kernel and variant).
-// Parameter: "fma", or "mma" with optional "_ksplit<1|2|4|auto>", "_unroll<2|4|8>", "_rolling".
+// Parameter: "fma", or "mma" with optional "_ksplit<1|2|4|auto>", "_unroll<2|4|8>", "_rolling",
+// "_prefetch<steps>".
 class CudaFp8Gemv : public CudaFp8, public ::testing::WithParamInterface<const char*> {
  protected:
   void SetUp() override {
@@ -178,8 +179,10 @@ class CudaFp8Gemv : public CudaFp8, public ::testing::WithParamInterface<const c
     setenv("SEAM_FP8_GEMV_MMA_KSPLIT", t.ksplit == 0 ? "auto" : std::to_string(t.ksplit).c_str(), 1);
     setenv("SEAM_FP8_GEMV_MMA_UNROLL", std::to_string(t.unroll).c_str(), 1);
     setenv("SEAM_FP8_GEMV_MMA_RELOAD", t.rolling ? "rolling" : "sweep", 1);
+    setenv("SEAM_FP8_GEMV_MMA_PREFETCH", std::to_string(t.prefetch).c_str(), 1);
     CudaFp8::SetUp();
-    for (const char* v : {"SEAM_FP8_GEMV", "SEAM_FP8_GEMV_MMA_KSPLIT", "SEAM_FP8_GEMV_MMA_UNROLL", "SEAM_FP8_GEMV_MMA_RELOAD"})
+    for (const char* v : {"SEAM_FP8_GEMV", "SEAM_FP8_GEMV_MMA_KSPLIT", "SEAM_FP8_GEMV_MMA_UNROLL",
+                          "SEAM_FP8_GEMV_MMA_RELOAD", "SEAM_FP8_GEMV_MMA_PREFETCH"})
       unsetenv(v);
   }
   cuda::Fp8GemvKernel kernel() const {
@@ -197,6 +200,7 @@ class CudaFp8Gemv : public CudaFp8, public ::testing::WithParamInterface<const c
     if (const std::string k = after("_ksplit"); !k.empty()) t.ksplit = k == "auto" ? 0 : std::stoi(k);
     if (const std::string u = after("_unroll"); !u.empty()) t.unroll = std::stoi(u);
     t.rolling = p.find("_rolling") != std::string::npos || t.unroll == 8;
+    if (const std::string f = after("_prefetch"); !f.empty()) t.prefetch = std::stoi(f);
     return t;
   }
   void gemv(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc, const cuda::Fp8GemvFusion& f = {}) {
@@ -557,12 +561,17 @@ TEST_P(CudaFp8Gemv, GemvRopeStoreEqualsDecomposition) {
               const int64_t row = int64_t(e) / cols, col = int64_t(e) % cols;
               const int64_t head = col / rs.d, dim = col % rs.d;
               const char* region = gt.ndim == 3 ? "kv" : head < rs.n_heads ? "q" : head < rs.n_heads + rs.n_kv ? "k" : "v";
-              const int64_t pair = dim < 2 * rs.rot_half ? dim % rs.rot_half : -1;
-              char buf[256];
-              std::snprintf(buf, sizeof(buf), "[%s %lld col %lld: %s head %lld dim %lld (%s %lld): got %.9g want %.9g] ",
+              const bool rotated = gt.ndim == 3 ? what[0] == 'k' : head < rs.n_heads + rs.n_kv;
+              const int64_t pair = rotated && dim < 2 * rs.rot_half ? dim % rs.rot_half : -1;
+              uint32_t gbits = 0, wbits = 0;  // the raw element (little-endian)
+              std::memcpy(&gbits, gb.data() + e * es, std::min<size_t>(es, 4));
+              std::memcpy(&wbits, wb.data() + e * es, std::min<size_t>(es, 4));
+              char buf[320];
+              std::snprintf(buf, sizeof(buf),
+                            "[%s %lld col %lld: %s head %lld dim %lld (%s %lld): got %.9g (0x%x) want %.9g (0x%x)] ",
                             gt.ndim == 3 ? "slot" : "row", (long long)row, (long long)col, region, (long long)head,
-                            (long long)dim, pair >= 0 ? "rotary pair" : "pass-through", (long long)(pair >= 0 ? pair : dim),
-                            double(gf[e]), double(wf[e]));
+                            (long long)dim, pair >= 0 ? "rotary pair" : "not rotated, dim", (long long)(pair >= 0 ? pair : dim),
+                            double(gf[e]), gbits, double(wf[e]), wbits);
               s += buf;
             }
             return s + std::to_string(n_diff) + " of " + std::to_string(n) + " elements differ";
@@ -744,7 +753,8 @@ TEST_P(CudaFp8Gemv, GemvExactOnIntegers) {
 // both reloads.
 INSTANTIATE_TEST_SUITE_P(Kernels, CudaFp8Gemv,
                          ::testing::Values("fma", "mma", "mma_ksplit2", "mma_ksplit4_unroll2", "mma_ksplitauto_unroll8",
-                                           "mma_unroll2_rolling", "mma_rolling", "mma_ksplit2_unroll4_rolling"),
+                                           "mma_unroll2_rolling", "mma_rolling", "mma_ksplit2_unroll4_rolling",
+                                           "mma_prefetch64"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 }  // namespace

@@ -284,12 +284,14 @@ Fp8GemvMmaTuning fp8_gemv_mma_tuning_from_env() {
   t.ksplit = ks == 3 ? 0 : 1 << ks;
   t.unroll = env_choice("SEAM_FP8_GEMV_MMA_UNROLL", 4, {2, 4, 8});
   t.rolling = env_name_choice("SEAM_FP8_GEMV_MMA_RELOAD", 0, {"sweep", "rolling"}) == 1 || t.unroll == 8;
+  t.prefetch = env_int("SEAM_FP8_GEMV_MMA_PREFETCH", 16, 0, 4096);
   return t;
 }
 
 std::string fp8_gemv_mma_tuning_name(const Fp8GemvMmaTuning& t) {
   return "ksplit " + (t.ksplit == 0 ? std::string("auto") : std::to_string(t.ksplit)) + " unroll " +
-         std::to_string(t.unroll) + (t.rolling || t.unroll == 8 ? " rolling" : " sweep");
+         std::to_string(t.unroll) + (t.rolling || t.unroll == 8 ? " rolling" : " sweep") +
+         (t.prefetch != 16 ? " prefetch " + std::to_string(t.prefetch) : std::string());
 }
 
 void launch_fp8_gemv(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,

@@ -54,10 +54,14 @@ enum class Fp8GemvKernel { fma = 0, mma = 1 };
 //   loads the next U at the top of each step group (2 U vectors of registers a row); rolling
 //   reloads each vector's register right after its mma (U of registers, the loads spread over
 //   the loop). UNROLL=8 is rolling only (a sweep of 8 needs more than the 128 registers a thread).
+// - SEAM_FP8_GEMV_MMA_PREFETCH=<steps> (default 16): how much of each warp's first K slice (steps
+//   of 64 k) is pulled into L2 while the prologue runs. 16 covers a whole slice at K = 4096 but
+//   16 of 28 at Llama-3.1-8B's down_proj (K = 14,336); 0 prefetches nothing past the first sweep.
 struct Fp8GemvMmaTuning {
   int ksplit = 1;         // 1, 2, 4; 0: auto
   int unroll = 4;         // 2, 4, 8
   bool rolling = false;
+  int prefetch = 16;      // steps
 };
 Fp8GemvMmaTuning fp8_gemv_mma_tuning_from_env();
 // "ksplit 2 unroll 4 sweep": the variant's name in bench rows and test names.

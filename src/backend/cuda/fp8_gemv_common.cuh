@@ -61,6 +61,7 @@ struct Fp8GemvArgs {
   int ksplit;
   float* split_part;            // [n_tiles, ksplit, kPairsPerTile, kPairRows * 4]
   int* split_ticket;            // [n_tiles], zero between launches
+  int prefetch_steps;           // the mma kernel: steps of its first item pulled into L2 before the prologue
 };
 
 // Shared-memory position of x's element k within its staged row. The stream reads 16-element
@@ -336,6 +337,7 @@ Fp8GemvArgs<T> make_args(const Tensor& out, const Tensor& x, const Fp8Weight& w,
   const int64_t pairs = f.glu || f.rope_store ? n_out / 2 : (n_out + 1) / 2;
   a.n_tiles = int(div_up(pairs, kPairsPerTile));
   a.ksplit = 1;
+  a.prefetch_steps = 16;
   return a;
 }
 // The tensor-core kernel's launch (fp8_gemv_mma.cu), rows 1..kFp8GemvMaxRows.

@@ -105,15 +105,14 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
       for (int q = 0; q < kPairRows; ++q) wv[q][u] = load_step(p, c, s0 + u, q);
   };
   load_sweep(cur, sl, 0);
+  // Steps U .. a.prefetch_steps - 1 of the first item pulled into L2 meanwhile (the default 16: the
+  // kPrefetchSweeps sweeps of 4 the loop was first measured with; Fp8GemvMmaTuning::prefetch).
+  for (int s = U; s < a.prefetch_steps && s < sl.n_steps; ++s) {
+    const int k = sl.k_begin + s * kStepK + t * kChunk;
 #pragma unroll
-  for (int sweep = 1; (sweep + 1) * U <= (kPrefetchSweeps + 1) * 4; ++sweep)  // steps U .. 15, whatever U
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int s = sweep * U + u, k = sl.k_begin + s * kStepK + t * kChunk;
-#pragma unroll
-      for (int q = 0; q < kPairRows; ++q)
-        if (s < sl.n_steps && k < n_in) asm volatile("prefetch.global.L2 [%0];" ::"l"(cur.w_row[q] + k / kChunk));
-    }
+    for (int q = 0; q < kPairRows; ++q)
+      if (k < n_in) asm volatile("prefetch.global.L2 [%0];" ::"l"(cur.w_row[q] + k / kChunk));
+  }
   pdl_begin();
 
   // ---- prologue: stage x, then its codes over it in place ----
@@ -298,7 +297,7 @@ SplitScratch split_scratch(cudaStream_t stream) {
 
 template <typename T, int M, bool GROUPED, int U, bool ROLLING>
 void launch_mma_variant(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
-                        cudaStream_t stream, const Fp8GemvFusion& f, int ksplit) {
+                        cudaStream_t stream, const Fp8GemvFusion& f, int ksplit, int prefetch) {
   const int64_t n_in = w.w.size(1);
   const int n_xg = GROUPED ? int(div_up(n_in, kFp8Group)) : 1;
   const size_t smem = mma_smem_bytes(M, int(n_in), n_xg);
@@ -312,6 +311,7 @@ void launch_mma_variant(const Tensor& out, const Tensor& x, const Fp8Weight& w, 
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmem));
   });
   Fp8GemvArgs<T> a = make_args<T>(out, x, w, bias, accumulate, f, n_xg);
+  a.prefetch_steps = prefetch;
   const int resident = resident_blocks(reinterpret_cast<const void*>(kernel), smem);
   // auto: the least split (1, 2, 4) giving every resident block two items' work. A split needs a
   // 128-wide group of K per split (below S x 8 groups some warps of a split have none: correct,
@@ -342,13 +342,14 @@ void launch_mma_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, co
   SEAM_ASSERT(tune.ksplit == 0 || tune.ksplit == 1 || tune.ksplit == 2 || tune.ksplit == 4,
               "fp8 gemv mma: ksplit is 1, 2, 4 or 0 (auto)");
   SEAM_ASSERT(tune.unroll == 2 || tune.unroll == 4 || tune.unroll == 8, "fp8 gemv mma: unroll is 2, 4 or 8");
-  const int ks = tune.ksplit;
-  if (tune.unroll == 8) return launch_mma_variant<T, M, GROUPED, 8, true>(out, x, w, bias, accumulate, stream, f, ks);
+  SEAM_ASSERT(tune.prefetch >= 0, "fp8 gemv mma: prefetch is a step count >= 0");
+  const int ks = tune.ksplit, pf = tune.prefetch;
+  if (tune.unroll == 8) return launch_mma_variant<T, M, GROUPED, 8, true>(out, x, w, bias, accumulate, stream, f, ks, pf);
   if (tune.unroll == 2)
-    return tune.rolling ? launch_mma_variant<T, M, GROUPED, 2, true>(out, x, w, bias, accumulate, stream, f, ks)
-                        : launch_mma_variant<T, M, GROUPED, 2, false>(out, x, w, bias, accumulate, stream, f, ks);
-  return tune.rolling ? launch_mma_variant<T, M, GROUPED, 4, true>(out, x, w, bias, accumulate, stream, f, ks)
-                      : launch_mma_variant<T, M, GROUPED, 4, false>(out, x, w, bias, accumulate, stream, f, ks);
+    return tune.rolling ? launch_mma_variant<T, M, GROUPED, 2, true>(out, x, w, bias, accumulate, stream, f, ks, pf)
+                        : launch_mma_variant<T, M, GROUPED, 2, false>(out, x, w, bias, accumulate, stream, f, ks, pf);
+  return tune.rolling ? launch_mma_variant<T, M, GROUPED, 4, true>(out, x, w, bias, accumulate, stream, f, ks, pf)
+                      : launch_mma_variant<T, M, GROUPED, 4, false>(out, x, w, bias, accumulate, stream, f, ks, pf);
 }
 
 }  // namespace
