@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 
 #include "backend/cpu/fp8_cpu.h"
@@ -161,21 +162,49 @@ class CudaFp8 : public CudaTest {
   std::vector<void*> owned_;
 };
 
-// The GEMV tests run on both inner loops (SEAM_FP8_GEMV, fp8_gemv.h): the backend `gpu` is built
-// with the parameter's mode, and launch_fp8_gemv called directly takes the same kernel. mma:
-// float32 outputs at the tensor-core bound (its 128-k partial sums), every fusion still equal to
-// its decomposition bit for bit (the decomposition's GEMV is the same kernel).
+// The GEMV tests run on both inner loops (SEAM_FP8_GEMV, fp8_gemv.h) and on variants of the mma
+// loop (Fp8GemvMmaTuning: split K, unroll, reload): the backend `gpu` is built with the
+// parameter's environment, and launch_fp8_gemv called directly takes the same kernel and variant.
+// mma: float32 outputs at the tensor-core bound (its 128-k partial sums), every fusion still equal
+// to its decomposition bit for bit (the decomposition's GEMV is the same kernel and variant).
+// Parameter: "fma", or "mma" with optional "_ksplit<1|2|4|auto>", "_unroll<2|4|8>", "_rolling",
+// "_prefetch<steps>".
 class CudaFp8Gemv : public CudaFp8, public ::testing::WithParamInterface<const char*> {
  protected:
   void SetUp() override {
-    const bool mma = std::string(GetParam()) == "mma";
+    const bool mma = kernel() == cuda::Fp8GemvKernel::mma;
     if (mma && cuda_device_present(nullptr) && !e4m3_tensor_cores()) GTEST_SKIP() << "no E4M3 tensor cores";
-    setenv("SEAM_FP8_GEMV", GetParam(), 1);
+    const cuda::Fp8GemvMmaTuning t = tuning();
+    setenv("SEAM_FP8_GEMV", mma ? "mma" : "fma", 1);
+    setenv("SEAM_FP8_GEMV_MMA_KSPLIT", t.ksplit == 0 ? "auto" : std::to_string(t.ksplit).c_str(), 1);
+    setenv("SEAM_FP8_GEMV_MMA_UNROLL", std::to_string(t.unroll).c_str(), 1);
+    setenv("SEAM_FP8_GEMV_MMA_RELOAD", t.rolling ? "rolling" : "sweep", 1);
+    setenv("SEAM_FP8_GEMV_MMA_PREFETCH", std::to_string(t.prefetch).c_str(), 1);
     CudaFp8::SetUp();
-    unsetenv("SEAM_FP8_GEMV");
+    for (const char* v : {"SEAM_FP8_GEMV", "SEAM_FP8_GEMV_MMA_KSPLIT", "SEAM_FP8_GEMV_MMA_UNROLL",
+                          "SEAM_FP8_GEMV_MMA_RELOAD", "SEAM_FP8_GEMV_MMA_PREFETCH"})
+      unsetenv(v);
   }
   cuda::Fp8GemvKernel kernel() const {
-    return std::string(GetParam()) == "mma" ? cuda::Fp8GemvKernel::mma : cuda::Fp8GemvKernel::fma;
+    return std::string(GetParam()).rfind("mma", 0) == 0 ? cuda::Fp8GemvKernel::mma : cuda::Fp8GemvKernel::fma;
+  }
+  cuda::Fp8GemvMmaTuning tuning() const {
+    const std::string p = GetParam();
+    cuda::Fp8GemvMmaTuning t;
+    const auto after = [&](const char* key) -> std::string {
+      const size_t at = p.find(key);
+      if (at == std::string::npos) return "";
+      const size_t from = at + std::strlen(key);
+      return p.substr(from, p.find('_', from) - from);
+    };
+    if (const std::string k = after("_ksplit"); !k.empty()) t.ksplit = k == "auto" ? 0 : std::stoi(k);
+    if (const std::string u = after("_unroll"); !u.empty()) t.unroll = std::stoi(u);
+    t.rolling = p.find("_rolling") != std::string::npos || t.unroll == 8;
+    if (const std::string f = after("_prefetch"); !f.empty()) t.prefetch = std::stoi(f);
+    return t;
+  }
+  void gemv(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc, const cuda::Fp8GemvFusion& f = {}) {
+    cuda::launch_fp8_gemv(out, x, w, bias, acc, stream(), f, kernel(), tuning());
   }
   Tolerance f32_bound() const { return kernel() == cuda::Fp8GemvKernel::mma ? kTensorCoreF32 : kExactF32; }
 };
@@ -255,27 +284,27 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
 // at each batch it serves, odd output counts (inactive rows of the last block), a 4096-wide
 // K, more row tiles than the persistent grid (a 14,336-wide K too); and what it refuses.
 TEST_P(CudaFp8Gemv, GemvMatchesCpu) {
-  const auto gemv = [&](Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc) {
+  const auto gemv_op = [&](Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc) {
     ASSERT_TRUE(cuda::fp8_gemv_applies(out, x, w));
-    cuda::launch_fp8_gemv(out, x, w, bias, acc, stream(), {}, kernel());
+    gemv(out, x, w, bias, acc);
   };
   const Tolerance f32 = f32_bound();
   // Rows of more tiles (16 rows each) than the grid, the last tile partly inactive.
   const int64_t many_rows = 16 * tiles_past_grid(256 * 4) + 5, many_wide = 16 * tiles_past_grid(14336 * 4) + 9;
   for (int64_t n = 1; n <= cuda::kFp8GemvMaxRows; ++n)
     for (DType t : {DType::f32, DType::bf16}) {
-      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::dynamic_per_token, n, 256, 70}, t, gemv, f32);
+      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::dynamic_per_token, n, 256, 70}, t, gemv_op, f32);
       check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 256, many_rows, 0.f, true, true}, t,
-            gemv, f32);
-      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 384, many_rows}, t, gemv, f32);
-      if (n == 1) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, many_wide}, t, gemv, f32);
-      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 4096, 130, 0.f, true, true}, t, gemv, f32);
-      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 512, 33, 3.f}, t, gemv, f32);
-      if (n <= 2) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, 40}, t, gemv, f32);
-      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, n, 96, 48, 0.f, true, false}, t, gemv, f32);
-      check({Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, n, 160, 17, 0.f, false, true}, t, gemv, f32);
-      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 400, 140, 0.f, false, true}, t, gemv, f32);
-      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 1024, 256, 0.f, true, false, true}, t, gemv, f32);
+            gemv_op, f32);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 384, many_rows}, t, gemv_op, f32);
+      if (n == 1) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, many_wide}, t, gemv_op, f32);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 4096, 130, 0.f, true, true}, t, gemv_op, f32);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 512, 33, 3.f}, t, gemv_op, f32);
+      if (n <= 2) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, 40}, t, gemv_op, f32);
+      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, n, 96, 48, 0.f, true, false}, t, gemv_op, f32);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, n, 160, 17, 0.f, false, true}, t, gemv_op, f32);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 400, 140, 0.f, false, true}, t, gemv_op, f32);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 1024, 256, 0.f, true, false, true}, t, gemv_op, f32);
     }
   // Refused: K not a multiple of 16, more rows than it serves, x too large to stage.
   Weights W;
@@ -514,9 +543,42 @@ TEST_P(CudaFp8Gemv, GemvRopeStoreEqualsDecomposition) {
           ASSERT_TRUE(cuda::fp8_gemv_fusion_applies(got, x, W.gpu, f));
           gpu->rms_norm_qkv_rope_store_fp8(got, normed, x, g, 1e-5f, W.gpu, bias, got_r);
           gpu->synchronize();
-          EXPECT_EQ(bytes(got), bytes(want)) << "qkv";
-          EXPECT_EQ(bytes(got_r.k_cache), bytes(want_r.k_cache)) << "k cache";
-          EXPECT_EQ(bytes(got_r.v_cache), bytes(want_r.v_cache)) << "v cache";
+          // On a mismatch: how many elements differ and the first few, each as (row, column),
+          // its head and dim (q, k or v; rotary pair i or pass-through) and got vs want values.
+          const auto where = [&](const Tensor& gt, const Tensor& wt, const char* what) {
+            const std::vector<uint8_t> gb = bytes(gt), wb = bytes(wt);
+            if (gb == wb) return std::string();
+            const size_t es = dtype_size(gt.dtype), n = gb.size() / es;
+            const int64_t cols = gt.size(gt.ndim - 1) * (gt.ndim == 3 ? gt.size(1) : 1);
+            std::vector<float> gf(n), wf(n);
+            convert_to_f32(gb.data(), gt.dtype, gf.data(), n);
+            convert_to_f32(wb.data(), wt.dtype, wf.data(), n);
+            std::string s = std::string(what) + ": ";
+            size_t n_diff = 0;
+            for (size_t e = 0; e < n; ++e) {
+              if (std::memcmp(gb.data() + e * es, wb.data() + e * es, es) == 0) continue;
+              if (++n_diff > 6) continue;
+              const int64_t row = int64_t(e) / cols, col = int64_t(e) % cols;
+              const int64_t head = col / rs.d, dim = col % rs.d;
+              const char* region = gt.ndim == 3 ? "kv" : head < rs.n_heads ? "q" : head < rs.n_heads + rs.n_kv ? "k" : "v";
+              const bool rotated = gt.ndim == 3 ? what[0] == 'k' : head < rs.n_heads + rs.n_kv;
+              const int64_t pair = rotated && dim < 2 * rs.rot_half ? dim % rs.rot_half : -1;
+              uint32_t gbits = 0, wbits = 0;  // the raw element (little-endian)
+              std::memcpy(&gbits, gb.data() + e * es, std::min<size_t>(es, 4));
+              std::memcpy(&wbits, wb.data() + e * es, std::min<size_t>(es, 4));
+              char buf[320];
+              std::snprintf(buf, sizeof(buf),
+                            "[%s %lld col %lld: %s head %lld dim %lld (%s %lld): got %.9g (0x%x) want %.9g (0x%x)] ",
+                            gt.ndim == 3 ? "slot" : "row", (long long)row, (long long)col, region, (long long)head,
+                            (long long)dim, pair >= 0 ? "rotary pair" : "not rotated, dim", (long long)(pair >= 0 ? pair : dim),
+                            double(gf[e]), gbits, double(wf[e]), wbits);
+              s += buf;
+            }
+            return s + std::to_string(n_diff) + " of " + std::to_string(n) + " elements differ";
+          };
+          EXPECT_EQ(where(got, want, "qkv"), "");
+          EXPECT_EQ(where(got_r.k_cache, want_r.k_cache, "k cache"), "");
+          EXPECT_EQ(where(got_r.v_cache, want_r.v_cache, "v cache"), "");
           // Something was stored (row 0's slot), so equal caches are not two untouched ones.
           const std::vector<uint8_t> kb = bytes(got_r.k_cache);
           EXPECT_TRUE(std::any_of(kb.begin(), kb.end(), [](uint8_t b) { return b != 0; }));
@@ -646,6 +708,11 @@ TEST_P(CudaFp8Gemv, GemvReplaysFromGraph) {
     gpu->replay(*g);
     gpu->synchronize();
     EXPECT_EQ(download(replayed), download(eager));
+    // Again: a split K's tickets are back to zero after each launch.
+    poison(replayed);
+    gpu->replay(*g);
+    gpu->synchronize();
+    EXPECT_EQ(download(replayed), download(eager));
   }
 }
 
@@ -676,12 +743,18 @@ TEST_P(CudaFp8Gemv, GemvExactOnIntegers) {
         std::vector<float> ref(size_t(n * out), 0.f), xc = x;
         cpu.linear_fp8(host_view(ref, {n, out}), host_view(xc, {n, in}), W.cpu, Tensor(), false);
         const Tensor od = empty(DType::f32, {n, out});
-        cuda::launch_fp8_gemv(od, upload(x, DType::f32, {n, in}), W.gpu, Tensor(), false, stream(), {}, kernel());
+        gemv(od, upload(x, DType::f32, {n, in}), W.gpu, Tensor(), false);
         EXPECT_EQ(download(od), ref);
       }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, CudaFp8Gemv, ::testing::Values("fma", "mma"),
+// The mma variants: each split (2 and 4 at every K the tests use with at least that many 128-wide
+// groups; auto picks 2 or 4 where the tiles are fewer than two a resident block), each unroll,
+// both reloads.
+INSTANTIATE_TEST_SUITE_P(Kernels, CudaFp8Gemv,
+                         ::testing::Values("fma", "mma", "mma_ksplit2", "mma_ksplit4_unroll2", "mma_ksplitauto_unroll8",
+                                           "mma_unroll2_rolling", "mma_rolling", "mma_ksplit2_unroll4_rolling",
+                                           "mma_prefetch64"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
 }  // namespace

@@ -194,6 +194,9 @@ class CudaBackend final : public Backend {
   // compute capability 8.9+): the products on the tensor cores; fma: on the CUDA cores (the
   // kernel before issue 22's tensor-core loop, kept for A/B and older devices).
   Fp8GemvKernel fp8_gemv_kernel_ = Fp8GemvKernel::fma;
+  // SEAM_FP8_GEMV_MMA_KSPLIT / _UNROLL / _RELOAD, read at construction too: the mma loop's
+  // variant (fp8_gemv.h, Fp8GemvMmaTuning; the defaults are the loop as first measured).
+  Fp8GemvMmaTuning fp8_gemv_mma_tuning_;
   // mark_forward()'s event (no timing), created once at construction.
   cudaEvent_t forward_mark_ = nullptr;
 };

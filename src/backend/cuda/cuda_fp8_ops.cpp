@@ -75,7 +75,8 @@ void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bi
   const Fp8PendingAct pending = std::exchange(fp8_pending_, Fp8PendingAct{});
   const int64_t n = x.size(0), n_in = x.size(1);
   if (n == 0) return;
-  if (fp8_gemv_applies(out, x, w)) return launch_fp8_gemv(out, x, w, bias, accumulate, stream_, {}, fp8_gemv_kernel_);
+  if (fp8_gemv_applies(out, x, w))
+    return launch_fp8_gemv(out, x, w, bias, accumulate, stream_, {}, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
   if (pending.x == x.data && pending.n == n && pending.n_in == n_in && pending.act == w.act && pending.ub == w.act_amax_ub &&
       x.stride[0] == n_in)
     return fp8_product(out, pending.codes, pending.scales, w, bias, accumulate);
@@ -125,7 +126,7 @@ void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tenso
   const Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   if (norm_fusable(x, normed, norm_weight) && fp8_gemv_fusion_applies(out, x, w, f)) {
     op_checks::linear_fp8(out, x, w, bias, Device::cuda);
-    return launch_fp8_gemv(out, x, w, bias, false, stream_, f, fp8_gemv_kernel_);
+    return launch_fp8_gemv(out, x, w, bias, false, stream_, f, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
   }
   op_checks::linear_fp8(out, x, w, bias, Device::cuda);
   SEAM_CHECK(norm_weight.defined() && norm_weight.device == Device::cuda, "rms_norm: weight is not on the cuda device");
@@ -152,7 +153,7 @@ void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor 
     const RopeStoreArgs::Qkv h = r.split_qkv(qkv);
     op_checks::rope(h.q, h.k, r.positions, r.tables(), Device::cuda);
     op_checks::store_kv(r.k_cache, r.v_cache, h.k, h.v, r.slots, Device::cuda, r.kv_scales);
-    return launch_fp8_gemv(qkv, x, w, bias, false, stream_, f, fp8_gemv_kernel_);
+    return launch_fp8_gemv(qkv, x, w, bias, false, stream_, f, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
   }
   Backend::rms_norm_qkv_rope_store_fp8(qkv, normed, x, norm_weight, eps, w, bias, r);
 }
@@ -167,7 +168,7 @@ void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor no
       act.dtype == x.dtype && act.ndim == 2 && act.size(0) == x.size(0) && act.rows_contiguous() &&
       fp8_gemv_fusion_applies(act, x, w, f)) {
     op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
-    return launch_fp8_gemv(act, x, w, Tensor(), false, stream_, f, fp8_gemv_kernel_);
+    return launch_fp8_gemv(act, x, w, Tensor(), false, stream_, f, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
   }
   rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
   // The gated activation writes act and, under a dynamic scheme (the model's layers share the

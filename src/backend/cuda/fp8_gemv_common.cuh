@@ -10,6 +10,7 @@
 
 #include "backend/cuda/activation.cuh"
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/rope_rotate.cuh"
 #include "backend/cuda/fp8_act.cuh"
 #include "backend/cuda/fp8_gemv.h"
 
@@ -54,6 +55,13 @@ struct Fp8GemvArgs {
   const int32_t* slots;         // [M]
   int64_t n_slots;
   int n_heads, n_kv_heads, head_dim;
+  // Split-K (the mma kernel only, Fp8GemvMmaTuning::ksplit): each row tile's K is split over
+  // `ksplit` blocks; with ksplit > 1 each writes its partial sums to split_part and the last to
+  // arrive (split_ticket[tile], reset by it) adds them in split order and runs the epilogue.
+  int ksplit;
+  float* split_part;            // [n_tiles, ksplit, kPairsPerTile, kPairRows * 4]
+  int* split_ticket;            // [n_tiles], zero between launches
+  int prefetch_steps;           // the mma kernel: steps of its first item pulled into L2 before the prologue
 };
 
 // Shared-memory position of x's element k within its staged row. The stream reads 16-element
@@ -106,12 +114,15 @@ __device__ __forceinline__ void store_tile(const Fp8GemvArgs<T>& a, const Fp8Gem
     const int o = t.active[q] ? t.rows[q] : 0;
 #pragma unroll
     for (int r = 0; r < M; ++r) {
+      // Rounded step by step (_rn: never contracted into an FMA with the bias), so the value is
+      // the same in every fusion's instance of this epilogue: a fused path and its
+      // decomposition (the plain store below) must agree bit for bit.
       y[q][r] = acc[q][r];
       if constexpr (!GROUPED) {
         const float ws = a.w_scheme == int(Fp8WeightScheme::per_tensor) ? a.ws[0] : a.ws[o];
-        y[q][r] = (sx[r] * ws) * y[q][r];
+        y[q][r] = __fmul_rn(__fmul_rn(sx[r], ws), y[q][r]);
       }
-      if (a.bias) y[q][r] += to_float(a.bias[o]);
+      if (a.bias) y[q][r] = __fadd_rn(y[q][r], to_float(a.bias[o]));
     }
   }
   if (a.rope) {  // rope_store_kv's arithmetic (rope.cu) on the rounded products, then the KV store
@@ -125,8 +136,7 @@ __device__ __forceinline__ void store_tile(const Fp8GemvArgs<T>& a, const Fp8Gem
         float sn, cs;
         sincosf(a.angles.angle(a.positions[r], i), &sn, &cs);  // as rope_kernel
         const float x0 = v[0], x1 = v[1];
-        v[0] = x0 * cs - x1 * sn;
-        v[1] = x1 * cs + x0 * sn;
+        rope_rotate(x0, x1, cs, sn, v[0], v[1]);  // rope_rotate.cuh: rope.cu's bits, never contracted
       }
       const T t0 = from_float<T>(v[0]), t1 = from_float<T>(v[1]);
       a.out[r * a.out_stride + t.rows[0]] = t0;
@@ -326,11 +336,13 @@ Fp8GemvArgs<T> make_args(const Tensor& out, const Tensor& x, const Fp8Weight& w,
   // Both kernels: a tile is kPairsPerTile pair items (plain: two rows each).
   const int64_t pairs = f.glu || f.rope_store ? n_out / 2 : (n_out + 1) / 2;
   a.n_tiles = int(div_up(pairs, kPairsPerTile));
+  a.ksplit = 1;
+  a.prefetch_steps = 16;
   return a;
 }
 // The tensor-core kernel's launch (fp8_gemv_mma.cu), rows 1..kFp8GemvMaxRows.
 template <typename T, bool GROUPED>
 void launch_mma_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
-                     cudaStream_t stream, const Fp8GemvFusion& f);
+                     cudaStream_t stream, const Fp8GemvFusion& f, const Fp8GemvMmaTuning& tune);
 
 }  // namespace seam::cuda::fp8_gemv_detail

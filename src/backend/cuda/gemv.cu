@@ -2,6 +2,7 @@
 
 #include "backend/cuda/activation.cuh"
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/rope_rotate.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/gemv_post_norm.cuh"
 #include "backend/cuda/gemv_slices.h"
@@ -282,8 +283,7 @@ __device__ __forceinline__ void gemv_body(const GemvArgs<T, TO>& a) {
       float sn, cs;
       sincosf(a.angles.angle(a.positions[r], i), &sn, &cs);  // as rope_kernel
       const float x0 = y[0], x1 = y[1];
-      y[0] = x0 * cs - x1 * sn;
-      y[1] = x1 * cs + x0 * sn;
+      rope_rotate(x0, x1, cs, sn, y[0], y[1]);  // rope_rotate.cuh: rope.cu's bits
     }
     const T t0 = from_float<T>(y[0]), t1 = from_float<T>(y[1]);
     out[rows[0]] = t0;
