@@ -26,14 +26,20 @@ TEST_P(CudaFp8Gemv, GemvMatchesCpu) {
       check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 256, many_rows, 0.f, true, true}, t,
             gemv_op, f32);
       check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 384, many_rows}, t, gemv_op, f32);
-      if (n == 1) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, many_wide}, t, gemv_op, f32);
-      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 4096, 130, 0.f, true, true}, t, gemv_op, f32);
+      if (n == 1)
+        check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, many_wide}, t, gemv_op, f32);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 4096, 130, 0.f, true, true}, t, gemv_op,
+            f32);
       check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 512, 33, 3.f}, t, gemv_op, f32);
       if (n <= 2) check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 14336, 40}, t, gemv_op, f32);
-      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, n, 96, 48, 0.f, true, false}, t, gemv_op, f32);
-      check({Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, n, 160, 17, 0.f, false, true}, t, gemv_op, f32);
-      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 400, 140, 0.f, false, true}, t, gemv_op, f32);
-      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 1024, 256, 0.f, true, false, true}, t, gemv_op, f32);
+      check({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, n, 96, 48, 0.f, true, false}, t, gemv_op,
+            f32);
+      check({Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, n, 160, 17, 0.f, false, true}, t, gemv_op,
+            f32);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 400, 140, 0.f, false, true}, t, gemv_op,
+            f32);
+      check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 1024, 256, 0.f, true, false, true}, t,
+            gemv_op, f32);
     }
   // Refused: K not a multiple of 16, more rows than it serves, x too large to stage.
   Weights W;
@@ -109,11 +115,19 @@ TEST_P(CudaFp8Gemv, GemvRopeStoreEqualsDecomposition) {
   // (heads + 2 * 2) * 64 / 2 rotary / pass-through pairs, 8 a tile: more tiles than the grid.
   const int n_heads_many = 2 * int(tiles_past_grid(256 * 4) / 8 + 1);
   const std::vector<Rope> shapes = {
-      {{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 0, 256, (4 + 2 * 2) * 64, 0.f, true}, 4, 2, 64,
-       32, false},
+      {{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 0, 256, (4 + 2 * 2) * 64, 0.f, true},
+       4,
+       2,
+       64,
+       32,
+       false},
       {{Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 0, 512, (2 + 2 * 1) * 128}, 2, 1, 128, 32, true},
       {{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 0, 256, (n_heads_many + 2 * 2) * 64, 0.f, true},
-       n_heads_many, 2, 64, 24, true},
+       n_heads_many,
+       2,
+       64,
+       24,
+       true},
   };
   const int64_t n_slots = 16;
   for (DType t : {DType::bf16, DType::f16})
@@ -133,7 +147,7 @@ TEST_P(CudaFp8Gemv, GemvRopeStoreEqualsDecomposition) {
           HiLoTable freq = hi_lo_table(rs.rot_half, 10000.0), freq_long = hi_lo_table(rs.rot_half, 10000.0, 4.0);
           std::vector<int32_t> positions, slots;
           for (int64_t r = 0; r < m; ++r) {
-            positions.push_back(int32_t(7 + 33331 * r));  // rows from 1 on past long_from (500), up to ~100,000
+            positions.push_back(int32_t(7 + 33331 * r));        // rows from 1 on past long_from (500), up to ~100,000
             slots.push_back(r == 2 ? -1 : int32_t(3 + 4 * r));  // row 2: outside the pool
           }
           RopeStoreArgs ra;
@@ -204,7 +218,10 @@ TEST_P(CudaFp8Gemv, GemvRopeStoreEqualsDecomposition) {
               if (++n_diff > 6) continue;
               const int64_t row = int64_t(e) / cols, col = int64_t(e) % cols;
               const int64_t head = col / rs.d, dim = col % rs.d;
-              const char* region = gt.ndim == 3 ? "kv" : head < rs.n_heads ? "q" : head < rs.n_heads + rs.n_kv ? "k" : "v";
+              const char* region = gt.ndim == 3                  ? "kv"
+                                   : head < rs.n_heads           ? "q"
+                                   : head < rs.n_heads + rs.n_kv ? "k"
+                                                                 : "v";
               const bool rotated = gt.ndim == 3 ? what[0] == 'k' : head < rs.n_heads + rs.n_kv;
               const int64_t pair = rotated && dim < 2 * rs.rot_half ? dim % rs.rot_half : -1;
               uint32_t gbits = 0, wbits = 0;  // the raw element (little-endian)
@@ -214,8 +231,8 @@ TEST_P(CudaFp8Gemv, GemvRopeStoreEqualsDecomposition) {
               std::snprintf(buf, sizeof(buf),
                             "[%s %lld col %lld: %s head %lld dim %lld (%s %lld): got %.9g (0x%x) want %.9g (0x%x)] ",
                             gt.ndim == 3 ? "slot" : "row", (long long)row, (long long)col, region, (long long)head,
-                            (long long)dim, pair >= 0 ? "rotary pair" : "not rotated, dim", (long long)(pair >= 0 ? pair : dim),
-                            double(gf[e]), gbits, double(wf[e]), wbits);
+                            (long long)dim, pair >= 0 ? "rotary pair" : "not rotated, dim",
+                            (long long)(pair >= 0 ? pair : dim), double(gf[e]), gbits, double(wf[e]), wbits);
               s += buf;
             }
             return s + std::to_string(n_diff) + " of " + std::to_string(n) + " elements differ";

@@ -18,7 +18,11 @@ TEST_F(CudaFp8, QuantizeIsBitExact) {
       for (float ub : {0.f, 3.f})
         for (int64_t in : {300, 200, 4096, 20480}) {
           const Case c{act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128 : Fp8WeightScheme::per_channel,
-                       act, 5, in, 8, ub};
+                       act,
+                       5,
+                       in,
+                       8,
+                       ub};
           SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " ub " + std::to_string(ub) +
                        " in " + std::to_string(in));
           Weights W;
@@ -74,9 +78,8 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
           cuda::fp8_gemm_wgmma_applies(empty(t, {c.n, c.out}), empty(DType::fp8_e4m3, {c.n, c.in}), shape_only);
       // GEMV rows (K % 16 == 0): SEAM_FP8_GEMV's default on E4M3 tensor cores is the mma loop.
       const bool gemv_mma = c.n <= cuda::kFp8GemvMaxRows && c.in % 16 == 0 && e4m3_tensor_cores();
-      const bool tensor_cores =
-          gemv_mma ||
-          (c.n > cuda::kFp8GemvMaxRows && (wgmma || (c.w == Fp8WeightScheme::per_channel && c.in % 16 == 0)));
+      const bool tensor_cores = gemv_mma || (c.n > cuda::kFp8GemvMaxRows &&
+                                             (wgmma || (c.w == Fp8WeightScheme::per_channel && c.in % 16 == 0)));
       check(c, t, {}, tensor_cores ? kTensorCoreF32 : kExactF32);
     }
 }
@@ -139,9 +142,10 @@ TEST_F(CudaFp8, CublasLtModesMatchCpu) {
             // FP8 tensor cores take any n that is a multiple of 16 (cuBLASLt's FP8 alignment).
             EXPECT_FALSE(route == Route::unscaled && fp8_tensor_cores && n % 16 == 0)
                 << name << ": no algorithm at n " << n << " on a GPU of compute capability " << major << "." << minor;
-            EXPECT_FALSE(lt.run_route(route, probe_out, empty(DType::fp8_e4m3, {n, c.in}),
-                                      empty(DType::f32, {c.act == Fp8ActScheme::dynamic_group128 ? (c.in + 127) / 128 : 1, n}),
-                                      W.gpu, Tensor(), false, false, stream()))
+            EXPECT_FALSE(
+                lt.run_route(route, probe_out, empty(DType::fp8_e4m3, {n, c.in}),
+                             empty(DType::f32, {c.act == Fp8ActScheme::dynamic_group128 ? (c.in + 127) / 128 : 1, n}),
+                             W.gpu, Tensor(), false, false, stream()))
                 << name << ": ran without an algorithm";
             continue;
           }
@@ -160,7 +164,8 @@ TEST_F(CudaFp8, LinearRowsMatchCpu) {
   for (int64_t n : {1, 2, 7, 16, 64, 300}) {
     check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 1024, 256, 0.f, true, true}, DType::bf16);
     check({Fp8WeightScheme::per_tensor, Fp8ActScheme::dynamic_per_token, n, 256, 64}, DType::bf16);
-    check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 512, 256, 0.f, false, true, true}, DType::bf16);
+    check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 512, 256, 0.f, false, true, true},
+          DType::bf16);
     check({Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, n, 384, 96}, DType::bf16);
     check({Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, n, 200, 40}, DType::f16);
   }
@@ -175,9 +180,13 @@ TEST_F(CudaFp8, NormQuantizeEqualsNormThenQuantize) {
       for (int64_t n : {1, 7, 64, 300})
         for (int64_t in : {4096, 200, 20480, 300}) {
           const Case c{act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128 : Fp8WeightScheme::per_channel,
-                       act, n, in, 64, act == Fp8ActScheme::dynamic_per_token ? 3.f : 0.f};
-          SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " n " + std::to_string(n) + " in " +
-                       std::to_string(in));
+                       act,
+                       n,
+                       in,
+                       64,
+                       act == Fp8ActScheme::dynamic_per_token ? 3.f : 0.f};
+          SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " n " + std::to_string(n) +
+                       " in " + std::to_string(in));
           Weights W;
           make_weights(c, W);
           const Tensor x = upload(make_x(c, t), t, {c.n, c.in});
@@ -220,11 +229,12 @@ TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
         for (int64_t n : {5, 64, 300})
           for (int64_t inter : {1536, 200, 14336, 36}) {  // 36: not whole vectors (the scalar kernel)
             const int64_t hidden = 512;
-            const Fp8WeightScheme ws = act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128
-                                                                              : Fp8WeightScheme::per_channel;
-            SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " " + activation_name(f) + " n " +
-                         std::to_string(n) + " inter " + std::to_string(inter));
-            const Tensor gate_up = upload(round_to(random_normal(size_t(n * 2 * inter), rng, 3.f), t), t, {n, 2 * inter});
+            const Fp8WeightScheme ws =
+                act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128 : Fp8WeightScheme::per_channel;
+            SCOPED_TRACE(std::string(short_name(t)) + " " + fp8_act_scheme_name(act) + " " + activation_name(f) +
+                         " n " + std::to_string(n) + " inter " + std::to_string(inter));
+            const Tensor gate_up =
+                upload(round_to(random_normal(size_t(n * 2 * inter), rng, 3.f), t), t, {n, 2 * inter});
             const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? (inter + 127) / 128 : 1;
             void* cd[2] = {gpu->alloc(size_t(n * inter)), gpu->alloc(size_t(n * inter))};
             owned_.push_back(cd[0]);
@@ -236,8 +246,8 @@ TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
             scheme.act = act;
             scheme.act_amax_ub = act == Fp8ActScheme::dynamic_per_token ? 2.f : 0.f;
             gpu->gated_act(want_act, gate_up, f);
-            cuda::launch_fp8_quantize_act(Tensor(cd[0], DType::fp8_e4m3, Device::cuda, {n, inter}), want_scales, want_act,
-                                          scheme, stream());
+            cuda::launch_fp8_quantize_act(Tensor(cd[0], DType::fp8_e4m3, Device::cuda, {n, inter}), want_scales,
+                                          want_act, scheme, stream());
             cuda::launch_fp8_gated_act_quantize(got_act, Tensor(cd[1], DType::fp8_e4m3, Device::cuda, {n, inter}),
                                                 got_scales, gate_up, f, act, scheme.act_amax_ub, stream());
             std::vector<uint8_t> want_c(size_t(n * inter)), got_c(size_t(n * inter));
@@ -266,7 +276,7 @@ TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
             gpu->linear_fp8(got_h, a2, Wd.gpu, Tensor(), true);
             EXPECT_EQ(download(a2), download(a1));
             EXPECT_EQ(download(got_h), download(want_h));
-        }
+          }
 }
 
 }  // namespace

@@ -24,7 +24,6 @@
 
 namespace seam::test {
 
-
 // float32 outputs: the CUDA-core kernels differ from the reference by the order of float32 sums
 // only; a tensor-core product (cuBLASLt E4M3) by Hopper's FP8 accumulation, whose partial sums
 // keep ~13 mantissa bits between cuBLASLt's float32 promotions: 5.4e-4 of max|ref| measured on
@@ -46,7 +45,6 @@ struct Case {
   bool blocks = false;
 };
 
-
 class CudaFp8 : public CudaTest {
  protected:
   // An FP8 weight on both backends: random finite codes and positive scales.
@@ -60,10 +58,13 @@ class CudaFp8 : public CudaTest {
   void make_weights(const Case& c, Weights& W) {
     W.codes.resize(size_t(c.out * c.in));
     for (auto& b : W.codes) {
-      do b = uint8_t(rng()); while ((b & 0x7f) == 0x7f);
+      do b = uint8_t(rng());
+      while ((b & 0x7f) == 0x7f);
     }
     const int64_t n_kb = (c.in + 127) / 128;
-    const int64_t n_s = c.w == Fp8WeightScheme::per_tensor ? 1 : c.w == Fp8WeightScheme::per_channel ? c.out : c.out * n_kb;
+    const int64_t n_s = c.w == Fp8WeightScheme::per_tensor    ? 1
+                        : c.w == Fp8WeightScheme::per_channel ? c.out
+                                                              : c.out * n_kb;
     std::uniform_real_distribution<float> u(0.001f, 0.02f);
     W.scales.resize(size_t(n_s));
     for (auto& s : W.scales) s = u(rng);
@@ -125,8 +126,10 @@ class CudaFp8 : public CudaTest {
     Tensor xd = upload(xs, t, {c.n, 2 * c.in}).slice_cols(0, c.in);
     Tensor od = upload(out0, t, {c.n, c.out});
     Tensor bd = c.bias ? upload(bias, t, {c.out}) : Tensor();
-    if (gpu_op) gpu_op(od, xd, W.gpu, bd, c.accumulate);
-    else gpu->linear_fp8(od, xd, W.gpu, bd, c.accumulate);
+    if (gpu_op)
+      gpu_op(od, xd, W.gpu, bd, c.accumulate);
+    else
+      gpu->linear_fp8(od, xd, W.gpu, bd, c.accumulate);
     expect_close(download(od), oc, tolerance_for(t, f32), "linear_fp8");
   }
   cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
@@ -138,8 +141,8 @@ class CudaFp8 : public CudaTest {
     cudaDeviceProp p{};
     EXPECT_EQ(cudaGetDevice(&dev), cudaSuccess);
     EXPECT_EQ(cudaGetDeviceProperties(&p, dev), cudaSuccess);
-    const int64_t per_sm = std::min<int64_t>(p.maxThreadsPerMultiProcessor / 256,
-                                             int64_t(p.sharedMemPerMultiprocessor) / staged_bytes);
+    const int64_t per_sm =
+        std::min<int64_t>(p.maxThreadsPerMultiProcessor / 256, int64_t(p.sharedMemPerMultiprocessor) / staged_bytes);
     return int64_t(p.multiProcessorCount) * std::max<int64_t>(per_sm, 1) + 3;
   }
 
