@@ -7,151 +7,10 @@
 // divided by R, is the op's time. Ops whose inputs could sit in the 60 MB L2 rotate
 // among several input copies so each call reads from device memory. Inputs are
 // random (never zeros). Usage: seam_kernel_bench [--quick | --gemv | --small-m | --moe | --fp8]
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+#include "kernel_bench.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <functional>
-#include <numeric>
-#include <random>
-#include <string>
-#include <vector>
-
-#include "backend/cuda/attention_prefill.h"
-#include "backend/cuda/attention_prefill_wgmma.h"
-#include "backend/cuda/cuda_backend.h"
-#include "backend/cuda/cuda_check.h"
-#include "backend/cuda/cublaslt_gemm.h"
-#include "backend/cuda/fp8_cublaslt.h"
-#include "backend/cuda/fp8_gemm_wgmma.h"
-#include "backend/cuda/fp8_quantize.h"
-#include "backend/cuda/gemv.h"
-#include "backend/cuda/moe_experts_grouped.h"
-#include "backend/cuda/skinny_gemm.h"
-#include "core/tensor.h"
-#include "random_fill.cuh"
-
-namespace seam {
+namespace seam::kbench {
 namespace {
-
-using bench::random_fill_kernel;
-
-constexpr double kCopyTBs = 4.0;       // device-to-device copy ceiling, TB/s
-constexpr double kGemmTFlops = 790.0;  // bf16 dense GEMM on random data, TFLOP/s
-
-class Bench {
- public:
-  Bench() : gpu_(make_cuda_backend(0)), stream_(static_cast<cudaStream_t>(cuda_backend_stream(*gpu_))) {
-    SEAM_CUDA_CHECK(cudaEventCreate(&start_));
-    SEAM_CUDA_CHECK(cudaEventCreate(&stop_));
-  }
-  ~Bench() {
-    gpu_->synchronize();
-    for (void* p : allocs_) gpu_->release(p);
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  Backend& gpu() { return *gpu_; }
-  cudaStream_t stream() const { return stream_; }
-
-  Tensor random(DType t, std::initializer_list<int64_t> dims, float scale = 1.f) {
-    Tensor x = alloc(t, dims);
-    const int64_t n = x.numel();
-    const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 8192));
-    if (t == DType::bf16)
-      random_fill_kernel<<<blocks, 256, 0, stream_>>>(x.ptr<__nv_bfloat16>(), n, seed_++, scale);
-    else if (t == DType::f16)
-      random_fill_kernel<<<blocks, 256, 0, stream_>>>(x.ptr<__half>(), n, seed_++, scale);
-    else
-      random_fill_kernel<<<blocks, 256, 0, stream_>>>(x.ptr<float>(), n, seed_++, scale);
-    SEAM_CUDA_CHECK_LAUNCH();
-    return x;
-  }
-  Tensor alloc(DType t, std::initializer_list<int64_t> dims) {
-    Tensor probe(nullptr, t, Device::cuda, dims);
-    void* p = gpu_->alloc(probe.nbytes());
-    allocs_.push_back(p);
-    return Tensor(p, t, Device::cuda, dims);
-  }
-  Tensor upload_i32(const std::vector<int32_t>& v, std::initializer_list<int64_t> dims) {
-    Tensor x = alloc(DType::i32, dims);
-    gpu_->copy_h2d(x.data, v.data(), v.size() * 4);
-    gpu_->synchronize();
-    return x;
-  }
-  template <typename V>
-  Tensor upload(const std::vector<V>& v, DType t, std::initializer_list<int64_t> dims) {
-    Tensor x = alloc(t, dims);
-    gpu_->copy_h2d(x.data, v.data(), v.size() * sizeof(V));
-    gpu_->synchronize();
-    return x;
-  }
-  void release_all() {
-    gpu_->synchronize();
-    for (void* p : allocs_) gpu_->release(p);
-    allocs_.clear();
-  }
-
-  // Median microseconds of one call of op(i) (i = call index, for rotating inputs).
-  double time_us(const std::function<void(int)>& op, int calls_per_graph = 10, int replays = 15) {
-    op(0);  // plans, attributes: everything host-side happens before capture
-    gpu_->synchronize();
-    gpu_->begin_capture();
-    for (int i = 0; i < calls_per_graph; ++i) op(i);
-    auto graph = gpu_->end_capture();
-    for (int w = 0; w < 3; ++w) gpu_->replay(*graph);
-    std::vector<float> ms;
-    for (int r = 0; r < replays; ++r) {
-      SEAM_CUDA_CHECK(cudaEventRecord(start_, stream_));
-      gpu_->replay(*graph);
-      SEAM_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-      SEAM_CUDA_CHECK(cudaEventSynchronize(stop_));
-      float t = 0;
-      SEAM_CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
-      ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    return double(ms[ms.size() / 2]) * 1000.0 / calls_per_graph;
-  }
-
-  // One table row: bytes moved (read + write, each once) and FLOPs give the rates.
-  void row(const std::string& op, const std::string& shape, double us, double bytes, double flops) {
-    char rate[64] = "", ceil[32] = "";
-    const double gbs = bytes / (us * 1e-6) / 1e9, tflops = flops / (us * 1e-6) / 1e12;
-    if (flops > 0 && tflops / kGemmTFlops > gbs / (kCopyTBs * 1000)) {
-      std::snprintf(rate, sizeof rate, "%8.1f TFLOP/s", tflops);
-      std::snprintf(ceil, sizeof ceil, "%5.1f%% of %g", 100 * tflops / kGemmTFlops, kGemmTFlops);
-    } else {
-      std::snprintf(rate, sizeof rate, "%8.0f GB/s", gbs);
-      std::snprintf(ceil, sizeof ceil, "%5.1f%% of %g TB/s", 100 * gbs / (kCopyTBs * 1000), kCopyTBs);
-    }
-    std::printf("| %-26s | %-34s | %10.1f | %-16s | %-18s |\n", op.c_str(), shape.c_str(), us, rate, ceil);
-    std::fflush(stdout);
-  }
-
- private:
-  std::unique_ptr<Backend> gpu_;
-  cudaStream_t stream_;
-  cudaEvent_t start_{}, stop_{};
-  std::vector<void*> allocs_;
-  uint64_t seed_ = 12345;
-};
-
-// ---- Llama-3.1-8B shapes ----
-constexpr int64_t kHidden = 4096, kHeads = 32, kKvHeads = 8, kHeadDim = 128, kInter = 14336, kVocab = 128256;
-constexpr int64_t kQkv = (kHeads + 2 * kKvHeads) * kHeadDim;  // 6144
-constexpr double kL2Bytes = 60e6;
-
-// RoPE's inverse frequencies at Llama-3's base 500,000: [head_dim / 2].
-std::vector<float> rope_inv_freq(int64_t head_dim) {
-  std::vector<float> inv(static_cast<size_t>(head_dim / 2));
-  for (int64_t j = 0; j < head_dim / 2; ++j) inv[size_t(j)] = std::pow(500000.f, -2.f * float(j) / float(head_dim));
-  return inv;
-}
 
 // Which GEMM rows a run prints: all; quick (no 64-row 8B rows); batch1 (the GEMV and cuBLASLt
 // beside it); small_m (every projection at 2-32 rows: the skinny GEMM beside cuBLASLt).
@@ -170,7 +29,7 @@ void bench_gemms(Bench& b, GemmRows rows) {
                      {"gate_up_proj", 2 * kInter, kHidden, false},
                      {"down_proj", kHidden, kInter, false},
                      {"lm_head (f32 out)", kVocab, kHidden, true}};
-  const G small[] = {{"1B qkv_proj", 3072, 2048, false, 32, 8, 64}, {"1B o_proj", 2048, 2048, false},
+  const G small[] = {{"1B qkv_proj", 3072, 2048, false, 32, 8, 64},  {"1B o_proj", 2048, 2048, false},
                      {"1B gate_up_proj", 16384, 2048, false},        {"1B down_proj", 2048, 8192, false},
                      {"0.5B qkv_proj", 1152, 896, false, 14, 2, 64}, {"0.5B o_proj", 896, 896, false},
                      {"0.5B gate_up_proj", 9728, 896, false},        {"0.5B down_proj", 896, 4864, false}};
@@ -180,7 +39,7 @@ void bench_gemms(Bench& b, GemmRows rows) {
   struct Problem {
     std::vector<Tensor> ws;  // each [n_out, n_in]
     int copies = 0;
-    Tensor x, out;           // [m, n_in], [m, n_out]
+    Tensor x, out;  // [m, n_in], [m, n_out]
     double bytes = 0, flops = 0;
     std::string shape;
     const Tensor& w(int i) const { return ws[size_t(i % copies)]; }  // the i-th call's weight copy
@@ -207,14 +66,13 @@ void bench_gemms(Bench& b, GemmRows rows) {
     b.row(std::string("linear ") + g.name + (gemv ? " (gemv)" : ""), shape, us, bytes, flops);
     if (gemv) {  // the fused forms a decode step runs: RMSNorm in front, or the residual add behind
       Tensor norm_w = b.random(DType::bf16, {g.n_in}, 1.f), normed = b.alloc(DType::bf16, {m, g.n_in});
-      const double us_norm = b.time_us(
-          [&](int i) { b.gpu().rms_norm_linear(out, normed, x, norm_w, 1e-5f, p.w(i), Tensor{}); });
+      const double us_norm =
+          b.time_us([&](int i) { b.gpu().rms_norm_linear(out, normed, x, norm_w, 1e-5f, p.w(i), Tensor{}); });
       b.row(std::string("rms_norm + linear ") + g.name + " (gemv)", shape, us_norm, bytes, flops);
       if (std::string(g.name).find("gate_up") != std::string::npos) {  // + SiLU * up: writes [m, n_out / 2]
         Tensor act = b.alloc(DType::bf16, {m, g.n_out / 2}), gate_up = b.alloc(DType::bf16, {m, g.n_out});
-        const double us_glu = b.time_us([&](int i) {
-          b.gpu().rms_norm_gate_up_silu(act, gate_up, normed, x, norm_w, 1e-5f, p.w(i));
-        });
+        const double us_glu =
+            b.time_us([&](int i) { b.gpu().rms_norm_gate_up_silu(act, gate_up, normed, x, norm_w, 1e-5f, p.w(i)); });
         b.row(std::string("rms_norm + linear + silu_mul ") + g.name + " (gemv)", shape, us_glu, bytes, flops);
       }
       if (g.heads > 0 && m == 1) {  // the decode step's qkv: norm, RoPE and the K/V store in one GEMV
@@ -226,21 +84,18 @@ void bench_gemms(Bench& b, GemmRows rows) {
         r.k_cache = b.alloc(DType::bf16, {n_slots, g.kv_heads, d});
         r.v_cache = b.alloc(DType::bf16, {n_slots, g.kv_heads, d});
         r.slots = b.upload_i32({7}, {1});
-        const double us_rope = b.time_us([&](int i) {
-          b.gpu().rms_norm_qkv_rope_store(out, normed, x, norm_w, 1e-5f, p.w(i), Tensor{}, r);
-        });
+        const double us_rope = b.time_us(
+            [&](int i) { b.gpu().rms_norm_qkv_rope_store(out, normed, x, norm_w, 1e-5f, p.w(i), Tensor{}, r); });
         b.row(std::string("rms_norm + linear + rope + kv store ") + g.name + " (gemv)", shape, us_rope, bytes, flops);
       }
       if (!g.f32_out) {
-        const double us_acc =
-            b.time_us([&](int i) { b.gpu().linear_accumulate(out, x, p.w(i), Tensor{}); });
-        b.row(std::string("linear + residual add ") + g.name + " (gemv)", shape, us_acc, bytes + double(m * g.n_out) * 2,
-              flops);
+        const double us_acc = b.time_us([&](int i) { b.gpu().linear_accumulate(out, x, p.w(i), Tensor{}); });
+        b.row(std::string("linear + residual add ") + g.name + " (gemv)", shape, us_acc,
+              bytes + double(m * g.n_out) * 2, flops);
       }
     }
     if (with_cublas && gemv) {  // the same problem through cuBLASLt, for comparison
-      const double us_cublas =
-          b.time_us([&](int i) { cublas.run(out, x, p.w(i), Tensor{}, b.stream()); });
+      const double us_cublas = b.time_us([&](int i) { cublas.run(out, x, p.w(i), Tensor{}, b.stream()); });
       b.row(std::string("linear ") + g.name + " (cuBLASLt)", shape, us_cublas, bytes, flops);
     }
     b.release_all();
@@ -270,78 +125,6 @@ void bench_gemms(Bench& b, GemmRows rows) {
     for (const G& g : gemms) one(g, m, m == 1);
   }
   for (const G& g : small) one(g, 1, true);
-}
-
-// FP8 linear products (issue 22) at the 8B projections, M = 64 (decode batch) and 4,096 (prefill):
-// per-channel E4M3 weights (quantized from random bf16), per-token activations quantized once
-// outside the timing, bf16 out. The wgmma GEMM with its fused scales (fp8_gemm_wgmma.h, tile in
-// the name) against the cuBLASLt route it replaces (fp8_cublaslt.h: on the H200 the unscaled
-// E4M3 GEMM + the float32 scale epilogue), and the whole op (activation quantization + product)
-// as linear_fp8 runs it. Bytes: weight + x codes once, out once; FLOPs 2 M N K against the
-// 1,580 TFLOP/s FP8 peak issue 22 measures against.
-void bench_fp8_gemm(Bench& b) {
-  constexpr double kFp8TFlops = 1580.0;
-  const struct {
-    const char* name;
-    int64_t n_out, n_in;
-  } shapes[] = {{"qkv_proj", kQkv, kHidden},
-                {"o_proj", kHidden, kHeads * kHeadDim},
-                {"gate_up_proj", 2 * kInter, kHidden},
-                {"down_proj", kHidden, kInter}};
-  cuda::Fp8CublasLt lt;
-  auto row = [&](const std::string& op, const std::string& shape, double us, double bytes, double flops) {
-    const double gbs = bytes / (us * 1e-6) / 1e9, tflops = flops / (us * 1e-6) / 1e12;
-    std::printf("| %-40s | %-26s | %10.1f | %7.1f TFLOP/s %5.1f%% | %6.0f GB/s %5.1f%% |\n", op.c_str(), shape.c_str(),
-                us, tflops, 100 * tflops / kFp8TFlops, gbs, 100 * gbs / (kCopyTBs * 1000));
-    std::fflush(stdout);
-  };
-  int n_sms = 0;
-  SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, 0));
-  for (int64_t m : {int64_t(64), int64_t(4096)})
-    for (const auto& g : shapes) {
-      const double w_bytes = double(g.n_out * g.n_in);
-      const int copies = m >= 1024 ? 1 : std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
-      std::vector<Fp8Weight> ws(static_cast<size_t>(copies));
-      for (Fp8Weight& w : ws) {
-        w.w = b.alloc(DType::fp8_e4m3, {g.n_out, g.n_in});
-        w.w_scale = b.alloc(DType::f32, {g.n_out});
-        w.w_scheme = Fp8WeightScheme::per_channel;
-        w.act = Fp8ActScheme::dynamic_per_token;
-        b.gpu().quantize_fp8_per_channel(w.w, w.w_scale, b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
-      }
-      const Tensor x = b.random(DType::bf16, {m, g.n_in});
-      const Tensor codes = b.alloc(DType::fp8_e4m3, {m, g.n_in}), scales = b.alloc(DType::f32, {1, m});
-      cuda::launch_fp8_quantize_act(codes, scales, x, ws[0], b.stream());
-      const Tensor out = b.alloc(DType::bf16, {m, g.n_out});
-      const double bytes = w_bytes + double(m * g.n_in) + double(m * g.n_out) * 2;
-      const double flops = 2.0 * double(m) * double(g.n_out) * double(g.n_in);
-      const std::string shape =
-          "M=" + std::to_string(m) + " N=" + std::to_string(g.n_out) + " K=" + std::to_string(g.n_in);
-      auto w_of = [&](int i) -> const Fp8Weight& { return ws[size_t(i % copies)]; };
-      if (cuda::fp8_gemm_wgmma_applies(out, codes, ws[0])) {
-        const cuda::Fp8WgmmaTile t = cuda::fp8_gemm_wgmma_tile(m, g.n_out, n_sms);
-        for (int overlap : {1, 0}) {  // the main loop's two forms (fp8_gemm_wgmma.h)
-          const double us = b.time_us([&](int i) {
-            cuda::launch_fp8_gemm_wgmma(out, codes, scales, w_of(i), Tensor{}, false, b.stream(), overlap);
-          });
-          row(std::string("fp8 ") + g.name + " wgmma " + std::to_string(t.rows) + "x" + std::to_string(t.cols) +
-                  (overlap ? " overlap" : " serial"),
-              shape, us, bytes, flops);
-        }
-      } else {
-        std::printf("| %-40s | %-26s | (wgmma GEMM not available: needs sm_90a build + CC 9.0) |\n", g.name,
-                    shape.c_str());
-      }
-      const double us_lt = b.time_us([&](int i) {
-        SEAM_CHECK(lt.run(out, codes, scales, w_of(i), Tensor{}, false, b.gpu().capturing(), b.stream()),
-                   "cuBLASLt has no FP8 route for ", shape);
-      });
-      row(std::string("fp8 ") + g.name + " cuBLASLt route", shape, us_lt, bytes, flops);
-      const double us_op = b.time_us([&](int i) { b.gpu().linear_fp8(out, x, w_of(i), Tensor{}, false); });
-      row(std::string("linear_fp8 ") + g.name + " (quantize + product)", shape, us_op, bytes + double(m * g.n_in) * 2,
-          flops);
-      b.release_all();
-    }
 }
 
 // An attention shape: heads, kv heads, head dim, and a window (0: none).
@@ -435,7 +218,7 @@ void bench_prefill_attention(Bench& b, int n_tokens, const AttnShape& sh = {}) {
   // Each prefill kernel named (the row above is the backend's pick; SEAM_PREFILL_WGMMA).
   const cuda::AttentionParams p = cuda::make_attention_params(out, q, kc, vc, ab, o);
   for (const auto& [kernel_name, name] : {std::pair{cuda::PrefillKernel::mma_sync, "  prefill kernel mma.sync"},
-                                           std::pair{cuda::PrefillKernel::wgmma, "  prefill kernel wgmma"}}) {
+                                          std::pair{cuda::PrefillKernel::wgmma, "  prefill kernel wgmma"}}) {
     const cuda::PrefillKernel kernel = kernel_name;  // a plain variable: lambdas capture it (C++17)
     if (kernel == cuda::PrefillKernel::wgmma && !cuda::flash_prefill_wgmma_supported(DType::bf16, int(hd))) {
       std::printf("| %-26s | %-34s | %10s |                  |                    |\n", name,
@@ -445,48 +228,6 @@ void bench_prefill_attention(Bench& b, int n_tokens, const AttnShape& sh = {}) {
     const double kernel_us =
         b.time_us([&](int) { cuda::launch_flash_prefill(p, DType::bf16, b.stream(), kernel); }, 5, 11);
     b.row(name, std::to_string(n_tokens) + " tok " + sh.label(), kernel_us, 0, flops);
-  }
-  b.release_all();
-}
-
-// The grouped MoE GEMMs at Qwen3-30B-A3B's expert shape (128 experts, top-8, hidden 2048,
-// intermediate 768), uniform random routing: gate_up and down timed apart, each kernel family
-// (wmma; wgmma 128 x 256 and 128 x 128, and the persistent warp-specialised 128 x 256, where they
-// apply), after that family's align on the same routing.
-void bench_moe_grouped(Bench& b, int n_tokens) {
-  const int64_t E = 128, I = 768, H = 2048, k = 8, n = n_tokens, n_slots = n * k;
-  Tensor gu = b.random(DType::bf16, {E, 2 * I, H}, 0.05f), dn = b.random(DType::bf16, {E, H, I}, 0.05f);
-  Tensor x = b.random(DType::bf16, {n, H}), out = b.random(DType::bf16, {n, H});
-  std::mt19937 rng(7);
-  std::vector<int32_t> ids(static_cast<size_t>(n_slots));
-  for (int64_t i = 0; i < n; ++i) {
-    std::vector<int32_t> all(static_cast<size_t>(E));
-    std::iota(all.begin(), all.end(), 0);
-    std::shuffle(all.begin(), all.end(), rng);
-    std::copy(all.begin(), all.begin() + k, ids.begin() + i * k);
-  }
-  Tensor ids_d = b.upload_i32(ids, {n, k});
-  Tensor w = b.upload(std::vector<float>(size_t(n_slots), 1.f / float(k)), DType::f32, {n, k});
-  const MoeScratch s{b.alloc(DType::bf16, {n_slots, I}), b.alloc(DType::bf16, {n_slots, H}),
-                     b.alloc(DType::i32, {2 * E + 2 + n_slots})};
-  const std::string shape = std::to_string(n_tokens) + " tok E128 top-8 H2048 I768";
-  const double gu_flops = 2.0 * n_slots * 2 * I * H, dn_flops = 2.0 * n_slots * H * I;
-  for (cuda::GroupedKernel kernel :
-       {cuda::GroupedKernel::wmma, cuda::GroupedKernel::wgmma, cuda::GroupedKernel::wgmma_n128,
-        cuda::GroupedKernel::wgmma_persistent}) {
-    if (!cuda::grouped_kernel_applies(kernel, x, gu, dn, s)) continue;
-    const std::string name = std::string("moe grouped ") + cuda::grouped_kernel_name(kernel);
-    auto stages = [&](int which) {
-      cuda::launch_moe_experts_grouped_with(kernel, out, x, gu, dn, ids_d, w, s, b.stream(), which);
-    };
-    stages(cuda::kGroupedAll);  // the align (index) and act the timed stages read
-    // Rates in TFLOP/s always (bytes 0): the weights are read once, 0.8 + 0.4 GB, ~0.25 ms at 4.8 TB/s.
-    const double gu_us = b.time_us([&](int) { stages(cuda::kGroupedGateUp); }, 5, 11);
-    b.row(name + " gate_up", shape, gu_us, 0, gu_flops);
-    const double dn_us = b.time_us([&](int) { stages(cuda::kGroupedDown); }, 5, 11);
-    b.row(name + " down", shape, dn_us, 0, dn_flops);
-    const double all_us = b.time_us([&](int) { stages(cuda::kGroupedAll); }, 5, 11);
-    b.row(name + " layer (4 kernels)", shape, all_us, 0, gu_flops + dn_flops);
   }
   b.release_all();
 }
@@ -512,7 +253,8 @@ void bench_elementwise(Bench& b) {
     Tensor k = qkv.slice_cols(kHeads * kHeadDim, kKvHeads * kHeadDim).unflatten_last(kKvHeads, kHeadDim);
     const double us = b.time_us([&](int) { b.gpu().rope(q, k, pos_d, freq); });
     b.row("rope (q,k in qkv)", "4096 tok 32+8 heads x128", us, 2.0 * n * (kHeads + kKvHeads) * kHeadDim * 2, 0);
-    Tensor kc = b.alloc(DType::bf16, {2 * n, kKvHeads, kHeadDim}), vc = b.alloc(DType::bf16, {2 * n, kKvHeads, kHeadDim});
+    Tensor kc = b.alloc(DType::bf16, {2 * n, kKvHeads, kHeadDim}),
+           vc = b.alloc(DType::bf16, {2 * n, kKvHeads, kHeadDim});
     Tensor v = qkv.slice_cols((kHeads + kKvHeads) * kHeadDim, kKvHeads * kHeadDim).unflatten_last(kKvHeads, kHeadDim);
     const double us2 = b.time_us([&](int) { b.gpu().store_kv(kc, vc, k, v, pos_d); });
     b.row("store_kv", "4096 tok 8 kv heads x128", us2, 4.0 * n * kKvHeads * kHeadDim * 2, 0);
@@ -565,7 +307,8 @@ void bench_sampling(Bench& b, int n, bool greedy) {
 int run(int argc, char** argv) {
   // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMM rows;
   // --small-m: only the projections at 2-32 rows, skinny GEMM and cuBLASLt; --moe: only the
-  // grouped MoE GEMMs; --fp8: only the FP8 GEMM rows (wgmma against the cuBLASLt route).
+  // MoE rows (batch-1 paths, grouped GEMMs, the skinny decode kernels); --fp8: only the FP8 rows
+  // (the batch-1 GEMV on both inner loops, then the GEMM: wgmma against the cuBLASLt route).
   const bool moe_only = argc > 1 && std::strcmp(argv[1], "--moe") == 0;
   const bool fp8_only = argc > 1 && std::strcmp(argv[1], "--fp8") == 0;
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
@@ -590,8 +333,14 @@ int run(int argc, char** argv) {
     bench_gemms(b, gemv_only ? GemmRows::batch1 : GemmRows::small_m);
     return 0;
   }
+  // One decode token on the batch-1 paths: Mixtral-8x7B (top-2 of 8, hidden 4096, inter 14336)
+  // and Qwen3-30B-A3B (top-8 of 128, hidden 2048, inter 768).
+  bench_moe_batch1(b, "Mixtral-8x7B", 8, 14336, 4096, 2);
+  bench_moe_batch1(b, "Qwen3-30B-A3B", 128, 768, 2048, 8);
   // 4,096: the prefill target; 512: a small prefill chunk (~32 rows an expert).
   for (int n : {4096, 512}) bench_moe_grouped(b, n);
+  // 64: Qwen3-30B-A3B's batch-64 decode on the skinny tensor-core path, old against new.
+  bench_moe_skinny(b, 64);
   if (moe_only) return 0;
   // Batch 1 at the contexts of the decode benchmarks (latency-bound) and of serving's 1,024-token prompts.
   for (int ctx : {160, 1152}) bench_decode_attention(b, 1, ctx, false);
@@ -627,11 +376,11 @@ int run(int argc, char** argv) {
 }
 
 }  // namespace
-}  // namespace seam
+}  // namespace seam::kbench
 
 int main(int argc, char** argv) {
   try {
-    return seam::run(argc, argv);
+    return seam::kbench::run(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "seam_kernel_bench: %s\n", e.what());
     return 1;

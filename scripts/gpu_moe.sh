@@ -28,8 +28,9 @@
 #            apply; default "1"; "1 0 2" measures gathered against grouped in the same call) (~2 min)
 #   ab       the bench's four runs (b1, b64, prefill 4,096, Mixtral b1) once per MOE_VARIANTS entry:
 #            ';'-separated groups of env assignments, '-' for none. Default: the new MoE kernels
-#            (the rule), the grouped GEMMs on wmma, the skinny path on CUDA cores, then every new
-#            kernel off (the paths before them): "-;SEAM_MOE_GROUPED_WGMMA=0;SEAM_MOE_SKINNY_MMA=0;
+#            (the rule), the skinny path on the first tensor-core kernels, the grouped GEMMs on
+#            wmma, the skinny path on CUDA cores, then every new kernel off (the paths before
+#            them): "-;SEAM_MOE_SKINNY_MMA=1;SEAM_MOE_GROUPED_WGMMA=0;SEAM_MOE_SKINNY_MMA=0;
 #            SEAM_MOE_GATHER_STREAM=0 SEAM_MOE_ROUTE_WARP=0 SEAM_MOE_SKINNY=0 SEAM_MOE_GROUPED_PIPELINE=0
 #            SEAM_MOE_GROUPED_WGMMA=0" (~1.5-2 min a variant: four dummy loads)
 #   serve    seam serve (dummy qwen3-30b-a3b) + seam bench-serving, 1,024 in / 256 out, 1 client
@@ -133,7 +134,7 @@ fi
 if step ab; then
   q="$DUMMY/qwen3-30b-a3b" x="$DUMMY/mixtral-8x7b"
   all_off="SEAM_MOE_GATHER_STREAM=0 SEAM_MOE_ROUTE_WARP=0 SEAM_MOE_SKINNY=0 SEAM_MOE_GROUPED_PIPELINE=0 SEAM_MOE_GROUPED_WGMMA=0"
-  IFS=';' read -ra variants <<< "${MOE_VARIANTS:--;SEAM_MOE_GROUPED_WGMMA=0;SEAM_MOE_SKINNY_MMA=0;$all_off}"
+  IFS=';' read -ra variants <<< "${MOE_VARIANTS:--;SEAM_MOE_SKINNY_MMA=1;SEAM_MOE_GROUPED_WGMMA=0;SEAM_MOE_SKINNY_MMA=0;$all_off}"
   for v in "${variants[@]}"; do
     log "ab [$v] $(date -u +%T)"
     (

@@ -1,5 +1,6 @@
-// The FP8 wgmma GEMM (fp8_gemm_wgmma.h) against the CPU definition of linear_fp8 (backend.h "FP8
-// linear"; the CPU backend runs it), over M {5, 7, 16, 64, 65, 300, 1000} x N {128, 4104, 6144} x
+// The FP8 wgmma GEMMs (fp8_gemm_wgmma.h, and its warp-specialised twin fp8_gemm_wgmma_ws.h at
+// both its tile widths on every case too) against the CPU definition of linear_fp8 (backend.h "FP8 linear"; the CPU
+// backend runs it), over M {5, 7, 16, 64, 65, 300, 1000} x N {128, 4104, 6144} x
 // K {128, 4096, 14336}, bf16 and f32 out, per-channel x per-token, per-tensor x static and
 // block128 x 1x128 groups, with bias, accumulate and a strided out; under graph capture with new
 // inputs on replay; the routing (SEAM_FP8_GEMM) and what the kernel refuses.
@@ -34,6 +35,7 @@
 #include "backend/cpu/fp8_cpu.h"
 #include "backend/cuda/fp8_cublaslt.h"
 #include "backend/cuda/fp8_gemm_wgmma.h"
+#include "backend/cuda/fp8_gemm_wgmma_ws.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "core/error.h"
 #include "core/fp8.h"
@@ -204,12 +206,12 @@ class CudaFp8GemmWgmma : public CudaTest {
     return {{0, 136}, {mid, 136}, {n_out - 136, 136}};
   }
 
-  // Runs one case through launch_fp8_gemm_wgmma (from launch_fp8_quantize_act's codes) and checks
-  // it against the CPU's linear_fp8 on check_rows x check_cols. Returns the worst error / mag.
-  double run_case(const GemmCase& c, Values v, int overlap = -1) {
+  // Runs one case through launch_fp8_gemm_wgmma and (with_ws) launch_fp8_gemm_wgmma_ws, each from
+  // launch_fp8_quantize_act's codes into its own out, and checks both against the CPU's linear_fp8
+  // on check_rows x check_cols with the same bounds. Returns the worst error / mag of the two.
+  double run_case(const GemmCase& c, Values v, int overlap = -1, bool with_ws = true) {
     SCOPED_TRACE(describe(c, v) + (overlap == 0 ? " serial main loop" : overlap == 1 ? " overlapped main loop" : ""));
-    const cuda::Fp8WgmmaTile tile = cuda::fp8_gemm_wgmma_tile(c.m, c.n_out, n_sms_);
-    SCOPED_TRACE("tile " + std::to_string(tile.rows) + " x " + std::to_string(tile.cols));
+    const cuda::Fp8WgmmaTile one_block_tile = cuda::fp8_gemm_wgmma_tile(c.m, c.n_out, n_sms_);
     const Weight& W = weight(c.w, c.act, c.n_out, c.n_in, v);
     const std::vector<float> x = make_x(c.m, c.n_in, c.act, W.input_scale, c.t, v);
     Bits bits{uint64_t(c.m + c.n_out + c.n_in)};
@@ -235,8 +237,33 @@ class CudaFp8GemmWgmma : public CudaTest {
     EXPECT_TRUE(cuda::fp8_gemm_wgmma_applies(out, codes, W.gpu));
     cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, stream());
     cuda::launch_fp8_gemm_wgmma(out, codes, scales, W.gpu, bd, c.accumulate, stream(), overlap);
-    const std::vector<float> got = download(base);
+    struct Result {
+      const char* kernel;
+      cuda::Fp8WgmmaTile tile;
+      std::vector<float> got;
+    };
+    std::vector<Result> results;
+    results.push_back({"one-block kernel", one_block_tile, download(base)});
+    if (with_ws)  // both tile widths of the warp-specialised kernel
+      for (int cols : {128, 256}) {
+        const Tensor base_ws = c.accumulate || c.strided ? upload(out0, c.t, {c.m, ld}) : empty(c.t, {c.m, ld});
+        const Tensor out_ws = base_ws.slice_cols(0, c.n_out);
+        EXPECT_TRUE(cuda::fp8_gemm_wgmma_ws_applies(out_ws, codes, W.gpu));
+        cuda::launch_fp8_gemm_wgmma_ws(out_ws, codes, scales, W.gpu, bd, c.accumulate, stream(), cols);
+        results.push_back({"warp-specialised kernel", {cuda::kFp8WsTileRows, cols}, download(base_ws)});
+      }
     gpu->release(cd);
+    double worst = 0;
+    for (const Result& res : results)
+      worst = std::max(worst, check_case(c, v, x, bias, out0, ld, W, n_groups, res.kernel, res.tile, res.got));
+    return worst;
+  }
+
+  // Checks one kernel's out (got: [m, ld] with its padding) against the CPU reference.
+  double check_case(const GemmCase& c, Values v, const std::vector<float>& x, const std::vector<float>& bias,
+                    const std::vector<float>& out0, int64_t ld, const Weight& W, int64_t n_groups, const char* kernel,
+                    cuda::Fp8WgmmaTile tile, const std::vector<float>& got) {
+    SCOPED_TRACE(std::string(kernel) + ", tile " + std::to_string(tile.rows) + " x " + std::to_string(tile.cols));
     if (c.strided)  // the padding is never written
       for (int64_t i = 0; i < c.m; ++i)
         for (int64_t o = c.n_out; o < ld; ++o)
@@ -330,12 +357,16 @@ class CudaFp8GemmWgmma : public CudaTest {
           for (DType t : {DType::bf16, DType::f32}) {
             const int mode = (k++ / 2) % 4;  // both dtypes see every mode
             GemmCase c{ws, act, m, n_out, n_in, t, mode == 1 || mode == 3, mode >= 2, mode == 3};
-            worst = std::max(worst, run_case(c, v, overlap));
+            // The warp-specialised kernel has one main loop: it runs with the default and serial sweeps.
+            worst = std::max(worst, run_case(c, v, overlap, overlap != 1));
           }
     if (v == Values::random)
       std::printf("K %lld random values: worst |error| / magnitude %.3g (bound 2^-9 = %.3g)\n", (long long)n_in, worst,
                   0x1p-9);
   }
+
+  // Through a backend with SEAM_FP8_GEMM=mode, captured once and replayed with new x (below).
+  void replays_from_graph(const char* mode);
 
   int n_sms_ = 0;
   std::vector<void*> owned_;
@@ -346,7 +377,9 @@ TEST_F(CudaFp8GemmWgmma, ExactValuesK128) { sweep(128, Values::exact, {5, 7, 16,
 TEST_F(CudaFp8GemmWgmma, ExactValuesK4096) { sweep(4096, Values::exact, {5, 7, 16, 64, 65, 300, 1000}); }
 TEST_F(CudaFp8GemmWgmma, ExactValuesK14336) { sweep(14336, Values::exact, {5, 7, 16, 64, 65, 300, 1000}); }
 // The main loop's two forms (launch_fp8_gemm_wgmma's overlap) at odd and even counts of K blocks
-// (the overlapped loop takes them in pairs): 2, 3, 5 and 32 blocks.
+// (the overlapped loop takes them in pairs): 2, 3, 5 and 32 blocks; the warp-specialised kernel
+// (with the serial sweep) too, whose 128-wide per-channel / per-tensor loop also pairs blocks
+// (peeled odd / even tails), at and past its 4- and 6-stage rings.
 TEST_F(CudaFp8GemmWgmma, BothMainLoopsAtOddAndEvenBlockCounts) {
   for (int overlap : {0, 1})
     for (int64_t n_in : {256, 384, 640, 4096}) sweep(n_in, Values::exact, {5, 65, 300}, {128, 4104}, overlap);
@@ -359,8 +392,14 @@ TEST_F(CudaFp8GemmWgmma, RandomValuesK14336) { sweep(14336, Values::random, {7, 
 // weights here), captured once and replayed with new x values in the same buffer: the replay
 // equals an eager run on the new values bit for bit, and both equal the kernel launched directly
 // (the route is this kernel).
-TEST_F(CudaFp8GemmWgmma, ReplaysFromGraphWithNewInputs) {
-  setenv("SEAM_FP8_GEMM", "wgmma", 1);
+TEST_F(CudaFp8GemmWgmma, ReplaysFromGraphWithNewInputs) { replays_from_graph("wgmma"); }
+// The same through SEAM_FP8_GEMM=ws on the warp-specialised kernel (every case has more than
+// kFp8WsMinRows rows): its tensor maps travel in the captured launch.
+TEST_F(CudaFp8GemmWgmma, WarpSpecialisedReplaysFromGraphWithNewInputs) { replays_from_graph("ws"); }
+
+void CudaFp8GemmWgmma::replays_from_graph(const char* mode) {
+  const bool ws = std::string(mode) == "ws";
+  setenv("SEAM_FP8_GEMM", mode, 1);
   std::unique_ptr<Backend> wg = make_cuda_backend(0);
   unsetenv("SEAM_FP8_GEMM");
   const auto wg_stream = static_cast<cudaStream_t>(cuda_backend_stream(*wg));
@@ -397,12 +436,18 @@ TEST_F(CudaFp8GemmWgmma, ReplaysFromGraphWithNewInputs) {
     const Tensor scales = empty(DType::f32, {n_groups, c.m});
     gpu->synchronize();  // scales' allocation (fixture stream) before wg's stream writes it
     cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, wg_stream);
-    cuda::launch_fp8_gemm_wgmma(direct, codes, scales, W.gpu, bd, c.accumulate, wg_stream);
+    if (ws) {
+      ASSERT_GT(c.m, cuda::kFp8WsMinRows);
+      cuda::launch_fp8_gemm_wgmma_ws(direct, codes, scales, W.gpu, bd, c.accumulate, wg_stream);
+    } else {
+      cuda::launch_fp8_gemm_wgmma(direct, codes, scales, W.gpu, bd, c.accumulate, wg_stream);
+    }
     wg->synchronize();
     const std::vector<float> r = download(replayed), e1 = download(eager1), e2 = download(eager2);
     EXPECT_EQ(r, e2) << "the replay differs from an eager run on the new inputs";
     EXPECT_NE(r, e1) << "the replay did not read the new inputs";
-    EXPECT_EQ(download(direct), e2) << "linear_fp8 did not run the wgmma GEMM";
+    EXPECT_EQ(download(direct), e2) << "linear_fp8 did not run the " << (ws ? "warp-specialised " : "")
+                                    << "wgmma GEMM";
   }
 }
 
@@ -498,6 +543,15 @@ TEST_F(CudaFp8GemmWgmma, RefusesOtherShapes) {
   EXPECT_FALSE(cuda::fp8_gemm_wgmma_applies(empty(DType::bf16, {32, 128}), every_other, ok.gpu));
   EXPECT_THROW(cuda::launch_fp8_gemm_wgmma(empty(DType::bf16, {64, 100}), c256, empty(DType::f32, {1, 64}), n100,
                                            Tensor(), false, stream()),
+               Error);
+  // The warp-specialised kernel takes the same shapes and refuses the same.
+  EXPECT_TRUE(cuda::fp8_gemm_wgmma_ws_applies(empty(DType::bf16, {64, 128}), c256, ok.gpu));
+  EXPECT_FALSE(cuda::fp8_gemm_wgmma_ws_applies(empty(DType::bf16, {64, 128}),
+                                               Tensor(codes.data, DType::fp8_e4m3, Device::cuda, {64, 200}), k200));
+  EXPECT_FALSE(cuda::fp8_gemm_wgmma_ws_applies(empty(DType::bf16, {64, 100}), c256, n100));
+  EXPECT_FALSE(cuda::fp8_gemm_wgmma_ws_applies(empty(DType::bf16, {32, 128}), every_other, ok.gpu));
+  EXPECT_THROW(cuda::launch_fp8_gemm_wgmma_ws(empty(DType::bf16, {64, 100}), c256, empty(DType::f32, {1, 64}), n100,
+                                              Tensor(), false, stream()),
                Error);
 }
 

@@ -13,7 +13,9 @@
 #include "backend/cuda/attention_prefill_wgmma.h"
 #include "backend/cuda/moe_experts.h"
 #include "backend/cuda/moe_experts_grouped.h"
+#include "backend/cuda/moe_skinny_mma_stream.h"
 #include "cuda_test_util.h"
+#include "moe_paths_fixture.h"
 
 namespace seam::test {
 namespace {
@@ -85,9 +87,9 @@ class CudaMoe : public CudaTest {
 
 TEST_F(CudaMoe, RouteMatchesTheCpuReference) {
   for (DType t : kDtypes) {
-    for (auto [n_experts, k, renorm] : {std::tuple{8, 2, true}, std::tuple{60, 4, false}, std::tuple{128, 8, true},
-                                        std::tuple{300, 3, false}, std::tuple{256, 32, false},
-                                        std::tuple{33, 6, true}, std::tuple{200, 33, true}}) {
+    for (auto [n_experts, k, renorm] :
+         {std::tuple{8, 2, true}, std::tuple{60, 4, false}, std::tuple{128, 8, true}, std::tuple{300, 3, false},
+          std::tuple{256, 32, false}, std::tuple{33, 6, true}, std::tuple{200, 33, true}}) {
       SCOPED_TRACE(std::string(short_name(t)) + " experts " + std::to_string(n_experts) + " k " + std::to_string(k));
       const int64_t n = 37;
       auto logits_h = round_to(random_normal(size_t(n * n_experts), rng, 2.f), t);
@@ -217,55 +219,15 @@ TEST_P(CudaMoeGraph, CapturedLayerReplaysForNewRouting) {
 
 INSTANTIATE_TEST_SUITE_P(Rows, CudaMoeGraph, ::testing::Values(int64_t(8), int64_t(96)));
 
-// ---- every path of moe_experts, launched directly whatever the rule picks ----
-
-const cuda::MoePath kPaths[] = {cuda::MoePath::gathered, cuda::MoePath::gathered_stream, cuda::MoePath::skinny,
-                                cuda::MoePath::skinny_mma, cuda::MoePath::grouped};
-const int64_t kRowCounts[] = {1, 2, 7, 16, 64, 200};
-
-// Routing of n rows over E experts, k distinct each: rows i % 3 == 0 put expert i % 2 first, so
-// two experts collect many rows (several 8- and 16-slot passes at 200 rows) and, at few rows, most
-// experts have none; row 1 (when n > 1) is a padded row whose garbage id must read expert 0.
-void random_routing(std::mt19937& rng, int64_t n, int64_t E, int64_t k, std::vector<int32_t>& ids,
-                    std::vector<float>& w) {
-  ids.assign(size_t(n * k), 0);
-  w.assign(size_t(n * k), 0.f);
-  std::uniform_int_distribution<int32_t> pick(0, int32_t(E - 1));
-  std::uniform_real_distribution<float> weight(0.05f, 1.f);
-  for (int64_t i = 0; i < n; ++i) {
-    std::vector<int32_t> row;
-    while (int64_t(row.size()) < k) {
-      int32_t e = pick(rng);
-      if (i % 3 == 0 && row.empty()) e = int32_t(i % 2);
-      if (std::find(row.begin(), row.end(), e) == row.end()) row.push_back(e);
-    }
-    std::copy(row.begin(), row.end(), ids.begin() + i * k);
-    for (int64_t j = 0; j < k; ++j) w[size_t(i * k + j)] = weight(rng);
-  }
-  if (n > 1) ids[size_t(k)] = int32_t(E + 5);
-}
-
-struct PathCase {
-  int64_t n_experts, inter, hidden, k;
-};
-
-class CudaMoePaths : public CudaTest {
- protected:
-  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
-  // Scratch as the model allocates it (MoeBuffers): act, expert_out, index; poisoned (NaN), so a
-  // slot a path forgets to write shows.
-  MoeScratch scratch(DType t, int64_t n, const PathCase& c) {
-    return MoeScratch{empty(t, {n * c.k, c.inter}), empty(t, {n * c.k, c.hidden}),
-                      empty(DType::i32, {2 * c.n_experts + 2 + n * c.k})};
-  }
-};
-
 // Each path against the CPU reference at the batch sizes the decode buckets meet, on a Qwen3-MoE-like
 // shape (top-4 of 32: most experts empty at few rows), a Mixtral-like one (top-2 of 8; widths
 // that leave partial sweeps and tiles: hidden 72 = 9 vectors, inter 200 = 25; not whole 32-k mma
 // chunks, so skinny_mma does not apply) and one for the mma's K split (hidden 2080 = 65 chunks:
 // 9 a warp in three groups of 3, the last warp 2; inter 96 = 3 chunks: five warps idle; a gate/up
-// tile of 65 KB, above the whole-tile L2 prefetch, so the warps prefetch ahead instead).
+// tile of 65 KB, above the whole-tile L2 prefetch, so the warps prefetch ahead instead; for
+// skinny_mma_stream odd chunk counts: each tile's last ring step is half, and inter 96 leaves
+// 12 gate/up tiles (3 blocks of 4 warps) and hidden 2080 130 down tiles of 16 (two a warp, 17
+// blocks): the last block's first warp has the last two, its other three warps none).
 // The streaming and skinny paths are also run twice: bit-identical (fixed slot and sum order).
 TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
   for (PathCase c : {PathCase{32, 64, 128, 4}, PathCase{8, 200, 72, 2}, PathCase{8, 96, 2080, 2}}) {
@@ -291,7 +253,7 @@ TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
                        " experts " + std::to_string(E) + " k " + std::to_string(k));
           const MoeScratch s = scratch(t, n, c);
           const bool whole_chunks = I % 32 == 0 && H % 32 == 0;
-          ASSERT_EQ(cuda::moe_path_applies(path, x, gu, dn, ids, s), path != cuda::MoePath::skinny_mma || whole_chunks);
+          ASSERT_EQ(cuda::moe_path_applies(path, x, gu, dn, ids, s), !needs_whole_chunks(path) || whole_chunks);
           if (!cuda::moe_path_applies(path, x, gu, dn, ids, s)) continue;
           Tensor out = upload(out_h, t, {n, H});
           cuda::launch_moe_experts_path(path, out, x, gu, dn, ids, w, s, stream());
@@ -310,158 +272,35 @@ TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
 }
 
 // The rule on the measured shapes (no data: the rule reads shapes and alignment only), with
-// the diagnostic switches unset: one row streams where an expert's gate/up tile is at most 32 MB
-// (Qwen3) and takes the older gathered kernels above (Mixtral), up to 4 slots an expert go skinny
-// (on tensor cores: both shapes are whole 32-k chunks), more group.
+// the diagnostic switches unset: one row runs on the dense GEMV kernel (gathered_gemv, both
+// shapes), up to 4 slots an expert go skinny
+// (on tensor cores, the streamed kernels: both shapes are whole 32-k chunks), more group. The
+// scratch has MoeBuffers' rows for a step of up to 256 tokens.
 TEST(MoePathRule, PicksByRowsAnExpert) {
-  for (const char* var : {"SEAM_MOE_GROUPED", "SEAM_MOE_SKINNY", "SEAM_MOE_SKINNY_MMA", "SEAM_MOE_GATHER_STREAM"})
-    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') GTEST_SKIP() << var << " is set: not the default rule";
+  for (const char* var :
+       {"SEAM_MOE_GROUPED", "SEAM_MOE_SKINNY", "SEAM_MOE_SKINNY_MMA", "SEAM_MOE_GATHER_STREAM", "SEAM_MOE_GATHER_GEMV"})
+    if (const char* v = std::getenv(var); v != nullptr && *v != '\0')
+      GTEST_SKIP() << var << " is set: not the default rule";
   auto fake = [](DType t, std::initializer_list<int64_t> dims) {
     return Tensor(reinterpret_cast<void*>(uintptr_t(1) << 20), t, Device::cuda, dims);
   };
   for (auto [E, I, H, k, skinny_max_rows, one_row] :
-       {std::tuple{128, 768, 2048, 8, 64, cuda::MoePath::gathered_stream},
-        std::tuple{8, 14336, 4096, 2, 16, cuda::MoePath::gathered}}) {
+       {std::tuple{128, 768, 2048, 8, 64, cuda::MoePath::gathered_gemv},
+        std::tuple{8, 14336, 4096, 2, 16, cuda::MoePath::gathered_gemv}}) {
     auto pick = [&](int64_t n) {
       const Tensor gu = fake(DType::bf16, {E, 2 * I, H}), dn = fake(DType::bf16, {E, H, I});
       const Tensor x = fake(DType::bf16, {n, H}), ids = fake(DType::i32, {n, k});
-      const MoeScratch s{fake(DType::bf16, {n * k, I}), fake(DType::bf16, {n * k, H}),
-                         fake(DType::i32, {2 * E + 2 + n * k})};
+      const int64_t max_tokens = std::max<int64_t>(n, 256);
+      const MoeScratch s{fake(DType::bf16, {max_tokens * k, I}), fake(DType::bf16, {max_tokens * k, H}),
+                         fake(DType::i32, {2 * E + 2 + max_tokens * k})};
       return cuda::choose_moe_path(x, gu, dn, ids, s);
     };
     SCOPED_TRACE("experts " + std::to_string(E));
     EXPECT_EQ(pick(1), one_row);
-    EXPECT_EQ(pick(2), cuda::MoePath::skinny_mma);
-    EXPECT_EQ(pick(skinny_max_rows), cuda::MoePath::skinny_mma);
+    EXPECT_EQ(pick(2), cuda::MoePath::skinny_mma_stream);
+    EXPECT_EQ(pick(skinny_max_rows), cuda::MoePath::skinny_mma_stream);
     EXPECT_EQ(pick(skinny_max_rows + 1), cuda::MoePath::grouped);
     EXPECT_EQ(pick(4096), cuda::MoePath::grouped);
-  }
-}
-
-// Route + one path captured once, replayed for new logits at every row count: each replay equals
-// the cpu reference for the routing it produced (downloaded), and (deterministic paths) the eager
-// launch bit for bit. Few rows leave most of the 32 experts without a row.
-TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
-  const DType t = DType::bf16;
-  const PathCase c{32, 64, 128, 4};
-  const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
-  auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
-  auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
-  Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
-  for (cuda::MoePath path : {cuda::MoePath::gathered_stream, cuda::MoePath::skinny, cuda::MoePath::skinny_mma,
-                             cuda::MoePath::grouped}) {
-    for (int64_t n : kRowCounts) {
-      SCOPED_TRACE(std::string(cuda::moe_path_name(path)) + " n " + std::to_string(n));
-      auto x_h = round_to(random_normal(size_t(n * H), rng), t);
-      Tensor x = upload(x_h, t, {n, H});
-      Tensor logits = empty(t, {n, E}), ids = empty(DType::i32, {n, k}), w = empty(DType::f32, {n, k});
-      const MoeScratch s = scratch(t, n, c);
-      Tensor out = empty(t, {n, H});
-      auto layer = [&] {
-        gpu->fill(out, 0.f);
-        gpu->moe_route(ids, w, logits, true);
-        cuda::launch_moe_experts_path(path, out, x, gu, dn, ids, w, s, stream());
-      };
-      gpu->begin_capture();
-      layer();
-      auto graph = gpu->end_capture();
-      for (int step = 0; step < 2; ++step) {
-        auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
-        if (step == 1)  // every row prefers experts 0..3: each of them gets all n rows, the other 28 none
-          for (int64_t i = 0; i < n; ++i)
-            for (int e = 0; e < 4; ++e) l_h[size_t(i * E + e)] += 20.f;
-        std::vector<uint16_t> raw(l_h.size());
-        convert_from_f32(l_h.data(), t, raw.data(), raw.size());
-        gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
-        gpu->replay(*graph);
-        const auto replayed = download(out);
-        auto ids_h = download_i32(ids);
-        auto w_h = download(w);
-        std::vector<float> ref(size_t(n * H), 0.f), act_ref(size_t(n * k * I));
-        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                        host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
-                        MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
-        expect_close(replayed, ref, {3e-2, 3e-2}, "replay vs cpu, step " + std::to_string(step));
-        layer();
-        EXPECT_EQ(download_i32(ids), ids_h) << "step " << step;
-        if (path != cuda::MoePath::grouped) EXPECT_EQ(download(out), replayed) << "replay vs eager, step " << step;
-      }
-    }
-  }
-}
-
-// Every grouped GEMM family (moe_experts_grouped.h; the wgmma ones where an sm_90a build runs on
-// a CC 9.0 GPU) launched directly, eagerly and captured: on the paths test's shapes (hidden 72
-// and inter 200: partial k-steps and partial column tiles; top-4 of 32 with two hot experts),
-// the eager result equals the CPU definition, and the captured launch, replayed for new routing
-// (the second replay sends every row to experts 0..k-1: k full groups, the rest empty), equals
-// it for the routing it produced.
-TEST_F(CudaMoePaths, GroupedKernelsMatchTheCpuReferenceEagerAndReplayed) {
-  const DType t = DType::bf16;
-  for (PathCase c : {PathCase{32, 64, 128, 4}, PathCase{8, 200, 72, 2}}) {
-    const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
-    auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
-    auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
-    Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
-    for (int64_t n : {int64_t(7), int64_t(200), int64_t(1100)}) {
-      auto x_h = round_to(random_normal(size_t(n * H), rng), t);
-      Tensor x = upload(x_h, t, {n, H});
-      std::vector<cuda::GroupedKernel> kernels = {cuda::GroupedKernel::wmma};
-      const bool wgmma = cuda::grouped_kernel_applies(cuda::GroupedKernel::wgmma, x, gu, dn, scratch(t, n, c));
-      EXPECT_EQ(wgmma, cuda::flash_prefill_wgmma_supported(t, 128)) << "wgmma grouped kernels not reached";
-      if (wgmma)
-        kernels.insert(kernels.end(), {cuda::GroupedKernel::wgmma, cuda::GroupedKernel::wgmma_n128,
-                                       cuda::GroupedKernel::wgmma_persistent});
-      for (cuda::GroupedKernel kernel : kernels) {
-        SCOPED_TRACE(std::string("grouped ") + cuda::grouped_kernel_name(kernel) + " n " + std::to_string(n) +
-                     " experts " + std::to_string(E) + " inter " + std::to_string(I) + " hidden " + std::to_string(H));
-        // Eager, on skewed routing with a padded row's garbage id.
-        std::vector<int32_t> ids_h;
-        std::vector<float> w_h;
-        random_routing(rng, n, E, k, ids_h, w_h);
-        auto out_h = round_to(random_normal(size_t(n * H), rng), t);
-        {
-          Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k}), out = upload(out_h, t, {n, H});
-          const MoeScratch eager_scratch = scratch(t, n, c);  // poisoned: a slot a kernel forgets shows
-          cuda::launch_moe_experts_grouped_with(kernel, out, x, gu, dn, ids, w, eager_scratch, stream());
-          std::vector<float> ref = out_h, act_ref(size_t(n * k * I));
-          cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                          host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
-                          MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
-          expect_close(download(out), ref, {3e-2, 3e-2}, "eager vs cpu");
-        }
-        // Route + experts captured once, replayed for new logits.
-        Tensor logits = empty(t, {n, E}), ids = empty(DType::i32, {n, k}), w = empty(DType::f32, {n, k});
-        const MoeScratch s = scratch(t, n, c);
-        Tensor out = empty(t, {n, H});
-        auto layer = [&] {
-          gpu->fill(out, 0.f);
-          gpu->moe_route(ids, w, logits, true);
-          cuda::launch_moe_experts_grouped_with(kernel, out, x, gu, dn, ids, w, s, stream());
-        };
-        gpu->begin_capture();
-        layer();
-        auto graph = gpu->end_capture();
-        for (int step = 0; step < 2; ++step) {
-          auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
-          if (step == 1)
-            for (int64_t i = 0; i < n; ++i)
-              for (int64_t e = 0; e < k; ++e) l_h[size_t(i * E + e)] += 20.f;
-          std::vector<uint16_t> raw(l_h.size());
-          convert_from_f32(l_h.data(), t, raw.data(), raw.size());
-          gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
-          gpu->replay(*graph);
-          const auto replayed = download(out);
-          auto rids_h = download_i32(ids);
-          auto rw_h = download(w);
-          std::vector<float> ref(size_t(n * H), 0.f), act_ref(size_t(n * k * I));
-          cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                          host_view(dn_h, {E, H, I}), host_index(rids_h, {n, k}), host_view(rw_h, {n, k}),
-                          MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
-          expect_close(replayed, ref, {3e-2, 3e-2}, "replay vs cpu, step " + std::to_string(step));
-        }
-      }
-    }
   }
 }
 

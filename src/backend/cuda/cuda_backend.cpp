@@ -49,7 +49,8 @@ struct CudaGraph final : Graph {
 CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   // First, so that a bad value throws before anything is allocated.
   fused_post_norm_ = env_choice("SEAM_DECODE_FUSED_POSTNORM", 1, {0, 1}) == 1;
-  fp8_gemm_mode_ = Fp8GemmMode(env_name_choice("SEAM_FP8_GEMM", 0, {"auto", "wgmma", "cublaslt"}));
+  fp8_gemm_mode_ = Fp8GemmMode(env_name_choice("SEAM_FP8_GEMM", 0, {"auto", "wgmma", "cublaslt", "ws"}));
+  const int fp8_gemv = env_name_choice("SEAM_FP8_GEMV", 0, {"auto", "mma", "fma"});
   int n = 0;
   SEAM_CUDA_CHECK(cudaGetDeviceCount(&n));
   SEAM_CHECK(device_id >= 0 && device_id < n, "--device-id ", device_id, ": only ", n, " CUDA device(s) visible");
@@ -57,6 +58,11 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   cudaDeviceProp prop{};
   SEAM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_id));
   n_sms_ = prop.multiProcessorCount;
+  const bool e4m3_mma = prop.major * 10 + prop.minor >= 89;  // mma.sync on E4M3 operands
+  SEAM_CHECK(fp8_gemv != 1 || e4m3_mma, "SEAM_FP8_GEMV=mma: needs E4M3 tensor cores (compute capability 8.9+), ",
+             prop.name, " is ", prop.major, ".", prop.minor);
+  fp8_gemv_kernel_ = fp8_gemv == 2 || !e4m3_mma ? Fp8GemvKernel::fma : Fp8GemvKernel::mma;
+  fp8_gemv_mma_tuning_ = fp8_gemv_mma_tuning_from_env();
   device_name_ = prop.name;
   SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   gemm_ = std::make_unique<CublasLtGemm>();

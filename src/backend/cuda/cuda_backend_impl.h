@@ -23,6 +23,7 @@
 #include "backend/backend.h"
 #include "backend/cuda/cublaslt_gemm.h"
 #include "backend/cuda/fp8_cublaslt.h"
+#include "backend/cuda/fp8_gemv.h"
 
 namespace seam::cuda {
 
@@ -184,9 +185,18 @@ class CudaBackend final : public Backend {
   // the scheme (per-channel weights: ~1.05 PFLOP/s at 4,096 rows on the H200, 2026-12-02), the
   // wgmma GEMM where it does not (128-blocks: no cuBLASLt mode on Hopper; per-tensor weights,
   // which only tests make), else the CUDA-core kernel; wgmma: the wgmma GEMM wherever it applies (~0.63 PFLOP/s: slower, kept for A/B);
-  // cublaslt: never the wgmma GEMM.
-  enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2 };
+  // cublaslt: never the wgmma GEMM; ws: the warp-specialised wgmma GEMM (fp8_gemm_wgmma_ws.h)
+  // for more than kFp8WsMinRows rows wherever it applies, else as auto.
+  enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2, ws = 3 };
   Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::auto_route;
+  // SEAM_FP8_GEMV, read at construction (per backend, as SEAM_FP8_GEMM): the inner loop of the
+  // batch-1..4 FP8 GEMV (fp8_gemv.h). mma (the default where the device has E4M3 tensor cores,
+  // compute capability 8.9+): the products on the tensor cores; fma: on the CUDA cores (the
+  // kernel before issue 22's tensor-core loop, kept for A/B and older devices).
+  Fp8GemvKernel fp8_gemv_kernel_ = Fp8GemvKernel::fma;
+  // SEAM_FP8_GEMV_MMA_KSPLIT / _UNROLL / _RELOAD, read at construction too: the mma loop's
+  // variant (fp8_gemv.h, Fp8GemvMmaTuning; the defaults are the loop as first measured).
+  Fp8GemvMmaTuning fp8_gemv_mma_tuning_;
   // mark_forward()'s event (no timing), created once at construction.
   cudaEvent_t forward_mark_ = nullptr;
 };

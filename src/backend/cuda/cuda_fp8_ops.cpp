@@ -1,5 +1,6 @@
 // CudaBackend::linear_fp8 and its norm fusions: 1..kFp8GemvMaxRows rows run the FP8 GEMV
-// (fp8_gemv.h: the activation quantization, and the norm / GLU of the fused ops, inside it);
+// (fp8_gemv.h, its inner loop by SEAM_FP8_GEMV; the activation quantization, and the norm / GLU
+// of the fused ops, inside it);
 // more rows quantize the activations (fp8_quantize.cu, or the norm's own kernel,
 // fp8_rms_norm_quantize.h, or the gated activation's, fp8_gated_act_quantize.h) into the FP8
 // scratch, then the product (SEAM_FP8_GEMM, cuda_backend_impl.h): by default cuBLASLt's E4M3
@@ -21,6 +22,7 @@
 #include "backend/cuda/fp8_gated_act_quantize.h"
 #include "backend/cuda/fp8_gemm.h"
 #include "backend/cuda/fp8_gemm_wgmma.h"
+#include "backend/cuda/fp8_gemm_wgmma_ws.h"
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/fp8_rms_norm_quantize.h"
@@ -55,6 +57,11 @@ std::pair<Tensor, Tensor> CudaBackend::fp8_act_buffers(Fp8Scratch& scratch, int6
 
 void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
                               const Tensor& bias, bool accumulate) {
+  // SEAM_FP8_GEMM=ws: the warp-specialised wgmma GEMM (128-row tiles) past the decode batch
+  // sizes, whose rows the routes below (and the GEMV before) are shaped for.
+  if (fp8_gemm_mode_ == Fp8GemmMode::ws && codes.size(0) > kFp8WsMinRows &&
+      fp8_gemm_wgmma_ws_applies(out, codes, w))
+    return launch_fp8_gemm_wgmma_ws(out, codes, scales, w, bias, accumulate, stream_);
   const bool wgmma_ok = fp8_gemm_mode_ != Fp8GemmMode::cublaslt && fp8_gemm_wgmma_applies(out, codes, w);
   if (wgmma_ok && fp8_gemm_mode_ == Fp8GemmMode::wgmma)
     return launch_fp8_gemm_wgmma(out, codes, scales, w, bias, accumulate, stream_);
@@ -68,7 +75,8 @@ void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bi
   const Fp8PendingAct pending = std::exchange(fp8_pending_, Fp8PendingAct{});
   const int64_t n = x.size(0), n_in = x.size(1);
   if (n == 0) return;
-  if (fp8_gemv_applies(out, x, w)) return launch_fp8_gemv(out, x, w, bias, accumulate, stream_);
+  if (fp8_gemv_applies(out, x, w))
+    return launch_fp8_gemv(out, x, w, bias, accumulate, stream_, {}, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
   if (pending.x == x.data && pending.n == n && pending.n_in == n_in && pending.act == w.act && pending.ub == w.act_amax_ub &&
       x.stride[0] == n_in)
     return fp8_product(out, pending.codes, pending.scales, w, bias, accumulate);
@@ -118,7 +126,7 @@ void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tenso
   const Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   if (norm_fusable(x, normed, norm_weight) && fp8_gemv_fusion_applies(out, x, w, f)) {
     op_checks::linear_fp8(out, x, w, bias, Device::cuda);
-    return launch_fp8_gemv(out, x, w, bias, false, stream_, f);
+    return launch_fp8_gemv(out, x, w, bias, false, stream_, f, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
   }
   op_checks::linear_fp8(out, x, w, bias, Device::cuda);
   SEAM_CHECK(norm_weight.defined() && norm_weight.device == Device::cuda, "rms_norm: weight is not on the cuda device");
@@ -145,7 +153,7 @@ void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor 
     const RopeStoreArgs::Qkv h = r.split_qkv(qkv);
     op_checks::rope(h.q, h.k, r.positions, r.tables(), Device::cuda);
     op_checks::store_kv(r.k_cache, r.v_cache, h.k, h.v, r.slots, Device::cuda, r.kv_scales);
-    return launch_fp8_gemv(qkv, x, w, bias, false, stream_, f);
+    return launch_fp8_gemv(qkv, x, w, bias, false, stream_, f, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
   }
   Backend::rms_norm_qkv_rope_store_fp8(qkv, normed, x, norm_weight, eps, w, bias, r);
 }
@@ -160,7 +168,7 @@ void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor no
       act.dtype == x.dtype && act.ndim == 2 && act.size(0) == x.size(0) && act.rows_contiguous() &&
       fp8_gemv_fusion_applies(act, x, w, f)) {
     op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
-    return launch_fp8_gemv(act, x, w, Tensor(), false, stream_, f);
+    return launch_fp8_gemv(act, x, w, Tensor(), false, stream_, f, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
   }
   rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
   // The gated activation writes act and, under a dynamic scheme (the model's layers share the

@@ -9,18 +9,23 @@
 // (Fp8GemvFusion): a decode layer is norm+qkv+RoPE/store, attention, o (+= residual),
 // norm+gate_up+act, down (+= residual), as the bf16 GEMV's (gemv.h).
 //
-// Numerics: every product fp8(Xq) * fp8(Wq) is exact in float32 and the sums are float32
-// FMAs (CUDA cores, not tensor cores), so the result differs from the CPU reference only in
-// the order of the float32 sums: per_tensor / per_channel scale the row's sum once,
-// (xs * ws) * S; block128 x dynamic_group128 add (xs(g) * ws(o, g)) * s for each 16-element
-// piece s of group g (the same sum regrouped).
-//
-// Why CUDA cores: the FP8 tensor-core MMA on Hopper accumulates with a ~13-bit mantissa, far
-// from the float32 sum the op defines; at 1..4 rows the FMAs keep up with the weight stream
-// (one 16-byte vector: 8 cvt.f16x2.e4m3x2, integer widening to float, 16 FMAs per row).
+// Two kernels of one family (Fp8GemvKernel; the prologue and epilogue shared, fp8_gemv_common.cuh):
+// - fma (fp8_gemv.cu): the weights widened to float on the CUDA cores, float32 FMAs. Every
+//   product fp8(Xq) * fp8(Wq) is exact in float32, so the result differs from the CPU reference
+//   only in the order of the float32 sums: per_tensor / per_channel scale the row's sum once,
+//   (xs * ws) * S; block128 x dynamic_group128 add (xs(g) * ws(o, g)) * s for each 16-element
+//   piece s of group g (the same sum regrouped). Twice the instructions per weight byte of the
+//   bf16 GEMV (cvt + integer widening + 16 FMAs a row per 16 bytes): instruction-bound at ~15 %
+//   of DRAM bandwidth (ncu, Llama-3.1-8B batch 1).
+// - mma (fp8_gemv_mma.cu, the default on sm_89+): the products on the E4M3 tensor cores
+//   (mma.sync m16n8k32, fp8_mma.cuh), x staged as its E4M3 codes; the same exact products, the
+//   tensor core's partial sums of up to 128 k promoted into float32 (fp8_mma.cuh's precision
+//   note): within the tests' tensor-core bound, bit-exact where every partial sum is exact.
 // Beyond kFp8GemvMaxRows the caller uses cuBLASLt (fp8_cublaslt.h).
 #pragma once
 #include <cuda_runtime.h>
+
+#include <string>
 
 #include "backend/backend.h"
 
@@ -32,6 +37,35 @@ constexpr int64_t kFp8GemvMaxRows = 4;
 // most this large: rows of up to ~30k inputs at batch 1, 14,336 at batch 2 (Llama-3.1-8B's
 // down_proj).
 constexpr int64_t kFp8GemvMaxStagedBytes = 120 << 10;
+
+// Which inner loop (SEAM_FP8_GEMV=mma|fma, read per backend: cuda_backend_impl.h).
+enum class Fp8GemvKernel { fma = 0, mma = 1 };
+
+// Variants of the mma loop for A/B (fp8_gemv_mma.cu), read per backend from the environment
+// (fp8_gemv_mma_tuning_from_env; the defaults are the loop as first measured):
+// - SEAM_FP8_GEMV_MMA_KSPLIT=1|2|4|auto: each 16-row tile's K split over that many blocks (more
+//   blocks streaming for the small projections: Llama-3.1-8B's o and down have 256 tiles for
+//   264 resident blocks); partial sums through a small device scratch, the last block of a tile
+//   (an atomic ticket) adds them in split order and runs the epilogue. auto: the least split
+//   giving >= 2 blocks' work per resident block. Every block still stages and scales all of x
+//   (the per-token scale needs the whole row's amax).
+// - SEAM_FP8_GEMV_MMA_UNROLL=2|4|8: 16-byte weight vectors per row per lane in flight.
+// - SEAM_FP8_GEMV_MMA_RELOAD=sweep|rolling: sweep (the default) copies a lane's U vectors and
+//   loads the next U at the top of each step group (2 U vectors of registers a row); rolling
+//   reloads each vector's register right after its mma (U of registers, the loads spread over
+//   the loop). UNROLL=8 is rolling only (a sweep of 8 needs more than the 128 registers a thread).
+// - SEAM_FP8_GEMV_MMA_PREFETCH=<steps> (default 16): how much of each warp's first K slice (steps
+//   of 64 k) is pulled into L2 while the prologue runs. 16 covers a whole slice at K = 4096 but
+//   16 of 28 at Llama-3.1-8B's down_proj (K = 14,336); 0 prefetches nothing past the first sweep.
+struct Fp8GemvMmaTuning {
+  int ksplit = 1;         // 1, 2, 4; 0: auto
+  int unroll = 4;         // 2, 4, 8
+  bool rolling = false;
+  int prefetch = 16;      // steps
+};
+Fp8GemvMmaTuning fp8_gemv_mma_tuning_from_env();
+// "ksplit 2 unroll 4 sweep": the variant's name in bench rows and test names.
+std::string fp8_gemv_mma_tuning_name(const Fp8GemvMmaTuning& t);
 
 // Work fused around the product (the default is none): each replaces a kernel of the decode step.
 struct Fp8GemvFusion {
@@ -67,8 +101,13 @@ bool fp8_gemv_applies(const Tensor& out, const Tensor& x, const Fp8Weight& w);
 bool fp8_gemv_fusion_applies(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Fp8GemvFusion& f);
 
 // out [m, out] (=|+=) the FP8 product of x [m, in] (raw activations, f32/f16/bf16, rows may be
-// strided) and w (+ bias). Requires fp8_gemv_applies. No allocation: graph-capturable.
+// strided) and w (+ bias). Requires fp8_gemv_applies. No allocation: graph-capturable. Both
+// kernels take every case fp8_gemv_fusion_applies accepts; mma needs an sm_89+ device.
+// `tune`: the mma loop's variant (ignored by fma). A split K (tune.ksplit != 1) uses a per-device
+// scratch allocated at its first use, which must not be inside a graph capture (the warm-up runs
+// first), and assumes one stream at a time launches the GEMV on a device.
 void launch_fp8_gemv(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
-                     cudaStream_t stream, const Fp8GemvFusion& f = {});
+                     cudaStream_t stream, const Fp8GemvFusion& f = {}, Fp8GemvKernel kernel = Fp8GemvKernel::fma,
+                     const Fp8GemvMmaTuning& tune = {});
 
 }  // namespace seam::cuda

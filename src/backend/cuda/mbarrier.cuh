@@ -28,6 +28,32 @@ __device__ __forceinline__ void arrive(uint32_t bar) {
 #endif
 }
 
+// After the inits, before the __syncthreads that publishes them: makes the initialised barriers
+// visible to the async proxy (TMA's complete_tx), as CUTLASS's fence_barrier_init.
+__device__ __forceinline__ void fence_init() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+// One arrival on the current phase that also expects `bytes` more transaction bytes (a TMA copy
+// signalling complete_tx on this barrier): the phase completes when every arrival is in and
+// every expected byte has landed. Issue it before the copies it covers.
+__device__ __forceinline__ void arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+#endif
+}
+
+// An arrival, made asynchronously once every cp.async this thread issued before it has landed
+// (.noinc: it counts against the barrier's expected arrivals, as an ordinary arrive). The copied
+// data is then visible to threads whose wait on that phase returned.
+__device__ __forceinline__ void cp_async_arrive(uint32_t bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+#endif
+}
+
 __device__ __forceinline__ bool try_wait(uint32_t bar, uint32_t parity) {
   uint32_t done = 1;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -61,6 +87,34 @@ __device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
   const uint64_t t0 = global_ns();
   while (!try_wait(bar, parity))
     if (global_ns() - t0 > kWaitTimeoutNs) __trap();
+}
+
+// wait() as one asm statement: the polling loop, and the trap after kWaitTimeoutNs, are PTX
+// branches ptxas sees as one straight-line region. A wgmma kernel that waits with wgmma groups in
+// flight needs this form: around wait()'s C++ loop ptxas serialises the wgmmas (C7518, "WG.DP in
+// divergent path"), as CUTLASS's ClusterBarrier::wait avoids the same way.
+__device__ __forceinline__ void wait_in_flight(uint32_t bar, uint32_t parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n"
+      ".reg .pred done, late;\n"
+      ".reg .u64 t0, t;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@done bra WAIT_DONE;\n"
+      "mov.u64 t0, %%globaltimer;\n"
+      "WAIT_LOOP:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@done bra WAIT_DONE;\n"
+      "mov.u64 t, %%globaltimer;\n"
+      "sub.u64 t, t, t0;\n"
+      "setp.gt.u64 late, t, %2;\n"
+      "@late trap;\n"
+      "bra WAIT_LOOP;\n"
+      "WAIT_DONE:\n"
+      "}\n" ::"r"(bar),
+      "r"(parity), "l"(kWaitTimeoutNs)
+      : "memory");
+#endif
 }
 
 }  // namespace seam::cuda::mbarrier

@@ -6,9 +6,11 @@
 #include "backend/cuda/moe_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/moe_experts_grouped.h"
+#include "backend/cuda/moe_gathered_gemv.h"
 #include "backend/cuda/moe_gathered_stream.h"
 #include "backend/cuda/moe_skinny.h"
 #include "backend/cuda/moe_skinny_mma.h"
+#include "backend/cuda/moe_skinny_mma_stream.h"
 
 namespace seam::cuda {
 
@@ -148,6 +150,9 @@ constexpr int kSkinnyMaxPerExpert = 4;
 // their whole-tile L2 prefetch and many experts' loads in flight (Qwen3-30B-A3B, 6.3 MB an expert:
 // 3.28 -> 3.00 ms a step) and lose where it is large (Mixtral-8x7B, 235 MB an expert: 7.57 ->
 // 8.53 ms); the older gathered kernels keep the large ones. The bound sits between the two.
+// Above it one row runs on the dense GEMV kernel (gathered_gemv) where that applies: Mixtral's
+// experts are the dense 8B MLP's shapes (gate_up 2 x 14336 x 4096, down 4096 x 14336), which
+// that kernel streams at ~4 TB/s against the gathered kernels' 3.8 (gate_up) and 2.48 (down).
 constexpr int64_t kStreamMaxExpertBytes = int64_t(32) << 20;
 
 }  // namespace
@@ -156,8 +161,10 @@ const char* moe_path_name(MoePath p) {
   switch (p) {
     case MoePath::gathered: return "gathered";
     case MoePath::gathered_stream: return "gathered_stream";
+    case MoePath::gathered_gemv: return "gathered_gemv";
     case MoePath::skinny: return "skinny";
     case MoePath::skinny_mma: return "skinny_mma";
+    case MoePath::skinny_mma_stream: return "skinny_mma_stream";
     case MoePath::grouped: return "grouped";
   }
   return "?";
@@ -168,8 +175,11 @@ bool moe_path_applies(MoePath p, const Tensor& x, const Tensor& w_gate_up, const
   switch (p) {
     case MoePath::gathered: return true;
     case MoePath::gathered_stream: return moe_gathered_stream_applies(x, w_gate_up, w_down, topk_ids, scratch);
+    case MoePath::gathered_gemv: return moe_gathered_gemv_applies(x, w_gate_up, w_down, topk_ids, scratch);
     case MoePath::skinny: return moe_skinny_applies(x, w_gate_up, w_down, topk_ids, scratch);
     case MoePath::skinny_mma: return moe_skinny_mma_applies(x, w_gate_up, w_down, topk_ids, scratch);
+    case MoePath::skinny_mma_stream:
+      return moe_skinny_mma_stream_applies(x, w_gate_up, w_down, topk_ids, scratch);
     case MoePath::grouped: return moe_grouped_applies(x, w_gate_up, w_down, scratch);
   }
   return false;
@@ -180,7 +190,15 @@ MoePath choose_moe_path(const Tensor& x, const Tensor& w_gate_up, const Tensor& 
   static const int grouped_mode = env_choice("SEAM_MOE_GROUPED", 1, {0, 1, 2});
   static const int skinny_max = env_int("SEAM_MOE_SKINNY", kSkinnyMaxPerExpert, 0, 4096);
   static const int stream_on = env_choice("SEAM_MOE_GATHER_STREAM", 1, {0, 1});
-  static const int mma_on = env_choice("SEAM_MOE_SKINNY_MMA", 1, {0, 1});
+  // 2: the warp-streamed tensor-core kernels (moe_skinny_mma_stream.h); 1: the first tensor-core
+  // version (moe_skinny_mma.h), kept for the A/B; 0: CUDA cores (moe_skinny.h).
+  static const int mma_on = env_choice("SEAM_MOE_SKINNY_MMA", 2, {0, 1, 2});
+  // One row on the dense GEMV's kernel (moe_gathered_gemv.h) wherever it applies (2, the default):
+  // measured on the H200 (2026-12-02, docs/performance.md sixteenth pass) it beat the streaming
+  // kernels at both shapes: Mixtral-8x7B 168.9 against 179.9 us (gathered) a layer, 6.56 against
+  // 7.08 ms a step; Qwen3-30B-A3B 28.3 against 30.0 us (gathered_stream), 2.91 against 3.00 ms.
+  // 1: only experts above kStreamMaxExpertBytes; 0: never (the kernels before it).
+  static const int gemv_mode = env_choice("SEAM_MOE_GATHER_GEMV", 2, {0, 1, 2});
   const int64_t n = x.size(0), n_slots = n * topk_ids.size(1), n_experts = w_gate_up.size(0);
   auto applies = [&](MoePath p) { return moe_path_applies(p, x, w_gate_up, w_down, topk_ids, scratch); };
   const int64_t expert_bytes = w_gate_up.numel() / n_experts * int64_t(dtype_size(w_gate_up.dtype));
@@ -191,9 +209,15 @@ MoePath choose_moe_path(const Tensor& x, const Tensor& w_gate_up, const Tensor& 
   if (grouped_mode == 2 && grouped_ok) return MoePath::grouped;
   if (skinny_max > 0 && grouped_mode != 2) {
     // One row reads k experts either way: the gathered GEMVs need no grouping.
-    if (n == 1) return gathered;
-    if (n_slots <= int64_t(skinny_max) * n_experts && applies(MoePath::skinny))
-      return mma_on && applies(MoePath::skinny_mma) ? MoePath::skinny_mma : MoePath::skinny;
+    if (n == 1) {
+      const bool large = expert_bytes > kStreamMaxExpertBytes;
+      if (gemv_mode != 0 && (large || gemv_mode == 2) && applies(MoePath::gathered_gemv)) return MoePath::gathered_gemv;
+      return gathered;
+    }
+    if (n_slots <= int64_t(skinny_max) * n_experts && applies(MoePath::skinny)) {
+      if (mma_on == 2 && applies(MoePath::skinny_mma_stream)) return MoePath::skinny_mma_stream;
+      return mma_on != 0 && applies(MoePath::skinny_mma) ? MoePath::skinny_mma : MoePath::skinny;
+    }
     return grouped_ok ? MoePath::grouped : gathered;
   }
   return grouped_ok && n_slots >= kGroupedMinSlots ? MoePath::grouped : gathered;
@@ -208,10 +232,15 @@ void launch_moe_experts_path(MoePath path, const Tensor& out, const Tensor& x, c
   switch (path) {
     case MoePath::gathered_stream:
       return launch_moe_gathered_stream(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+    case MoePath::gathered_gemv:
+      return launch_moe_gathered_gemv(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
     case MoePath::skinny:
       return launch_moe_experts_skinny(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
     case MoePath::skinny_mma:
       return launch_moe_experts_skinny_mma(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+    case MoePath::skinny_mma_stream:
+      return launch_moe_experts_skinny_mma_stream(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch,
+                                                  stream);
     case MoePath::grouped:
       return launch_moe_experts_grouped(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
     case MoePath::gathered:

@@ -191,9 +191,10 @@ __global__ void __launch_bounds__(kThreads, 2) moe_skinny_mma_kernel(SkinnyMoeAr
   }
 }
 
+// The two products (which: 1 gate_up, 2 down, 3 both); the combine is the caller's.
 template <typename T>
-void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
-                  const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& s, cudaStream_t stream) {
+void launch_products(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
+                     const MoeScratch& s, int which, cudaStream_t stream) {
   const int64_t n = x.size(0);
   const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
   const int k = int(topk_ids.size(1)), n_slots = int(n * k);
@@ -206,15 +207,18 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
       tile_prefetch(int64_t(kTiles<false> * kARows) * inter * int64_t(sizeof(T)), n_slots, n_experts);
   const SkinnyMoeArgs<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
                                  topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, gu_prefetch, direct};
-  launch_kernel(moe_skinny_mma_kernel<T, true>, dim3(div_up(inter, kOut<true>), grid_rows), dim3(kThreads),
-                smem, stream, gate_up);
-  SEAM_CUDA_CHECK_LAUNCH();
+  if (which & 1) {
+    launch_kernel(moe_skinny_mma_kernel<T, true>, dim3(div_up(inter, kOut<true>), grid_rows), dim3(kThreads),
+                  smem, stream, gate_up);
+    SEAM_CUDA_CHECK_LAUNCH();
+  }
   const SkinnyMoeArgs<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
                               topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, dn_prefetch, direct};
-  launch_kernel(moe_skinny_mma_kernel<T, false>, dim3(div_up(hidden, kTiles<false> * kOut<false>), grid_rows),
-                dim3(kThreads), smem, stream, down);
-  SEAM_CUDA_CHECK_LAUNCH();
-  launch_moe_combine(out, s.expert_out, topk_weights, stream);
+  if (which & 2) {
+    launch_kernel(moe_skinny_mma_kernel<T, false>, dim3(div_up(hidden, kTiles<false> * kOut<false>), grid_rows),
+                  dim3(kThreads), smem, stream, down);
+    SEAM_CUDA_CHECK_LAUNCH();
+  }
 }
 
 }  // namespace
@@ -231,10 +235,18 @@ void launch_moe_experts_skinny_mma(const Tensor& out, const Tensor& x, const Ten
                                    cudaStream_t stream) {
   SEAM_ASSERT(moe_skinny_mma_applies(x, w_gate_up, w_down, topk_ids, scratch));
   if (x.size(0) == 0) return;
+  launch_moe_skinny_mma_stages(x, w_gate_up, w_down, topk_ids, scratch, 3, stream);
+  launch_moe_combine(out, scratch.expert_out, topk_weights, stream);
+}
+
+void launch_moe_skinny_mma_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                                  const Tensor& topk_ids, const MoeScratch& scratch, int which, cudaStream_t stream) {
+  SEAM_ASSERT(moe_skinny_mma_applies(x, w_gate_up, w_down, topk_ids, scratch));
+  if (x.size(0) == 0) return;
   if (x.dtype == DType::bf16)
-    launch_typed<__nv_bfloat16>(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+    launch_products<__nv_bfloat16>(x, w_gate_up, w_down, topk_ids, scratch, which, stream);
   else
-    launch_typed<__half>(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+    launch_products<__half>(x, w_gate_up, w_down, topk_ids, scratch, which, stream);
 }
 
 }  // namespace seam::cuda

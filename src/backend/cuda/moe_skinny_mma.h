@@ -28,4 +28,9 @@ void launch_moe_experts_skinny_mma(const Tensor& out, const Tensor& x, const Ten
                                    const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
                                    cudaStream_t stream);
 
+// The two products alone (which: 1 gate_up, 2 down, 3 both; no combine): for seam_kernel_bench's
+// A/B against moe_skinny_mma_stream.h.
+void launch_moe_skinny_mma_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                                  const Tensor& topk_ids, const MoeScratch& scratch, int which, cudaStream_t stream);
+
 }  // namespace seam::cuda

@@ -1,6 +1,7 @@
 #include "backend/cuda/qk_norm_rope_store.h"
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/rope_rotate.cuh"
 
 namespace seam::cuda {
 
@@ -78,7 +79,9 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_kernel(QkArgs<
     const float x0 = normed(i), x1 = normed(i + half);
     float s, c;
     sincosf(a.angles.angle(position, i), &s, &c);  // as rope_kernel
-    const T t0 = from_float<T>(x0 * c - x1 * s), t1 = from_float<T>(x1 * c + x0 * s);
+    float r0, r1;
+    rope_rotate(x0, x1, c, s, r0, r1);  // rope_rotate.cuh: rope.cu's bits
+    const T t0 = from_float<T>(r0), t1 = from_float<T>(r1);
     x[i] = t0;
     x[i + half] = t1;
     if (cache != nullptr) {

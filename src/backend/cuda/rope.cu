@@ -1,6 +1,7 @@
 #include "backend/cuda/rope.h"
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/rope_rotate.cuh"
 #include "backend/cuda/kv_fp8.cuh"
 
 namespace seam::cuda {
@@ -95,8 +96,10 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
     for (int i = 0; i < P; ++i) {
       const float x = to_float(a.v[i]), y = to_float(b.v[i]);
       const float c = cs[j + i], s = cs[half + j + i];
-      a.v[i] = from_float<T>(x * c - y * s);
-      b.v[i] = from_float<T>(y * c + x * s);
+      float r0, r1;
+      rope_rotate(x, y, c, s, r0, r1);  // rope_rotate.cuh: no FMA contraction
+      a.v[i] = from_float<T>(r0);
+      b.v[i] = from_float<T>(r1);
     }
     *reinterpret_cast<Pack<T, P>*>(v + j) = a;
     *reinterpret_cast<Pack<T, P>*>(v + j + half) = b;

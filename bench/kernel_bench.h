@@ -1,0 +1,161 @@
+// seam_kernel_bench's harness (bench/kernel_bench.cu: the method), shared by its sections:
+// kernel_bench_fp8.cu (the FP8 GEMV and GEMMs), kernel_bench_moe.cu (the MoE paths).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/attention_prefill.h"
+#include "backend/cuda/attention_prefill_wgmma.h"
+#include "backend/cuda/cublaslt_gemm.h"
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/fp8_cublaslt.h"
+#include "backend/cuda/fp8_gemm_wgmma.h"
+#include "backend/cuda/fp8_gemm_wgmma_ws.h"
+#include "backend/cuda/fp8_gemv.h"
+#include "backend/cuda/fp8_quantize.h"
+#include "backend/cuda/gemv.h"
+#include "backend/cuda/moe_combine.h"
+#include "backend/cuda/moe_experts.h"
+#include "backend/cuda/moe_experts_grouped.h"
+#include "backend/cuda/moe_skinny_mma.h"
+#include "backend/cuda/moe_skinny_mma_stream.h"
+#include "backend/cuda/skinny_gemm.h"
+#include "core/tensor.h"
+#include "random_fill.cuh"
+
+namespace seam::kbench {
+
+using bench::random_fill_kernel;
+
+constexpr double kCopyTBs = 4.0;       // device-to-device copy ceiling, TB/s
+constexpr double kGemmTFlops = 790.0;  // bf16 dense GEMM on random data, TFLOP/s
+
+class Bench {
+ public:
+  Bench() : gpu_(make_cuda_backend(0)), stream_(static_cast<cudaStream_t>(cuda_backend_stream(*gpu_))) {
+    SEAM_CUDA_CHECK(cudaEventCreate(&start_));
+    SEAM_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~Bench() {
+    gpu_->synchronize();
+    for (void* p : allocs_) gpu_->release(p);
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  Backend& gpu() { return *gpu_; }
+  cudaStream_t stream() const { return stream_; }
+
+  Tensor random(DType t, std::initializer_list<int64_t> dims, float scale = 1.f) {
+    Tensor x = alloc(t, dims);
+    const int64_t n = x.numel();
+    const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 8192));
+    if (t == DType::bf16)
+      random_fill_kernel<<<blocks, 256, 0, stream_>>>(x.ptr<__nv_bfloat16>(), n, seed_++, scale);
+    else if (t == DType::f16)
+      random_fill_kernel<<<blocks, 256, 0, stream_>>>(x.ptr<__half>(), n, seed_++, scale);
+    else
+      random_fill_kernel<<<blocks, 256, 0, stream_>>>(x.ptr<float>(), n, seed_++, scale);
+    SEAM_CUDA_CHECK_LAUNCH();
+    return x;
+  }
+  Tensor alloc(DType t, std::initializer_list<int64_t> dims) {
+    Tensor probe(nullptr, t, Device::cuda, dims);
+    void* p = gpu_->alloc(probe.nbytes());
+    allocs_.push_back(p);
+    return Tensor(p, t, Device::cuda, dims);
+  }
+  Tensor upload_i32(const std::vector<int32_t>& v, std::initializer_list<int64_t> dims) {
+    Tensor x = alloc(DType::i32, dims);
+    gpu_->copy_h2d(x.data, v.data(), v.size() * 4);
+    gpu_->synchronize();
+    return x;
+  }
+  template <typename V>
+  Tensor upload(const std::vector<V>& v, DType t, std::initializer_list<int64_t> dims) {
+    Tensor x = alloc(t, dims);
+    gpu_->copy_h2d(x.data, v.data(), v.size() * sizeof(V));
+    gpu_->synchronize();
+    return x;
+  }
+  void release_all() {
+    gpu_->synchronize();
+    for (void* p : allocs_) gpu_->release(p);
+    allocs_.clear();
+  }
+
+  // Median microseconds of one call of op(i) (i = call index, for rotating inputs).
+  double time_us(const std::function<void(int)>& op, int calls_per_graph = 10, int replays = 15) {
+    op(0);  // plans, attributes: everything host-side happens before capture
+    gpu_->synchronize();
+    gpu_->begin_capture();
+    for (int i = 0; i < calls_per_graph; ++i) op(i);
+    auto graph = gpu_->end_capture();
+    for (int w = 0; w < 3; ++w) gpu_->replay(*graph);
+    std::vector<float> ms;
+    for (int r = 0; r < replays; ++r) {
+      SEAM_CUDA_CHECK(cudaEventRecord(start_, stream_));
+      gpu_->replay(*graph);
+      SEAM_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+      SEAM_CUDA_CHECK(cudaEventSynchronize(stop_));
+      float t = 0;
+      SEAM_CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
+      ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    return double(ms[ms.size() / 2]) * 1000.0 / calls_per_graph;
+  }
+
+  // One table row: bytes moved (read + write, each once) and FLOPs give the rates.
+  void row(const std::string& op, const std::string& shape, double us, double bytes, double flops) {
+    char rate[64] = "", ceil[32] = "";
+    const double gbs = bytes / (us * 1e-6) / 1e9, tflops = flops / (us * 1e-6) / 1e12;
+    if (flops > 0 && tflops / kGemmTFlops > gbs / (kCopyTBs * 1000)) {
+      std::snprintf(rate, sizeof rate, "%8.1f TFLOP/s", tflops);
+      std::snprintf(ceil, sizeof ceil, "%5.1f%% of %g", 100 * tflops / kGemmTFlops, kGemmTFlops);
+    } else {
+      std::snprintf(rate, sizeof rate, "%8.0f GB/s", gbs);
+      std::snprintf(ceil, sizeof ceil, "%5.1f%% of %g TB/s", 100 * gbs / (kCopyTBs * 1000), kCopyTBs);
+    }
+    std::printf("| %-26s | %-34s | %10.1f | %-16s | %-18s |\n", op.c_str(), shape.c_str(), us, rate, ceil);
+    std::fflush(stdout);
+  }
+
+ private:
+  std::unique_ptr<Backend> gpu_;
+  cudaStream_t stream_;
+  cudaEvent_t start_{}, stop_{};
+  std::vector<void*> allocs_;
+  uint64_t seed_ = 12345;
+};
+
+// ---- Llama-3.1-8B shapes ----
+constexpr int64_t kHidden = 4096, kHeads = 32, kKvHeads = 8, kHeadDim = 128, kInter = 14336, kVocab = 128256;
+constexpr int64_t kQkv = (kHeads + 2 * kKvHeads) * kHeadDim;  // 6144
+constexpr double kL2Bytes = 60e6;
+
+// RoPE's inverse frequencies at Llama-3's base 500,000: [head_dim / 2].
+inline std::vector<float> rope_inv_freq(int64_t head_dim) {
+  std::vector<float> inv(static_cast<size_t>(head_dim / 2));
+  for (int64_t j = 0; j < head_dim / 2; ++j) inv[size_t(j)] = std::pow(500000.f, -2.f * float(j) / float(head_dim));
+  return inv;
+}
+
+// The sections in their own files.
+void bench_fp8_gemm(Bench& b);
+void bench_moe_grouped(Bench& b, int n_tokens);
+void bench_moe_skinny(Bench& b, int n_tokens);
+void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t H, int64_t k);
+
+}  // namespace seam::kbench

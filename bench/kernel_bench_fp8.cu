@@ -1,0 +1,161 @@
+// seam_kernel_bench's FP8 section (--fp8): the batch-1 GEMV on each inner loop and tuning variant,
+// then the GEMMs at 64 and 4,096 rows: the wgmma kernels against the cuBLASLt route.
+#include "kernel_bench.h"
+
+namespace seam::kbench {
+
+// FP8 linear products (issue 22) at the 8B projections, M = 64 (decode batch) and 4,096 (prefill):
+// per-channel E4M3 weights (quantized from random bf16), per-token activations quantized once
+// outside the timing, bf16 out. The wgmma GEMM with its fused scales (fp8_gemm_wgmma.h, tile in
+// the name) against the cuBLASLt route it replaces (fp8_cublaslt.h: on the H200 the unscaled
+// E4M3 GEMM + the float32 scale epilogue), and the whole op (activation quantization + product)
+// as linear_fp8 runs it; the warp-specialised wgmma GEMM (fp8_gemm_wgmma_ws.h) beside the
+// one-block one. Bytes: weight + x codes once, out once; FLOPs 2 M N K against the
+// 1,580 TFLOP/s FP8 peak issue 22 measures against.
+void bench_fp8_gemm(Bench& b) {
+  constexpr double kFp8TFlops = 1580.0;
+  const struct {
+    const char* name;
+    int64_t n_out, n_in;
+  } shapes[] = {{"qkv_proj", kQkv, kHidden},
+                {"o_proj", kHidden, kHeads * kHeadDim},
+                {"gate_up_proj", 2 * kInter, kHidden},
+                {"down_proj", kHidden, kInter}};
+  cuda::Fp8CublasLt lt;
+  auto row = [&](const std::string& op, const std::string& shape, double us, double bytes, double flops) {
+    const double gbs = bytes / (us * 1e-6) / 1e9, tflops = flops / (us * 1e-6) / 1e12;
+    std::printf("| %-40s | %-26s | %10.1f | %7.1f TFLOP/s %5.1f%% | %6.0f GB/s %5.1f%% |\n", op.c_str(), shape.c_str(),
+                us, tflops, 100 * tflops / kFp8TFlops, gbs, 100 * gbs / (kCopyTBs * 1000));
+    std::fflush(stdout);
+  };
+  int n_sms = 0;
+  SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, 0));
+  // The batch-1 decode GEMV (fp8_gemv.h) on each inner loop (SEAM_FP8_GEMV): the CUDA-core FMAs
+  // and the E4M3 tensor cores, with the activation quantization in its prologue (x bf16), gate_up
+  // with its GLU epilogue as a decode step runs it. Bytes: weight + x + out once (the weights
+  // dominate: TB/s against the copy bandwidth is the figure to read); weights cycled through
+  // enough copies to leave the L2.
+  for (const auto& g : shapes) {
+    const int64_t m = 1;
+    const bool glu = g.n_out == 2 * kInter;
+    const double w_bytes = double(g.n_out * g.n_in);
+    const int copies = std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
+    std::vector<Fp8Weight> ws(static_cast<size_t>(copies));
+    for (Fp8Weight& w : ws) {
+      w.w = b.alloc(DType::fp8_e4m3, {g.n_out, g.n_in});
+      w.w_scale = b.alloc(DType::f32, {g.n_out});
+      w.w_scheme = Fp8WeightScheme::per_channel;
+      w.act = Fp8ActScheme::dynamic_per_token;
+      b.gpu().quantize_fp8_per_channel(w.w, w.w_scale, b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
+    }
+    const Tensor x = b.random(DType::bf16, {m, g.n_in});
+    const int64_t n_out = glu ? g.n_out / 2 : g.n_out;
+    const Tensor out = b.alloc(DType::bf16, {m, n_out});
+    cuda::Fp8GemvFusion f;
+    f.glu = glu;
+    const double bytes = w_bytes + double(m * g.n_in) * 2 + double(m * n_out) * 2;
+    const double flops = 2.0 * double(m) * double(g.n_out) * double(g.n_in);
+    const std::string shape = "M=1 N=" + std::to_string(g.n_out) + " K=" + std::to_string(g.n_in);
+    for (cuda::Fp8GemvKernel k : {cuda::Fp8GemvKernel::fma, cuda::Fp8GemvKernel::mma}) {
+      const double us = b.time_us(
+          [&](int i) { cuda::launch_fp8_gemv(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream(), f, k); });
+      row(std::string("fp8 gemv ") + g.name + (glu ? " + silu_mul" : "") +
+              (k == cuda::Fp8GemvKernel::mma ? " (mma)" : " (fma)"),
+          shape, us, bytes, flops);
+    }
+    // The mma loop's variants (Fp8GemvMmaTuning, SEAM_FP8_GEMV_MMA_KSPLIT / _UNROLL / _RELOAD):
+    // every split with each unroll / reload, one row each (the plain "(mma)" row above is
+    // "ksplit 1 unroll 4 sweep").
+    for (int ksplit : {1, 2, 4, 0})
+      for (const auto& [unroll, rolling] :
+           {std::pair{4, false}, std::pair{2, false}, std::pair{4, true}, std::pair{8, true}}) {
+        cuda::Fp8GemvMmaTuning tune;
+        tune.ksplit = ksplit;
+        tune.unroll = unroll;
+        tune.rolling = rolling;
+        const double us = b.time_us([&](int i) {
+          cuda::launch_fp8_gemv(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream(), f,
+                                cuda::Fp8GemvKernel::mma, tune);
+        });
+        row(std::string("fp8 gemv ") + g.name + (glu ? " + silu_mul" : "") + " (mma " +
+                cuda::fp8_gemv_mma_tuning_name(tune) + ")",
+            shape, us, bytes, flops);
+      }
+    // Deeper L2 prefetch before the prologue (SEAM_FP8_GEMV_MMA_PREFETCH): a whole slice of
+    // down_proj's (28 steps a warp at K = 14,336), with the default loop and unroll 8.
+    for (int ksplit : {1, 0})
+      for (int unroll : {4, 8}) {
+        cuda::Fp8GemvMmaTuning tune;
+        tune.ksplit = ksplit;
+        tune.unroll = unroll;
+        tune.rolling = unroll == 8;
+        tune.prefetch = 64;
+        const double us = b.time_us([&](int i) {
+          cuda::launch_fp8_gemv(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream(), f,
+                                cuda::Fp8GemvKernel::mma, tune);
+        });
+        row(std::string("fp8 gemv ") + g.name + (glu ? " + silu_mul" : "") + " (mma " +
+                cuda::fp8_gemv_mma_tuning_name(tune) + ")",
+            shape, us, bytes, flops);
+      }
+    b.release_all();
+  }
+  for (int64_t m : {int64_t(64), int64_t(4096)})
+    for (const auto& g : shapes) {
+      const double w_bytes = double(g.n_out * g.n_in);
+      const int copies = m >= 1024 ? 1 : std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
+      std::vector<Fp8Weight> ws(static_cast<size_t>(copies));
+      for (Fp8Weight& w : ws) {
+        w.w = b.alloc(DType::fp8_e4m3, {g.n_out, g.n_in});
+        w.w_scale = b.alloc(DType::f32, {g.n_out});
+        w.w_scheme = Fp8WeightScheme::per_channel;
+        w.act = Fp8ActScheme::dynamic_per_token;
+        b.gpu().quantize_fp8_per_channel(w.w, w.w_scale, b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
+      }
+      const Tensor x = b.random(DType::bf16, {m, g.n_in});
+      const Tensor codes = b.alloc(DType::fp8_e4m3, {m, g.n_in}), scales = b.alloc(DType::f32, {1, m});
+      cuda::launch_fp8_quantize_act(codes, scales, x, ws[0], b.stream());
+      const Tensor out = b.alloc(DType::bf16, {m, g.n_out});
+      const double bytes = w_bytes + double(m * g.n_in) + double(m * g.n_out) * 2;
+      const double flops = 2.0 * double(m) * double(g.n_out) * double(g.n_in);
+      const std::string shape =
+          "M=" + std::to_string(m) + " N=" + std::to_string(g.n_out) + " K=" + std::to_string(g.n_in);
+      auto w_of = [&](int i) -> const Fp8Weight& { return ws[size_t(i % copies)]; };
+      if (cuda::fp8_gemm_wgmma_applies(out, codes, ws[0])) {
+        const cuda::Fp8WgmmaTile t = cuda::fp8_gemm_wgmma_tile(m, g.n_out, n_sms);
+        for (int overlap : {1, 0}) {  // the main loop's two forms (fp8_gemm_wgmma.h)
+          const double us = b.time_us([&](int i) {
+            cuda::launch_fp8_gemm_wgmma(out, codes, scales, w_of(i), Tensor{}, false, b.stream(), overlap);
+          });
+          row(std::string("fp8 ") + g.name + " wgmma " + std::to_string(t.rows) + "x" + std::to_string(t.cols) +
+                  (overlap ? " overlap" : " serial"),
+              shape, us, bytes, flops);
+        }
+      }
+      // The warp-specialised TMA kernel (fp8_gemm_wgmma_ws.h): SEAM_FP8_GEMM=ws takes it past 64 rows.
+      if (cuda::fp8_gemm_wgmma_ws_applies(out, codes, ws[0])) {
+        for (int cols : {256, 128}) {  // its two tile widths (SEAM_FP8_WS_TILE_N)
+          const double us = b.time_us([&](int i) {
+            cuda::launch_fp8_gemm_wgmma_ws(out, codes, scales, w_of(i), Tensor{}, false, b.stream(), cols);
+          });
+          row(std::string("fp8 ") + g.name + " wgmma ws " + std::to_string(cuda::kFp8WsTileRows) + "x" +
+                  std::to_string(cols) + (m > cuda::kFp8WsMinRows ? "" : " (not routed)"),
+              shape, us, bytes, flops);
+        }
+      } else {
+        std::printf("| %-40s | %-26s | (wgmma GEMM not available: needs sm_90a build + CC 9.0) |\n", g.name,
+                    shape.c_str());
+      }
+      const double us_lt = b.time_us([&](int i) {
+        SEAM_CHECK(lt.run(out, codes, scales, w_of(i), Tensor{}, false, b.gpu().capturing(), b.stream()),
+                   "cuBLASLt has no FP8 route for ", shape);
+      });
+      row(std::string("fp8 ") + g.name + " cuBLASLt route", shape, us_lt, bytes, flops);
+      const double us_op = b.time_us([&](int i) { b.gpu().linear_fp8(out, x, w_of(i), Tensor{}, false); });
+      row(std::string("linear_fp8 ") + g.name + " (quantize + product)", shape, us_op, bytes + double(m * g.n_in) * 2,
+          flops);
+      b.release_all();
+    }
+}
+
+}  // namespace seam::kbench

@@ -1,0 +1,41 @@
+// The FP8 product (backend.h "FP8 linear", the product half) on Hopper's FP8 tensor cores with
+// the scales in the kernel, warp-specialised: fp8_gemm_wgmma.h's arithmetic (the same promotion
+// of every 128-wide K block's partial into float32, the same epilogue and single rounding), fed
+// by a TMA producer warp through a ring of mbarrier-guarded stages instead of every thread's
+// cp.async and a block barrier per K block; persistent (a block an SM). The prefill kernel
+// (128 x 256 or 128 x 128 tiles); the one-block kernel (fp8_gemm_wgmma.h) stays for its narrower
+// tiles and as the A/B reference.
+// Tests: tests/cuda/cuda_fp8_gemm_wgmma_test.cpp (every case of the old kernel runs on this one).
+#pragma once
+#include <cuda_runtime.h>
+
+#include "backend/backend.h"
+
+namespace seam::cuda {
+
+// Whether launch_fp8_gemm_wgmma_ws takes this product: fp8_gemm_wgmma_applies (an sm_90a build on
+// a CC 9.0 GPU, K % 128 == 0, N % 8 == 0, contiguous 16-byte-aligned codes, f32/f16/bf16 out)
+// and the TMA descriptors' limits (rows and K below 2^31), and the driver's
+// cuTensorMapEncodeTiled was found.
+bool fp8_gemm_wgmma_ws_applies(const Tensor& out, const Tensor& codes, const Fp8Weight& w);
+
+// As launch_fp8_gemm_wgmma (same operands, same results up to the tensor cores' in-block
+// alignment, which both kernels share: bit-equal on exactly representable values). Graph-
+// capturable: the two tensor maps are encoded on the host at every launch (no device memory,
+// no synchronisation) and travel as kernel parameters. tile_cols: the outputs of a tile, 128 or
+// 256; 0 (callers) the SEAM_FP8_WS_TILE_N switch (128 or 256, default 256); the tests and the
+// bench name one.
+void launch_fp8_gemm_wgmma_ws(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
+                              const Tensor& bias, bool accumulate, cudaStream_t stream, int tile_cols = 0);
+
+// The tile width launch_fp8_gemm_wgmma_ws uses for tile_cols (0: the switch's).
+int fp8_gemm_wgmma_ws_tile_cols(int tile_cols);
+
+// The block tile's rows: two consumer warpgroups of m64; its outputs are 128 or 256 (above).
+constexpr int kFp8WsTileRows = 128;
+
+// SEAM_FP8_GEMM=ws routes products of more rows than this here (fewer: a decode batch, which a
+// 128-row tile would mostly waste; the tests launch the kernel at any row count).
+constexpr int64_t kFp8WsMinRows = 64;
+
+}  // namespace seam::cuda

@@ -1,0 +1,595 @@
+// The fragment layout is moe_skinny_mma.cu's (skinny_gemm.cu's): within a 32-k chunk, lane
+// (g = lane / 4, c = lane % 4) holds k [8c, 8c + 8) of A rows g and g + 8 and of B column g of
+// each n-tile as one 16-byte vector each and feeds them to two m16n8k16 steps; the map from
+// fragment k to memory k is the same for A and B, so each dot product is the exact sum of the
+// right products in another order. A ring step is two such chunks (64 k): the 4 lanes of a quad
+// copy a row's whole 128-byte line, and each lane reads back only the vectors it copied itself,
+// so cp.async.wait_group alone orders them (no warp or block barrier in the loop).
+#include "backend/cuda/moe_skinny_mma_stream.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/moe_combine.h"
+#include "backend/cuda/moe_common.cuh"
+#include "backend/cuda/moe_skinny.h"
+#include "backend/cuda/moe_skinny_mma.h"
+
+namespace seam::cuda {
+
+namespace {
+
+constexpr int kWarps = 4;            // a block: 4 warps on one expert, each its own tiles
+constexpr int kThreads = kWarps * 32;
+constexpr int kChunk = 32;           // k per chunk: two m16n8k16 steps
+constexpr int kVecsPerChunk = 4;     // 16-byte vectors per row per chunk (one per lane of a quad)
+constexpr int kStepVecs = 4;         // vectors a lane copies a step: rows lo and hi x 2 chunks
+constexpr int kStageVecs = kStepVecs * 32;  // a warp's step: 2 KB
+constexpr int kMaxNT = 2;            // n-tiles of 8 slots a pass over the weights
+constexpr int kCollectUnroll = 4;    // topk_ids a thread has in flight while collecting
+
+// The tuning variants (SEAM_MOE_STREAM_VARIANT, moe_skinny_mma_stream.h), each a whole set of
+// compile-time knobs so one bench run compares them. Variant 0 is the kernel as first measured.
+//   stages:     ring steps a warp (2 KB each); stages - 1 in flight right after an issue.
+//   group:      steps issued back to back when `group` stages are free (1: one a step). A row's
+//               bytes of `group` consecutive steps (group x 128 B) reach the memory controllers
+//               together instead of a step's latency apart: longer runs within a DRAM page.
+//               Between issues the warp has stages - 1 down to stages - group steps in flight.
+//   gu_tiles, dn_tiles: tiles a warp streams back to back in one ring (gate_up 8 features of
+//               gate + up, down 16 features): fewer, longer blocks; fewer ring fills and drains.
+//   interleave: direct grid only: consecutive blocks walk different experts (block b serves
+//               expert b % E) instead of all of an expert's blocks adjacent.
+//   hint:       bit 0: the weight copies carry an L2 evict_first policy (read once; x / act stay);
+//               bit 1: L2::256B prefetch size (L2 fetches the 256-byte block a 128-byte line
+//               sits in: the next step's line of the same row comes with it).
+//   fuse:       moe_combine folded into down: the last block to finish a token adds its k outputs
+//               (j in order, float32, rounded once: moe_combine's arithmetic, the same bits).
+//   min_blocks: __launch_bounds__' blocks an SM, set to what shared memory allows (ring + 2 KB of
+//               slots + ~1.6 KB static and reserved a block, of 228 KB): the register cap then
+//               never costs a block (5 -> at most 96 registers a thread; the first version had 96
+//               under a bound of 4 blocks, where the reworked loop takes 100: 4 blocks an SM).
+struct StreamCfg {
+  int stages, group, gu_tiles, dn_tiles;
+  bool interleave;
+  int hint;
+  const char* name;
+  int min_blocks;
+  bool fuse = false;
+};
+constexpr int kHintEvictFirst = 1, kHintPrefetch256 = 2;
+constexpr StreamCfg kCfgs[] = {
+    {5, 1, 1, 2, false, 0, "s5", 5},              // 0: as first measured (the default)
+    {4, 1, 1, 2, false, 0, "s4", 6},              // 1: 6 KB in flight a warp, 6 blocks an SM
+    {8, 1, 1, 2, false, 0, "s8", 3},              // 2: 14 KB a warp, 3 blocks an SM
+    {6, 2, 1, 2, false, 0, "s6g2", 4},            // 3: 256-byte row runs, 4 blocks an SM
+    {8, 4, 1, 2, false, 0, "s8g4", 3},            // 4: 512-byte row runs, 3 blocks an SM
+    {5, 1, 1, 2, false, kHintPrefetch256, "s5p256", 5},  // 5: 256-byte runs by the L2 prefetch size
+    {5, 1, 1, 2, false, kHintEvictFirst, "s5ef", 5},     // 6
+    {6, 2, 1, 2, false, kHintPrefetch256 | kHintEvictFirst, "s6g2p256ef", 4},  // 7
+    {5, 1, 1, 4, false, 0, "s5dn4", 5},           // 8: down 4 tiles a warp (64 rows), 8 blocks an expert
+    {6, 2, 1, 4, false, 0, "s6g2dn4", 4},         // 9
+    {5, 1, 2, 2, false, 0, "s5gu2", 5},           // 10: gate_up 2 tiles a warp, 12 blocks an expert
+    {5, 1, 1, 2, true, 0, "s5il", 5},             // 11: experts interleaved over the grid
+    {8, 4, 1, 4, false, kHintPrefetch256, "s8g4dn4p256", 3},  // 12
+    {12, 8, 1, 2, false, 0, "s12g8", 2},          // 13: 1 KB row runs, 2 blocks an SM (11..4 steps in flight)
+    {5, 1, 1, 2, false, 0, "s5fc", 5, true},      // 14: variant 0 with the combine folded into down
+    {8, 4, 1, 2, false, 0, "s8g4fc", 3, true},    // 15: 4 with the combine folded
+    {12, 8, 1, 2, false, 0, "s12g8fc", 2, true},  // 16: 13 with the combine folded
+};
+constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
+
+template <int V>
+constexpr size_t ring_bytes() {
+  return size_t(kWarps) * kCfgs[V].stages * kStageVecs * 16;  // 40 KB a block at 5 stages
+}
+
+// cp.async.wait_group as a compiler barrier too ("memory"): the plain shared loads of the step
+// that follow must not be hoisted above it (no warp barrier follows, unlike the flash kernels).
+template <int N>
+__device__ __forceinline__ void ring_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// ring_wait<n>() for a run-time n <= N: a constant once the caller's loop over n is unrolled.
+template <int N>
+__device__ __forceinline__ void ring_wait_at_most(int n) {
+  if constexpr (N > 0) {
+    if (n < N) return ring_wait_at_most<N - 1>(n);
+  }
+  ring_wait<N>();
+}
+
+template <bool kGated>
+constexpr int kOut = kGated ? 8 : 16;  // output features a tile (gated: 8 gate + 8 up A rows)
+template <bool kGated, int V>
+constexpr int kTilesPerWarp = kGated ? kCfgs[V].gu_tiles : kCfgs[V].dn_tiles;  // down 2: 2 x 24 KB at inter 768
+
+template <typename T>
+struct StreamArgs {
+  T* out;             // act [n * k, inter] (gated) or expert_out [n * k, hidden]
+  int64_t out_stride;
+  const T* in;        // x [n, hidden] (gated: slot's row slot / k) or act [n * k, inter] (row = slot)
+  int64_t in_stride;
+  const T* w;         // w_gate_up [n_experts, 2 * inter, hidden] or w_down [n_experts, hidden, inter]
+  const int32_t* ids; // topk_ids [n, k]
+  int n_slots, n_experts, k;
+  int n_out;          // inter or hidden: a multiple of 32, so every tile is whole
+  int n_in;           // hidden or inter: a multiple of kChunk
+  bool direct;        // grid row = expert, else the row-th expert with rows (block_expert)
+  // The combine folded into down (StreamCfg::fuse; null counters: not folded). gate_up zeroes
+  // counters[0..n_tokens); down counts, per token, the (slot, block) pairs done, and the block that
+  // completes a token's k x gridDim.x adds its weighted outputs to comb_out as moe_combine does.
+  int* counters = nullptr;
+  int n_tokens = 0;
+  T* comb_out = nullptr;
+  int64_t comb_stride = 0;
+  const float* weights = nullptr;
+};
+
+// A 16-byte weight copy into the ring with variant V's L2 hints (see StreamCfg::hint).
+template <int kHint>
+__device__ __forceinline__ void ring_copy(void* dst, const void* src, uint64_t policy) {
+  if constexpr (kHint == 0) {
+    flash::cp_async_16(dst, src, true);
+  } else if constexpr (kHint == kHintPrefetch256) {
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(flash::smem_addr(dst)), "l"(src));
+  } else if constexpr (kHint == kHintEvictFirst) {
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(flash::smem_addr(dst)),
+                 "l"(src), "l"(policy));
+  } else {
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::256B [%0], [%1], 16, %2;\n" ::"r"(
+                     flash::smem_addr(dst)),
+                 "l"(src), "l"(policy));
+  }
+}
+
+__device__ __forceinline__ uint64_t evict_first_policy() {
+  uint64_t p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+
+// collect_slots (moe_common.cuh) with kCollectUnroll ids a thread loaded before the first ballot:
+// one L2 round trip for 512 slots instead of one a 128-slot round. Same result: e's slots in
+// increasing order (round, then u, then warp, then lane is increasing slot order).
+__device__ int collect_slots_unrolled(int* list, int (*warp_count)[kWarps], const int32_t* ids, int n_slots,
+                                      int n_experts, int e) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned below = (1u << lane) - 1u;
+  int total = 0;
+  for (int base = 0; base < n_slots; base += kCollectUnroll * kThreads) {
+    bool hit[kCollectUnroll];
+#pragma unroll
+    for (int u = 0; u < kCollectUnroll; ++u) {
+      const int s = base + u * kThreads + int(threadIdx.x);
+      hit[u] = s < n_slots && expert_of(ids, s, n_experts) == e;
+    }
+    unsigned mask[kCollectUnroll];
+#pragma unroll
+    for (int u = 0; u < kCollectUnroll; ++u) {
+      mask[u] = __ballot_sync(0xffffffffu, hit[u]);
+      if (lane == 0) warp_count[u][warp] = __popc(mask[u]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < kCollectUnroll; ++u) {
+      int before = total, round = 0;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        const int cnt = warp_count[u][w];
+        before += w < warp ? cnt : 0;
+        round += cnt;
+      }
+      if (hit[u]) list[before + __popc(mask[u] & below)] = base + u * kThreads + int(threadIdx.x);
+      total += round;
+    }
+    __syncthreads();  // list complete for this round; warp_count free for the next
+  }
+  return total;
+}
+
+// A warp's stream: its tiles' weight steps, issued into its ring in order (tile-major, then k).
+template <typename T, bool kGated, int V>
+struct Stream {
+  static constexpr int kStages = kCfgs[V].stages, kGroup = kCfgs[V].group, kHint = kCfgs[V].hint;
+  const T* w_e;
+  uint4* ring;   // this warp's kStages x kStageVecs, lane-interleaved
+  int n_in, n_out, n_chunks, n_steps, tile0, total;
+  int lane, g, c;
+  uint64_t policy;
+  int issued = 0, tile = 0, step = 0, stage = 0;  // the next step to issue and its ring stage
+
+  // The step `issued` of the warp's run into ring stage `stage`; always commits one group (maybe
+  // empty) so wait_group counts stay in step with the consumer.
+  __device__ __forceinline__ void issue() {
+    if (issued < total) {
+      const int f0 = (tile0 + tile) * kOut<kGated>;
+      const int lo = f0 + g, hi = kGated ? n_out + f0 + g : f0 + g + 8;  // gate/up rows, or down rows g, g + 8
+      const int64_t k0 = int64_t(step) * 2 * kChunk + 8 * c;
+      const T* rlo = w_e + int64_t(lo) * n_in + k0;
+      const T* rhi = w_e + int64_t(hi) * n_in + k0;
+      uint4* st = ring + stage * kStageVecs + lane;
+      ring_copy<kHint>(st, rlo, policy);
+      ring_copy<kHint>(st + 32, rhi, policy);
+      if (2 * step + 1 < n_chunks) {  // an odd chunk count leaves the tile's last step half
+        ring_copy<kHint>(st + 64, rlo + kChunk, policy);
+        ring_copy<kHint>(st + 96, rhi + kChunk, policy);
+      }
+      if (++step == n_steps) step = 0, ++tile;
+      stage = stage + 1 == kStages ? 0 : stage + 1;
+    }
+    ++issued;
+    flash::cp_async_commit();
+  }
+  __device__ __forceinline__ void restart() { issued = tile = step = stage = 0; }
+  // The first kStages - kGroup steps; stream_pass issues the rest kGroup at a time.
+  __device__ __forceinline__ void prologue() {
+#pragma unroll
+    for (int s = 0; s < kStages - kGroup; ++s) issue();
+  }
+};
+
+// One pass of a warp over its whole run for slots[0..m) (m <= 8 NT), the ring's first
+// kStages - kGroup steps already issued: each tile's outputs written when its last step is summed.
+// Slots past m read slot 0's row and are never written. The loop goes kGroup steps at a time:
+// first the kGroup stages the group before consumed (the first group: the ones the prologue left
+// empty) are refilled, back to back, then the group's steps are consumed; before step q0 + r is
+// read, kStages + q0 groups have been committed and steps up to q0 + r must have landed, so at
+// most kStages - 1 - r may still be pending.
+template <typename T, bool kGated, int NT, int V>
+__device__ __forceinline__ void stream_pass(const StreamArgs<T>& a, Stream<T, kGated, V>& s, const int* slots,
+                                            int m) {
+  constexpr int kStages = kCfgs[V].stages, kGroup = kCfgs[V].group;
+  static_assert(kGroup >= 1 && kGroup < kStages, "a group leaves a stage or more in flight");
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  const int g = s.g, c = s.c;
+  const uint4* xr[NT];
+  bool x_ok[NT];
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+    const int i = 8 * j + g;
+    x_ok[j] = i < m;
+    const int slot = slots[x_ok[j] ? i : 0];
+    const int64_t row = kGated ? slot / a.k : slot;
+    xr[j] = reinterpret_cast<const uint4*>(a.in + row * a.in_stride) + c;
+  }
+  // x (or act) vectors of a step's two chunks, loaded a step ahead: their L2 latency overlaps
+  // the ring wait and the mma of the step before instead of adding to it. They depend on the
+  // step's k alone (every tile multiplies the same slots).
+  auto load_x = [&](int at_step, uint4 (&lo)[NT], uint4 (&hi)[NT]) {
+    const int ch = 2 * at_step;
+    const bool has_hi = ch + 1 < s.n_chunks;
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      lo[j] = x_ok[j] ? __ldg(xr[j] + ch * kVecsPerChunk) : zero;
+      hi[j] = x_ok[j] && has_hi ? __ldg(xr[j] + (ch + 1) * kVecsPerChunk) : zero;
+    }
+  };
+  float acc[NT][4];
+#pragma unroll
+  for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+  uint4 x0[NT], x1[NT];
+  if (s.total > 0) load_x(0, x0, x1);
+  int tile = s.tile0, step = 0, stage = 0;
+  for (int q0 = 0; q0 < s.total; q0 += kGroup) {
+#pragma unroll
+    for (int r = 0; r < kGroup; ++r) s.issue();
+#pragma unroll
+    for (int r = 0; r < kGroup; ++r) {
+      if (q0 + r >= s.total) break;  // uniform over the warp
+      ring_wait_at_most<kStages - 1>(kStages - 1 - r);  // this lane's copies of step q0 + r have landed
+      const uint4* st = s.ring + stage * kStageVecs + s.lane;
+      const bool two = 2 * step + 1 < s.n_chunks;
+      const uint4 l0 = st[0], h0 = st[32];
+      const uint4 l1 = two ? st[64] : zero, h1 = two ? st[96] : zero;
+      stage = stage + 1 == kStages ? 0 : stage + 1;
+      uint4 y0[NT], y1[NT];  // the next step's x (past the last step: step 0's again, unused)
+      load_x(step + 1 == s.n_steps ? 0 : step + 1, y0, y1);
+      {
+        const uint32_t a0[4] = {l0.x, h0.x, l0.y, h0.y};  // k 8c + {0..3}
+        const uint32_t a1[4] = {l0.z, h0.z, l0.w, h0.w};  // k 8c + {4..7}
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          flash::mma_16816(acc[j], a0, x0[j].x, x0[j].y, T{});
+          flash::mma_16816(acc[j], a1, x0[j].z, x0[j].w, T{});
+        }
+      }
+      if (two) {
+        const uint32_t a0[4] = {l1.x, h1.x, l1.y, h1.y};
+        const uint32_t a1[4] = {l1.z, h1.z, l1.w, h1.w};
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          flash::mma_16816(acc[j], a0, x1[j].x, x1[j].y, T{});
+          flash::mma_16816(acc[j], a1, x1[j].z, x1[j].w, T{});
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < NT; ++j) x0[j] = y0[j], x1[j] = y1[j];
+      if (++step == s.n_steps) {
+        // C fragment: acc[j][i] is A row g + 8 (i / 2) against slot column 8j + 2c + (i % 2).
+        const int f = tile * kOut<kGated> + g;
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+          for (int b = 0; b < 2; ++b) {
+            const int i = 8 * j + 2 * c + b;
+            if (i >= m) continue;
+            T* o = a.out + int64_t(slots[i]) * a.out_stride;
+            if constexpr (kGated) {
+              const float gs = acc[j][b], up = acc[j][2 + b];
+              o[f] = from_float<T>(gs / (1.f + expf(-gs)) * up);
+            } else {
+              o[f] = from_float<T>(acc[j][b]);
+              o[f + 8] = from_float<T>(acc[j][2 + b]);
+            }
+          }
+#pragma unroll
+        for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+        step = 0;
+        ++tile;
+      }
+    }
+  }
+}
+
+// The folded combine, by the whole down block after its warps' outputs are written (every thread
+// gets here: no thread left early). Each thread's expert_out stores are fenced before the block
+// barrier, so once a count shows a token complete every block's outputs for it are visible (the
+// threadFenceReduction pattern); the completing block re-reads them through L2 (__ldcg: L1 is not
+// coherent) and adds out[i] += sum_j w_ij y_ij exactly as moe_combine_vec_kernel does. finished
+// (the ring's shared memory, spent) holds the tokens this block completed.
+template <typename T>
+__device__ __forceinline__ void fused_combine(const StreamArgs<T>& a, const int* list, int count, int* finished) {
+  __shared__ int n_finished;
+  if (threadIdx.x == 0) n_finished = 0;
+  __threadfence();
+  __syncthreads();
+  const int target = a.k * int(gridDim.x);
+  for (int t = threadIdx.x; t < count; t += kThreads) {
+    const int tok = list[t] / a.k;
+    if (atomicAdd(&a.counters[tok], 1) == target - 1) finished[atomicAdd(&n_finished, 1)] = tok;
+  }
+  __syncthreads();
+  const int n_done = n_finished;
+  if (n_done == 0) return;
+  __threadfence();
+  const int hidden = a.n_out, n_vec = hidden / 8;
+  for (int it = threadIdx.x; it < n_done * n_vec; it += kThreads) {
+    const int64_t i = finished[it / n_vec];
+    const int v = it % n_vec;
+    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+    for (int j = 0; j < a.k; ++j) {
+      const float w = a.weights[i * a.k + j];
+      float y[8];
+      unpack8<T>(__ldcg(reinterpret_cast<const uint4*>(a.out + (i * a.k + j) * a.out_stride + v * 8)), y);
+#pragma unroll
+      for (int c = 0; c < 8; ++c) acc[c] += w * y[c];
+    }
+    T* o = a.comb_out + i * a.comb_stride + v * 8;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) o[c] = from_float<T>(to_float(o[c]) + acc[c]);
+  }
+}
+
+template <typename T, bool kGated, int V>
+__global__ void __launch_bounds__(kThreads, kCfgs[V].min_blocks) moe_skinny_mma_stream_kernel(StreamArgs<T> a) {
+  extern __shared__ uint4 smem[];  // [ring_bytes<V>() / 16] rings, then [n_slots] ints: the expert's slots
+  __shared__ int warp_count[kCollectUnroll][kWarps];
+  __shared__ unsigned present[kMaxSkinnyWords];
+  __shared__ int chosen;
+  constexpr int kStages = kCfgs[V].stages;
+  int* list = reinterpret_cast<int*>(smem + ring_bytes<V>() / 16);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  constexpr int kT = kTilesPerWarp<kGated, V>;
+  const int n_tiles = a.n_out / kOut<kGated>;
+  // The block's (tile block, expert row): the grid's own coordinates, or with interleave (direct
+  // grids only) the linear block id dealt round-robin over the experts.
+  int bx = int(blockIdx.x), by = int(blockIdx.y);
+  if (kCfgs[V].interleave && a.direct) {
+    const int b = int(blockIdx.y) * int(gridDim.x) + int(blockIdx.x);
+    by = b % int(gridDim.y);
+    bx = b / int(gridDim.y);
+  }
+  const int tile0 = (bx * kWarps + warp) * kT;
+  const int my_tiles = max(0, min(kT, n_tiles - tile0));
+  Stream<T, kGated, V> s;
+  s.ring = smem + warp * kStages * kStageVecs;
+  s.n_in = a.n_in;
+  s.n_out = a.n_out;
+  s.n_chunks = a.n_in / kChunk;
+  s.n_steps = (s.n_chunks + 1) / 2;
+  s.tile0 = tile0;
+  s.total = my_tiles * s.n_steps;
+  s.lane = lane;
+  s.g = lane >> 2;
+  s.c = lane & 3;
+  s.policy = 0;
+  if constexpr ((kCfgs[V].hint & kHintEvictFirst) != 0) s.policy = evict_first_policy();
+  auto weights_of = [&](int e) { return a.w + int64_t(e) * (kGated ? 2 : 1) * a.n_out * a.n_in; };
+  // Direct grid: the expert is the block's row, so the ring fills before the PDL wait (the weights
+  // never change; an empty expert, ~2% of them at 4 slots an expert, wastes its 8 KB a warp).
+  if (a.direct) {
+    s.w_e = weights_of(by);
+    s.prologue();
+  }
+  pdl_begin();
+  if constexpr (kGated) {  // the folded combine's counts start at 0 (down reads them after its PDL wait)
+    if (a.counters != nullptr && blockIdx.x == 0 && blockIdx.y == 0)
+      for (int i = threadIdx.x; i < a.n_tokens; i += kThreads) a.counters[i] = 0;
+  }
+  const int e = a.direct ? by : block_expert<kWarps>(true, present, &chosen, a.ids, a.n_slots, a.n_experts);
+  if (e < 0) return;  // uniform: past the last expert with rows (compact grids; nothing issued)
+  if (!a.direct) {
+    s.w_e = weights_of(e);
+    s.prologue();
+  }
+  const int count = collect_slots_unrolled(list, warp_count, a.ids, a.n_slots, a.n_experts, e);
+  // No block barrier in the passes: warps without tiles, or an expert without slots, skip them
+  // (the folded combine's barriers below are met by every thread).
+  if (count > 0 && my_tiles > 0) {
+    for (int c0 = 0; c0 < count; c0 += kMaxNT * 8) {
+      if (c0 > 0) {  // another 16 slots: the run again (from L2 where it stayed)
+        s.restart();
+        s.prologue();
+      }
+      const int m = min(kMaxNT * 8, count - c0);
+      if (m <= 8) stream_pass<T, kGated, 1, V>(a, s, list + c0, m);
+      else stream_pass<T, kGated, 2, V>(a, s, list + c0, m);
+    }
+  }
+  ring_wait<0>();  // nothing may land in shared memory after the block is gone
+  if constexpr (!kGated) {
+    static_assert(ring_bytes<V>() >= size_t(kMaxSkinnySlots) * sizeof(int), "the ring holds the finished tokens");
+    if (a.counters != nullptr) fused_combine(a, list, count, reinterpret_cast<int*>(smem));
+  }
+}
+
+// Up to kMaxSkinnySlots slots (57 KB of shared memory a block at 5 stages), and the largest
+// shared-memory carve-out: at 512 slots (43 KB a block, 96 registers a thread) 5 blocks an SM,
+// 20 warps with 8 KB each in flight. What L1 is left holds the rows a block's 4 warps read in
+// step; the rest of the x / act reads (~1/4 of the weight bytes at 4 slots an expert) are L2 hits.
+template <typename T, int V>
+void set_smem_limit() {
+  static const bool done = [] {  // once per instantiation, before any capture (host-side only)
+    const int bytes = int(ring_bytes<V>() + size_t(kMaxSkinnySlots) * sizeof(int));
+    for (auto* kernel : {moe_skinny_mma_stream_kernel<T, true, V>, moe_skinny_mma_stream_kernel<T, false, V>}) {
+      SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                           int(cudaSharedmemCarveoutMaxShared)));
+    }
+    return true;
+  }();
+  (void)done;
+}
+
+// The combine folded into down: its output, weights and n counters (MoeScratch::index).
+struct Fold {
+  const Tensor* out;
+  const Tensor* weights;
+  int* counters;
+};
+
+template <typename T, int V>
+void launch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
+                   const MoeScratch& s, int which, const Fold* fold, cudaStream_t stream) {
+  set_smem_limit<T, V>();
+  const int64_t n = x.size(0);
+  const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
+  const int k = int(topk_ids.size(1)), n_slots = int(n * k);
+  const size_t smem = ring_bytes<V>() + size_t(n_slots) * sizeof(int);
+  const bool direct = skinny_direct(n_slots, n_experts);
+  const unsigned grid_rows = unsigned(direct ? n_experts : std::min(n_experts, n_slots));
+  if (which & 1) {
+    StreamArgs<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
+                          topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, direct};
+    if (fold != nullptr) gate_up.counters = fold->counters, gate_up.n_tokens = int(n);
+    const int tiles = inter / kOut<true>;
+    launch_kernel(moe_skinny_mma_stream_kernel<T, true, V>,
+                  dim3(unsigned(div_up(tiles, kWarps * kTilesPerWarp<true, V>)), grid_rows), dim3(kThreads), smem,
+                  stream, gate_up);
+    SEAM_CUDA_CHECK_LAUNCH();
+  }
+  if (which & 2) {
+    StreamArgs<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
+                       topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, direct};
+    if (fold != nullptr) {
+      down.counters = fold->counters;
+      down.n_tokens = int(n);
+      down.comb_out = fold->out->ptr<T>();
+      down.comb_stride = fold->out->stride[0];
+      down.weights = fold->weights->ptr<float>();
+    }
+    const int tiles = hidden / kOut<false>;
+    launch_kernel(moe_skinny_mma_stream_kernel<T, false, V>,
+                  dim3(unsigned(div_up(tiles, kWarps * kTilesPerWarp<false, V>)), grid_rows), dim3(kThreads), smem,
+                  stream, down);
+    SEAM_CUDA_CHECK_LAUNCH();
+  }
+}
+
+// The variant's instantiation: variant is a runtime index into kCfgs.
+template <typename T, int... Vs>
+void launch_variant(std::integer_sequence<int, Vs...>, int variant, const Tensor& x, const Tensor& w_gate_up,
+                    const Tensor& w_down, const Tensor& topk_ids, const MoeScratch& s, int which, const Fold* fold,
+                    cudaStream_t stream) {
+  (void)((Vs == variant ? (launch_stages<T, Vs>(x, w_gate_up, w_down, topk_ids, s, which, fold, stream), true)
+                        : false) ||
+         ...);
+}
+
+void dispatch_one(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
+                  const MoeScratch& s, int which, int variant, const Fold* fold, cudaStream_t stream) {
+  SEAM_CHECK(variant >= 0 && variant < kNumCfgs, "moe_skinny_mma_stream: no variant ", variant);
+  const auto all = std::make_integer_sequence<int, kNumCfgs>{};
+  if (x.dtype == DType::bf16)
+    launch_variant<__nv_bfloat16>(all, variant, x, w_gate_up, w_down, topk_ids, s, which, fold, stream);
+  else
+    launch_variant<__half>(all, variant, x, w_gate_up, w_down, topk_ids, s, which, fold, stream);
+}
+
+// variant >= 0: both products in it; -1: the switches (gate_up SEAM_MOE_STREAM_VARIANT, down
+// SEAM_MOE_STREAM_DOWN_VARIANT, which defaults to the same). out / weights: the whole op (both
+// products, then the combine: folded into down where its variant says so and the scratch has
+// the counters), else null (the products alone). Returns whether the combine was folded.
+bool dispatch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
+                     const MoeScratch& s, int which, int variant, const Tensor* out, const Tensor* weights,
+                     cudaStream_t stream) {
+  const int gu = variant >= 0 ? variant : moe_skinny_mma_stream_variant();
+  const int dn = variant >= 0 ? variant : moe_skinny_mma_stream_down_variant();
+  const int64_t n = x.size(0);
+  const bool fold_ok = out != nullptr && weights != nullptr && which == 3 && kCfgs[dn].fuse && s.index.defined() &&
+                       s.index.dtype == DType::i32 && s.index.numel() >= n && aligned16(s.expert_out.data) &&
+                       weights->dtype == DType::f32 && weights->contiguous();
+  const Fold fold{out, weights, fold_ok ? s.index.ptr<int32_t>() : nullptr};
+  if (which & 1) dispatch_one(x, w_gate_up, w_down, topk_ids, s, 1, gu, fold_ok ? &fold : nullptr, stream);
+  if (which & 2) dispatch_one(x, w_gate_up, w_down, topk_ids, s, 2, dn, fold_ok ? &fold : nullptr, stream);
+  return fold_ok;
+}
+
+}  // namespace
+
+int moe_skinny_mma_stream_variant() {
+  static const int v = env_int("SEAM_MOE_STREAM_VARIANT", 0, 0, kNumCfgs - 1);
+  return v;
+}
+
+int moe_skinny_mma_stream_down_variant() {
+  static const int v = env_int("SEAM_MOE_STREAM_DOWN_VARIANT", moe_skinny_mma_stream_variant(), 0, kNumCfgs - 1);
+  return v;
+}
+
+int moe_skinny_mma_stream_variants() { return kNumCfgs; }
+
+const char* moe_skinny_mma_stream_variant_name(int variant) {
+  SEAM_CHECK(variant >= 0 && variant < kNumCfgs, "moe_skinny_mma_stream: no variant ", variant);
+  return kCfgs[variant].name;
+}
+
+bool moe_skinny_mma_stream_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                                   const Tensor& topk_ids, const MoeScratch& s) {
+  // Tiles of 8 (gated) and 16 (down) features: whole wherever inter and hidden are multiples of 32.
+  return moe_skinny_mma_applies(x, w_gate_up, w_down, topk_ids, s) && w_gate_up.size(0) <= 65535;
+}
+
+void launch_moe_skinny_mma_stream_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                                         const Tensor& topk_ids, const MoeScratch& scratch, int which,
+                                         cudaStream_t stream, int variant) {
+  SEAM_ASSERT(moe_skinny_mma_stream_applies(x, w_gate_up, w_down, topk_ids, scratch));
+  if (x.size(0) == 0) return;
+  dispatch_stages(x, w_gate_up, w_down, topk_ids, scratch, which, variant, nullptr, nullptr, stream);
+}
+
+void launch_moe_experts_skinny_mma_stream(const Tensor& out, const Tensor& x, const Tensor& w_gate_up,
+                                          const Tensor& w_down, const Tensor& topk_ids, const Tensor& topk_weights,
+                                          const MoeScratch& scratch, cudaStream_t stream, int variant) {
+  SEAM_ASSERT(moe_skinny_mma_stream_applies(x, w_gate_up, w_down, topk_ids, scratch));
+  if (x.size(0) == 0) return;
+  if (!dispatch_stages(x, w_gate_up, w_down, topk_ids, scratch, 3, variant, &out, &topk_weights, stream))
+    launch_moe_combine(out, scratch.expert_out, topk_weights, stream);
+}
+
+}  // namespace seam::cuda
