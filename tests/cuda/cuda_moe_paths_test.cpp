@@ -49,20 +49,10 @@ TEST_F(CudaMoePaths, SkinnyTensorCorePathsAtDecodeShapes) {
         std::vector<int32_t> ids_h;
         std::vector<float> w_h;
         random_routing(rng, n, E, k, ids_h, w_h);
-        if (cs.uneven) {
-          std::uniform_int_distribution<int> coin(0, 1);
-          for (int64_t i = 0; i < n; ++i) {
-            ids_h[size_t(i * k)] = 3;
-            ids_h[size_t(i * k + 1)] = 5 + coin(rng);
-          }
-          if (n > 1) ids_h[size_t(k)] = int32_t(E + 5);  // row 1's first id: garbage, read as expert 0
-        }
+        if (cs.uneven) uneven_routing(rng, n, E, k, ids_h);
         Tensor x = upload(x_h, t, {n, H});
         Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
-        std::vector<float> ref = out_h, act_ref(size_t(n * k * I));
-        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                        host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
-                        MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+        const std::vector<float> ref = cpu_experts(out_h, x_h, gu_h, dn_h, ids_h, w_h, n, c);
         for (cuda::MoePath path : {cuda::MoePath::skinny_mma, cuda::MoePath::skinny_mma_stream}) {
           SCOPED_TRACE(std::string(cuda::moe_path_name(path)) + " " + short_name(t) + " n " + std::to_string(n) +
                        " experts " + std::to_string(E) + " inter " + std::to_string(I) + " hidden " +
@@ -119,20 +109,10 @@ TEST_F(CudaMoePaths, SkinnyStreamVariantsMatchTheCpuReference) {
         std::vector<int32_t> ids_h;
         std::vector<float> w_h;
         random_routing(rng, n, E, k, ids_h, w_h);
-        if (cs.uneven) {
-          std::uniform_int_distribution<int> coin(0, 1);
-          for (int64_t i = 0; i < n; ++i) {
-            ids_h[size_t(i * k)] = 3;
-            ids_h[size_t(i * k + 1)] = 5 + coin(rng);
-          }
-          if (n > 1) ids_h[size_t(k)] = int32_t(E + 5);  // row 1's first id: garbage, read as expert 0
-        }
+        if (cs.uneven) uneven_routing(rng, n, E, k, ids_h);
         Tensor x = upload(x_h, t, {n, H});
         Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
-        std::vector<float> ref = out_h, act_ref(size_t(n * k * I));
-        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                        host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
-                        MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+        const std::vector<float> ref = cpu_experts(out_h, x_h, gu_h, dn_h, ids_h, w_h, n, c);
         std::vector<float> first;
         for (int v = 0; v < n_variants; ++v) {
           SCOPED_TRACE(std::string("variant ") + std::to_string(v) + " " + cuda::moe_skinny_mma_stream_variant_name(v) +
@@ -160,7 +140,7 @@ TEST_F(CudaMoePaths, SkinnyStreamVariantsMatchTheCpuReference) {
 TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
   const DType t = DType::bf16;
   const PathCase c{32, 64, 128, 4};
-  const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
+  const int64_t E = c.n_experts, I = c.inter, H = c.hidden;
   auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
   auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
   Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
@@ -170,38 +150,13 @@ TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
       SCOPED_TRACE(std::string(cuda::moe_path_name(path)) + " n " + std::to_string(n));
       auto x_h = round_to(random_normal(size_t(n * H), rng), t);
       Tensor x = upload(x_h, t, {n, H});
-      Tensor logits = empty(t, {n, E}), ids = empty(DType::i32, {n, k}), w = empty(DType::f32, {n, k});
-      const MoeScratch s = scratch(t, n, c);
-      Tensor out = empty(t, {n, H});
-      auto layer = [&] {
-        gpu->fill(out, 0.f);
-        gpu->moe_route(ids, w, logits, true);
-        cuda::launch_moe_experts_path(path, out, x, gu, dn, ids, w, s, stream());
-      };
-      gpu->begin_capture();
-      layer();
-      auto graph = gpu->end_capture();
-      for (int step = 0; step < 2; ++step) {
-        auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
-        if (step == 1)  // every row prefers experts 0..3: each of them gets all n rows, the other 28 none
-          for (int64_t i = 0; i < n; ++i)
-            for (int e = 0; e < 4; ++e) l_h[size_t(i * E + e)] += 20.f;
-        std::vector<uint16_t> raw(l_h.size());
-        convert_from_f32(l_h.data(), t, raw.data(), raw.size());
-        gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
-        gpu->replay(*graph);
-        const auto replayed = download(out);
-        auto ids_h = download_i32(ids);
-        auto w_h = download(w);
-        std::vector<float> ref(size_t(n * H), 0.f), act_ref(size_t(n * k * I));
-        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                        host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
-                        MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
-        expect_close(replayed, ref, {3e-2, 3e-2}, "replay vs cpu, step " + std::to_string(step));
-        layer();
-        EXPECT_EQ(download_i32(ids), ids_h) << "step " << step;
-        if (path != cuda::MoePath::grouped) EXPECT_EQ(download(out), replayed) << "replay vs eager, step " << step;
-      }
+      // Step 1: every row prefers experts 0..3: each of them gets all n rows, the other 28 none.
+      check_replays(
+          t, n, c, x_h, x, gu_h, dn_h, 2, prefer_experts(1, E, 0, 4),
+          [&](Tensor out, Tensor ids, Tensor w, const MoeScratch& s) {
+            cuda::launch_moe_experts_path(path, out, x, gu, dn, ids, w, s, stream());
+          },
+          path != cuda::MoePath::grouped);
     }
   }
 }
@@ -213,7 +168,7 @@ TEST_F(CudaMoePaths, CapturedPathsReplayForNewRouting) {
 TEST_F(CudaMoePaths, CapturedSkinnyStreamVariantsReplayForNewRouting) {
   const DType t = DType::bf16;
   const PathCase c{32, 64, 128, 4};
-  const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
+  const int64_t E = c.n_experts, I = c.inter, H = c.hidden;
   auto gu_h = round_to(random_normal(size_t(E * 2 * I * H), rng, 0.1f), t);
   auto dn_h = round_to(random_normal(size_t(E * H * I), rng, 0.1f), t);
   Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
@@ -223,38 +178,12 @@ TEST_F(CudaMoePaths, CapturedSkinnyStreamVariantsReplayForNewRouting) {
                    " n " + std::to_string(n));
       auto x_h = round_to(random_normal(size_t(n * H), rng), t);
       Tensor x = upload(x_h, t, {n, H});
-      Tensor logits = empty(t, {n, E}), ids = empty(DType::i32, {n, k}), w = empty(DType::f32, {n, k});
-      const MoeScratch s = scratch(t, n, c);
-      Tensor out = empty(t, {n, H});
-      auto layer = [&] {
-        gpu->fill(out, 0.f);
-        gpu->moe_route(ids, w, logits, true);
-        cuda::launch_moe_experts_skinny_mma_stream(out, x, gu, dn, ids, w, s, stream(), v);
-      };
-      gpu->begin_capture();
-      layer();
-      auto graph = gpu->end_capture();
-      for (int step = 0; step < 2; ++step) {
-        auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
-        if (step == 1)
-          for (int64_t i = 0; i < n; ++i)
-            for (int e = 0; e < 4; ++e) l_h[size_t(i * E + e)] += 20.f;
-        std::vector<uint16_t> raw(l_h.size());
-        convert_from_f32(l_h.data(), t, raw.data(), raw.size());
-        gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
-        gpu->replay(*graph);
-        const auto replayed = download(out);
-        auto ids_h = download_i32(ids);
-        auto w_h = download(w);
-        std::vector<float> ref(size_t(n * H), 0.f), act_ref(size_t(n * k * I));
-        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                        host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
-                        MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
-        expect_close(replayed, ref, {3e-2, 3e-2}, "replay vs cpu, step " + std::to_string(step));
-        layer();
-        EXPECT_EQ(download_i32(ids), ids_h) << "step " << step;
-        EXPECT_EQ(download(out), replayed) << "replay vs eager, step " << step;
-      }
+      check_replays(
+          t, n, c, x_h, x, gu_h, dn_h, 2, prefer_experts(1, E, 0, 4),
+          [&](Tensor out, Tensor ids, Tensor w, const MoeScratch& s) {
+            cuda::launch_moe_experts_skinny_mma_stream(out, x, gu, dn, ids, w, s, stream(), v);
+          },
+          true);
     }
   }
 }
@@ -283,13 +212,6 @@ TEST_F(CudaMoePaths, GatheredGemvMatchesAtModelShapes) {
     Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
     auto x_h = round_to(random_normal(size_t(n * H), rng), t);
     Tensor x = upload(x_h, t, {n, H});
-    auto cpu_ref = [&](std::vector<float> ref, int64_t k, std::vector<int32_t>& ids_h, std::vector<float>& w_h) {
-      std::vector<float> act_ref(size_t(n * k * I));
-      cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                      host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
-                      MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
-      return ref;
-    };
     for (int64_t k : sc.ks) {
       SCOPED_TRACE(std::string(sc.name) + " k " + std::to_string(k));
       const PathCase c{E, I, H, k};
@@ -304,38 +226,20 @@ TEST_F(CudaMoePaths, GatheredGemvMatchesAtModelShapes) {
       cuda::launch_moe_experts_path(cuda::MoePath::gathered_gemv, out, x, gu, dn, ids, w, s, stream());
       cuda::launch_moe_experts_path(cuda::MoePath::gathered_gemv, again, x, gu, dn, ids, w, scratch(t, n, c), stream());
       const auto got = download(out);
-      expect_close(got, cpu_ref(out_h, k, ids_h, w_h), {3e-2, 3e-2}, "eager vs cpu");
+      expect_close(got, cpu_experts(out_h, x_h, gu_h, dn_h, ids_h, w_h, n, c), {3e-2, 3e-2}, "eager vs cpu");
       EXPECT_EQ(download(again), got) << "not deterministic";
 
-      Tensor logits = empty(t, {n, E}), rids = empty(DType::i32, {n, k}), rw = empty(DType::f32, {n, k});
-      Tensor gout = empty(t, {n, H});
-      auto layer = [&] {
-        gpu->fill(gout, 0.f);
-        gpu->moe_route(rids, rw, logits, true);
-        cuda::launch_moe_experts_path(cuda::MoePath::gathered_gemv, gout, x, gu, dn, rids, rw, s, stream());
-      };
-      gpu->begin_capture();
-      layer();
-      auto graph = gpu->end_capture();
-      for (int step = 0; step < 3; ++step) {
-        auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
-        if (step == 2)
-          for (int64_t e = E - k; e < E; ++e) l_h[size_t(e)] += 20.f;
-        std::vector<uint16_t> raw(l_h.size());
-        convert_from_f32(l_h.data(), t, raw.data(), raw.size());
-        gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
-        gpu->replay(*graph);
-        const auto replayed = download(gout);
-        auto rids_h = download_i32(rids);
-        auto rw_h = download(rw);
-        if (step == 2)
-          for (int64_t j = 0; j < k; ++j) EXPECT_GE(rids_h[size_t(j)], E - k) << "forced routing not taken";
-        expect_close(replayed, cpu_ref(std::vector<float>(size_t(n * H), 0.f), k, rids_h, rw_h), {3e-2, 3e-2},
-                     "replay vs cpu, step " + std::to_string(step));
-        layer();
-        EXPECT_EQ(download_i32(rids), rids_h) << "step " << step;
-        EXPECT_EQ(download(gout), replayed) << "replay vs eager, step " << step;
-      }
+      // Step 2 sends the row to the highest experts (the last bytes of the weights).
+      check_replays(
+          t, n, c, x_h, x, gu_h, dn_h, 3, prefer_experts(2, E, E - k, k),
+          [&](Tensor out, Tensor rids, Tensor rw, const MoeScratch& rs) {
+            cuda::launch_moe_experts_path(cuda::MoePath::gathered_gemv, out, x, gu, dn, rids, rw, rs, stream());
+          },
+          true,
+          [&](int step, const std::vector<int32_t>& rids_h) {
+            if (step == 2)
+              for (int64_t j = 0; j < k; ++j) EXPECT_GE(rids_h[size_t(j)], E - k) << "forced routing not taken";
+          });
     }
   }
 }
@@ -374,42 +278,16 @@ TEST_F(CudaMoePaths, GroupedKernelsMatchTheCpuReferenceEagerAndReplayed) {
           Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k}), out = upload(out_h, t, {n, H});
           const MoeScratch eager_scratch = scratch(t, n, c);  // poisoned: a slot a kernel forgets shows
           cuda::launch_moe_experts_grouped_with(kernel, out, x, gu, dn, ids, w, eager_scratch, stream());
-          std::vector<float> ref = out_h, act_ref(size_t(n * k * I));
-          cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                          host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
-                          MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
-          expect_close(download(out), ref, {3e-2, 3e-2}, "eager vs cpu");
+          expect_close(download(out), cpu_experts(out_h, x_h, gu_h, dn_h, ids_h, w_h, n, c), {3e-2, 3e-2},
+                       "eager vs cpu");
         }
         // Route + experts captured once, replayed for new logits.
-        Tensor logits = empty(t, {n, E}), ids = empty(DType::i32, {n, k}), w = empty(DType::f32, {n, k});
-        const MoeScratch s = scratch(t, n, c);
-        Tensor out = empty(t, {n, H});
-        auto layer = [&] {
-          gpu->fill(out, 0.f);
-          gpu->moe_route(ids, w, logits, true);
-          cuda::launch_moe_experts_grouped_with(kernel, out, x, gu, dn, ids, w, s, stream());
-        };
-        gpu->begin_capture();
-        layer();
-        auto graph = gpu->end_capture();
-        for (int step = 0; step < 2; ++step) {
-          auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
-          if (step == 1)
-            for (int64_t i = 0; i < n; ++i)
-              for (int64_t e = 0; e < k; ++e) l_h[size_t(i * E + e)] += 20.f;
-          std::vector<uint16_t> raw(l_h.size());
-          convert_from_f32(l_h.data(), t, raw.data(), raw.size());
-          gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
-          gpu->replay(*graph);
-          const auto replayed = download(out);
-          auto rids_h = download_i32(ids);
-          auto rw_h = download(w);
-          std::vector<float> ref(size_t(n * H), 0.f), act_ref(size_t(n * k * I));
-          cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                          host_view(dn_h, {E, H, I}), host_index(rids_h, {n, k}), host_view(rw_h, {n, k}),
-                          MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
-          expect_close(replayed, ref, {3e-2, 3e-2}, "replay vs cpu, step " + std::to_string(step));
-        }
+        check_replays(
+            t, n, c, x_h, x, gu_h, dn_h, 2, prefer_experts(1, E, 0, k),
+            [&](Tensor out, Tensor ids, Tensor w, const MoeScratch& s) {
+              cuda::launch_moe_experts_grouped_with(kernel, out, x, gu, dn, ids, w, s, stream());
+            },
+            false);
       }
     }
   }

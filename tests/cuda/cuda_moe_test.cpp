@@ -244,10 +244,7 @@ TEST_F(CudaMoePaths, EveryPathMatchesTheCpuReference) {
         random_routing(rng, n, E, k, ids_h, w_h);
         Tensor x = upload(x_h, t, {n, H});
         Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
-        std::vector<float> ref = out_h, act_ref(size_t(n * k * I));
-        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}), host_view(gu_h, {E, 2 * I, H}),
-                        host_view(dn_h, {E, H, I}), host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
-                        MoeScratch{host_view(act_ref, {n * k, I}), Tensor(), Tensor()});
+        const std::vector<float> ref = cpu_experts(out_h, x_h, gu_h, dn_h, ids_h, w_h, n, c);
         for (cuda::MoePath path : kPaths) {
           SCOPED_TRACE(std::string(cuda::moe_path_name(path)) + " " + short_name(t) + " n " + std::to_string(n) +
                        " experts " + std::to_string(E) + " k " + std::to_string(k));

@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -64,7 +65,83 @@ class CudaMoePaths : public CudaTest {
     return MoeScratch{empty(t, {n * c.k, c.inter}), empty(t, {2 * n * c.k, c.hidden}),
                       empty(DType::i32, {2 * c.n_experts + 2 + n * c.k})};
   }
+  // The CPU definition (backend.h, "mixture of experts"): out0 plus the chosen experts' weighted
+  // sum for n rows of x, with gate-up [E, 2I, H] and down [E, H, I] weights and ids / w [n, k].
+  std::vector<float> cpu_experts(std::vector<float> out0, std::vector<float>& x, std::vector<float>& gu,
+                                 std::vector<float>& dn, std::vector<int32_t>& ids, std::vector<float>& w, int64_t n,
+                                 const PathCase& c) {
+    const int64_t E = c.n_experts, I = c.inter, H = c.hidden, k = c.k;
+    std::vector<float> act(size_t(n * k * I));
+    cpu.moe_experts(host_view(out0, {n, H}), host_view(x, {n, H}), host_view(gu, {E, 2 * I, H}),
+                    host_view(dn, {E, H, I}), host_index(ids, {n, k}), host_view(w, {n, k}),
+                    MoeScratch{host_view(act, {n * k, I}), Tensor(), Tensor()});
+    return out0;
+  }
+  // Route + `experts` (the launch under test, into out from the routed ids and weights) captured
+  // once on n rows of x, then replayed `steps` times for fresh router logits (scale 2; `skew` may
+  // bend a step's [n, E] logits toward some experts). Each replay equals the CPU definition for the
+  // routing it produced (`check_ids` may inspect that routing); with `eager_equal`, the layer run
+  // eagerly right after routes the same and equals the replay bit for bit.
+  void check_replays(DType t, int64_t n, const PathCase& c, std::vector<float>& x_h, Tensor x, std::vector<float>& gu_h,
+                     std::vector<float>& dn_h, int steps,
+                     const std::function<void(int step, std::vector<float>& logits)>& skew,
+                     const std::function<void(Tensor out, Tensor ids, Tensor w, const MoeScratch& s)>& experts,
+                     bool eager_equal,
+                     const std::function<void(int step, const std::vector<int32_t>& ids)>& check_ids = {}) {
+    const int64_t E = c.n_experts, H = c.hidden, k = c.k;
+    Tensor logits = empty(t, {n, E}), ids = empty(DType::i32, {n, k}), w = empty(DType::f32, {n, k});
+    const MoeScratch s = scratch(t, n, c);
+    Tensor out = empty(t, {n, H});
+    auto layer = [&] {
+      gpu->fill(out, 0.f);
+      gpu->moe_route(ids, w, logits, true);
+      experts(out, ids, w, s);
+    };
+    gpu->begin_capture();
+    layer();
+    auto graph = gpu->end_capture();
+    for (int step = 0; step < steps; ++step) {
+      auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
+      skew(step, l_h);
+      std::vector<uint16_t> raw(l_h.size());
+      convert_from_f32(l_h.data(), t, raw.data(), raw.size());
+      gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
+      gpu->replay(*graph);
+      const auto replayed = download(out);
+      auto ids_h = download_i32(ids);
+      auto w_h = download(w);
+      if (check_ids) check_ids(step, ids_h);
+      expect_close(replayed, cpu_experts(std::vector<float>(size_t(n * H), 0.f), x_h, gu_h, dn_h, ids_h, w_h, n, c),
+                   {3e-2, 3e-2}, "replay vs cpu, step " + std::to_string(step));
+      if (!eager_equal) continue;
+      layer();
+      EXPECT_EQ(download_i32(ids), ids_h) << "step " << step;
+      EXPECT_EQ(download(out), replayed) << "replay vs eager, step " << step;
+    }
+  }
 };
+
+// Skews a step's router logits [n, E]: on step `at`, every row prefers experts [first, first + count)
+// (+20), so those experts take all n rows and the rest none.
+inline std::function<void(int, std::vector<float>&)> prefer_experts(int at, int64_t E, int64_t first, int64_t count) {
+  return [=](int step, std::vector<float>& l) {
+    if (step != at) return;
+    for (size_t i = 0; i < l.size() / size_t(E); ++i)
+      for (int64_t e = first; e < first + count; ++e) l[i * size_t(E) + size_t(e)] += 20.f;
+  };
+}
+
+// Skewed decode routing for top-2 of 8 (the skinny tests' uneven case): every row's first expert
+// is 3 (one expert holds all rows), its second 5 or 6; experts 1, 2, 4 and 7 get none; row 1's
+// first id is garbage, read as expert 0.
+inline void uneven_routing(std::mt19937& rng, int64_t n, int64_t E, int64_t k, std::vector<int32_t>& ids) {
+  std::uniform_int_distribution<int> coin(0, 1);
+  for (int64_t i = 0; i < n; ++i) {
+    ids[size_t(i * k)] = 3;
+    ids[size_t(i * k + 1)] = 5 + coin(rng);
+  }
+  if (n > 1) ids[size_t(k)] = int32_t(E + 5);
+}
 
 // Fast distinct weights for the full-size case (600M values: std::normal_distribution would take
 // most of a minute): uniform in [-scale, scale] from splitmix64, rounded to t.
