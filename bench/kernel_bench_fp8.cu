@@ -4,6 +4,24 @@
 
 namespace seam::kbench {
 
+namespace {
+
+// `copies` per-channel E4M3 weights [n_out, n_in] quantized from random bf16, dynamic per-token
+// activations: the benches cycle through the copies so the weights come from memory, not L2.
+std::vector<Fp8Weight> fp8_weights(Bench& b, int64_t n_out, int64_t n_in, int copies) {
+  std::vector<Fp8Weight> ws(static_cast<size_t>(copies));
+  for (Fp8Weight& w : ws) {
+    w.w = b.alloc(DType::fp8_e4m3, {n_out, n_in});
+    w.w_scale = b.alloc(DType::f32, {n_out});
+    w.w_scheme = Fp8WeightScheme::per_channel;
+    w.act = Fp8ActScheme::dynamic_per_token;
+    b.gpu().quantize_fp8_per_channel(w.w, w.w_scale, b.random(DType::bf16, {n_out, n_in}, 0.02f));
+  }
+  return ws;
+}
+
+}  // namespace
+
 // FP8 linear products (issue 22) at the 8B projections, M = 64 (decode batch) and 4,096 (prefill):
 // per-channel E4M3 weights (quantized from random bf16), per-token activations quantized once
 // outside the timing, bf16 out. The wgmma GEMM with its fused scales (fp8_gemm_wgmma.h, tile in
@@ -40,14 +58,7 @@ void bench_fp8_gemm(Bench& b) {
     const bool glu = g.n_out == 2 * kInter;
     const double w_bytes = double(g.n_out * g.n_in);
     const int copies = std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
-    std::vector<Fp8Weight> ws(static_cast<size_t>(copies));
-    for (Fp8Weight& w : ws) {
-      w.w = b.alloc(DType::fp8_e4m3, {g.n_out, g.n_in});
-      w.w_scale = b.alloc(DType::f32, {g.n_out});
-      w.w_scheme = Fp8WeightScheme::per_channel;
-      w.act = Fp8ActScheme::dynamic_per_token;
-      b.gpu().quantize_fp8_per_channel(w.w, w.w_scale, b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
-    }
+    const std::vector<Fp8Weight> ws = fp8_weights(b, g.n_out, g.n_in, copies);
     const Tensor x = b.random(DType::bf16, {m, g.n_in});
     const int64_t n_out = glu ? g.n_out / 2 : g.n_out;
     const Tensor out = b.alloc(DType::bf16, {m, n_out});
@@ -63,6 +74,15 @@ void bench_fp8_gemm(Bench& b) {
               (k == cuda::Fp8GemvKernel::mma ? " (mma)" : " (fma)"),
           shape, us, bytes, flops);
     }
+    auto time_variant = [&](const cuda::Fp8GemvMmaTuning& tune) {
+      const double us = b.time_us([&](int i) {
+        cuda::launch_fp8_gemv(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream(), f, cuda::Fp8GemvKernel::mma,
+                              tune);
+      });
+      row(std::string("fp8 gemv ") + g.name + (glu ? " + silu_mul" : "") + " (mma " +
+              cuda::fp8_gemv_mma_tuning_name(tune) + ")",
+          shape, us, bytes, flops);
+    };
     // The mma loop's variants (Fp8GemvMmaTuning, SEAM_FP8_GEMV_MMA_KSPLIT / _UNROLL / _RELOAD):
     // every split with each unroll / reload, one row each (the plain "(mma)" row above is
     // "ksplit 1 unroll 4 sweep").
@@ -73,13 +93,7 @@ void bench_fp8_gemm(Bench& b) {
         tune.ksplit = ksplit;
         tune.unroll = unroll;
         tune.rolling = rolling;
-        const double us = b.time_us([&](int i) {
-          cuda::launch_fp8_gemv(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream(), f,
-                                cuda::Fp8GemvKernel::mma, tune);
-        });
-        row(std::string("fp8 gemv ") + g.name + (glu ? " + silu_mul" : "") + " (mma " +
-                cuda::fp8_gemv_mma_tuning_name(tune) + ")",
-            shape, us, bytes, flops);
+        time_variant(tune);
       }
     // Deeper L2 prefetch before the prologue (SEAM_FP8_GEMV_MMA_PREFETCH): a whole slice of
     // down_proj's (28 steps a warp at K = 14,336), with the default loop and unroll 8.
@@ -90,13 +104,7 @@ void bench_fp8_gemm(Bench& b) {
         tune.unroll = unroll;
         tune.rolling = unroll == 8;
         tune.prefetch = 64;
-        const double us = b.time_us([&](int i) {
-          cuda::launch_fp8_gemv(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream(), f,
-                                cuda::Fp8GemvKernel::mma, tune);
-        });
-        row(std::string("fp8 gemv ") + g.name + (glu ? " + silu_mul" : "") + " (mma " +
-                cuda::fp8_gemv_mma_tuning_name(tune) + ")",
-            shape, us, bytes, flops);
+        time_variant(tune);
       }
     b.release_all();
   }
@@ -104,14 +112,7 @@ void bench_fp8_gemm(Bench& b) {
     for (const auto& g : shapes) {
       const double w_bytes = double(g.n_out * g.n_in);
       const int copies = m >= 1024 ? 1 : std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
-      std::vector<Fp8Weight> ws(static_cast<size_t>(copies));
-      for (Fp8Weight& w : ws) {
-        w.w = b.alloc(DType::fp8_e4m3, {g.n_out, g.n_in});
-        w.w_scale = b.alloc(DType::f32, {g.n_out});
-        w.w_scheme = Fp8WeightScheme::per_channel;
-        w.act = Fp8ActScheme::dynamic_per_token;
-        b.gpu().quantize_fp8_per_channel(w.w, w.w_scale, b.random(DType::bf16, {g.n_out, g.n_in}, 0.02f));
-      }
+      const std::vector<Fp8Weight> ws = fp8_weights(b, g.n_out, g.n_in, copies);
       const Tensor x = b.random(DType::bf16, {m, g.n_in});
       const Tensor codes = b.alloc(DType::fp8_e4m3, {m, g.n_in}), scales = b.alloc(DType::f32, {1, m});
       cuda::launch_fp8_quantize_act(codes, scales, x, ws[0], b.stream());

@@ -4,27 +4,51 @@
 
 namespace seam::kbench {
 
+namespace {
+
+// Qwen3-30B-A3B's experts (128, top-8, hidden 2048, intermediate 768) in bf16 with n_tokens rows
+// routed uniformly at random (k distinct experts a row, equal weights) and the scratch as the
+// model sizes it: the inputs of the grouped and skinny benches.
+struct Qwen3MoeInputs {
+  static constexpr int64_t E = 128, I = 768, H = 2048, k = 8;
+  int64_t n, n_slots;
+  Tensor gu, dn, x, out, ids, w;
+  MoeScratch s;
+  std::string shape;
+  Qwen3MoeInputs(Bench& b, int n_tokens) : n(n_tokens), n_slots(n * k) {
+    gu = b.random(DType::bf16, {E, 2 * I, H}, 0.05f);
+    dn = b.random(DType::bf16, {E, H, I}, 0.05f);
+    x = b.random(DType::bf16, {n, H});
+    out = b.random(DType::bf16, {n, H});
+    std::mt19937 rng(7);
+    std::vector<int32_t> ids_h(static_cast<size_t>(n_slots));
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<int32_t> all(static_cast<size_t>(E));
+      std::iota(all.begin(), all.end(), 0);
+      std::shuffle(all.begin(), all.end(), rng);
+      std::copy(all.begin(), all.begin() + k, ids_h.begin() + i * k);
+    }
+    ids = b.upload_i32(ids_h, {n, k});
+    w = b.upload(std::vector<float>(size_t(n_slots), 1.f / float(k)), DType::f32, {n, k});
+    s = MoeScratch{b.alloc(DType::bf16, {n_slots, I}), b.alloc(DType::bf16, {n_slots, H}),
+                   b.alloc(DType::i32, {2 * E + 2 + n_slots})};
+    shape = std::to_string(n_tokens) + " tok E128 top-8 H2048 I768";
+  }
+};
+
+}  // namespace
+
 // The grouped MoE GEMMs at Qwen3-30B-A3B's expert shape (128 experts, top-8, hidden 2048,
 // intermediate 768), uniform random routing: gate_up and down timed apart, each kernel family
 // (wmma; wgmma 128 x 256 and 128 x 128, and the persistent warp-specialised 128 x 256, where they
 // apply), after that family's align on the same routing.
 void bench_moe_grouped(Bench& b, int n_tokens) {
-  const int64_t E = 128, I = 768, H = 2048, k = 8, n = n_tokens, n_slots = n * k;
-  Tensor gu = b.random(DType::bf16, {E, 2 * I, H}, 0.05f), dn = b.random(DType::bf16, {E, H, I}, 0.05f);
-  Tensor x = b.random(DType::bf16, {n, H}), out = b.random(DType::bf16, {n, H});
-  std::mt19937 rng(7);
-  std::vector<int32_t> ids(static_cast<size_t>(n_slots));
-  for (int64_t i = 0; i < n; ++i) {
-    std::vector<int32_t> all(static_cast<size_t>(E));
-    std::iota(all.begin(), all.end(), 0);
-    std::shuffle(all.begin(), all.end(), rng);
-    std::copy(all.begin(), all.begin() + k, ids.begin() + i * k);
-  }
-  Tensor ids_d = b.upload_i32(ids, {n, k});
-  Tensor w = b.upload(std::vector<float>(size_t(n_slots), 1.f / float(k)), DType::f32, {n, k});
-  const MoeScratch s{b.alloc(DType::bf16, {n_slots, I}), b.alloc(DType::bf16, {n_slots, H}),
-                     b.alloc(DType::i32, {2 * E + 2 + n_slots})};
-  const std::string shape = std::to_string(n_tokens) + " tok E128 top-8 H2048 I768";
+  const Qwen3MoeInputs in(b, n_tokens);
+  constexpr int64_t I = Qwen3MoeInputs::I, H = Qwen3MoeInputs::H;
+  const int64_t n_slots = in.n_slots;
+  const Tensor &gu = in.gu, &dn = in.dn, &x = in.x, &out = in.out, &ids_d = in.ids, &w = in.w;
+  const MoeScratch& s = in.s;
+  const std::string& shape = in.shape;
   const double gu_flops = 2.0 * n_slots * 2 * I * H, dn_flops = 2.0 * n_slots * H * I;
   for (cuda::GroupedKernel kernel : {cuda::GroupedKernel::wmma, cuda::GroupedKernel::wgmma,
                                      cuda::GroupedKernel::wgmma_n128, cuda::GroupedKernel::wgmma_persistent}) {
@@ -51,22 +75,11 @@ void bench_moe_grouped(Bench& b, int n_tokens) {
 // down timed apart, rated by the weight bytes each reads once (805 MB and 403 MB: the floor is
 // ~187 and ~94 us at 4.3 TB/s); then the whole op (two products and the combine).
 void bench_moe_skinny(Bench& b, int n_tokens) {
-  const int64_t E = 128, I = 768, H = 2048, k = 8, n = n_tokens, n_slots = n * k;
-  Tensor gu = b.random(DType::bf16, {E, 2 * I, H}, 0.05f), dn = b.random(DType::bf16, {E, H, I}, 0.05f);
-  Tensor x = b.random(DType::bf16, {n, H}), out = b.random(DType::bf16, {n, H});
-  std::mt19937 rng(7);
-  std::vector<int32_t> ids(static_cast<size_t>(n_slots));
-  for (int64_t i = 0; i < n; ++i) {
-    std::vector<int32_t> all(static_cast<size_t>(E));
-    std::iota(all.begin(), all.end(), 0);
-    std::shuffle(all.begin(), all.end(), rng);
-    std::copy(all.begin(), all.begin() + k, ids.begin() + i * k);
-  }
-  Tensor ids_d = b.upload_i32(ids, {n, k});
-  Tensor w = b.upload(std::vector<float>(size_t(n_slots), 1.f / float(k)), DType::f32, {n, k});
-  const MoeScratch s{b.alloc(DType::bf16, {n_slots, I}), b.alloc(DType::bf16, {n_slots, H}),
-                     b.alloc(DType::i32, {2 * E + 2 + n_slots})};
-  const std::string shape = std::to_string(n_tokens) + " tok E128 top-8 H2048 I768";
+  const Qwen3MoeInputs in(b, n_tokens);
+  constexpr int64_t E = Qwen3MoeInputs::E, I = Qwen3MoeInputs::I, H = Qwen3MoeInputs::H;
+  const Tensor &gu = in.gu, &dn = in.dn, &x = in.x, &out = in.out, &ids_d = in.ids, &w = in.w;
+  const MoeScratch& s = in.s;
+  const std::string& shape = in.shape;
   const double gu_bytes = double(E) * 2 * I * H * 2, dn_bytes = double(E) * H * I * 2;
   for (cuda::MoePath path : {cuda::MoePath::skinny_mma, cuda::MoePath::skinny_mma_stream}) {
     if (!cuda::moe_path_applies(path, x, gu, dn, ids_d, s)) continue;
