@@ -134,6 +134,11 @@ class CudaBackend final : public Backend {
   int device_id() const { return device_id_; }
 
  private:
+  // The batch-1..4 FP8 GEMV (fp8_gemv.h) on this backend's inner loop and tuning (SEAM_FP8_GEMV*).
+  void fp8_gemv(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
+                const Fp8GemvFusion& f = {}) {
+    launch_fp8_gemv(out, x, w, bias, accumulate, stream_, f, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
+  }
   // linear_fp8's quantized activations in the FP8 scratch (codes [n, in], scales [n_groups, n]),
   // and the product from them: cuBLASLt where it takes the scheme, else the CUDA-core kernel
   // (cuda_fp8_ops.cpp).
@@ -184,9 +189,10 @@ class CudaBackend final : public Backend {
   // product past-GEMV FP8 linears take. auto (the default): cuBLASLt's E4M3 GEMM where it takes
   // the scheme (per-channel weights: ~1.05 PFLOP/s at 4,096 rows on the H200, 2026-12-02), the
   // wgmma GEMM where it does not (128-blocks: no cuBLASLt mode on Hopper; per-tensor weights,
-  // which only tests make), else the CUDA-core kernel; wgmma: the wgmma GEMM wherever it applies (~0.63 PFLOP/s: slower, kept for A/B);
-  // cublaslt: never the wgmma GEMM; ws: the warp-specialised wgmma GEMM (fp8_gemm_wgmma_ws.h)
-  // for more than kFp8WsMinRows rows wherever it applies, else as auto.
+  // which only tests make), else the CUDA-core kernel; wgmma: the wgmma GEMM wherever it applies
+  // (~0.63 PFLOP/s: slower, kept for A/B); cublaslt: never the wgmma GEMM; ws: the
+  // warp-specialised wgmma GEMM (fp8_gemm_wgmma_ws.h) for more than kFp8WsMinRows rows wherever
+  // it applies, else as auto (1.16-1.21 PFLOP/s, not yet the default: its model parity has not run).
   enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2, ws = 3 };
   Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::auto_route;
   // SEAM_FP8_GEMV, read at construction (per backend, as SEAM_FP8_GEMM): the inner loop of the

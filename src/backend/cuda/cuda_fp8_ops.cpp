@@ -30,7 +30,6 @@
 
 namespace seam::cuda {
 
-
 Fp8Scratch::~Fp8Scratch() {
   for (void* p : blocks) cudaFree(p);
 }
@@ -59,8 +58,7 @@ void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tens
                               const Tensor& bias, bool accumulate) {
   // SEAM_FP8_GEMM=ws: the warp-specialised wgmma GEMM (128-row tiles) past the decode batch
   // sizes, whose rows the routes below (and the GEMV before) are shaped for.
-  if (fp8_gemm_mode_ == Fp8GemmMode::ws && codes.size(0) > kFp8WsMinRows &&
-      fp8_gemm_wgmma_ws_applies(out, codes, w))
+  if (fp8_gemm_mode_ == Fp8GemmMode::ws && codes.size(0) > kFp8WsMinRows && fp8_gemm_wgmma_ws_applies(out, codes, w))
     return launch_fp8_gemm_wgmma_ws(out, codes, scales, w, bias, accumulate, stream_);
   const bool wgmma_ok = fp8_gemm_mode_ != Fp8GemmMode::cublaslt && fp8_gemm_wgmma_applies(out, codes, w);
   if (wgmma_ok && fp8_gemm_mode_ == Fp8GemmMode::wgmma)
@@ -75,10 +73,9 @@ void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bi
   const Fp8PendingAct pending = std::exchange(fp8_pending_, Fp8PendingAct{});
   const int64_t n = x.size(0), n_in = x.size(1);
   if (n == 0) return;
-  if (fp8_gemv_applies(out, x, w))
-    return launch_fp8_gemv(out, x, w, bias, accumulate, stream_, {}, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
-  if (pending.x == x.data && pending.n == n && pending.n_in == n_in && pending.act == w.act && pending.ub == w.act_amax_ub &&
-      x.stride[0] == n_in)
+  if (fp8_gemv_applies(out, x, w)) return fp8_gemv(out, x, w, bias, accumulate);
+  if (pending.x == x.data && pending.n == n && pending.n_in == n_in && pending.act == w.act &&
+      pending.ub == w.act_amax_ub && x.stride[0] == n_in)
     return fp8_product(out, pending.codes, pending.scales, w, bias, accumulate);
   const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
   launch_fp8_quantize_act(codes, scales, x, w, stream_);
@@ -126,7 +123,7 @@ void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tenso
   const Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   if (norm_fusable(x, normed, norm_weight) && fp8_gemv_fusion_applies(out, x, w, f)) {
     op_checks::linear_fp8(out, x, w, bias, Device::cuda);
-    return launch_fp8_gemv(out, x, w, bias, false, stream_, f, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
+    return fp8_gemv(out, x, w, bias, false, f);
   }
   op_checks::linear_fp8(out, x, w, bias, Device::cuda);
   SEAM_CHECK(norm_weight.defined() && norm_weight.device == Device::cuda, "rms_norm: weight is not on the cuda device");
@@ -146,14 +143,14 @@ void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor 
   Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   f.rope_store = true;
   f.rope = r;
-  if (norm_fusable(x, normed, norm_weight) && qkv.ndim == 2 && r.k_cache.ndim == 3 && qkv.size(1) == (r.n_heads + 2 * r.k_cache.size(1)) * r.k_cache.size(2) &&
-      fp8_gemv_fusion_applies(qkv, x, w, f)) {
+  if (norm_fusable(x, normed, norm_weight) && qkv.ndim == 2 && r.k_cache.ndim == 3 &&
+      qkv.size(1) == (r.n_heads + 2 * r.k_cache.size(1)) * r.k_cache.size(2) && fp8_gemv_fusion_applies(qkv, x, w, f)) {
     // The decomposition's checks, on the views it would pass: the same errors either way.
     op_checks::linear_fp8(qkv, x, w, bias, Device::cuda);
     const RopeStoreArgs::Qkv h = r.split_qkv(qkv);
     op_checks::rope(h.q, h.k, r.positions, r.tables(), Device::cuda);
     op_checks::store_kv(r.k_cache, r.v_cache, h.k, h.v, r.slots, Device::cuda, r.kv_scales);
-    return launch_fp8_gemv(qkv, x, w, bias, false, stream_, f, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
+    return fp8_gemv(qkv, x, w, bias, false, f);
   }
   Backend::rms_norm_qkv_rope_store_fp8(qkv, normed, x, norm_weight, eps, w, bias, r);
 }
@@ -164,11 +161,11 @@ void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor no
   Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   f.glu = true;
   f.glu_act = a;
-  if (norm_fusable(x, normed, norm_weight) && gate_up.defined() && gate_up.ndim == 2 && gate_up.size(0) == x.size(0) && gate_up.size(1) == w.w.size(0) &&
-      act.dtype == x.dtype && act.ndim == 2 && act.size(0) == x.size(0) && act.rows_contiguous() &&
-      fp8_gemv_fusion_applies(act, x, w, f)) {
+  if (norm_fusable(x, normed, norm_weight) && gate_up.defined() && gate_up.ndim == 2 && gate_up.size(0) == x.size(0) &&
+      gate_up.size(1) == w.w.size(0) && act.dtype == x.dtype && act.ndim == 2 && act.size(0) == x.size(0) &&
+      act.rows_contiguous() && fp8_gemv_fusion_applies(act, x, w, f)) {
     op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
-    return launch_fp8_gemv(act, x, w, Tensor(), false, stream_, f, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
+    return fp8_gemv(act, x, w, Tensor(), false, f);
   }
   rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
   // The gated activation writes act and, under a dynamic scheme (the model's layers share the
