@@ -297,9 +297,7 @@ TEST_P(CudaMoeGrouped, CapturedLayerReplaysForNewRouting) {
       if (step == 1)
         for (int64_t i = 0; i < n; ++i)
           for (int64_t e = 0; e < k; ++e) l_h[size_t(i * E + e)] += 20.f;
-      std::vector<uint16_t> raw(l_h.size());
-      convert_from_f32(l_h.data(), t, raw.data(), raw.size());
-      gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
+      write(logits, l_h);
       gpu->replay(*graph);
       const auto replayed = download(out);
       const auto ids_h = download_i32(ids);

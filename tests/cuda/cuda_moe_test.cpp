@@ -203,9 +203,7 @@ TEST_P(CudaMoeGraph, CapturedLayerReplaysForNewRouting) {
   auto graph = gpu->end_capture();
   for (int step = 0; step < 3; ++step) {
     const auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
-    std::vector<uint16_t> raw(l_h.size());
-    convert_from_f32(l_h.data(), t, raw.data(), raw.size());
-    gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
+    write(logits, l_h);
     gpu->replay(*graph);
     const auto replayed = download(out);
     const auto replayed_ids = download_i32(ids);

@@ -129,16 +129,20 @@ class CudaTest : public ::testing::Test {
   }
   Tensor upload(const std::vector<float>& v, DType t, std::initializer_list<int64_t> dims) {
     Tensor out = empty(t, dims);
-    EXPECT_EQ(size_t(out.numel()), v.size());
-    if (t == DType::f32) {
-      gpu->copy_h2d(out.data, v.data(), v.size() * 4);
+    write(out, v);
+    return out;
+  }
+  // v converted to dst's dtype (f32, or a 16-bit type) into dst's memory (contiguous, v.size() elements).
+  void write(const Tensor& dst, const std::vector<float>& v) {
+    EXPECT_EQ(size_t(dst.numel()), v.size());
+    if (dst.dtype == DType::f32) {
+      gpu->copy_h2d(dst.data, v.data(), v.size() * 4);
     } else {
       std::vector<uint16_t> raw(v.size());
-      convert_from_f32(v.data(), t, raw.data(), v.size());
-      gpu->copy_h2d(out.data, raw.data(), raw.size() * 2);
+      convert_from_f32(v.data(), dst.dtype, raw.data(), v.size());
+      gpu->copy_h2d(dst.data, raw.data(), raw.size() * 2);
     }
     gpu->synchronize();  // the host vectors may die now
-    return out;
   }
   template <typename I>
   Tensor upload_index(const std::vector<I>& v, std::initializer_list<int64_t> dims) {

@@ -103,9 +103,7 @@ class CudaMoePaths : public CudaTest {
     for (int step = 0; step < steps; ++step) {
       auto l_h = round_to(random_normal(size_t(n * E), rng, 2.f), t);
       skew(step, l_h);
-      std::vector<uint16_t> raw(l_h.size());
-      convert_from_f32(l_h.data(), t, raw.data(), raw.size());
-      gpu->copy_h2d(logits.data, raw.data(), raw.size() * 2);
+      write(logits, l_h);
       gpu->replay(*graph);
       const auto replayed = download(out);
       auto ids_h = download_i32(ids);
