@@ -76,6 +76,8 @@ for c in $CASES; do
     m|n|o) dummy="${dummy:-} qwen3-30b-a3b" ;; p) dummy="${dummy:-} mixtral-8x7b" ;; esac
 done
 # The MoE shapes are too large for the disk: config only, weights filled on the GPU (--load-format dummy).
+# DUMMY_ONLY=1: every case's model that way (on a fresh machine no folder exists yet).
+[ -n "${DUMMY_ONLY:-}" ] && dummy="${dummy:-} $need"
 for m in $(echo ${dummy:-} | tr ' ' '\n' | sort -u); do
   [ -f "$MODELS/$m/config.json" ] || python3 tools/make_random_models.py "$MODELS" --only "$m" --config-only 2>&1 \
     | grep -E "written|Error|error" | tee -a "$LOG"
