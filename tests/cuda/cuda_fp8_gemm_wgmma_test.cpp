@@ -451,10 +451,11 @@ void CudaFp8GemmWgmma::replays_from_graph(const char* mode) {
   }
 }
 
-// SEAM_FP8_GEMM: auto (the default) and cublaslt keep a per-channel linear_fp8 on cuBLASLt's
-// route, wgmma on this kernel, each bit for bit equal to the route run alone from the same codes;
-// a 128-block weight (no cuBLASLt mode on Hopper) takes this kernel by default; any other value
-// is an error naming the variable.
+// SEAM_FP8_GEMM at a decode batch (64 rows, not past kFp8WsMinRows): the default (ws, which
+// behaves as auto there) and cublaslt keep a per-channel linear_fp8 on cuBLASLt's route, wgmma
+// on this kernel, each bit for bit equal to the route run alone from the same codes; a 128-block
+// weight (no cuBLASLt mode on Hopper) takes this kernel by default; any other value is an error
+// naming the variable.
 TEST_F(CudaFp8GemmWgmma, SwitchSelectsTheRoute) {
   struct Env {
     explicit Env(const char* v) { setenv("SEAM_FP8_GEMM", v, 1); }
@@ -520,6 +521,44 @@ TEST_F(CudaFp8GemmWgmma, SwitchSelectsTheRoute) {
     cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, stream());
     cuda::launch_fp8_gemm_wgmma(alone, codes, scales, W.gpu, Tensor(), false, stream());
     EXPECT_EQ(download(by_default), download(alone)) << "default, 128-block weights: not the wgmma GEMM";
+  }
+}
+
+// Past kFp8WsMinRows the default (SEAM_FP8_GEMM unset: ws) runs the warp-specialised kernel on
+// every scheme, and SEAM_FP8_GEMM=auto keeps per-channel weights on cuBLASLt's route; each bit
+// for bit equal to its route launched alone on the same codes.
+TEST_F(CudaFp8GemmWgmma, DefaultRunsWarpSpecialisedPastDecodeBatches) {
+  setenv("SEAM_FP8_GEMM", "auto", 1);
+  std::unique_ptr<Backend> auto_backend = make_cuda_backend(0);
+  unsetenv("SEAM_FP8_GEMM");
+  cuda::Fp8CublasLt lt;
+  const GemmCase cases[] = {
+      {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 200, 1024, 384, DType::bf16},
+      {Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 130, 1024, 256, DType::f32},
+      {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 65, 512, 128, DType::bf16}};
+  for (const GemmCase& c : cases) {
+    SCOPED_TRACE(describe(c, Values::random));
+    ASSERT_GT(c.m, cuda::kFp8WsMinRows);
+    const Weight& W = weight(c.w, c.act, c.n_out, c.n_in, Values::random);
+    const Tensor xd = upload(make_x(c.m, c.n_in, c.act, W.input_scale, c.t, Values::random), c.t, {c.m, c.n_in});
+    const Tensor by_default = empty(c.t, {c.m, c.n_out}), by_auto = empty(c.t, {c.m, c.n_out});
+    const Tensor alone_ws = empty(c.t, {c.m, c.n_out}), alone_lt = empty(c.t, {c.m, c.n_out});
+    gpu->linear_fp8(by_default, xd, W.gpu, Tensor(), false);
+    gpu->synchronize();
+    auto_backend->linear_fp8(by_auto, xd, W.gpu, Tensor(), false);
+    auto_backend->synchronize();
+    const int64_t n_groups = c.act == Fp8ActScheme::dynamic_group128 ? c.n_in / 128 : 1;
+    void* cd = gpu->alloc(size_t(c.m * c.n_in));
+    owned_.push_back(cd);
+    const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {c.m, c.n_in});
+    const Tensor scales = empty(DType::f32, {n_groups, c.m});
+    cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, stream());
+    cuda::launch_fp8_gemm_wgmma_ws(alone_ws, codes, scales, W.gpu, Tensor(), false, stream());
+    EXPECT_EQ(download(by_default), download(alone_ws)) << "default: not the warp-specialised GEMM";
+    if (c.w == Fp8WeightScheme::per_channel) {
+      ASSERT_TRUE(lt.run(alone_lt, codes, scales, W.gpu, Tensor(), false, false, stream()));
+      EXPECT_EQ(download(by_auto), download(alone_lt)) << "SEAM_FP8_GEMM=auto: not cuBLASLt's route";
+    }
   }
 }
 

@@ -64,7 +64,8 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
       {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 200, 512, 384},
       {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 48, 256, 128, 0.f, false, true},
   };
-  // Past the GEMV's rows (SEAM_FP8_GEMM's default route): per-channel weights run cuBLASLt's
+  // Past the GEMV's rows (SEAM_FP8_GEMM's default route; past 64 rows the warp-specialised wgmma
+  // GEMM wherever the wgmma GEMM applies, the same bound): per-channel weights run cuBLASLt's
   // unscaled tensor-core GEMM (K a multiple of 16); what cuBLASLt refuses (128-block weights, and
   // per-tensor ones, which only tests make: the loader widens them to per-channel) runs the wgmma
   // GEMM where it applies (fp8_gemm_wgmma.h: sm_90a, K % 128 == 0, N % 8 == 0): the tensor-core

@@ -186,15 +186,16 @@ class CudaBackend final : public Backend {
   Fp8Scratch fp8_pending_scratch_;  // fp8_pending_'s codes and scales
   Fp8CublasLt fp8_cublaslt_;    // linear_fp8's tensor-core GEMMs (fp8_cublaslt.h)
   // SEAM_FP8_GEMM, read at construction (per backend, so a test builds one of each): which
-  // product past-GEMV FP8 linears take. auto (the default): cuBLASLt's E4M3 GEMM where it takes
-  // the scheme (per-channel weights: ~1.05 PFLOP/s at 4,096 rows on the H200, 2026-12-02), the
-  // wgmma GEMM where it does not (128-blocks: no cuBLASLt mode on Hopper; per-tensor weights,
-  // which only tests make), else the CUDA-core kernel; wgmma: the wgmma GEMM wherever it applies
-  // (~0.63 PFLOP/s: slower, kept for A/B); cublaslt: never the wgmma GEMM; ws: the
-  // warp-specialised wgmma GEMM (fp8_gemm_wgmma_ws.h) for more than kFp8WsMinRows rows wherever
-  // it applies, else as auto (1.16-1.21 PFLOP/s, not yet the default: its model parity has not run).
+  // product past-GEMV FP8 linears take. ws (the default): the warp-specialised wgmma GEMM
+  // (fp8_gemm_wgmma_ws.h) for more than kFp8WsMinRows rows wherever it applies (1.16-1.21
+  // PFLOP/s at 4,096 rows on the H200; every FP8 format's model parity passed on it, 2026-12-02),
+  // else as auto; auto: cuBLASLt's E4M3 GEMM where it takes the scheme (per-channel weights:
+  // ~1.05 PFLOP/s), the one-block wgmma GEMM where it does not (128-blocks: no cuBLASLt mode on
+  // Hopper; per-tensor weights, which only tests make), else the CUDA-core kernel; wgmma: the
+  // one-block wgmma GEMM wherever it applies (~0.63 PFLOP/s: slower, kept for A/B); cublaslt:
+  // never a wgmma GEMM.
   enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2, ws = 3 };
-  Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::auto_route;
+  Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::ws;
   // SEAM_FP8_GEMV, read at construction (per backend, as SEAM_FP8_GEMM): the inner loop of the
   // batch-1..4 FP8 GEMV (fp8_gemv.h). mma (the default where the device has E4M3 tensor cores,
   // compute capability 8.9+): the products on the tensor cores; fma: on the CUDA cores (the

@@ -3,9 +3,10 @@
 // of the fused ops, inside it);
 // more rows quantize the activations (fp8_quantize.cu, or the norm's own kernel,
 // fp8_rms_norm_quantize.h, or the gated activation's, fp8_gated_act_quantize.h) into the FP8
-// scratch, then the product (SEAM_FP8_GEMM, cuda_backend_impl.h): by default cuBLASLt's E4M3
-// GEMM (fp8_cublaslt.h) where it takes the scheme, else on Hopper (sm_90a) the wgmma GEMM with the
-// scales in its epilogue (fp8_gemm_wgmma.h: K % 128 == 0, N % 8 == 0; the 128-block scheme), else
+// scratch, then the product (SEAM_FP8_GEMM, cuda_backend_impl.h): by default, past 64 rows, the
+// warp-specialised wgmma GEMM with the scales in its epilogue (fp8_gemm_wgmma_ws.h, sm_90a);
+// otherwise cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else on Hopper the
+// one-block wgmma GEMM (fp8_gemm_wgmma.h: K % 128 == 0, N % 8 == 0; the 128-block scheme), else
 // the CUDA-core kernel (fp8_gemm.cu).
 //
 // The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
@@ -56,8 +57,8 @@ std::pair<Tensor, Tensor> CudaBackend::fp8_act_buffers(Fp8Scratch& scratch, int6
 
 void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
                               const Tensor& bias, bool accumulate) {
-  // SEAM_FP8_GEMM=ws: the warp-specialised wgmma GEMM (128-row tiles) past the decode batch
-  // sizes, whose rows the routes below (and the GEMV before) are shaped for.
+  // SEAM_FP8_GEMM=ws (the default): the warp-specialised wgmma GEMM (128-row tiles) past the
+  // decode batch sizes, whose rows the routes below (and the GEMV before) are shaped for.
   if (fp8_gemm_mode_ == Fp8GemmMode::ws && codes.size(0) > kFp8WsMinRows && fp8_gemm_wgmma_ws_applies(out, codes, w))
     return launch_fp8_gemm_wgmma_ws(out, codes, scales, w, bias, accumulate, stream_);
   const bool wgmma_ok = fp8_gemm_mode_ != Fp8GemmMode::cublaslt && fp8_gemm_wgmma_applies(out, codes, w);

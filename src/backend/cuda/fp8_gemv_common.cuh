@@ -41,6 +41,7 @@ struct Fp8GemvArgs {
   const T* norm_w;           // defined: x is rms_norm(x) * norm_w (Fp8GemvFusion)
   float eps;
   int norm_vec;              // the elements per load of rms_norm.cu's sum of squares (its V)
+  bool x_vec;                // x (and norm_w) readable as 16-byte vectors: stage_x's one-batch path
   bool glu;                  // Fp8GemvFusion::glu
   bool gelu;                 // GLU: gelu_tanh instead of silu
   // Fp8GemvFusion::rope_store: w is [q | k | v] heads of head_dim; n_out counts rotary pairs.
@@ -186,12 +187,86 @@ __device__ __forceinline__ void store_tile(const Fp8GemvArgs<T>& a, const Fp8Gem
 // float at xs_pos, [M, n_in], and their activation scales sx [M, n_xg] computed exactly as
 // fp8_quantize.cu does (per-token: a block max over the row; groups: one warp per 128-wide group;
 // static: the input scale). Ends synchronised; the caller then turns xs into its operand form.
+//
+// Two ways to read x, the same values (normed elements and amax do not depend on the order; the
+// sum of squares keeps rms_norm.cu's order either way):
+//  * x_vec (16-byte rows): a thread's vectors c = tid, tid + 256, ... of a row (kStageVecs at a
+//    time) are loaded together, x's and the norm weight's, and kept in registers for both the
+//    sum of squares and the staging: one L2 round trip a row up to 256 x kStageVecs vectors
+//    (8,192 bf16 values; 2 for Llama's 14,336), where the scalar path below pays one a
+//    2,048-value batch (7 for 14,336) plus one more pass for the norm. This chain of round trips
+//    sits between the previous kernel's end and the first product (the CUPTI trace of the
+//    seventeenth pass: every FP8 GEMV 10-17 us over its bytes).
+//  * otherwise scalar loads, kStageBatch at a time.
+template <typename T, int M>
+__device__ __forceinline__ void stage_x_vec(const Fp8GemvArgs<T>& a, float* xs, float (&amax)[M], float* scratch) {
+  constexpr int kV = kVec<T>, kStageVecs = 4;
+  const int n_in = a.n_in, n_vec = n_in / kV, tid = int(threadIdx.x), stride = kWarps * 32;
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  const uint4* gw = reinterpret_cast<const uint4*>(a.norm_w);
+  const bool one_batch = n_vec <= kStageVecs * stride;  // the row stays in registers
+#pragma unroll
+  for (int r = 0; r < M; ++r) {
+    amax[r] = 0.f;
+    const uint4* xr = reinterpret_cast<const uint4*>(a.x + r * a.x_stride);
+    uint4 xv[kStageVecs], gv[kStageVecs];
+    auto load = [&](int c0) {
+#pragma unroll
+      for (int i = 0; i < kStageVecs; ++i) {
+        const int c = c0 + i * stride;
+        xv[i] = c < n_vec ? xr[c] : zero;
+        gv[i] = gw != nullptr && c < n_vec ? gw[c] : zero;
+      }
+    };
+    float inv_rms = 1.f;
+    if (gw != nullptr) {  // rms_norm.cu's sum: thread tid's vectors in order, then block_sum
+      float ss = 0.f;
+      for (int c0 = tid; c0 < n_vec; c0 += kStageVecs * stride) {
+        load(c0);
+#pragma unroll
+        for (int i = 0; i < kStageVecs; ++i) {
+          if (c0 + i * stride >= n_vec) break;
+          const T* e = reinterpret_cast<const T*>(&xv[i]);
+#pragma unroll
+          for (int k = 0; k < kV; ++k) {
+            const float v = to_float(e[k]);
+            ss += v * v;
+          }
+        }
+      }
+      ss = block_sum(ss, scratch);
+      inv_rms = 1.f / sqrtf(ss / float(n_in) + a.eps);
+    }
+    for (int c0 = tid; c0 < n_vec; c0 += kStageVecs * stride) {
+      if (gw == nullptr || !one_batch) load(c0);  // one batch with the norm: still in registers
+#pragma unroll
+      for (int i = 0; i < kStageVecs; ++i) {
+        const int c = c0 + i * stride;
+        if (c >= n_vec) break;
+        const T* e = reinterpret_cast<const T*>(&xv[i]);
+        const T* g = reinterpret_cast<const T*>(&gv[i]);
+#pragma unroll
+        for (int k = 0; k < kV; ++k) {
+          float v = to_float(e[k]);
+          if (gw != nullptr) v = to_float(from_float<T>(v * inv_rms * to_float(g[k])));
+          xs[r * n_in + xs_pos(c * kV + k)] = v;
+          amax[r] = fmaxf(amax[r], fabsf(v));
+        }
+      }
+    }
+  }
+}
+
 template <typename T, int M, bool GROUPED>
 __device__ __forceinline__ void stage_x(const Fp8GemvArgs<T>& a, float* xs, float* sx) {
   __shared__ float red[kWarps][M];  // per-token amax: each warp's part
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int n_in = a.n_in;
   __shared__ float scratch[32];  // block_sum
+  float amax[M];  // per-token: this thread's part of each row's amax, taken while staging
+  if (a.x_vec) {
+    stage_x_vec<T, M>(a, xs, amax, scratch);
+  } else {
   float inv_rms[M];
 #pragma unroll
   for (int r = 0; r < M; ++r) {
@@ -215,7 +290,6 @@ __device__ __forceinline__ void stage_x(const Fp8GemvArgs<T>& a, float* xs, floa
   // the compiler issued no load ahead of the previous element's use (PTX of the old loop): one
   // L2 round trip per element, 16 a thread at n_in 4096 and 56 at 14,336, in every block.
   constexpr int kStageBatch = 8;
-  float amax[M];  // per-token: this thread's part of each row's amax, taken while staging
 #pragma unroll
   for (int r = 0; r < M; ++r) {
     amax[r] = 0.f;
@@ -247,6 +321,7 @@ __device__ __forceinline__ void stage_x(const Fp8GemvArgs<T>& a, float* xs, floa
       }
     }
   }
+  }  // scalar path
   __syncthreads();
   if (a.act == int(Fp8ActScheme::static_per_tensor)) {
     if (threadIdx.x < M) sx[threadIdx.x] = *a.input_scale;
@@ -313,6 +388,10 @@ Fp8GemvArgs<T> make_args(const Tensor& out, const Tensor& x, const Fp8Weight& w,
                      n_in % kVec<T> == 0 && reinterpret_cast<uintptr_t>(f.norm_weight.data) % 16 == 0;
     a.norm_vec = vec ? kVec<T> : 1;
   }
+  // stage_x's vector path: 16-byte rows of x, and of the norm weight where one is fused (then
+  // rms_norm.cu's V is the vector too, so its sum of squares keeps its order).
+  a.x_vec = reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && x.stride[0] % kVec<T> == 0 && n_in % kVec<T> == 0 &&
+            (!f.norm_weight.defined() || a.norm_vec == kVec<T>);
   a.glu = f.glu;
   a.gelu = f.glu_act == Activation::gelu_tanh;
   a.rope = f.rope_store;
