@@ -481,7 +481,8 @@ TEST_F(CudaFp8GemmWgmma, SwitchSelectsTheRoute) {
   }
   cuda::Fp8CublasLt lt;
   for (DType t : {DType::bf16, DType::f32}) {
-    const GemmCase c{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 64, 256, 1024, t};
+    // 80 rows: past the skinny GEMM's 5..64 (SEAM_FP8_SKINNY), a multiple of cuBLASLt's 16.
+    const GemmCase c{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 80, 256, 1024, t};
     SCOPED_TRACE(describe(c, Values::random));
     const Weight& W = weight(c.w, c.act, c.n_out, c.n_in, Values::random);
     const Tensor xd = upload(make_x(c.m, c.n_in, c.act, W.input_scale, t, Values::random), t, {c.m, c.n_in});
@@ -507,7 +508,7 @@ TEST_F(CudaFp8GemmWgmma, SwitchSelectsTheRoute) {
     EXPECT_EQ(download(by_lt), lt_alone) << "SEAM_FP8_GEMM=cublaslt: not cuBLASLt's route";
   }
   {  // 128-block weights: cuBLASLt has no mode for them on Hopper; the default takes this kernel
-    const GemmCase c{Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 64, 256, 1024, DType::bf16};
+    const GemmCase c{Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 80, 256, 1024, DType::bf16};
     SCOPED_TRACE(describe(c, Values::random));
     const Weight& W = weight(c.w, c.act, c.n_out, c.n_in, Values::random);
     const Tensor xd = upload(make_x(c.m, c.n_in, c.act, W.input_scale, c.t, Values::random), c.t, {c.m, c.n_in});
