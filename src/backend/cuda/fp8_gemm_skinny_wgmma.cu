@@ -34,8 +34,9 @@
 //    threads][4], float4 stores) to its slot of the workspace, fences, and one thread takes the
 //    tile's ticket (atomicAdd); the block that draws splits - 1 is the last: it resets the ticket to
 //    0 (so the next launch and a graph replay find it zero without a memset), adds the tile's
-//    partials in split order 0, 1, ... (the same float32 sums whichever block arrives last: two runs
-//    are bit-equal) and runs the epilogue; the others exit.
+//    partials in split order 0, 1, ... (its own from its registers, the others' from L2: the same
+//    float32 sums whichever block arrives last, so two runs are bit-equal) and runs the epilogue;
+//    the others exit.
 //  * Epilogue: the accumulator holds (feature, token) pairs of adjacent tokens; one shuffle with
 //    the lane 4 apart (the neighbouring feature) turns them into pairs of adjacent features of one
 //    token, out[token][feature .. feature + 1], stored as one aligned pair where out allows
@@ -251,16 +252,29 @@ __global__ void __launch_bounds__(kThreads, BPS)
     consumers_sync();
     if (!*s_last) return;
     __threadfence();  // acquire: the other blocks' slots, published before their tickets
+    // sum = P_0 + P_1 + ... in split order; this block's own P_split from its registers (acc),
+    // the others' from their slots (p holds the running sum: its wgmma use is over). Two blocks an
+    // SM at n = 64 (ptxas caps them at 96 registers) read their own slot back instead: both
+    // registers sets and the loads in flight would spill.
+    constexpr bool kOwnInRegisters = BPS == 1 || N < 64;
     for (int j = 0; j < splits; ++j)
 #pragma unroll
       for (int q = 0; q < kQ; ++q) {
-        const float4 v = __ldcg(slots + (int64_t(j) * kQ + q) * kConsumerThreads);
+        float4 v;
+        if (kOwnInRegisters && j == split)
+          v = make_float4(acc[q][0], acc[q][1], acc[q][2], acc[q][3]);
+        else
+          v = __ldcg(slots + (int64_t(j) * kQ + q) * kConsumerThreads);
         if (j == 0) {
-          acc[q][0] = v.x, acc[q][1] = v.y, acc[q][2] = v.z, acc[q][3] = v.w;
+          p[q][0] = v.x, p[q][1] = v.y, p[q][2] = v.z, p[q][3] = v.w;
         } else {
-          acc[q][0] += v.x, acc[q][1] += v.y, acc[q][2] += v.z, acc[q][3] += v.w;
+          p[q][0] += v.x, p[q][1] += v.y, p[q][2] += v.z, p[q][3] += v.w;
         }
       }
+#pragma unroll
+    for (int q = 0; q < kQ; ++q)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[q][e] = p[q][e];
   }
 
   // Epilogue: lanes g and g ^ 1 (4 apart) hold features F and F ^ 1 of the same token pair; after
