@@ -3,7 +3,7 @@
 // 16, 33, 64 (each n bucket 8 / 16 / 32 / 64, full and partial), every weight scheme (per-channel x
 // per-token, per-tensor x static input scale, block128 x 1x128 groups), f32 / bf16 / f16 out, bias,
 // accumulate, a strided out; both ring variants (one or two blocks an SM) and forced split counts,
-// the four Llama-3.1-8B projections and a K split 112 ways; split-K determinism (two launches bit
+// the four Llama-3.1-8B projections and a K split 112 ways; 128- and 256-feature tiles; split-K determinism (two launches bit
 // for bit, tickets left zero); graph capture with new inputs on replay; the route through
 // CudaBackend::linear_fp8 (SEAM_FP8_SKINNY) at 5..64 rows; the split rule.
 //
@@ -215,14 +215,14 @@ class CudaFp8SkinnyWgmma : public CudaTest {
   }
   // The kernel on r into a fresh out ([m, ld]: out0 for accumulate and a strided out's padding,
   // else NaN, so an element never written stays NaN); the whole buffer back.
-  std::vector<float> launch(const SkCase& c, const Weight& W, const Run& r, int bps, int splits) {
+  std::vector<float> launch(const SkCase& c, const Weight& W, const Run& r, int bps, int splits, int features = 0) {
     const Tensor base = c.accumulate || c.strided ? upload(r.out0, c.t, {c.m, r.ld}) : empty(c.t, {c.m, r.ld});
     const Tensor out = base.slice_cols(0, c.n_out);
     EXPECT_TRUE(cuda::fp8_gemm_skinny_wgmma_applies(out, r.codes, W.gpu));
-    const cuda::Fp8SkinnyPlan plan = cuda::fp8_gemm_skinny_wgmma_plan_for(r.codes, W.gpu, bps, splits);
+    const cuda::Fp8SkinnyPlan plan = cuda::fp8_gemm_skinny_wgmma_plan_for(r.codes, W.gpu, bps, splits, features);
     EXPECT_LE(cuda::fp8_gemm_skinny_wgmma_workspace_bytes(plan), kWorkspaceBytes);
     cuda::launch_fp8_gemm_skinny_wgmma(out, r.codes, r.scales, W.gpu, r.bd, c.accumulate, stream(), workspace_,
-                                       kWorkspaceBytes, bps, splits);
+                                       kWorkspaceBytes, bps, splits, features);
     return download(base);
   }
 
@@ -230,8 +230,9 @@ class CudaFp8SkinnyWgmma : public CudaTest {
   // magnitude (random values).
   double check(const SkCase& c, Values v, const Weight& W, const Run& r, const std::vector<float>& got,
                const cuda::Fp8SkinnyPlan& plan) {
-    SCOPED_TRACE(describe(c, v) + ", n " + std::to_string(plan.n) + ", " + std::to_string(plan.splits) + " splits, " +
-                 std::to_string(plan.blocks_per_sm) + " block(s) an SM");
+    SCOPED_TRACE(describe(c, v) + ", n " + std::to_string(plan.n) + ", " + std::to_string(plan.features) +
+                 "-feature tiles, " + std::to_string(plan.splits) + " splits, " + std::to_string(plan.blocks_per_sm) +
+                 " block(s) an SM");
     if (c.strided)  // the padding is never written
       for (int64_t i = 0; i < c.m; ++i)
         for (int64_t o = c.n_out; o < r.ld; ++o)
@@ -290,9 +291,8 @@ class CudaFp8SkinnyWgmma : public CudaTest {
             if (mag > 0) worst = std::max(worst, std::max(0.0, err - (c.t == DType::f32 ? 0.0 : ulp)) / mag);
           }
           if (!ok && n_bad++ < 5) {
-            const int64_t tile = col / cuda::kFp8SkinnyTileFeatures;
-            ADD_FAILURE() << "out(" << i << ", " << col << ") = " << g << ", want " << want << " (tile " << tile
-                          << ", feature " << col % cuda::kFp8SkinnyTileFeatures << " of it, token " << i
+            ADD_FAILURE() << "out(" << i << ", " << col << ") = " << g << ", want " << want << " (tile "
+                          << col / plan.features << ", feature " << col % plan.features << " of it, token " << i
                           << " of the n " << plan.n << " bucket)";
           }
         }
@@ -301,19 +301,24 @@ class CudaFp8SkinnyWgmma : public CudaTest {
     return worst;
   }
 
-  // One case on each ring variant (auto splits) and at each forced split count; returns the worst
+  // One case on each kernel variant (128-feature tiles on the one- and two-block rings, 256-feature
+  // tiles; the rule's splits) and at each forced split count (both tile widths); returns the worst
   // error / magnitude.
   double run_case(const SkCase& c, Values v, std::initializer_list<int> forced_splits = {}) {
     const Weight& W = weight(c.w, c.act, c.n_out, c.n_in, v);
     const Run r = prepare(c, v, W);
     double worst = 0;
-    for (int bps : {1, 2}) {
-      const std::vector<float> got = launch(c, W, r, bps, 0);
-      worst = std::max(worst, check(c, v, W, r, got, cuda::fp8_gemm_skinny_wgmma_plan_for(r.codes, W.gpu, bps, 0)));
-    }
+    auto one = [&](int bps, int splits, int features) {
+      const std::vector<float> got = launch(c, W, r, bps, splits, features);
+      const cuda::Fp8SkinnyPlan plan = cuda::fp8_gemm_skinny_wgmma_plan_for(r.codes, W.gpu, bps, splits, features);
+      worst = std::max(worst, check(c, v, W, r, got, plan));
+    };
+    one(1, 0, 128);
+    one(2, 0, 128);
+    one(1, 0, 256);
     for (int s : forced_splits) {
-      const std::vector<float> got = launch(c, W, r, 1, s);
-      worst = std::max(worst, check(c, v, W, r, got, cuda::fp8_gemm_skinny_wgmma_plan_for(r.codes, W.gpu, 1, s)));
+      one(1, s, 128);
+      one(1, s, 256);
     }
     return worst;
   }
@@ -508,7 +513,7 @@ TEST_F(CudaFp8SkinnyWgmma, RefusesOtherShapes) {
 }
 
 // The split rule (host-side, no GPU needed): the decode projections fill the 132 SMs of an H200
-// without a second wave; gate_up's 224 tiles need no split; a forced count is clamped to K's blocks.
+// without a second wave; gate_up's tiles need no split; a forced count is clamped to K's blocks.
 TEST(Fp8SkinnyPlan, FillsTheMultiprocessors) {
   using cuda::fp8_gemm_skinny_wgmma_plan;
   const cuda::Fp8SkinnyPlan qkv = fp8_gemm_skinny_wgmma_plan(64, 6144, 4096, 132, 1, 0);
@@ -516,7 +521,14 @@ TEST(Fp8SkinnyPlan, FillsTheMultiprocessors) {
   EXPECT_EQ(qkv.tiles, 48);
   EXPECT_EQ(qkv.splits, 2);
   EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(64, 4096, 4096, 132, 1, 0).splits, 4);    // o: 32 tiles
-  EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(64, 28672, 4096, 132, 1, 0).splits, 1);   // gate_up: 224 tiles
+  // gate_up: 112 tiles of 256 features (x read from L2 once per 256), no split; 128 at 16 rows.
+  const cuda::Fp8SkinnyPlan gate_up = fp8_gemm_skinny_wgmma_plan(64, 28672, 4096, 132, 1, 0);
+  EXPECT_EQ(gate_up.features, 256);
+  EXPECT_EQ(gate_up.tiles, 112);
+  EXPECT_EQ(gate_up.splits, 1);
+  EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(16, 28672, 4096, 132, 1, 0).features, 128);
+  EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(64, 28672, 4096, 132, 2, 0).features, 128);  // the two-block ring
+  EXPECT_EQ(qkv.features, 128);
   EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(64, 4096, 14336, 132, 1, 0).splits, 4);   // down
   for (int64_t rows : {5, 8, 9, 16, 17, 32, 33, 64})
     EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(rows, 4096, 4096, 132, 1, 0).n, rows <= 8 ? 8 : rows <= 16 ? 16 : rows <= 32 ? 32 : 64);
