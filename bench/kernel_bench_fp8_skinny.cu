@@ -6,10 +6,11 @@
 // L2; per-token activations quantized once outside the timing; bf16 out. The figure to read: TB/s
 // of weight bytes (the kernel streams the weight once; x and out are ~1-3 % of the bytes at 64
 // rows) against the H200's ~4.3 TB/s, and the floor "@4.3" in microseconds.
-//   * "skinny 1/SM" and "skinny 2/SM": the two ring variants (SEAM_FP8_SKINNY_BLOCKS_PER_SM) at
-//     the split rule's count (in the name);
-//   * at 64 rows, every split count in {1, 2, 3, 4, 6, 8} on the 1/SM ring: where the rule's pick
-//     sits among them;
+//   * "skinny <tile>f <k>/SM <s> splits": the default plan, then each variant at the split rule's
+//     count: 128-feature tiles on the one- and two-block rings (SEAM_FP8_SKINNY_BLOCKS_PER_SM),
+//     256-feature tiles (SEAM_FP8_SKINNY_TILE);
+//   * at 64 rows, every split count in {1, 2, 3, 4, 6, 8} for both tile widths on the 1/SM ring:
+//     where the rule's pick sits among them;
 //   * "linear_fp8": the whole op (activation quantization + the routed product) at 64 rows.
 #include "kernel_bench.h"
 
@@ -62,22 +63,26 @@ void bench_fp8_skinny(Bench& b) {
         b.release_all();
         continue;
       }
-      auto time_skinny = [&](int bps, int splits) {
-        const cuda::Fp8SkinnyPlan plan = cuda::fp8_gemm_skinny_wgmma_plan_for(codes, ws[0], bps, splits);
+      auto time_skinny = [&](int bps, int splits, int features) {
+        const cuda::Fp8SkinnyPlan plan = cuda::fp8_gemm_skinny_wgmma_plan_for(codes, ws[0], bps, splits, features);
         SEAM_CHECK(cuda::fp8_gemm_skinny_wgmma_workspace_bytes(plan) <= kWorkspace, "bench workspace too small");
         const double us = b.time_us([&](int i) {
           cuda::launch_fp8_gemm_skinny_wgmma(out, codes, scales, w_of(i), Tensor{}, false, b.stream(), workspace,
-                                             kWorkspace, bps, splits);
+                                             kWorkspace, bps, splits, features);
         });
-        skinny_row(std::string("fp8 ") + g.name + " skinny " + std::to_string(plan.blocks_per_sm) + "/SM " +
-                       std::to_string(plan.splits) + " split" + (plan.splits > 1 ? "s" : "") +
-                       (splits > 0 ? " (forced)" : ""),
+        skinny_row(std::string("fp8 ") + g.name + " skinny " + std::to_string(plan.features) + "f " +
+                       std::to_string(plan.blocks_per_sm) + "/SM " + std::to_string(plan.splits) + " split" +
+                       (plan.splits > 1 ? "s" : "") + (splits > 0 ? " (forced)" : "") +
+                       (bps == 0 && splits == 0 && features == 0 ? " (default)" : ""),
                    shape, us, w_bytes);
       };
-      time_skinny(1, 0);
-      time_skinny(2, 0);
+      time_skinny(0, 0, 0);    // the default plan (what linear_fp8 runs)
+      time_skinny(1, 0, 128);  // each variant at the rule's splits
+      time_skinny(2, 0, 128);
+      time_skinny(1, 0, 256);
       if (m == 64)
-        for (int s : {1, 2, 3, 4, 6, 8}) time_skinny(1, s);
+        for (int features : {128, 256})
+          for (int s : {1, 2, 3, 4, 6, 8}) time_skinny(1, s, features);
       bool lt_ran = true;
       const double us_lt = b.time_us([&](int i) {
         lt_ran = lt.run(out, codes, scales, w_of(i), Tensor{}, false, b.gpu().capturing(), b.stream()) && lt_ran;

@@ -125,8 +125,8 @@ __device__ __forceinline__ void store_pair(T* dst, float y0, float y1, bool accu
   }
 }
 
-// map_w: w codes [n_out, n_in] (boxes 128 rows x 128); map_x: codes [n_rows, n_in] (boxes N rows x
-// 128) (tma.cuh). xs [n_groups, n_rows] (BLOCK: n_groups = n_in / 128); ws: BLOCK [n_out, n_in /
+// map_w: w codes [n_out, n_in] (boxes SUB * 128 rows x 128); map_x: codes [n_rows, n_in] (boxes N
+// rows x 128) (tma.cuh). xs [n_groups, n_rows] (BLOCK: n_groups = n_in / 128); ws: BLOCK [n_out, n_in /
 // 128], else [n_out] (ws_step 1) or [1] (ws_step 0). partials / tickets: the workspace (splits > 1).
 template <typename T, bool BLOCK, int N, int BPS, int SUB>
 __global__ void __launch_bounds__(kThreads, BPS)
