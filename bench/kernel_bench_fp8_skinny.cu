@@ -106,8 +106,8 @@ void bench_fp8_skinny(Bench& b) {
         const Tensor bscales = b.alloc(DType::f32, {n_kb, m});
         cuda::launch_fp8_quantize_act(codes, bscales, x, wb, b.stream());
         const double us_bs = b.time_us([&](int i) {
-          cuda::launch_fp8_gemm_skinny_wgmma(out, codes, bscales, wbs[size_t(i % copies)], Tensor{}, false,
-                                             b.stream(), workspace, kWorkspace);
+          cuda::launch_fp8_gemm_skinny_wgmma(out, codes, bscales, wbs[size_t(i % copies)], Tensor{}, false, b.stream(),
+                                             workspace, kWorkspace);
         });
         skinny_row(std::string("fp8 ") + g.name + " block128 skinny (default)", shape, us_bs, w_bytes);
         const double us_bw = b.time_us([&](int i) {

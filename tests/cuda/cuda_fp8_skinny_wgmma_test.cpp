@@ -3,8 +3,8 @@
 // 16, 33, 64 (each n bucket 8 / 16 / 32 / 64, full and partial), every weight scheme (per-channel x
 // per-token, per-tensor x static input scale, block128 x 1x128 groups), f32 / bf16 / f16 out, bias,
 // accumulate, a strided out; both ring variants (one or two blocks an SM) and forced split counts,
-// the four Llama-3.1-8B projections and a K split 112 ways; 128- and 256-feature tiles; split-K determinism (two launches bit
-// for bit, tickets left zero); graph capture with new inputs on replay; the route through
+// the four Llama-3.1-8B projections and a K split 112 ways; 128- and 256-feature tiles; split-K determinism (two
+// launches bit for bit, tickets left zero); graph capture with new inputs on replay; the route through
 // CudaBackend::linear_fp8 (SEAM_FP8_SKINNY) at 5..64 rows; the split rule.
 //
 // Bounds (cuda_fp8_gemm_wgmma_test.cpp's, whose header says why):
@@ -148,9 +148,10 @@ class CudaFp8SkinnyWgmma : public CudaTest {
     f.act = g.act;
     f.w = Tensor(const_cast<uint8_t*>(W.codes.data()) + c0 * n_in, DType::fp8_e4m3, Device::cpu, {cn, n_in});
     float* s = const_cast<float*>(W.scales.data());
-    f.w_scale = g.w_scheme == Fp8WeightScheme::per_tensor    ? Tensor(s, DType::f32, Device::cpu, {1})
-                : g.w_scheme == Fp8WeightScheme::per_channel ? Tensor(s + c0, DType::f32, Device::cpu, {cn})
-                                                             : Tensor(s + c0 * n_kb, DType::f32, Device::cpu, {cn, n_kb});
+    f.w_scale = g.w_scheme == Fp8WeightScheme::per_tensor ? Tensor(s, DType::f32, Device::cpu, {1})
+                : g.w_scheme == Fp8WeightScheme::per_channel
+                    ? Tensor(s + c0, DType::f32, Device::cpu, {cn})
+                    : Tensor(s + c0 * n_kb, DType::f32, Device::cpu, {cn, n_kb});
     input_scale = W.input_scale;
     if (g.act == Fp8ActScheme::static_per_tensor) f.input_scale = Tensor(&input_scale, DType::f32, Device::cpu, {1});
     return f;
@@ -283,9 +284,10 @@ class CudaFp8SkinnyWgmma : public CudaTest {
             }
             const double others = (c.bias ? std::fabs(bc[size_t(o)]) : 0.) +
                                   (c.accumulate ? std::fabs(r.out0[size_t(i * r.ld + col)]) : 0.);
-            const double ulp = c.t == DType::f32 ? 4 * 0x1p-24 * (mag + others)
-                                                 : std::ldexp(1.0, std::ilogb(std::max(std::fabs(want), 1e-30f)) -
-                                                                       (c.t == DType::f16 ? 10 : 7));
+            const double ulp =
+                c.t == DType::f32
+                    ? 4 * 0x1p-24 * (mag + others)
+                    : std::ldexp(1.0, std::ilogb(std::max(std::fabs(want), 1e-30f)) - (c.t == DType::f16 ? 10 : 7));
             const double err = std::fabs(double(g) - double(want));
             ok = std::isfinite(g) && err <= 0x1p-9 * mag + ulp;
             if (mag > 0) worst = std::max(worst, std::max(0.0, err - (c.t == DType::f32 ? 0.0 : ulp)) / mag);
@@ -347,7 +349,9 @@ class CudaFp8SkinnyWgmma : public CudaTest {
 };
 
 TEST_F(CudaFp8SkinnyWgmma, ExactValuesK128) { sweep(128, Values::exact, {5, 8, 13, 16, 33, 64}, {128, 4104}); }
-TEST_F(CudaFp8SkinnyWgmma, ExactValuesK640ForcedSplits) { sweep(640, Values::exact, {5, 8, 13, 16, 33, 64}, {136, 4104}, {2, 3, 5}); }
+TEST_F(CudaFp8SkinnyWgmma, ExactValuesK640ForcedSplits) {
+  sweep(640, Values::exact, {5, 8, 13, 16, 33, 64}, {136, 4104}, {2, 3, 5});
+}
 TEST_F(CudaFp8SkinnyWgmma, ExactValuesK4096) { sweep(4096, Values::exact, {5, 8, 13, 16, 33, 64}, {128, 6144}, {7}); }
 TEST_F(CudaFp8SkinnyWgmma, ExactValuesK14336) { sweep(14336, Values::exact, {5, 33, 64}, {4096}); }
 TEST_F(CudaFp8SkinnyWgmma, RandomValuesK4096) { sweep(4096, Values::random, {5, 13, 64}, {128, 4104}, {3}); }
@@ -443,7 +447,8 @@ TEST_F(CudaFp8SkinnyWgmma, RoutesLinearFp8FiveToSixtyFourRows) {
       const Tensor old_route = empty(c.t, {c.m, c.n_out});
       // cuBLASLt where it takes the product (per-channel weights, at the rows it has an algorithm
       // for), else the one-block wgmma GEMM (SEAM_FP8_GEMM=auto).
-      if (ws != Fp8WeightScheme::per_channel || !lt.run(old_route, r.codes, r.scales, W.gpu, r.bd, false, false, stream()))
+      if (ws != Fp8WeightScheme::per_channel ||
+          !lt.run(old_route, r.codes, r.scales, W.gpu, r.bd, false, false, stream()))
         cuda::launch_fp8_gemm_wgmma(old_route, r.codes, r.scales, W.gpu, r.bd, false, stream());
       EXPECT_EQ(got_off, download(old_route)) << "SEAM_FP8_SKINNY=off: not the old route";
     }
@@ -499,8 +504,8 @@ TEST_F(CudaFp8SkinnyWgmma, RefusesOtherShapes) {
   EXPECT_FALSE(cuda::fp8_gemm_skinny_wgmma_applies(empty(DType::bf16, {65, 128}), c65, ok.gpu));
   Fp8Weight k200 = ok.gpu;
   k200.w = Tensor(ok.gpu.w.data, DType::fp8_e4m3, Device::cuda, {128, 200});
-  EXPECT_FALSE(cuda::fp8_gemm_skinny_wgmma_applies(empty(DType::bf16, {8, 128}),
-                                                   Tensor(storage.data, DType::fp8_e4m3, Device::cuda, {8, 200}), k200));
+  EXPECT_FALSE(cuda::fp8_gemm_skinny_wgmma_applies(
+      empty(DType::bf16, {8, 128}), Tensor(storage.data, DType::fp8_e4m3, Device::cuda, {8, 200}), k200));
   Fp8Weight n100 = ok.gpu;
   n100.w = Tensor(ok.gpu.w.data, DType::fp8_e4m3, Device::cuda, {100, 256});
   EXPECT_FALSE(cuda::fp8_gemm_skinny_wgmma_applies(empty(DType::bf16, {64, 100}), c64, n100));
@@ -520,7 +525,7 @@ TEST(Fp8SkinnyPlan, FillsTheMultiprocessors) {
   EXPECT_EQ(qkv.n, 64);
   EXPECT_EQ(qkv.tiles, 48);
   EXPECT_EQ(qkv.splits, 2);
-  EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(64, 4096, 4096, 132, 1, 0).splits, 4);    // o: 32 tiles
+  EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(64, 4096, 4096, 132, 1, 0).splits, 4);  // o: 32 tiles
   // gate_up: 112 tiles of 256 features (x read from L2 once per 256), no split; 128 at 16 rows.
   const cuda::Fp8SkinnyPlan gate_up = fp8_gemm_skinny_wgmma_plan(64, 28672, 4096, 132, 1, 0);
   EXPECT_EQ(gate_up.features, 256);
@@ -529,9 +534,12 @@ TEST(Fp8SkinnyPlan, FillsTheMultiprocessors) {
   EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(16, 28672, 4096, 132, 1, 0).features, 128);
   EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(64, 28672, 4096, 132, 2, 0).features, 128);  // the two-block ring
   EXPECT_EQ(qkv.features, 128);
-  EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(64, 4096, 14336, 132, 1, 0).splits, 4);   // down
+  EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(64, 4096, 14336, 132, 1, 0).splits, 4);  // down
   for (int64_t rows : {5, 8, 9, 16, 17, 32, 33, 64})
-    EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(rows, 4096, 4096, 132, 1, 0).n, rows <= 8 ? 8 : rows <= 16 ? 16 : rows <= 32 ? 32 : 64);
+    EXPECT_EQ(fp8_gemm_skinny_wgmma_plan(rows, 4096, 4096, 132, 1, 0).n, rows <= 8    ? 8
+                                                                         : rows <= 16 ? 16
+                                                                         : rows <= 32 ? 32
+                                                                                      : 64);
   for (int64_t n_out : {int64_t(4096), int64_t(6144), int64_t(28672)}) {
     const cuda::Fp8SkinnyPlan p = fp8_gemm_skinny_wgmma_plan(64, n_out, 4096, 132, 1, 0);
     EXPECT_TRUE(p.blocks() <= 132 || p.splits == 1) << n_out << ": " << p.blocks() << " blocks";

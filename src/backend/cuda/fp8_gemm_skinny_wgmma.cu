@@ -68,8 +68,8 @@ namespace seam::cuda {
 
 namespace {
 
-constexpr int kBlockK = 128;  // K per stage: one SW128 line of E4M3 codes per row
-constexpr int kLine = 128;    // bytes of one swizzled line
+constexpr int kBlockK = 128;           // K per stage: one SW128 line of E4M3 codes per row
+constexpr int kLine = 128;             // bytes of one swizzled line
 constexpr int kConsumerThreads = 256;  // warpgroups 0 and 1
 constexpr int kThreads = kConsumerThreads + 32;
 constexpr int kConsumerWarps = kConsumerThreads / 32;
@@ -105,7 +105,9 @@ __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool vali
 }
 
 // The consumer warpgroups' own barrier (the producer warp may have left).
-__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumerThreads) : "memory"); }
+__device__ __forceinline__ void consumers_sync() {
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumerThreads) : "memory");
+}
 
 // out[0..1] (=|+=) y0, y1 rounded once to T, as fp8_gemm_wgmma.cu's store_pair.
 template <typename T>
@@ -143,7 +145,7 @@ __global__ void __launch_bounds__(kThreads, BPS)
   unsigned char* smem = smem_raw + ((1024u - (flash::smem_addr(smem_raw) & 1023u)) & 1023u);
   const uint32_t smem_base = flash::smem_addr(smem);
   float* s_scales = reinterpret_cast<float*>(smem + S * Tl::kStageBytes);  // [S][kScaleFloats] (BLOCK)
-  float* s_epi = s_scales + S * Tl::kScaleFloats;                           // [kScaleFloats] (!BLOCK)
+  float* s_epi = s_scales + S * Tl::kScaleFloats;                          // [kScaleFloats] (!BLOCK)
   const uint32_t full_bar = flash::smem_addr(s_epi + Tl::kScaleFloats);
   const uint32_t empty_bar = full_bar + S * 8;
   int* s_last = reinterpret_cast<int*>(s_epi + Tl::kScaleFloats + 4 * S);  // after the 2 S barriers
@@ -309,26 +311,26 @@ __global__ void __launch_bounds__(kThreads, BPS)
 #pragma unroll
   for (int u = 0; u < SUB; ++u)
 #pragma unroll
-  for (int q = 0; q < kQ; ++q)
+    for (int q = 0; q < kQ; ++q)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const float v0 = acc[u][q][2 * h], v1 = acc[u][q][2 * h + 1];
-      const float recv = __shfl_xor_sync(0xffffffffu, odd ? v0 : v1, 4);
-      float y0 = odd ? recv : v0, y1 = odd ? v1 : recv;
-      const int token = 8 * q + c0 + odd, fb = u * 128 + (f_lo & ~1) + 8 * h;
-      const int o = f0 + fb;
-      if (token >= n_rows || o >= n_out) continue;
-      if constexpr (!BLOCK) {
-        const float x_s = s_epi[token];
-        y0 = (x_s * s_epi[N + fb]) * y0;
-        y1 = (x_s * s_epi[N + fb + 1]) * y1;
+      for (int h = 0; h < 2; ++h) {
+        const float v0 = acc[u][q][2 * h], v1 = acc[u][q][2 * h + 1];
+        const float recv = __shfl_xor_sync(0xffffffffu, odd ? v0 : v1, 4);
+        float y0 = odd ? recv : v0, y1 = odd ? v1 : recv;
+        const int token = 8 * q + c0 + odd, fb = u * 128 + (f_lo & ~1) + 8 * h;
+        const int o = f0 + fb;
+        if (token >= n_rows || o >= n_out) continue;
+        if constexpr (!BLOCK) {
+          const float x_s = s_epi[token];
+          y0 = (x_s * s_epi[N + fb]) * y0;
+          y1 = (x_s * s_epi[N + fb + 1]) * y1;
+        }
+        if (bias) {
+          y0 += to_float(bias[o]);
+          y1 += to_float(bias[o + 1]);
+        }
+        store_pair(out + int64_t(token) * out_stride + o, y0, y1, accumulate, paired);
       }
-      if (bias) {
-        y0 += to_float(bias[o]);
-        y1 += to_float(bias[o + 1]);
-      }
-      store_pair(out + int64_t(token) * out_stride + o, y0, y1, accumulate, paired);
-    }
 #else
   // Built without sm_90a: fp8_gemm_skinny_wgmma_applies is false, the kernel never launched.
   (void)map_w;
@@ -432,8 +434,8 @@ Fp8SkinnyPlan fp8_gemm_skinny_wgmma_plan(int64_t rows, int64_t n_out, int64_t n_
   // 256-feature tiles halve the x tiles every block reads from L2 (at n = 64 an x tile is half a
   // 128-feature weight tile's bytes) where there are enough of them to fill the SMs without split K
   // (gate_up's 28,672 outputs: 112 tiles); their 40 KB stages leave room for one block an SM.
-  if (features == 256 || (features == 0 && plan.blocks_per_sm == 1 && plan.n >= 32 &&
-                          int64_t(div_up(n_out, 256)) * 2 >= n_sms))
+  if (features == 256 ||
+      (features == 0 && plan.blocks_per_sm == 1 && plan.n >= 32 && int64_t(div_up(n_out, 256)) * 2 >= n_sms))
     plan.features = 256;
   if (plan.features == 256) plan.blocks_per_sm = 1;
   plan.tiles = int(div_up(n_out, plan.features));
@@ -477,10 +479,9 @@ Fp8SkinnyPlan fp8_gemm_skinny_wgmma_plan_for(const Tensor& codes, const Fp8Weigh
                                     splits, tile_features);
 }
 
-void launch_fp8_gemm_skinny_wgmma(const Tensor& out, const Tensor& codes, const Tensor& act_scales,
-                                  const Fp8Weight& w, const Tensor& bias, bool accumulate, cudaStream_t stream,
-                                  void* workspace, size_t workspace_bytes, int blocks_per_sm, int splits,
-                                  int tile_features) {
+void launch_fp8_gemm_skinny_wgmma(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
+                                  const Tensor& bias, bool accumulate, cudaStream_t stream, void* workspace,
+                                  size_t workspace_bytes, int blocks_per_sm, int splits, int tile_features) {
   SEAM_CHECK(fp8_gemm_skinny_wgmma_applies(out, codes, w), "fp8 gemm (skinny wgmma): not available for out ",
              out.shape_str(), " codes ", codes.shape_str(), " w ", w.w.shape_str(),
              " (needs an sm_90a build, a CC 9.0 GPU, the driver's TMA encoder, 1..", kFp8SkinnyMaxRows,

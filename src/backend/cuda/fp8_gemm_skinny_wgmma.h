@@ -65,10 +65,9 @@ bool fp8_gemm_skinny_wgmma_applies(const Tensor& out, const Tensor& codes, const
 // the float32 partials in split order. blocks_per_sm / splits / tile_features: as
 // fp8_gemm_skinny_wgmma_plan. Launches on one workspace must be stream-ordered (every seam kernel
 // waits for its predecessor).
-void launch_fp8_gemm_skinny_wgmma(const Tensor& out, const Tensor& codes, const Tensor& act_scales,
-                                  const Fp8Weight& w, const Tensor& bias, bool accumulate, cudaStream_t stream,
-                                  void* workspace, size_t workspace_bytes, int blocks_per_sm = 0, int splits = 0,
-                                  int tile_features = 0);
+void launch_fp8_gemm_skinny_wgmma(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
+                                  const Tensor& bias, bool accumulate, cudaStream_t stream, void* workspace,
+                                  size_t workspace_bytes, int blocks_per_sm = 0, int splits = 0, int tile_features = 0);
 
 // The plan launch_fp8_gemm_skinny_wgmma runs for this product on the current device.
 Fp8SkinnyPlan fp8_gemm_skinny_wgmma_plan_for(const Tensor& codes, const Fp8Weight& w, int blocks_per_sm = 0,
