@@ -1,5 +1,6 @@
 // seam_kernel_bench's harness (bench/kernel_bench.cu: the method), shared by its sections:
-// kernel_bench_fp8.cu (the FP8 GEMV and GEMMs), kernel_bench_moe.cu (the MoE paths).
+// kernel_bench_fp8.cu (the FP8 GEMV and GEMMs), kernel_bench_fp8_skinny.cu (the skinny FP8 GEMM),
+// kernel_bench_moe.cu (the MoE paths).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -21,6 +22,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/fp8_cublaslt.h"
+#include "backend/cuda/fp8_gemm_skinny_wgmma.h"
 #include "backend/cuda/fp8_gemm_wgmma.h"
 #include "backend/cuda/fp8_gemm_wgmma_ws.h"
 #include "backend/cuda/fp8_gemv.h"
@@ -152,8 +154,23 @@ inline std::vector<float> rope_inv_freq(int64_t head_dim) {
   return inv;
 }
 
+// `copies` per-channel E4M3 weights [n_out, n_in] quantized from random bf16, dynamic per-token
+// activations: the benches cycle through the copies so the weights come from memory, not L2.
+inline std::vector<Fp8Weight> fp8_weights(Bench& b, int64_t n_out, int64_t n_in, int copies) {
+  std::vector<Fp8Weight> ws(static_cast<size_t>(copies));
+  for (Fp8Weight& w : ws) {
+    w.w = b.alloc(DType::fp8_e4m3, {n_out, n_in});
+    w.w_scale = b.alloc(DType::f32, {n_out});
+    w.w_scheme = Fp8WeightScheme::per_channel;
+    w.act = Fp8ActScheme::dynamic_per_token;
+    b.gpu().quantize_fp8_per_channel(w.w, w.w_scale, b.random(DType::bf16, {n_out, n_in}, 0.02f));
+  }
+  return ws;
+}
+
 // The sections in their own files.
 void bench_fp8_gemm(Bench& b);
+void bench_fp8_skinny(Bench& b);
 void bench_moe_grouped(Bench& b, int n_tokens);
 void bench_moe_skinny(Bench& b, int n_tokens);
 void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t H, int64_t k);

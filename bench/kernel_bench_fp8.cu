@@ -1,26 +1,9 @@
 // seam_kernel_bench's FP8 section (--fp8): the batch-1 GEMV on each inner loop and tuning variant,
-// then the GEMMs at 64 and 4,096 rows: the wgmma kernels against the cuBLASLt route.
+// then the GEMMs at 64 and 4,096 rows: the wgmma kernels against the cuBLASLt route; then the
+// skinny swap-AB GEMM at 8..64 rows (kernel_bench_fp8_skinny.cu).
 #include "kernel_bench.h"
 
 namespace seam::kbench {
-
-namespace {
-
-// `copies` per-channel E4M3 weights [n_out, n_in] quantized from random bf16, dynamic per-token
-// activations: the benches cycle through the copies so the weights come from memory, not L2.
-std::vector<Fp8Weight> fp8_weights(Bench& b, int64_t n_out, int64_t n_in, int copies) {
-  std::vector<Fp8Weight> ws(static_cast<size_t>(copies));
-  for (Fp8Weight& w : ws) {
-    w.w = b.alloc(DType::fp8_e4m3, {n_out, n_in});
-    w.w_scale = b.alloc(DType::f32, {n_out});
-    w.w_scheme = Fp8WeightScheme::per_channel;
-    w.act = Fp8ActScheme::dynamic_per_token;
-    b.gpu().quantize_fp8_per_channel(w.w, w.w_scale, b.random(DType::bf16, {n_out, n_in}, 0.02f));
-  }
-  return ws;
-}
-
-}  // namespace
 
 // FP8 linear products (issue 22) at the 8B projections, M = 64 (decode batch) and 4,096 (prefill):
 // per-channel E4M3 weights (quantized from random bf16), per-token activations quantized once
@@ -157,6 +140,7 @@ void bench_fp8_gemm(Bench& b) {
           flops);
       b.release_all();
     }
+  bench_fp8_skinny(b);  // the skinny GEMM at 8..64 rows (kernel_bench_fp8_skinny.cu)
 }
 
 }  // namespace seam::kbench

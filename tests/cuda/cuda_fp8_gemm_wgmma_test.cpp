@@ -451,20 +451,24 @@ void CudaFp8GemmWgmma::replays_from_graph(const char* mode) {
   }
 }
 
-// SEAM_FP8_GEMM at a decode batch (64 rows, not past kFp8WsMinRows): the default (ws, which
-// behaves as auto there) and cublaslt keep a per-channel linear_fp8 on cuBLASLt's route, wgmma
-// on this kernel, each bit for bit equal to the route run alone from the same codes; a 128-block
-// weight (no cuBLASLt mode on Hopper) takes this kernel by default; any other value is an error
-// naming the variable.
+// SEAM_FP8_GEMM=auto and cublaslt keep a per-channel linear_fp8 of 80 rows (past the skinny
+// GEMM's 5..64 and below nothing else: the default, ws, takes it; see the next test) on
+// cuBLASLt's route, wgmma on this kernel, each bit for bit equal to the route run alone from the
+// same codes; under auto a 128-block weight (no cuBLASLt mode on Hopper) takes this kernel; any
+// other value is an error naming the variable.
 TEST_F(CudaFp8GemmWgmma, SwitchSelectsTheRoute) {
   struct Env {
     explicit Env(const char* v) { setenv("SEAM_FP8_GEMM", v, 1); }
     ~Env() { unsetenv("SEAM_FP8_GEMM"); }
   };
-  std::unique_ptr<Backend> lt_backend, wgmma_backend;
+  std::unique_ptr<Backend> lt_backend, wgmma_backend, auto_backend;
   {
     Env e("cublaslt");
     lt_backend = make_cuda_backend(0);
+  }
+  {
+    Env e("auto");
+    auto_backend = make_cuda_backend(0);
   }
   {
     Env e("wgmma");
@@ -482,14 +486,17 @@ TEST_F(CudaFp8GemmWgmma, SwitchSelectsTheRoute) {
   }
   cuda::Fp8CublasLt lt;
   for (DType t : {DType::bf16, DType::f32}) {
-    const GemmCase c{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 64, 256, 1024, t};
+    // 80 rows: past the skinny GEMM's 5..64 (SEAM_FP8_SKINNY), a multiple of cuBLASLt's 16.
+    const GemmCase c{Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 80, 256, 1024, t};
     SCOPED_TRACE(describe(c, Values::random));
     const Weight& W = weight(c.w, c.act, c.n_out, c.n_in, Values::random);
     const Tensor xd = upload(make_x(c.m, c.n_in, c.act, W.input_scale, t, Values::random), t, {c.m, c.n_in});
     const Tensor by_default = empty(t, {c.m, c.n_out}), by_wgmma = empty(t, {c.m, c.n_out});
     const Tensor by_lt = empty(t, {c.m, c.n_out});
     const Tensor alone_wgmma = empty(t, {c.m, c.n_out}), alone_lt = empty(t, {c.m, c.n_out});
-    gpu->linear_fp8(by_default, xd, W.gpu, Tensor(), false);
+    gpu->synchronize();  // the uploads (fixture stream) before auto_backend's stream reads them
+    auto_backend->linear_fp8(by_default, xd, W.gpu, Tensor(), false);
+    auto_backend->synchronize();
     gpu->synchronize();
     wgmma_backend->linear_fp8(by_wgmma, xd, W.gpu, Tensor(), false);
     wgmma_backend->synchronize();
@@ -503,24 +510,26 @@ TEST_F(CudaFp8GemmWgmma, SwitchSelectsTheRoute) {
     cuda::launch_fp8_gemm_wgmma(alone_wgmma, codes, scales, W.gpu, Tensor(), false, stream());
     ASSERT_TRUE(lt.run(alone_lt, codes, scales, W.gpu, Tensor(), false, false, stream()));
     const std::vector<float> w_alone = download(alone_wgmma), lt_alone = download(alone_lt);
-    EXPECT_EQ(download(by_default), lt_alone) << "default: not cuBLASLt's route";
+    EXPECT_EQ(download(by_default), lt_alone) << "SEAM_FP8_GEMM=auto: not cuBLASLt's route";
     EXPECT_EQ(download(by_wgmma), w_alone) << "SEAM_FP8_GEMM=wgmma: not the wgmma GEMM";
     EXPECT_EQ(download(by_lt), lt_alone) << "SEAM_FP8_GEMM=cublaslt: not cuBLASLt's route";
   }
   {  // 128-block weights: cuBLASLt has no mode for them on Hopper; the default takes this kernel
-    const GemmCase c{Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 64, 256, 1024, DType::bf16};
+    const GemmCase c{Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 80, 256, 1024, DType::bf16};
     SCOPED_TRACE(describe(c, Values::random));
     const Weight& W = weight(c.w, c.act, c.n_out, c.n_in, Values::random);
     const Tensor xd = upload(make_x(c.m, c.n_in, c.act, W.input_scale, c.t, Values::random), c.t, {c.m, c.n_in});
     const Tensor by_default = empty(c.t, {c.m, c.n_out}), alone = empty(c.t, {c.m, c.n_out});
-    gpu->linear_fp8(by_default, xd, W.gpu, Tensor(), false);
+    gpu->synchronize();  // the uploads (fixture stream) before auto_backend's stream reads them
+    auto_backend->linear_fp8(by_default, xd, W.gpu, Tensor(), false);
+    auto_backend->synchronize();
     void* cd = gpu->alloc(size_t(c.m * c.n_in));
     owned_.push_back(cd);
     const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {c.m, c.n_in});
     const Tensor scales = empty(DType::f32, {c.n_in / 128, c.m});
     cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, stream());
     cuda::launch_fp8_gemm_wgmma(alone, codes, scales, W.gpu, Tensor(), false, stream());
-    EXPECT_EQ(download(by_default), download(alone)) << "default, 128-block weights: not the wgmma GEMM";
+    EXPECT_EQ(download(by_default), download(alone)) << "SEAM_FP8_GEMM=auto, 128-block weights: not the wgmma GEMM";
   }
 }
 

@@ -196,6 +196,18 @@ class CudaBackend final : public Backend {
   // never a wgmma GEMM.
   enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2, ws = 3 };
   Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::ws;
+  // SEAM_FP8_SKINNY (auto | off), read at construction with SEAM_FP8_GEMM: auto (the default)
+  // routes products of kFp8GemvMaxRows + 1 .. kFp8SkinnyMaxRows rows to the skinny swap-AB wgmma
+  // GEMM (fp8_gemm_skinny_wgmma.h) where it applies, under SEAM_FP8_GEMM=auto or ws (the explicit
+  // wgmma / cublaslt modes keep their products); off: the routes above as before (an A/B switch).
+  bool fp8_skinny_ = true;
+  // The skinny GEMM's split-K workspace (tickets + float32 partials): Fp8Scratch's rule (grows
+  // outside capture only, during the warm-ups before it; never released while the backend lives,
+  // so a graph's baked pointer stays valid; a capture that needs more is an error). Every new block
+  // has its tickets zeroed when allocated (stream-ordered before its first use); every launch
+  // leaves them zero.
+  Fp8Scratch fp8_skinny_scratch_;
+  void* fp8_skinny_workspace(size_t bytes);
   // SEAM_FP8_GEMV, read at construction (per backend, as SEAM_FP8_GEMM): the inner loop of the
   // batch-1..4 FP8 GEMV (fp8_gemv.h). mma (the default where the device has E4M3 tensor cores,
   // compute capability 8.9+): the products on the tensor cores; fma: on the CUDA cores (the

@@ -3,17 +3,22 @@
 // of the fused ops, inside it);
 // more rows quantize the activations (fp8_quantize.cu, or the norm's own kernel,
 // fp8_rms_norm_quantize.h, or the gated activation's, fp8_gated_act_quantize.h) into the FP8
-// scratch, then the product (SEAM_FP8_GEMM, cuda_backend_impl.h): by default, past 64 rows, the
-// warp-specialised wgmma GEMM with the scales in its epilogue (fp8_gemm_wgmma_ws.h, sm_90a);
-// otherwise cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else on Hopper the
-// one-block wgmma GEMM (fp8_gemm_wgmma.h: K % 128 == 0, N % 8 == 0; the 128-block scheme), else
-// the CUDA-core kernel (fp8_gemm.cu).
+// scratch, then the product (SEAM_FP8_GEMM, cuda_backend_impl.h): kFp8GemvMaxRows + 1 ..
+// kFp8SkinnyMaxRows (64) rows, on Hopper (sm_90a), the skinny swap-AB wgmma GEMM that streams the
+// weight with the scales in its epilogue and split K (fp8_gemm_skinny_wgmma.h; SEAM_FP8_SKINNY=off
+// turns it off; not under SEAM_FP8_GEMM=wgmma / cublaslt); past 64 rows by default (ws) the
+// warp-specialised wgmma GEMM with the scales in its epilogue (fp8_gemm_wgmma_ws.h); otherwise
+// cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else on Hopper the one-block
+// wgmma GEMM (fp8_gemm_wgmma.h: K % 128 == 0, N % 8 == 0; the 128-block scheme), else the
+// CUDA-core kernel (fp8_gemm.cu).
 //
 // The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
 // is never released while the backend lives: the graph warm-ups before each capture grow it
 // to the largest shape a graph will see, and a graph captured earlier keeps pointing at
 // memory that stays valid. A capture that would need more than the scratch holds is an error
-// (never a silent reallocation under a baked pointer).
+// (never a silent reallocation under a baked pointer). The skinny GEMM's split-K workspace
+// (tickets + partials) follows the same rule; a new block's tickets are zeroed when it is
+// allocated (outside capture, on the backend's stream before the launch that uses it).
 #include <algorithm>
 #include <utility>
 
@@ -22,6 +27,7 @@
 #include "backend/cuda/fp8_cublaslt.h"
 #include "backend/cuda/fp8_gated_act_quantize.h"
 #include "backend/cuda/fp8_gemm.h"
+#include "backend/cuda/fp8_gemm_skinny_wgmma.h"
 #include "backend/cuda/fp8_gemm_wgmma.h"
 #include "backend/cuda/fp8_gemm_wgmma_ws.h"
 #include "backend/cuda/fp8_gemv.h"
@@ -55,10 +61,26 @@ std::pair<Tensor, Tensor> CudaBackend::fp8_act_buffers(Fp8Scratch& scratch, int6
           Tensor(base + code_bytes, DType::f32, Device::cuda, {n_groups, n})};
 }
 
+void* CudaBackend::fp8_skinny_workspace(size_t bytes) {
+  void* before = fp8_skinny_scratch_.current;
+  void* p = fp8_skinny_scratch_.reserve(bytes, capturing_);
+  if (p != before)  // a new block (never inside a capture: reserve refuses to grow there)
+    SEAM_CUDA_CHECK(cudaMemsetAsync(p, 0, size_t(kFp8SkinnyTickets) * 4, stream_));
+  return p;
+}
+
 void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
                               const Tensor& bias, bool accumulate) {
-  // SEAM_FP8_GEMM=ws (the default): the warp-specialised wgmma GEMM (128-row tiles) past the
-  // decode batch sizes, whose rows the routes below (and the GEMV before) are shaped for.
+  // Decode batches past the GEMV (SEAM_FP8_SKINNY): the skinny swap-AB wgmma GEMM.
+  const int64_t n = codes.size(0);
+  if (fp8_skinny_ && (fp8_gemm_mode_ == Fp8GemmMode::auto_route || fp8_gemm_mode_ == Fp8GemmMode::ws) &&
+      n > kFp8GemvMaxRows && n <= kFp8SkinnyMaxRows && fp8_gemm_skinny_wgmma_applies(out, codes, w)) {
+    const size_t bytes = fp8_gemm_skinny_wgmma_workspace_bytes(fp8_gemm_skinny_wgmma_plan_for(codes, w));
+    void* workspace = bytes > 0 ? fp8_skinny_workspace(bytes) : nullptr;
+    return launch_fp8_gemm_skinny_wgmma(out, codes, scales, w, bias, accumulate, stream_, workspace, bytes);
+  }
+  // SEAM_FP8_GEMM=ws (the default): the warp-specialised wgmma GEMM (128-row tiles) past the decode batch
+  // sizes, whose rows the routes below (and the GEMV before) are shaped for.
   if (fp8_gemm_mode_ == Fp8GemmMode::ws && codes.size(0) > kFp8WsMinRows && fp8_gemm_wgmma_ws_applies(out, codes, w))
     return launch_fp8_gemm_wgmma_ws(out, codes, scales, w, bias, accumulate, stream_);
   const bool wgmma_ok = fp8_gemm_mode_ != Fp8GemmMode::cublaslt && fp8_gemm_wgmma_applies(out, codes, w);

@@ -207,10 +207,43 @@ __device__ __forceinline__ void m64n256k16_ss(float (&d)[32][4], uint64_t desc_a
 // A and B both K-major SW128 in shared memory (FP8 wgmma reads only K-major operands: PTX ISA
 // "wgmma.mma_async", the transpose immediates exist for .f16/.bf16 only, so this form has just
 // scale-d, imm-scale-a and imm-scale-b). One 128-byte SW128 line holds 128 E4M3 codes, so a
-// k32 step moves the descriptor start by 32 bytes, as a bf16 k16 step does. N in {32, 64, 128};
+// k32 step moves the descriptor start by 32 bytes, as a bf16 k16 step does. N in {8, 16, 32, 64, 128}
+// (8 and 16: the skinny GEMM's few-token B, fp8_gemm_skinny_wgmma.cu);
 // d is the same m16n8 fragment layout as above (N / 8 fragments).
 template <int N>
 __device__ __forceinline__ void m64k32_e4m3_ss(float (&d)[N / 8][4], uint64_t desc_a, uint64_t desc_b, bool accumulate);
+template <>
+__device__ __forceinline__ void m64k32_e4m3_ss<8>(float (&d)[1][4], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%0, %1, %2, %3}, %4, %5, p, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3])
+      : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)));
+#else
+  (void)d;
+  (void)desc_a;
+  (void)desc_b;
+  (void)accumulate;
+#endif
+}
+template <>
+__device__ __forceinline__ void m64k32_e4m3_ss<16>(float (&d)[2][4], uint64_t desc_a, uint64_t desc_b,
+                                                  bool accumulate) {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+        "+f"(d[1][3])
+      : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)));
+#else
+  (void)d;
+  (void)desc_a;
+  (void)desc_b;
+  (void)accumulate;
+#endif
+}
 template <>
 __device__ __forceinline__ void m64k32_e4m3_ss<32>(float (&d)[4][4], uint64_t desc_a, uint64_t desc_b,
                                                   bool accumulate) {
