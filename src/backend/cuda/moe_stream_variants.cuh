@@ -73,7 +73,8 @@ constexpr StreamCfg kCfgs[] = {
     {8, 4, 1, 2, false, 0, "s8g4fc", 3, true},    // 15: 4 with the combine folded
     {12, 8, 1, 2, false, 0, "s12g8fc", 2, true},  // 16: 13 with the combine folded
     // Staged x (x_rows), shared memory a block at hidden 2048 / inter 768 and 512 slots:
-    // gate_up 40 + 32 + 3.6 = 75.6 KB (3 blocks), down 40 + 12 + 3.6 = 55.6 KB (4).
+    // gate_up 40 + 32 + 3.6 = 75.6 KB (3 blocks), down 40 + 12 + 3.6 = 55.6 KB (4: under the
+    // bound of 3 ptxas gives down 113 registers, <= 128, so registers leave it 4 blocks).
     {5, 1, 1, 2, false, 0, "s5x8", 3, false, 8},  // 17: variant 0 with 8 rows staged
     // gate_up 40 + 64 + 3.6 = 107.6 KB (2 blocks), down 40 + 24 + 3.6 = 67.6 KB (3).
     {5, 1, 1, 2, false, 0, "s5x16", 2, false, 16},  // 18: every slot of a pass staged
