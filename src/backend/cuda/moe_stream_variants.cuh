@@ -81,6 +81,9 @@ constexpr StreamCfg kCfgs[] = {
     // 17 with twice the tiles sharing a block's staged rows (12 gate_up, 8 down blocks an expert).
     {5, 1, 2, 4, false, 0, "s5x8gu2dn4", 3, false, 8},  // 19
     {5, 1, 1, 2, false, 0, "s5x8fc", 3, true, 8},       // 20: 17 with the combine folded
+    // 17's shared memory spent on the ring instead of a third block: gate_up 72 + 32 + 3.6 = 107.6 KB
+    // (2 blocks, 8 warps with 16 KB each in flight: 128 KB an SM against 17's 96), down 87.6 KB (2).
+    {9, 1, 1, 2, false, 0, "s9x8", 2, false, 8},  // 21
 };
 constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
 
