@@ -44,6 +44,10 @@ namespace seam::cuda::moe_stream {
 // as it was, which is why none of them helped. Staged, a block reads each row from L2 once (~6 %
 // of its weight bytes at 4 slots an expert: 16 KB against 4 tiles x 64 KB), at the cost of
 // blocks an SM (gate_up: 5 -> 3 at 8 rows, 2 at 16; 12 or 8 warps with 8 KB each in flight).
+// A caution on the ratio: by the code's count a warp's x loads are ~1/4 of its weight bytes at 4
+// slots an expert (4 rows x 2 x 16 B a lane group against a 2 KB step), so some of the 46 % may
+// be weight sectors hit while the first request for their 128-byte line is in flight. The L1TEX
+// stalls are the x loads either way (the weights come by cp.async): staged, those stalls go.
 struct StreamCfg {
   int stages, group, gu_tiles, dn_tiles;
   bool interleave;
