@@ -99,8 +99,9 @@ void bench_moe_skinny(Bench& b, int n_tokens) {
         b.time_us([&](int) { cuda::launch_moe_experts_path(path, out, x, gu, dn, ids_d, w, s, b.stream()); }, 5, 11);
     b.row(name + " layer (3 kernels)", shape, all_us, gu_bytes + dn_bytes, 0);
   }
-  // skinny_mma_stream's tuning variants (SEAM_MOE_STREAM_VARIANT; moe_skinny_mma_stream.cu's
-  // StreamCfg), each launched directly: gate_up, down and the layer (with the combine) a row.
+  // skinny_mma_stream's tuning variants (SEAM_MOE_STREAM_VARIANT; moe_stream_variants.cuh's
+  // kCfgs, from 17 on with x / act staged in shared memory), each launched directly: gate_up,
+  // down and the layer (with the combine) a row.
   if (cuda::moe_path_applies(cuda::MoePath::skinny_mma_stream, x, gu, dn, ids_d, s)) {
     for (int v = 0; v < cuda::moe_skinny_mma_stream_variants(); ++v) {
       const std::string name =

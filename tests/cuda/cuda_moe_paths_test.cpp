@@ -73,16 +73,20 @@ TEST_F(CudaMoePaths, SkinnyTensorCorePathsAtDecodeShapes) {
 }
 
 // Every tuning variant of skinny_mma_stream (SEAM_MOE_STREAM_VARIANT: ring depth, grouped issue,
-// tiles a warp, interleaved experts, L2 hints, the combine folded into down), launched directly, against the CPU
-// definition and bit for bit against variant 0 (every variant sums the same products in the same order):
+// tiles a warp, interleaved experts, L2 hints, the combine folded into down, x / act staged in shared
+// memory), launched directly, against the CPU definition and bit for bit against variant 0 (every
+// variant sums the same products in the same order):
 //   * Qwen3-30B-A3B's expert shape at 64 rows (the direct grid; the interleaved variant deals
-//     its blocks round-robin over the experts), bf16;
+//     its blocks round-robin over the experts; experts 0 and 1 hold ~11 rows: with 8 rows
+//     staged, a pass's second n-tile reads x from global memory), bf16;
 //   * the uneven Mixtral-like top-2 of 8 above (hidden 256, inter 352 = 11 chunks: the tile's
 //     last ring step half; 6 steps a gate_up tile: runs that end inside an issue group of 4)
 //     at 1, 7, 64 and 200 rows (compact grids below 32 slots; 200 rows: 13 passes of 16 slots
-//     over one expert, each a ring restart), bf16 and f16;
+//     over one expert, each a ring restart and, staged, the rows replaced behind a barrier), bf16
+//     and f16;
 //   * hidden 2080 / inter 96 (65 and 3 chunks: 33 and 2 steps a tile; a down warp of 4 tiles
-//     past the last of 130 tiles), 16 rows.
+//     past the last of 130 tiles; staged rows of 260 and 12 vectors, strides that need no
+//     swizzle, as inter 352's 44, where hidden 2048 and 256 and inter 768 are swizzled), 16 rows.
 TEST_F(CudaMoePaths, SkinnyStreamVariantsMatchTheCpuReference) {
   struct Case {
     PathCase shape;

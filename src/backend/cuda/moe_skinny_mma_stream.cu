@@ -18,6 +18,7 @@
 #include "backend/cuda/moe_common.cuh"
 #include "backend/cuda/moe_skinny.h"
 #include "backend/cuda/moe_skinny_mma.h"
+#include "backend/cuda/moe_stream_variants.cuh"
 
 namespace seam::cuda {
 
@@ -32,59 +33,14 @@ constexpr int kStageVecs = kStepVecs * 32;  // a warp's step: 2 KB
 constexpr int kMaxNT = 2;            // n-tiles of 8 slots a pass over the weights
 constexpr int kCollectUnroll = 4;    // topk_ids a thread has in flight while collecting
 
-// The tuning variants (SEAM_MOE_STREAM_VARIANT, moe_skinny_mma_stream.h), each a whole set of
-// compile-time knobs so one bench run compares them. Variant 0 is the kernel as first measured.
-//   stages:     ring steps a warp (2 KB each); stages - 1 in flight right after an issue.
-//   group:      steps issued back to back when `group` stages are free (1: one a step). A row's
-//               bytes of `group` consecutive steps (group x 128 B) reach the memory controllers
-//               together instead of a step's latency apart: longer runs within a DRAM page.
-//               Between issues the warp has stages - 1 down to stages - group steps in flight.
-//   gu_tiles, dn_tiles: tiles a warp streams back to back in one ring (gate_up 8 features of
-//               gate + up, down 16 features): fewer, longer blocks; fewer ring fills and drains.
-//   interleave: direct grid only: consecutive blocks walk different experts (block b serves
-//               expert b % E) instead of all of an expert's blocks adjacent.
-//   hint:       bit 0: the weight copies carry an L2 evict_first policy (read once; x / act stay);
-//               bit 1: L2::256B prefetch size (L2 fetches the 256-byte block a 128-byte line
-//               sits in: the next step's line of the same row comes with it).
-//   fuse:       moe_combine folded into down: the last block to finish a token adds its k outputs
-//               (j in order, float32, rounded once: moe_combine's arithmetic, the same bits).
-//   min_blocks: __launch_bounds__' blocks an SM, set to what shared memory allows (ring + 2 KB of
-//               slots + ~1.6 KB static and reserved a block, of 228 KB): the register cap then
-//               never costs a block (5 -> at most 96 registers a thread; the first version had 96
-//               under a bound of 4 blocks, where the reworked loop takes 100: 4 blocks an SM).
-struct StreamCfg {
-  int stages, group, gu_tiles, dn_tiles;
-  bool interleave;
-  int hint;
-  const char* name;
-  int min_blocks;
-  bool fuse = false;
-};
-constexpr int kHintEvictFirst = 1, kHintPrefetch256 = 2;
-constexpr StreamCfg kCfgs[] = {
-    {5, 1, 1, 2, false, 0, "s5", 5},              // 0: as first measured (the default)
-    {4, 1, 1, 2, false, 0, "s4", 6},              // 1: 6 KB in flight a warp, 6 blocks an SM
-    {8, 1, 1, 2, false, 0, "s8", 3},              // 2: 14 KB a warp, 3 blocks an SM
-    {6, 2, 1, 2, false, 0, "s6g2", 4},            // 3: 256-byte row runs, 4 blocks an SM
-    {8, 4, 1, 2, false, 0, "s8g4", 3},            // 4: 512-byte row runs, 3 blocks an SM
-    {5, 1, 1, 2, false, kHintPrefetch256, "s5p256", 5},  // 5: 256-byte runs by the L2 prefetch size
-    {5, 1, 1, 2, false, kHintEvictFirst, "s5ef", 5},     // 6
-    {6, 2, 1, 2, false, kHintPrefetch256 | kHintEvictFirst, "s6g2p256ef", 4},  // 7
-    {5, 1, 1, 4, false, 0, "s5dn4", 5},           // 8: down 4 tiles a warp (64 rows), 8 blocks an expert
-    {6, 2, 1, 4, false, 0, "s6g2dn4", 4},         // 9
-    {5, 1, 2, 2, false, 0, "s5gu2", 5},           // 10: gate_up 2 tiles a warp, 12 blocks an expert
-    {5, 1, 1, 2, true, 0, "s5il", 5},             // 11: experts interleaved over the grid
-    {8, 4, 1, 4, false, kHintPrefetch256, "s8g4dn4p256", 3},  // 12
-    {12, 8, 1, 2, false, 0, "s12g8", 2},          // 13: 1 KB row runs, 2 blocks an SM (11..4 steps in flight)
-    {5, 1, 1, 2, false, 0, "s5fc", 5, true},      // 14: variant 0 with the combine folded into down
-    {8, 4, 1, 2, false, 0, "s8g4fc", 3, true},    // 15: 4 with the combine folded
-    {12, 8, 1, 2, false, 0, "s12g8fc", 2, true},  // 16: 13 with the combine folded
-};
-constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
+using namespace moe_stream;  // the variants' table (moe_stream_variants.cuh)
 
+constexpr size_t ring_bytes_of(int v) {
+  return size_t(kWarps) * kCfgs[v].stages * kStageVecs * 16;  // 40 KB a block at 5 stages
+}
 template <int V>
 constexpr size_t ring_bytes() {
-  return size_t(kWarps) * kCfgs[V].stages * kStageVecs * 16;  // 40 KB a block at 5 stages
+  return ring_bytes_of(V);
 }
 
 // cp.async.wait_group as a compiler barrier too ("memory"): the plain shared loads of the step
@@ -235,15 +191,18 @@ struct Stream {
 
 // One pass of a warp over its whole run for slots[0..m) (m <= 8 NT), the ring's first
 // kStages - kGroup steps already issued: each tile's outputs written when its last step is summed.
-// Slots past m read slot 0's row and are never written. The loop goes kGroup steps at a time:
-// first the kGroup stages the group before consumed (the first group: the ones the prologue left
+// Slots past m multiply zeros and are never written. With staged x (StreamCfg::x_rows) the x
+// vectors of slots i < x_rows come from xs (stage_x's layout), the rest from global memory; the
+// vectors, and so the mma inputs and their order, are the same either way.
+// The loop goes kGroup steps at a time: first the kGroup stages the group before consumed (the first group: the ones the prologue left
 // empty) are refilled, back to back, then the group's steps are consumed; before step q0 + r is
 // read, kStages + q0 groups have been committed and steps up to q0 + r must have landed, so at
 // most kStages - 1 - r may still be pending.
 template <typename T, bool kGated, int NT, int V>
 __device__ __forceinline__ void stream_pass(const StreamArgs<T>& a, Stream<T, kGated, V>& s, const int* slots,
-                                            int m) {
+                                            int m, const uint4* xs) {
   constexpr int kStages = kCfgs[V].stages, kGroup = kCfgs[V].group;
+  constexpr int kXT = kCfgs[V].x_rows / 8;  // n-tiles j < kXT: x from xs
   static_assert(kGroup >= 1 && kGroup < kStages, "a group leaves a stage or more in flight");
   const uint4 zero = make_uint4(0, 0, 0, 0);
   const int g = s.g, c = s.c;
@@ -253,10 +212,15 @@ __device__ __forceinline__ void stream_pass(const StreamArgs<T>& a, Stream<T, kG
   for (int j = 0; j < NT; ++j) {
     const int i = 8 * j + g;
     x_ok[j] = i < m;
-    const int slot = slots[x_ok[j] ? i : 0];
-    const int64_t row = kGated ? slot / a.k : slot;
-    xr[j] = reinterpret_cast<const uint4*>(a.in + row * a.in_stride) + c;
+    if (j < kXT) {
+      xr[j] = xs + i * (s.n_in / 8) + c;
+    } else {
+      const int slot = slots[x_ok[j] ? i : 0];
+      const int64_t row = kGated ? slot / a.k : slot;
+      xr[j] = reinterpret_cast<const uint4*>(a.in + row * a.in_stride) + c;
+    }
   }
+  const int swz = x_swizzle(s.n_in / 8, g);  // staged row 8j + g: its vectors' swizzle (c < 4: bit 2 only)
   // x (or act) vectors of a step's two chunks, loaded a step ahead: their L2 latency overlaps
   // the ring wait and the mma of the step before instead of adding to it. They depend on the
   // step's k alone (every tile multiplies the same slots).
@@ -265,8 +229,13 @@ __device__ __forceinline__ void stream_pass(const StreamArgs<T>& a, Stream<T, kG
     const bool has_hi = ch + 1 < s.n_chunks;
 #pragma unroll
     for (int j = 0; j < NT; ++j) {
-      lo[j] = x_ok[j] ? __ldg(xr[j] + ch * kVecsPerChunk) : zero;
-      hi[j] = x_ok[j] && has_hi ? __ldg(xr[j] + (ch + 1) * kVecsPerChunk) : zero;
+      if (j < kXT) {
+        lo[j] = x_ok[j] ? xr[j][(ch * kVecsPerChunk) ^ swz] : zero;
+        hi[j] = x_ok[j] && has_hi ? xr[j][((ch + 1) * kVecsPerChunk) ^ swz] : zero;
+      } else {
+        lo[j] = x_ok[j] ? __ldg(xr[j] + ch * kVecsPerChunk) : zero;
+        hi[j] = x_ok[j] && has_hi ? __ldg(xr[j] + (ch + 1) * kVecsPerChunk) : zero;
+      }
     }
   };
   float acc[NT][4];
@@ -336,6 +305,33 @@ __device__ __forceinline__ void stream_pass(const StreamArgs<T>& a, Stream<T, kG
   }
 }
 
+// Staged x (StreamCfg::x_rows): the x (gated: row slot / k) or act (row slot) rows of slots[0..m),
+// m <= kRows, all of K, copied by the whole block into xs: row i's 16-byte vector col at
+// i * n_vec + (col ^ x_swizzle(n_vec, i)). kStageUnroll loads a thread in flight (gate_up at 4
+// slots: 1024 vectors, one round of 8 a thread). After the pdl wait (x / act are the previous
+// kernels' outputs); the caller's barrier makes the rows visible.
+constexpr int kStageUnroll = 8;
+template <typename T, bool kGated>
+__device__ __forceinline__ void stage_x(const StreamArgs<T>& a, uint4* xs, const int* slots, int m) {
+  const int n_vec = a.n_in / 8, total = m * n_vec;
+  for (int base = int(threadIdx.x); base < total; base += kStageUnroll * kThreads) {
+    uint4 v[kStageUnroll];
+#pragma unroll
+    for (int u = 0; u < kStageUnroll; ++u) {
+      const int idx = base + u * kThreads, i = idx / n_vec, col = idx - i * n_vec;
+      if (idx < total) {
+        const int64_t row = kGated ? slots[i] / a.k : slots[i];
+        v[u] = __ldg(reinterpret_cast<const uint4*>(a.in + row * a.in_stride) + col);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kStageUnroll; ++u) {
+      const int idx = base + u * kThreads, i = idx / n_vec, col = idx - i * n_vec;
+      if (idx < total) xs[i * n_vec + (col ^ x_swizzle(n_vec, i))] = v[u];
+    }
+  }
+}
+
 // The folded combine, by the whole down block after its warps' outputs are written (every thread
 // gets here: no thread left early). Each thread's expert_out stores are fenced before the block
 // barrier, so once a count shows a token complete every block's outputs for it are visible (the
@@ -377,12 +373,15 @@ __device__ __forceinline__ void fused_combine(const StreamArgs<T>& a, const int*
 
 template <typename T, bool kGated, int V>
 __global__ void __launch_bounds__(kThreads, kCfgs[V].min_blocks) moe_skinny_mma_stream_kernel(StreamArgs<T> a) {
-  extern __shared__ uint4 smem[];  // [ring_bytes<V>() / 16] rings, then [n_slots] ints: the expert's slots
+  // [ring_bytes<V>() / 16] rings, [x_stage_vecs(V, n_in)] staged x rows, then [n_slots] ints: the expert's slots
+  extern __shared__ uint4 smem[];
   __shared__ int warp_count[kCollectUnroll][kWarps];
   __shared__ unsigned present[kMaxSkinnyWords];
   __shared__ int chosen;
-  constexpr int kStages = kCfgs[V].stages;
-  int* list = reinterpret_cast<int*>(smem + ring_bytes<V>() / 16);
+  constexpr int kStages = kCfgs[V].stages, kXRows = kCfgs[V].x_rows;
+  static_assert(kXRows == 0 || kXRows == 8 || kXRows == 8 * kMaxNT, "whole n-tiles of a pass staged");
+  uint4* xs = smem + ring_bytes<V>() / 16;
+  int* list = reinterpret_cast<int*>(xs + kXRows * (a.n_in / 8));  // x_stage_vecs(V, n_in): kCfgs is host data
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   constexpr int kT = kTilesPerWarp<kGated, V>;
   const int n_tiles = a.n_out / kOut<kGated>;
@@ -428,17 +427,39 @@ __global__ void __launch_bounds__(kThreads, kCfgs[V].min_blocks) moe_skinny_mma_
     s.prologue();
   }
   const int count = collect_slots_unrolled(list, warp_count, a.ids, a.n_slots, a.n_experts, e);
-  // No block barrier in the passes: warps without tiles, or an expert without slots, skip them
-  // (the folded combine's barriers below are met by every thread).
-  if (count > 0 && my_tiles > 0) {
-    for (int c0 = 0; c0 < count; c0 += kMaxNT * 8) {
-      if (c0 > 0) {  // another 16 slots: the run again (from L2 where it stayed)
-        s.restart();
-        s.prologue();
+  if constexpr (kXRows == 0) {
+    // No block barrier in the passes: warps without tiles, or an expert without slots, skip them
+    // (the folded combine's barriers below are met by every thread).
+    if (count > 0 && my_tiles > 0) {
+      for (int c0 = 0; c0 < count; c0 += kMaxNT * 8) {
+        if (c0 > 0) {  // another 16 slots: the run again (from L2 where it stayed)
+          s.restart();
+          s.prologue();
+        }
+        const int m = min(kMaxNT * 8, count - c0);
+        if (m <= 8) stream_pass<T, kGated, 1, V>(a, s, list + c0, m, xs);
+        else stream_pass<T, kGated, 2, V>(a, s, list + c0, m, xs);
       }
+    }
+  } else {
+    // Staged x: every thread stages and meets the barriers (count is uniform over the block), the
+    // warps with tiles stream. The same 16-slot passes as above; a pass's rows are replaced only
+    // after every warp is done reading them (the barrier before the next staging).
+    for (int c0 = 0; c0 < count; c0 += kMaxNT * 8) {
       const int m = min(kMaxNT * 8, count - c0);
-      if (m <= 8) stream_pass<T, kGated, 1, V>(a, s, list + c0, m);
-      else stream_pass<T, kGated, 2, V>(a, s, list + c0, m);
+      if (c0 > 0) {
+        if (my_tiles > 0) {  // the next pass's first steps in flight across the barrier and the staging
+          s.restart();
+          s.prologue();
+        }
+        __syncthreads();
+      }
+      stage_x<T, kGated>(a, xs, list + c0, min(m, kXRows));
+      __syncthreads();
+      if (my_tiles > 0) {
+        if (m <= 8) stream_pass<T, kGated, 1, V>(a, s, list + c0, m, xs);
+        else stream_pass<T, kGated, 2, V>(a, s, list + c0, m, xs);
+      }
     }
   }
   ring_wait<0>();  // nothing may land in shared memory after the block is gone
@@ -452,10 +473,23 @@ __global__ void __launch_bounds__(kThreads, kCfgs[V].min_blocks) moe_skinny_mma_
 // shared-memory carve-out: at 512 slots (43 KB a block, 96 registers a thread) 5 blocks an SM,
 // 20 warps with 8 KB each in flight. What L1 is left holds the rows a block's 4 warps read in
 // step; the rest of the x / act reads (~1/4 of the weight bytes at 4 slots an expert) are L2 hits.
+// Staged x (x_rows) adds x_rows x K x 2 B, K known at launch only: those variants' limit is the
+// device's opt-in maximum (the limit alone costs no occupancy; the launch's own size does).
+int smem_optin_max() {
+  static const int bytes = [] {
+    int device = 0, v = 0;
+    SEAM_CUDA_CHECK(cudaGetDevice(&device));
+    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    return v;
+  }();
+  return bytes;
+}
+
 template <typename T, int V>
 void set_smem_limit() {
   static const bool done = [] {  // once per instantiation, before any capture (host-side only)
-    const int bytes = int(ring_bytes<V>() + size_t(kMaxSkinnySlots) * sizeof(int));
+    const int bytes =
+        kCfgs[V].x_rows > 0 ? smem_optin_max() : int(ring_bytes<V>() + size_t(kMaxSkinnySlots) * sizeof(int));
     for (auto* kernel : {moe_skinny_mma_stream_kernel<T, true, V>, moe_skinny_mma_stream_kernel<T, false, V>}) {
       SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
       SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -480,7 +514,7 @@ void launch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_dow
   const int64_t n = x.size(0);
   const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
   const int k = int(topk_ids.size(1)), n_slots = int(n * k);
-  const size_t smem = ring_bytes<V>() + size_t(n_slots) * sizeof(int);
+  const size_t smem = ring_bytes<V>() + size_t(n_slots) * sizeof(int);  // + the kernel's staged rows
   const bool direct = skinny_direct(n_slots, n_experts);
   const unsigned grid_rows = unsigned(direct ? n_experts : std::min(n_experts, n_slots));
   if (which & 1) {
@@ -489,8 +523,8 @@ void launch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_dow
     if (fold != nullptr) gate_up.counters = fold->counters, gate_up.n_tokens = int(n);
     const int tiles = inter / kOut<true>;
     launch_kernel(moe_skinny_mma_stream_kernel<T, true, V>,
-                  dim3(unsigned(div_up(tiles, kWarps * kTilesPerWarp<true, V>)), grid_rows), dim3(kThreads), smem,
-                  stream, gate_up);
+                  dim3(unsigned(div_up(tiles, kWarps * kTilesPerWarp<true, V>)), grid_rows), dim3(kThreads),
+                  smem + x_stage_bytes(V, hidden), stream, gate_up);
     SEAM_CUDA_CHECK_LAUNCH();
   }
   if (which & 2) {
@@ -505,8 +539,8 @@ void launch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_dow
     }
     const int tiles = hidden / kOut<false>;
     launch_kernel(moe_skinny_mma_stream_kernel<T, false, V>,
-                  dim3(unsigned(div_up(tiles, kWarps * kTilesPerWarp<false, V>)), grid_rows), dim3(kThreads), smem,
-                  stream, down);
+                  dim3(unsigned(div_up(tiles, kWarps * kTilesPerWarp<false, V>)), grid_rows), dim3(kThreads),
+                  smem + x_stage_bytes(V, inter), stream, down);
     SEAM_CUDA_CHECK_LAUNCH();
   }
 }
@@ -524,6 +558,12 @@ void launch_variant(std::integer_sequence<int, Vs...>, int variant, const Tensor
 void dispatch_one(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const Tensor& topk_ids,
                   const MoeScratch& s, int which, int variant, const Fold* fold, cudaStream_t stream) {
   SEAM_CHECK(variant >= 0 && variant < kNumCfgs, "moe_skinny_mma_stream: no variant ", variant);
+  if (kCfgs[variant].x_rows > 0) {  // staged rows past the device's shared memory: variant 0, the same bits
+    const int64_t n_in = which == 1 ? w_gate_up.size(2) : w_down.size(2);
+    const size_t bytes =
+        ring_bytes_of(variant) + x_stage_bytes(variant, int(n_in)) + size_t(topk_ids.numel()) * sizeof(int);
+    if (bytes > size_t(smem_optin_max())) variant = 0;
+  }
   const auto all = std::make_integer_sequence<int, kNumCfgs>{};
   if (x.dtype == DType::bf16)
     launch_variant<__nv_bfloat16>(all, variant, x, w_gate_up, w_down, topk_ids, s, which, fold, stream);

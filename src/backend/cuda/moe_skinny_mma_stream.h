@@ -52,9 +52,11 @@ void launch_moe_skinny_mma_stream_stages(const Tensor& x, const Tensor& w_gate_u
 // stages, one step issued at a time, 1 gate_up / 2 down tiles a warp, experts' blocks adjacent,
 // no L2 hints), down in SEAM_MOE_STREAM_DOWN_VARIANT (default: the same as gate_up);
 // 0..variants()-1 run both products in that variant (tests, seam_kernel_bench). Every variant
-// computes the same bits. A variant that folds the combine into down (14-16) does so only in
+// computes the same bits. A variant that folds the combine into down (14-16, 20) does so only in
 // launch_moe_experts_skinny_mma_stream and where scratch.index holds n int32 counts (it then
-// launches no combine kernel); the stages launcher always leaves the combine out.
+// launches no combine kernel); the stages launcher always leaves the combine out. A variant that
+// stages x in shared memory (17-21: x_rows x K x 2 B a block) runs as variant 0 where that does
+// not fit the device's shared memory.
 int moe_skinny_mma_stream_variants();
 const char* moe_skinny_mma_stream_variant_name(int variant);
 int moe_skinny_mma_stream_variant();
