@@ -393,7 +393,7 @@ TEST_F(CudaFp8SkinnyWgmma, SplitKIsDeterministicAndLeavesTicketsZero) {
   const Weight& W = weight(c.w, c.act, c.n_out, c.n_in, Values::random);
   const Run r = prepare(c, Values::random, W);
   ASSERT_GT(cuda::fp8_gemm_skinny_wgmma_plan_for(r.codes, W.gpu, 1, 0).splits, 1) << "qkv at 64 rows splits K";
-  for (int splits : {0, 5, 32}) {
+  for (int splits : {0, 5, 16}) {  // 16 splits of 48 tiles: 25 MB of the fixture's 32 MB workspace
     SCOPED_TRACE("splits " + std::to_string(splits));
     const std::vector<float> a = launch(c, W, r, 1, splits), b = launch(c, W, r, 1, splits);
     EXPECT_EQ(a, b) << "two launches of one split product differ";
@@ -406,14 +406,17 @@ TEST_F(CudaFp8SkinnyWgmma, SplitKIsDeterministicAndLeavesTicketsZero) {
       << "a launch left a ticket non-zero";
 }
 
-// Through the backend (SEAM_FP8_SKINNY's default) at rows 5..64: linear_fp8 equals the kernel
-// launched alone on the same codes, bit for bit (the route is this kernel); SEAM_FP8_SKINNY=off
-// restores the old routes (cuBLASLt's for per-channel weights, the one-block wgmma GEMM for the
-// others, each equal to that route run alone); rows 4 (the GEMV) and 65 take the same route with
-// the switch on or off; a bad value is an error naming the variable.
+// Through a backend with SEAM_FP8_SKINNY=on at rows 5..64: linear_fp8 equals the kernel launched
+// alone on the same codes, bit for bit (the route is this kernel); SEAM_FP8_SKINNY=off restores
+// the old routes (cuBLASLt's for per-channel weights, the one-block wgmma GEMM for the others,
+// each equal to that route run alone); the default (auto) is the skinny route for 128-block
+// weights and the old one for the rest; rows 4 (the GEMV) and 65 take the same route whatever the
+// switch; a bad value is an error naming the variable.
 TEST_F(CudaFp8SkinnyWgmma, RoutesLinearFp8FiveToSixtyFourRows) {
   setenv("SEAM_FP8_SKINNY", "off", 1);
   std::unique_ptr<Backend> off = make_cuda_backend(0);
+  setenv("SEAM_FP8_SKINNY", "on", 1);
+  std::unique_ptr<Backend> on = make_cuda_backend(0);
   setenv("SEAM_FP8_SKINNY", "sometimes", 1);
   EXPECT_THROW(
       {
@@ -434,16 +437,23 @@ TEST_F(CudaFp8SkinnyWgmma, RoutesLinearFp8FiveToSixtyFourRows) {
       const Weight& W = weight(c.w, c.act, c.n_out, c.n_in, Values::random);
       const Run r = prepare(c, Values::random, W);
       const Tensor routed = empty(c.t, {c.m, c.n_out}), routed_off = empty(c.t, {c.m, c.n_out});
-      gpu->linear_fp8(routed, r.xd, W.gpu, r.bd, false);
+      const Tensor routed_default = empty(c.t, {c.m, c.n_out});
+      gpu->linear_fp8(routed_default, r.xd, W.gpu, r.bd, false);
       gpu->synchronize();
+      on->linear_fp8(routed, r.xd, W.gpu, r.bd, false);
+      on->synchronize();
       off->linear_fp8(routed_off, r.xd, W.gpu, r.bd, false);
       off->synchronize();
       const std::vector<float> got = download(routed), got_off = download(routed_off);
+      const std::vector<float> got_default = download(routed_default);
       if (m <= cuda::kFp8GemvMaxRows || m > cuda::kFp8SkinnyMaxRows) {
         EXPECT_EQ(got, got_off) << "SEAM_FP8_SKINNY changed the route outside 5..64 rows";
+        EXPECT_EQ(got_default, got_off) << "SEAM_FP8_SKINNY's default changed the route outside 5..64 rows";
         continue;
       }
-      EXPECT_EQ(got, launch(c, W, r, 0, 0)) << "linear_fp8 did not run the skinny GEMM";
+      EXPECT_EQ(got, launch(c, W, r, 0, 0)) << "SEAM_FP8_SKINNY=on: linear_fp8 did not run the skinny GEMM";
+      EXPECT_EQ(got_default, ws == Fp8WeightScheme::block128 ? got : got_off)
+          << "SEAM_FP8_SKINNY's default: the skinny GEMM for 128-block weights only";
       const Tensor old_route = empty(c.t, {c.m, c.n_out});
       // cuBLASLt where it takes the product (per-channel weights, at the rows it has an algorithm
       // for), else the one-block wgmma GEMM (SEAM_FP8_GEMM=auto).

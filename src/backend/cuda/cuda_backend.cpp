@@ -50,7 +50,7 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   // First, so that a bad value throws before anything is allocated.
   fused_post_norm_ = env_choice("SEAM_DECODE_FUSED_POSTNORM", 1, {0, 1}) == 1;
   fp8_gemm_mode_ = Fp8GemmMode(env_name_choice("SEAM_FP8_GEMM", 3, {"auto", "wgmma", "cublaslt", "ws"}));
-  fp8_skinny_ = env_name_choice("SEAM_FP8_SKINNY", 0, {"auto", "off"}) == 0;
+  fp8_skinny_ = Fp8SkinnyMode(env_name_choice("SEAM_FP8_SKINNY", 0, {"auto", "on", "off"}));
   const int fp8_gemv = env_name_choice("SEAM_FP8_GEMV", 0, {"auto", "mma", "fma"});
   int n = 0;
   SEAM_CUDA_CHECK(cudaGetDeviceCount(&n));

@@ -196,11 +196,17 @@ class CudaBackend final : public Backend {
   // never a wgmma GEMM.
   enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2, ws = 3 };
   Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::ws;
-  // SEAM_FP8_SKINNY (auto | off), read at construction with SEAM_FP8_GEMM: auto (the default)
-  // routes products of kFp8GemvMaxRows + 1 .. kFp8SkinnyMaxRows rows to the skinny swap-AB wgmma
-  // GEMM (fp8_gemm_skinny_wgmma.h) where it applies, under SEAM_FP8_GEMM=auto or ws (the explicit
-  // wgmma / cublaslt modes keep their products); off: the routes above as before (an A/B switch).
-  bool fp8_skinny_ = true;
+  // SEAM_FP8_SKINNY (auto | on | off), read at construction with SEAM_FP8_GEMM, under
+  // SEAM_FP8_GEMM=auto or ws (the explicit wgmma / cublaslt modes keep their products): which
+  // products of kFp8GemvMaxRows + 1 .. kFp8SkinnyMaxRows rows the skinny swap-AB wgmma GEMM
+  // (fp8_gemm_skinny_wgmma.h) takes where it applies. auto (the default): 128-block weights only,
+  // whose other route is the one-block wgmma GEMM (the skinny one is 1.4-2.1x faster on the
+  // Llama-3.1-8B projections at 64 rows on the H200); per-channel / per-tensor weights stay on
+  // cuBLASLt, which measured faster than the skinny GEMM on every projection but gate_up
+  // (2026-12-02: 8B decode batch 64 4.64 ms on cuBLASLt against 5.60 with every scheme skinny);
+  // on: every scheme (A/B); off: never.
+  enum class Fp8SkinnyMode { auto_block128 = 0, on = 1, off = 2 };
+  Fp8SkinnyMode fp8_skinny_ = Fp8SkinnyMode::auto_block128;
   // The skinny GEMM's split-K workspace (tickets + float32 partials): Fp8Scratch's rule (grows
   // outside capture only, during the warm-ups before it; never released while the backend lives,
   // so a graph's baked pointer stays valid; a capture that needs more is an error). Every new block

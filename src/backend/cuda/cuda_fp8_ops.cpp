@@ -4,9 +4,10 @@
 // more rows quantize the activations (fp8_quantize.cu, or the norm's own kernel,
 // fp8_rms_norm_quantize.h, or the gated activation's, fp8_gated_act_quantize.h) into the FP8
 // scratch, then the product (SEAM_FP8_GEMM, cuda_backend_impl.h): kFp8GemvMaxRows + 1 ..
-// kFp8SkinnyMaxRows (64) rows, on Hopper (sm_90a), the skinny swap-AB wgmma GEMM that streams the
-// weight with the scales in its epilogue and split K (fp8_gemm_skinny_wgmma.h; SEAM_FP8_SKINNY=off
-// turns it off; not under SEAM_FP8_GEMM=wgmma / cublaslt); past 64 rows by default (ws) the
+// kFp8SkinnyMaxRows (64) rows of 128-block weights, on Hopper (sm_90a), the skinny swap-AB wgmma
+// GEMM that streams the weight with the scales in its epilogue and split K (fp8_gemm_skinny_wgmma.h;
+// SEAM_FP8_SKINNY=on for every scheme, off for none; not under SEAM_FP8_GEMM=wgmma / cublaslt);
+// past 64 rows by default (ws) the
 // warp-specialised wgmma GEMM with the scales in its epilogue (fp8_gemm_wgmma_ws.h); otherwise
 // cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else on Hopper the one-block
 // wgmma GEMM (fp8_gemm_wgmma.h: K % 128 == 0, N % 8 == 0; the 128-block scheme), else the
@@ -73,7 +74,9 @@ void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tens
                               const Tensor& bias, bool accumulate) {
   // Decode batches past the GEMV (SEAM_FP8_SKINNY): the skinny swap-AB wgmma GEMM.
   const int64_t n = codes.size(0);
-  if (fp8_skinny_ && (fp8_gemm_mode_ == Fp8GemmMode::auto_route || fp8_gemm_mode_ == Fp8GemmMode::ws) &&
+  const bool skinny = fp8_skinny_ == Fp8SkinnyMode::on ||
+                      (fp8_skinny_ == Fp8SkinnyMode::auto_block128 && w.w_scheme == Fp8WeightScheme::block128);
+  if (skinny && (fp8_gemm_mode_ == Fp8GemmMode::auto_route || fp8_gemm_mode_ == Fp8GemmMode::ws) &&
       n > kFp8GemvMaxRows && n <= kFp8SkinnyMaxRows && fp8_gemm_skinny_wgmma_applies(out, codes, w)) {
     const size_t bytes = fp8_gemm_skinny_wgmma_workspace_bytes(fp8_gemm_skinny_wgmma_plan_for(codes, w));
     void* workspace = bytes > 0 ? fp8_skinny_workspace(bytes) : nullptr;

@@ -485,11 +485,29 @@ int smem_optin_max() {
   return bytes;
 }
 
+// The dynamic shared memory the staged-x variants may ask for: the opt-in maximum less the
+// kernels' static shared memory (dynamic + static must fit the opt-in maximum; asking for the
+// whole of it is cudaErrorInvalidValue, the first H200 run of these variants).
+int smem_dynamic_max() {
+  static const int bytes = [] {
+    int static_max = 0;
+    for (const void* kernel :
+         {reinterpret_cast<const void*>(moe_skinny_mma_stream_kernel<__nv_bfloat16, true, 0>),
+          reinterpret_cast<const void*>(moe_skinny_mma_stream_kernel<__nv_bfloat16, false, 0>)}) {
+      cudaFuncAttributes attr{};
+      SEAM_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+      static_max = std::max(static_max, int(attr.sharedSizeBytes));
+    }
+    return smem_optin_max() - static_max - 1024;  // 1 KB of slack for the other instantiations' statics
+  }();
+  return bytes;
+}
+
 template <typename T, int V>
 void set_smem_limit() {
   static const bool done = [] {  // once per instantiation, before any capture (host-side only)
     const int bytes =
-        kCfgs[V].x_rows > 0 ? smem_optin_max() : int(ring_bytes<V>() + size_t(kMaxSkinnySlots) * sizeof(int));
+        kCfgs[V].x_rows > 0 ? smem_dynamic_max() : int(ring_bytes<V>() + size_t(kMaxSkinnySlots) * sizeof(int));
     for (auto* kernel : {moe_skinny_mma_stream_kernel<T, true, V>, moe_skinny_mma_stream_kernel<T, false, V>}) {
       SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
       SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -559,10 +577,11 @@ void dispatch_one(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down
                   const MoeScratch& s, int which, int variant, const Fold* fold, cudaStream_t stream) {
   SEAM_CHECK(variant >= 0 && variant < kNumCfgs, "moe_skinny_mma_stream: no variant ", variant);
   if (kCfgs[variant].x_rows > 0) {  // staged rows past the device's shared memory: variant 0, the same bits
-    const int64_t n_in = which == 1 ? w_gate_up.size(2) : w_down.size(2);
+    // The larger staged row of the kernels launched (which: 1 gate_up, 2 down, 3 both).
+    const int64_t n_in = std::max((which & 1) ? w_gate_up.size(2) : int64_t(0), (which & 2) ? w_down.size(2) : int64_t(0));
     const size_t bytes =
         ring_bytes_of(variant) + x_stage_bytes(variant, int(n_in)) + size_t(topk_ids.numel()) * sizeof(int);
-    if (bytes > size_t(smem_optin_max())) variant = 0;
+    if (bytes > size_t(smem_dynamic_max())) variant = 0;
   }
   const auto all = std::make_integer_sequence<int, kNumCfgs>{};
   if (x.dtype == DType::bf16)
