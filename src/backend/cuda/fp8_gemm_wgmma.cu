@@ -32,6 +32,7 @@
 #include "backend/cuda/flash_mma.cuh"
 #include "backend/cuda/fp8_gemm_wgmma.h"
 #include "backend/cuda/fp8_gemm_wgmma_common.cuh"
+#include "backend/cuda/sm90a_device.h"
 #include "backend/cuda/wgmma.cuh"
 
 namespace seam::cuda {
@@ -344,14 +345,7 @@ Fp8WgmmaTile fp8_gemm_wgmma_tile(int64_t n, int64_t n_out, int n_sms) {
 
 bool fp8_gemm_wgmma_applies(const Tensor& out, const Tensor& codes, const Fp8Weight& w) {
 #if defined(SEAM_CUDA_SM90A)
-  // sm_90a code runs only on compute capability 9.0 exactly.
-  static const bool device_ok = [] {
-    int dev = 0, major = 0, minor = 0;
-    SEAM_CUDA_CHECK(cudaGetDevice(&dev));
-    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    return major == 9 && minor == 0;
-  }();
+  static const bool device_ok = current_device_is_sm90();  // sm_90a code runs on 9.0 only
   if (!device_ok || !w.w.defined() || w.w.ndim != 2 || !w.w.contiguous() || !codes.defined() || codes.ndim != 2 ||
       out.ndim != 2)
     return false;
