@@ -28,6 +28,7 @@
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/gemv.h"
+#include "backend/cuda/gemv_experts.h"
 #include "backend/cuda/moe_combine.h"
 #include "backend/cuda/moe_experts.h"
 #include "backend/cuda/moe_experts_grouped.h"

@@ -1,4 +1,4 @@
-// seam_kernel_bench's FP8 section (--fp8): the batch-1 GEMV on each inner loop and tuning variant,
+// seam_kernel_bench's FP8 section (--fp8): the batch-1 GEMV on each inner loop,
 // then the GEMMs at 64 and 4,096 rows: the wgmma kernels against the cuBLASLt route; then the
 // skinny swap-AB GEMM at 8..64 rows (kernel_bench_fp8_skinny.cu).
 #include "kernel_bench.h"
@@ -57,38 +57,6 @@ void bench_fp8_gemm(Bench& b) {
               (k == cuda::Fp8GemvKernel::mma ? " (mma)" : " (fma)"),
           shape, us, bytes, flops);
     }
-    auto time_variant = [&](const cuda::Fp8GemvMmaTuning& tune) {
-      const double us = b.time_us([&](int i) {
-        cuda::launch_fp8_gemv(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream(), f, cuda::Fp8GemvKernel::mma,
-                              tune);
-      });
-      row(std::string("fp8 gemv ") + g.name + (glu ? " + silu_mul" : "") + " (mma " +
-              cuda::fp8_gemv_mma_tuning_name(tune) + ")",
-          shape, us, bytes, flops);
-    };
-    // The mma loop's variants (Fp8GemvMmaTuning, SEAM_FP8_GEMV_MMA_KSPLIT / _UNROLL / _RELOAD):
-    // every split with each unroll / reload, one row each (the plain "(mma)" row above is
-    // "ksplit 1 unroll 4 sweep").
-    for (int ksplit : {1, 2, 4, 0})
-      for (const auto& [unroll, rolling] :
-           {std::pair{4, false}, std::pair{2, false}, std::pair{4, true}, std::pair{8, true}}) {
-        cuda::Fp8GemvMmaTuning tune;
-        tune.ksplit = ksplit;
-        tune.unroll = unroll;
-        tune.rolling = rolling;
-        time_variant(tune);
-      }
-    // Deeper L2 prefetch before the prologue (SEAM_FP8_GEMV_MMA_PREFETCH): a whole slice of
-    // down_proj's (28 steps a warp at K = 14,336), with the default loop and unroll 8.
-    for (int ksplit : {1, 0})
-      for (int unroll : {4, 8}) {
-        cuda::Fp8GemvMmaTuning tune;
-        tune.ksplit = ksplit;
-        tune.unroll = unroll;
-        tune.rolling = unroll == 8;
-        tune.prefetch = 64;
-        time_variant(tune);
-      }
     b.release_all();
   }
   for (int64_t m : {int64_t(64), int64_t(4096)})

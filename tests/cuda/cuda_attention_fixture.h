@@ -10,19 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "attention_batch.h"
 #include "backend/cuda/attention_prefill.h"
 #include "backend/cuda/attention_prefill_wgmma.h"
 #include "cuda_test_util.h"
 
 namespace seam::test {
-
-struct Shape {
-  int64_t heads, kv_heads, d;
-};
-struct Seq {
-  int n_new;   // new tokens (1 for a decode row)
-  int prefix;  // cached tokens before them
-};
 
 class CudaAttention : public CudaTest {
  protected:
@@ -41,31 +34,11 @@ class CudaAttention : public CudaTest {
                  std::to_string(opt.sliding_window) + " softcap " + std::to_string(opt.logit_softcap) +
                  (graph ? " graph" : ""));
     ASSERT_TRUE(!kernel || n_prefill_seqs == int(seqs.size())) << "a named prefill kernel computes prefill rows only";
-    const int n_seqs = int(seqs.size());
-    std::vector<int32_t> indptr = {0}, seq_lens, req_rows;
-    int max_len = 0, n_prefill_tokens = 0, total_ctx = 0;
-    for (int s = 0; s < n_seqs; ++s) {
-      indptr.push_back(indptr.back() + seqs[size_t(s)].n_new);
-      seq_lens.push_back(seqs[size_t(s)].n_new + seqs[size_t(s)].prefix);
-      max_len = std::max(max_len, seq_lens.back());
-      total_ctx += seq_lens.back();
-      if (s < n_prefill_seqs) n_prefill_tokens += seqs[size_t(s)].n_new;
-    }
-    const int n_tokens = indptr.back();
-    // Requests live in scattered rows of the page table; their KV in scattered slots.
-    const int64_t max_reqs = n_seqs + 3, max_ctx = max_len + 5, n_slots = total_ctx + 40;
-    std::vector<int32_t> rows(static_cast<size_t>(max_reqs));
-    std::iota(rows.begin(), rows.end(), 0);
-    std::shuffle(rows.begin(), rows.end(), rng);
-    req_rows.assign(rows.begin(), rows.begin() + n_seqs);
-    std::vector<int32_t> perm(static_cast<size_t>(n_slots));
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), rng);
-    std::vector<int32_t> page_table(size_t(max_reqs * max_ctx), -1);
-    size_t next = 0;
-    for (int s = 0; s < n_seqs; ++s)
-      for (int p = 0; p < seq_lens[size_t(s)]; ++p)
-        page_table[size_t(req_rows[size_t(s)] * max_ctx + p)] = perm[next++];
+    PagedBatch pb = paged_batch(seqs, n_prefill_seqs, rng);  // host_index views its vectors
+    const int n_seqs = pb.n_seqs, n_tokens = pb.n_tokens, max_len = pb.max_len, n_prefill_tokens = pb.n_prefill_tokens;
+    const int64_t max_reqs = pb.max_reqs, max_ctx = pb.max_ctx, n_slots = pb.n_slots;
+    std::vector<int32_t>&indptr = pb.indptr, &seq_lens = pb.seq_lens, &req_rows = pb.req_rows,
+                         &page_table = pb.page_table;
 
     const int64_t width = (sh.heads + 2 * sh.kv_heads) * sh.d;
     auto qkv_h = round_to(random_normal(size_t(n_tokens * width), rng, 1.5f), t);

@@ -23,6 +23,7 @@
 #include <optional>
 #include <utility>
 
+#include "attention_batch.h"
 #include "backend/cuda/attention_params.h"
 #include "backend/cuda/attention_prefill.h"
 #include "backend/cuda/attention_prefill_wgmma.h"
@@ -31,14 +32,6 @@
 
 namespace seam::test {
 namespace {
-
-struct Shape {
-  int64_t heads, kv_heads, d;
-};
-struct Seq {
-  int n_new;   // new tokens (1 for a decode row)
-  int prefix;  // cached tokens before them
-};
 
 // One way of running the attention over a batch: max_seq_len known (eager) or not (as in a
 // graph), through Backend::attention or one prefill kernel by name, eagerly or replayed
@@ -123,31 +116,11 @@ class CudaFp8Kv : public CudaTest {
                  " d " + std::to_string(sh.d) + " window " + std::to_string(opt.sliding_window) + " softcap " +
                  std::to_string(opt.logit_softcap) + " k_scale " + std::to_string(opt.kv_scales.k) + " v_scale " +
                  std::to_string(opt.kv_scales.v));
-    const int n_seqs = int(seqs.size());
-    std::vector<int32_t> indptr = {0}, seq_lens, req_rows;
-    int max_len = 0, n_prefill_tokens = 0, total_ctx = 0;
-    for (int s = 0; s < n_seqs; ++s) {
-      indptr.push_back(indptr.back() + seqs[size_t(s)].n_new);
-      seq_lens.push_back(seqs[size_t(s)].n_new + seqs[size_t(s)].prefix);
-      max_len = std::max(max_len, seq_lens.back());
-      total_ctx += seq_lens.back();
-      if (s < n_prefill_seqs) n_prefill_tokens += seqs[size_t(s)].n_new;
-    }
-    const int n_tokens = indptr.back();
-    const int64_t max_reqs = n_seqs + 3, max_ctx = max_len + 5, n_slots = total_ctx + 40;
-    std::vector<int32_t> rows(static_cast<size_t>(max_reqs));
-    std::iota(rows.begin(), rows.end(), 0);
-    std::shuffle(rows.begin(), rows.end(), rng);
-    req_rows.assign(rows.begin(), rows.begin() + n_seqs);
-    std::vector<int32_t> page_table(size_t(max_reqs * max_ctx), -1);
-    {
-      std::vector<int32_t> perm(static_cast<size_t>(n_slots));
-      std::iota(perm.begin(), perm.end(), 0);
-      std::shuffle(perm.begin(), perm.end(), rng);
-      size_t next = 0;
-      for (int s = 0; s < n_seqs; ++s)
-        for (int p = 0; p < seq_lens[size_t(s)]; ++p) page_table[size_t(req_rows[size_t(s)] * max_ctx + p)] = perm[next++];
-    }
+    PagedBatch pb = paged_batch(seqs, n_prefill_seqs, rng);  // host_index views its vectors
+    const int n_seqs = pb.n_seqs, n_tokens = pb.n_tokens, max_len = pb.max_len, n_prefill_tokens = pb.n_prefill_tokens;
+    const int64_t max_reqs = pb.max_reqs, max_ctx = pb.max_ctx, n_slots = pb.n_slots;
+    std::vector<int32_t>&indptr = pb.indptr, &seq_lens = pb.seq_lens, &req_rows = pb.req_rows,
+                         &page_table = pb.page_table;
     const int64_t kv_width = sh.kv_heads * sh.d;
     // K/V of magnitude ~ the scales (x / scale ~ N(0, 1)): codes across E4M3's range.
     auto k_h = round_to(random_normal(size_t(n_slots * kv_width), rng, 2.f * opt.kv_scales.k), t);

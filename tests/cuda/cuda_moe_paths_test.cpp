@@ -44,15 +44,9 @@ TEST_F(CudaMoePaths, SkinnyTensorCorePathsAtDecodeShapes) {
       auto dn_h = fast_uniform(size_t(E * H * I), seed++, 0.1f, t);
       Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
       for (int64_t n : cs.rows) {
-        auto x_h = round_to(random_normal(size_t(n * H), rng), t);
-        auto out_h = round_to(random_normal(size_t(n * H), rng), t);
-        std::vector<int32_t> ids_h;
-        std::vector<float> w_h;
-        random_routing(rng, n, E, k, ids_h, w_h);
-        if (cs.uneven) uneven_routing(rng, n, E, k, ids_h);
-        Tensor x = upload(x_h, t, {n, H});
-        Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
-        const std::vector<float> ref = cpu_experts(out_h, x_h, gu_h, dn_h, ids_h, w_h, n, c);
+        const SkinnyBatch bt = skinny_batch(t, n, c, cs.uneven, gu_h, dn_h);
+        const std::vector<float>&out_h = bt.out_h, &ref = bt.ref;
+        const Tensor x = bt.x, ids = bt.ids, w = bt.w;
         for (cuda::MoePath path : {cuda::MoePath::skinny_mma, cuda::MoePath::skinny_mma_stream}) {
           SCOPED_TRACE(std::string(cuda::moe_path_name(path)) + " " + short_name(t) + " n " + std::to_string(n) +
                        " experts " + std::to_string(E) + " inter " + std::to_string(I) + " hidden " +
@@ -108,15 +102,9 @@ TEST_F(CudaMoePaths, SkinnyStreamVariantsMatchTheCpuReference) {
       auto dn_h = fast_uniform(size_t(E * H * I), seed++, 0.1f, t);
       Tensor gu = upload(gu_h, t, {E, 2 * I, H}), dn = upload(dn_h, t, {E, H, I});
       for (int64_t n : cs.rows) {
-        auto x_h = round_to(random_normal(size_t(n * H), rng), t);
-        auto out_h = round_to(random_normal(size_t(n * H), rng), t);
-        std::vector<int32_t> ids_h;
-        std::vector<float> w_h;
-        random_routing(rng, n, E, k, ids_h, w_h);
-        if (cs.uneven) uneven_routing(rng, n, E, k, ids_h);
-        Tensor x = upload(x_h, t, {n, H});
-        Tensor ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
-        const std::vector<float> ref = cpu_experts(out_h, x_h, gu_h, dn_h, ids_h, w_h, n, c);
+        const SkinnyBatch bt = skinny_batch(t, n, c, cs.uneven, gu_h, dn_h);
+        const std::vector<float>&out_h = bt.out_h, &ref = bt.ref;
+        const Tensor x = bt.x, ids = bt.ids, w = bt.w;
         std::vector<float> first;
         for (int v = 0; v < n_variants; ++v) {
           SCOPED_TRACE(std::string("variant ") + std::to_string(v) + " " + cuda::moe_skinny_mma_stream_variant_name(v) +

@@ -1,7 +1,7 @@
 // The CUDA FP8 linear tests' fixtures (cuda_fp8_test.cpp, cuda_fp8_gemv_test.cpp): the CPU and CUDA
 // backends, FP8 weights of each scheme made on the host, inputs rounded to the activation dtype,
 // and the check of one case against the CPU reference; CudaFp8Gemv builds its backend with one
-// SEAM_FP8_GEMV inner loop and tuning variant.
+// SEAM_FP8_GEMV inner loop.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -165,49 +165,25 @@ class CudaFp8 : public CudaTest {
   std::vector<void*> owned_;
 };
 
-// The GEMV tests run on both inner loops (SEAM_FP8_GEMV, fp8_gemv.h) and on variants of the mma
-// loop (Fp8GemvMmaTuning: split K, unroll, reload): the backend `gpu` is built with the
-// parameter's environment, and launch_fp8_gemv called directly takes the same kernel and variant.
+// The GEMV tests run on both inner loops (SEAM_FP8_GEMV, fp8_gemv.h): the backend `gpu` is built
+// with the parameter's environment, and launch_fp8_gemv called directly takes the same kernel.
 // mma: float32 outputs at the tensor-core bound (its 128-k partial sums), every fusion still equal
-// to its decomposition bit for bit (the decomposition's GEMV is the same kernel and variant).
-// Parameter: "fma", or "mma" with optional "_ksplit<1|2|4|auto>", "_unroll<2|4|8>", "_rolling",
-// "_prefetch<steps>".
+// to its decomposition bit for bit (the decomposition's GEMV is the same kernel).
+// Parameter: "fma" or "mma".
 class CudaFp8Gemv : public CudaFp8, public ::testing::WithParamInterface<const char*> {
  protected:
   void SetUp() override {
     const bool mma = kernel() == cuda::Fp8GemvKernel::mma;
     if (mma && cuda_device_present(nullptr) && !e4m3_tensor_cores()) GTEST_SKIP() << "no E4M3 tensor cores";
-    const cuda::Fp8GemvMmaTuning t = tuning();
     setenv("SEAM_FP8_GEMV", mma ? "mma" : "fma", 1);
-    setenv("SEAM_FP8_GEMV_MMA_KSPLIT", t.ksplit == 0 ? "auto" : std::to_string(t.ksplit).c_str(), 1);
-    setenv("SEAM_FP8_GEMV_MMA_UNROLL", std::to_string(t.unroll).c_str(), 1);
-    setenv("SEAM_FP8_GEMV_MMA_RELOAD", t.rolling ? "rolling" : "sweep", 1);
-    setenv("SEAM_FP8_GEMV_MMA_PREFETCH", std::to_string(t.prefetch).c_str(), 1);
     CudaFp8::SetUp();
-    for (const char* v : {"SEAM_FP8_GEMV", "SEAM_FP8_GEMV_MMA_KSPLIT", "SEAM_FP8_GEMV_MMA_UNROLL",
-                          "SEAM_FP8_GEMV_MMA_RELOAD", "SEAM_FP8_GEMV_MMA_PREFETCH"})
-      unsetenv(v);
+    unsetenv("SEAM_FP8_GEMV");
   }
   cuda::Fp8GemvKernel kernel() const {
-    return std::string(GetParam()).rfind("mma", 0) == 0 ? cuda::Fp8GemvKernel::mma : cuda::Fp8GemvKernel::fma;
-  }
-  cuda::Fp8GemvMmaTuning tuning() const {
-    const std::string p = GetParam();
-    cuda::Fp8GemvMmaTuning t;
-    const auto after = [&](const char* key) -> std::string {
-      const size_t at = p.find(key);
-      if (at == std::string::npos) return "";
-      const size_t from = at + std::strlen(key);
-      return p.substr(from, p.find('_', from) - from);
-    };
-    if (const std::string k = after("_ksplit"); !k.empty()) t.ksplit = k == "auto" ? 0 : std::stoi(k);
-    if (const std::string u = after("_unroll"); !u.empty()) t.unroll = std::stoi(u);
-    t.rolling = p.find("_rolling") != std::string::npos || t.unroll == 8;
-    if (const std::string f = after("_prefetch"); !f.empty()) t.prefetch = std::stoi(f);
-    return t;
+    return std::string(GetParam()) == "mma" ? cuda::Fp8GemvKernel::mma : cuda::Fp8GemvKernel::fma;
   }
   void gemv(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc, const cuda::Fp8GemvFusion& f = {}) {
-    cuda::launch_fp8_gemv(out, x, w, bias, acc, stream(), f, kernel(), tuning());
+    cuda::launch_fp8_gemv(out, x, w, bias, acc, stream(), f, kernel());
   }
   Tolerance f32_bound() const { return kernel() == cuda::Fp8GemvKernel::mma ? kTensorCoreF32 : kExactF32; }
 };

@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "backend/cuda/attention_prefill_wgmma.h"
 #include "backend/cuda/moe_experts.h"
@@ -51,6 +52,18 @@ inline void random_routing(std::mt19937& rng, int64_t n, int64_t E, int64_t k, s
   if (n > 1) ids[size_t(k)] = int32_t(E + 5);
 }
 
+// Skewed decode routing for top-2 of 8 (the skinny tests' uneven case): every row's first expert
+// is 3 (one expert holds all rows), its second 5 or 6; experts 1, 2, 4 and 7 get none; row 1's
+// first id is garbage, read as expert 0.
+inline void uneven_routing(std::mt19937& rng, int64_t n, int64_t E, int64_t k, std::vector<int32_t>& ids) {
+  std::uniform_int_distribution<int> coin(0, 1);
+  for (int64_t i = 0; i < n; ++i) {
+    ids[size_t(i * k)] = 3;
+    ids[size_t(i * k + 1)] = 5 + coin(rng);
+  }
+  if (n > 1) ids[size_t(k)] = int32_t(E + 5);
+}
+
 struct PathCase {
   int64_t n_experts, inter, hidden, k;
 };
@@ -76,6 +89,30 @@ class CudaMoePaths : public CudaTest {
                     host_view(dn, {E, H, I}), host_index(ids, {n, k}), host_view(w, {n, k}),
                     MoeScratch{host_view(act, {n * k, I}), Tensor(), Tensor()});
     return out0;
+  }
+  // A decode batch of n rows for the skinny paths' tests: x and the residual out [n, H] rounded to
+  // t, the routing (random_routing, then uneven_routing where `uneven`), uploaded, and the CPU
+  // definition's result for them (weights gu_h [E, 2I, H], dn_h [E, H, I]).
+  struct SkinnyBatch {
+    std::vector<float> out_h, ref;
+    Tensor x, ids, w;
+  };
+  SkinnyBatch skinny_batch(DType t, int64_t n, const PathCase& c, bool uneven, std::vector<float>& gu_h,
+                           std::vector<float>& dn_h) {
+    const int64_t E = c.n_experts, H = c.hidden, k = c.k;
+    auto x_h = round_to(random_normal(size_t(n * H), rng), t);
+    auto out_h = round_to(random_normal(size_t(n * H), rng), t);
+    std::vector<int32_t> ids_h;
+    std::vector<float> w_h;
+    random_routing(rng, n, E, k, ids_h, w_h);
+    if (uneven) uneven_routing(rng, n, E, k, ids_h);
+    SkinnyBatch b;
+    b.x = upload(x_h, t, {n, H});
+    b.ids = upload_index(ids_h, {n, k});
+    b.w = upload(w_h, DType::f32, {n, k});
+    b.ref = cpu_experts(out_h, x_h, gu_h, dn_h, ids_h, w_h, n, c);
+    b.out_h = std::move(out_h);
+    return b;
   }
   // Route + `experts` (the launch under test, into out from the routed ids and weights) captured
   // once on n rows of x, then replayed `steps` times for fresh router logits (scale 2; `skew` may
@@ -127,18 +164,6 @@ inline std::function<void(int, std::vector<float>&)> prefer_experts(int at, int6
     for (size_t i = 0; i < l.size() / size_t(E); ++i)
       for (int64_t e = first; e < first + count; ++e) l[i * size_t(E) + size_t(e)] += 20.f;
   };
-}
-
-// Skewed decode routing for top-2 of 8 (the skinny tests' uneven case): every row's first expert
-// is 3 (one expert holds all rows), its second 5 or 6; experts 1, 2, 4 and 7 get none; row 1's
-// first id is garbage, read as expert 0.
-inline void uneven_routing(std::mt19937& rng, int64_t n, int64_t E, int64_t k, std::vector<int32_t>& ids) {
-  std::uniform_int_distribution<int> coin(0, 1);
-  for (int64_t i = 0; i < n; ++i) {
-    ids[size_t(i * k)] = 3;
-    ids[size_t(i * k + 1)] = 5 + coin(rng);
-  }
-  if (n > 1) ids[size_t(k)] = int32_t(E + 5);
 }
 
 // Fast distinct weights for the full-size case (600M values: std::normal_distribution would take

@@ -37,6 +37,7 @@
 #include "backend/cuda/flash_mma.cuh"
 #include "backend/cuda/kv_fp8_tile.cuh"
 #include "backend/cuda/prefill_block.cuh"
+#include "backend/cuda/sm90a_device.h"
 #include "backend/cuda/wgmma.cuh"
 
 namespace seam::cuda {
@@ -372,14 +373,7 @@ void launch_typed(const AttentionParams& p, cudaStream_t stream) {
 
 bool flash_prefill_wgmma_supported(DType dtype, int head_dim) {
 #if defined(SEAM_CUDA_SM90A)
-  // sm_90a code runs only on compute capability 9.0 exactly.
-  static const bool device_ok = [] {
-    int dev = 0, major = 0, minor = 0;
-    SEAM_CUDA_CHECK(cudaGetDevice(&dev));
-    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    return major == 9 && minor == 0;
-  }();
+  static const bool device_ok = current_device_is_sm90();  // sm_90a code runs on 9.0 only
   return (dtype == DType::bf16 || dtype == DType::f16) && head_dim == WgmmaTiling::kD && device_ok;
 #else
   (void)dtype;

@@ -63,7 +63,6 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   SEAM_CHECK(fp8_gemv != 1 || e4m3_mma, "SEAM_FP8_GEMV=mma: needs E4M3 tensor cores (compute capability 8.9+), ",
              prop.name, " is ", prop.major, ".", prop.minor);
   fp8_gemv_kernel_ = fp8_gemv == 2 || !e4m3_mma ? Fp8GemvKernel::fma : Fp8GemvKernel::mma;
-  fp8_gemv_mma_tuning_ = fp8_gemv_mma_tuning_from_env();
   device_name_ = prop.name;
   SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   gemm_ = std::make_unique<CublasLtGemm>();

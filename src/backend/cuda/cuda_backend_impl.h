@@ -134,10 +134,10 @@ class CudaBackend final : public Backend {
   int device_id() const { return device_id_; }
 
  private:
-  // The batch-1..4 FP8 GEMV (fp8_gemv.h) on this backend's inner loop and tuning (SEAM_FP8_GEMV*).
+  // The batch-1..4 FP8 GEMV (fp8_gemv.h) on this backend's inner loop (SEAM_FP8_GEMV).
   void fp8_gemv(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
                 const Fp8GemvFusion& f = {}) {
-    launch_fp8_gemv(out, x, w, bias, accumulate, stream_, f, fp8_gemv_kernel_, fp8_gemv_mma_tuning_);
+    launch_fp8_gemv(out, x, w, bias, accumulate, stream_, f, fp8_gemv_kernel_);
   }
   // linear_fp8's quantized activations in the FP8 scratch (codes [n, in], scales [n_groups, n]),
   // and the product from them: cuBLASLt where it takes the scheme, else the CUDA-core kernel
@@ -219,9 +219,6 @@ class CudaBackend final : public Backend {
   // compute capability 8.9+): the products on the tensor cores; fma: on the CUDA cores (the
   // kernel before issue 22's tensor-core loop, kept for A/B and older devices).
   Fp8GemvKernel fp8_gemv_kernel_ = Fp8GemvKernel::fma;
-  // SEAM_FP8_GEMV_MMA_KSPLIT / _UNROLL / _RELOAD, read at construction too: the mma loop's
-  // variant (fp8_gemv.h, Fp8GemvMmaTuning; the defaults are the loop as first measured).
-  Fp8GemvMmaTuning fp8_gemv_mma_tuning_;
   // mark_forward()'s event (no timing), created once at construction.
   cudaEvent_t forward_mark_ = nullptr;
 };

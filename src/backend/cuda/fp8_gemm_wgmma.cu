@@ -31,11 +31,16 @@
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/flash_mma.cuh"
 #include "backend/cuda/fp8_gemm_wgmma.h"
+#include "backend/cuda/fp8_gemm_wgmma_common.cuh"
+#include "backend/cuda/sm90a_device.h"
 #include "backend/cuda/wgmma.cuh"
 
 namespace seam::cuda {
 
 namespace {
+
+using fp8_wgmma_detail::cp_async_4;
+using fp8_wgmma_detail::store_pair;
 
 constexpr int kBlockK = 128;             // K per stage: one SW128 line of E4M3 codes per row
 constexpr int kLine = 128;               // bytes of one swizzled line
@@ -58,31 +63,6 @@ struct Tiling {
   static_assert(BM * 8 % kThreads == 0 && BN * 8 % kThreads == 0, "16-byte copies split evenly");
   static_assert(kSmemBytes <= 227 * 1024, "within a block's shared memory");
 };
-
-// 4-byte global -> shared copy; when !valid the destination is zero-filled (src not read).
-__device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(flash::smem_addr(dst)), "l"(src),
-               "r"(valid ? 4 : 0));
-}
-
-// out[0..1] (=|+=) y0, y1 rounded once to T (accumulate: to_float(out) + y, as fp8_gemm.cu); one
-// 4- or 8-byte store where `paired` (the pair's address is aligned).
-template <typename T>
-__device__ __forceinline__ void store_pair(T* dst, float y0, float y1, bool accumulate, bool paired) {
-  if (accumulate) {
-    y0 = to_float(dst[0]) + y0;
-    y1 = to_float(dst[1]) + y1;
-  }
-  if (paired) {
-    if constexpr (std::is_same_v<T, float>)
-      *reinterpret_cast<float2*>(dst) = make_float2(y0, y1);
-    else
-      *reinterpret_cast<uint32_t*>(dst) = flash::pack2<T>(y0, y1);
-  } else {
-    dst[0] = from_float<T>(y0);
-    dst[1] = from_float<T>(y1);
-  }
-}
 
 // xq [n_rows, n_in] codes; xs [n_groups, n_rows] (BLOCK: n_groups = n_in / 128); wq [n_out, n_in];
 // ws: BLOCK [n_out, n_in / 128], else [n_out] (ws_step 1) or [1] (ws_step 0).
@@ -365,14 +345,7 @@ Fp8WgmmaTile fp8_gemm_wgmma_tile(int64_t n, int64_t n_out, int n_sms) {
 
 bool fp8_gemm_wgmma_applies(const Tensor& out, const Tensor& codes, const Fp8Weight& w) {
 #if defined(SEAM_CUDA_SM90A)
-  // sm_90a code runs only on compute capability 9.0 exactly.
-  static const bool device_ok = [] {
-    int dev = 0, major = 0, minor = 0;
-    SEAM_CUDA_CHECK(cudaGetDevice(&dev));
-    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    return major == 9 && minor == 0;
-  }();
+  static const bool device_ok = current_device_is_sm90();  // sm_90a code runs on 9.0 only
   if (!device_ok || !w.w.defined() || w.w.ndim != 2 || !w.w.contiguous() || !codes.defined() || codes.ndim != 2 ||
       out.ndim != 2)
     return false;

@@ -7,7 +7,6 @@
 #include <mutex>
 #include <vector>
 
-#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/fp8_gemv_common.cuh"
 
 namespace seam::cuda {
@@ -278,24 +277,8 @@ bool fp8_gemv_fusion_applies(const Tensor& out, const Tensor& x, const Fp8Weight
   return true;
 }
 
-Fp8GemvMmaTuning fp8_gemv_mma_tuning_from_env() {
-  Fp8GemvMmaTuning t;
-  const int ks = env_name_choice("SEAM_FP8_GEMV_MMA_KSPLIT", 0, {"1", "2", "4", "auto"});
-  t.ksplit = ks == 3 ? 0 : 1 << ks;
-  t.unroll = env_choice("SEAM_FP8_GEMV_MMA_UNROLL", 4, {2, 4, 8});
-  t.rolling = env_name_choice("SEAM_FP8_GEMV_MMA_RELOAD", 0, {"sweep", "rolling"}) == 1 || t.unroll == 8;
-  t.prefetch = env_int("SEAM_FP8_GEMV_MMA_PREFETCH", 16, 0, 4096);
-  return t;
-}
-
-std::string fp8_gemv_mma_tuning_name(const Fp8GemvMmaTuning& t) {
-  return "ksplit " + (t.ksplit == 0 ? std::string("auto") : std::to_string(t.ksplit)) + " unroll " +
-         std::to_string(t.unroll) + (t.rolling || t.unroll == 8 ? " rolling" : " sweep") +
-         (t.prefetch != 16 ? " prefetch " + std::to_string(t.prefetch) : std::string());
-}
-
 void launch_fp8_gemv(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
-                     cudaStream_t stream, const Fp8GemvFusion& f, Fp8GemvKernel kernel, const Fp8GemvMmaTuning& tune) {
+                     cudaStream_t stream, const Fp8GemvFusion& f, Fp8GemvKernel kernel) {
   SEAM_ASSERT(fp8_gemv_fusion_applies(out, x, w, f), "launch_fp8_gemv: shape or scheme outside fp8_gemv_applies");
   SEAM_ASSERT(!f.glu || (!bias.defined() && !accumulate), "launch_fp8_gemv: the GLU fusion takes no bias or accumulate");
   SEAM_ASSERT(!f.rope_store || !accumulate, "launch_fp8_gemv: the RoPE fusion takes no accumulate");
@@ -304,9 +287,9 @@ void launch_fp8_gemv(const Tensor& out, const Tensor& x, const Fp8Weight& w, con
     // Every shape and fusion fp8_gemv_fusion_applies takes runs on either kernel (the tensor-core
     // loop masks K past the last whole 64 with zero operands): no case is routed between them here.
     const bool mma = kernel == Fp8GemvKernel::mma;
-    if (grouped_pair(w)) mma ? launch_mma_rows<T, true>(out, x, w, bias, accumulate, stream, f, tune)
+    if (grouped_pair(w)) mma ? launch_mma_rows<T, true>(out, x, w, bias, accumulate, stream, f)
                              : launch_rows<T, true>(out, x, w, bias, accumulate, stream, f);
-    else mma ? launch_mma_rows<T, false>(out, x, w, bias, accumulate, stream, f, tune)
+    else mma ? launch_mma_rows<T, false>(out, x, w, bias, accumulate, stream, f)
              : launch_rows<T, false>(out, x, w, bias, accumulate, stream, f);
   });
 }

@@ -25,8 +25,6 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <string>
-
 #include "backend/backend.h"
 
 namespace seam::cuda {
@@ -40,32 +38,6 @@ constexpr int64_t kFp8GemvMaxStagedBytes = 120 << 10;
 
 // Which inner loop (SEAM_FP8_GEMV=mma|fma, read per backend: cuda_backend_impl.h).
 enum class Fp8GemvKernel { fma = 0, mma = 1 };
-
-// Variants of the mma loop for A/B (fp8_gemv_mma.cu), read per backend from the environment
-// (fp8_gemv_mma_tuning_from_env; the defaults are the loop as first measured):
-// - SEAM_FP8_GEMV_MMA_KSPLIT=1|2|4|auto: each 16-row tile's K split over that many blocks (more
-//   blocks streaming for the small projections: Llama-3.1-8B's o and down have 256 tiles for
-//   264 resident blocks); partial sums through a small device scratch, the last block of a tile
-//   (an atomic ticket) adds them in split order and runs the epilogue. auto: the least split
-//   giving >= 2 blocks' work per resident block. Every block still stages and scales all of x
-//   (the per-token scale needs the whole row's amax).
-// - SEAM_FP8_GEMV_MMA_UNROLL=2|4|8: 16-byte weight vectors per row per lane in flight.
-// - SEAM_FP8_GEMV_MMA_RELOAD=sweep|rolling: sweep (the default) copies a lane's U vectors and
-//   loads the next U at the top of each step group (2 U vectors of registers a row); rolling
-//   reloads each vector's register right after its mma (U of registers, the loads spread over
-//   the loop). UNROLL=8 is rolling only (a sweep of 8 needs more than the 128 registers a thread).
-// - SEAM_FP8_GEMV_MMA_PREFETCH=<steps> (default 16): how much of each warp's first K slice (steps
-//   of 64 k) is pulled into L2 while the prologue runs. 16 covers a whole slice at K = 4096 but
-//   16 of 28 at Llama-3.1-8B's down_proj (K = 14,336); 0 prefetches nothing past the first sweep.
-struct Fp8GemvMmaTuning {
-  int ksplit = 1;         // 1, 2, 4; 0: auto
-  int unroll = 4;         // 2, 4, 8
-  bool rolling = false;
-  int prefetch = 16;      // steps
-};
-Fp8GemvMmaTuning fp8_gemv_mma_tuning_from_env();
-// "ksplit 2 unroll 4 sweep": the variant's name in bench rows and test names.
-std::string fp8_gemv_mma_tuning_name(const Fp8GemvMmaTuning& t);
 
 // Work fused around the product (the default is none): each replaces a kernel of the decode step.
 struct Fp8GemvFusion {
@@ -103,11 +75,7 @@ bool fp8_gemv_fusion_applies(const Tensor& out, const Tensor& x, const Fp8Weight
 // out [m, out] (=|+=) the FP8 product of x [m, in] (raw activations, f32/f16/bf16, rows may be
 // strided) and w (+ bias). Requires fp8_gemv_applies. No allocation: graph-capturable. Both
 // kernels take every case fp8_gemv_fusion_applies accepts; mma needs an sm_89+ device.
-// `tune`: the mma loop's variant (ignored by fma). A split K (tune.ksplit != 1) uses a per-device
-// scratch allocated at its first use, which must not be inside a graph capture (the warm-up runs
-// first), and assumes one stream at a time launches the GEMV on a device.
 void launch_fp8_gemv(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
-                     cudaStream_t stream, const Fp8GemvFusion& f = {}, Fp8GemvKernel kernel = Fp8GemvKernel::fma,
-                     const Fp8GemvMmaTuning& tune = {});
+                     cudaStream_t stream, const Fp8GemvFusion& f = {}, Fp8GemvKernel kernel = Fp8GemvKernel::fma);
 
 }  // namespace seam::cuda

@@ -56,13 +56,6 @@ struct Fp8GemvArgs {
   const int32_t* slots;         // [M]
   int64_t n_slots;
   int n_heads, n_kv_heads, head_dim;
-  // Split-K (the mma kernel only, Fp8GemvMmaTuning::ksplit): each row tile's K is split over
-  // `ksplit` blocks; with ksplit > 1 each writes its partial sums to split_part and the last to
-  // arrive (split_ticket[tile], reset by it) adds them in split order and runs the epilogue.
-  int ksplit;
-  float* split_part;            // [n_tiles, ksplit, kPairsPerTile, kPairRows * 4]
-  int* split_ticket;            // [n_tiles], zero between launches
-  int prefetch_steps;           // the mma kernel: steps of its first item pulled into L2 before the prologue
 };
 
 // Shared-memory position of x's element k within its staged row. The stream reads 16-element
@@ -415,13 +408,11 @@ Fp8GemvArgs<T> make_args(const Tensor& out, const Tensor& x, const Fp8Weight& w,
   // Both kernels: a tile is kPairsPerTile pair items (plain: two rows each).
   const int64_t pairs = f.glu || f.rope_store ? n_out / 2 : (n_out + 1) / 2;
   a.n_tiles = int(div_up(pairs, kPairsPerTile));
-  a.ksplit = 1;
-  a.prefetch_steps = 16;
   return a;
 }
 // The tensor-core kernel's launch (fp8_gemv_mma.cu), rows 1..kFp8GemvMaxRows.
 template <typename T, bool GROUPED>
 void launch_mma_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
-                     cudaStream_t stream, const Fp8GemvFusion& f, const Fp8GemvMmaTuning& tune);
+                     cudaStream_t stream, const Fp8GemvFusion& f);
 
 }  // namespace seam::cuda::fp8_gemv_detail

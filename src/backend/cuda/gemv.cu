@@ -1,12 +1,12 @@
+// launch_gemv (gemv.h): the dense decode GEMV's kernels around gemv_kernel.cuh's body, the post-norm
+// fusion, and the choice of instantiation and K slices per shape.
 #include "backend/cuda/gemv.h"
 
-#include "backend/cuda/activation.cuh"
 #include "backend/cuda/cuda_common.cuh"
-#include "backend/cuda/rope_rotate.cuh"
 #include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/gemv_kernel.cuh"
 #include "backend/cuda/gemv_post_norm.cuh"
 #include "backend/cuda/gemv_slices.h"
-#include "backend/cuda/moe_common.cuh"
 
 #include <algorithm>
 #include <atomic>
@@ -19,312 +19,9 @@ namespace seam::cuda {
 
 namespace {
 
+using namespace gemv_detail;
+
 std::atomic<int64_t> g_post_norm_launches{0};  // gemv_post_norm_launches()
-
-constexpr int kWarps = 8;   // per block; the block's rows times the K slices of each row
-constexpr int kUnroll = 4;  // 16-byte weight loads in flight per lane before any math
-
-template <typename T>
-__device__ __forceinline__ void unpack(const uint4& raw, float (&f)[8]) {
-  const T* e = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-  for (int i = 0; i < 8; ++i) f[i] = to_float(e[i]);
-}
-
-// Everything a launch passes, by value.
-template <typename T, typename TO>
-struct GemvArgs {
-  TO* out;             // [M, n_out] (row stride out_stride)
-  int64_t out_stride;
-  const T* x;          // [M, n_in] (row stride x_stride)
-  int64_t x_stride;
-  const T* w;          // [n_out, n_in]; GLU [2 * n_out, n_in]: gate rows, then up rows; ROPE [2 * n_out, n_in]
-  const T* bias;       // [n_out] (ROPE: [2 * n_out]) or null (never with GLU)
-  const T* norm_w;     // NORM: [n_in]
-  float eps;
-  bool accumulate;     // out += result
-  bool early_load;     // issue the first weight loads before waiting for the previous kernel
-  int n_out, n_in;     // n_out: the warps' items (rows; GLU: features; ROPE: rotary pairs)
-  // ROPE: the qkv projection, [q | k | v] heads of head_dim; see GemvFusion::rope_store.
-  const int32_t* positions;  // [1]
-  RopeAngles angles;         // the rotary tables (rope_angle.h; LongRoPE's long one from long_from on)
-  int rot_half;              // rotary_dim / 2 (<= head_dim / 2): dims [2 rot_half, head_dim) pass through
-  bool gelu;                 // GLU: gelu_tanh(gate) * up instead of silu(gate) * up
-  T* k_cache;                // [n_slots, n_kv_heads, head_dim]
-  T* v_cache;
-  const int32_t* slots;      // [1]
-  int64_t n_slots;
-  int n_heads, n_kv_heads, head_dim;
-  // POST (gemv_post_norm_kernel): residual [post_n] += rms_norm(out row 0) * post_w, by the last block.
-  T* residual;
-  const T* post_w;           // [post_n]
-  float post_eps;
-  int post_n;                // out's columns (w's rows)
-  unsigned* post_counter;    // the blocks' arrivals; zero between launches
-  // EXPERTS (gemv_experts_kernel): grid row y is slot s, whose expert e = expert_ids[s] offsets w
-  // by e * expert_stride, x by (s / x_slot_div) * x_slot_stride and out by s * out_slot_stride.
-  const int32_t* expert_ids;
-  int n_experts, x_slot_div;
-  int64_t expert_stride, x_slot_stride, out_slot_stride;
-};
-
-// A block's 8 warps cover kWarps / S output features, S warps each (S "K slices": one
-// contiguous part of the row each). A warp streams its part of w's row in 16-byte
-// vectors, kUnroll at a time per lane with the next kUnroll already in flight, and dots
-// each with the M rows of x; shuffles reduce the lanes, shared memory the slices.
-// Slicing K keeps enough loads in flight when n_out is small (the 0.5B/1B shapes'
-// 896/2048 features would leave most SMs idle at one warp per feature). A "feature" is one
-// weight row for a plain projection, or two (kEpiPlainPair: rows j and n_out + j, each x vector
-// loaded once for both), as for the GLU and RoPE pairs.
-//
-// Fusions, each replacing a kernel of the decode step:
-//  * Norm: the product is taken with rms_norm(x) * g, and the epilogue scales by 1 / rms.
-//    kNormInline: each warp multiplies the x it reads by g and sums x^2 on the side (the
-//    slices of a row cover all of x between them): no prologue, but g and x go through L1
-//    in every warp. kNormStaged: the block first stages x * g (rounded to T, as HF rounds the
-//    normed activations) in shared memory while summing x^2, with the first sweep's weight
-//    loads already in flight. Staging costs a read of x and g per block, so it pays only
-//    where a block streams many weight bytes: measured (H200, docs/performance.md), staged
-//    was free with GLU (two rows a warp) at S = 1 but 5-75 us slower than inline on single
-//    rows (qkv, lm_head) and on GLU at S = 2, so only GLU at S = 1 stages.
-//  * GLU: a warp streams the gate row j and the up row n_out + j and writes
-//    silu(gate) * up: the MLP's [gate | up] never reaches memory.
-//  * ROPE: the qkv projection. A warp streams the rotary pair of rows i and i + d/2 of one
-//    head, rounds both to T, rotates q and k heads exactly as rope_kernel does (sincosf of
-//    the angle of rope_angle.h) and stores k and v to the token's KV slot: the
-//    rope_store_kv kernel drops out and its results are bit-identical.
-//  * accumulate: out += result (each element has one owner, so in place is safe); the old
-//    value is read at the start, off the critical path.
-// The weights never change during a run, so with early_load the first sweep's loads go out
-// before griddepcontrol.wait: with PDL they overlap the previous kernel's tail.
-// Invariant: n_in % 8 == 0 and every row 16-byte aligned (gemv_applies).
-enum NormMode { kNormNone, kNormInline, kNormStaged };
-// kEpiPlainPair: the plain product, two rows a warp (rows j and n_out + j of w, where n_out is
-// half of w's rows), each x vector loaded once for both: the large projections stream faster
-// this way than one row a warp (gemv_pairs_plain_rows, gemv_slices.h).
-enum Epilogue { kEpiPlain, kEpiGlu, kEpiRope, kEpiPlainPair };
-
-// The kernel's body: a __device__ function so that gemv_post_norm_kernel runs it and then its
-// tail; its returns only end the body (every thread then reaches the tail's barrier).
-template <typename T, typename TO, int M, int S, int NORM, int EPI, int PU = kUnroll>
-__device__ __forceinline__ void gemv_body(const GemvArgs<T, TO>& a) {
-  constexpr int R = EPI == kEpiPlain ? 1 : 2;  // weight rows a warp streams
-  constexpr int U = EPI == kEpiPlain ? kUnroll : PU;  // vectors per row per sweep (pairs: PU)
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* xs = reinterpret_cast<T*>(smem_raw);  // kNormStaged: [M, n_in] x * g
-  __shared__ float partial[kWarps][R][M];  // [warp, weight row, x row]: each slice's sums
-  __shared__ float partial_ss[kWarps][M];  // kNormInline: each slice's sum of x^2
-  __shared__ float scratch[32];            // block_sum
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int row = blockIdx.x * (kWarps / S) + warp / S, slice = warp % S;
-  const bool active = row < a.n_out;
-  const int n_in = a.n_in, n_vec = n_in / 8, per_slice = (n_vec + S - 1) / S;
-  const int v_begin = slice * per_slice, v_end = min(n_vec, v_begin + per_slice);
-  // The weight rows of this warp's item.
-  int64_t rows[R];
-  const int item = active ? row : 0;
-  if constexpr (EPI == kEpiRope) {
-    // A head's d / 2 items: first its rot_half rotary pairs (i, i + rot_half), then its
-    // pass-through dims paired the same way within [2 rot_half, d).
-    const int half = a.head_dim / 2, rh = a.rot_half, i = item % half;
-    const int64_t head0 = int64_t(item / half) * a.head_dim;
-    rows[0] = i < rh ? head0 + i : head0 + rh + i;
-    rows[R - 1] = rows[0] + (i < rh ? rh : half - rh);
-  } else {
-#pragma unroll
-    for (int q = 0; q < R; ++q) rows[q] = int64_t(item) + q * a.n_out;
-  }
-  const uint4* w_row[R];
-#pragma unroll
-  for (int q = 0; q < R; ++q) w_row[q] = reinterpret_cast<const uint4*>(a.w + rows[q] * n_in);
-
-  uint4 wv[R][U];  // the next sweep's weights, in flight
-  auto load_sweep = [&](int base) {
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int j = base + u * 32;
-#pragma unroll
-      for (int q = 0; q < R; ++q) wv[q][u] = active && j < v_end ? load_stream(w_row[q] + j) : make_uint4(0, 0, 0, 0);
-    }
-  };
-  int base = v_begin + lane;
-  if (a.early_load) load_sweep(base);
-  pdl_begin();
-  if (!a.early_load) load_sweep(base);
-
-  float prev[R][M];  // accumulate: the old outputs (kEpiPlainPair: of both rows), owned by lane r
-#pragma unroll
-  for (int q = 0; q < R; ++q)
-#pragma unroll
-    for (int r = 0; r < M; ++r)
-      prev[q][r] = a.accumulate && active && lane == r ? to_float(a.out[r * a.out_stride + rows[q]]) : 0.f;
-
-  float inv_rms[M];
-#pragma unroll
-  for (int r = 0; r < M; ++r) inv_rms[r] = 1.f;
-  if constexpr (NORM == kNormStaged) {
-    float ss[M];
-#pragma unroll
-    for (int r = 0; r < M; ++r) ss[r] = 0.f;
-    for (int v = threadIdx.x; v < n_vec; v += kWarps * 32) {
-      float gf[8];
-      unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.norm_w) + v), gf);
-#pragma unroll
-      for (int r = 0; r < M; ++r) {
-        float xf[8];
-        unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.x + r * a.x_stride) + v), xf);
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          ss[r] = fmaf(xf[i], xf[i], ss[r]);
-          xf[i] *= gf[i];
-        }
-        store_vec<T>(xs + r * n_in + v * 8, xf);
-      }
-    }
-    // xs needs no barrier of its own: block_sum's first __syncthreads follows all writes above.
-#pragma unroll
-    for (int r = 0; r < M; ++r)
-      inv_rms[r] = 1.f / sqrtf(block_sum(ss[r], scratch) / float(n_in) + a.eps);  // as rms_norm.cu
-  }
-
-  float acc[R][M], ss[M];  // ss: kNormInline's sum of x^2 over this slice
-#pragma unroll
-  for (int r = 0; r < M; ++r) {
-    ss[r] = 0.f;
-#pragma unroll
-    for (int q = 0; q < R; ++q) acc[q][r] = 0.f;
-  }
-  if (active) {  // no early return: the block meets at barriers below
-    for (; base < v_end; base += 32 * U) {
-      uint4 cur[R][U];
-#pragma unroll
-      for (int q = 0; q < R; ++q)
-#pragma unroll
-        for (int u = 0; u < U; ++u) cur[q][u] = wv[q][u];
-      load_sweep(base + 32 * U);
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int j = base + u * 32;
-        if (j >= v_end) break;
-        float gf[8];
-        if constexpr (NORM == kNormInline) unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.norm_w) + j), gf);
-#pragma unroll
-        for (int r = 0; r < M; ++r) {
-          float xf[8];
-          if constexpr (NORM == kNormStaged) {
-            unpack<T>(reinterpret_cast<const uint4*>(xs + r * n_in)[j], xf);
-          } else {
-            unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.x + r * a.x_stride) + j), xf);
-          }
-          if constexpr (NORM == kNormInline) {
-#pragma unroll
-            for (int i = 0; i < 8; ++i) {
-              ss[r] = fmaf(xf[i], xf[i], ss[r]);
-              xf[i] *= gf[i];
-            }
-          }
-#pragma unroll
-          for (int q = 0; q < R; ++q) {
-            float wf[8];
-            unpack<T>(cur[q][u], wf);
-#pragma unroll
-            for (int i = 0; i < 8; ++i) acc[q][r] = fmaf(wf[i], xf[i], acc[q][r]);
-          }
-        }
-      }
-    }
-  }
-#pragma unroll
-  for (int r = 0; r < M; ++r) {
-#pragma unroll
-    for (int q = 0; q < R; ++q) acc[q][r] = warp_sum(acc[q][r]);
-    if constexpr (NORM == kNormInline) ss[r] = warp_sum(ss[r]);
-  }
-  if constexpr (S > 1) {
-    if (lane == 0) {
-#pragma unroll
-      for (int r = 0; r < M; ++r) {
-#pragma unroll
-        for (int q = 0; q < R; ++q) partial[warp][q][r] = acc[q][r];
-        if constexpr (NORM == kNormInline) partial_ss[warp][r] = ss[r];
-      }
-    }
-    __syncthreads();
-    if (slice != 0) return;
-#pragma unroll
-    for (int r = 0; r < M; ++r) {
-      ss[r] = 0.f;
-#pragma unroll
-      for (int q = 0; q < R; ++q) acc[q][r] = 0.f;
-#pragma unroll
-      for (int s = 0; s < S; ++s) {  // fixed order: deterministic
-#pragma unroll
-        for (int q = 0; q < R; ++q) acc[q][r] += partial[warp + s][q][r];
-        if constexpr (NORM == kNormInline) ss[r] += partial_ss[warp + s][r];
-      }
-    }
-  }
-  if constexpr (NORM == kNormInline) {
-#pragma unroll
-    for (int r = 0; r < M; ++r) inv_rms[r] = 1.f / sqrtf(ss[r] / float(n_in) + a.eps);  // as rms_norm.cu
-  }
-  if (!active) return;
-  if constexpr (EPI == kEpiRope) {
-    if (lane >= M) return;
-    const int r = lane;  // x row (M == 1 in practice: one token)
-    const int d = a.head_dim, half = d / 2, head = row / half, i = row % half;
-    const int64_t head0 = int64_t(head) * d;
-    T* out = reinterpret_cast<T*>(a.out) + r * a.out_stride;
-    float y[2];
-#pragma unroll
-    for (int q = 0; q < 2; ++q)  // rounded like the qkv product rope_kernel reads
-      y[q] = to_float(from_float<T>(acc[q][r] * inv_rms[r] + (a.bias != nullptr ? to_float(a.bias[rows[q]]) : 0.f)));
-    if (head < a.n_heads + a.n_kv_heads && i < a.rot_half) {  // q or k, a rotary pair: rotate it
-      float sn, cs;
-      sincosf(a.angles.angle(a.positions[r], i), &sn, &cs);  // as rope_kernel
-      const float x0 = y[0], x1 = y[1];
-      rope_rotate(x0, x1, cs, sn, y[0], y[1]);  // rope_rotate.cuh: rope.cu's bits
-    }
-    const T t0 = from_float<T>(y[0]), t1 = from_float<T>(y[1]);
-    out[rows[0]] = t0;
-    out[rows[1]] = t1;
-    if (head >= a.n_heads) {  // k or v: also the token's KV slot (skipped outside the pool, like store_kv)
-      const int64_t slot = a.slots[r];
-      if (slot >= 0 && slot < a.n_slots) {
-        const bool is_k = head < a.n_heads + a.n_kv_heads;
-        const int kv_head = is_k ? head - a.n_heads : head - a.n_heads - a.n_kv_heads;
-        T* c = (is_k ? a.k_cache : a.v_cache) + (slot * a.n_kv_heads + kv_head) * d;
-        c[rows[0] - head0] = t0;
-        c[rows[1] - head0] = t1;
-      }
-    }
-    return;
-  }
-  if constexpr (EPI == kEpiPlainPair) {
-#pragma unroll
-    for (int r = 0; r < M; ++r) {
-      if (lane != r) continue;
-#pragma unroll
-      for (int q = 0; q < R; ++q) {
-        const float b = a.bias != nullptr ? to_float(a.bias[rows[q]]) : 0.f;
-        a.out[r * a.out_stride + rows[q]] = from_float<TO>(acc[q][r] * inv_rms[r] + b + prev[q][r]);
-      }
-    }
-    return;
-  }
-  const float b = a.bias != nullptr ? to_float(a.bias[row]) : 0.f;
-#pragma unroll
-  for (int r = 0; r < M; ++r) {
-    if (lane != r) continue;
-    float y = acc[0][r] * inv_rms[r];
-    if constexpr (EPI == kEpiGlu) {
-      const float up = acc[R - 1][r] * inv_rms[r];
-      y = (a.gelu ? gelu_tanh_f32(y) : y / (1.f + __expf(-y))) * up;
-    }
-    y += b + prev[0][r];
-    a.out[r * a.out_stride + row] = from_float<TO>(y);
-  }
-}
 
 template <typename T, typename TO, int M, int S, int NORM, int EPI, int PU = kUnroll>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
@@ -341,22 +38,6 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_post_norm_kernel(GemvArgs<T,
   static_assert(kWarps * 32 == 256, "the tail matches rms_norm_add's 256-thread block");
   gemv_body<T, T, 1, S, kNormNone, EPI, PU>(a);
   post_norm_tail<T>(a.out, a.residual, a.post_w, a.post_eps, a.post_n, a.post_counter);
-}
-
-// The expert-indexed GEMV (launch_gemv_experts): slot blockIdx.y's expert picks the weight
-// matrix, then the plain body runs as for a dense projection. The ids are the previous kernel's
-// output (moe_route), so nothing is loaded before the PDL wait (early_load is off). MINB: the
-// resident blocks an SM asked of the compiler. The offset pointers cost registers: unbounded, the
-// plain pair takes 70-72 against the dense kernel's 64 (three blocks an SM instead of four); asked
-// for four it fits 64 with 4-20 bytes spilled (ptxas -v). experts_min_blocks picks which.
-template <typename T, typename TO, int S, int EPI, int PU, int MINB>
-__global__ void __launch_bounds__(kWarps * 32, MINB) gemv_experts_kernel(GemvArgs<T, TO> a) {
-  pdl_begin();
-  const int64_t slot = blockIdx.y;
-  a.w += expert_of(a.expert_ids, slot, a.n_experts) * a.expert_stride;
-  a.x += slot / a.x_slot_div * a.x_slot_stride;
-  a.out += slot * a.out_slot_stride;
-  gemv_body<T, TO, 1, S, kNormNone, EPI, PU>(a);
 }
 
 // The paired epilogues (GLU, ROPE) are fused only where a feature pair needs at most this many
@@ -378,36 +59,6 @@ bool early_load_enabled() {
   static const bool on = env_choice("SEAM_GEMV_EARLY_LOAD", 1, {0, 1}) == 1;
   return on;
 }
-
-// Vectors per row per sweep in the paired kernels (two rows a warp, so 2 x kPairUnroll vectors
-// in flight per lane, as many as a single row's kUnroll). Halving them from 4 cut the paired
-// kernels' registers from 91-108 to 58-74, so more of their blocks are resident: measured on the
-// H200 (batch-1 decode) Llama-3.2-1B 0.795 ms against 0.828 at 4, Qwen2.5-0.5B 0.601 / 0.611,
-// Qwen3-0.6B 0.864 / 0.871, Llama-3.1-8B 4.172 / 4.180. SEAM_GEMV_PAIR_UNROLL=2|4 overrides it.
-constexpr int kPairUnroll = 2;
-int pair_unroll() {
-  static const int u = env_choice("SEAM_GEMV_PAIR_UNROLL", kPairUnroll, {2, 4});
-  return u;
-}
-
-// Plain projections (no GLU / RoPE epilogue) stream two rows a warp where gemv_pairs_plain_rows
-// (gemv_slices.h) says so. SEAM_GEMV_PLAIN_PAIR=0 never pairs them, 2 pairs every even n_out
-// (diagnostic switches; 1, the rule, is the default).
-bool plain_pair(int64_t n_out, int64_t n_in, size_t elem_bytes) {
-  static const int mode = env_choice("SEAM_GEMV_PLAIN_PAIR", 1, {0, 1, 2});
-  if (mode == 0) return false;
-  return mode == 2 ? n_out % 2 == 0 : gemv_pairs_plain_rows(n_out, n_in, elem_bytes);
-}
-
-// Vectors per weight row per sweep of the instantiation kernel_of picks: kUnroll for one row a
-// warp, the pair unroll for two (the plain pair always kPairUnroll, as kernel_of instantiates it).
-int row_unroll(int epi) {
-  if (epi == kEpiPlainPair) return kPairUnroll;
-  return epi == kEpiPlain ? kUnroll : pair_unroll();
-}
-
-template <typename T, typename TO>
-using GemvKernel = void (*)(GemvArgs<T, TO>);
 
 // The instantiation a launch with S slices runs: the norm staged only where each block streams
 // whole rows of a pair (S = 1). Run 3 measured GLU staged at S = 2 (1B: 24.9 us, 0.5B: 12.0)
@@ -455,21 +106,6 @@ GemvKernel<T, T> post_norm_kernel_of(int slices, int epi) {
 // Dynamic shared memory of a launch: the staged x * g.
 size_t staged_smem(int slices, bool norm, int epi, int M, int n_in, size_t elem) {
   return norm && slices == 1 && (epi == kEpiGlu || epi == kEpiRope) ? size_t(M) * size_t(n_in) * elem : 0;
-}
-
-// Warps of this kernel resident on the whole GPU at once (its occupancy: registers, shared
-// memory).
-int resident_warps(const void* kernel, size_t smem) {
-  int dev = 0, sms = 0, blocks = 0;
-  SEAM_CUDA_CHECK(cudaGetDevice(&dev));
-  SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  SEAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kWarps * 32, smem));
-  return std::max(1, blocks) * kWarps * sms;
-}
-
-int max_slices_cap() {  // SEAM_GEMV_MAX_SLICES (1, 2, 4 or 8): a diagnostic cap
-  static const int cap = env_choice("SEAM_GEMV_MAX_SLICES", kWarps, {1, 2, 4, 8});
-  return cap;
 }
 
 // K slices per item: choose_gemv_slices (gemv_slices.h) over this instantiation's occupancy.
@@ -562,91 +198,6 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
   launch_with_slices<T, TO, M>(a, slices_for<T, TO, M>(a.n_out, a.n_in, a.norm_w != nullptr, epi), epi, stream);
 }
 
-// ---- expert-indexed launches (launch_gemv_experts) ----
-
-// The experts' kernel at S slices: GLU (into x's dtype) at the pair unroll, as the dense GLU;
-// plain products (into float32) two rows a warp at kPairUnroll or one at kUnroll. Only these
-// pairings are instantiated (gemv_experts_applies).
-// The GLU (64 registers at unroll 2, 88-90 at 4) and the single rows (54-56) fit four blocks
-// without a bound; the plain pair is bounded by SEAM_GEMV_EXPERTS_MIN_BLOCKS: 4 (default: the
-// dense kernel's occupancy, a few spilled bytes) or 1 (no bound: no spills, three blocks an SM),
-// a diagnostic A/B until measured.
-int experts_min_blocks() {
-  static const int b = env_choice("SEAM_GEMV_EXPERTS_MIN_BLOCKS", 4, {1, 4});
-  return b;
-}
-
-template <typename T, typename TO, int S>
-GemvKernel<T, TO> experts_kernel_of(int epi) {
-  if constexpr (std::is_same_v<T, TO>) {
-    SEAM_ASSERT(epi == kEpiGlu);
-    return pair_unroll() == 2 ? gemv_experts_kernel<T, TO, S, kEpiGlu, 2, 1>
-                              : gemv_experts_kernel<T, TO, S, kEpiGlu, kUnroll, 1>;
-  } else {
-    SEAM_ASSERT(epi != kEpiGlu);
-    if (epi == kEpiPlain) return gemv_experts_kernel<T, TO, S, kEpiPlain, kUnroll, 1>;
-    return experts_min_blocks() == 4 ? gemv_experts_kernel<T, TO, S, kEpiPlainPair, kPairUnroll, 4>
-                                     : gemv_experts_kernel<T, TO, S, kEpiPlainPair, kPairUnroll, 1>;
-  }
-}
-
-template <typename T, typename TO>
-GemvKernel<T, TO> experts_kernel_of(int slices, int epi) {
-  switch (slices) {
-    case 1: return experts_kernel_of<T, TO, 1>(epi);
-    case 2: return experts_kernel_of<T, TO, 2>(epi);
-    case 4: return experts_kernel_of<T, TO, 4>(epi);
-    default: return experts_kernel_of<T, TO, 8>(epi);
-  }
-}
-
-// K slices of an expert launch: the dense rule over its whole grid (n_slots x the items of one
-// expert), at the experts kernel's occupancy; once per shape, as slices_for.
-template <typename T, typename TO>
-int experts_slices_for(int n_out, int n_slots, int n_in, int epi) {
-  static std::mutex mu;
-  static std::map<std::tuple<int, int, int, int>, int> chosen;  // (n_out, n_slots, n_in, epi) -> slices
-  std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_tuple(n_out, n_slots, n_in, epi);
-  if (auto it = chosen.find(key); it != chosen.end()) return it->second;
-  GemvSliceQuery q;
-  q.n_items = n_out * n_slots;
-  q.n_vec = n_in / 8;
-  q.sweep_vecs = 32 * row_unroll(epi);
-  q.max_slices = max_slices_cap();
-  const int slices = choose_gemv_slices(
-      q, [&](int s) { return resident_warps(reinterpret_cast<const void*>(experts_kernel_of<T, TO>(s, epi)), 0); });
-  chosen.emplace(key, slices);
-  return slices;
-}
-
-template <typename T, typename TO>
-void launch_experts_typed(const Tensor& out, const Tensor& x, bool x_per_slot, const Tensor& w, const Tensor& ids,
-                          bool glu, cudaStream_t stream) {
-  const int n_slots = int(ids.numel()), rows = int(w.size(1)), n_in = int(w.size(2));
-  GemvArgs<T, TO> a{};
-  a.out = out.ptr<TO>();
-  a.x = x.ptr<T>();
-  a.w = w.ptr<T>();
-  a.early_load = false;  // the weights' address depends on the ids: after the PDL wait
-  a.expert_ids = ids.ptr<int32_t>();
-  a.n_experts = int(w.size(0));
-  a.x_slot_div = x_per_slot ? 1 : int(ids.size(1));  // x's row for slot s: s, or its token s / k
-  a.expert_stride = int64_t(rows) * n_in;
-  a.x_slot_stride = x.stride[0];
-  a.out_slot_stride = out.stride[0];
-  // Plain products pair rows by the dense rule over all the slots' rows (halving the warps pays
-  // where the whole grid is large); a pair stays within one expert's matrix.
-  int epi = kEpiGlu;
-  if (!glu) epi = rows % 2 == 0 && plain_pair(int64_t(rows) * n_slots, n_in, sizeof(T)) ? kEpiPlainPair : kEpiPlain;
-  a.n_out = epi == kEpiPlain ? rows : rows / 2;
-  a.n_in = n_in;
-  const int slices = experts_slices_for<T, TO>(a.n_out, n_slots, n_in, epi);
-  const dim3 grid(unsigned(div_up(a.n_out, kWarps / slices)), unsigned(n_slots));
-  launch_kernel(experts_kernel_of<T, TO>(slices, epi), grid, dim3(kWarps * 32), 0, stream, a);
-  SEAM_CUDA_CHECK_LAUNCH();
-}
-
 // slices_for over the runtime dtypes of one row of x.
 int slices_for(DType x, DType out, int n_out, int n_in, bool norm, int epi) {
   if (x == DType::bf16) {
@@ -729,35 +280,7 @@ void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
   launch_rows<__half, __half, 1>(out, x, w, bias, f, stream);
 }
 
-bool gemv_experts_applies(const Tensor& out, const Tensor& x, bool x_per_slot, const Tensor& w, const Tensor& ids,
-                          bool glu) {
-  const bool half = x.dtype == DType::bf16 || x.dtype == DType::f16;
-  if (!half || w.dtype != x.dtype || w.ndim != 3 || !w.contiguous() || !aligned16(w.data) || w.size(2) % 8 != 0 ||
-      ids.dtype != DType::i32 || ids.ndim != 2 || !ids.contiguous() || x.ndim != 2 || out.ndim != 2)
-    return false;
-  const int64_t n_slots = ids.numel(), rows = w.size(1), n_in = w.size(2);
-  const int64_t n_out = glu ? rows / 2 : rows;
-  if (n_slots < 1 || n_slots > 65535 || w.size(0) < 1 || w.size(0) * rows >= (int64_t(1) << 31) ||
-      n_out * n_slots >= (int64_t(1) << 31) ||  // the slice rule's items
-      n_in >= (int64_t(1) << 31) || x.size(1) != n_in || !rows_vectorizable(x, n_in) ||
-      x.size(0) < (x_per_slot ? n_slots : ids.size(0)) || out.size(0) < n_slots || out.size(1) != n_out ||
-      out.stride[1] != 1)
-    return false;
-  return glu ? rows % 2 == 0 && out.dtype == x.dtype : out.dtype == DType::f32;
-}
-
-void launch_gemv_experts(const Tensor& out, const Tensor& x, bool x_per_slot, const Tensor& w, const Tensor& ids,
-                         bool glu, cudaStream_t stream) {
-  SEAM_ASSERT(gemv_experts_applies(out, x, x_per_slot, w, ids, glu));
-  if (w.size(1) == 0) return;
-  if (x.dtype == DType::bf16) {
-    if (glu) return launch_experts_typed<__nv_bfloat16, __nv_bfloat16>(out, x, x_per_slot, w, ids, glu, stream);
-    return launch_experts_typed<__nv_bfloat16, float>(out, x, x_per_slot, w, ids, glu, stream);
-  }
-  if (glu) return launch_experts_typed<__half, __half>(out, x, x_per_slot, w, ids, glu, stream);
-  launch_experts_typed<__half, float>(out, x, x_per_slot, w, ids, glu, stream);
-}
-
 int64_t gemv_post_norm_launches() { return g_post_norm_launches.load(std::memory_order_relaxed); }
 
 }  // namespace seam::cuda
+

@@ -1,7 +1,7 @@
 #include "backend/cuda/moe_gathered_gemv.h"
 
 #include "backend/cuda/cuda_common.cuh"
-#include "backend/cuda/gemv.h"
+#include "backend/cuda/gemv_experts.h"
 #include "backend/cuda/moe_combine.h"
 
 namespace seam::cuda {

@@ -1,4 +1,4 @@
-// The batch-1 path of moe_experts on the dense GEMV kernel (gemv.cu, launch_gemv_experts): the
+// The batch-1 path of moe_experts on the dense GEMV kernel (gemv_experts.cu, launch_gemv_experts): the
 // chosen experts' products stream at the dense decode GEMV's bandwidth instead of the gathered
 // kernels' (Mixtral-8x7B's down at 2.48 TB/s, its gate_up at 3.8).
 #pragma once

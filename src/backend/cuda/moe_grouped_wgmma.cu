@@ -40,6 +40,7 @@
 #include "backend/cuda/flash_mma.cuh"
 #include "backend/cuda/moe_align.cuh"
 #include "backend/cuda/moe_combine.h"
+#include "backend/cuda/sm90a_device.h"
 #include "backend/cuda/wgmma.cuh"
 
 namespace seam::cuda {
@@ -291,14 +292,7 @@ void launch_tile(int tile_n, const Tensor& out, const Tensor& x, const Tensor& w
 
 bool moe_grouped_wgmma_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down, const MoeScratch& s) {
 #if defined(SEAM_CUDA_SM90A)
-  // sm_90a code runs only on compute capability 9.0 exactly.
-  static const bool device_ok = [] {
-    int dev = 0, major = 0, minor = 0;
-    SEAM_CUDA_CHECK(cudaGetDevice(&dev));
-    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    return major == 9 && minor == 0;
-  }();
+  static const bool device_ok = current_device_is_sm90();  // sm_90a code runs on 9.0 only
   if (!device_ok || !moe_grouped_applies(x, w_gate_up, w_down, s)) return false;
   const int64_t inter = w_gate_up.size(1) / 2, hidden = w_gate_up.size(2);
   // moe_grouped_applies holds the rest (16-bit, hidden and inter % 8 == 0: whole 16-byte chunks

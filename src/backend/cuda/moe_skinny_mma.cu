@@ -10,6 +10,7 @@
 #include "backend/cuda/moe_combine.h"
 #include "backend/cuda/moe_common.cuh"
 #include "backend/cuda/moe_skinny.h"
+#include "backend/cuda/moe_skinny_args.cuh"
 
 namespace seam::cuda {
 
@@ -23,21 +24,6 @@ constexpr int kVecsPerChunk = 4;  // 16-byte vectors per row per chunk (one per 
 constexpr int kUnroll = 3;        // chunks of weight loads in flight per warp (4 would spill at 2 blocks an SM)
 constexpr int kMaxNT = 2;         // n-tiles of 8 slots per pass over the weights
 constexpr int kAheadChunks = 3 * kUnroll;  // kPrefetchNone: a warp's L2 prefetch distance (~9 KB a warp in flight)
-
-template <typename T>
-struct SkinnyMoeArgs {
-  T* out;             // act [n * k, inter] (gated) or expert_out [n * k, hidden]
-  int64_t out_stride;
-  const T* in;        // x [n, hidden] (gated: slot's row slot / k) or act [n * k, inter] (row = slot)
-  int64_t in_stride;
-  const T* w;         // w_gate_up [n_experts, 2 * inter, hidden] or w_down [n_experts, hidden, inter]
-  const int32_t* ids; // topk_ids [n, k]
-  int n_slots, n_experts, k;
-  int n_out;          // inter (gated: features, a gate and an up row each) or hidden
-  int n_in;           // hidden or inter: a multiple of kChunk
-  int prefetch;       // TilePrefetch (moe_common.cuh); kPrefetchNone: each warp prefetches ahead instead
-  bool direct;        // grid row = expert (block_expert), else the row-th expert with rows
-};
 
 // One pass of a warp over its K slice for slots[0..m) (m <= 8 NT): the partial dot products into
 // part[x row][A row]. Slots past m read slot 0's row and are never written.
@@ -205,15 +191,17 @@ void launch_products(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_d
   const int gu_prefetch = tile_prefetch(int64_t(kARows) * hidden * int64_t(sizeof(T)), n_slots, n_experts);
   const int dn_prefetch =
       tile_prefetch(int64_t(kTiles<false> * kARows) * inter * int64_t(sizeof(T)), n_slots, n_experts);
-  const SkinnyMoeArgs<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
-                                 topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, gu_prefetch, direct};
+  SkinnyMoeArgs<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
+                           topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, direct};
+  gate_up.prefetch = gu_prefetch;
   if (which & 1) {
     launch_kernel(moe_skinny_mma_kernel<T, true>, dim3(div_up(inter, kOut<true>), grid_rows), dim3(kThreads),
                   smem, stream, gate_up);
     SEAM_CUDA_CHECK_LAUNCH();
   }
-  const SkinnyMoeArgs<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
-                              topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, dn_prefetch, direct};
+  SkinnyMoeArgs<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
+                        topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, direct};
+  down.prefetch = dn_prefetch;
   if (which & 2) {
     launch_kernel(moe_skinny_mma_kernel<T, false>, dim3(div_up(hidden, kTiles<false> * kOut<false>), grid_rows),
                   dim3(kThreads), smem, stream, down);

@@ -17,6 +17,7 @@
 #include "backend/cuda/moe_combine.h"
 #include "backend/cuda/moe_common.cuh"
 #include "backend/cuda/moe_skinny.h"
+#include "backend/cuda/moe_skinny_args.cuh"
 #include "backend/cuda/moe_skinny_mma.h"
 #include "backend/cuda/moe_stream_variants.cuh"
 
@@ -63,28 +64,6 @@ template <bool kGated>
 constexpr int kOut = kGated ? 8 : 16;  // output features a tile (gated: 8 gate + 8 up A rows)
 template <bool kGated, int V>
 constexpr int kTilesPerWarp = kGated ? kCfgs[V].gu_tiles : kCfgs[V].dn_tiles;  // down 2: 2 x 24 KB at inter 768
-
-template <typename T>
-struct StreamArgs {
-  T* out;             // act [n * k, inter] (gated) or expert_out [n * k, hidden]
-  int64_t out_stride;
-  const T* in;        // x [n, hidden] (gated: slot's row slot / k) or act [n * k, inter] (row = slot)
-  int64_t in_stride;
-  const T* w;         // w_gate_up [n_experts, 2 * inter, hidden] or w_down [n_experts, hidden, inter]
-  const int32_t* ids; // topk_ids [n, k]
-  int n_slots, n_experts, k;
-  int n_out;          // inter or hidden: a multiple of 32, so every tile is whole
-  int n_in;           // hidden or inter: a multiple of kChunk
-  bool direct;        // grid row = expert, else the row-th expert with rows (block_expert)
-  // The combine folded into down (StreamCfg::fuse; null counters: not folded). gate_up zeroes
-  // counters[0..n_tokens); down counts, per token, the (slot, block) pairs done, and the block that
-  // completes a token's k x gridDim.x adds its weighted outputs to comb_out as moe_combine does.
-  int* counters = nullptr;
-  int n_tokens = 0;
-  T* comb_out = nullptr;
-  int64_t comb_stride = 0;
-  const float* weights = nullptr;
-};
 
 // A 16-byte weight copy into the ring with variant V's L2 hints (see StreamCfg::hint).
 template <int kHint>
@@ -199,7 +178,7 @@ struct Stream {
 // read, kStages + q0 groups have been committed and steps up to q0 + r must have landed, so at
 // most kStages - 1 - r may still be pending.
 template <typename T, bool kGated, int NT, int V>
-__device__ __forceinline__ void stream_pass(const StreamArgs<T>& a, Stream<T, kGated, V>& s, const int* slots,
+__device__ __forceinline__ void stream_pass(const SkinnyMoeArgs<T>& a, Stream<T, kGated, V>& s, const int* slots,
                                             int m, const uint4* xs) {
   constexpr int kStages = kCfgs[V].stages, kGroup = kCfgs[V].group;
   constexpr int kXT = kCfgs[V].x_rows / 8;  // n-tiles j < kXT: x from xs
@@ -312,7 +291,7 @@ __device__ __forceinline__ void stream_pass(const StreamArgs<T>& a, Stream<T, kG
 // kernels' outputs); the caller's barrier makes the rows visible.
 constexpr int kStageUnroll = 8;
 template <typename T, bool kGated>
-__device__ __forceinline__ void stage_x(const StreamArgs<T>& a, uint4* xs, const int* slots, int m) {
+__device__ __forceinline__ void stage_x(const SkinnyMoeArgs<T>& a, uint4* xs, const int* slots, int m) {
   const int n_vec = a.n_in / 8, total = m * n_vec;
   for (int base = int(threadIdx.x); base < total; base += kStageUnroll * kThreads) {
     uint4 v[kStageUnroll];
@@ -339,7 +318,7 @@ __device__ __forceinline__ void stage_x(const StreamArgs<T>& a, uint4* xs, const
 // coherent) and adds out[i] += sum_j w_ij y_ij exactly as moe_combine_vec_kernel does. finished
 // (the ring's shared memory, spent) holds the tokens this block completed.
 template <typename T>
-__device__ __forceinline__ void fused_combine(const StreamArgs<T>& a, const int* list, int count, int* finished) {
+__device__ __forceinline__ void fused_combine(const SkinnyMoeArgs<T>& a, const int* list, int count, int* finished) {
   __shared__ int n_finished;
   if (threadIdx.x == 0) n_finished = 0;
   __threadfence();
@@ -372,7 +351,7 @@ __device__ __forceinline__ void fused_combine(const StreamArgs<T>& a, const int*
 }
 
 template <typename T, bool kGated, int V>
-__global__ void __launch_bounds__(kThreads, kCfgs[V].min_blocks) moe_skinny_mma_stream_kernel(StreamArgs<T> a) {
+__global__ void __launch_bounds__(kThreads, kCfgs[V].min_blocks) moe_skinny_mma_stream_kernel(SkinnyMoeArgs<T> a) {
   // [ring_bytes<V>() / 16] rings, [x_stage_vecs(V, n_in)] staged x rows, then [n_slots] ints: the expert's slots
   extern __shared__ uint4 smem[];
   __shared__ int warp_count[kCollectUnroll][kWarps];
@@ -536,8 +515,8 @@ void launch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_dow
   const bool direct = skinny_direct(n_slots, n_experts);
   const unsigned grid_rows = unsigned(direct ? n_experts : std::min(n_experts, n_slots));
   if (which & 1) {
-    StreamArgs<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
-                          topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, direct};
+    SkinnyMoeArgs<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
+                             topk_ids.ptr<int32_t>(), n_slots, n_experts, k, inter, hidden, direct};
     if (fold != nullptr) gate_up.counters = fold->counters, gate_up.n_tokens = int(n);
     const int tiles = inter / kOut<true>;
     launch_kernel(moe_skinny_mma_stream_kernel<T, true, V>,
@@ -546,8 +525,8 @@ void launch_stages(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_dow
     SEAM_CUDA_CHECK_LAUNCH();
   }
   if (which & 2) {
-    StreamArgs<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
-                       topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, direct};
+    SkinnyMoeArgs<T> down{s.expert_out.ptr<T>(), hidden, s.act.ptr<T>(), s.act.stride[0], w_down.ptr<T>(),
+                          topk_ids.ptr<int32_t>(), n_slots, n_experts, k, hidden, inter, direct};
     if (fold != nullptr) {
       down.counters = fold->counters;
       down.n_tokens = int(n);
