@@ -60,6 +60,7 @@
 #include "backend/cuda/flash_mma.cuh"
 #include "backend/cuda/fp8_gemm_skinny_wgmma.h"
 #include "backend/cuda/fp8_gemm_wgmma.h"
+#include "backend/cuda/fp8_gemm_wgmma_common.cuh"
 #include "backend/cuda/mbarrier.cuh"
 #include "backend/cuda/tma.cuh"
 #include "backend/cuda/wgmma.cuh"
@@ -67,6 +68,9 @@
 namespace seam::cuda {
 
 namespace {
+
+using fp8_wgmma_detail::cp_async_4;
+using fp8_wgmma_detail::store_pair;
 
 constexpr int kBlockK = 128;           // K per stage: one SW128 line of E4M3 codes per row
 constexpr int kLine = 128;             // bytes of one swizzled line
@@ -98,33 +102,10 @@ struct SkinnyTiling {
   static_assert(kSmemBytes * BPS <= 227 * 1024, "BPS blocks' shared memory on one SM");
 };
 
-// 4-byte global -> shared copy; when !valid the destination is zero-filled (src not read).
-__device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(flash::smem_addr(dst)), "l"(src),
-               "r"(valid ? 4 : 0));
-}
 
 // The consumer warpgroups' own barrier (the producer warp may have left).
 __device__ __forceinline__ void consumers_sync() {
   asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumerThreads) : "memory");
-}
-
-// out[0..1] (=|+=) y0, y1 rounded once to T, as fp8_gemm_wgmma.cu's store_pair.
-template <typename T>
-__device__ __forceinline__ void store_pair(T* dst, float y0, float y1, bool accumulate, bool paired) {
-  if (accumulate) {
-    y0 = to_float(dst[0]) + y0;
-    y1 = to_float(dst[1]) + y1;
-  }
-  if (paired) {
-    if constexpr (std::is_same_v<T, float>)
-      *reinterpret_cast<float2*>(dst) = make_float2(y0, y1);
-    else
-      *reinterpret_cast<uint32_t*>(dst) = flash::pack2<T>(y0, y1);
-  } else {
-    dst[0] = from_float<T>(y0);
-    dst[1] = from_float<T>(y1);
-  }
 }
 
 // map_w: w codes [n_out, n_in] (boxes SUB * 128 rows x 128); map_x: codes [n_rows, n_in] (boxes N

@@ -1,6 +1,6 @@
-// What the two FP8 wgmma GEMMs share (fp8_gemm_wgmma.cu, fp8_gemm_wgmma_ws.cu): the scale copy
-// into shared memory and the epilogue's store of a pair of adjacent outputs. Included by those two
-// files only.
+// What the FP8 wgmma GEMMs share (fp8_gemm_wgmma.cu, fp8_gemm_wgmma_ws.cu,
+// fp8_gemm_skinny_wgmma.cu): the scale copy into shared memory and the epilogue's store of a pair
+// of adjacent outputs. Included by those three files only.
 #pragma once
 #include <cstdint>
 #include <type_traits>
