@@ -167,4 +167,29 @@ void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t
   b.release_all();
 }
 
+// The router stage of one token (Backend ops on the bench's CUDA backend, bf16): rms_norm +
+// linear + moe_route (three kernels, the model before the fusions), rms_norm + moe_router_route
+// (the route in the router GEMV's last block). Each call back to back in one graph, as a decode step runs them: the time is
+// the stage's latency, boundaries included. Bytes: the router's weights.
+void bench_moe_router(Bench& b, const char* model, int64_t E, int64_t H, int64_t k) {
+  Backend& g = b.gpu();
+  Tensor x = b.random(DType::bf16, {1, H}), ln = b.random(DType::bf16, {H}), wr = b.random(DType::bf16, {E, H}, 0.05f);
+  Tensor normed = b.alloc(DType::bf16, {1, H}), logits = b.alloc(DType::bf16, {1, E});
+  Tensor ids = b.alloc(DType::i32, {1, k}), w = b.alloc(DType::f32, {1, k});
+  const std::string shape = std::string(model) + " 1 tok E" + std::to_string(E) + " top-" + std::to_string(k);
+  const double bytes = double(E) * H * 2;
+  const double three = b.time_us([&](int) {
+    g.rms_norm(normed, x, ln, 1e-6f);
+    g.linear(logits, normed, wr, Tensor());
+    g.moe_route(ids, w, logits, true);
+  });
+  b.row("moe router norm+gemv+route", shape, three, bytes, 0);
+  const double two = b.time_us([&](int) {
+    g.rms_norm(normed, x, ln, 1e-6f);
+    g.moe_router_route(ids, w, logits, normed, wr, true);
+  });
+  b.row("moe router norm+gemv_route", shape, two, bytes, 0);
+  b.release_all();
+}
+
 }  // namespace seam::kbench

@@ -431,6 +431,15 @@ class Backend {
   // topk_ids [n, k] i32, topk_weights [n, k] f32, k <= n_experts. A NaN p ranks as -inf, so a
   // row whose logits are not finite (padding) still gets k distinct ids in [0, n_experts).
   virtual void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize);
+  // The layer's router and its routing in one op, so a backend can fuse them (CUDA at one row:
+  // the router GEMV's last block routes, no moe_route launch): router_logits = x @ w_router^T
+  // (linear, no bias), then moe_route(topk_ids, topk_weights, router_logits, renormalize).
+  // x [n, hidden]; w_router [n_experts, hidden]; router_logits [n, n_experts] (written too).
+  virtual void moe_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor x,
+                                Tensor w_router, bool renormalize) {
+    linear(router_logits, x, w_router, Tensor());
+    moe_route(topk_ids, topk_weights, router_logits, renormalize);
+  }
   // out[i] += sum_j topk_weights[i][j] * down_e(silu(gate_e x[i]) * up_e x[i]), e = topk_ids[i][j],
   // where [gate_e | up_e] = w_gate_up[e] and down_e = w_down[e]; silu(gate) * up is rounded to x's
   // dtype (as a dense MLP's act), the weighted sum is formed in float32 and added to out once (as

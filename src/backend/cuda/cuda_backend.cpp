@@ -49,6 +49,7 @@ struct CudaGraph final : Graph {
 CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   // First, so that a bad value throws before anything is allocated.
   fused_post_norm_ = env_choice("SEAM_DECODE_FUSED_POSTNORM", 1, {0, 1}) == 1;
+  fused_moe_route_ = env_choice("SEAM_MOE_FUSED_ROUTE", 1, {0, 1}) == 1;
   fp8_gemm_mode_ = Fp8GemmMode(env_name_choice("SEAM_FP8_GEMM", 0, {"auto", "wgmma", "cublaslt", "ws"}));
   const int fp8_gemv = env_name_choice("SEAM_FP8_GEMV", 0, {"auto", "mma", "fma"});
   int n = 0;

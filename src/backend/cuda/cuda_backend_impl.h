@@ -110,6 +110,8 @@ class CudaBackend final : public Backend {
   void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
   // mixture of experts: cuda_backend_moe.cpp
   void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;
+  void moe_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor x, Tensor w_router,
+                        bool renormalize) override;
   void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids, Tensor topk_weights,
                    const MoeScratch& scratch) override;
   void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) override;
@@ -164,6 +166,9 @@ class CudaBackend final : public Backend {
   // linear_rms_norm_add as linear + rms_norm_add (an A/B switch; per backend, so a test can
   // build one of each in a process).
   bool fused_post_norm_ = true;
+  // SEAM_MOE_FUSED_ROUTE (0 or 1, default 1), read at construction: 0 runs moe_router_route as
+  // linear + moe_route at one row too (an A/B switch, per backend as fused_post_norm_).
+  bool fused_moe_route_ = true;
   // A MIXED batch's decode-row attention runs on side_stream_ between these two events
   // (attention()); created once at construction.
   cudaStream_t side_stream_ = nullptr;

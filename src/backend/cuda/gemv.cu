@@ -5,6 +5,8 @@
 #include "backend/cuda/rope_rotate.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/gemv_post_norm.cuh"
+#include "backend/cuda/gemv_route_tail.cuh"
+#include "backend/cuda/moe_route.h"
 #include "backend/cuda/gemv_slices.h"
 #include "backend/cuda/moe_common.cuh"
 
@@ -20,6 +22,7 @@ namespace seam::cuda {
 namespace {
 
 std::atomic<int64_t> g_post_norm_launches{0};  // gemv_post_norm_launches()
+std::atomic<int64_t> g_route_launches{0};      // gemv_route_launches()
 
 constexpr int kWarps = 8;   // per block; the block's rows times the K slices of each row
 constexpr int kUnroll = 4;  // 16-byte weight loads in flight per lane before any math
@@ -61,6 +64,13 @@ struct GemvArgs {
   float post_eps;
   int post_n;                // out's columns (w's rows)
   unsigned* post_counter;    // the blocks' arrivals; zero between launches
+  // ROUTE (gemv_route_kernel): the last block routes out's row 0 (route_experts logits) into
+  // route_ids / route_weights [route_k]; route_counter: the blocks' arrivals, zero between launches.
+  int32_t* route_ids;
+  float* route_weights;
+  int route_experts, route_k;
+  bool route_renorm;
+  unsigned* route_counter;
   // EXPERTS (gemv_experts_kernel): grid row y is slot s, whose expert e = expert_ids[s] offsets w
   // by e * expert_stride, x by (s / x_slot_div) * x_slot_stride and out by s * out_slot_stride.
   const int32_t* expert_ids;
@@ -343,6 +353,15 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_post_norm_kernel(GemvArgs<T,
   post_norm_tail<T>(a.out, a.residual, a.post_w, a.post_eps, a.post_n, a.post_counter);
 }
 
+// A mixture-of-experts router of one row and its routing (GemvFusion::route): the logits exactly
+// as gemv_kernel writes them, then the last block to finish routes them (gemv_route_tail.cuh)
+// exactly as moe_route_warp_kernel: the moe_route launch drops out.
+template <typename T, int S, int NORM, int EPI, int PU>
+__global__ void __launch_bounds__(kWarps * 32) gemv_route_kernel(GemvArgs<T, T> a) {
+  gemv_body<T, T, 1, S, NORM, EPI, PU>(a);
+  route_tail<T>(a.out, a.route_ids, a.route_weights, a.route_experts, a.route_k, a.route_renorm, a.route_counter);
+}
+
 // The expert-indexed GEMV (launch_gemv_experts): slot blockIdx.y's expert picks the weight
 // matrix, then the plain body runs as for a dense projection. The ids are the previous kernel's
 // output (moe_route), so nothing is loaded before the PDL wait (early_load is off). MINB: the
@@ -452,6 +471,19 @@ GemvKernel<T, T> post_norm_kernel_of(int slices, int epi) {
   }
 }
 
+// The route kernel of a plain projection (one row a warp, or the plain pair) at S slices: the
+// instantiations linear's kernel_of picks for it (no norm), so the logits are linear's.
+template <typename T>
+GemvKernel<T, T> route_kernel_of(int slices, int epi) {
+  const bool pair = epi == kEpiPlainPair;
+  switch (slices) {
+    case 1: return pair ? gemv_route_kernel<T, 1, kNormNone, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 1, kNormNone, kEpiPlain, kUnroll>;
+    case 2: return pair ? gemv_route_kernel<T, 2, kNormNone, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 2, kNormNone, kEpiPlain, kUnroll>;
+    case 4: return pair ? gemv_route_kernel<T, 4, kNormNone, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 4, kNormNone, kEpiPlain, kUnroll>;
+    default: return pair ? gemv_route_kernel<T, 8, kNormNone, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 8, kNormNone, kEpiPlain, kUnroll>;
+  }
+}
+
 // Dynamic shared memory of a launch: the staged x * g.
 size_t staged_smem(int slices, bool norm, int epi, int M, int n_in, size_t elem) {
   return norm && slices == 1 && (epi == kEpiGlu || epi == kEpiRope) ? size_t(M) * size_t(n_in) * elem : 0;
@@ -502,6 +534,12 @@ void launch_with_slices(const GemvArgs<T, TO>& a, int slices, int epi, cudaStrea
   const size_t smem = staged_smem(slices, norm, epi, M, a.n_in, sizeof(T));
   const unsigned grid = div_up(a.n_out, kWarps / slices);
   if constexpr (std::is_same_v<T, TO> && M == 1) {
+    if (a.route_counter != nullptr) {  // gemv_fusion_applies: a plain projection, no input norm
+      launch_kernel(route_kernel_of<T>(slices, epi), grid, kWarps * 32, 0, stream, a);
+      SEAM_CUDA_CHECK_LAUNCH();
+      g_route_launches.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     if (a.post_counter != nullptr) {  // gemv_fusion_applies: a plain projection, no input norm
       launch_kernel(post_norm_kernel_of<T>(slices, epi), grid, kWarps * 32, 0, stream, a);
       SEAM_CUDA_CHECK_LAUNCH();
@@ -545,6 +583,14 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
     a.post_eps = f.post_norm.eps;
     a.post_n = int(w.size(0));
     a.post_counter = f.post_norm.counter;
+  }
+  if (f.route.counter != nullptr) {
+    a.route_ids = f.route.topk_ids.ptr<int32_t>();
+    a.route_weights = f.route.topk_weights.ptr<float>();
+    a.route_experts = int(w.size(0));
+    a.route_k = int(f.route.topk_ids.size(1));
+    a.route_renorm = f.route.renormalize;
+    a.route_counter = f.route.counter;
   }
   if (f.rope_store) {
     const GemvFusion::RopeStore& rs = f.rope;
@@ -699,6 +745,22 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
           p.weight.dtype == x.dtype && p.weight.contiguous() && p.weight.numel() == n_out && aligned16(p.weight.data)))
       return false;
   }
+  if (f.route.counter != nullptr) {
+    // One row of a plain projection into x's dtype, routed by the warp routine.
+    const GemvFusion::Route& r = f.route;
+    const int64_t n_experts = w.size(0);
+    if (f.norm_weight.defined() || f.accumulate || f.silu_mul || f.rope_store || f.post_norm.counter != nullptr ||
+        bias.defined() || out.dtype != x.dtype || x.size(0) != 1 || out.ndim != 2 || out.size(0) != 1 ||
+        out.size(1) != n_experts || out.stride[1] != 1)
+      return false;
+    if (!(r.topk_ids.defined() && r.topk_ids.dtype == DType::i32 && r.topk_ids.ndim == 2 &&
+          r.topk_ids.size(0) == 1 && r.topk_ids.contiguous() && r.topk_weights.defined() &&
+          r.topk_weights.dtype == DType::f32 && r.topk_weights.ndim == 2 && r.topk_weights.size(0) == 1 &&
+          r.topk_weights.size(1) == r.topk_ids.size(1) && r.topk_weights.contiguous()))
+      return false;
+    const int64_t k = r.topk_ids.size(1);
+    if (k < 1 || k > n_experts || !moe_route_warp_applies(n_experts, k)) return false;
+  }
   if (f.rope_store) {
     const GemvFusion::RopeStore& rs = f.rope;
     const bool caches = rs.k_cache.ndim == 3 && rs.v_cache.ndim == 3 && rs.k_cache.contiguous() &&
@@ -759,5 +821,6 @@ void launch_gemv_experts(const Tensor& out, const Tensor& x, bool x_per_slot, co
 }
 
 int64_t gemv_post_norm_launches() { return g_post_norm_launches.load(std::memory_order_relaxed); }
+int64_t gemv_route_launches() { return g_route_launches.load(std::memory_order_relaxed); }
 
 }  // namespace seam::cuda

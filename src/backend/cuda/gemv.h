@@ -56,6 +56,19 @@ struct GemvFusion {
     float eps = 0.f;
     unsigned* counter = nullptr;
   } post_norm;
+  // counter set: the router of a mixture-of-experts layer, out [1, n_experts] the logits (x's
+  // dtype), then the routing of that row as launch_moe_route computes it on its warp kernel
+  // (route_row_warp, moe_route_warp.cuh: the same ids and weights, bit for bit) into topk_ids
+  // [1, k] i32 and topk_weights [1, k] f32, by the last of the grid's blocks to finish: the
+  // moe_route launch drops out. The product is linear()'s (the same slices and epilogue: the
+  // logits are bit-identical). Only for a plain projection of one row into x's dtype (no bias,
+  // input norm, GLU, RoPE, accumulate, post-norm), out contiguous, and n_experts, k that
+  // moe_route_warp_applies takes. The counter as post_norm's: zero before, left zero.
+  struct Route {
+    Tensor topk_ids, topk_weights;  // [1, k] i32, [1, k] f32
+    bool renormalize = false;
+    unsigned* counter = nullptr;
+  } route;
 };
 
 // The norm stages x * norm_weight in shared memory: rows of up to this many bytes.
@@ -90,5 +103,7 @@ void launch_gemv_experts(const Tensor& out, const Tensor& x, bool x_per_slot, co
 // Launches of the post-norm GEMV (GemvFusion::post_norm) in this process so far, host side (a
 // capture counts once, its replays not): tests check that a decode step takes the fused path.
 int64_t gemv_post_norm_launches();
+// Launches of the router GEMV with its route tail (GemvFusion::route), counted as above.
+int64_t gemv_route_launches();
 
 }  // namespace seam::cuda

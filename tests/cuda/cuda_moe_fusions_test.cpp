@@ -1,0 +1,145 @@
+// The batch-1 mixture-of-experts fusions against the ops they replace, bit for bit, and against
+// the CPU definition: moe_router_route (the router GEMV's last block routes: no moe_route
+// launch). Each at Qwen3-30B-A3B's shape (128 experts, top-8, hidden 2048), Mixtral's (8, top-2,
+// hidden 4096), Qwen1.5-MoE's (60, top-4, no renorm) and a wide one (256, top-32), at 1, 2 and 4
+// rows and at 64 (where the fusion must not apply), eager and inside a captured graph replayed
+// with new inputs. The fused kernels are counted, so a test fails if the fusion silently stops
+// applying at one row or applies where it must not.
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/gemv.h"
+#include "cuda_test_util.h"
+
+namespace seam::test {
+namespace {
+
+struct RouterCase {
+  const char* name;
+  int64_t n_experts, hidden, k;
+  bool renormalize;
+};
+const RouterCase kRouterCases[] = {{"qwen3-30b-a3b", 128, 2048, 8, true},
+                                   {"mixtral", 8, 4096, 2, true},
+                                   {"qwen1.5-moe", 60, 2048, 4, false},
+                                   {"wide", 256, 1024, 32, true}};
+const int64_t kRows[] = {1, 2, 4, 64};
+
+// Whether a diagnostic switch that turns a fusion off is set (the launch counts then differ).
+bool switch_set(const char* var) {
+  const char* v = std::getenv(var);
+  return v != nullptr && *v != '\0';
+}
+bool route_fusion_switched() { return switch_set("SEAM_MOE_FUSED_ROUTE") || switch_set("SEAM_MOE_ROUTE_WARP"); }
+
+std::string trace(DType t, const RouterCase& c, int64_t n) {
+  return std::string(short_name(t)) + " " + c.name + " n " + std::to_string(n);
+}
+
+class CudaMoeFusions : public CudaTest {
+ protected:
+  // One routing's outputs on the device.
+  struct Routing {
+    Tensor logits, ids, weights;  // [n, E] x's dtype, [n, k] i32, [n, k] f32
+  };
+  Routing routing(DType t, int64_t n, const RouterCase& c) {
+    return {empty(t, {n, c.n_experts}), empty(DType::i32, {n, c.k}), empty(DType::f32, {n, c.k})};
+  }
+  // The decomposition moe_router_route stands for: linear, then moe_route.
+  void decomposed(const Routing& r, const Tensor& x, const Tensor& w, bool renormalize) {
+    gpu->linear(r.logits, x, w, Tensor());
+    gpu->moe_route(r.ids, r.weights, r.logits, renormalize);
+  }
+  void expect_same(const Routing& got, const Routing& want, const std::string& what) {
+    EXPECT_EQ(download(got.logits), download(want.logits)) << what << ": logits";
+    EXPECT_EQ(download_i32(got.ids), download_i32(want.ids)) << what << ": ids";
+    EXPECT_EQ(download(got.weights), download(want.weights)) << what << ": weights";
+  }
+  // The CPU definition on the host copies: the logits within the product's rounding, and the
+  // routing of the device's logits exactly (ids) / to float rounding (weights), as cuda_moe_test.
+  void expect_cpu_definition(const Routing& got, std::vector<float>& x_h, std::vector<float>& w_h, DType t,
+                             int64_t n, const RouterCase& c) {
+    const int64_t E = c.n_experts, H = c.hidden, k = c.k;
+    std::vector<float> ref_logits(size_t(n * E)), ref_w(size_t(n * k));
+    std::vector<int32_t> ref_ids(size_t(n * k));
+    cpu.moe_router_route(host_index(ref_ids, {n, k}), host_view(ref_w, {n, k}), host_view(ref_logits, {n, E}),
+                         host_view(x_h, {n, H}), host_view(w_h, {E, H}), c.renormalize);
+    auto logits = download(got.logits);
+    expect_close(logits, ref_logits, tolerance_for(t), "logits vs cpu");
+    cpu.moe_route(host_index(ref_ids, {n, k}), host_view(ref_w, {n, k}), host_view(logits, {n, E}), c.renormalize);
+    const auto ids = download_i32(got.ids);
+    const auto w = download(got.weights);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      ASSERT_EQ(ids[i], ref_ids[i]) << "slot " << i;
+      ASSERT_NEAR(w[i], ref_w[i], 2e-6 * std::max(1.f, std::fabs(ref_w[i]))) << "slot " << i;
+    }
+  }
+};
+
+TEST_F(CudaMoeFusions, RouterRouteEqualsLinearThenRoute) {
+  for (DType t : {DType::bf16, DType::f16}) {
+    for (const RouterCase& c : kRouterCases) {
+      for (int64_t n : kRows) {
+        SCOPED_TRACE(trace(t, c, n));
+        const int64_t E = c.n_experts, H = c.hidden;
+        auto x_h = round_to(random_normal(size_t(n * H), rng), t);
+        auto w_h = round_to(random_normal(size_t(E * H), rng, 0.05f), t);
+        Tensor x = upload(x_h, t, {n, H}), w = upload(w_h, t, {E, H});
+        Routing fused = routing(t, n, c), want = routing(t, n, c);
+        const int64_t before = cuda::gemv_route_launches();
+        gpu->moe_router_route(fused.ids, fused.weights, fused.logits, x, w, c.renormalize);
+        if (!route_fusion_switched()) EXPECT_EQ(cuda::gemv_route_launches() - before, n == 1 ? 1 : 0);
+        decomposed(want, x, w, c.renormalize);
+        expect_same(fused, want, "fused vs linear + moe_route");
+        expect_cpu_definition(fused, x_h, w_h, t, n, c);
+      }
+    }
+  }
+}
+
+// Equal logits (identical router rows) route lower ids first in the fused tail as in moe_route.
+TEST_F(CudaMoeFusions, RouterRouteTiesPickTheLowerId) {
+  const DType t = DType::bf16;
+  const int64_t E = 128, H = 2048, k = 8;
+  auto x_h = round_to(random_normal(size_t(H), rng), t);
+  auto w_h = round_to(random_normal(size_t(E * H), rng, 0.01f), t);
+  for (int64_t e : {5, 17, 40, 99})  // four equal rows far above the rest: ranks 0..3
+    for (int64_t h = 0; h < H; ++h) w_h[size_t(e * H + h)] = round_to({0.05f * x_h[size_t(h)]}, t)[0];
+  Tensor x = upload(x_h, t, {1, H}), w = upload(w_h, t, {E, H});
+  Routing fused = routing(t, 1, {"ties", E, H, k, true}), want = routing(t, 1, {"ties", E, H, k, true});
+  gpu->moe_router_route(fused.ids, fused.weights, fused.logits, x, w, true);
+  decomposed(want, x, w, true);
+  expect_same(fused, want, "ties");
+  const auto ids = download_i32(fused.ids);
+  EXPECT_EQ(std::vector<int32_t>(ids.begin(), ids.begin() + 4), (std::vector<int32_t>{5, 17, 40, 99}));
+}
+
+// One capture replays for new inputs (x written between replays; the counter left zero by each
+// replay): every step equal to the eager decomposition bit for bit.
+TEST_F(CudaMoeFusions, CapturedRouterRouteReplaysForNewInputs) {
+  const DType t = DType::bf16;
+  for (const RouterCase& c : {kRouterCases[0], kRouterCases[1]}) {
+    for (int64_t n : {int64_t(1), int64_t(4)}) {
+      SCOPED_TRACE(trace(t, c, n));
+      const int64_t E = c.n_experts, H = c.hidden;
+      auto w_h = round_to(random_normal(size_t(E * H), rng, 0.05f), t);
+      Tensor x = empty(t, {n, H}), w = upload(w_h, t, {E, H});
+      Routing fused = routing(t, n, c), want = routing(t, n, c);
+      gpu->begin_capture();
+      gpu->moe_router_route(fused.ids, fused.weights, fused.logits, x, w, c.renormalize);
+      auto graph = gpu->end_capture();
+      for (int step = 0; step < 4; ++step) {
+        write(x, round_to(random_normal(size_t(n * H), rng), t));
+        gpu->replay(*graph);
+        decomposed(want, x, w, c.renormalize);
+        expect_same(fused, want, "replay " + std::to_string(step));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace seam::test
