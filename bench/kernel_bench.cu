@@ -337,8 +337,8 @@ int run(int argc, char** argv) {
   // and Qwen3-30B-A3B (top-8 of 128, hidden 2048, inter 768).
   bench_moe_batch1(b, "Mixtral-8x7B", 8, 14336, 4096, 2);
   bench_moe_batch1(b, "Qwen3-30B-A3B", 128, 768, 2048, 8);
-  // The router of one token: norm, router GEMV and routing as three ops and as two (the route in
-  // the GEMV's last block).
+  // The router of one token: norm, router GEMV and routing as three ops, as two (the route in the
+  // GEMV's last block) and as one (the norm in the GEMV too).
   bench_moe_router(b, "Mixtral-8x7B", 8, 4096, 2);
   bench_moe_router(b, "Qwen3-30B-A3B", 128, 2048, 8);
   // 4,096: the prefill target; 512: a small prefill chunk (~32 rows an expert).

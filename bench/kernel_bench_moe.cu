@@ -169,7 +169,8 @@ void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t
 
 // The router stage of one token (Backend ops on the bench's CUDA backend, bf16): rms_norm +
 // linear + moe_route (three kernels, the model before the fusions), rms_norm + moe_router_route
-// (the route in the router GEMV's last block). Each call back to back in one graph, as a decode step runs them: the time is
+// (the route in the router GEMV's last block) and moe_norm_router_route (one kernel: the norm in
+// the GEMV too). Each call back to back in one graph, as a decode step runs them: the time is
 // the stage's latency, boundaries included. Bytes: the router's weights.
 void bench_moe_router(Bench& b, const char* model, int64_t E, int64_t H, int64_t k) {
   Backend& g = b.gpu();
@@ -189,6 +190,8 @@ void bench_moe_router(Bench& b, const char* model, int64_t E, int64_t H, int64_t
     g.moe_router_route(ids, w, logits, normed, wr, true);
   });
   b.row("moe router norm+gemv_route", shape, two, bytes, 0);
+  const double one = b.time_us([&](int) { g.moe_norm_router_route(ids, w, logits, normed, x, ln, 1e-6f, wr, true); });
+  b.row("moe router norm_gemv_route", shape, one, bytes, 0);
   b.release_all();
 }
 

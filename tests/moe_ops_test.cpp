@@ -264,6 +264,26 @@ TEST(MoeRouterRoute, EqualsLinearThenRoute) {
   }
 }
 
+// moe_norm_router_route is its definition: rms_norm (normed written), then moe_router_route.
+TEST(MoeRouterRoute, NormFusedEqualsNormThenRouterRoute) {
+  const int n = 2, E = 10, H = 24, k = 4;
+  std::vector<float> x = random_values(size_t(n * H), 61u, 3.f), wr = random_values(size_t(E * H), 62u, 0.5f);
+  std::vector<float> g = random_values(size_t(H), 63u);
+  std::vector<float> normed(size_t(n * H)), logits(size_t(n * E)), w(size_t(n * k));
+  std::vector<float> want_normed(size_t(n * H)), want_logits(size_t(n * E)), want_w(size_t(n * k));
+  std::vector<int32_t> ids(size_t(n * k)), want_ids(size_t(n * k));
+  CpuBackend be;
+  be.moe_norm_router_route(i32(ids, {n, k}), f32(w, {n, k}), f32(logits, {n, E}), f32(normed, {n, H}), f32(x, {n, H}),
+                           f32(g, {H}), 1e-6f, f32(wr, {E, H}), true);
+  be.rms_norm(f32(want_normed, {n, H}), f32(x, {n, H}), f32(g, {H}), 1e-6f);
+  be.moe_router_route(i32(want_ids, {n, k}), f32(want_w, {n, k}), f32(want_logits, {n, E}), f32(want_normed, {n, H}),
+                      f32(wr, {E, H}), true);
+  EXPECT_EQ(normed, want_normed);
+  EXPECT_EQ(logits, want_logits);
+  EXPECT_EQ(ids, want_ids);
+  EXPECT_EQ(w, want_w);
+}
+
 void expect_error(const std::function<void()>& f, const std::string& needle) {
   try {
     f();

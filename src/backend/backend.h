@@ -440,6 +440,16 @@ class Backend {
     linear(router_logits, x, w_router, Tensor());
     moe_route(topk_ids, topk_weights, router_logits, renormalize);
   }
+  // The layer's input norm, router and routing in one op, so a backend can fuse the norm too
+  // (CUDA at one row: the router GEMV normalises x as rms_norm does and writes normed; the
+  // rms_norm launch drops out): normed = rms_norm(x) * norm_weight (written: the experts read
+  // it), then moe_router_route(topk_ids, topk_weights, router_logits, normed, w_router,
+  // renormalize). x, normed [n, hidden]; norm_weight [hidden].
+  virtual void moe_norm_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor normed,
+                                     Tensor x, Tensor norm_weight, float eps, Tensor w_router, bool renormalize) {
+    rms_norm(normed, x, norm_weight, eps);
+    moe_router_route(topk_ids, topk_weights, router_logits, normed, w_router, renormalize);
+  }
   // out[i] += sum_j topk_weights[i][j] * down_e(silu(gate_e x[i]) * up_e x[i]), e = topk_ids[i][j],
   // where [gate_e | up_e] = w_gate_up[e] and down_e = w_down[e]; silu(gate) * up is rounded to x's
   // dtype (as a dense MLP's act), the weighted sum is formed in float32 and added to out once (as

@@ -35,14 +35,15 @@ void MoeLayer::forward(const ForwardBuffers& buf, const Tensor& ln_post, float e
   Tensor residual = buf.residual.rows(n), normed = buf.normed.rows(n);  // [n, hidden]
   const MoeBuffers& m = buf.moe;
   Tensor ids = m.topk_ids.rows(n), weights = m.topk_weights.rows(n);  // [n, k]
-  // An explicit norm: the experts and the shared expert read `normed`, which a fused
-  // norm + GEMV may leave unwritten.
-  be.rms_norm(normed, residual, ln_post, eps);
-  // The router and the routing in one op where the router is a plain weight (a backend may fuse
-  // them: CUDA's one-row router GEMV routes in its last block); an FP8 router runs apart.
+  // The norm, the router and the routing in one op where the router is a plain weight (a backend
+  // may fuse them: CUDA's one-row router GEMV normalises, writes `normed` exactly as rms_norm and
+  // routes in its last block); an FP8 router runs apart. Either way `normed` is written: the
+  // experts and the shared expert read it.
   if (!router_.is_fp8() && !router_.has_bias()) {
-    be.moe_router_route(ids, weights, m.router_logits.rows(n), normed, router_.weight(), renormalize_);
+    be.moe_norm_router_route(ids, weights, m.router_logits.rows(n), normed, residual, ln_post, eps, router_.weight(),
+                             renormalize_);
   } else {
+    be.rms_norm(normed, residual, ln_post, eps);
     router_.apply(m.router_logits.rows(n), normed);  // [n, n_experts]
     be.moe_route(ids, weights, m.router_logits.rows(n), renormalize_);
   }

@@ -1,6 +1,7 @@
 // The batch-1 mixture-of-experts fusions against the ops they replace, bit for bit, and against
 // the CPU definition: moe_router_route (the router GEMV's last block routes: no moe_route
-// launch). Each at Qwen3-30B-A3B's shape (128 experts, top-8, hidden 2048), Mixtral's (8, top-2,
+// launch) and moe_norm_router_route (the router GEMV also normalises and writes normed: no
+// rms_norm launch). Each at Qwen3-30B-A3B's shape (128 experts, top-8, hidden 2048), Mixtral's (8, top-2,
 // hidden 4096), Qwen1.5-MoE's (60, top-4, no renorm) and a wide one (256, top-32), at 1, 2 and 4
 // rows and at 64 (where the fusion must not apply), eager and inside a captured graph replayed
 // with new inputs. The fused kernels are counted, so a test fails if the fusion silently stops
@@ -135,6 +136,70 @@ TEST_F(CudaMoeFusions, CapturedRouterRouteReplaysForNewInputs) {
         write(x, round_to(random_normal(size_t(n * H), rng), t));
         gpu->replay(*graph);
         decomposed(want, x, w, c.renormalize);
+        expect_same(fused, want, "replay " + std::to_string(step));
+      }
+    }
+  }
+}
+
+// moe_norm_router_route: normed written exactly as rms_norm writes it (the experts read it), and
+// the logits, ids and weights of rms_norm + linear + moe_route, bit for bit; the CPU definition.
+TEST_F(CudaMoeFusions, NormRouterRouteEqualsNormLinearRoute) {
+  for (DType t : {DType::bf16, DType::f16}) {
+    for (const RouterCase& c : kRouterCases) {
+      for (int64_t n : kRows) {
+        SCOPED_TRACE(trace(t, c, n));
+        const int64_t E = c.n_experts, H = c.hidden;
+        const float eps = 1e-6f;
+        auto x_h = round_to(random_normal(size_t(n * H), rng, 3.f), t);
+        auto g_h = round_to(random_normal(size_t(H), rng, 0.3f), t);
+        for (float& g : g_h) g += 1.f;
+        g_h = round_to(g_h, t);
+        auto w_h = round_to(random_normal(size_t(E * H), rng, 0.05f), t);
+        Tensor x = upload(x_h, t, {n, H}), g = upload(g_h, t, {H}), w = upload(w_h, t, {E, H});
+        Tensor normed = empty(t, {n, H}), want_normed = empty(t, {n, H});
+        Routing fused = routing(t, n, c), want = routing(t, n, c);
+        const int64_t before = cuda::gemv_route_launches();
+        gpu->moe_norm_router_route(fused.ids, fused.weights, fused.logits, normed, x, g, eps, w, c.renormalize);
+        if (!route_fusion_switched()) EXPECT_EQ(cuda::gemv_route_launches() - before, n == 1 ? 1 : 0);
+        gpu->rms_norm(want_normed, x, g, eps);
+        decomposed(want, want_normed, w, c.renormalize);
+        EXPECT_EQ(download(normed), download(want_normed)) << "normed";
+        expect_same(fused, want, "fused vs rms_norm + linear + moe_route");
+        // The CPU definition: normed to the norm's rounding, then the router as above on the
+        // device's normed (so the logits' tolerance is the product's alone).
+        std::vector<float> ref_normed(size_t(n * H));
+        cpu.rms_norm(host_view(ref_normed, {n, H}), host_view(x_h, {n, H}), host_view(g_h, {H}), eps);
+        auto got_normed = download(normed);
+        expect_close(got_normed, ref_normed, tolerance_for(t), "normed vs cpu");
+        expect_cpu_definition(fused, got_normed, w_h, t, n, c);
+      }
+    }
+  }
+}
+
+// The norm-fused op captured once, replayed for new residuals: each replay equal to the eager
+// rms_norm + linear + moe_route, bit for bit (normed included).
+TEST_F(CudaMoeFusions, CapturedNormRouterRouteReplaysForNewInputs) {
+  const DType t = DType::bf16;
+  for (const RouterCase& c : {kRouterCases[0], kRouterCases[1]}) {
+    for (int64_t n : {int64_t(1), int64_t(4)}) {
+      SCOPED_TRACE(trace(t, c, n));
+      const int64_t E = c.n_experts, H = c.hidden;
+      auto w_h = round_to(random_normal(size_t(E * H), rng, 0.05f), t);
+      auto g_h = round_to(random_normal(size_t(H), rng, 1.f), t);
+      Tensor x = empty(t, {n, H}), g = upload(g_h, t, {H}), w = upload(w_h, t, {E, H});
+      Tensor normed = empty(t, {n, H}), want_normed = empty(t, {n, H});
+      Routing fused = routing(t, n, c), want = routing(t, n, c);
+      gpu->begin_capture();
+      gpu->moe_norm_router_route(fused.ids, fused.weights, fused.logits, normed, x, g, 1e-5f, w, c.renormalize);
+      auto graph = gpu->end_capture();
+      for (int step = 0; step < 4; ++step) {
+        write(x, round_to(random_normal(size_t(n * H), rng, 2.f), t));
+        gpu->replay(*graph);
+        gpu->rms_norm(want_normed, x, g, 1e-5f);
+        decomposed(want, want_normed, w, c.renormalize);
+        EXPECT_EQ(download(normed), download(want_normed)) << "replay " << step << ": normed";
         expect_same(fused, want, "replay " + std::to_string(step));
       }
     }

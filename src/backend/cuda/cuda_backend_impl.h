@@ -112,6 +112,8 @@ class CudaBackend final : public Backend {
   void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;
   void moe_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor x, Tensor w_router,
                         bool renormalize) override;
+  void moe_norm_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor normed, Tensor x,
+                             Tensor norm_weight, float eps, Tensor w_router, bool renormalize) override;
   void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids, Tensor topk_weights,
                    const MoeScratch& scratch) override;
   void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) override;
@@ -167,7 +169,8 @@ class CudaBackend final : public Backend {
   // build one of each in a process).
   bool fused_post_norm_ = true;
   // SEAM_MOE_FUSED_ROUTE (0 or 1, default 1), read at construction: 0 runs moe_router_route as
-  // linear + moe_route at one row too (an A/B switch, per backend as fused_post_norm_).
+  // linear + moe_route and moe_norm_router_route as rms_norm + those at one row too (an A/B
+  // switch, per backend as fused_post_norm_).
   bool fused_moe_route_ = true;
   // A MIXED batch's decode-row attention runs on side_stream_ between these two events
   // (attention()); created once at construction.

@@ -71,6 +71,7 @@ struct GemvArgs {
   int route_experts, route_k;
   bool route_renorm;
   unsigned* route_counter;
+  T* normed_out;             // kNormExact: block 0 writes rms_norm(x) * norm_w here ([n_in])
   // EXPERTS (gemv_experts_kernel): grid row y is slot s, whose expert e = expert_ids[s] offsets w
   // by e * expert_stride, x by (s / x_slot_div) * x_slot_stride and out by s * out_slot_stride.
   const int32_t* expert_ids;
@@ -108,7 +109,8 @@ struct GemvArgs {
 // The weights never change during a run, so with early_load the first sweep's loads go out
 // before griddepcontrol.wait: with PDL they overlap the previous kernel's tail.
 // Invariant: n_in % 8 == 0 and every row 16-byte aligned (gemv_applies).
-enum NormMode { kNormNone, kNormInline, kNormStaged };
+// kNormExact: GemvFusion::normed_out, rms_norm's normed row staged (route kernel only).
+enum NormMode { kNormNone, kNormInline, kNormStaged, kNormExact };
 // kEpiPlainPair: the plain product, two rows a warp (rows j and n_out + j of w, where n_out is
 // half of w's rows), each x vector loaded once for both: the large projections stream faster
 // this way than one row a warp (gemv_pairs_plain_rows, gemv_slices.h).
@@ -196,6 +198,32 @@ __device__ __forceinline__ void gemv_body(const GemvArgs<T, TO>& a) {
     for (int r = 0; r < M; ++r)
       inv_rms[r] = 1.f / sqrtf(block_sum(ss[r], scratch) / float(n_in) + a.eps);  // as rms_norm.cu
   }
+  if constexpr (NORM == kNormExact) {
+    // rms_norm_kernel<T, 256, kVec<T>> (rms_norm.cu, launch_rms_norm's block per row) on row 0,
+    // its loops and arithmetic as written there, so normed is bit-identical to rms_norm's; the
+    // product then reads it from xs as linear reads normed (inv_rms stays 1).
+    static_assert(kWarps * 32 == 256, "rms_norm's block-per-row kernel has 256 threads");
+    constexpr int V = kVec<T>;
+    float ss = 0.f;
+    for (int j = threadIdx.x * V; j < n_in; j += kWarps * 32 * V) {
+      float v[V];
+      load_vec<T>(a.x + j, v);
+#pragma unroll
+      for (int i = 0; i < V; ++i) ss += v[i] * v[i];
+    }
+    ss = block_sum(ss, scratch);
+    const float scale = 1.f / sqrtf(ss / float(n_in) + a.eps);
+    for (int j = threadIdx.x * V; j < n_in; j += kWarps * 32 * V) {
+      float v[V], w[V];
+      load_vec<T>(a.x + j, v);
+      load_vec<T>(a.norm_w + j, w);
+#pragma unroll
+      for (int i = 0; i < V; ++i) v[i] = v[i] * scale * w[i];
+      store_vec<T>(xs + j, v);
+      if (blockIdx.x == 0) store_vec<T>(a.normed_out + j, v);
+    }
+    __syncthreads();  // xs complete before any warp's product reads it
+  }
 
   float acc[R][M], ss[M];  // ss: kNormInline's sum of x^2 over this slice
 #pragma unroll
@@ -221,7 +249,7 @@ __device__ __forceinline__ void gemv_body(const GemvArgs<T, TO>& a) {
 #pragma unroll
         for (int r = 0; r < M; ++r) {
           float xf[8];
-          if constexpr (NORM == kNormStaged) {
+          if constexpr (NORM == kNormStaged || NORM == kNormExact) {
             unpack<T>(reinterpret_cast<const uint4*>(xs + r * n_in)[j], xf);
           } else {
             unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.x + r * a.x_stride) + j), xf);
@@ -473,15 +501,20 @@ GemvKernel<T, T> post_norm_kernel_of(int slices, int epi) {
 
 // The route kernel of a plain projection (one row a warp, or the plain pair) at S slices: the
 // instantiations linear's kernel_of picks for it (no norm), so the logits are linear's.
-template <typename T>
+// exact: GemvFusion::normed_out (kNormExact), else no norm.
+template <typename T, int NORM>
 GemvKernel<T, T> route_kernel_of(int slices, int epi) {
   const bool pair = epi == kEpiPlainPair;
   switch (slices) {
-    case 1: return pair ? gemv_route_kernel<T, 1, kNormNone, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 1, kNormNone, kEpiPlain, kUnroll>;
-    case 2: return pair ? gemv_route_kernel<T, 2, kNormNone, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 2, kNormNone, kEpiPlain, kUnroll>;
-    case 4: return pair ? gemv_route_kernel<T, 4, kNormNone, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 4, kNormNone, kEpiPlain, kUnroll>;
-    default: return pair ? gemv_route_kernel<T, 8, kNormNone, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 8, kNormNone, kEpiPlain, kUnroll>;
+    case 1: return pair ? gemv_route_kernel<T, 1, NORM, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 1, NORM, kEpiPlain, kUnroll>;
+    case 2: return pair ? gemv_route_kernel<T, 2, NORM, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 2, NORM, kEpiPlain, kUnroll>;
+    case 4: return pair ? gemv_route_kernel<T, 4, NORM, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 4, NORM, kEpiPlain, kUnroll>;
+    default: return pair ? gemv_route_kernel<T, 8, NORM, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 8, NORM, kEpiPlain, kUnroll>;
   }
+}
+template <typename T>
+GemvKernel<T, T> route_kernel_of(int slices, int epi, bool exact) {
+  return exact ? route_kernel_of<T, kNormExact>(slices, epi) : route_kernel_of<T, kNormNone>(slices, epi);
 }
 
 // Dynamic shared memory of a launch: the staged x * g.
@@ -534,8 +567,10 @@ void launch_with_slices(const GemvArgs<T, TO>& a, int slices, int epi, cudaStrea
   const size_t smem = staged_smem(slices, norm, epi, M, a.n_in, sizeof(T));
   const unsigned grid = div_up(a.n_out, kWarps / slices);
   if constexpr (std::is_same_v<T, TO> && M == 1) {
-    if (a.route_counter != nullptr) {  // gemv_fusion_applies: a plain projection, no input norm
-      launch_kernel(route_kernel_of<T>(slices, epi), grid, kWarps * 32, 0, stream, a);
+    if (a.route_counter != nullptr) {  // gemv_fusion_applies: a plain projection; a norm only exact
+      const bool exact = a.normed_out != nullptr;
+      launch_kernel(route_kernel_of<T>(slices, epi, exact), grid, kWarps * 32, exact ? size_t(a.n_in) * sizeof(T) : 0,
+                    stream, a);
       SEAM_CUDA_CHECK_LAUNCH();
       g_route_launches.fetch_add(1, std::memory_order_relaxed);
       return;
@@ -591,6 +626,7 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
     a.route_k = int(f.route.topk_ids.size(1));
     a.route_renorm = f.route.renormalize;
     a.route_counter = f.route.counter;
+    if (f.normed_out.defined()) a.normed_out = f.normed_out.ptr<T>();
   }
   if (f.rope_store) {
     const GemvFusion::RopeStore& rs = f.rope;
@@ -605,7 +641,9 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
     a.n_kv_heads = int(rs.k_cache.size(1));
     a.head_dim = int(rs.k_cache.size(2));
   }
-  launch_with_slices<T, TO, M>(a, slices_for<T, TO, M>(a.n_out, a.n_in, a.norm_w != nullptr, epi), epi, stream);
+  // The exact norm takes linear's slices (the product is linear(normed)'s, bit for bit).
+  const bool slice_norm = a.norm_w != nullptr && !f.normed_out.defined();
+  launch_with_slices<T, TO, M>(a, slices_for<T, TO, M>(a.n_out, a.n_in, slice_norm, epi), epi, stream);
 }
 
 // ---- expert-indexed launches (launch_gemv_experts) ----
@@ -745,13 +783,18 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
           p.weight.dtype == x.dtype && p.weight.contiguous() && p.weight.numel() == n_out && aligned16(p.weight.data)))
       return false;
   }
+  if (f.normed_out.defined() && f.route.counter == nullptr) return false;  // the exact norm: route kernel only
   if (f.route.counter != nullptr) {
     // One row of a plain projection into x's dtype, routed by the warp routine.
     const GemvFusion::Route& r = f.route;
     const int64_t n_experts = w.size(0);
-    if (f.norm_weight.defined() || f.accumulate || f.silu_mul || f.rope_store || f.post_norm.counter != nullptr ||
-        bias.defined() || out.dtype != x.dtype || x.size(0) != 1 || out.ndim != 2 || out.size(0) != 1 ||
-        out.size(1) != n_experts || out.stride[1] != 1)
+    if (f.norm_weight.defined() != f.normed_out.defined() || f.accumulate || f.silu_mul || f.rope_store ||
+        f.post_norm.counter != nullptr || bias.defined() || out.dtype != x.dtype || x.size(0) != 1 || out.ndim != 2 ||
+        out.size(0) != 1 || out.size(1) != n_experts || out.stride[1] != 1)
+      return false;
+    const Tensor& nd = f.normed_out;  // the exact norm writes it in whole vectors, as rms_norm's vector path
+    if (nd.defined() && !(nd.dtype == x.dtype && nd.numel() == w.size(1) && nd.size(-1) == w.size(1) &&
+                          nd.stride[nd.ndim - 1] == 1 && aligned16(nd.data)))
       return false;
     if (!(r.topk_ids.defined() && r.topk_ids.dtype == DType::i32 && r.topk_ids.ndim == 2 &&
           r.topk_ids.size(0) == 1 && r.topk_ids.contiguous() && r.topk_weights.defined() &&

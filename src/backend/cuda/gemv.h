@@ -62,13 +62,20 @@ struct GemvFusion {
   // [1, k] i32 and topk_weights [1, k] f32, by the last of the grid's blocks to finish: the
   // moe_route launch drops out. The product is linear()'s (the same slices and epilogue: the
   // logits are bit-identical). Only for a plain projection of one row into x's dtype (no bias,
-  // input norm, GLU, RoPE, accumulate, post-norm), out contiguous, and n_experts, k that
-  // moe_route_warp_applies takes. The counter as post_norm's: zero before, left zero.
+  // GLU, RoPE, accumulate, post-norm), out contiguous, and n_experts, k that
+  // moe_route_warp_applies takes (an input norm only with normed_out, below). The counter as
+  // post_norm's: zero before, left zero.
   struct Route {
     Tensor topk_ids, topk_weights;  // [1, k] i32, [1, k] f32
     bool renormalize = false;
     unsigned* counter = nullptr;
   } route;
+  // Defined (only with route and norm_weight): the input norm is rms_norm's, not the inline one.
+  // Every block computes normed = rms_norm(x) * norm_weight as launch_rms_norm does at one row
+  // (its block-per-row kernel's sums, scale and rounding: bit for bit), stages it in shared
+  // memory and takes the product with it (linear(normed)'s product, bit for bit); block 0 also
+  // writes it here: normed_out [1, n_in] in x's dtype, 16-byte aligned, for the experts to read.
+  Tensor normed_out;
 };
 
 // The norm stages x * norm_weight in shared memory: rows of up to this many bytes.
