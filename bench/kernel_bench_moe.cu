@@ -152,6 +152,19 @@ void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t
     b.row(std::string("moe ") + cuda::moe_path_name(path), shape, us, gu_bytes + dn_bytes, 0);
   }
   if (cuda::moe_path_applies(cuda::MoePath::gathered_gemv, x, gu, dn, ids[0], s)) {
+    // The same path with the combine folded into the down GEMV (the backend's default at one row).
+    Tensor tickets = b.alloc(DType::i32, {8192});
+    b.gpu().fill(tickets, 0.f);
+    const cuda::MoeTickets tk{static_cast<unsigned*>(tickets.data), 8192};
+    const double us = b.time_us(
+        [&](int i) {
+          cuda::launch_moe_experts_path(cuda::MoePath::gathered_gemv, out, x, gu, dn, ids[size_t(i % kRoutings)], w, s,
+                                        b.stream(), tk);
+        },
+        8, 11);
+    b.row("moe gathered_gemv+combine", shape, us, gu_bytes + dn_bytes, 0);
+  }
+  if (cuda::moe_path_applies(cuda::MoePath::gathered_gemv, x, gu, dn, ids[0], s)) {
     const Tensor act = s.act.rows(k), y(s.expert_out.data, DType::f32, Device::cuda, {k, H});
     const double gu_us = b.time_us(
         [&](int i) { cuda::launch_gemv_experts(act, x, false, gu, ids[size_t(i % kRoutings)], true, b.stream()); }, 8,

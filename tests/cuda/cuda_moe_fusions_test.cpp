@@ -1,7 +1,8 @@
 // The batch-1 mixture-of-experts fusions against the ops they replace, bit for bit, and against
 // the CPU definition: moe_router_route (the router GEMV's last block routes: no moe_route
 // launch) and moe_norm_router_route (the router GEMV also normalises and writes normed: no
-// rms_norm launch). Each at Qwen3-30B-A3B's shape (128 experts, top-8, hidden 2048), Mixtral's (8, top-2,
+// rms_norm launch); and moe_experts' one-row path with the combine folded into the down GEMV (its
+// last block per output tile adds the tile: no moe_combine launch). Each at Qwen3-30B-A3B's shape (128 experts, top-8, hidden 2048), Mixtral's (8, top-2,
 // hidden 4096), Qwen1.5-MoE's (60, top-4, no renorm) and a wide one (256, top-32), at 1, 2 and 4
 // rows and at 64 (where the fusion must not apply), eager and inside a captured graph replayed
 // with new inputs. The fused kernels are counted, so a test fails if the fusion silently stops
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "backend/cuda/gemv.h"
+#include "backend/cuda/moe_experts.h"
 #include "cuda_test_util.h"
 
 namespace seam::test {
@@ -202,6 +204,161 @@ TEST_F(CudaMoeFusions, CapturedNormRouterRouteReplaysForNewInputs) {
         EXPECT_EQ(download(normed), download(want_normed)) << "replay " << step << ": normed";
         expect_same(fused, want, "replay " + std::to_string(step));
       }
+    }
+  }
+}
+
+// ---- the combine folded into the one-row experts' down GEMV ----
+
+struct ExpertShape {
+  const char* name;
+  int64_t n_experts, inter, hidden, k;
+};
+// Qwen3-30B-A3B's experts; Mixtral's hidden and top-2 of 8 (its inter cut to 1,024 to keep the
+// upload small); widths that leave partial sweeps and tiles (hidden 72 = 9 vectors, inter 200).
+const ExpertShape kExpertShapes[] = {{"qwen3-30b-a3b", 128, 768, 2048, 8},
+                                     {"mixtral-like", 8, 1024, 4096, 2},
+                                     {"odd", 8, 200, 72, 2}};
+
+// Cheap uniform values in [-scale, scale) (the Qwen3 shape's 1.2 G weight values; a normal
+// generator would take most of the test's time).
+std::vector<float> fast_values(size_t n, uint32_t seed, float scale) {
+  std::vector<float> v(n);
+  uint32_t s = seed * 2654435761u + 1u;
+  for (float& x : v) {
+    s ^= s << 13, s ^= s >> 17, s ^= s << 5;
+    x = (float(s >> 8) * (1.f / 8388608.f) - 1.f) * scale;
+  }
+  return v;
+}
+
+bool combine_fold_switched() { return switch_set("SEAM_MOE_FUSED_COMBINE"); }
+
+class CudaMoeCombineFold : public CudaMoeFusions {
+ protected:
+  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
+  struct Experts {
+    std::vector<float> gu_h, dn_h;
+    Tensor gu, dn;
+  };
+  Experts experts(DType t, const ExpertShape& c) {
+    Experts e;
+    e.gu_h = round_to(fast_values(size_t(c.n_experts * 2 * c.inter * c.hidden), 11u, 0.08f), t);
+    e.dn_h = round_to(fast_values(size_t(c.n_experts * c.hidden * c.inter), 12u, 0.08f), t);
+    e.gu = upload(e.gu_h, t, {c.n_experts, 2 * c.inter, c.hidden});
+    e.dn = upload(e.dn_h, t, {c.n_experts, c.hidden, c.inter});
+    return e;
+  }
+  // As MoeBuffers: act [n k, I]; expert_out with room for the n k float32 outputs; the index.
+  MoeScratch scratch(DType t, int64_t n, const ExpertShape& c) {
+    return MoeScratch{empty(t, {n * c.k, c.inter}), empty(t, {2 * n * c.k, c.hidden}),
+                      empty(DType::i32, {2 * c.n_experts + 2 + n * c.k})};
+  }
+  // A zeroed ticket array as the backend's.
+  cuda::MoeTickets tickets() {
+    Tensor t = empty(DType::i32, {8192});
+    gpu->fill(t, 0.f);
+    return cuda::MoeTickets{static_cast<unsigned*>(t.data), 8192};
+  }
+  // Distinct random experts a row and weights in (0.05, 1).
+  void routing(int64_t n, const ExpertShape& c, std::vector<int32_t>& ids, std::vector<float>& w) {
+    ids.assign(size_t(n * c.k), 0);
+    w.assign(size_t(n * c.k), 0.f);
+    std::uniform_int_distribution<int32_t> pick(0, int32_t(c.n_experts - 1));
+    std::uniform_real_distribution<float> weight(0.05f, 1.f);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < c.k; ++j) {
+        int32_t e;
+        do e = pick(rng);
+        while (std::find(ids.begin() + i * c.k, ids.begin() + i * c.k + j, e) != ids.begin() + i * c.k + j);
+        ids[size_t(i * c.k + j)] = e;
+        w[size_t(i * c.k + j)] = weight(rng);
+      }
+  }
+};
+
+// The gathered_gemv path with tickets (the fold) against the same path without (its three
+// kernels): bit for bit at 1, 2 and 4 rows; the backend's moe_experts folds at one row (counted)
+// and not at 64; the CPU definition within the rounding of act.
+TEST_F(CudaMoeCombineFold, FoldedCombineEqualsTheCombineKernel) {
+  for (DType t : {DType::bf16, DType::f16}) {
+    for (const ExpertShape& c : kExpertShapes) {
+      Experts ex = experts(t, c);
+      const cuda::MoeTickets tk = tickets();
+      for (int64_t n : kRows) {
+        SCOPED_TRACE(std::string(short_name(t)) + " " + c.name + " n " + std::to_string(n));
+        const int64_t H = c.hidden, k = c.k;
+        std::vector<int32_t> ids_h;
+        std::vector<float> w_h;
+        routing(n, c, ids_h, w_h);
+        auto x_h = round_to(random_normal(size_t(n * H), rng), t);
+        auto out_h = round_to(random_normal(size_t(n * H), rng), t);
+        Tensor x = upload(x_h, t, {n, H}), ids = upload_index(ids_h, {n, k}), w = upload(w_h, DType::f32, {n, k});
+        Tensor folded = upload(out_h, t, {n, H}), want = upload(out_h, t, {n, H}), be_out = upload(out_h, t, {n, H});
+        if (n <= 4) {
+          const int64_t before = cuda::gemv_experts_combine_launches();
+          cuda::launch_moe_experts_path(cuda::MoePath::gathered_gemv, folded, x, ex.gu, ex.dn, ids, w,
+                                        scratch(t, n, c), stream(), tk);
+          if (!combine_fold_switched()) EXPECT_EQ(cuda::gemv_experts_combine_launches() - before, 1);
+          cuda::launch_moe_experts_path(cuda::MoePath::gathered_gemv, want, x, ex.gu, ex.dn, ids, w, scratch(t, n, c),
+                                        stream());
+          EXPECT_EQ(download(folded), download(want)) << "folded vs three kernels";
+        }
+        // The backend: the rule's path, folded at one row only.
+        const int64_t before = cuda::gemv_experts_combine_launches();
+        gpu->moe_experts(be_out, x, ex.gu, ex.dn, ids, w, scratch(t, n, c));
+        if (!combine_fold_switched() && !switch_set("SEAM_MOE_GATHER_GEMV") && !switch_set("SEAM_MOE_SKINNY"))
+          EXPECT_EQ(cuda::gemv_experts_combine_launches() - before, n == 1 ? 1 : 0);
+        if (n == 1) EXPECT_EQ(download(be_out), download(want)) << "backend vs three kernels";
+        std::vector<float> ref = out_h, act_ref(size_t(n * k * c.inter));
+        cpu.moe_experts(host_view(ref, {n, H}), host_view(x_h, {n, H}),
+                        host_view(ex.gu_h, {c.n_experts, 2 * c.inter, H}), host_view(ex.dn_h, {c.n_experts, H, c.inter}),
+                        host_index(ids_h, {n, k}), host_view(w_h, {n, k}),
+                        MoeScratch{host_view(act_ref, {n * k, c.inter}), Tensor(), Tensor()});
+        expect_close(download(be_out), ref, tolerance_for(t, {1e-5, 1e-6}, {1e-2, 1e-2}, {3e-2, 3e-2}), "vs cpu");
+      }
+    }
+  }
+}
+
+// The whole fused one-row MoE layer (norm + router + route in one kernel, gate_up, down with the
+// combine) captured once and replayed for new residuals, each replay equal to the eager
+// decomposition (rms_norm, linear, moe_route, the three expert kernels) bit for bit: the route
+// and combine counters are left zero by every replay, and the ids are read anew each time.
+TEST_F(CudaMoeCombineFold, CapturedFusedLayerReplaysForNewInputs) {
+  const DType t = DType::bf16;
+  for (const ExpertShape& c : {kExpertShapes[0], kExpertShapes[1]}) {
+    SCOPED_TRACE(c.name);
+    const int64_t E = c.n_experts, H = c.hidden, k = c.k;
+    Experts ex = experts(t, c);
+    auto wr_h = round_to(random_normal(size_t(E * H), rng, 0.05f), t);
+    auto g_h = round_to(random_normal(size_t(H), rng, 1.f), t);
+    Tensor wr = upload(wr_h, t, {E, H}), g = upload(g_h, t, {H});
+    Tensor residual = empty(t, {1, H}), normed = empty(t, {1, H}), logits = empty(t, {1, E});
+    Tensor ids = empty(DType::i32, {1, k}), w = empty(DType::f32, {1, k});
+    Tensor want_res = empty(t, {1, H}), want_normed = empty(t, {1, H}), want_logits = empty(t, {1, E});
+    Tensor want_ids = empty(DType::i32, {1, k}), want_w = empty(DType::f32, {1, k});
+    const MoeScratch s = scratch(t, 1, c), want_s = scratch(t, 1, c);
+    gpu->begin_capture();
+    gpu->moe_norm_router_route(ids, w, logits, normed, residual, g, 1e-6f, wr, true);
+    gpu->moe_experts(residual, normed, ex.gu, ex.dn, ids, w, s);
+    auto graph = gpu->end_capture();
+    for (int step = 0; step < 4; ++step) {
+      const auto res_h = round_to(random_normal(size_t(H), rng, 2.f), t);
+      write(residual, res_h);
+      write(want_res, res_h);
+      gpu->replay(*graph);
+      gpu->rms_norm(want_normed, want_res, g, 1e-6f);
+      gpu->linear(want_logits, want_normed, wr, Tensor());
+      gpu->moe_route(want_ids, want_w, want_logits, true);
+      cuda::launch_moe_experts_path(cuda::MoePath::gathered_gemv, want_res, want_normed, ex.gu, ex.dn, want_ids, want_w,
+                                    want_s, stream());
+      const std::string what = "replay " + std::to_string(step);
+      EXPECT_EQ(download(normed), download(want_normed)) << what;
+      EXPECT_EQ(download(logits), download(want_logits)) << what;
+      EXPECT_EQ(download_i32(ids), download_i32(want_ids)) << what;
+      EXPECT_EQ(download(w), download(want_w)) << what;
+      EXPECT_EQ(download(residual), download(want_res)) << what;
     }
   }
 }

@@ -73,6 +73,8 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   SEAM_CUDA_CHECK(cudaMemsetAsync(attention_counters_, 0, kAttentionCounters * sizeof(int), stream_));
   SEAM_CUDA_CHECK(cudaMalloc(&post_norm_counters_, kPostNormCounters * sizeof(unsigned)));
   SEAM_CUDA_CHECK(cudaMemsetAsync(post_norm_counters_, 0, kPostNormCounters * sizeof(unsigned), stream_));
+  SEAM_CUDA_CHECK(cudaMalloc(&moe_tickets_, 2 * kMoeTickets * sizeof(unsigned)));
+  SEAM_CUDA_CHECK(cudaMemsetAsync(moe_tickets_, 0, 2 * kMoeTickets * sizeof(unsigned), stream_));
   SEAM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking));
   SEAM_CUDA_CHECK(cudaEventCreateWithFlags(&fork_event_, cudaEventDisableTiming));
@@ -89,6 +91,7 @@ CudaBackend::~CudaBackend() {
   cudaFree(attention_scratch_);
   cudaFree(attention_counters_);
   cudaFree(post_norm_counters_);
+  cudaFree(moe_tickets_);
   if (forward_mark_) cudaEventDestroy(forward_mark_);
   if (timer_stop_) cudaEventDestroy(timer_stop_);
   if (timer_start_) cudaEventDestroy(timer_start_);

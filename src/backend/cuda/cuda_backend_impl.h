@@ -164,6 +164,12 @@ class CudaBackend final : public Backend {
   static constexpr int kPostNormCounters = 64;
   unsigned* post_norm_counters_ = nullptr;  // [kPostNormCounters]
   int next_post_norm_counter_ = 0;
+  // moe_experts' folded combine (MoeTickets, moe_experts.h): a counter per (token, output tile) of
+  // the down GEMV, zeroed once at construction; every launch leaves them zero. Two halves taken in
+  // turn, as the post-norm counters, so two fused launches never share one.
+  static constexpr int64_t kMoeTickets = 8192;  // a half: Mixtral's 4,096 rows at one tile a row
+  unsigned* moe_tickets_ = nullptr;             // [2 * kMoeTickets]
+  int next_moe_tickets_ = 0;
   // SEAM_DECODE_FUSED_POSTNORM (0 or 1, default 1), read at construction: 0 runs
   // linear_rms_norm_add as linear + rms_norm_add (an A/B switch; per backend, so a test can
   // build one of each in a process).

@@ -112,7 +112,10 @@ void CudaBackend::moe_norm_router_route(Tensor topk_ids, Tensor topk_weights, Te
 void CudaBackend::moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids,
                               Tensor topk_weights, const MoeScratch& scratch) {
   op_checks::moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, Device::cuda);
-  launch_moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream_);
+  // The tickets let one row's gathered_gemv path fold its combine into the down GEMV.
+  const MoeTickets tickets{moe_tickets_ + next_moe_tickets_ * kMoeTickets, kMoeTickets};
+  next_moe_tickets_ ^= 1;
+  launch_moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream_, tickets);
 }
 
 void CudaBackend::moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) {

@@ -1,6 +1,7 @@
 #include "backend/cuda/moe_gathered_gemv.h"
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/gemv.h"
 #include "backend/cuda/moe_combine.h"
 
@@ -31,13 +32,19 @@ bool moe_gathered_gemv_applies(const Tensor& x, const Tensor& w_gate_up, const T
 
 void launch_moe_gathered_gemv(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                               const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
-                              cudaStream_t stream) {
+                              cudaStream_t stream, const MoeTickets& tickets) {
+  // SEAM_MOE_FUSED_COMBINE=0 (a diagnostic switch) keeps the combine's own launch.
+  static const bool fold = env_choice("SEAM_MOE_FUSED_COMBINE", 1, {0, 1}) == 1;
   SEAM_ASSERT(moe_gathered_gemv_applies(x, w_gate_up, w_down, topk_ids, scratch));
   const int64_t n_slots = x.size(0) * topk_ids.size(1), hidden = w_gate_up.size(2);
   const Tensor act = scratch.act.rows(n_slots), y = expert_out_f32(scratch, n_slots, hidden);
   launch_gemv_experts(act, x, false, w_gate_up, topk_ids, true, stream);
-  launch_gemv_experts(y, act, true, w_down, topk_ids, false, stream);
-  launch_moe_combine(out, y, topk_weights, stream);
+  const GemvExpertsCombine combine{out, topk_weights, tickets.counters, tickets.n};
+  const bool try_fold = fold && tickets.counters != nullptr;
+  // Unfolded (or where the fold does not apply: the down launch then wrote the plain products),
+  // the combine runs apart.
+  if (!launch_gemv_experts(y, act, true, w_down, topk_ids, false, stream, try_fold ? &combine : nullptr))
+    launch_moe_combine(out, y, topk_weights, stream);
 }
 
 }  // namespace seam::cuda
