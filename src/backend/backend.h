@@ -357,6 +357,21 @@ class Backend {
     rms_norm(k, k, k_norm, eps);
     rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots, s);
   }
+  // Attention's whole input stage for layers with q/k norm in one op, so a backend can fuse it
+  // (CUDA at one row: the qkv GEMV's last block of each head normalises, rotates and stores it;
+  // no qk_norm_rope_store launch): rms_norm_linear(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv),
+  // then qk_norm_rope_store on qkv's q, k, v views (RopeStoreArgs::split_qkv) with q_norm, k_norm,
+  // the same eps and r's positions, tables, caches, slots and KV scales. Shapes as
+  // rms_norm_qkv_rope_store; q_norm, k_norm [head_dim].
+  virtual void rms_norm_qkv_qk_norm_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                               Tensor w_qkv, Tensor b_qkv, Tensor q_norm, Tensor k_norm,
+                                               const RopeStoreArgs& r) {
+    check_rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, w_qkv, b_qkv, r);
+    rms_norm_linear(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv);
+    const RopeStoreArgs::Qkv h = r.split_qkv(qkv);
+    qk_norm_rope_store(h.q, h.k, h.v, q_norm, k_norm, eps, r.positions, r.tables(), r.k_cache, r.v_cache, r.slots,
+                       r.kv_scales);
+  }
   // Causal grouped-query attention over the paged cache (which already holds this step's KV),
   // with o's scale, soft-capping and sliding window (AttentionOptions). The caches are in q's
   // dtype or FP8 E4M3 (read as code * o.kv_scales: KvScales).

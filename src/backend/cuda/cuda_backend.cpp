@@ -50,6 +50,7 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   // First, so that a bad value throws before anything is allocated.
   fused_post_norm_ = env_choice("SEAM_DECODE_FUSED_POSTNORM", 1, {0, 1}) == 1;
   fused_moe_route_ = env_choice("SEAM_MOE_FUSED_ROUTE", 1, {0, 1}) == 1;
+  fused_qk_norm_ = env_choice("SEAM_DECODE_FUSED_QK_NORM", 1, {0, 1}) == 1;
   fp8_gemm_mode_ = Fp8GemmMode(env_name_choice("SEAM_FP8_GEMM", 0, {"auto", "wgmma", "cublaslt", "ws"}));
   const int fp8_gemv = env_name_choice("SEAM_FP8_GEMV", 0, {"auto", "mma", "fma"});
   int n = 0;
@@ -74,6 +75,8 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   SEAM_CUDA_CHECK(cudaMalloc(&post_norm_counters_, kPostNormCounters * sizeof(unsigned)));
   SEAM_CUDA_CHECK(cudaMemsetAsync(post_norm_counters_, 0, kPostNormCounters * sizeof(unsigned), stream_));
   SEAM_CUDA_CHECK(cudaMalloc(&moe_tickets_, 2 * kMoeTickets * sizeof(unsigned)));
+  SEAM_CUDA_CHECK(cudaMalloc(&qk_counters_, 2 * kQkCounters * sizeof(unsigned)));
+  SEAM_CUDA_CHECK(cudaMemsetAsync(qk_counters_, 0, 2 * kQkCounters * sizeof(unsigned), stream_));
   SEAM_CUDA_CHECK(cudaMemsetAsync(moe_tickets_, 0, 2 * kMoeTickets * sizeof(unsigned), stream_));
   SEAM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking));
@@ -92,6 +95,7 @@ CudaBackend::~CudaBackend() {
   cudaFree(attention_counters_);
   cudaFree(post_norm_counters_);
   cudaFree(moe_tickets_);
+  cudaFree(qk_counters_);
   if (forward_mark_) cudaEventDestroy(forward_mark_);
   if (timer_stop_) cudaEventDestroy(timer_stop_);
   if (timer_start_) cudaEventDestroy(timer_start_);

@@ -110,6 +110,8 @@ class CudaBackend final : public Backend {
   void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
   // mixture of experts: cuda_backend_moe.cpp
   void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;
+  void rms_norm_qkv_qk_norm_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps, Tensor w_qkv,
+                                       Tensor b_qkv, Tensor q_norm, Tensor k_norm, const RopeStoreArgs& r) override;
   void moe_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor x, Tensor w_router,
                         bool renormalize) override;
   void moe_norm_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor normed, Tensor x,
@@ -178,6 +180,14 @@ class CudaBackend final : public Backend {
   // linear + moe_route and moe_norm_router_route as rms_norm + those at one row too (an A/B
   // switch, per backend as fused_post_norm_).
   bool fused_moe_route_ = true;
+  // SEAM_DECODE_FUSED_QK_NORM (0 or 1, default 1), read at construction: 0 runs
+  // rms_norm_qkv_qk_norm_rope_store as rms_norm_linear + qk_norm_rope_store at one row too.
+  bool fused_qk_norm_ = true;
+  // Its per-head row counts (GemvFusion::qk_norm), zeroed once at construction, left zero by
+  // every launch; two halves taken in turn, as the other counters.
+  static constexpr int64_t kQkCounters = 1024;  // heads of a layer's q, k and v
+  unsigned* qk_counters_ = nullptr;             // [2 * kQkCounters]
+  int next_qk_counters_ = 0;
   // A MIXED batch's decode-row attention runs on side_stream_ between these two events
   // (attention()); created once at construction.
   cudaStream_t side_stream_ = nullptr;

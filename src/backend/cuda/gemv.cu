@@ -5,6 +5,7 @@
 #include "backend/cuda/rope_rotate.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/gemv_post_norm.cuh"
+#include "backend/cuda/gemv_qk_norm_tail.cuh"
 #include "backend/cuda/gemv_combine_tail.cuh"
 #include "backend/cuda/gemv_route_tail.cuh"
 #include "backend/cuda/moe_route.h"
@@ -25,6 +26,7 @@ namespace {
 std::atomic<int64_t> g_post_norm_launches{0};  // gemv_post_norm_launches()
 std::atomic<int64_t> g_route_launches{0};      // gemv_route_launches()
 std::atomic<int64_t> g_combine_launches{0};    // gemv_experts_combine_launches()
+std::atomic<int64_t> g_qk_norm_launches{0};    // gemv_qk_norm_launches()
 
 constexpr int kWarps = 8;   // per block; the block's rows times the K slices of each row
 constexpr int kUnroll = 4;  // 16-byte weight loads in flight per lane before any math
@@ -74,6 +76,11 @@ struct GemvArgs {
   bool route_renorm;
   unsigned* route_counter;
   T* normed_out;             // kNormExact: block 0 writes rms_norm(x) * norm_w here ([n_in])
+  // QK_NORM (gemv_qk_norm_kernel): per-head norms (with eps, rope's tables and caches above) and
+  // the heads' row counts; null: no q/k-norm tail.
+  const T* q_norm_w;
+  const T* k_norm_w;
+  unsigned* head_counters;
   // EXPERTS (gemv_experts_kernel): grid row y is slot s, whose expert e = expert_ids[s] offsets w
   // by e * expert_stride, x by (s / x_slot_div) * x_slot_stride and out by s * out_slot_stride.
   const int32_t* expert_ids;
@@ -398,6 +405,32 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_route_kernel(GemvArgs<T, T> 
   route_tail<T>(a.out, a.route_ids, a.route_weights, a.route_experts, a.route_k, a.route_renorm, a.route_counter);
 }
 
+// The qkv projection of one row of a q/k-norm model (GemvFusion::qk_norm): rms_norm_linear's
+// product exactly as gemv_kernel writes it (inline norm), then the last block to finish each head
+// finishes it as qk_norm_rope_store's kernel does (gemv_qk_norm_tail.cuh): that launch drops out.
+template <typename T, int S, int EPI, int PU>
+__global__ void __launch_bounds__(kWarps * 32) gemv_qk_norm_kernel(GemvArgs<T, T> a) {
+  gemv_body<T, T, 1, S, kNormInline, EPI, PU>(a);
+  QkTail<T> t;
+  t.qkv = a.out;
+  t.q_norm = a.q_norm_w;
+  t.k_norm = a.k_norm_w;
+  t.eps = a.eps;
+  t.n_heads = a.n_heads;
+  t.n_kv_heads = a.n_kv_heads;
+  t.d = a.head_dim;
+  t.half = a.rot_half;
+  t.positions = a.positions;
+  t.angles = a.angles;
+  t.k_cache = a.k_cache;
+  t.v_cache = a.v_cache;
+  t.slots = a.slots;
+  t.n_slots = a.n_slots;
+  t.counters = a.head_counters;
+  constexpr int kItems = kWarps / S, kRowsPerItem = EPI == kEpiPlain ? 1 : 2;
+  qk_norm_tail<T, kItems, kRowsPerItem>(t, a.n_out);
+}
+
 // The expert-indexed GEMV (launch_gemv_experts): slot blockIdx.y's expert picks the weight
 // matrix, then the plain body runs as for a dense projection. The ids are the previous kernel's
 // output (moe_route), so nothing is loaded before the PDL wait (early_load is off). MINB: the
@@ -543,6 +576,19 @@ GemvKernel<T, T> route_kernel_of(int slices, int epi, bool exact) {
   return exact ? route_kernel_of<T, kNormExact>(slices, epi) : route_kernel_of<T, kNormNone>(slices, epi);
 }
 
+// The q/k-norm kernel of the qkv projection at S slices: the instantiations rms_norm_linear's
+// kernel_of picks for a plain projection with the inline norm, so qkv is rms_norm_linear's.
+template <typename T>
+GemvKernel<T, T> qk_norm_kernel_of(int slices, int epi) {
+  const bool pair = epi == kEpiPlainPair;
+  switch (slices) {
+    case 1: return pair ? gemv_qk_norm_kernel<T, 1, kEpiPlainPair, kPairUnroll> : gemv_qk_norm_kernel<T, 1, kEpiPlain, kUnroll>;
+    case 2: return pair ? gemv_qk_norm_kernel<T, 2, kEpiPlainPair, kPairUnroll> : gemv_qk_norm_kernel<T, 2, kEpiPlain, kUnroll>;
+    case 4: return pair ? gemv_qk_norm_kernel<T, 4, kEpiPlainPair, kPairUnroll> : gemv_qk_norm_kernel<T, 4, kEpiPlain, kUnroll>;
+    default: return pair ? gemv_qk_norm_kernel<T, 8, kEpiPlainPair, kPairUnroll> : gemv_qk_norm_kernel<T, 8, kEpiPlain, kUnroll>;
+  }
+}
+
 // Dynamic shared memory of a launch: the staged x * g.
 size_t staged_smem(int slices, bool norm, int epi, int M, int n_in, size_t elem) {
   return norm && slices == 1 && (epi == kEpiGlu || epi == kEpiRope) ? size_t(M) * size_t(n_in) * elem : 0;
@@ -601,6 +647,12 @@ void launch_with_slices(const GemvArgs<T, TO>& a, int slices, int epi, cudaStrea
       g_route_launches.fetch_add(1, std::memory_order_relaxed);
       return;
     }
+    if (a.head_counters != nullptr) {  // gemv_fusion_applies: a plain projection with the inline norm
+      launch_kernel(qk_norm_kernel_of<T>(slices, epi), grid, kWarps * 32, 0, stream, a);
+      SEAM_CUDA_CHECK_LAUNCH();
+      g_qk_norm_launches.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     if (a.post_counter != nullptr) {  // gemv_fusion_applies: a plain projection, no input norm
       launch_kernel(post_norm_kernel_of<T>(slices, epi), grid, kWarps * 32, 0, stream, a);
       SEAM_CUDA_CHECK_LAUNCH();
@@ -654,7 +706,7 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
     a.route_counter = f.route.counter;
     if (f.normed_out.defined()) a.normed_out = f.normed_out.ptr<T>();
   }
-  if (f.rope_store) {
+  if (f.rope_store || f.qk_norm.counters != nullptr) {
     const GemvFusion::RopeStore& rs = f.rope;
     a.positions = rs.positions.ptr<int32_t>();
     a.angles = RopeTables(rs.inv_freq, rs.inv_freq_long, rs.long_from, rs.inv_freq_lo, rs.inv_freq_long_lo).angles();
@@ -666,6 +718,11 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
     a.n_heads = rs.n_heads;
     a.n_kv_heads = int(rs.k_cache.size(1));
     a.head_dim = int(rs.k_cache.size(2));
+  }
+  if (f.qk_norm.counters != nullptr) {
+    a.q_norm_w = f.qk_norm.q_norm.ptr<T>();
+    a.k_norm_w = f.qk_norm.k_norm.ptr<T>();
+    a.head_counters = f.qk_norm.counters;
   }
   // The exact norm takes linear's slices (the product is linear(normed)'s, bit for bit).
   const bool slice_norm = a.norm_w != nullptr && !f.normed_out.defined();
@@ -862,6 +919,32 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
     const int64_t k = r.topk_ids.size(1);
     if (k < 1 || k > n_experts || !moe_route_warp_applies(n_experts, k)) return false;
   }
+  if (f.qk_norm.counters != nullptr) {
+    // One row of a plain projection with the inline norm into x's dtype; rope's caches and tables.
+    const GemvFusion::RopeStore& rs = f.rope;
+    const GemvFusion::QkNorm& qk = f.qk_norm;
+    if (!f.norm_weight.defined() || f.rope_store || f.silu_mul || f.accumulate || f.post_norm.counter != nullptr ||
+        f.route.counter != nullptr || out.dtype != x.dtype || x.size(0) != 1 || out.ndim != 2 || out.size(0) != 1 ||
+        out.size(1) != w.size(0) || out.stride[1] != 1)
+      return false;
+    const bool caches = rs.k_cache.ndim == 3 && rs.v_cache.ndim == 3 && rs.k_cache.contiguous() &&
+                        rs.v_cache.contiguous() && rs.k_cache.dtype == x.dtype && rs.v_cache.dtype == x.dtype &&
+                        rs.v_cache.size(0) == rs.k_cache.size(0) && rs.v_cache.size(1) == rs.k_cache.size(1) &&
+                        rs.v_cache.size(2) == rs.k_cache.size(2);
+    if (!caches) return false;
+    const int64_t d = rs.k_cache.size(2), kv = rs.k_cache.size(1);
+    if (d % 2 != 0 || d < kWarps || rs.n_heads < 1 || w.size(0) != (rs.n_heads + 2 * kv) * d ||
+        rs.n_heads + 2 * kv > qk.n_counters)
+      return false;
+    for (const Tensor* nw : {&qk.q_norm, &qk.k_norm})
+      if (!(nw->defined() && nw->dtype == x.dtype && nw->contiguous() && nw->numel() == d)) return false;
+    const int64_t rh = rs.inv_freq.defined() ? rs.inv_freq.size(0) : 0;
+    if (rh < 1 || 2 * rh > d || (rs.inv_freq_long.defined() && rs.inv_freq_long.size(0) != rh)) return false;
+    for (const Tensor* lo : {&rs.inv_freq_lo, &rs.inv_freq_long_lo})
+      if (lo->defined() && lo->size(0) != rh) return false;
+    if (!(rs.positions.defined() && rs.positions.numel() >= 1 && rs.slots.defined() && rs.slots.numel() >= 1))
+      return false;
+  }
   if (f.rope_store) {
     const GemvFusion::RopeStore& rs = f.rope;
     const bool caches = rs.k_cache.ndim == 3 && rs.v_cache.ndim == 3 && rs.k_cache.contiguous() &&
@@ -933,5 +1016,6 @@ bool launch_gemv_experts(const Tensor& out, const Tensor& x, bool x_per_slot, co
 int64_t gemv_post_norm_launches() { return g_post_norm_launches.load(std::memory_order_relaxed); }
 int64_t gemv_route_launches() { return g_route_launches.load(std::memory_order_relaxed); }
 int64_t gemv_experts_combine_launches() { return g_combine_launches.load(std::memory_order_relaxed); }
+int64_t gemv_qk_norm_launches() { return g_qk_norm_launches.load(std::memory_order_relaxed); }
 
 }  // namespace seam::cuda

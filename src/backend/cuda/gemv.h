@@ -76,6 +76,19 @@ struct GemvFusion {
   // memory and takes the product with it (linear(normed)'s product, bit for bit); block 0 also
   // writes it here: normed_out [1, n_in] in x's dtype, 16-byte aligned, for the experts to read.
   Tensor normed_out;
+  // counters set: attention's q/k-norm input stage (Qwen3, Gemma 3) after the norm-fused qkv
+  // product of one row (norm_weight required; rope's positions, tables, caches, slots and n_heads
+  // as for rope_store, which stays off): the last block to finish a head's d rows (a count per
+  // head) normalises that q or k head with q_norm / k_norm, rotates it and stores it in place and,
+  // for k, to the KV slot, and copies a v head to the cache, as launch_qk_norm_rope_store does
+  // (qk_norm_rope_head.cuh: bit for bit): that launch drops out. The product is
+  // rms_norm_linear's (the same slices and epilogue). Caches in x's dtype; head_dim even, >= 8;
+  // counters: n_counters >= n_heads + 2 n_kv_heads words, zero before, left zero.
+  struct QkNorm {
+    Tensor q_norm, k_norm;  // [head_dim], x's dtype
+    unsigned* counters = nullptr;
+    int64_t n_counters = 0;
+  } qk_norm;
 };
 
 // The norm stages x * norm_weight in shared memory: rows of up to this many bytes.
@@ -128,5 +141,7 @@ int64_t gemv_experts_combine_launches();
 int64_t gemv_post_norm_launches();
 // Launches of the router GEMV with its route tail (GemvFusion::route), counted as above.
 int64_t gemv_route_launches();
+// Launches of the qkv GEMV with its q/k-norm tail (GemvFusion::qk_norm), counted as above.
+int64_t gemv_qk_norm_launches();
 
 }  // namespace seam::cuda
