@@ -9,6 +9,8 @@
 // random (never zeros). Usage: seam_kernel_bench [--quick | --gemv | --small-m | --moe | --fp8]
 #include "kernel_bench.h"
 
+#include <cstdlib>
+
 namespace seam::kbench {
 namespace {
 
@@ -319,6 +321,10 @@ int run(int argc, char** argv) {
     std::printf("seam_kernel_bench: no GPU (%s)\n", why.c_str());
     return 0;
   }
+  // The MoE router rows (bench_moe_router) time moe_router_route / moe_norm_router_route fused:
+  // the backend's switch for them defaults to 0 until their GPU test has run (built 2026-12-02,
+  // not yet run on a GPU), so it is turned on here unless already set (=0 times the unfused ops).
+  setenv("SEAM_MOE_FUSED_ROUTE", "1", 0);
   Bench b;
   std::printf("seam kernel bench on %s (Llama-3.1-8B shapes, bf16; ceilings: copy %.1f TB/s, GEMM %.0f TFLOP/s)\n\n",
               b.gpu().name().c_str(), kCopyTBs, kGemmTFlops);
@@ -337,6 +343,10 @@ int run(int argc, char** argv) {
   // and Qwen3-30B-A3B (top-8 of 128, hidden 2048, inter 768).
   bench_moe_batch1(b, "Mixtral-8x7B", 8, 14336, 4096, 2);
   bench_moe_batch1(b, "Qwen3-30B-A3B", 128, 768, 2048, 8);
+  // The router of one token: norm, router GEMV and routing as three ops, as two (the route in the
+  // GEMV's last block) and as one (the norm in the GEMV too).
+  bench_moe_router(b, "Mixtral-8x7B", 8, 4096, 2);
+  bench_moe_router(b, "Qwen3-30B-A3B", 128, 2048, 8);
   // 4,096: the prefill target; 512: a small prefill chunk (~32 rows an expert).
   for (int n : {4096, 512}) bench_moe_grouped(b, n);
   // 64: Qwen3-30B-A3B's batch-64 decode on the skinny tensor-core path, old against new.

@@ -175,5 +175,6 @@ void bench_fp8_skinny(Bench& b);
 void bench_moe_grouped(Bench& b, int n_tokens);
 void bench_moe_skinny(Bench& b, int n_tokens);
 void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t H, int64_t k);
+void bench_moe_router(Bench& b, const char* model, int64_t E, int64_t H, int64_t k);
 
 }  // namespace seam::kbench

@@ -153,6 +153,20 @@ void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t
     b.row(std::string("moe ") + cuda::moe_path_name(path), shape, us, gu_bytes + dn_bytes, 0);
   }
   if (cuda::moe_path_applies(cuda::MoePath::gathered_gemv, x, gu, dn, ids[0], s)) {
+    // The same path with the combine folded into the down GEMV (the backend's at one row under
+    // SEAM_MOE_FUSED_COMBINE=1; off by default until its GPU test has run).
+    Tensor tickets = b.alloc(DType::i32, {8192});
+    b.gpu().fill(tickets, 0.f);
+    const cuda::MoeTickets tk{static_cast<unsigned*>(tickets.data), 8192};
+    const double us = b.time_us(
+        [&](int i) {
+          cuda::launch_moe_experts_path(cuda::MoePath::gathered_gemv, out, x, gu, dn, ids[size_t(i % kRoutings)], w, s,
+                                        b.stream(), tk);
+        },
+        8, 11);
+    b.row("moe gathered_gemv+combine", shape, us, gu_bytes + dn_bytes, 0);
+  }
+  if (cuda::moe_path_applies(cuda::MoePath::gathered_gemv, x, gu, dn, ids[0], s)) {
     const Tensor act = s.act.rows(k), y(s.expert_out.data, DType::f32, Device::cuda, {k, H});
     const double gu_us = b.time_us(
         [&](int i) { cuda::launch_gemv_experts(act, x, false, gu, ids[size_t(i % kRoutings)], true, b.stream()); }, 8,
@@ -165,6 +179,34 @@ void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t
     const double cb_us = b.time_us([&](int) { cuda::launch_moe_combine(out, y, w, b.stream()); }, 8, 11);
     b.row("moe gathered_gemv combine", shape, cb_us, double(k) * H * 4 + 2.0 * H * 2, 0);
   }
+  b.release_all();
+}
+
+// The router stage of one token (Backend ops on the bench's CUDA backend, bf16): rms_norm +
+// linear + moe_route (three kernels, the model before the fusions), rms_norm + moe_router_route
+// (the route in the router GEMV's last block) and moe_norm_router_route (one kernel: the norm in
+// the GEMV too). Each call back to back in one graph, as a decode step runs them: the time is
+// the stage's latency, boundaries included. Bytes: the router's weights.
+void bench_moe_router(Bench& b, const char* model, int64_t E, int64_t H, int64_t k) {
+  Backend& g = b.gpu();
+  Tensor x = b.random(DType::bf16, {1, H}), ln = b.random(DType::bf16, {H}), wr = b.random(DType::bf16, {E, H}, 0.05f);
+  Tensor normed = b.alloc(DType::bf16, {1, H}), logits = b.alloc(DType::bf16, {1, E});
+  Tensor ids = b.alloc(DType::i32, {1, k}), w = b.alloc(DType::f32, {1, k});
+  const std::string shape = std::string(model) + " 1 tok E" + std::to_string(E) + " top-" + std::to_string(k);
+  const double bytes = double(E) * H * 2;
+  const double three = b.time_us([&](int) {
+    g.rms_norm(normed, x, ln, 1e-6f);
+    g.linear(logits, normed, wr, Tensor());
+    g.moe_route(ids, w, logits, true);
+  });
+  b.row("moe router norm+gemv+route", shape, three, bytes, 0);
+  const double two = b.time_us([&](int) {
+    g.rms_norm(normed, x, ln, 1e-6f);
+    g.moe_router_route(ids, w, logits, normed, wr, true);
+  });
+  b.row("moe router norm+gemv_route", shape, two, bytes, 0);
+  const double one = b.time_us([&](int) { g.moe_norm_router_route(ids, w, logits, normed, x, ln, 1e-6f, wr, true); });
+  b.row("moe router norm_gemv_route", shape, one, bytes, 0);
   b.release_all();
 }
 

@@ -140,6 +140,49 @@ TEST_F(FamilyOps, RopePartialRotaryAndLongTables) {
                Error);
 }
 
+// rms_norm_qkv_qk_norm_rope_store (the q/k-norm families' attention input stage in one op) is its
+// definition: rms_norm_linear, then qk_norm_rope_store on qkv's q, k, v views, to the bit.
+TEST_F(FamilyOps, QkvQkNormRopeStoreEqualsItsTwoOps) {
+  const int64_t n = 2, hidden = 24, heads = 3, kv = 1, d = 8, rot = 6, half = rot / 2, width = (heads + 2 * kv) * d;
+  const int64_t n_slots = 4;
+  std::vector<float> x = random(size_t(n * hidden)), ln = random(size_t(hidden), 0.5f, 1.5f);
+  std::vector<float> w = random(size_t(width * hidden), -0.3f, 0.3f), qn = random(size_t(d), 0.5f, 1.5f);
+  std::vector<float> kn = random(size_t(d), 0.5f, 1.5f), f(static_cast<size_t>(half));
+  for (int64_t j = 0; j < half; ++j) f[size_t(j)] = std::pow(10000.f, -2.f * float(j) / float(rot));
+  std::vector<int32_t> pos = {5, 9}, slots = {3, 1};
+  auto run = [&](bool fused, std::vector<float>& qkv, std::vector<float>& kc, std::vector<float>& vc) {
+    std::vector<float> normed(size_t(n * hidden));
+    qkv.assign(size_t(n * width), 0.f);
+    kc.assign(size_t(n_slots * kv * d), 0.f);
+    vc.assign(kc.size(), 0.f);
+    RopeStoreArgs r;
+    r.n_heads = int(heads);
+    r.positions = index(pos);
+    r.inv_freq = view(f, {half});
+    r.k_cache = view(kc, {n_slots, kv, d});
+    r.v_cache = view(vc, {n_slots, kv, d});
+    r.slots = index(slots);
+    if (fused) {
+      cpu->rms_norm_qkv_qk_norm_rope_store(view(qkv, {n, width}), view(normed, {n, hidden}), view(x, {n, hidden}),
+                                           view(ln, {hidden}), 1e-6f, view(w, {width, hidden}), Tensor(),
+                                           view(qn, {d}), view(kn, {d}), r);
+      return;
+    }
+    cpu->rms_norm_linear(view(qkv, {n, width}), view(normed, {n, hidden}), view(x, {n, hidden}), view(ln, {hidden}),
+                         1e-6f, view(w, {width, hidden}), Tensor());
+    const RopeStoreArgs::Qkv h = r.split_qkv(view(qkv, {n, width}));
+    cpu->qk_norm_rope_store(h.q, h.k, h.v, view(qn, {d}), view(kn, {d}), 1e-6f, r.positions, r.tables(), r.k_cache,
+                            r.v_cache, r.slots);
+  };
+  std::vector<float> qkv, kc, vc, qkv2, kc2, vc2;
+  run(true, qkv, kc, vc);
+  run(false, qkv2, kc2, vc2);
+  EXPECT_EQ(qkv, qkv2);
+  EXPECT_EQ(kc, kc2);
+  EXPECT_EQ(vc, vc2);
+  EXPECT_NE(kc, std::vector<float>(kc.size(), 0.f)) << "the slots were not written";
+}
+
 // One attention call over a paged cache vs a naive float64 loop, for every combination of
 // window and soft-cap; a prefill sequence and decode rows in one batch (mixed step).
 struct AttnCase {

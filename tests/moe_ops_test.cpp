@@ -246,6 +246,44 @@ TEST(MoeGraph, ReplayRoutesTheLogitsOfTheStep) {
   }
 }
 
+// moe_router_route is its definition: linear (no bias), then moe_route, to the bit; the logits
+// are written too.
+TEST(MoeRouterRoute, EqualsLinearThenRoute) {
+  const int n = 3, E = 12, H = 16, k = 3;
+  std::vector<float> x = random_values(size_t(n * H), 51u), wr = random_values(size_t(E * H), 52u, 0.5f);
+  for (bool renorm : {true, false}) {
+    std::vector<float> logits(size_t(n * E)), w(size_t(n * k)), want_logits(size_t(n * E)), want_w(size_t(n * k));
+    std::vector<int32_t> ids(size_t(n * k)), want_ids(size_t(n * k));
+    CpuBackend be;
+    be.moe_router_route(i32(ids, {n, k}), f32(w, {n, k}), f32(logits, {n, E}), f32(x, {n, H}), f32(wr, {E, H}), renorm);
+    be.linear(f32(want_logits, {n, E}), f32(x, {n, H}), f32(wr, {E, H}), Tensor());
+    be.moe_route(i32(want_ids, {n, k}), f32(want_w, {n, k}), f32(want_logits, {n, E}), renorm);
+    EXPECT_EQ(logits, want_logits);
+    EXPECT_EQ(ids, want_ids);
+    EXPECT_EQ(w, want_w);
+  }
+}
+
+// moe_norm_router_route is its definition: rms_norm (normed written), then moe_router_route.
+TEST(MoeRouterRoute, NormFusedEqualsNormThenRouterRoute) {
+  const int n = 2, E = 10, H = 24, k = 4;
+  std::vector<float> x = random_values(size_t(n * H), 61u, 3.f), wr = random_values(size_t(E * H), 62u, 0.5f);
+  std::vector<float> g = random_values(size_t(H), 63u);
+  std::vector<float> normed(size_t(n * H)), logits(size_t(n * E)), w(size_t(n * k));
+  std::vector<float> want_normed(size_t(n * H)), want_logits(size_t(n * E)), want_w(size_t(n * k));
+  std::vector<int32_t> ids(size_t(n * k)), want_ids(size_t(n * k));
+  CpuBackend be;
+  be.moe_norm_router_route(i32(ids, {n, k}), f32(w, {n, k}), f32(logits, {n, E}), f32(normed, {n, H}), f32(x, {n, H}),
+                           f32(g, {H}), 1e-6f, f32(wr, {E, H}), true);
+  be.rms_norm(f32(want_normed, {n, H}), f32(x, {n, H}), f32(g, {H}), 1e-6f);
+  be.moe_router_route(i32(want_ids, {n, k}), f32(want_w, {n, k}), f32(want_logits, {n, E}), f32(want_normed, {n, H}),
+                      f32(wr, {E, H}), true);
+  EXPECT_EQ(normed, want_normed);
+  EXPECT_EQ(logits, want_logits);
+  EXPECT_EQ(ids, want_ids);
+  EXPECT_EQ(w, want_w);
+}
+
 void expect_error(const std::function<void()>& f, const std::string& needle) {
   try {
     f();

@@ -357,6 +357,21 @@ class Backend {
     rms_norm(k, k, k_norm, eps);
     rope_store_kv(q, k, v, positions, t, k_cache, v_cache, slots, s);
   }
+  // Attention's whole input stage for layers with q/k norm in one op, so a backend can fuse it
+  // (CUDA at one row: the qkv GEMV's last block of each head normalises, rotates and stores it;
+  // no qk_norm_rope_store launch): rms_norm_linear(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv),
+  // then qk_norm_rope_store on qkv's q, k, v views (RopeStoreArgs::split_qkv) with q_norm, k_norm,
+  // the same eps and r's positions, tables, caches, slots and KV scales. Shapes as
+  // rms_norm_qkv_rope_store; q_norm, k_norm [head_dim].
+  virtual void rms_norm_qkv_qk_norm_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                               Tensor w_qkv, Tensor b_qkv, Tensor q_norm, Tensor k_norm,
+                                               const RopeStoreArgs& r) {
+    check_rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, w_qkv, b_qkv, r);
+    rms_norm_linear(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv);
+    const RopeStoreArgs::Qkv h = r.split_qkv(qkv);
+    qk_norm_rope_store(h.q, h.k, h.v, q_norm, k_norm, eps, r.positions, r.tables(), r.k_cache, r.v_cache, r.slots,
+                       r.kv_scales);
+  }
   // Causal grouped-query attention over the paged cache (which already holds this step's KV),
   // with o's scale, soft-capping and sliding window (AttentionOptions). The caches are in q's
   // dtype or FP8 E4M3 (read as code * o.kv_scales: KvScales).
@@ -431,6 +446,25 @@ class Backend {
   // topk_ids [n, k] i32, topk_weights [n, k] f32, k <= n_experts. A NaN p ranks as -inf, so a
   // row whose logits are not finite (padding) still gets k distinct ids in [0, n_experts).
   virtual void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize);
+  // The layer's router and its routing in one op, so a backend can fuse them (CUDA at one row:
+  // the router GEMV's last block routes, no moe_route launch): router_logits = x @ w_router^T
+  // (linear, no bias), then moe_route(topk_ids, topk_weights, router_logits, renormalize).
+  // x [n, hidden]; w_router [n_experts, hidden]; router_logits [n, n_experts] (written too).
+  virtual void moe_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor x,
+                                Tensor w_router, bool renormalize) {
+    linear(router_logits, x, w_router, Tensor());
+    moe_route(topk_ids, topk_weights, router_logits, renormalize);
+  }
+  // The layer's input norm, router and routing in one op, so a backend can fuse the norm too
+  // (CUDA at one row: the router GEMV normalises x as rms_norm does and writes normed; the
+  // rms_norm launch drops out): normed = rms_norm(x) * norm_weight (written: the experts read
+  // it), then moe_router_route(topk_ids, topk_weights, router_logits, normed, w_router,
+  // renormalize). x, normed [n, hidden]; norm_weight [hidden].
+  virtual void moe_norm_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor normed,
+                                     Tensor x, Tensor norm_weight, float eps, Tensor w_router, bool renormalize) {
+    rms_norm(normed, x, norm_weight, eps);
+    moe_router_route(topk_ids, topk_weights, router_logits, normed, w_router, renormalize);
+  }
   // out[i] += sum_j topk_weights[i][j] * down_e(silu(gate_e x[i]) * up_e x[i]), e = topk_ids[i][j],
   // where [gate_e | up_e] = w_gate_up[e] and down_e = w_down[e]; silu(gate) * up is rounded to x's
   // dtype (as a dense MLP's act), the weighted sum is formed in float32 and added to out once (as

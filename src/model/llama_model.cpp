@@ -184,6 +184,11 @@ void LlamaModel::pre_attention(int i, const ForwardBuffers& buf, const KvCacheVi
     l.qkv.apply_rms_normed_rope_store(qkv, buf.normed.rows(n), residual, l.ln_in.tensor(), c.rms_norm_eps, r);
     return;
   }
+  if (!l.qkv.is_fp8()) {  // norm, qkv, q/k norm, RoPE and the KV store: one op (one kernel at batch 1 on CUDA)
+    backend_.rms_norm_qkv_qk_norm_rope_store(qkv, buf.normed.rows(n), residual, l.ln_in.tensor(), c.rms_norm_eps,
+                                             l.qkv.weight(), l.qkv.bias(), l.q_norm.tensor(), l.k_norm.tensor(), r);
+    return;
+  }
   l.qkv.apply_rms_normed(qkv, buf.normed.rows(n), residual, l.ln_in.tensor(), c.rms_norm_eps);
   Tensor q = qkv.slice_cols(0, c.q_size()).unflatten_last(c.n_heads, c.head_dim);  // [n, heads, d]
   Tensor k = qkv.slice_cols(c.q_size(), c.kv_size()).unflatten_last(c.n_kv_heads, c.head_dim);

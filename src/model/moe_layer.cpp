@@ -35,11 +35,18 @@ void MoeLayer::forward(const ForwardBuffers& buf, const Tensor& ln_post, float e
   Tensor residual = buf.residual.rows(n), normed = buf.normed.rows(n);  // [n, hidden]
   const MoeBuffers& m = buf.moe;
   Tensor ids = m.topk_ids.rows(n), weights = m.topk_weights.rows(n);  // [n, k]
-  // An explicit norm: the experts and the shared expert read `normed`, which a fused
-  // norm + GEMV may leave unwritten.
-  be.rms_norm(normed, residual, ln_post, eps);
-  router_.apply(m.router_logits.rows(n), normed);  // [n, n_experts]
-  be.moe_route(ids, weights, m.router_logits.rows(n), renormalize_);
+  // The norm, the router and the routing in one op where the router is a plain weight (a backend
+  // may fuse them: CUDA's one-row router GEMV normalises, writes `normed` exactly as rms_norm and
+  // routes in its last block); an FP8 router runs apart. Either way `normed` is written: the
+  // experts and the shared expert read it.
+  if (!router_.is_fp8() && !router_.has_bias()) {
+    be.moe_norm_router_route(ids, weights, m.router_logits.rows(n), normed, residual, ln_post, eps, router_.weight(),
+                             renormalize_);
+  } else {
+    be.rms_norm(normed, residual, ln_post, eps);
+    router_.apply(m.router_logits.rows(n), normed);  // [n, n_experts]
+    be.moe_route(ids, weights, m.router_logits.rows(n), renormalize_);
+  }
   // Tensor parallelism: every rank routes alike (whole router, same input) and its experts
   // add their slice's partial outputs. Rank 0 adds them to the residual, the others to zero
   // (the residual has been read: `normed` holds what the experts need); the all-reduce

@@ -49,6 +49,11 @@ struct CudaGraph final : Graph {
 CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   // First, so that a bad value throws before anything is allocated.
   fused_post_norm_ = env_choice("SEAM_DECODE_FUSED_POSTNORM", 1, {0, 1}) == 1;
+  // The batch-1 MoE route / combine and q/k-norm fusions: off by default until their GPU tests
+  // have run on the H200 (built 2026-12-02, not yet run on a GPU; cuda_backend_impl.h).
+  fused_moe_route_ = env_choice("SEAM_MOE_FUSED_ROUTE", 0, {0, 1}) == 1;
+  fused_moe_combine_ = env_choice("SEAM_MOE_FUSED_COMBINE", 0, {0, 1}) == 1;
+  fused_qk_norm_ = env_choice("SEAM_DECODE_FUSED_QK_NORM", 0, {0, 1}) == 1;
   fp8_gemm_mode_ = Fp8GemmMode(env_name_choice("SEAM_FP8_GEMM", 3, {"auto", "wgmma", "cublaslt", "ws"}));
   fp8_skinny_ = Fp8SkinnyMode(env_name_choice("SEAM_FP8_SKINNY", 0, {"auto", "on", "off"}));
   const int fp8_gemv = env_name_choice("SEAM_FP8_GEMV", 0, {"auto", "mma", "fma"});
@@ -72,6 +77,10 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   SEAM_CUDA_CHECK(cudaMemsetAsync(attention_counters_, 0, kAttentionCounters * sizeof(int), stream_));
   SEAM_CUDA_CHECK(cudaMalloc(&post_norm_counters_, kPostNormCounters * sizeof(unsigned)));
   SEAM_CUDA_CHECK(cudaMemsetAsync(post_norm_counters_, 0, kPostNormCounters * sizeof(unsigned), stream_));
+  SEAM_CUDA_CHECK(cudaMalloc(&moe_tickets_, 2 * kMoeTickets * sizeof(unsigned)));
+  SEAM_CUDA_CHECK(cudaMalloc(&qk_counters_, 2 * kQkCounters * sizeof(unsigned)));
+  SEAM_CUDA_CHECK(cudaMemsetAsync(qk_counters_, 0, 2 * kQkCounters * sizeof(unsigned), stream_));
+  SEAM_CUDA_CHECK(cudaMemsetAsync(moe_tickets_, 0, 2 * kMoeTickets * sizeof(unsigned), stream_));
   SEAM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   SEAM_CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking));
   SEAM_CUDA_CHECK(cudaEventCreateWithFlags(&fork_event_, cudaEventDisableTiming));
@@ -88,6 +97,8 @@ CudaBackend::~CudaBackend() {
   cudaFree(attention_scratch_);
   cudaFree(attention_counters_);
   cudaFree(post_norm_counters_);
+  cudaFree(moe_tickets_);
+  cudaFree(qk_counters_);
   if (forward_mark_) cudaEventDestroy(forward_mark_);
   if (timer_stop_) cudaEventDestroy(timer_stop_);
   if (timer_start_) cudaEventDestroy(timer_start_);

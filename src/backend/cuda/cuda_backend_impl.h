@@ -110,6 +110,12 @@ class CudaBackend final : public Backend {
   void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
   // mixture of experts: cuda_backend_moe.cpp
   void moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, bool renormalize) override;
+  void rms_norm_qkv_qk_norm_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps, Tensor w_qkv,
+                                       Tensor b_qkv, Tensor q_norm, Tensor k_norm, const RopeStoreArgs& r) override;
+  void moe_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor x, Tensor w_router,
+                        bool renormalize) override;
+  void moe_norm_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor normed, Tensor x,
+                             Tensor norm_weight, float eps, Tensor w_router, bool renormalize) override;
   void moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids, Tensor topk_weights,
                    const MoeScratch& scratch) override;
   void moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) override;
@@ -160,10 +166,37 @@ class CudaBackend final : public Backend {
   static constexpr int kPostNormCounters = 64;
   unsigned* post_norm_counters_ = nullptr;  // [kPostNormCounters]
   int next_post_norm_counter_ = 0;
+  // moe_experts' folded combine (MoeTickets, moe_experts.h): a counter per (token, output tile) of
+  // the down GEMV, zeroed once at construction; every launch leaves them zero. Two halves taken in
+  // turn, as the post-norm counters, so two fused launches never share one.
+  static constexpr int64_t kMoeTickets = 8192;  // a half: Mixtral's 4,096 rows at one tile a row
+  unsigned* moe_tickets_ = nullptr;             // [2 * kMoeTickets]
+  int next_moe_tickets_ = 0;
   // SEAM_DECODE_FUSED_POSTNORM (0 or 1, default 1), read at construction: 0 runs
   // linear_rms_norm_add as linear + rms_norm_add (an A/B switch; per backend, so a test can
   // build one of each in a process).
   bool fused_post_norm_ = true;
+  // The three batch-1 fusions below are OFF by default until their GPU tests
+  // (cuda_moe_fusions_test, cuda_qkv_qk_norm_fusion_test) have run on the H200: built
+  // 2026-12-02, not yet run on a GPU. Off, every op runs as the GPU-tested kernels it stands for.
+  // SEAM_MOE_FUSED_ROUTE (0 or 1, default 0), read at construction: 1 runs moe_router_route at
+  // one row as one kernel (the router GEMV's last block routes) and moe_norm_router_route as one
+  // kernel (the norm in it too); 0 runs them as linear + moe_route and rms_norm + those (per
+  // backend as fused_post_norm_).
+  bool fused_moe_route_ = false;
+  // SEAM_MOE_FUSED_COMBINE (0 or 1, default 0), read at construction: 1 hands moe_experts the
+  // tickets (moe_tickets_ above), so one row's gathered_gemv path folds its combine into the down
+  // GEMV; 0 keeps the moe_combine launch.
+  bool fused_moe_combine_ = false;
+  // SEAM_DECODE_FUSED_QK_NORM (0 or 1, default 0), read at construction: 1 runs
+  // rms_norm_qkv_qk_norm_rope_store at one row as one GEMV with the q/k-norm tail; 0 as
+  // rms_norm_linear + qk_norm_rope_store.
+  bool fused_qk_norm_ = false;
+  // Its per-head row counts (GemvFusion::qk_norm), zeroed once at construction, left zero by
+  // every launch; two halves taken in turn, as the other counters.
+  static constexpr int64_t kQkCounters = 1024;  // heads of a layer's q, k and v
+  unsigned* qk_counters_ = nullptr;             // [2 * kQkCounters]
+  int next_qk_counters_ = 0;
   // A MIXED batch's decode-row attention runs on side_stream_ between these two events
   // (attention()); created once at construction.
   cudaStream_t side_stream_ = nullptr;

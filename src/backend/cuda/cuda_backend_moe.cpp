@@ -9,10 +9,12 @@
 #include "backend/cuda/cuda_backend_impl.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/gemv.h"
 #include "backend/cuda/moe_experts.h"
 #include "backend/cuda/moe_route.h"
 #include "backend/cuda/moe_shared_expert_add.h"
 #include "backend/moe_op_checks.h"
+#include "backend/op_checks.h"
 #include "core/dtype.h"
 
 namespace seam::cuda {
@@ -61,10 +63,64 @@ void CudaBackend::moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_
   if (!capturing_) debug_route_row(router_logits, topk_ids.size(1), stream_);
 }
 
+void CudaBackend::moe_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor x,
+                                   Tensor w_router, bool renormalize) {
+  op_checks::linear(router_logits, x, w_router, Tensor(), Device::cuda);
+  op_checks::moe_route(topk_ids, topk_weights, router_logits, Device::cuda);
+  // One row: the router GEMV's last block routes (GemvFusion::route); the moe_route launch drops
+  // out and the ids, weights and logits are those of linear + moe_route, bit for bit.
+  GemvFusion f;
+  f.route.topk_ids = topk_ids;
+  f.route.topk_weights = topk_weights;
+  f.route.renormalize = renormalize;
+  f.route.counter = post_norm_counters_ + next_post_norm_counter_;
+  if (fused_moe_route_ && gemv_fusion_applies(router_logits, x, w_router, Tensor(), f)) {
+    next_post_norm_counter_ = (next_post_norm_counter_ + 1) % kPostNormCounters;
+    launch_gemv(router_logits, x, w_router, Tensor(), f, stream_);
+    if (!capturing_) debug_route_row(router_logits, topk_ids.size(1), stream_);
+    return;
+  }
+  Backend::moe_router_route(topk_ids, topk_weights, router_logits, x, w_router, renormalize);
+}
+
+void CudaBackend::moe_norm_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor normed,
+                                        Tensor x, Tensor norm_weight, float eps, Tensor w_router, bool renormalize) {
+  op_checks::rms_norm(normed, x, norm_weight, Device::cuda);
+  op_checks::linear(router_logits, normed, w_router, Tensor(), Device::cuda);
+  op_checks::moe_route(topk_ids, topk_weights, router_logits, Device::cuda);
+  // One row: the router GEMV of moe_router_route also normalises x exactly as rms_norm (every
+  // block stages normed, block 0 writes it: GemvFusion::normed_out); the rms_norm launch drops
+  // out and normed, the logits, ids and weights are those of the three ops, bit for bit.
+  GemvFusion f;
+  f.norm_weight = norm_weight;
+  f.eps = eps;
+  f.normed_out = normed;
+  f.route.topk_ids = topk_ids;
+  f.route.topk_weights = topk_weights;
+  f.route.renormalize = renormalize;
+  f.route.counter = post_norm_counters_ + next_post_norm_counter_;
+  if (fused_moe_route_ && gemv_fusion_applies(router_logits, x, w_router, Tensor(), f)) {
+    next_post_norm_counter_ = (next_post_norm_counter_ + 1) % kPostNormCounters;
+    launch_gemv(router_logits, x, w_router, Tensor(), f, stream_);
+    if (!capturing_) debug_route_row(router_logits, topk_ids.size(1), stream_);
+    return;
+  }
+  Backend::moe_norm_router_route(topk_ids, topk_weights, router_logits, normed, x, norm_weight, eps, w_router,
+                                 renormalize);
+}
+
 void CudaBackend::moe_experts(Tensor out, Tensor x, Tensor w_gate_up, Tensor w_down, Tensor topk_ids,
                               Tensor topk_weights, const MoeScratch& scratch) {
   op_checks::moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, Device::cuda);
-  launch_moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream_);
+  // The tickets let one row's gathered_gemv path fold its combine into the down GEMV
+  // (SEAM_MOE_FUSED_COMBINE=1; off by default until its GPU test has run: none, the combine runs
+  // as its own kernel).
+  MoeTickets tickets;
+  if (fused_moe_combine_) {
+    tickets = MoeTickets{moe_tickets_ + next_moe_tickets_ * kMoeTickets, kMoeTickets};
+    next_moe_tickets_ ^= 1;
+  }
+  launch_moe_experts(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream_, tickets);
 }
 
 void CudaBackend::moe_shared_expert_add(Tensor out, Tensor y, Tensor gate) {

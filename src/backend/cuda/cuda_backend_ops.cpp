@@ -128,6 +128,40 @@ void CudaBackend::rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, T
   Backend::rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv, r);
 }
 
+void CudaBackend::rms_norm_qkv_qk_norm_rope_store(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
+                                                  Tensor w_qkv, Tensor b_qkv, Tensor q_norm, Tensor k_norm,
+                                                  const RopeStoreArgs& r) {
+  op_checks::rms_norm_qkv_rope_store(qkv, normed, x, norm_weight, w_qkv, b_qkv, r, Device::cuda);
+  const RopeStoreArgs::Qkv h = r.split_qkv(qkv);
+  op_checks::qk_norm_rope_store(h.q, h.k, h.v, q_norm, k_norm, r.positions, r.tables(), r.k_cache, r.v_cache, r.slots,
+                                Device::cuda);
+  // One row: norm and projection in one GEMV whose last block of each head finishes it (q/k
+  // norm, RoPE, the KV store: GemvFusion::qk_norm); the qk_norm_rope_store launch drops out and
+  // qkv and the caches are those of the two ops, bit for bit. FP8 caches take the two ops.
+  GemvFusion f;
+  f.norm_weight = norm_weight;
+  f.eps = eps;
+  f.rope.positions = r.positions;
+  f.rope.inv_freq = r.inv_freq;
+  f.rope.inv_freq_long = r.inv_freq_long;
+  f.rope.long_from = r.long_from;
+  f.rope.inv_freq_lo = r.inv_freq_lo;
+  f.rope.inv_freq_long_lo = r.inv_freq_long_lo;
+  f.rope.k_cache = r.k_cache;
+  f.rope.v_cache = r.v_cache;
+  f.rope.slots = r.slots;
+  f.rope.n_heads = r.n_heads;
+  f.qk_norm.q_norm = q_norm;
+  f.qk_norm.k_norm = k_norm;
+  f.qk_norm.counters = qk_counters_ + next_qk_counters_ * kQkCounters;
+  f.qk_norm.n_counters = kQkCounters;
+  if (fused_qk_norm_ && gemv_fusion_applies(qkv, x, w_qkv, b_qkv, f)) {
+    next_qk_counters_ ^= 1;
+    return launch_gemv(qkv, x, w_qkv, b_qkv, f, stream_);
+  }
+  Backend::rms_norm_qkv_qk_norm_rope_store(qkv, normed, x, norm_weight, eps, w_qkv, b_qkv, q_norm, k_norm, r);
+}
+
 void CudaBackend::rms_norm_gate_up_silu(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
                                         float eps, Tensor w_gate_up) {
   op_checks::rms_norm_gate_up_silu(act, gate_up, normed, x, norm_weight, w_gate_up, Device::cuda);

@@ -1,12 +1,16 @@
-// launch_gemv (gemv.h): the dense decode GEMV's kernels around gemv_kernel.cuh's body, the post-norm
-// fusion, and the choice of instantiation and K slices per shape.
+// launch_gemv (gemv.h): the dense decode GEMV's kernels around gemv_kernel.cuh's body, the post-norm,
+// route and q/k-norm fusions (their tails: gemv_post_norm.cuh, gemv_route_tail.cuh,
+// gemv_qk_norm_tail.cuh), and the choice of instantiation and K slices per shape.
 #include "backend/cuda/gemv.h"
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/gemv_kernel.cuh"
 #include "backend/cuda/gemv_post_norm.cuh"
+#include "backend/cuda/gemv_qk_norm_tail.cuh"
+#include "backend/cuda/gemv_route_tail.cuh"
 #include "backend/cuda/gemv_slices.h"
+#include "backend/cuda/moe_route.h"
 
 #include <algorithm>
 #include <atomic>
@@ -22,6 +26,8 @@ namespace {
 using namespace gemv_detail;
 
 std::atomic<int64_t> g_post_norm_launches{0};  // gemv_post_norm_launches()
+std::atomic<int64_t> g_route_launches{0};      // gemv_route_launches()
+std::atomic<int64_t> g_qk_norm_launches{0};    // gemv_qk_norm_launches()
 
 template <typename T, typename TO, int M, int S, int NORM, int EPI, int PU = kUnroll>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvArgs<T, TO> a) {
@@ -38,6 +44,41 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_post_norm_kernel(GemvArgs<T,
   static_assert(kWarps * 32 == 256, "the tail matches rms_norm_add's 256-thread block");
   gemv_body<T, T, 1, S, kNormNone, EPI, PU>(a);
   post_norm_tail<T>(a.out, a.residual, a.post_w, a.post_eps, a.post_n, a.post_counter);
+}
+
+// A mixture-of-experts router of one row and its routing (GemvFusion::route): the logits exactly
+// as gemv_kernel writes them, then the last block to finish routes them (gemv_route_tail.cuh)
+// exactly as moe_route_warp_kernel: the moe_route launch drops out.
+template <typename T, int S, int NORM, int EPI, int PU>
+__global__ void __launch_bounds__(kWarps * 32) gemv_route_kernel(GemvArgs<T, T> a) {
+  gemv_body<T, T, 1, S, NORM, EPI, PU>(a);
+  route_tail<T>(a.out, a.route_ids, a.route_weights, a.route_experts, a.route_k, a.route_renorm, a.route_counter);
+}
+
+// The qkv projection of one row of a q/k-norm model (GemvFusion::qk_norm): rms_norm_linear's
+// product exactly as gemv_kernel writes it (inline norm), then the last block to finish each head
+// finishes it as qk_norm_rope_store's kernel does (gemv_qk_norm_tail.cuh): that launch drops out.
+template <typename T, int S, int EPI, int PU>
+__global__ void __launch_bounds__(kWarps * 32) gemv_qk_norm_kernel(GemvArgs<T, T> a) {
+  gemv_body<T, T, 1, S, kNormInline, EPI, PU>(a);
+  QkTail<T> t;
+  t.qkv = a.out;
+  t.q_norm = a.q_norm_w;
+  t.k_norm = a.k_norm_w;
+  t.eps = a.eps;
+  t.n_heads = a.n_heads;
+  t.n_kv_heads = a.n_kv_heads;
+  t.d = a.head_dim;
+  t.half = a.rot_half;
+  t.positions = a.positions;
+  t.angles = a.angles;
+  t.k_cache = a.k_cache;
+  t.v_cache = a.v_cache;
+  t.slots = a.slots;
+  t.n_slots = a.n_slots;
+  t.counters = a.head_counters;
+  constexpr int kItems = kWarps / S, kRowsPerItem = EPI == kEpiPlain ? 1 : 2;
+  qk_norm_tail<T, kItems, kRowsPerItem>(t, a.n_out);
 }
 
 // The paired epilogues (GLU, ROPE) are fused only where a feature pair needs at most this many
@@ -103,6 +144,37 @@ GemvKernel<T, T> post_norm_kernel_of(int slices, int epi) {
   }
 }
 
+// The route kernel of a plain projection (one row a warp, or the plain pair) at S slices: the
+// instantiations linear's kernel_of picks for it (no norm), so the logits are linear's.
+// exact: GemvFusion::normed_out (kNormExact), else no norm.
+template <typename T, int NORM>
+GemvKernel<T, T> route_kernel_of(int slices, int epi) {
+  const bool pair = epi == kEpiPlainPair;
+  switch (slices) {
+    case 1: return pair ? gemv_route_kernel<T, 1, NORM, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 1, NORM, kEpiPlain, kUnroll>;
+    case 2: return pair ? gemv_route_kernel<T, 2, NORM, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 2, NORM, kEpiPlain, kUnroll>;
+    case 4: return pair ? gemv_route_kernel<T, 4, NORM, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 4, NORM, kEpiPlain, kUnroll>;
+    default: return pair ? gemv_route_kernel<T, 8, NORM, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 8, NORM, kEpiPlain, kUnroll>;
+  }
+}
+template <typename T>
+GemvKernel<T, T> route_kernel_of(int slices, int epi, bool exact) {
+  return exact ? route_kernel_of<T, kNormExact>(slices, epi) : route_kernel_of<T, kNormNone>(slices, epi);
+}
+
+// The q/k-norm kernel of the qkv projection at S slices: the instantiations rms_norm_linear's
+// kernel_of picks for a plain projection with the inline norm, so qkv is rms_norm_linear's.
+template <typename T>
+GemvKernel<T, T> qk_norm_kernel_of(int slices, int epi) {
+  const bool pair = epi == kEpiPlainPair;
+  switch (slices) {
+    case 1: return pair ? gemv_qk_norm_kernel<T, 1, kEpiPlainPair, kPairUnroll> : gemv_qk_norm_kernel<T, 1, kEpiPlain, kUnroll>;
+    case 2: return pair ? gemv_qk_norm_kernel<T, 2, kEpiPlainPair, kPairUnroll> : gemv_qk_norm_kernel<T, 2, kEpiPlain, kUnroll>;
+    case 4: return pair ? gemv_qk_norm_kernel<T, 4, kEpiPlainPair, kPairUnroll> : gemv_qk_norm_kernel<T, 4, kEpiPlain, kUnroll>;
+    default: return pair ? gemv_qk_norm_kernel<T, 8, kEpiPlainPair, kPairUnroll> : gemv_qk_norm_kernel<T, 8, kEpiPlain, kUnroll>;
+  }
+}
+
 // Dynamic shared memory of a launch: the staged x * g.
 size_t staged_smem(int slices, bool norm, int epi, int M, int n_in, size_t elem) {
   return norm && slices == 1 && (epi == kEpiGlu || epi == kEpiRope) ? size_t(M) * size_t(n_in) * elem : 0;
@@ -138,6 +210,20 @@ void launch_with_slices(const GemvArgs<T, TO>& a, int slices, int epi, cudaStrea
   const size_t smem = staged_smem(slices, norm, epi, M, a.n_in, sizeof(T));
   const unsigned grid = div_up(a.n_out, kWarps / slices);
   if constexpr (std::is_same_v<T, TO> && M == 1) {
+    if (a.route_counter != nullptr) {  // gemv_fusion_applies: a plain projection; a norm only exact
+      const bool exact = a.normed_out != nullptr;
+      launch_kernel(route_kernel_of<T>(slices, epi, exact), grid, kWarps * 32, exact ? size_t(a.n_in) * sizeof(T) : 0,
+                    stream, a);
+      SEAM_CUDA_CHECK_LAUNCH();
+      g_route_launches.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    if (a.head_counters != nullptr) {  // gemv_fusion_applies: a plain projection with the inline norm
+      launch_kernel(qk_norm_kernel_of<T>(slices, epi), grid, kWarps * 32, 0, stream, a);
+      SEAM_CUDA_CHECK_LAUNCH();
+      g_qk_norm_launches.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     if (a.post_counter != nullptr) {  // gemv_fusion_applies: a plain projection, no input norm
       launch_kernel(post_norm_kernel_of<T>(slices, epi), grid, kWarps * 32, 0, stream, a);
       SEAM_CUDA_CHECK_LAUNCH();
@@ -182,7 +268,16 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
     a.post_n = int(w.size(0));
     a.post_counter = f.post_norm.counter;
   }
-  if (f.rope_store) {
+  if (f.route.counter != nullptr) {
+    a.route_ids = f.route.topk_ids.ptr<int32_t>();
+    a.route_weights = f.route.topk_weights.ptr<float>();
+    a.route_experts = int(w.size(0));
+    a.route_k = int(f.route.topk_ids.size(1));
+    a.route_renorm = f.route.renormalize;
+    a.route_counter = f.route.counter;
+    if (f.normed_out.defined()) a.normed_out = f.normed_out.ptr<T>();
+  }
+  if (f.rope_store || f.qk_norm.counters != nullptr) {
     const GemvFusion::RopeStore& rs = f.rope;
     a.positions = rs.positions.ptr<int32_t>();
     a.angles = RopeTables(rs.inv_freq, rs.inv_freq_long, rs.long_from, rs.inv_freq_lo, rs.inv_freq_long_lo).angles();
@@ -195,7 +290,14 @@ void launch_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
     a.n_kv_heads = int(rs.k_cache.size(1));
     a.head_dim = int(rs.k_cache.size(2));
   }
-  launch_with_slices<T, TO, M>(a, slices_for<T, TO, M>(a.n_out, a.n_in, a.norm_w != nullptr, epi), epi, stream);
+  if (f.qk_norm.counters != nullptr) {
+    a.q_norm_w = f.qk_norm.q_norm.ptr<T>();
+    a.k_norm_w = f.qk_norm.k_norm.ptr<T>();
+    a.head_counters = f.qk_norm.counters;
+  }
+  // The exact norm takes linear's slices (the product is linear(normed)'s, bit for bit).
+  const bool slice_norm = a.norm_w != nullptr && !f.normed_out.defined();
+  launch_with_slices<T, TO, M>(a, slices_for<T, TO, M>(a.n_out, a.n_in, slice_norm, epi), epi, stream);
 }
 
 // slices_for over the runtime dtypes of one row of x.
@@ -250,6 +352,53 @@ bool gemv_fusion_applies(const Tensor& out, const Tensor& x, const Tensor& w, co
           p.weight.dtype == x.dtype && p.weight.contiguous() && p.weight.numel() == n_out && aligned16(p.weight.data)))
       return false;
   }
+  if (f.normed_out.defined() && f.route.counter == nullptr) return false;  // the exact norm: route kernel only
+  if (f.route.counter != nullptr) {
+    // One row of a plain projection into x's dtype, routed by the warp routine.
+    const GemvFusion::Route& r = f.route;
+    const int64_t n_experts = w.size(0);
+    if (f.norm_weight.defined() != f.normed_out.defined() || f.accumulate || f.silu_mul || f.rope_store ||
+        f.post_norm.counter != nullptr || bias.defined() || out.dtype != x.dtype || x.size(0) != 1 || out.ndim != 2 ||
+        out.size(0) != 1 || out.size(1) != n_experts || out.stride[1] != 1)
+      return false;
+    const Tensor& nd = f.normed_out;  // the exact norm writes it in whole vectors, as rms_norm's vector path
+    if (nd.defined() && !(nd.dtype == x.dtype && nd.numel() == w.size(1) && nd.size(-1) == w.size(1) &&
+                          nd.stride[nd.ndim - 1] == 1 && aligned16(nd.data)))
+      return false;
+    if (!(r.topk_ids.defined() && r.topk_ids.dtype == DType::i32 && r.topk_ids.ndim == 2 &&
+          r.topk_ids.size(0) == 1 && r.topk_ids.contiguous() && r.topk_weights.defined() &&
+          r.topk_weights.dtype == DType::f32 && r.topk_weights.ndim == 2 && r.topk_weights.size(0) == 1 &&
+          r.topk_weights.size(1) == r.topk_ids.size(1) && r.topk_weights.contiguous()))
+      return false;
+    const int64_t k = r.topk_ids.size(1);
+    if (k < 1 || k > n_experts || !moe_route_warp_applies(n_experts, k)) return false;
+  }
+  if (f.qk_norm.counters != nullptr) {
+    // One row of a plain projection with the inline norm into x's dtype; rope's caches and tables.
+    const GemvFusion::RopeStore& rs = f.rope;
+    const GemvFusion::QkNorm& qk = f.qk_norm;
+    if (!f.norm_weight.defined() || f.rope_store || f.silu_mul || f.accumulate || f.post_norm.counter != nullptr ||
+        f.route.counter != nullptr || out.dtype != x.dtype || x.size(0) != 1 || out.ndim != 2 || out.size(0) != 1 ||
+        out.size(1) != w.size(0) || out.stride[1] != 1)
+      return false;
+    const bool caches = rs.k_cache.ndim == 3 && rs.v_cache.ndim == 3 && rs.k_cache.contiguous() &&
+                        rs.v_cache.contiguous() && rs.k_cache.dtype == x.dtype && rs.v_cache.dtype == x.dtype &&
+                        rs.v_cache.size(0) == rs.k_cache.size(0) && rs.v_cache.size(1) == rs.k_cache.size(1) &&
+                        rs.v_cache.size(2) == rs.k_cache.size(2);
+    if (!caches) return false;
+    const int64_t d = rs.k_cache.size(2), kv = rs.k_cache.size(1);
+    if (d % 2 != 0 || d < kWarps || rs.n_heads < 1 || w.size(0) != (rs.n_heads + 2 * kv) * d ||
+        rs.n_heads + 2 * kv > qk.n_counters)
+      return false;
+    for (const Tensor* nw : {&qk.q_norm, &qk.k_norm})
+      if (!(nw->defined() && nw->dtype == x.dtype && nw->contiguous() && nw->numel() == d)) return false;
+    const int64_t rh = rs.inv_freq.defined() ? rs.inv_freq.size(0) : 0;
+    if (rh < 1 || 2 * rh > d || (rs.inv_freq_long.defined() && rs.inv_freq_long.size(0) != rh)) return false;
+    for (const Tensor* lo : {&rs.inv_freq_lo, &rs.inv_freq_long_lo})
+      if (lo->defined() && lo->size(0) != rh) return false;
+    if (!(rs.positions.defined() && rs.positions.numel() >= 1 && rs.slots.defined() && rs.slots.numel() >= 1))
+      return false;
+  }
   if (f.rope_store) {
     const GemvFusion::RopeStore& rs = f.rope;
     const bool caches = rs.k_cache.ndim == 3 && rs.v_cache.ndim == 3 && rs.k_cache.contiguous() &&
@@ -281,6 +430,8 @@ void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
 }
 
 int64_t gemv_post_norm_launches() { return g_post_norm_launches.load(std::memory_order_relaxed); }
+int64_t gemv_route_launches() { return g_route_launches.load(std::memory_order_relaxed); }
+int64_t gemv_qk_norm_launches() { return g_qk_norm_launches.load(std::memory_order_relaxed); }
 
 }  // namespace seam::cuda
 

@@ -56,6 +56,39 @@ struct GemvFusion {
     float eps = 0.f;
     unsigned* counter = nullptr;
   } post_norm;
+  // counter set: the router of a mixture-of-experts layer, out [1, n_experts] the logits (x's
+  // dtype), then the routing of that row as launch_moe_route computes it on its warp kernel
+  // (route_row_warp, moe_route_warp.cuh: the same ids and weights, bit for bit) into topk_ids
+  // [1, k] i32 and topk_weights [1, k] f32, by the last of the grid's blocks to finish: the
+  // moe_route launch drops out. The product is linear()'s (the same slices and epilogue: the
+  // logits are bit-identical). Only for a plain projection of one row into x's dtype (no bias,
+  // GLU, RoPE, accumulate, post-norm), out contiguous, and n_experts, k that
+  // moe_route_warp_applies takes (an input norm only with normed_out, below). The counter as
+  // post_norm's: zero before, left zero.
+  struct Route {
+    Tensor topk_ids, topk_weights;  // [1, k] i32, [1, k] f32
+    bool renormalize = false;
+    unsigned* counter = nullptr;
+  } route;
+  // Defined (only with route and norm_weight): the input norm is rms_norm's, not the inline one.
+  // Every block computes normed = rms_norm(x) * norm_weight as launch_rms_norm does at one row
+  // (its block-per-row kernel's sums, scale and rounding: bit for bit), stages it in shared
+  // memory and takes the product with it (linear(normed)'s product, bit for bit); block 0 also
+  // writes it here: normed_out [1, n_in] in x's dtype, 16-byte aligned, for the experts to read.
+  Tensor normed_out;
+  // counters set: attention's q/k-norm input stage (Qwen3, Gemma 3) after the norm-fused qkv
+  // product of one row (norm_weight required; rope's positions, tables, caches, slots and n_heads
+  // as for rope_store, which stays off): the last block to finish a head's d rows (a count per
+  // head) normalises that q or k head with q_norm / k_norm, rotates it and stores it in place and,
+  // for k, to the KV slot, and copies a v head to the cache, as launch_qk_norm_rope_store does
+  // (qk_norm_rope_head.cuh: bit for bit): that launch drops out. The product is
+  // rms_norm_linear's (the same slices and epilogue). Caches in x's dtype; head_dim even, >= 8;
+  // counters: n_counters >= n_heads + 2 n_kv_heads words, zero before, left zero.
+  struct QkNorm {
+    Tensor q_norm, k_norm;  // [head_dim], x's dtype
+    unsigned* counters = nullptr;
+    int64_t n_counters = 0;
+  } qk_norm;
 };
 
 // The norm stages x * norm_weight in shared memory: rows of up to this many bytes.
@@ -74,5 +107,9 @@ void launch_gemv(const Tensor& out, const Tensor& x, const Tensor& w, const Tens
 // Launches of the post-norm GEMV (GemvFusion::post_norm) in this process so far, host side (a
 // capture counts once, its replays not): tests check that a decode step takes the fused path.
 int64_t gemv_post_norm_launches();
+// Launches of the router GEMV with its route tail (GemvFusion::route), counted as above.
+int64_t gemv_route_launches();
+// Launches of the qkv GEMV with its q/k-norm tail (GemvFusion::qk_norm), counted as above.
+int64_t gemv_qk_norm_launches();
 
 }  // namespace seam::cuda

@@ -4,10 +4,12 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/gemv_combine_tail.cuh"
 #include "backend/cuda/gemv_kernel.cuh"
 #include "backend/cuda/gemv_slices.h"
 #include "backend/cuda/moe_common.cuh"
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -18,6 +20,8 @@ namespace seam::cuda {
 namespace {
 
 using namespace gemv_detail;
+
+std::atomic<int64_t> g_combine_launches{0};  // gemv_experts_combine_launches()
 
 // The expert-indexed GEMV (launch_gemv_experts): slot blockIdx.y's expert picks the weight
 // matrix, then the plain body runs as for a dense projection. The ids are the previous kernel's
@@ -33,6 +37,24 @@ __global__ void __launch_bounds__(kWarps * 32, MINB) gemv_experts_kernel(GemvArg
   a.x += slot / a.x_slot_div * a.x_slot_stride;
   a.out += slot * a.out_slot_stride;
   gemv_body<T, TO, 1, S, kNormNone, EPI, PU>(a);
+}
+
+// gemv_experts_kernel's plain products (into float32) with moe_combine folded in: the last of the
+// k blocks of a token's output tile (gemv_combine_tail.cuh) sums the k slots' rows of that tile in
+// slot order and adds them to combine_out, as moe_combine_vec_kernel does (the moe_combine launch
+// drops out). The products are gemv_experts_kernel's, the same slices and epilogue.
+template <typename T, int S, int EPI, int PU, int MINB>
+__global__ void __launch_bounds__(kWarps * 32, MINB) gemv_experts_combine_kernel(GemvArgs<T, float> a) {
+  pdl_begin();
+  const int64_t slot = blockIdx.y;
+  const float* y = a.out;  // every slot's products, [n_slots, out_slot_stride]
+  a.w += expert_of(a.expert_ids, slot, a.n_experts) * a.expert_stride;
+  a.x += slot / a.x_slot_div * a.x_slot_stride;
+  a.out += slot * a.out_slot_stride;
+  gemv_body<T, float, 1, S, kNormNone, EPI, PU>(a);
+  constexpr int kItems = kWarps / S, kRowsPerItem = EPI == kEpiPlain ? 1 : 2;
+  combine_tail<T, kItems, kRowsPerItem>(y, a.out_slot_stride, a.combine_out, a.combine_out_stride, a.combine_weights,
+                                        a.combine_k, a.n_out, a.combine_counters);
 }
 
 // The experts' kernel at S slices: GLU (into x's dtype) at the pair unroll, as the dense GLU;
@@ -58,6 +80,23 @@ GemvKernel<T, TO> experts_kernel_of(int epi) {
     if (epi == kEpiPlain) return gemv_experts_kernel<T, TO, S, kEpiPlain, kUnroll, 1>;
     return experts_min_blocks() == 4 ? gemv_experts_kernel<T, TO, S, kEpiPlainPair, kPairUnroll, 4>
                                      : gemv_experts_kernel<T, TO, S, kEpiPlainPair, kPairUnroll, 1>;
+  }
+}
+
+// The combine-folded instance of experts_kernel_of's plain kernels (the same unroll and bound).
+template <typename T, int S>
+GemvKernel<T, float> experts_combine_kernel_of(int epi) {
+  if (epi == kEpiPlain) return gemv_experts_combine_kernel<T, S, kEpiPlain, kUnroll, 1>;
+  return experts_min_blocks() == 4 ? gemv_experts_combine_kernel<T, S, kEpiPlainPair, kPairUnroll, 4>
+                                   : gemv_experts_combine_kernel<T, S, kEpiPlainPair, kPairUnroll, 1>;
+}
+template <typename T>
+GemvKernel<T, float> experts_combine_kernel_of(int slices, int epi) {
+  switch (slices) {
+    case 1: return experts_combine_kernel_of<T, 1>(epi);
+    case 2: return experts_combine_kernel_of<T, 2>(epi);
+    case 4: return experts_combine_kernel_of<T, 4>(epi);
+    default: return experts_combine_kernel_of<T, 8>(epi);
   }
 }
 
@@ -92,8 +131,8 @@ int experts_slices_for(int n_out, int n_slots, int n_in, int epi) {
 }
 
 template <typename T, typename TO>
-void launch_experts_typed(const Tensor& out, const Tensor& x, bool x_per_slot, const Tensor& w, const Tensor& ids,
-                          bool glu, cudaStream_t stream) {
+bool launch_experts_typed(const Tensor& out, const Tensor& x, bool x_per_slot, const Tensor& w, const Tensor& ids,
+                          bool glu, cudaStream_t stream, const GemvExpertsCombine* combine) {
   const int n_slots = int(ids.numel()), rows = int(w.size(1)), n_in = int(w.size(2));
   GemvArgs<T, TO> a{};
   a.out = out.ptr<TO>();
@@ -114,8 +153,23 @@ void launch_experts_typed(const Tensor& out, const Tensor& x, bool x_per_slot, c
   a.n_in = n_in;
   const int slices = experts_slices_for<T, TO>(a.n_out, n_slots, n_in, epi);
   const dim3 grid(unsigned(div_up(a.n_out, kWarps / slices)), unsigned(n_slots));
+  if constexpr (std::is_same_v<TO, float>) {
+    // The folded combine: a counter per (token, tile); the products as below (same slices).
+    if (combine != nullptr && x_per_slot && int64_t(ids.size(0)) * grid.x <= combine->n_counters) {
+      a.combine_out = combine->out.ptr<T>();
+      a.combine_out_stride = combine->out.stride[0];
+      a.combine_weights = combine->topk_weights.ptr<float>();
+      a.combine_counters = combine->counters;
+      a.combine_k = int(ids.size(1));
+      launch_kernel(experts_combine_kernel_of<T>(slices, epi), grid, dim3(kWarps * 32), 0, stream, a);
+      SEAM_CUDA_CHECK_LAUNCH();
+      g_combine_launches.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+  }
   launch_kernel(experts_kernel_of<T, TO>(slices, epi), grid, dim3(kWarps * 32), 0, stream, a);
   SEAM_CUDA_CHECK_LAUNCH();
+  return false;
 }
 
 }  // namespace
@@ -137,16 +191,27 @@ bool gemv_experts_applies(const Tensor& out, const Tensor& x, bool x_per_slot, c
   return glu ? rows % 2 == 0 && out.dtype == x.dtype : out.dtype == DType::f32;
 }
 
-void launch_gemv_experts(const Tensor& out, const Tensor& x, bool x_per_slot, const Tensor& w, const Tensor& ids,
-                         bool glu, cudaStream_t stream) {
+bool launch_gemv_experts(const Tensor& out, const Tensor& x, bool x_per_slot, const Tensor& w, const Tensor& ids,
+                         bool glu, cudaStream_t stream, const GemvExpertsCombine* combine) {
   SEAM_ASSERT(gemv_experts_applies(out, x, x_per_slot, w, ids, glu));
-  if (w.size(1) == 0) return;
-  if (x.dtype == DType::bf16) {
-    if (glu) return launch_experts_typed<__nv_bfloat16, __nv_bfloat16>(out, x, x_per_slot, w, ids, glu, stream);
-    return launch_experts_typed<__nv_bfloat16, float>(out, x, x_per_slot, w, ids, glu, stream);
+  if (w.size(1) == 0) return false;
+  if (combine != nullptr) {
+    const GemvExpertsCombine& c = *combine;
+    const int64_t n = ids.size(0), k = ids.size(1);
+    const bool ok = !glu && c.counters != nullptr && c.out.defined() && c.out.dtype == x.dtype && c.out.ndim == 2 &&
+                    c.out.size(0) == n && c.out.size(1) == w.size(1) && c.out.stride[1] == 1 &&
+                    c.topk_weights.defined() && c.topk_weights.dtype == DType::f32 && c.topk_weights.ndim == 2 &&
+                    c.topk_weights.size(0) == n && c.topk_weights.size(1) == k && c.topk_weights.contiguous();
+    if (!ok) combine = nullptr;
   }
-  if (glu) return launch_experts_typed<__half, __half>(out, x, x_per_slot, w, ids, glu, stream);
-  launch_experts_typed<__half, float>(out, x, x_per_slot, w, ids, glu, stream);
+  if (x.dtype == DType::bf16) {
+    if (glu) return launch_experts_typed<__nv_bfloat16, __nv_bfloat16>(out, x, x_per_slot, w, ids, glu, stream, nullptr);
+    return launch_experts_typed<__nv_bfloat16, float>(out, x, x_per_slot, w, ids, glu, stream, combine);
+  }
+  if (glu) return launch_experts_typed<__half, __half>(out, x, x_per_slot, w, ids, glu, stream, nullptr);
+  return launch_experts_typed<__half, float>(out, x, x_per_slot, w, ids, glu, stream, combine);
 }
+
+int64_t gemv_experts_combine_launches() { return g_combine_launches.load(std::memory_order_relaxed); }
 
 }  // namespace seam::cuda

@@ -20,7 +20,24 @@ namespace seam::cuda {
 // 16-byte aligned, ids [n, k] i32 contiguous, n_slots <= 65535 (grid rows).
 bool gemv_experts_applies(const Tensor& out, const Tensor& x, bool x_per_slot, const Tensor& w, const Tensor& ids,
                           bool glu);
-void launch_gemv_experts(const Tensor& out, const Tensor& x, bool x_per_slot, const Tensor& w, const Tensor& ids,
-                         bool glu, cudaStream_t stream);
+// The combine folded into a plain (down) launch of one token a k slots (x per slot): the last of
+// the k blocks of an output tile to finish (a self-resetting arrival counter per token and tile)
+// adds that tile of sum_j topk_weights[i][j] * out[i * k + j] (j in order, float32) to
+// combine.out[i], rounded once: launch_moe_combine's arithmetic, bit for bit, and its launch
+// drops out. combine.out [n, n_out] in x's dtype (row stride free, elements contiguous),
+// topk_weights [n, k] f32 contiguous; counters: n_counters words, zero before the launch and
+// left zero, that no other kernel touches while it runs.
+struct GemvExpertsCombine {
+  Tensor out, topk_weights;
+  unsigned* counters = nullptr;
+  int64_t n_counters = 0;
+};
+// Returns whether it combined (combine given, a plain product, and n * tiles <= n_counters); if
+// not, out holds the slots' products and the caller combines.
+bool launch_gemv_experts(const Tensor& out, const Tensor& x, bool x_per_slot, const Tensor& w, const Tensor& ids,
+                         bool glu, cudaStream_t stream, const GemvExpertsCombine* combine = nullptr);
+// Launches of the folded combine (above) in this process so far, host side (a capture counts
+// once, its replays not), as gemv_post_norm_launches (gemv.h).
+int64_t gemv_experts_combine_launches();
 
 }  // namespace seam::cuda

@@ -57,11 +57,30 @@ struct GemvArgs {
   float post_eps;
   int post_n;                // out's columns (w's rows)
   unsigned* post_counter;    // the blocks' arrivals; zero between launches
+  // ROUTE (gemv_route_kernel): the last block routes out's row 0 (route_experts logits) into
+  // route_ids / route_weights [route_k]; route_counter: the blocks' arrivals, zero between launches.
+  int32_t* route_ids;
+  float* route_weights;
+  int route_experts, route_k;
+  bool route_renorm;
+  unsigned* route_counter;
+  T* normed_out;             // kNormExact: block 0 writes rms_norm(x) * norm_w here ([n_in])
+  // QK_NORM (gemv_qk_norm_kernel): per-head norms (with eps, rope's tables and caches above) and
+  // the heads' row counts; null: no q/k-norm tail.
+  const T* q_norm_w;
+  const T* k_norm_w;
+  unsigned* head_counters;
   // EXPERTS (gemv_experts_kernel): grid row y is slot s, whose expert e = expert_ids[s] offsets w
   // by e * expert_stride, x by (s / x_slot_div) * x_slot_stride and out by s * out_slot_stride.
   const int32_t* expert_ids;
   int n_experts, x_slot_div;
   int64_t expert_stride, x_slot_stride, out_slot_stride;
+  // COMBINE (gemv_experts_combine_kernel): the folded moe_combine into combine_out [n, n_rows].
+  T* combine_out;
+  int64_t combine_out_stride;
+  const float* combine_weights;  // [n, k]
+  unsigned* combine_counters;    // [n * gridDim.x]
+  int combine_k;
 };
 
 // A block's 8 warps cover kWarps / S output features, S warps each (S "K slices": one
@@ -94,7 +113,8 @@ struct GemvArgs {
 // The weights never change during a run, so with early_load the first sweep's loads go out
 // before griddepcontrol.wait: with PDL they overlap the previous kernel's tail.
 // Invariant: n_in % 8 == 0 and every row 16-byte aligned (gemv_applies).
-enum NormMode { kNormNone, kNormInline, kNormStaged };
+// kNormExact: GemvFusion::normed_out, rms_norm's normed row staged (route kernel only).
+enum NormMode { kNormNone, kNormInline, kNormStaged, kNormExact };
 // kEpiPlainPair: the plain product, two rows a warp (rows j and n_out + j of w, where n_out is
 // half of w's rows), each x vector loaded once for both: the large projections stream faster
 // this way than one row a warp (gemv_pairs_plain_rows, gemv_slices.h).
@@ -182,6 +202,32 @@ __device__ __forceinline__ void gemv_body(const GemvArgs<T, TO>& a) {
     for (int r = 0; r < M; ++r)
       inv_rms[r] = 1.f / sqrtf(block_sum(ss[r], scratch) / float(n_in) + a.eps);  // as rms_norm.cu
   }
+  if constexpr (NORM == kNormExact) {
+    // rms_norm_kernel<T, 256, kVec<T>> (rms_norm.cu, launch_rms_norm's block per row) on row 0,
+    // its loops and arithmetic as written there, so normed is bit-identical to rms_norm's; the
+    // product then reads it from xs as linear reads normed (inv_rms stays 1).
+    static_assert(kWarps * 32 == 256, "rms_norm's block-per-row kernel has 256 threads");
+    constexpr int V = kVec<T>;
+    float ss = 0.f;
+    for (int j = threadIdx.x * V; j < n_in; j += kWarps * 32 * V) {
+      float v[V];
+      load_vec<T>(a.x + j, v);
+#pragma unroll
+      for (int i = 0; i < V; ++i) ss += v[i] * v[i];
+    }
+    ss = block_sum(ss, scratch);
+    const float scale = 1.f / sqrtf(ss / float(n_in) + a.eps);
+    for (int j = threadIdx.x * V; j < n_in; j += kWarps * 32 * V) {
+      float v[V], w[V];
+      load_vec<T>(a.x + j, v);
+      load_vec<T>(a.norm_w + j, w);
+#pragma unroll
+      for (int i = 0; i < V; ++i) v[i] = v[i] * scale * w[i];
+      store_vec<T>(xs + j, v);
+      if (blockIdx.x == 0) store_vec<T>(a.normed_out + j, v);
+    }
+    __syncthreads();  // xs complete before any warp's product reads it
+  }
 
   float acc[R][M], ss[M];  // ss: kNormInline's sum of x^2 over this slice
 #pragma unroll
@@ -207,7 +253,7 @@ __device__ __forceinline__ void gemv_body(const GemvArgs<T, TO>& a) {
 #pragma unroll
         for (int r = 0; r < M; ++r) {
           float xf[8];
-          if constexpr (NORM == kNormStaged) {
+          if constexpr (NORM == kNormStaged || NORM == kNormExact) {
             unpack<T>(reinterpret_cast<const uint4*>(xs + r * n_in)[j], xf);
           } else {
             unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.x + r * a.x_stride) + j), xf);

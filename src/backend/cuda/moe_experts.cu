@@ -225,7 +225,7 @@ MoePath choose_moe_path(const Tensor& x, const Tensor& w_gate_up, const Tensor& 
 
 void launch_moe_experts_path(MoePath path, const Tensor& out, const Tensor& x, const Tensor& w_gate_up,
                              const Tensor& w_down, const Tensor& topk_ids, const Tensor& topk_weights,
-                             const MoeScratch& scratch, cudaStream_t stream) {
+                             const MoeScratch& scratch, cudaStream_t stream, const MoeTickets& tickets) {
   if (x.size(0) == 0) return;
   SEAM_CHECK(moe_path_applies(path, x, w_gate_up, w_down, topk_ids, scratch), "moe_experts: the ",
              moe_path_name(path), " path does not apply to these arguments");
@@ -233,7 +233,7 @@ void launch_moe_experts_path(MoePath path, const Tensor& out, const Tensor& x, c
     case MoePath::gathered_stream:
       return launch_moe_gathered_stream(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
     case MoePath::gathered_gemv:
-      return launch_moe_gathered_gemv(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
+      return launch_moe_gathered_gemv(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream, tickets);
     case MoePath::skinny:
       return launch_moe_experts_skinny(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stream);
     case MoePath::skinny_mma:
@@ -257,10 +257,10 @@ void launch_moe_experts_path(MoePath path, const Tensor& out, const Tensor& x, c
 
 void launch_moe_experts(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                         const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, const MoeTickets& tickets) {
   if (x.size(0) == 0) return;
   launch_moe_experts_path(choose_moe_path(x, w_gate_up, w_down, topk_ids, scratch), out, x, w_gate_up, w_down,
-                          topk_ids, topk_weights, scratch, stream);
+                          topk_ids, topk_weights, scratch, stream, tickets);
 }
 
 }  // namespace seam::cuda

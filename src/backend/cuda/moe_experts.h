@@ -34,6 +34,15 @@ namespace seam::cuda {
 // keeps one row off the GEMV path (the gathered kernels, as before it), 1 takes it only for
 // experts above kStreamMaxExpertBytes, 2 (default) wherever it applies.
 constexpr int kMaxExpertHidden = 12288;
+// Arrival counters a path may fold its combine with (the backend's: zeroed once, every launch
+// leaves them zero, no two launches at once): gathered_gemv's down GEMV then adds the weighted
+// sum to out in its last block per output tile (GemvExpertsCombine, gemv_experts.h) instead of a
+// moe_combine launch. None (the default, and the backend's unless SEAM_MOE_FUSED_COMBINE=1):
+// every path combines as before.
+struct MoeTickets {
+  unsigned* counters = nullptr;
+  int64_t n = 0;
+};
 enum class MoePath { gathered, gathered_stream, gathered_gemv, skinny, skinny_mma, skinny_mma_stream, grouped };
 const char* moe_path_name(MoePath p);
 bool moe_path_applies(MoePath p, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
@@ -43,8 +52,8 @@ MoePath choose_moe_path(const Tensor& x, const Tensor& w_gate_up, const Tensor& 
 // One path, whatever the rule says (tests; seam::Error where it does not apply).
 void launch_moe_experts_path(MoePath path, const Tensor& out, const Tensor& x, const Tensor& w_gate_up,
                              const Tensor& w_down, const Tensor& topk_ids, const Tensor& topk_weights,
-                             const MoeScratch& scratch, cudaStream_t stream);
+                             const MoeScratch& scratch, cudaStream_t stream, const MoeTickets& tickets = {});
 void launch_moe_experts(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                         const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
-                        cudaStream_t stream);
+                        cudaStream_t stream, const MoeTickets& tickets = {});
 }  // namespace seam::cuda

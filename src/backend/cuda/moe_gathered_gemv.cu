@@ -31,13 +31,18 @@ bool moe_gathered_gemv_applies(const Tensor& x, const Tensor& w_gate_up, const T
 
 void launch_moe_gathered_gemv(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                               const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
-                              cudaStream_t stream) {
+                              cudaStream_t stream, const MoeTickets& tickets) {
   SEAM_ASSERT(moe_gathered_gemv_applies(x, w_gate_up, w_down, topk_ids, scratch));
   const int64_t n_slots = x.size(0) * topk_ids.size(1), hidden = w_gate_up.size(2);
   const Tensor act = scratch.act.rows(n_slots), y = expert_out_f32(scratch, n_slots, hidden);
   launch_gemv_experts(act, x, false, w_gate_up, topk_ids, true, stream);
-  launch_gemv_experts(y, act, true, w_down, topk_ids, false, stream);
-  launch_moe_combine(out, y, topk_weights, stream);
+  const GemvExpertsCombine combine{out, topk_weights, tickets.counters, tickets.n};
+  // Tickets given (the backend gives them under SEAM_MOE_FUSED_COMBINE=1): try the fold.
+  const bool try_fold = tickets.counters != nullptr;
+  // Unfolded (or where the fold does not apply: the down launch then wrote the plain products),
+  // the combine runs apart.
+  if (!launch_gemv_experts(y, act, true, w_down, topk_ids, false, stream, try_fold ? &combine : nullptr))
+    launch_moe_combine(out, y, topk_weights, stream);
 }
 
 }  // namespace seam::cuda

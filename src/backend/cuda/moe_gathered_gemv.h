@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "backend/backend.h"
+#include "backend/cuda/moe_experts.h"
 #include "core/tensor.h"
 
 namespace seam::cuda {
@@ -25,10 +26,13 @@ bool moe_gathered_gemv_applies(const Tensor& x, const Tensor& w_gate_up, const T
 //   down:    the dense plain GEMV, grid row s: y[s] = down_e act[s] in float32, into
 //            scratch.expert_out's memory viewed as float32 [n * k, hidden];
 //   combine: out[i] += sum_j w_ij y[i * k + j] (j in order, float32, rounded and added once:
-//            moe_combine.h), as the cpu definition.
+//            moe_combine.h), as the cpu definition. With tickets (the backend passes them only under
+//            SEAM_MOE_FUSED_COMBINE=1, off by default: built 2026-12-02, not yet run on a GPU)
+//            it is folded into the down launch: its last block per token and output tile adds
+//            that tile's sum (GemvExpertsCombine, gemv_experts.h; the same result, bit for bit).
 // Deterministic (fixed slices and sum orders).
 void launch_moe_gathered_gemv(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                               const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& scratch,
-                              cudaStream_t stream);
+                              cudaStream_t stream, const MoeTickets& tickets = {});
 
 }  // namespace seam::cuda

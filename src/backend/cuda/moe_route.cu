@@ -4,29 +4,13 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/moe_route_warp.cuh"
 
 namespace seam::cuda {
 
 namespace {
 
 constexpr int kThreads = 128;
-// A taken expert's slot in the shared probabilities: below every rank (ranks are p in [0, 1], or
-// -inf for a NaN p), so it is skipped by the test below, never chosen twice.
-constexpr float kTaken = -2.f;
-
-// (value, id) argmax with lower ids first on ties, over a warp.
-__device__ __forceinline__ void warp_argmax(float& v, int& id) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, v, o);
-    const int oid = __shfl_xor_sync(0xffffffffu, id, o);
-    if (ov > v || (ov == v && oid < id)) {
-      v = ov;
-      id = oid;
-    }
-  }
-}
-
 // One block per row, as the cpu reference computes it: p = exp(l - max) / sum in float32, then k
 // rounds of a block argmax over the untaken experts (a NaN p ranks as -inf), then the optional
 // renormalisation by the chosen sum.
@@ -63,7 +47,7 @@ __global__ void moe_route_kernel(int32_t* ids, float* weights, const T* logits, 
     int bi = INT_MAX;
     for (int e = threadIdx.x; e < n_experts; e += blockDim.x) {
       const float pe = p[e];
-      if (pe == kTaken) continue;
+      if (pe == kRouteTaken) continue;
       const float v = pe != pe ? -INFINITY : pe;
       if (v > bv || (v == bv && e < bi)) {
         bv = v;
@@ -83,7 +67,7 @@ __global__ void moe_route_kernel(int32_t* ids, float* weights, const T* logits, 
       if (lane == 0) {
         ids[row * k + j] = bi;
         chosen[j] = p[bi];
-        p[bi] = kTaken;
+        p[bi] = kRouteTaken;
       }
     }
     __syncthreads();
@@ -96,81 +80,22 @@ __global__ void moe_route_kernel(int32_t* ids, float* weights, const T* logits, 
 }
 
 
-// One warp per row, the same numbers as moe_route_kernel: p = exp(l - max) / sum in float32 (the
-// sum's order differs: each lane's experts, then the warp), k rounds of a warp argmax over the
-// untaken experts (a NaN p ranks as -inf, lower ids first on ties), the chosen sum added in
-// order j = 0..k-1. Lane l holds experts l, l + 32, ...: P of them (n_experts <= 32 P). Lane j
-// keeps the j-th choice (k <= 32). No shared memory and no barrier: a decode step's route is one
-// warp's few microseconds instead of a 128-thread block's k rounds of two barriers.
+// One warp per row, the same numbers as moe_route_kernel: route_row_warp (moe_route_warp.cuh; the
+// softmax sum's order differs: each lane's experts, then the warp). No shared memory and no
+// barrier: a decode step's route is one warp's few microseconds instead of a 128-thread block's
+// k rounds of two barriers.
 constexpr int kRouteWarps = 4;  // rows per block
-constexpr int kMaxWarpRouteK = 32;
 
 template <typename T, int P>
 __global__ void __launch_bounds__(kRouteWarps * 32)
     moe_route_warp_kernel(int32_t* ids, float* weights, const T* logits, int64_t stride, int64_t n, int n_experts,
                           int k, bool renormalize) {
   pdl_begin();
-  const int lane = threadIdx.x & 31;
   const int64_t row = int64_t(blockIdx.x) * kRouteWarps + (threadIdx.x >> 5);
   if (row >= n) return;  // whole warps: no shuffle below misses a lane
   const T* l = logits + row * stride;
-  float p[P];
-  float mx = -INFINITY;
-#pragma unroll
-  for (int i = 0; i < P; ++i) {
-    const int e = lane + 32 * i;
-    p[i] = e < n_experts ? to_float(l[e]) : -INFINITY;
-    mx = fmaxf(mx, p[i]);
-  }
-  mx = warp_max(mx);
-  float sum = 0.f;
-#pragma unroll
-  for (int i = 0; i < P; ++i) {
-    const int e = lane + 32 * i;
-    if (e < n_experts) {
-      p[i] = expf(p[i] - mx);
-      sum += p[i];
-    }
-  }
-  sum = warp_sum(sum);
-#pragma unroll
-  for (int i = 0; i < P; ++i) p[i] = lane + 32 * i < n_experts ? p[i] / sum : kTaken;  // padding: never chosen
-  float my_p = 0.f;
-  int my_id = 0;
-  for (int j = 0; j < k; ++j) {
-    float bv = -INFINITY;
-    int bi = INT_MAX;
-#pragma unroll
-    for (int i = 0; i < P; ++i) {
-      const float pe = p[i];
-      if (pe == kTaken) continue;
-      const float v = pe != pe ? -INFINITY : pe;
-      const int e = lane + 32 * i;
-      if (v > bv || (v == bv && e < bi)) {
-        bv = v;
-        bi = e;
-      }
-    }
-    warp_argmax(bv, bi);  // every lane now holds the winner; k <= n_experts, so bi is a real expert
-    float raw = 0.f;      // the winner's p as stored (NaN stays NaN, as the block kernel keeps it)
-#pragma unroll
-    for (int i = 0; i < P; ++i)
-      if (lane + 32 * i == bi) {
-        raw = p[i];
-        p[i] = kTaken;
-      }
-    raw = __shfl_sync(0xffffffffu, raw, bi & 31);
-    if (lane == j) {
-      my_p = raw;
-      my_id = bi;
-    }
-  }
-  float s = 0.f;
-  for (int j = 0; j < k; ++j) s += __shfl_sync(0xffffffffu, my_p, j);
-  if (lane < k) {
-    ids[row * k + lane] = my_id;
-    weights[row * k + lane] = renormalize ? my_p / s : my_p;
-  }
+  route_row_warp<P>(ids + row * k, weights + row * k, [&](int e) { return to_float(l[e]); }, n_experts, k,
+                    renormalize);
 }
 
 // The warp kernel's instance for n_experts (P = experts per lane, a power of two up to 8), or
@@ -178,10 +103,9 @@ __global__ void __launch_bounds__(kRouteWarps * 32)
 template <typename T>
 bool launch_route_warp(const Tensor& topk_ids, const Tensor& topk_weights, const Tensor& logits, bool renormalize,
                        cudaStream_t stream) {
-  static const int on = env_choice("SEAM_MOE_ROUTE_WARP", 1, {0, 1});
   const int64_t n = logits.size(0);
   const int n_experts = int(logits.size(1)), k = int(topk_ids.size(1));
-  if (!on || k > kMaxWarpRouteK || n_experts > 256) return false;
+  if (!moe_route_warp_applies(n_experts, k)) return false;
   auto go = [&](auto kernel) {
     launch_kernel(kernel, dim3(div_up(n, kRouteWarps)), dim3(kRouteWarps * 32), 0, stream, topk_ids.ptr<int32_t>(),
                   topk_weights.ptr<float>(), logits.ptr<T>(), logits.stride[0], n, n_experts, k, renormalize);
@@ -194,6 +118,11 @@ bool launch_route_warp(const Tensor& topk_ids, const Tensor& topk_weights, const
 }
 
 }  // namespace
+
+bool moe_route_warp_applies(int64_t n_experts, int64_t k) {
+  static const int on = env_choice("SEAM_MOE_ROUTE_WARP", 1, {0, 1});
+  return on && k <= kMaxWarpRouteK && n_experts <= kMaxWarpRouteExperts;
+}
 
 void launch_moe_route(const Tensor& topk_ids, const Tensor& topk_weights, const Tensor& router_logits,
                       bool renormalize, cudaStream_t stream) {

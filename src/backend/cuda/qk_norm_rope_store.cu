@@ -1,7 +1,7 @@
 #include "backend/cuda/qk_norm_rope_store.h"
 
 #include "backend/cuda/cuda_common.cuh"
-#include "backend/cuda/rope_rotate.cuh"
+#include "backend/cuda/qk_norm_rope_head.cuh"
 
 namespace seam::cuda {
 
@@ -31,16 +31,11 @@ struct QkArgs {
 };
 
 // Grid (token, head group): warp w of block (tok, g) owns head g * kWarps + w of the token's
-// [q heads | k heads | v heads]. A q or k head: pass 1 sums the squares of its d values; pass 2
-// gives each lane whole rotary pairs (i, i + half) and pass-through dims, normalises them
-// (rounded to T, as rms_norm writes them), rotates the pairs (rounded to T, as rope_kernel) and
-// writes them back in place (attention reads q from qkv) and, for k, to the token's KV slot.
-// In place is safe: a head is one warp's, and every lane's pass-1 loads precede the warp_sum
-// that every pass-2 store follows. A v head is copied to the cache.
+// [q heads | k heads | v heads] and finishes it with qk_norm_rope_store_head (qk_norm_rope_head.cuh:
+// norm, RoPE and the KV store of a q or k head in place; a v head copied to the cache).
 template <typename T>
 __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_kernel(QkArgs<T> a) {
   pdl_begin();
-  const int lane = threadIdx.x & 31;
   const int64_t tok = blockIdx.x;
   const int head = blockIdx.y * kWarps + (threadIdx.x >> 5);
   const int n_qk = a.n_heads + a.n_kv_heads;
@@ -49,51 +44,24 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_kernel(QkArgs<
   const int64_t slot = a.slots[tok];
   const bool store = slot >= 0 && slot < a.n_slots;
   const int64_t cache_row = (slot * a.n_kv_heads) * d;
+  QkHead<T> h;
+  h.eps = a.eps;
+  h.d = d;
+  h.half = a.half;
+  h.position = a.positions[tok];
+  h.angles = a.angles;
   if (head >= n_qk) {  // v: a plain copy
-    if (!store) return;
-    const int h = head - n_qk;
-    const T* src = a.v + tok * a.v_stride + int64_t(h) * d;
-    T* dst = a.v_cache + cache_row + int64_t(h) * d;
-    for (int j = lane; j < d; j += 32) dst[j] = src[j];
-    return;
+    const int vh = head - n_qk;
+    h.x = const_cast<T*>(a.v + tok * a.v_stride + int64_t(vh) * d);  // read only (w null)
+    h.w = nullptr;
+    h.cache = store ? a.v_cache + cache_row + int64_t(vh) * d : nullptr;
+  } else {
+    const bool is_q = head < a.n_heads;
+    h.x = is_q ? a.q + tok * a.q_stride + int64_t(head) * d : a.k + tok * a.k_stride + int64_t(head - a.n_heads) * d;
+    h.w = is_q ? a.q_norm : a.k_norm;
+    h.cache = !is_q && store ? a.k_cache + cache_row + int64_t(head - a.n_heads) * d : nullptr;
   }
-  const bool is_q = head < a.n_heads;
-  T* x = is_q ? a.q + tok * a.q_stride + int64_t(head) * d
-              : a.k + tok * a.k_stride + int64_t(head - a.n_heads) * d;
-  const T* w = is_q ? a.q_norm : a.k_norm;
-  T* cache = !is_q && store ? a.k_cache + cache_row + int64_t(head - a.n_heads) * d : nullptr;
-
-  float ss = 0.f;
-  for (int j = lane; j < d; j += 32) {
-    const float f = to_float(x[j]);
-    ss += f * f;
-  }
-  ss = warp_sum(ss);
-  const float scale = 1.f / sqrtf(ss / float(d) + a.eps);  // as rms_norm.cu
-  // The normed value of dim j, rounded as the rms_norm kernel stores it.
-  auto normed = [&](int j) { return to_float(from_float<T>(to_float(x[j]) * scale * to_float(w[j]))); };
-
-  const int half = a.half;
-  const int position = a.positions[tok];
-  for (int i = lane; i < half; i += 32) {
-    const float x0 = normed(i), x1 = normed(i + half);
-    float s, c;
-    sincosf(a.angles.angle(position, i), &s, &c);  // as rope_kernel
-    float r0, r1;
-    rope_rotate(x0, x1, c, s, r0, r1);  // rope_rotate.cuh: rope.cu's bits
-    const T t0 = from_float<T>(r0), t1 = from_float<T>(r1);
-    x[i] = t0;
-    x[i + half] = t1;
-    if (cache != nullptr) {
-      cache[i] = t0;
-      cache[i + half] = t1;
-    }
-  }
-  for (int j = 2 * half + lane; j < d; j += 32) {
-    const T t = from_float<T>(normed(j));
-    x[j] = t;
-    if (cache != nullptr) cache[j] = t;
-  }
+  qk_norm_rope_store_head(h, [](const T* p) { return *p; });
 }
 
 template <typename T>
