@@ -146,6 +146,15 @@ class Bench {
 // ---- Llama-3.1-8B shapes ----
 constexpr int64_t kHidden = 4096, kHeads = 32, kKvHeads = 8, kHeadDim = 128, kInter = 14336, kVocab = 128256;
 constexpr int64_t kQkv = (kHeads + 2 * kKvHeads) * kHeadDim;  // 6144
+// Llama-3.1-8B's four projections (weight [n_out, n_in]), the rows the FP8 benches time.
+struct Projection {
+  const char* name;
+  int64_t n_out, n_in;
+};
+constexpr Projection kLlamaProjections[] = {{"qkv_proj", kQkv, kHidden},
+                                            {"o_proj", kHidden, kHeads * kHeadDim},
+                                            {"gate_up_proj", 2 * kInter, kHidden},
+                                            {"down_proj", kHidden, kInter}};
 constexpr double kL2Bytes = 60e6;
 
 // RoPE's inverse frequencies at Llama-3's base 500,000: [head_dim / 2].

@@ -15,13 +15,7 @@ namespace seam::kbench {
 // 1,580 TFLOP/s FP8 peak issue 22 measures against.
 void bench_fp8_gemm(Bench& b) {
   constexpr double kFp8TFlops = 1580.0;
-  const struct {
-    const char* name;
-    int64_t n_out, n_in;
-  } shapes[] = {{"qkv_proj", kQkv, kHidden},
-                {"o_proj", kHidden, kHeads * kHeadDim},
-                {"gate_up_proj", 2 * kInter, kHidden},
-                {"down_proj", kHidden, kInter}};
+  const auto& shapes = kLlamaProjections;
   cuda::Fp8CublasLt lt;
   auto row = [&](const std::string& op, const std::string& shape, double us, double bytes, double flops) {
     const double gbs = bytes / (us * 1e-6) / 1e9, tflops = flops / (us * 1e-6) / 1e12;

@@ -30,13 +30,7 @@ void skinny_row(const std::string& op, const std::string& shape, double us, doub
 }  // namespace
 
 void bench_fp8_skinny(Bench& b) {
-  const struct {
-    const char* name;
-    int64_t n_out, n_in;
-  } shapes[] = {{"qkv_proj", kQkv, kHidden},
-                {"o_proj", kHidden, kHeads * kHeadDim},
-                {"gate_up_proj", 2 * kInter, kHidden},
-                {"down_proj", kHidden, kInter}};
+  const auto& shapes = kLlamaProjections;
   std::printf("\n## skinny FP8 GEMM (fp8_gemm_skinny_wgmma.h) vs the cuBLASLt route, Llama-3.1-8B, bf16 out\n");
   // The split-K workspace: tickets zeroed once (every launch leaves them zero), partials.
   constexpr size_t kWorkspace = size_t(64) << 20;

@@ -24,6 +24,7 @@
 #include "backend/cuda/cublaslt_gemm.h"
 #include "backend/cuda/fp8_cublaslt.h"
 #include "backend/cuda/fp8_gemv.h"
+#include "backend/cuda/gemv.h"
 
 namespace seam::cuda {
 
@@ -145,6 +146,10 @@ class CudaBackend final : public Backend {
                 const Fp8GemvFusion& f = {}) {
     launch_fp8_gemv(out, x, w, bias, accumulate, stream_, f, fp8_gemv_kernel_);
   }
+  // moe_router_route / moe_norm_router_route's one-row fusion (cuda_backend_moe.cpp): the router
+  // GEMV f (plus its routing tail) launched when SEAM_MOE_FUSED_ROUTE and the GEMV take it.
+  bool fused_route(GemvFusion f, Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor x,
+                   Tensor w_router, bool renormalize);
   // linear_fp8's quantized activations in the FP8 scratch (codes [n, in], scales [n_groups, n]),
   // and the product from them: cuBLASLt where it takes the scheme, else the CUDA-core kernel
   // (cuda_fp8_ops.cpp).

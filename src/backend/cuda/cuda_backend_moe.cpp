@@ -63,23 +63,29 @@ void CudaBackend::moe_route(Tensor topk_ids, Tensor topk_weights, Tensor router_
   if (!capturing_) debug_route_row(router_logits, topk_ids.size(1), stream_);
 }
 
+// The router GEMV with the routing in its last block (GemvFusion::route added to f: its input
+// norm, if any, is the caller's) when SEAM_MOE_FUSED_ROUTE is on and the GEMV takes it; false:
+// nothing was launched.
+bool CudaBackend::fused_route(GemvFusion f, Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor x,
+                              Tensor w_router, bool renormalize) {
+  f.route.topk_ids = topk_ids;
+  f.route.topk_weights = topk_weights;
+  f.route.renormalize = renormalize;
+  f.route.counter = post_norm_counters_ + next_post_norm_counter_;
+  if (!fused_moe_route_ || !gemv_fusion_applies(router_logits, x, w_router, Tensor(), f)) return false;
+  next_post_norm_counter_ = (next_post_norm_counter_ + 1) % kPostNormCounters;
+  launch_gemv(router_logits, x, w_router, Tensor(), f, stream_);
+  if (!capturing_) debug_route_row(router_logits, topk_ids.size(1), stream_);
+  return true;
+}
+
 void CudaBackend::moe_router_route(Tensor topk_ids, Tensor topk_weights, Tensor router_logits, Tensor x,
                                    Tensor w_router, bool renormalize) {
   op_checks::linear(router_logits, x, w_router, Tensor(), Device::cuda);
   op_checks::moe_route(topk_ids, topk_weights, router_logits, Device::cuda);
   // One row: the router GEMV's last block routes (GemvFusion::route); the moe_route launch drops
   // out and the ids, weights and logits are those of linear + moe_route, bit for bit.
-  GemvFusion f;
-  f.route.topk_ids = topk_ids;
-  f.route.topk_weights = topk_weights;
-  f.route.renormalize = renormalize;
-  f.route.counter = post_norm_counters_ + next_post_norm_counter_;
-  if (fused_moe_route_ && gemv_fusion_applies(router_logits, x, w_router, Tensor(), f)) {
-    next_post_norm_counter_ = (next_post_norm_counter_ + 1) % kPostNormCounters;
-    launch_gemv(router_logits, x, w_router, Tensor(), f, stream_);
-    if (!capturing_) debug_route_row(router_logits, topk_ids.size(1), stream_);
-    return;
-  }
+  if (fused_route(GemvFusion{}, topk_ids, topk_weights, router_logits, x, w_router, renormalize)) return;
   Backend::moe_router_route(topk_ids, topk_weights, router_logits, x, w_router, renormalize);
 }
 
@@ -95,16 +101,7 @@ void CudaBackend::moe_norm_router_route(Tensor topk_ids, Tensor topk_weights, Te
   f.norm_weight = norm_weight;
   f.eps = eps;
   f.normed_out = normed;
-  f.route.topk_ids = topk_ids;
-  f.route.topk_weights = topk_weights;
-  f.route.renormalize = renormalize;
-  f.route.counter = post_norm_counters_ + next_post_norm_counter_;
-  if (fused_moe_route_ && gemv_fusion_applies(router_logits, x, w_router, Tensor(), f)) {
-    next_post_norm_counter_ = (next_post_norm_counter_ + 1) % kPostNormCounters;
-    launch_gemv(router_logits, x, w_router, Tensor(), f, stream_);
-    if (!capturing_) debug_route_row(router_logits, topk_ids.size(1), stream_);
-    return;
-  }
+  if (fused_route(f, topk_ids, topk_weights, router_logits, x, w_router, renormalize)) return;
   Backend::moe_norm_router_route(topk_ids, topk_weights, router_logits, normed, x, norm_weight, eps, w_router,
                                  renormalize);
 }

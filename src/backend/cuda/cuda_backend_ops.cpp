@@ -34,6 +34,26 @@ namespace seam::cuda {
 
 namespace {
 
+// The GEMV's RoPE + KV-store fusion arguments (GemvFusion::rope) from the op's RopeStoreArgs.
+GemvFusion::RopeStore gemv_rope_store(const RopeStoreArgs& r) {
+  GemvFusion::RopeStore g;
+  g.positions = r.positions;
+  g.inv_freq = r.inv_freq;
+  g.inv_freq_long = r.inv_freq_long;
+  g.long_from = r.long_from;
+  g.inv_freq_lo = r.inv_freq_lo;
+  g.inv_freq_long_lo = r.inv_freq_long_lo;
+  g.k_cache = r.k_cache;
+  g.v_cache = r.v_cache;
+  g.slots = r.slots;
+  g.n_heads = r.n_heads;
+  return g;
+}
+
+}  // namespace
+
+namespace {
+
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 // SEAM_ATTENTION_FORK (attention()): 1, the default, runs a MIXED batch's decode-row attention on
@@ -112,16 +132,7 @@ void CudaBackend::rms_norm_qkv_rope_store(Tensor qkv, Tensor normed, Tensor x, T
   f.norm_weight = norm_weight;
   f.eps = eps;
   f.rope_store = true;
-  f.rope.positions = r.positions;
-  f.rope.inv_freq = r.inv_freq;
-  f.rope.inv_freq_long = r.inv_freq_long;
-  f.rope.long_from = r.long_from;
-  f.rope.inv_freq_lo = r.inv_freq_lo;
-  f.rope.inv_freq_long_lo = r.inv_freq_long_lo;
-  f.rope.k_cache = r.k_cache;
-  f.rope.v_cache = r.v_cache;
-  f.rope.slots = r.slots;
-  f.rope.n_heads = r.n_heads;
+  f.rope = gemv_rope_store(r);
   // An FP8 cache is not the fused GEMV's (it stores in x's dtype: gemv_fusion_applies says no),
   // so the fallback below runs: rms_norm_linear, then rope_store_kv encoding with r.kv_scales.
   if (gemv_fusion_applies(qkv, x, w_qkv, b_qkv, f)) return launch_gemv(qkv, x, w_qkv, b_qkv, f, stream_);
@@ -141,16 +152,7 @@ void CudaBackend::rms_norm_qkv_qk_norm_rope_store(Tensor qkv, Tensor normed, Ten
   GemvFusion f;
   f.norm_weight = norm_weight;
   f.eps = eps;
-  f.rope.positions = r.positions;
-  f.rope.inv_freq = r.inv_freq;
-  f.rope.inv_freq_long = r.inv_freq_long;
-  f.rope.long_from = r.long_from;
-  f.rope.inv_freq_lo = r.inv_freq_lo;
-  f.rope.inv_freq_long_lo = r.inv_freq_long_lo;
-  f.rope.k_cache = r.k_cache;
-  f.rope.v_cache = r.v_cache;
-  f.rope.slots = r.slots;
-  f.rope.n_heads = r.n_heads;
+  f.rope = gemv_rope_store(r);
   f.qk_norm.q_norm = q_norm;
   f.qk_norm.k_norm = k_norm;
   f.qk_norm.counters = qk_counters_ + next_qk_counters_ * kQkCounters;
