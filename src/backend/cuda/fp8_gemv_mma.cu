@@ -30,8 +30,10 @@
 // rows r and r + 1 read by one quarter-warp fall in opposite halves of the 32 banks). The codes
 // are fp8_gemv.cu's (the same fp8_act_code of the same staged values): bit-identical with the CPU.
 #include <mutex>
+#include <vector>
 
 #include "backend/cuda/fp8_gemv_common.cuh"
+#include "backend/cuda/fp8_gemv_probe.cuh"
 #include "backend/cuda/fp8_mma.cuh"
 
 namespace seam::cuda::fp8_gemv_detail {
@@ -81,6 +83,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
   sl.k_begin = sl.g_begin * kGroupK;
   sl.n_steps = ((warp + 1) * n_groups / kWarps - sl.g_begin) * (kGroupK / kStepK);
 
+  probe_mark(kProbeEntry);
   int tile = blockIdx.x;  // < a.n_tiles: the grid is at most the tile count
   Fp8GemvTile cur;
   set_pair(a, tile * kPairsPerTile + g, cur);
@@ -105,9 +108,11 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
       if (k < n_in) asm volatile("prefetch.global.L2 [%0];" ::"l"(cur.w_row[q] + k / kChunk));
   }
   pdl_begin();
+  probe_mark(kProbeWaited);
 
   // ---- prologue: stage x, then its codes over it in place ----
   stage_x<T, M, GROUPED>(a, xs, sx);
+  probe_mark(kProbeStaged);
   // Pass c reads the floats at positions [c B, (c + 1) B) (B = kCodeBatch * 256), then, after a
   // barrier, writes their codes at r * stride + k <= i + 3 * 192 bytes for position i < (c + 1) B:
   // below byte 4 (c + 1) B, so into floats of passes <= c, all read before that barrier.
@@ -131,6 +136,8 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
       if (dst[b] >= 0) xq[dst[b]] = code[b];
   }
   __syncthreads();
+  probe_mark(kProbeCoded);
+  int probe_tiles = 0;
 
   // ---- the weight stream, tile after tile ----
   const uint8_t* xrow = xq + (g < M ? g : 0) * stride;  // B's column g: activation row g
@@ -176,6 +183,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
           for (int i = 0; i < 4; ++i) acc[i] += d[i];
         }
       }
+      if (probe_tiles == 0 && s0 == 0) probe_mark(kProbeFirstSweep, acc[0]);
     }
     // The next tile's first sweep goes out before this tile's reduction and epilogue (wv is
     // free: the last loads above were past the slice).
@@ -187,6 +195,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
     }
     if (t < 2) part[par][warp][g][t] = make_float4(acc[0], acc[1], acc[2], acc[3]);
     __syncthreads();
+    if (probe_tiles == 0) probe_mark(kProbeStreamed);
     // Warp p finishes pair p of the tile: lane q M + r adds row q, column r over the warps in
     // order, lane 0 gathers them and runs the epilogue.
     float v = 0.f;
@@ -208,11 +217,13 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
       set_pair(a, tile * kPairsPerTile + warp, mine);
       store_tile<T, M, GROUPED>(a, mine, y, sx);
     }
+    if (probe_tiles++ == 0) probe_mark(kProbeStored, y[0][0]);
     if (next >= a.n_tiles) break;
     tile = next;
     cur = nxt;
     par ^= 1;
   }
+  probe_finish(probe_tiles);
 }
 
 template <typename T, int M, bool GROUPED>
@@ -238,6 +249,20 @@ void launch_mma_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, co
 }
 
 }  // namespace
+
+#ifdef SEAM_FP8_GEMV_PROBE
+void fp8_gemv_probe_read(std::vector<unsigned long long>& ns, std::vector<unsigned long long>& clk) {
+  ns.assign(size_t(kProbeBlocks) * kProbePhases, 0);
+  clk.assign(ns.size(), 0);
+  SEAM_CUDA_CHECK(cudaMemcpyFromSymbol(ns.data(), g_probe_ns, ns.size() * 8));
+  SEAM_CUDA_CHECK(cudaMemcpyFromSymbol(clk.data(), g_probe_clk, clk.size() * 8));
+}
+void fp8_gemv_probe_clear() {
+  static const std::vector<unsigned long long> zero(size_t(kProbeBlocks) * kProbePhases, 0);
+  SEAM_CUDA_CHECK(cudaMemcpyToSymbol(g_probe_ns, zero.data(), zero.size() * 8));
+  SEAM_CUDA_CHECK(cudaMemcpyToSymbol(g_probe_clk, zero.data(), zero.size() * 8));
+}
+#endif
 
 template <typename T, bool GROUPED>
 void launch_mma_rows(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,

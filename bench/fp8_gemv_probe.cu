@@ -1,0 +1,130 @@
+// seam_fp8_gemv_probe: where one batch-1 FP8 GEMV launch's time goes. The tensor-core GEMV
+// (fp8_gemv_mma.cu) is compiled into this binary with SEAM_FP8_GEMV_PROBE, so thread 0 of every
+// block records %globaltimer at the kernel's phase boundaries (fp8_gemv_probe.cuh). For
+// Llama-3.1-8B's four projections at batch 1 (per-channel E4M3 weights, dynamic per-token
+// activations, the decode step's fusions: norm on qkv and gate_up, GLU on gate_up), each launch
+// runs alone with a cold L2 (a 256 MB memset before it), and the table gives, over the blocks,
+// the median and the last block's time of each phase mark from the first block's start, next
+// to the launch's event-timed duration and its byte floor. Usage: seam_fp8_gemv_probe [runs].
+#include <cstdlib>
+
+#include "backend/cuda/fp8_gemv_probe.cuh"
+#include "kernel_bench.h"
+
+namespace fd = seam::cuda::fp8_gemv_detail;
+using namespace seam;
+using namespace seam::kbench;
+
+namespace {
+
+const char* kPhaseName[] = {"entry", "waited", "staged", "coded", "1st sweep", "streamed", "stored", "exit"};
+constexpr int kTimed = 8;  // phases 0..7 are times
+
+double pct(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
+}
+
+struct Case {
+  const char* name;
+  int64_t n_out, n_in;
+  bool glu, norm;
+};
+
+void probe_case(Bench& b, const Case& c, int runs, Tensor& flush) {
+  const double w_bytes = double(c.n_out * c.n_in);
+  const int copies = std::max(2, int(std::ceil(3 * kL2Bytes / w_bytes)));
+  const std::vector<Fp8Weight> ws = fp8_weights(b, c.n_out, c.n_in, copies);
+  const Tensor x = b.random(DType::bf16, {1, c.n_in});
+  const int64_t n_out = c.glu ? c.n_out / 2 : c.n_out;
+  const Tensor out = b.alloc(DType::bf16, {1, n_out});
+  cuda::Fp8GemvFusion f;
+  f.glu = c.glu;
+  if (c.norm) {
+    f.norm_weight = b.random(DType::bf16, {c.n_in});
+    f.eps = 1e-5f;
+  }
+  auto launch = [&](int i) {
+    cuda::launch_fp8_gemv(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream(), f, cuda::Fp8GemvKernel::mma);
+  };
+  const double graph_us = b.time_us(launch);  // as seam_kernel_bench times it: 10 in a graph, weights cycled
+
+  cudaEvent_t e0, e1;
+  SEAM_CUDA_CHECK(cudaEventCreate(&e0));
+  SEAM_CUDA_CHECK(cudaEventCreate(&e1));
+  // [phase] -> per run: the median block's and the last block's mark (us from the first entry)
+  std::vector<std::vector<double>> med(kTimed), last(kTimed), step(kTimed);
+  std::vector<double> event_us, blocks_v, tiles_max, ns_per_clk;
+  for (int r = 0; r < runs; ++r) {
+    SEAM_CUDA_CHECK(cudaMemsetAsync(flush.data, r & 0xff, flush.nbytes(), b.stream()));
+    fd::fp8_gemv_probe_clear();
+    SEAM_CUDA_CHECK(cudaEventRecord(e0, b.stream()));
+    launch(r);
+    SEAM_CUDA_CHECK(cudaEventRecord(e1, b.stream()));
+    SEAM_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    SEAM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    event_us.push_back(double(ms) * 1000);
+    std::vector<unsigned long long> ns, clk;
+    fd::fp8_gemv_probe_read(ns, clk);
+    auto at = [&](const std::vector<unsigned long long>& v, int blk, int ph) { return v[size_t(blk) * fd::kProbePhases + ph]; };
+    unsigned long long t0 = ~0ull;
+    int n_blocks = 0, max_tiles = 0;
+    for (int blk = 0; blk < fd::kProbeBlocks; ++blk) {
+      if (at(ns, blk, fd::kProbeExit) == 0) continue;
+      ++n_blocks;
+      t0 = std::min(t0, at(ns, blk, fd::kProbeEntry));
+      max_tiles = std::max(max_tiles, int(at(ns, blk, fd::kProbeTiles)));
+    }
+    blocks_v.push_back(n_blocks);
+    tiles_max.push_back(max_tiles);
+    for (int ph = 0; ph < kTimed; ++ph) {
+      std::vector<double> v, d;
+      for (int blk = 0; blk < fd::kProbeBlocks; ++blk) {
+        if (at(ns, blk, fd::kProbeExit) == 0) continue;
+        v.push_back(double(at(ns, blk, ph) - t0) / 1000.0);
+        if (ph > 0) d.push_back(double(at(ns, blk, ph)) / 1000.0 - double(at(ns, blk, ph - 1)) / 1000.0);
+        if (ph == kTimed - 1) {
+          const double dc = double(at(clk, blk, ph) - at(clk, blk, 0)), dn = double(at(ns, blk, ph) - at(ns, blk, 0));
+          if (dc > 0) ns_per_clk.push_back(dn / dc);
+        }
+      }
+      med[size_t(ph)].push_back(pct(v, 0.5));
+      last[size_t(ph)].push_back(pct(v, 1.0));
+      step[size_t(ph)].push_back(pct(d, 0.5));
+    }
+  }
+  SEAM_CUDA_CHECK(cudaEventDestroy(e0));
+  SEAM_CUDA_CHECK(cudaEventDestroy(e1));
+  const double floor_us = w_bytes / 4.3e12 * 1e6;
+  std::printf("\n### %s: N=%lld K=%lld%s%s  blocks %g, tiles a block <= %g\n", c.name, (long long)c.n_out,
+              (long long)c.n_in, c.glu ? " +GLU" : "", c.norm ? " +norm" : "", pct(blocks_v, 0.5), pct(tiles_max, 0.5));
+  std::printf("graph-timed %.1f us; cold single launch (event) median %.1f us; floor %.1f us (4.3 TB/s); "
+              "globaltimer ns/clock %.3f\n",
+              graph_us, pct(event_us, 0.5), floor_us, pct(ns_per_clk, 0.5));
+  std::printf("| mark | median block, us from the first entry | last block | median block's step from the mark before |\n");
+  std::printf("|---|---|---|---|\n");
+  for (int ph = 0; ph < kTimed; ++ph)
+    std::printf("| %-10s | %6.2f | %6.2f | %6.2f |\n", kPhaseName[ph], pct(med[size_t(ph)], 0.5),
+                pct(last[size_t(ph)], 0.5), ph ? pct(step[size_t(ph)], 0.5) : 0.0);
+  std::fflush(stdout);
+  b.release_all();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int runs = argc > 1 ? std::atoi(argv[1]) : 20;
+  Bench b;
+  Tensor flush = b.alloc(DType::bf16, {int64_t(128) << 20});  // 256 MB: past the 50 MB L2
+  const Case cases[] = {{"qkv_proj", kQkv, kHidden, false, true},
+                        {"o_proj", kHidden, kHeads * kHeadDim, false, false},
+                        {"gate_up_proj", 2 * kInter, kHidden, true, true},
+                        {"down_proj", kHidden, kInter, false, false}};
+  for (const Case& c : cases) {
+    probe_case(b, c, runs, flush);  // ends with release_all: the flush buffer too
+    flush = b.alloc(DType::bf16, {int64_t(128) << 20});
+  }
+  return 0;
+}

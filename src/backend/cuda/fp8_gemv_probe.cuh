@@ -1,0 +1,56 @@
+// Phase timestamps of the tensor-core FP8 GEMV (fp8_gemv_mma.cu), compiled in only for
+// bench/fp8_gemv_probe.cu (SEAM_FP8_GEMV_PROBE; the library's kernel has no probe). Thread 0
+// of each block records %globaltimer and clock64 at the kernel's phase boundaries, so the
+// probe can show where a launch's time goes that the CUPTI trace shows only as one span:
+// the wait, the prologue's staging and codes, the first sweep's arrival, the stream, the
+// epilogue. Included by fp8_gemv_mma.cu only (the arrays are that translation unit's).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace seam::cuda::fp8_gemv_detail {
+
+enum Fp8GemvPhase {
+  kProbeEntry = 0,       // the block starts (before its first weight loads)
+  kProbeWaited,          // griddepcontrol.wait returned
+  kProbeStaged,          // stage_x done (x normed / staged, scales computed)
+  kProbeCoded,           // x's E4M3 codes written (the prologue's end)
+  kProbeFirstSweep,      // warp 0's first sweep consumed: its first weight bytes arrived
+  kProbeStreamed,        // the first tile's stream done by every warp (the reduction barrier)
+  kProbeStored,          // the first tile's epilogue done (warp 0)
+  kProbeExit,            // the block's last tile done
+  kProbeSm,              // not a time: the SM the block ran on
+  kProbeTiles,           // not a time: the tiles the block computed
+  kProbePhases
+};
+constexpr int kProbeBlocks = 1024;
+
+#ifdef SEAM_FP8_GEMV_PROBE
+__device__ unsigned long long g_probe_ns[kProbeBlocks][kProbePhases];
+__device__ unsigned long long g_probe_clk[kProbeBlocks][kProbePhases];
+// `dep`: a value the mark must wait for (the compiler keeps the timer read after it).
+__device__ __forceinline__ void probe_mark(int phase, float dep = 0.f) {
+  if (threadIdx.x != 0 || blockIdx.x >= kProbeBlocks) return;
+  unsigned long long ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns) : "f"(dep) : "memory");
+  g_probe_ns[blockIdx.x][phase] = ns;
+  g_probe_clk[blockIdx.x][phase] = clock64();
+}
+// The block's exit mark, its SM and its tile count.
+__device__ __forceinline__ void probe_finish(int tiles) {
+  probe_mark(kProbeExit);
+  if (threadIdx.x != 0 || blockIdx.x >= kProbeBlocks) return;
+  unsigned smid;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  g_probe_ns[blockIdx.x][kProbeSm] = g_probe_clk[blockIdx.x][kProbeSm] = smid;
+  g_probe_ns[blockIdx.x][kProbeTiles] = g_probe_clk[blockIdx.x][kProbeTiles] = unsigned(tiles);
+}
+// Host: copy the marks out ([block][phase], as above), or zero them before a launch.
+void fp8_gemv_probe_read(std::vector<unsigned long long>& ns, std::vector<unsigned long long>& clk);
+void fp8_gemv_probe_clear();
+#else
+__device__ __forceinline__ void probe_mark(int, float = 0.f) {}
+__device__ __forceinline__ void probe_finish(int) {}
+#endif
+
+}  // namespace seam::cuda::fp8_gemv_detail
