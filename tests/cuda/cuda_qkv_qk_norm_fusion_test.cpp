@@ -8,6 +8,7 @@
 // switch for the fusion (SEAM_DECODE_FUSED_QK_NORM) defaults to 0 until this test has passed on
 // the H200 (built 2026-12-02, not yet run on a GPU), so the fixture sets it to 1 before it
 // creates the backend and unsets it after.
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -118,10 +119,15 @@ TEST_F(CudaQkvQkNormFusion, FusedEqualsNormLinearThenQkNormRopeStore) {
         SCOPED_TRACE(std::string(short_name(t)) + " " + c.name + " n " + std::to_string(n));
         std::vector<float> x_h = round_to(random_normal(size_t(n * c.hidden), rng, 2.f), t);
         std::vector<int32_t> pos_h(static_cast<size_t>(n)), slots_h(static_cast<size_t>(n));
-        std::uniform_int_distribution<int32_t> pos_d(0, 4000), slot_d(0, int32_t(kSlots - 1));
+        // Distinct slots, as a step's tokens have: two rows storing to one slot race, and which
+        // one lands is not defined (the first GPU run drew duplicates at 3 rows and failed so).
+        std::uniform_int_distribution<int32_t> pos_d(0, 4000);
+        std::vector<int32_t> free_slots(static_cast<size_t>(kSlots));
+        for (int32_t s = 0; s < int32_t(kSlots); ++s) free_slots[size_t(s)] = s;
+        std::shuffle(free_slots.begin(), free_slots.end(), rng);
         for (int64_t i = 0; i < n; ++i) {
           pos_h[size_t(i)] = pos_d(rng);
-          slots_h[size_t(i)] = slot_d(rng);
+          slots_h[size_t(i)] = free_slots[size_t(i)];
         }
         if (n == 1 && c.kv == 1) slots_h[0] = -1;  // a slot outside the cache: nothing stored
         Tensor x = upload(x_h, t, {n, c.hidden}), pos = upload_index(pos_h, {n}), slots = upload_index(slots_h, {n});

@@ -97,6 +97,33 @@ __device__ __forceinline__ void set_pair(const Fp8GemvArgs<T>& a, int pair, Fp8G
   }
 }
 
+// The global values the epilogue of a pair item reads (per-channel weight scales, bias, the old
+// outputs under accumulate, RoPE's positions and slots), pulled into L1 by the thread that will
+// run it, a tile's stream ahead: the seam_fp8_gemv_probe trace (eighteenth pass) had the
+// epilogue of a one-tile block at ~0.75-1 us, a chain of dependent L2 round trips after the
+// stream. A hint only: nothing is held in registers across the stream, and the epilogue reads
+// the same addresses as ever (after pdl_begin, so the old outputs are final).
+template <typename T, int M, bool GROUPED>
+__device__ __forceinline__ void prefetch_epilogue(const Fp8GemvArgs<T>& a, const Fp8GemvTile& t) {
+  auto l1 = [](const void* p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); };
+#pragma unroll
+  for (int q = 0; q < kPairRows; ++q) {
+    if (!t.active[q]) continue;
+    const int o = t.rows[q];
+    if (!GROUPED) l1(a.ws + (a.w_scheme == int(Fp8WeightScheme::per_tensor) ? 0 : o));
+    if (a.bias) l1(a.bias + o);
+    if (a.accumulate)
+#pragma unroll
+      for (int r = 0; r < M; ++r) l1(a.out + r * a.out_stride + o);
+  }
+  if (a.rope)
+#pragma unroll
+    for (int r = 0; r < M; ++r) {
+      l1(a.positions + r);
+      l1(a.slots + r);
+    }
+}
+
 // The epilogue of one pair item (one thread, acc the item's full float32 sums: row q of the pair,
 // activation row r): scales, bias, accumulate, and the GLU or RoPE + KV-store fusion.
 template <typename T, int M, bool GROUPED>
@@ -191,8 +218,12 @@ __device__ __forceinline__ void store_tile(const Fp8GemvArgs<T>& a, const Fp8Gem
 //    sits between the previous kernel's end and the first product (the CUPTI trace of the
 //    seventeenth pass: every FP8 GEMV 10-17 us over its bytes).
 //  * otherwise scalar loads, kStageBatch at a time.
-template <typename T, int M>
-__device__ __forceinline__ void stage_x_vec(const Fp8GemvArgs<T>& a, float* xs, float (&amax)[M], float* scratch) {
+//
+// The staged values go to sink(r, c, v): row r's 16-byte vector c as kVec<T> floats (exact in T:
+// x itself or the normed value rounded to T). stage_x's sink stores them as floats at xs_pos;
+// the tensor-core kernel's (stage_codes_vec, fp8_gemv_mma.cu) stores the T vector whole.
+template <typename T, int M, typename Sink>
+__device__ __forceinline__ void stage_x_vec(const Fp8GemvArgs<T>& a, float (&amax)[M], float* scratch, Sink&& sink) {
   constexpr int kV = kVec<T>, kStageVecs = 4;
   const int n_in = a.n_in, n_vec = n_in / kV, tid = int(threadIdx.x), stride = kWarps * 32;
   const uint4 zero = make_uint4(0, 0, 0, 0);
@@ -238,27 +269,50 @@ __device__ __forceinline__ void stage_x_vec(const Fp8GemvArgs<T>& a, float* xs, 
         if (c >= n_vec) break;
         const T* e = reinterpret_cast<const T*>(&xv[i]);
         const T* g = reinterpret_cast<const T*>(&gv[i]);
+        float v[kV];
 #pragma unroll
         for (int k = 0; k < kV; ++k) {
-          float v = to_float(e[k]);
-          if (gw != nullptr) v = to_float(from_float<T>(v * inv_rms * to_float(g[k])));
-          xs[r * n_in + xs_pos(c * kV + k)] = v;
-          amax[r] = fmaxf(amax[r], fabsf(v));
+          v[k] = to_float(e[k]);
+          if (gw != nullptr) v[k] = to_float(from_float<T>(v[k] * inv_rms * to_float(g[k])));
+          amax[r] = fmaxf(amax[r], fabsf(v[k]));
         }
+        sink(r, c, v);
       }
     }
   }
 }
 
+// Per-token scales sx[r] from each thread's part of row r's amax: a block max (two warp steps
+// through shared memory), then fp8_quantize.cu's scale. Ends with sx written by threads < M,
+// not yet synchronised.
+template <typename T, int M>
+__device__ __forceinline__ void token_scales(const Fp8GemvArgs<T>& a, const float (&amax)[M], float* sx) {
+  __shared__ float red[kWarps][M];  // each warp's part
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int r = 0; r < M; ++r) {
+    const float m = warp_max(amax[r]);
+    if (lane == 0) red[warp][r] = m;
+  }
+  __syncthreads();
+  if (threadIdx.x < M) {
+    float m = 0.f;
+    for (int i = 0; i < kWarps; ++i) m = fmaxf(m, red[i][threadIdx.x]);
+    sx[threadIdx.x] = fp8_act_scale(m, a.ub);
+  }
+}
+
 template <typename T, int M, bool GROUPED>
 __device__ __forceinline__ void stage_x(const Fp8GemvArgs<T>& a, float* xs, float* sx) {
-  __shared__ float red[kWarps][M];  // per-token amax: each warp's part
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int n_in = a.n_in;
   __shared__ float scratch[32];  // block_sum
   float amax[M];  // per-token: this thread's part of each row's amax, taken while staging
   if (a.x_vec) {
-    stage_x_vec<T, M>(a, xs, amax, scratch);
+    stage_x_vec<T, M>(a, amax, scratch, [&](int r, int c, const float(&v)[kVec<T>]) {
+#pragma unroll
+      for (int k = 0; k < kVec<T>; ++k) xs[r * n_in + xs_pos(c * kVec<T> + k)] = v[k];
+    });
   } else {
   float inv_rms[M];
 #pragma unroll
@@ -329,17 +383,7 @@ __device__ __forceinline__ void stage_x(const Fp8GemvArgs<T>& a, float* xs, floa
         if (lane == 0) sx[r * a.n_xg + g] = fp8_act_scale(ga, a.ub);
       }
   } else {
-#pragma unroll
-    for (int r = 0; r < M; ++r) {
-      const float m = warp_max(amax[r]);
-      if (lane == 0) red[warp][r] = m;
-    }
-    __syncthreads();
-    if (threadIdx.x < M) {
-      float m = 0.f;
-      for (int i = 0; i < kWarps; ++i) m = fmaxf(m, red[i][threadIdx.x]);
-      sx[threadIdx.x] = fp8_act_scale(m, a.ub);
-    }
+    token_scales<T, M>(a, amax, sx);
   }
   __syncthreads();
 }

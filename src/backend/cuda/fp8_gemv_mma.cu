@@ -49,13 +49,90 @@ constexpr int U = 4;              // 16-byte vectors per row per lane in flight 
 constexpr int kPrefetchSteps = (1 + kPrefetchSweeps) * U;
 
 __host__ __device__ constexpr int code_stride(int n_in) { return (n_in + kGroupK - 1) / kGroupK * kGroupK + 64; }
-// The staged floats [M, n_in] and, over them in place, the codes [M, code_stride]: the larger of
-// the two (16-aligned), then the scales [M, n_xg].
-__host__ __device__ constexpr size_t x_bytes(int m, int n_in) {
-  const size_t f = size_t(m) * size_t(n_in) * 4, c = size_t(m) * size_t(code_stride(n_in));
-  return ((f > c ? f : c) + 15) / 16 * 16;
+__host__ __device__ constexpr size_t align16(size_t n) { return (n + 15) / 16 * 16; }
+// Two prologues, two shared-memory layouts (the scales [M, n_xg] after either):
+//  * stage_codes_vec (2-byte x in 16-byte rows, a.x_vec): the codes [M, code_stride], then the
+//    staged rows [M, n_in] in T;
+//  * otherwise stage_x's floats [M, n_in] and, over them in place, the codes: the larger of the two.
+__host__ __device__ constexpr size_t codes_bytes(int m, int n_in) { return align16(size_t(m) * size_t(code_stride(n_in))); }
+__host__ __device__ constexpr size_t scales_at(int m, int n_in, bool vec_codes) {
+  return vec_codes ? codes_bytes(m, n_in) + align16(size_t(m) * size_t(n_in) * 2)
+                   : align16(std::max(size_t(m) * size_t(n_in) * 4, size_t(m) * size_t(code_stride(n_in))));
 }
-size_t mma_smem_bytes(int m, int n_in, int n_xg) { return x_bytes(m, n_in) + size_t(m) * size_t(n_xg) * 4; }
+size_t mma_smem_bytes(int m, int n_in, int n_xg, bool vec_codes) {
+  return scales_at(m, n_in, vec_codes) + size_t(m) * size_t(n_xg) * 4;
+}
+
+// The prologue for 2-byte x in 16-byte rows: stage_x_vec's values (normed where fused) kept as
+// whole T vectors in shared memory (xt) and their amax, the scales, then each thread turns its
+// own vectors into 8 codes and one 8-byte store. The codes and scales are stage_x's and the
+// codes loop's below (the same values, fp8_act_code under the same scale), without that loop's
+// per-element index arithmetic and byte stores: the seam_fp8_gemv_probe trace of the
+// eighteenth pass had that loop at 4.0 us for K = 4,096 and 13.8 us for K = 14,336 in every
+// block (each block codes all of x), the largest part of the GEMV's fixed cost.
+// GROUPED: a group's 128 elements are 16 consecutive vectors, the vectors of one half-warp in a
+// pass (c = c0 + lane, c0 a multiple of 32), so its amax is a 16-lane shuffle max; the warp's
+// trip count is uniform (lanes past the row hold zeros). Ends synchronised.
+template <typename T, int M, bool GROUPED>
+__device__ __forceinline__ void stage_codes_vec(const Fp8GemvArgs<T>& a, uint8_t* xq, T* xt, float* sx) {
+  constexpr int kV = kVec<T>;
+  static_assert(kV == 8, "2-byte activations: 8 a vector, 8 codes a store");
+  __shared__ float scratch[32];  // block_sum
+  const int n_in = a.n_in, n_vec = n_in / kV, stride = code_stride(n_in);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float amax[M];
+  stage_x_vec<T, M>(a, amax, scratch, [&](int r, int c, const float(&v)[kV]) {
+    uint4 raw;
+    T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+    for (int k = 0; k < kV; ++k) e[k] = from_float<T>(v[k]);  // exact: v holds T values
+    reinterpret_cast<uint4*>(xt + size_t(r) * n_in)[c] = raw;
+  });
+  if (a.act == int(Fp8ActScheme::static_per_tensor)) {
+    if (threadIdx.x < M) sx[threadIdx.x] = *a.input_scale;
+  } else if constexpr (!GROUPED) {
+    token_scales<T, M>(a, amax, sx);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < M; ++r)
+    for (int c0 = warp * 32; c0 < n_vec; c0 += kWarps * 32) {
+      const int c = c0 + lane;
+      const bool valid = c < n_vec;
+      float v[kV];
+      if (valid) {
+        const uint4 raw = reinterpret_cast<const uint4*>(xt + size_t(r) * n_in)[c];
+        const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+        for (int k = 0; k < kV; ++k) v[k] = to_float(e[k]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kV; ++k) v[k] = 0.f;
+      }
+      float sc;
+      if constexpr (GROUPED) {
+        float ga = 0.f;
+#pragma unroll
+        for (int k = 0; k < kV; ++k) ga = fmaxf(ga, fabsf(v[k]));
+#pragma unroll
+        for (int o = 8; o > 0; o >>= 1) ga = fmaxf(ga, __shfl_xor_sync(0xffffffffu, ga, o));
+        sc = fp8_act_scale(ga, a.ub);
+        if ((lane & 15) == 0 && valid) sx[r * a.n_xg + c / 16] = sc;
+      } else {
+        sc = sx[r];
+      }
+      if (valid) {
+        uint32_t lo = 0, hi = 0;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          lo |= uint32_t(fp8_act_code(v[k], sc)) << (8 * k);
+          hi |= uint32_t(fp8_act_code(v[k + 4], sc)) << (8 * k);
+        }
+        *reinterpret_cast<uint2*>(xq + r * stride + c * kV) = make_uint2(lo, hi);
+      }
+    }
+  __syncthreads();
+}
 
 // Persistent as fp8_gemv.cu's kernel (a grid of at most one resident wave, block b computing row
 // tiles b, b + gridDim.x, ...; the first sweep and L2 prefetches before pdl_begin; each next
@@ -65,9 +142,12 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
   static_assert(U % 2 == 0, "a step group is one 128-wide group: two steps");
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int n_in = a.n_in, stride = code_stride(n_in);
-  float* xs = reinterpret_cast<float*>(smem_raw);  // [M, n_in] staged x (stage_x), then:
-  uint8_t* xq = smem_raw;                          // [M, stride] its codes, written over it
-  float* sx = reinterpret_cast<float*>(smem_raw + x_bytes(M, n_in));  // [M, n_xg]
+  // stage_codes_vec's prologue where it applies (the launch sized shared memory the same way).
+  bool vec_codes = false;
+  if constexpr (sizeof(T) == 2) vec_codes = a.x_vec;
+  uint8_t* xq = smem_raw;                          // [M, stride] x's codes
+  float* xs = reinterpret_cast<float*>(smem_raw);  // stage_x: [M, n_in] staged x, the codes then over it
+  float* sx = reinterpret_cast<float*>(smem_raw + scales_at(M, n_in, vec_codes));  // [M, n_xg]
   // The warps' partial sums of a tile (lanes t < 2 hold the M <= 4 columns), double-buffered by
   // the tile's parity so one barrier a tile suffices: a buffer is written again two tiles later,
   // after every thread has passed the next tile's barrier, i.e. finished reading it.
@@ -110,7 +190,14 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
   pdl_begin();
   probe_mark(kProbeWaited);
 
-  // ---- prologue: stage x, then its codes over it in place ----
+  // ---- prologue: x's codes and scales in shared memory ----
+  if constexpr (sizeof(T) == 2)
+    if (vec_codes) {
+      stage_codes_vec<T, M, GROUPED>(a, xq, reinterpret_cast<T*>(smem_raw + codes_bytes(M, n_in)), sx);
+      probe_mark(kProbeStaged);
+    }
+  if (!vec_codes) {
+  // stage x, then its codes over it in place
   stage_x<T, M, GROUPED>(a, xs, sx);
   probe_mark(kProbeStaged);
   // Pass c reads the floats at positions [c B, (c + 1) B) (B = kCodeBatch * 256), then, after a
@@ -136,12 +223,22 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
       if (dst[b] >= 0) xq[dst[b]] = code[b];
   }
   __syncthreads();
+  }  // stage_x's prologue
   probe_mark(kProbeCoded);
   int probe_tiles = 0;
 
   // ---- the weight stream, tile after tile ----
   const uint8_t* xrow = xq + (g < M ? g : 0) * stride;  // B's column g: activation row g
   int par = 0;
+  // Lane 0 of warp p runs the epilogue of the tile's pair p: its global inputs pulled into L1
+  // now, a stream ahead (each next tile's with that tile's first sweep, below).
+  auto prefetch_mine = [&](int t_idx) {
+    if (lane != 0) return;
+    Fp8GemvTile mine;
+    set_pair(a, t_idx * kPairsPerTile + warp, mine);
+    prefetch_epilogue<T, M, GROUPED>(a, mine);
+  };
+  prefetch_mine(tile);
   for (;;) {
     float acc[4] = {0.f, 0.f, 0.f, 0.f};  // C: (row g, cols 2t, 2t + 1), (row g + 8, cols 2t, 2t + 1)
     // The weight scales of the pair's rows (GROUPED: per group, read at the promotion).
@@ -192,6 +289,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
     if (next < a.n_tiles) {
       set_pair(a, next * kPairsPerTile + g, nxt);
       load_sweep(nxt, sl, 0);
+      prefetch_mine(next);
     }
     if (t < 2) part[par][warp][g][t] = make_float4(acc[0], acc[1], acc[2], acc[3]);
     __syncthreads();
@@ -231,9 +329,12 @@ void launch_mma_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, co
                       cudaStream_t stream, const Fp8GemvFusion& f) {
   const int64_t n_in = w.w.size(1);
   const int n_xg = GROUPED ? int(div_up(n_in, kFp8Group)) : 1;
-  const size_t smem = mma_smem_bytes(M, int(n_in), n_xg);
-  // The codes' row padding makes this larger than fp8_gemv_applies' staged bytes only for K < 64
-  // (a few hundred bytes): the opt-in below leaves room for that.
+  const Fp8GemvArgs<T> a = make_args<T>(out, x, w, bias, accumulate, f, n_xg);
+  const bool vec_codes = sizeof(T) == 2 && a.x_vec;  // the kernel's choice of prologue
+  const size_t smem = mma_smem_bytes(M, int(n_in), n_xg, vec_codes);
+  // Either layout exceeds fp8_gemv_applies' staged bytes (4 (n_in + n_xg) a row) only for
+  // K < 192 and then by at most 192 bytes a row (the codes' padding): the opt-in below leaves
+  // room for that.
   constexpr int kMaxSmem = int(kFp8GemvMaxStagedBytes) + 1024;
   SEAM_ASSERT(smem <= size_t(kMaxSmem), "fp8 gemv mma: staged x past its shared memory");
   const auto kernel = fp8_gemv_mma_kernel<T, M, GROUPED>;
@@ -241,7 +342,6 @@ void launch_mma_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, co
   std::call_once(once, [&] {
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmem));
   });
-  const Fp8GemvArgs<T> a = make_args<T>(out, x, w, bias, accumulate, f, n_xg);
   const int resident = resident_blocks(reinterpret_cast<const void*>(kernel), smem);
   const int blocks = std::min(a.n_tiles, resident);
   launch_kernel(kernel, dim3(unsigned(blocks)), kWarps * 32, smem, stream, a);
