@@ -42,6 +42,7 @@ struct Fp8GemvArgs {
   float eps;
   int norm_vec;              // the elements per load of rms_norm.cu's sum of squares (its V)
   bool x_vec;                // x (and norm_w) readable as 16-byte vectors: stage_x's one-batch path
+  bool prefetch_lines;       // the tensor-core kernel's L2 prefetch: a line once (fp8_gemv_mma.cu)
   bool glu;                  // Fp8GemvFusion::glu
   bool gelu;                 // GLU: gelu_tanh instead of silu
   // Fp8GemvFusion::rope_store: w is [q | k | v] heads of head_dim; n_out counts rotary pairs.

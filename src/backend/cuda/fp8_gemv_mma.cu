@@ -32,6 +32,7 @@
 #include <mutex>
 #include <vector>
 
+#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/fp8_gemv_common.cuh"
 #include "backend/cuda/fp8_gemv_probe.cuh"
 #include "backend/cuda/fp8_mma.cuh"
@@ -180,12 +181,26 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
       for (int q = 0; q < kPairRows; ++q) wv[q][u] = load_step(p, c, s0 + u, q);
   };
   load_sweep(cur, sl, 0);
-  // Steps U .. kPrefetchSteps - 1 of the first tile pulled into L2 meanwhile.
-  for (int s = U; s < kPrefetchSteps && s < sl.n_steps; ++s) {
-    const int k = sl.k_begin + s * kStepK + t * kChunk;
+  // Steps U .. kPrefetchSteps - 1 of the first tile pulled into L2 meanwhile. A step pair (s, s + 1)
+  // covers a 128-byte window of each row; by default (prefetch_lines) lane t = 0 prefetches its
+  // first byte and t = 1 its last 16, one or two lines, where every lane once prefetched its own
+  // 16 bytes (a.prefetch_lines false: SEAM_FP8_GEMV_PREFETCH=0): 8 prefetches a line, ~1.5 M
+  // prefetch instructions a launch for Llama-3.1-8B's o_proj, all before the first weight byte
+  // is used.
+  if (a.prefetch_lines) {
+    for (int s = U; s < kPrefetchSteps && s < sl.n_steps; s += 2) {
+      const int k = sl.k_begin + s * kStepK + (t == 0 ? 0 : 2 * kStepK - kChunk);
 #pragma unroll
-    for (int q = 0; q < kPairRows; ++q)
-      if (k < n_in) asm volatile("prefetch.global.L2 [%0];" ::"l"(cur.w_row[q] + k / kChunk));
+      for (int q = 0; q < kPairRows; ++q)
+        if (t < 2 && k < n_in) asm volatile("prefetch.global.L2 [%0];" ::"l"(cur.w_row[q] + k / kChunk));
+    }
+  } else {
+    for (int s = U; s < kPrefetchSteps && s < sl.n_steps; ++s) {
+      const int k = sl.k_begin + s * kStepK + t * kChunk;
+#pragma unroll
+      for (int q = 0; q < kPairRows; ++q)
+        if (k < n_in) asm volatile("prefetch.global.L2 [%0];" ::"l"(cur.w_row[q] + k / kChunk));
+    }
   }
   pdl_begin();
   probe_mark(kProbeWaited);
@@ -329,7 +344,9 @@ void launch_mma_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, co
                       cudaStream_t stream, const Fp8GemvFusion& f) {
   const int64_t n_in = w.w.size(1);
   const int n_xg = GROUPED ? int(div_up(n_in, kFp8Group)) : 1;
-  const Fp8GemvArgs<T> a = make_args<T>(out, x, w, bias, accumulate, f, n_xg);
+  Fp8GemvArgs<T> a = make_args<T>(out, x, w, bias, accumulate, f, n_xg);
+  static const bool lines = env_choice("SEAM_FP8_GEMV_PREFETCH", 1, {0, 1}) == 1;  // a diagnostic switch
+  a.prefetch_lines = lines;
   const bool vec_codes = sizeof(T) == 2 && a.x_vec;  // the kernel's choice of prologue
   const size_t smem = mma_smem_bytes(M, int(n_in), n_xg, vec_codes);
   // Either layout exceeds fp8_gemv_applies' staged bytes (4 (n_in + n_xg) a row) only for
