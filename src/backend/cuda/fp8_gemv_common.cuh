@@ -117,12 +117,18 @@ __device__ __forceinline__ void prefetch_epilogue(const Fp8GemvArgs<T>& a, const
 #pragma unroll
       for (int r = 0; r < M; ++r) l1(a.out + r * a.out_stride + o);
   }
-  if (a.rope)
+  if (a.rope) {
 #pragma unroll
     for (int r = 0; r < M; ++r) {
       l1(a.positions + r);
       l1(a.slots + r);
     }
+    // The pair's rotary frequencies (RopeAngles::angle reads them after the position).
+    const int i = t.pair_item % (a.head_dim / 2);
+    if (t.active[0] && i < a.rot_half)
+      for (const float* f : {a.angles.hi, a.angles.lo, a.angles.long_hi, a.angles.long_lo})
+        if (f != nullptr) l1(f + i);
+  }
 }
 
 // The epilogue of one pair item (one thread, acc the item's full float32 sums: row q of the pair,
