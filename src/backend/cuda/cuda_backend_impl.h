@@ -181,9 +181,12 @@ class CudaBackend final : public Backend {
   // linear_rms_norm_add as linear + rms_norm_add (an A/B switch; per backend, so a test can
   // build one of each in a process).
   bool fused_post_norm_ = true;
-  // The three batch-1 fusions below are OFF by default until their GPU tests
-  // (cuda_moe_fusions_test, cuda_qkv_qk_norm_fusion_test) have run on the H200: built
-  // 2026-12-02, not yet run on a GPU. Off, every op runs as the GPU-tested kernels it stands for.
+  // The three batch-1 fusions below are OFF by default: their GPU tests (cuda_moe_fusions_test,
+  // cuda_qkv_qk_norm_fusion_test) pass on the H200, but each was measured slower end to end
+  // (Qwen3-30B-A3B batch 1 2.885 ms off, 2.955 with the route fused, 3.127 with all three; Qwen3-8B
+  // 4.140 vs 4.167 with the qk-norm tail: a fused kernel's last-block tail is the same chain of
+  // dependent round trips as the kernel it replaces, whose launch PDL already hid;
+  // docs/performance.md, eighteenth pass). Off, every op runs as the kernels it stands for.
   // SEAM_MOE_FUSED_ROUTE (0 or 1, default 0), read at construction: 1 runs moe_router_route at
   // one row as one kernel (the router GEMV's last block routes) and moe_norm_router_route as one
   // kernel (the norm in it too); 0 runs them as linear + moe_route and rms_norm + those (per
