@@ -5,7 +5,9 @@
 // activations, the decode step's fusions: norm on qkv and gate_up, GLU on gate_up), each launch
 // runs alone with a cold L2 (a 256 MB memset before it), and the table gives, over the blocks,
 // the median and the last block's time of each phase mark from the first block's start, next
-// to the launch's event-timed duration and its byte floor. Usage: seam_fp8_gemv_probe [runs].
+// to the launch's event-timed duration and its byte floor. Then two decode layers' four GEMVs
+// chained in one graph as a step runs them (probe_chain): each launch's marks from the previous
+// launch's last block exit, which shows the PDL hand-over. Usage: seam_fp8_gemv_probe [runs].
 #include <cstdlib>
 
 #include "backend/cuda/fp8_gemv_probe.cuh"
@@ -45,6 +47,7 @@ void probe_case(Bench& b, const Case& c, int runs, Tensor& flush) {
     f.norm_weight = b.random(DType::bf16, {c.n_in});
     f.eps = 1e-5f;
   }
+  fd::fp8_gemv_probe_set_slot(0);
   auto launch = [&](int i) {
     cuda::launch_fp8_gemv(out, x, ws[size_t(i % copies)], Tensor{}, false, b.stream(), f, cuda::Fp8GemvKernel::mma);
   };
@@ -68,7 +71,7 @@ void probe_case(Bench& b, const Case& c, int runs, Tensor& flush) {
     event_us.push_back(double(ms) * 1000);
     std::vector<unsigned long long> ns, clk;
     fd::fp8_gemv_probe_read(ns, clk);
-    auto at = [&](const std::vector<unsigned long long>& v, int blk, int ph) { return v[size_t(blk) * fd::kProbePhases + ph]; };
+    auto at = [&](const std::vector<unsigned long long>& v, int blk, int ph) { return v[size_t(blk) * fd::kProbePhases + ph]; };  // slot 0
     unsigned long long t0 = ~0ull;
     int n_blocks = 0, max_tiles = 0;
     for (int blk = 0; blk < fd::kProbeBlocks; ++blk) {
@@ -112,6 +115,101 @@ void probe_case(Bench& b, const Case& c, int runs, Tensor& flush) {
   b.release_all();
 }
 
+// Two decode layers' GEMVs chained as a step runs them (qkv + norm, o += , gate_up + norm + GLU,
+// down +=; each reads what the one before wrote, so x comes from L2), captured in one graph with
+// PDL and replayed: each launch writes its own slot, and the table gives its marks from the
+// previous launch's last block exit (negative: before it, under PDL). The attention between
+// qkv and o is left out (o reads a fixed input), so o's wait follows qkv directly.
+void probe_chain(Bench& b, int runs) {
+  struct Stage {
+    const char* name;
+    int64_t n_out, n_in;
+    bool glu, norm, accumulate;
+  };
+  const Stage stages[] = {{"qkv_proj", kQkv, kHidden, false, true, false},
+                          {"o_proj", kHidden, kHeads * kHeadDim, false, false, true},
+                          {"gate_up_proj", 2 * kInter, kHidden, true, true, false},
+                          {"down_proj", kHidden, kInter, false, false, true}};
+  constexpr int kLayers = 2, kLaunches = kLayers * 4;
+  static_assert(kLaunches <= fd::kProbeSlots, "one slot a launch");
+  const Tensor resid = b.random(DType::bf16, {1, kHidden}), attn = b.random(DType::bf16, {1, kHeads * kHeadDim});
+  const Tensor qkv = b.alloc(DType::bf16, {1, kQkv}), act = b.alloc(DType::bf16, {1, kInter});
+  const Tensor norm_w = b.random(DType::bf16, {kHidden});
+  std::vector<Fp8Weight> w;
+  for (int i = 0; i < kLaunches; ++i) {
+    const Stage& st = stages[i % 4];
+    w.push_back(fp8_weights(b, st.n_out, st.n_in, 1)[0]);  // its own copy: the weights come from memory
+  }
+  auto launch = [&](int i) {
+    const Stage& st = stages[i % 4];
+    cuda::Fp8GemvFusion f;
+    f.glu = st.glu;
+    if (st.norm) {
+      f.norm_weight = norm_w;
+      f.eps = 1e-5f;
+    }
+    const Tensor& x = i % 4 == 0 || i % 4 == 2 ? resid : i % 4 == 1 ? attn : act;
+    const Tensor& out = i % 4 == 0 ? qkv : i % 4 == 2 ? act : resid;
+    fd::fp8_gemv_probe_set_slot(i);
+    cuda::launch_fp8_gemv(out, x, w[size_t(i)], Tensor{}, st.accumulate, b.stream(), f, cuda::Fp8GemvKernel::mma);
+  };
+  for (int i = 0; i < kLaunches; ++i) launch(i);  // host-side set-up before the capture
+  b.gpu().synchronize();
+  b.gpu().begin_capture();
+  for (int i = 0; i < kLaunches; ++i) launch(i);
+  auto graph = b.gpu().end_capture();
+  for (int r = 0; r < 3; ++r) b.gpu().replay(*graph);
+  b.gpu().synchronize();
+  // [launch][mark] -> per run: the median block's mark and the last block's, from the previous
+  // launch's last exit (the first launch: from its own first entry).
+  std::vector<std::vector<std::vector<double>>> med(kLaunches, std::vector<std::vector<double>>(kTimed)),
+      last = med, first = med;
+  for (int r = 0; r < runs; ++r) {
+    fd::fp8_gemv_probe_clear();
+    b.gpu().replay(*graph);
+    b.gpu().synchronize();
+    std::vector<unsigned long long> ns, clk;
+    fd::fp8_gemv_probe_read(ns, clk);
+    auto at = [&](int slot, int blk, int ph) {
+      return ns[(size_t(slot) * fd::kProbeBlocks + size_t(blk)) * fd::kProbePhases + size_t(ph)];
+    };
+    auto live = [&](int slot, int blk) { return at(slot, blk, fd::kProbeExit) != 0; };
+    double prev_exit = 0;
+    for (int i = 0; i < kLaunches; ++i) {
+      double first_entry = 1e300, last_exit = 0;
+      for (int blk = 0; blk < fd::kProbeBlocks; ++blk)
+        if (live(i, blk)) {
+          first_entry = std::min(first_entry, double(at(i, blk, fd::kProbeEntry)));
+          last_exit = std::max(last_exit, double(at(i, blk, fd::kProbeExit)));
+        }
+      const double base = i == 0 ? first_entry : prev_exit;
+      for (int ph = 0; ph < kTimed; ++ph) {
+        std::vector<double> v;
+        for (int blk = 0; blk < fd::kProbeBlocks; ++blk)
+          if (live(i, blk)) v.push_back((double(at(i, blk, ph)) - base) / 1000.0);
+        med[size_t(i)][size_t(ph)].push_back(pct(v, 0.5));
+        last[size_t(i)][size_t(ph)].push_back(pct(v, 1.0));
+        first[size_t(i)][size_t(ph)].push_back(pct(v, 0.0));
+      }
+      prev_exit = last_exit;
+    }
+  }
+  std::printf("\n### chained: %d layers' FP8 GEMVs in one graph (PDL), %d replays; us from the previous launch's last exit\n",
+              kLayers, runs);
+  std::printf("| launch | first entry | median waited | median coded | median 1st sweep | median streamed | median stored | "
+              "last exit | floor |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < kLaunches; ++i) {
+    const Stage& st = stages[i % 4];
+    std::printf("| %d %-12s | %6.2f | %6.2f | %6.2f | %6.2f | %6.2f | %6.2f | %6.2f | %5.1f |\n", i / 4, st.name,
+                pct(first[size_t(i)][fd::kProbeEntry], 0.5), pct(med[size_t(i)][fd::kProbeWaited], 0.5),
+                pct(med[size_t(i)][fd::kProbeCoded], 0.5), pct(med[size_t(i)][fd::kProbeFirstSweep], 0.5),
+                pct(med[size_t(i)][fd::kProbeStreamed], 0.5), pct(med[size_t(i)][fd::kProbeStored], 0.5),
+                pct(last[size_t(i)][fd::kProbeExit], 0.5), double(st.n_out * st.n_in) / 4.3e12 * 1e6);
+  }
+  std::fflush(stdout);
+  b.release_all();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,5 +224,6 @@ int main(int argc, char** argv) {
     probe_case(b, c, runs, flush);  // ends with release_all: the flush buffer too
     flush = b.alloc(DType::bf16, {int64_t(128) << 20});
   }
+  probe_chain(b, runs);
   return 0;
 }

@@ -43,6 +43,9 @@ struct Fp8GemvArgs {
   int norm_vec;              // the elements per load of rms_norm.cu's sum of squares (its V)
   bool x_vec;                // x (and norm_w) readable as 16-byte vectors: stage_x's one-batch path
   bool prefetch_lines;       // the tensor-core kernel's L2 prefetch: a line once (fp8_gemv_mma.cu)
+#ifdef SEAM_FP8_GEMV_PROBE
+  int probe_slot;            // seam_fp8_gemv_probe only: the launch's row of marks (fp8_gemv_probe.cuh)
+#endif
   bool glu;                  // Fp8GemvFusion::glu
   bool gelu;                 // GLU: gelu_tanh instead of silu
   // Fp8GemvFusion::rope_store: w is [q | k | v] heads of head_dim; n_out counts rotary pairs.

@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
   sl.k_begin = sl.g_begin * kGroupK;
   sl.n_steps = ((warp + 1) * n_groups / kWarps - sl.g_begin) * (kGroupK / kStepK);
 
-  probe_mark(kProbeEntry);
+  probe_mark(a, kProbeEntry);
   int tile = blockIdx.x;  // < a.n_tiles: the grid is at most the tile count
   Fp8GemvTile cur;
   set_pair(a, tile * kPairsPerTile + g, cur);
@@ -203,18 +203,18 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
     }
   }
   pdl_begin();
-  probe_mark(kProbeWaited);
+  probe_mark(a, kProbeWaited);
 
   // ---- prologue: x's codes and scales in shared memory ----
   if constexpr (sizeof(T) == 2)
     if (vec_codes) {
       stage_codes_vec<T, M, GROUPED>(a, xq, reinterpret_cast<T*>(smem_raw + codes_bytes(M, n_in)), sx);
-      probe_mark(kProbeStaged);
+      probe_mark(a, kProbeStaged);
     }
   if (!vec_codes) {
   // stage x, then its codes over it in place
   stage_x<T, M, GROUPED>(a, xs, sx);
-  probe_mark(kProbeStaged);
+  probe_mark(a, kProbeStaged);
   // Pass c reads the floats at positions [c B, (c + 1) B) (B = kCodeBatch * 256), then, after a
   // barrier, writes their codes at r * stride + k <= i + 3 * 192 bytes for position i < (c + 1) B:
   // below byte 4 (c + 1) B, so into floats of passes <= c, all read before that barrier.
@@ -239,7 +239,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
   }
   __syncthreads();
   }  // stage_x's prologue
-  probe_mark(kProbeCoded);
+  probe_mark(a, kProbeCoded);
   int probe_tiles = 0;
 
   // ---- the weight stream, tile after tile ----
@@ -295,7 +295,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
           for (int i = 0; i < 4; ++i) acc[i] += d[i];
         }
       }
-      if (probe_tiles == 0 && s0 == 0) probe_mark(kProbeFirstSweep, acc[0]);
+      if (probe_tiles == 0 && s0 == 0) probe_mark(a, kProbeFirstSweep, acc[0]);
     }
     // The next tile's first sweep goes out before this tile's reduction and epilogue (wv is
     // free: the last loads above were past the slice).
@@ -308,7 +308,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
     }
     if (t < 2) part[par][warp][g][t] = make_float4(acc[0], acc[1], acc[2], acc[3]);
     __syncthreads();
-    if (probe_tiles == 0) probe_mark(kProbeStreamed);
+    if (probe_tiles == 0) probe_mark(a, kProbeStreamed);
     // Warp p finishes pair p of the tile: lane q M + r adds row q, column r over the warps in
     // order, lane 0 gathers them and runs the epilogue.
     float v = 0.f;
@@ -330,13 +330,13 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
       set_pair(a, tile * kPairsPerTile + warp, mine);
       store_tile<T, M, GROUPED>(a, mine, y, sx);
     }
-    if (probe_tiles++ == 0) probe_mark(kProbeStored, y[0][0]);
+    if (probe_tiles++ == 0) probe_mark(a, kProbeStored, y[0][0]);
     if (next >= a.n_tiles) break;
     tile = next;
     cur = nxt;
     par ^= 1;
   }
-  probe_finish(probe_tiles);
+  probe_finish(a, probe_tiles);
 }
 
 template <typename T, int M, bool GROUPED>
@@ -347,6 +347,9 @@ void launch_mma_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, co
   Fp8GemvArgs<T> a = make_args<T>(out, x, w, bias, accumulate, f, n_xg);
   static const bool lines = env_choice("SEAM_FP8_GEMV_PREFETCH", 1, {0, 1}) == 1;  // a diagnostic switch
   a.prefetch_lines = lines;
+#ifdef SEAM_FP8_GEMV_PROBE
+  a.probe_slot = fp8_gemv_probe_slot();
+#endif
   const bool vec_codes = sizeof(T) == 2 && a.x_vec;  // the kernel's choice of prologue
   const size_t smem = mma_smem_bytes(M, int(n_in), n_xg, vec_codes);
   // Either layout exceeds fp8_gemv_applies' staged bytes (4 (n_in + n_xg) a row) only for
@@ -368,14 +371,22 @@ void launch_mma_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, co
 }  // namespace
 
 #ifdef SEAM_FP8_GEMV_PROBE
+namespace {
+int g_probe_host_slot = 0;  // the slot launch_mma_typed gives the next launches
+}
+void fp8_gemv_probe_set_slot(int slot) {
+  SEAM_ASSERT(slot >= 0 && slot < kProbeSlots, "fp8 gemv probe: slot out of range");
+  g_probe_host_slot = slot;
+}
+int fp8_gemv_probe_slot() { return g_probe_host_slot; }
 void fp8_gemv_probe_read(std::vector<unsigned long long>& ns, std::vector<unsigned long long>& clk) {
-  ns.assign(size_t(kProbeBlocks) * kProbePhases, 0);
+  ns.assign(size_t(kProbeSlots) * kProbeBlocks * kProbePhases, 0);
   clk.assign(ns.size(), 0);
   SEAM_CUDA_CHECK(cudaMemcpyFromSymbol(ns.data(), g_probe_ns, ns.size() * 8));
   SEAM_CUDA_CHECK(cudaMemcpyFromSymbol(clk.data(), g_probe_clk, clk.size() * 8));
 }
 void fp8_gemv_probe_clear() {
-  static const std::vector<unsigned long long> zero(size_t(kProbeBlocks) * kProbePhases, 0);
+  static const std::vector<unsigned long long> zero(size_t(kProbeSlots) * kProbeBlocks * kProbePhases, 0);
   SEAM_CUDA_CHECK(cudaMemcpyToSymbol(g_probe_ns, zero.data(), zero.size() * 8));
   SEAM_CUDA_CHECK(cudaMemcpyToSymbol(g_probe_clk, zero.data(), zero.size() * 8));
 }

@@ -24,33 +24,44 @@ enum Fp8GemvPhase {
   kProbePhases
 };
 constexpr int kProbeBlocks = 1024;
+// Launches recorded side by side: a launch writes row a.probe_slot (set by the host before it is
+// launched or captured, fp8_gemv_probe_set_slot), so a graph of chained launches keeps each one's.
+constexpr int kProbeSlots = 8;
 
 #ifdef SEAM_FP8_GEMV_PROBE
-__device__ unsigned long long g_probe_ns[kProbeBlocks][kProbePhases];
-__device__ unsigned long long g_probe_clk[kProbeBlocks][kProbePhases];
+__device__ unsigned long long g_probe_ns[kProbeSlots][kProbeBlocks][kProbePhases];
+__device__ unsigned long long g_probe_clk[kProbeSlots][kProbeBlocks][kProbePhases];
 // `dep`: a value the mark must wait for (the compiler keeps the timer read after it).
-__device__ __forceinline__ void probe_mark(int phase, float dep = 0.f) {
+template <typename Args>
+__device__ __forceinline__ void probe_mark(const Args& a, int phase, float dep = 0.f) {
   if (threadIdx.x != 0 || blockIdx.x >= kProbeBlocks) return;
   unsigned long long ns;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns) : "f"(dep) : "memory");
-  g_probe_ns[blockIdx.x][phase] = ns;
-  g_probe_clk[blockIdx.x][phase] = clock64();
+  g_probe_ns[a.probe_slot][blockIdx.x][phase] = ns;
+  g_probe_clk[a.probe_slot][blockIdx.x][phase] = clock64();
 }
 // The block's exit mark, its SM and its tile count.
-__device__ __forceinline__ void probe_finish(int tiles) {
-  probe_mark(kProbeExit);
+template <typename Args>
+__device__ __forceinline__ void probe_finish(const Args& a, int tiles) {
+  probe_mark(a, kProbeExit);
   if (threadIdx.x != 0 || blockIdx.x >= kProbeBlocks) return;
   unsigned smid;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-  g_probe_ns[blockIdx.x][kProbeSm] = g_probe_clk[blockIdx.x][kProbeSm] = smid;
-  g_probe_ns[blockIdx.x][kProbeTiles] = g_probe_clk[blockIdx.x][kProbeTiles] = unsigned(tiles);
+  g_probe_ns[a.probe_slot][blockIdx.x][kProbeSm] = g_probe_clk[a.probe_slot][blockIdx.x][kProbeSm] = smid;
+  g_probe_ns[a.probe_slot][blockIdx.x][kProbeTiles] = g_probe_clk[a.probe_slot][blockIdx.x][kProbeTiles] =
+      unsigned(tiles);
 }
-// Host: copy the marks out ([block][phase], as above), or zero them before a launch.
+// Host: copy the marks out ([slot][block][phase], as above), zero them, or choose the slot the
+// next launches (or captures) write.
 void fp8_gemv_probe_read(std::vector<unsigned long long>& ns, std::vector<unsigned long long>& clk);
 void fp8_gemv_probe_clear();
+void fp8_gemv_probe_set_slot(int slot);
+int fp8_gemv_probe_slot();
 #else
-__device__ __forceinline__ void probe_mark(int, float = 0.f) {}
-__device__ __forceinline__ void probe_finish(int) {}
+template <typename Args>
+__device__ __forceinline__ void probe_mark(const Args&, int, float = 0.f) {}
+template <typename Args>
+__device__ __forceinline__ void probe_finish(const Args&, int) {}
 #endif
 
 }  // namespace seam::cuda::fp8_gemv_detail
