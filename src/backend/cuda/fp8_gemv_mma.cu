@@ -184,9 +184,9 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
   // Steps U .. kPrefetchSteps - 1 of the first tile pulled into L2 meanwhile. A step pair (s, s + 1)
   // covers a 128-byte window of each row; by default (prefetch_lines) lane t = 0 prefetches its
   // first byte and t = 1 its last 16, one or two lines, where every lane once prefetched its own
-  // 16 bytes (a.prefetch_lines false: SEAM_FP8_GEMV_PREFETCH=0): 8 prefetches a line, ~1.5 M
-  // prefetch instructions a launch for Llama-3.1-8B's o_proj, all before the first weight byte
-  // is used.
+  // 16 bytes (a.prefetch_lines false: SEAM_FP8_GEMV_PREFETCH=0): 8 prefetches a line, ~0.5 M
+  // prefetch instructions a launch for Llama-3.1-8B's o_proj and ~1.6 M for its down_proj, all
+  // before the first weight byte is used.
   if (a.prefetch_lines) {
     for (int s = U; s < kPrefetchSteps && s < sl.n_steps; s += 2) {
       const int k = sl.k_begin + s * kStepK + (t == 0 ? 0 : 2 * kStepK - kChunk);
