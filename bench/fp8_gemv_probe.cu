@@ -28,6 +28,38 @@ double pct(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
 }
 
+// One read of the marks ([slot][block][phase], fp8_gemv_probe.cuh); a block that never exited did
+// not run in that slot's launch.
+struct Marks {
+  std::vector<unsigned long long> ns, clk;
+  Marks() { fd::fp8_gemv_probe_read(ns, clk); }
+  static size_t idx(int slot, int blk, int ph) {
+    return (size_t(slot) * fd::kProbeBlocks + size_t(blk)) * fd::kProbePhases + size_t(ph);
+  }
+  unsigned long long at(int slot, int blk, int ph) const { return ns[idx(slot, blk, ph)]; }
+  bool live(int slot, int blk) const { return at(slot, blk, fd::kProbeExit) != 0; }
+  // The launch's first block entry and last block exit, ns.
+  double first_entry(int slot) const {
+    double t = 1e300;
+    for (int blk = 0; blk < fd::kProbeBlocks; ++blk)
+      if (live(slot, blk)) t = std::min(t, double(at(slot, blk, fd::kProbeEntry)));
+    return t;
+  }
+  double last_exit(int slot) const {
+    double t = 0;
+    for (int blk = 0; blk < fd::kProbeBlocks; ++blk)
+      if (live(slot, blk)) t = std::max(t, double(at(slot, blk, fd::kProbeExit)));
+    return t;
+  }
+  // Every live block's mark `ph`, us after `base` (ns).
+  std::vector<double> from(int slot, int ph, double base) const {
+    std::vector<double> v;
+    for (int blk = 0; blk < fd::kProbeBlocks; ++blk)
+      if (live(slot, blk)) v.push_back((double(at(slot, blk, ph)) - base) / 1000.0);
+    return v;
+  }
+};
+
 struct Case {
   const char* name;
   int64_t n_out, n_in;
@@ -69,33 +101,29 @@ void probe_case(Bench& b, const Case& c, int runs, Tensor& flush) {
     float ms = 0;
     SEAM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
     event_us.push_back(double(ms) * 1000);
-    std::vector<unsigned long long> ns, clk;
-    fd::fp8_gemv_probe_read(ns, clk);
-    auto at = [&](const std::vector<unsigned long long>& v, int blk, int ph) { return v[size_t(blk) * fd::kProbePhases + ph]; };  // slot 0
-    unsigned long long t0 = ~0ull;
+    const Marks mk;  // slot 0
     int n_blocks = 0, max_tiles = 0;
-    for (int blk = 0; blk < fd::kProbeBlocks; ++blk) {
-      if (at(ns, blk, fd::kProbeExit) == 0) continue;
-      ++n_blocks;
-      t0 = std::min(t0, at(ns, blk, fd::kProbeEntry));
-      max_tiles = std::max(max_tiles, int(at(ns, blk, fd::kProbeTiles)));
-    }
+    for (int blk = 0; blk < fd::kProbeBlocks; ++blk)
+      if (mk.live(0, blk)) {
+        ++n_blocks;
+        max_tiles = std::max(max_tiles, int(mk.at(0, blk, fd::kProbeTiles)));
+        const double dc = double(mk.clk[Marks::idx(0, blk, fd::kProbeExit)] - mk.clk[Marks::idx(0, blk, 0)]);
+        const double dn = double(mk.at(0, blk, fd::kProbeExit) - mk.at(0, blk, 0));
+        if (dc > 0) ns_per_clk.push_back(dn / dc);
+      }
     blocks_v.push_back(n_blocks);
     tiles_max.push_back(max_tiles);
+    const double t0 = mk.first_entry(0);
     for (int ph = 0; ph < kTimed; ++ph) {
-      std::vector<double> v, d;
-      for (int blk = 0; blk < fd::kProbeBlocks; ++blk) {
-        if (at(ns, blk, fd::kProbeExit) == 0) continue;
-        v.push_back(double(at(ns, blk, ph) - t0) / 1000.0);
-        if (ph > 0) d.push_back(double(at(ns, blk, ph)) / 1000.0 - double(at(ns, blk, ph - 1)) / 1000.0);
-        if (ph == kTimed - 1) {
-          const double dc = double(at(clk, blk, ph) - at(clk, blk, 0)), dn = double(at(ns, blk, ph) - at(ns, blk, 0));
-          if (dc > 0) ns_per_clk.push_back(dn / dc);
-        }
-      }
+      const std::vector<double> v = mk.from(0, ph, t0);
       med[size_t(ph)].push_back(pct(v, 0.5));
       last[size_t(ph)].push_back(pct(v, 1.0));
-      step[size_t(ph)].push_back(pct(d, 0.5));
+      if (ph > 0) {  // each block's step from its own mark before
+        const std::vector<double> before = mk.from(0, ph - 1, t0);
+        std::vector<double> d(v.size());
+        for (size_t i = 0; i < v.size(); ++i) d[i] = v[i] - before[i];
+        step[size_t(ph)].push_back(pct(d, 0.5));
+      }
     }
   }
   SEAM_CUDA_CHECK(cudaEventDestroy(e0));
@@ -168,30 +196,15 @@ void probe_chain(Bench& b, int runs) {
     fd::fp8_gemv_probe_clear();
     b.gpu().replay(*graph);
     b.gpu().synchronize();
-    std::vector<unsigned long long> ns, clk;
-    fd::fp8_gemv_probe_read(ns, clk);
-    auto at = [&](int slot, int blk, int ph) {
-      return ns[(size_t(slot) * fd::kProbeBlocks + size_t(blk)) * fd::kProbePhases + size_t(ph)];
-    };
-    auto live = [&](int slot, int blk) { return at(slot, blk, fd::kProbeExit) != 0; };
-    double prev_exit = 0;
+    const Marks mk;
     for (int i = 0; i < kLaunches; ++i) {
-      double first_entry = 1e300, last_exit = 0;
-      for (int blk = 0; blk < fd::kProbeBlocks; ++blk)
-        if (live(i, blk)) {
-          first_entry = std::min(first_entry, double(at(i, blk, fd::kProbeEntry)));
-          last_exit = std::max(last_exit, double(at(i, blk, fd::kProbeExit)));
-        }
-      const double base = i == 0 ? first_entry : prev_exit;
+      const double base = i == 0 ? mk.first_entry(0) : mk.last_exit(i - 1);
       for (int ph = 0; ph < kTimed; ++ph) {
-        std::vector<double> v;
-        for (int blk = 0; blk < fd::kProbeBlocks; ++blk)
-          if (live(i, blk)) v.push_back((double(at(i, blk, ph)) - base) / 1000.0);
+        const std::vector<double> v = mk.from(i, ph, base);
         med[size_t(i)][size_t(ph)].push_back(pct(v, 0.5));
         last[size_t(i)][size_t(ph)].push_back(pct(v, 1.0));
         first[size_t(i)][size_t(ph)].push_back(pct(v, 0.0));
       }
-      prev_exit = last_exit;
     }
   }
   std::printf("\n### chained: %d layers' FP8 GEMVs in one graph (PDL), %d replays; us from the previous launch's last exit\n",

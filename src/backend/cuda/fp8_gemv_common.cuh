@@ -312,6 +312,17 @@ __device__ __forceinline__ void token_scales(const Fp8GemvArgs<T>& a, const floa
   }
 }
 
+// The scales that need only each row's amax: static (the input scale) or per-token
+// (token_scales); dynamic 128-groups are the caller's. Not synchronised.
+template <typename T, int M, bool GROUPED>
+__device__ __forceinline__ void row_scales(const Fp8GemvArgs<T>& a, const float (&amax)[M], float* sx) {
+  if (a.act == int(Fp8ActScheme::static_per_tensor)) {
+    if (threadIdx.x < M) sx[threadIdx.x] = *a.input_scale;
+  } else if constexpr (!GROUPED) {
+    token_scales<T, M>(a, amax, sx);
+  }
+}
+
 template <typename T, int M, bool GROUPED>
 __device__ __forceinline__ void stage_x(const Fp8GemvArgs<T>& a, float* xs, float* sx) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -380,9 +391,8 @@ __device__ __forceinline__ void stage_x(const Fp8GemvArgs<T>& a, float* xs, floa
   }
   }  // scalar path
   __syncthreads();
-  if (a.act == int(Fp8ActScheme::static_per_tensor)) {
-    if (threadIdx.x < M) sx[threadIdx.x] = *a.input_scale;
-  } else if constexpr (GROUPED) {
+  row_scales<T, M, GROUPED>(a, amax, sx);
+  if (GROUPED && a.act != int(Fp8ActScheme::static_per_tensor)) {
     // A group's 128 positions hold its 128 elements (xs_pos permutes within 16-element chunks).
     for (int g = warp; g < a.n_xg; g += kWarps)
 #pragma unroll
@@ -392,8 +402,6 @@ __device__ __forceinline__ void stage_x(const Fp8GemvArgs<T>& a, float* xs, floa
         ga = warp_max(ga);
         if (lane == 0) sx[r * a.n_xg + g] = fp8_act_scale(ga, a.ub);
       }
-  } else {
-    token_scales<T, M>(a, amax, sx);
   }
   __syncthreads();
 }

@@ -60,6 +60,12 @@ __host__ __device__ constexpr size_t scales_at(int m, int n_in, bool vec_codes) 
   return vec_codes ? codes_bytes(m, n_in) + align16(size_t(m) * size_t(n_in) * 2)
                    : align16(std::max(size_t(m) * size_t(n_in) * 4, size_t(m) * size_t(code_stride(n_in))));
 }
+// Whether a launch takes stage_codes_vec's prologue (and its layout): the kernel and its launcher
+// both ask this.
+template <typename T>
+__host__ __device__ constexpr bool uses_vec_codes(const Fp8GemvArgs<T>& a) {
+  return sizeof(T) == 2 && a.x_vec;
+}
 size_t mma_smem_bytes(int m, int n_in, int n_xg, bool vec_codes) {
   return scales_at(m, n_in, vec_codes) + size_t(m) * size_t(n_xg) * 4;
 }
@@ -89,11 +95,7 @@ __device__ __forceinline__ void stage_codes_vec(const Fp8GemvArgs<T>& a, uint8_t
     for (int k = 0; k < kV; ++k) e[k] = from_float<T>(v[k]);  // exact: v holds T values
     reinterpret_cast<uint4*>(xt + size_t(r) * n_in)[c] = raw;
   });
-  if (a.act == int(Fp8ActScheme::static_per_tensor)) {
-    if (threadIdx.x < M) sx[threadIdx.x] = *a.input_scale;
-  } else if constexpr (!GROUPED) {
-    token_scales<T, M>(a, amax, sx);
-  }
+  row_scales<T, M, GROUPED>(a, amax, sx);  // GROUPED: per group, below
   __syncthreads();
 #pragma unroll
   for (int r = 0; r < M; ++r)
@@ -143,9 +145,7 @@ __global__ void __launch_bounds__(kWarps * 32, 2) fp8_gemv_mma_kernel(Fp8GemvArg
   static_assert(U % 2 == 0, "a step group is one 128-wide group: two steps");
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int n_in = a.n_in, stride = code_stride(n_in);
-  // stage_codes_vec's prologue where it applies (the launch sized shared memory the same way).
-  bool vec_codes = false;
-  if constexpr (sizeof(T) == 2) vec_codes = a.x_vec;
+  const bool vec_codes = uses_vec_codes(a);
   uint8_t* xq = smem_raw;                          // [M, stride] x's codes
   float* xs = reinterpret_cast<float*>(smem_raw);  // stage_x: [M, n_in] staged x, the codes then over it
   float* sx = reinterpret_cast<float*>(smem_raw + scales_at(M, n_in, vec_codes));  // [M, n_xg]
@@ -350,7 +350,7 @@ void launch_mma_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, co
 #ifdef SEAM_FP8_GEMV_PROBE
   a.probe_slot = fp8_gemv_probe_slot();
 #endif
-  const bool vec_codes = sizeof(T) == 2 && a.x_vec;  // the kernel's choice of prologue
+  const bool vec_codes = uses_vec_codes(a);
   const size_t smem = mma_smem_bytes(M, int(n_in), n_xg, vec_codes);
   // Either layout exceeds fp8_gemv_applies' staged bytes (4 (n_in + n_xg) a row) only for
   // K < 192 and then by at most 192 bytes a row (the codes' padding): the opt-in below leaves

@@ -19,7 +19,6 @@ enum Fp8GemvPhase {
   kProbeStreamed,        // the first tile's stream done by every warp (the reduction barrier)
   kProbeStored,          // the first tile's epilogue done (warp 0)
   kProbeExit,            // the block's last tile done
-  kProbeSm,              // not a time: the SM the block ran on
   kProbeTiles,           // not a time: the tiles the block computed
   kProbePhases
 };
@@ -40,14 +39,11 @@ __device__ __forceinline__ void probe_mark(const Args& a, int phase, float dep =
   g_probe_ns[a.probe_slot][blockIdx.x][phase] = ns;
   g_probe_clk[a.probe_slot][blockIdx.x][phase] = clock64();
 }
-// The block's exit mark, its SM and its tile count.
+// The block's exit mark and its tile count.
 template <typename Args>
 __device__ __forceinline__ void probe_finish(const Args& a, int tiles) {
   probe_mark(a, kProbeExit);
   if (threadIdx.x != 0 || blockIdx.x >= kProbeBlocks) return;
-  unsigned smid;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-  g_probe_ns[a.probe_slot][blockIdx.x][kProbeSm] = g_probe_clk[a.probe_slot][blockIdx.x][kProbeSm] = smid;
   g_probe_ns[a.probe_slot][blockIdx.x][kProbeTiles] = g_probe_clk[a.probe_slot][blockIdx.x][kProbeTiles] =
       unsigned(tiles);
 }

@@ -132,47 +132,48 @@ GemvKernel<T, TO> kernel_of(int slices, bool norm, int epi) {
   }
 }
 
-// The post-norm kernel of a plain projection (one row a warp, or the plain pair) at S slices.
-template <typename T>
-GemvKernel<T, T> post_norm_kernel_of(int slices, int epi) {
-  const bool pair = epi == kEpiPlainPair;
+// The tail kernels' instantiation at S slices for a plain projection (one row a warp, or the
+// plain pair): pick(S, EPI, PU) as integral constants, the same choice for each tail, so each
+// tail's product is the instantiation linear's kernel_of would pick.
+template <typename Pick>
+auto plain_by_slices(int slices, int epi, Pick&& pick) {
+  using std::integral_constant;
+  const auto one = [&](auto s) {
+    return epi == kEpiPlainPair ? pick(s, integral_constant<int, kEpiPlainPair>{}, integral_constant<int, kPairUnroll>{})
+                                : pick(s, integral_constant<int, kEpiPlain>{}, integral_constant<int, kUnroll>{});
+  };
   switch (slices) {
-    case 1: return pair ? gemv_post_norm_kernel<T, 1, kEpiPlainPair, kPairUnroll> : gemv_post_norm_kernel<T, 1, kEpiPlain, kUnroll>;
-    case 2: return pair ? gemv_post_norm_kernel<T, 2, kEpiPlainPair, kPairUnroll> : gemv_post_norm_kernel<T, 2, kEpiPlain, kUnroll>;
-    case 4: return pair ? gemv_post_norm_kernel<T, 4, kEpiPlainPair, kPairUnroll> : gemv_post_norm_kernel<T, 4, kEpiPlain, kUnroll>;
-    default: return pair ? gemv_post_norm_kernel<T, 8, kEpiPlainPair, kPairUnroll> : gemv_post_norm_kernel<T, 8, kEpiPlain, kUnroll>;
+    case 1: return one(integral_constant<int, 1>{});
+    case 2: return one(integral_constant<int, 2>{});
+    case 4: return one(integral_constant<int, 4>{});
+    default: return one(integral_constant<int, 8>{});
   }
 }
 
-// The route kernel of a plain projection (one row a warp, or the plain pair) at S slices: the
-// instantiations linear's kernel_of picks for it (no norm), so the logits are linear's.
-// exact: GemvFusion::normed_out (kNormExact), else no norm.
-template <typename T, int NORM>
-GemvKernel<T, T> route_kernel_of(int slices, int epi) {
-  const bool pair = epi == kEpiPlainPair;
-  switch (slices) {
-    case 1: return pair ? gemv_route_kernel<T, 1, NORM, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 1, NORM, kEpiPlain, kUnroll>;
-    case 2: return pair ? gemv_route_kernel<T, 2, NORM, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 2, NORM, kEpiPlain, kUnroll>;
-    case 4: return pair ? gemv_route_kernel<T, 4, NORM, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 4, NORM, kEpiPlain, kUnroll>;
-    default: return pair ? gemv_route_kernel<T, 8, NORM, kEpiPlainPair, kPairUnroll> : gemv_route_kernel<T, 8, NORM, kEpiPlain, kUnroll>;
-  }
+// The post-norm kernel of a plain projection at S slices.
+template <typename T>
+GemvKernel<T, T> post_norm_kernel_of(int slices, int epi) {
+  return plain_by_slices(slices, epi, [](auto s, auto e, auto u) -> GemvKernel<T, T> {
+    return gemv_post_norm_kernel<T, s(), e(), u()>;
+  });
 }
+
+// The route kernel of a plain projection at S slices (no norm, so the logits are linear's);
+// exact: GemvFusion::normed_out (kNormExact).
 template <typename T>
 GemvKernel<T, T> route_kernel_of(int slices, int epi, bool exact) {
-  return exact ? route_kernel_of<T, kNormExact>(slices, epi) : route_kernel_of<T, kNormNone>(slices, epi);
+  return plain_by_slices(slices, epi, [exact](auto s, auto e, auto u) -> GemvKernel<T, T> {
+    return exact ? gemv_route_kernel<T, s(), kNormExact, e(), u()> : gemv_route_kernel<T, s(), kNormNone, e(), u()>;
+  });
 }
 
 // The q/k-norm kernel of the qkv projection at S slices: the instantiations rms_norm_linear's
 // kernel_of picks for a plain projection with the inline norm, so qkv is rms_norm_linear's.
 template <typename T>
 GemvKernel<T, T> qk_norm_kernel_of(int slices, int epi) {
-  const bool pair = epi == kEpiPlainPair;
-  switch (slices) {
-    case 1: return pair ? gemv_qk_norm_kernel<T, 1, kEpiPlainPair, kPairUnroll> : gemv_qk_norm_kernel<T, 1, kEpiPlain, kUnroll>;
-    case 2: return pair ? gemv_qk_norm_kernel<T, 2, kEpiPlainPair, kPairUnroll> : gemv_qk_norm_kernel<T, 2, kEpiPlain, kUnroll>;
-    case 4: return pair ? gemv_qk_norm_kernel<T, 4, kEpiPlainPair, kPairUnroll> : gemv_qk_norm_kernel<T, 4, kEpiPlain, kUnroll>;
-    default: return pair ? gemv_qk_norm_kernel<T, 8, kEpiPlainPair, kPairUnroll> : gemv_qk_norm_kernel<T, 8, kEpiPlain, kUnroll>;
-  }
+  return plain_by_slices(slices, epi, [](auto s, auto e, auto u) -> GemvKernel<T, T> {
+    return gemv_qk_norm_kernel<T, s(), e(), u()>;
+  });
 }
 
 // Dynamic shared memory of a launch: the staged x * g.
