@@ -17,7 +17,7 @@
 # Only text stays in $OUT (at most 8 files come back).
 #   env: CASES="a b c d e f g h i j k m n o p" (subset; i / j / k = gemma-3-4b / phi-3.5-mini / gemma-2-9b decode batch 1;
 #        m / n / o = Qwen3-30B-A3B decode batch 1 / decode batch 64 / prefill 4,096; p = Mixtral-8x7B decode batch 1
-#        (m-p: config-only folders, --load-format dummy; DUMMY_ONLY=1 runs every case that way); f = 8B prefill of 4,096 tokens; g / h = Qwen2.5-0.5B extend
+#        (m-p: config-only folders, --load-format dummy; DUMMY_ONLY=1 runs every case that way); f = 8B prefill of 4,096 tokens; q = 8B decode batch 64; g / h = Qwen2.5-0.5B extend
 #        of 16 tokens on piecewise graphs / eager), MODELS=/tmp/seam_models, BUILD=build-gpu, BUDGET_S=380,
 #        EXTRA_ARGS="..." (appended to every case's seam command, e.g. "--gemm-autotune")
 set -uo pipefail
@@ -71,7 +71,7 @@ missing=()
 # i: gemma-3-4b; j: phi-3.5-mini; k: gemma-2-9b)
 need=""
 for c in $CASES; do
-  case $c in a|g|h) need="$need qwen2.5-0.5b" ;; b) need="$need llama-3.2-1b" ;; c|d|e|f) need="$need llama-3.1-8b" ;;
+  case $c in a|g|h) need="$need qwen2.5-0.5b" ;; b) need="$need llama-3.2-1b" ;; c|d|e|f|q) need="$need llama-3.1-8b" ;;
     i) need="$need gemma-3-4b" ;; j) need="$need phi-3.5-mini" ;; k) need="$need gemma-2-9b" ;;
     m|n|o) dummy="${dummy:-} qwen3-30b-a3b" ;; p) dummy="${dummy:-} mixtral-8x7b" ;; esac
 done
@@ -373,6 +373,8 @@ for c in $CASES; do
     d) run_case d_llama8b_mixed llama-3.1-8b alt:5 --mode mixed --batch-size 64 --input-len 512 --reps 5 ;;
     e) run_case e_llama8b_extend llama-3.1-8b last:5 --mode extend --batch-size 1 --input-len 512 --reps 5 ;;
     f) run_case f_llama8b_prefill4k llama-3.1-8b last:3 --mode extend --batch-size 1 --input-len 4096 --reps 3 ;;
+    q) run_case q_llama8b_decode64 llama-3.1-8b last:7 --batch-size 64 --input-len 128 --output-len 8 \
+         --cuda-graph-bs 64 ;;
     g) run_case g_qwen05b_extend16_piecewise qwen2.5-0.5b last:5 --mode extend --batch-size 1 --input-len 16 \
          --piecewise-cuda-graph-tokens 16 --reps 10 ;;
     i) run_case i_gemma3_4b_decode gemma-3-4b last:31 --batch-size 1 --input-len 128 --output-len 32 ;;

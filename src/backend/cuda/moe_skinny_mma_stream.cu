@@ -4,7 +4,9 @@
 // fragment k to memory k is the same for A and B, so each dot product is the exact sum of the
 // right products in another order. A ring step is two such chunks (64 k): the 4 lanes of a quad
 // copy a row's whole 128-byte line, and each lane reads back only the vectors it copied itself,
-// so cp.async.wait_group alone orders them (no warp or block barrier in the loop).
+// so cp.async.wait_group alone orders them (no warp or block barrier in the loop). The whole-line
+// variants (StreamCfg::lines) copy a row's line with 8 lanes into the same slots, and add the
+// __syncwarp that cross-lane reads need.
 #include "backend/cuda/moe_skinny_mma_stream.h"
 
 #include <algorithm>
@@ -143,16 +145,32 @@ struct Stream {
   __device__ __forceinline__ void issue() {
     if (issued < total) {
       const int f0 = (tile0 + tile) * kOut<kGated>;
-      const int lo = f0 + g, hi = kGated ? n_out + f0 + g : f0 + g + 8;  // gate/up rows, or down rows g, g + 8
-      const int64_t k0 = int64_t(step) * 2 * kChunk + 8 * c;
-      const T* rlo = w_e + int64_t(lo) * n_in + k0;
-      const T* rhi = w_e + int64_t(hi) * n_in + k0;
-      uint4* st = ring + stage * kStageVecs + lane;
-      ring_copy<kHint>(st, rlo, policy);
-      ring_copy<kHint>(st + 32, rhi, policy);
-      if (2 * step + 1 < n_chunks) {  // an odd chunk count leaves the tile's last step half
-        ring_copy<kHint>(st + 64, rlo + kChunk, policy);
-        ring_copy<kHint>(st + 96, rhi + kChunk, policy);
+      const bool two = 2 * step + 1 < n_chunks;  // an odd chunk count leaves the tile's last step half
+      if constexpr (kCfgs[V].lines) {
+        // Copy i: tile row r = 4i + lane / 8 (A row r < 8: lo of g = r; else hi of g = r - 8),
+        // its 16-byte piece v = lane % 8 of the step's 128-byte line (chunk v / 4, vector v % 4),
+        // into the slot the consumer lane (g, c) reads: (2 chunk + hi) x 32 + 4 g + c.
+        const int v = lane & 7, ch = v >> 2, cc = v & 3;
+        const int64_t k0 = int64_t(step) * 2 * kChunk + 8 * v;
+        uint4* st = ring + stage * kStageVecs;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int r = 4 * i + (lane >> 3), gg = r & 7, hi = r >> 3;
+          const int row = hi == 0 ? f0 + gg : (kGated ? n_out + f0 + gg : f0 + gg + 8);
+          if (ch == 0 || two) ring_copy<kHint>(st + (2 * ch + hi) * 32 + 4 * gg + cc, w_e + int64_t(row) * n_in + k0, policy);
+        }
+      } else {
+        const int lo = f0 + g, hi = kGated ? n_out + f0 + g : f0 + g + 8;  // gate/up rows, or down rows g, g + 8
+        const int64_t k0 = int64_t(step) * 2 * kChunk + 8 * c;
+        const T* rlo = w_e + int64_t(lo) * n_in + k0;
+        const T* rhi = w_e + int64_t(hi) * n_in + k0;
+        uint4* st = ring + stage * kStageVecs + lane;
+        ring_copy<kHint>(st, rlo, policy);
+        ring_copy<kHint>(st + 32, rhi, policy);
+        if (two) {
+          ring_copy<kHint>(st + 64, rlo + kChunk, policy);
+          ring_copy<kHint>(st + 96, rhi + kChunk, policy);
+        }
       }
       if (++step == n_steps) step = 0, ++tile;
       stage = stage + 1 == kStages ? 0 : stage + 1;
@@ -160,7 +178,10 @@ struct Stream {
     ++issued;
     flash::cp_async_commit();
   }
-  __device__ __forceinline__ void restart() { issued = tile = step = stage = 0; }
+  __device__ __forceinline__ void restart() {
+    if constexpr (kCfgs[V].lines) __syncwarp();  // the last pass's reads of the stages refilled next
+    issued = tile = step = stage = 0;
+  }
   // The first kStages - kGroup steps; stream_pass issues the rest kGroup at a time.
   __device__ __forceinline__ void prologue() {
 #pragma unroll
@@ -224,12 +245,16 @@ __device__ __forceinline__ void stream_pass(const SkinnyMoeArgs<T>& a, Stream<T,
   if (s.total > 0) load_x(0, x0, x1);
   int tile = s.tile0, step = 0, stage = 0;
   for (int q0 = 0; q0 < s.total; q0 += kGroup) {
+    // Whole-line copies write slots other lanes read: every lane's reads of the stages refilled
+    // now (consumed in the group before) are done before any lane's refill.
+    if constexpr (kCfgs[V].lines) __syncwarp();
 #pragma unroll
     for (int r = 0; r < kGroup; ++r) s.issue();
 #pragma unroll
     for (int r = 0; r < kGroup; ++r) {
       if (q0 + r >= s.total) break;  // uniform over the warp
       ring_wait_at_most<kStages - 1>(kStages - 1 - r);  // this lane's copies of step q0 + r have landed
+      if constexpr (kCfgs[V].lines) __syncwarp();     // ... and every lane's (they wrote this lane's slots)
       const uint4* st = s.ring + stage * kStageVecs + s.lane;
       const bool two = 2 * step + 1 < s.n_chunks;
       const uint4 l0 = st[0], h0 = st[32];

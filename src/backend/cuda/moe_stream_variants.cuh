@@ -31,6 +31,12 @@ namespace seam::cuda::moe_stream {
 //               gate_up's count, the smaller): the register cap then never costs a block (5 -> at
 //               most 96 registers a thread; the first version had 96 under a bound of 4 blocks,
 //               where the reworked loop takes 100: 4 blocks an SM).
+//   lines:      each copy instruction covers whole 128-byte lines (8 lanes a row's step, 4 rows an
+//               instruction) instead of half lines (4 lanes a row, 8 rows): half the L2 requests
+//               for the same bytes. A lane then reads back vectors other lanes copied, so the warp
+//               meets a __syncwarp after each ring wait and before each batch of refills. The
+//               same vectors land in the same ring slots: the mma inputs, and so the bits, are
+//               variant 0's.
 //
 // Why x_rows (ncu on an H200, variant 0 at Qwen3-30B-A3B's 64 decode rows: gate_up 253 us and
 // down 132 us, ~3.1 TB/s of weights where ~3.9 would meet the target). gate_up (grid 24 x 128,
@@ -56,6 +62,7 @@ struct StreamCfg {
   int min_blocks;
   bool fuse = false;
   int x_rows = 0;
+  bool lines = false;
 };
 constexpr int kHintEvictFirst = 1, kHintPrefetch256 = 2;
 constexpr StreamCfg kCfgs[] = {
@@ -88,6 +95,14 @@ constexpr StreamCfg kCfgs[] = {
     // 17's shared memory spent on the ring instead of a third block: gate_up 72 + 32 + 3.6 = 107.6 KB
     // (2 blocks, 8 warps with 16 KB each in flight: 128 KB an SM against 17's 96), down 87.6 KB (2).
     {9, 1, 1, 2, false, 0, "s9x8", 2, false, 8},  // 21
+    // Whole-line copies (lines). Why: ncu of variant 0 showed L2 the busy unit (91 %) at a 46 %
+    // hit rate although the weights are read once; a half-line request pair per row and step
+    // reads as one miss and one hit (the second half arriving while the first is in flight), so
+    // the L2 sees twice the requests the bytes need. Staging x (17-21) did not help, which points
+    // at the weight requests themselves.
+    {5, 1, 1, 2, false, 0, "s5line", 5, false, 0, true},    // 22: variant 0, whole lines
+    {6, 2, 1, 2, false, 0, "s6g2line", 4, false, 0, true},  // 23: 3, whole lines
+    {8, 1, 1, 2, false, 0, "s8line", 3, false, 0, true},    // 24: 2, whole lines
 };
 constexpr int kNumCfgs = int(sizeof(kCfgs) / sizeof(kCfgs[0]));
 
