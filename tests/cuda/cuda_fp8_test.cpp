@@ -228,7 +228,9 @@ TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
     for (auto act : {Fp8ActScheme::dynamic_per_token, Fp8ActScheme::dynamic_group128})
       for (Activation f : {Activation::silu, Activation::gelu_tanh})
         for (int64_t n : {5, 64, 300})
-          for (int64_t inter : {1536, 200, 14336, 36}) {  // 36: not whole vectors (the scalar kernel)
+          for (int64_t inter : {1536, 200, 14336, 24576, 36}) {
+            // 1,536 / 200: 256 threads a row; 14,336: 1,024 threads at 2 chunks; 24,576: 512 at 8;
+            // 36: not whole vectors (the scalar kernel)
             const int64_t hidden = 512;
             const Fp8WeightScheme ws =
                 act == Fp8ActScheme::dynamic_group128 ? Fp8WeightScheme::block128 : Fp8WeightScheme::per_channel;

@@ -105,9 +105,10 @@ TEST_F(CudaOps, PerHeadRmsNormInPlaceOnQkvView) {
 
 TEST_F(CudaOps, RopeRotatesQkViewsInsideQkv) {
   for (DType t : kDtypes) {
-    for (int64_t d : {8, 64, 128}) {
-      SCOPED_TRACE(std::string(short_name(t)) + " d " + std::to_string(d));
-      const int64_t n = 23, heads = 6, kv_heads = 2, width = (heads + 2 * kv_heads) * d;
+    // 160 heads at d 128: more (head, 8-pair) items than a block's 1,024 threads (two passes).
+    for (const auto& [d, heads] : {std::pair<int64_t, int64_t>{8, 6}, {64, 6}, {128, 6}, {128, 160}}) {
+      SCOPED_TRACE(std::string(short_name(t)) + " d " + std::to_string(d) + " heads " + std::to_string(heads));
+      const int64_t n = 23, kv_heads = 2, width = (heads + 2 * kv_heads) * d;
       auto qkv_h = round_to(random_normal(size_t(n * width), rng), t);
       std::vector<int32_t> pos(n);
       std::uniform_int_distribution<int32_t> pick(0, 32767);

@@ -54,8 +54,14 @@ __global__ void __launch_bounds__(kThreads)
 // T, act stored in 16-byte vectors, codes 8 at a time. The kernel above evaluates f twice per
 // element over 2-byte loads and stores codes a byte at a time: 592 µs for 4,096 x 14,336 on
 // the H200 (CUPTI, FP8 prefill of 4,096 tokens), ~6 x the bytes' time.
-constexpr int kRowThreads = 256;
-template <typename T, Activation F, int kChunks>
+//
+// Block size: the per-element arithmetic (f, the product's rounding, the IEEE division of the
+// code) is long and dependent, so a row is latency bound when a block holds few warps. At 256
+// threads a 14,336-wide row is 7 chunks a thread and a block took ~14 us at 64 rows (CUPTI,
+// FP8 decode batch 64 on the H200; ~2 us of bytes), ~12 us a block at 4,096 rows too, where
+// the registers of 3 x 8 chunks held 2 blocks (16 warps) an SM. Wide rows therefore take 1,024
+// threads at 2 chunks (or 512 at 8, rows of 16,385-32,768): 4x the warps, a quarter of the registers each.
+template <typename T, Activation F, int kRowThreads, int kChunks>
 __global__ void __launch_bounds__(kRowThreads)
     fp8_gated_act_quantize_row_kernel(T* act, int64_t act_stride, uint8_t* codes, float* scales, const T* gate_up,
                                       int64_t gu_stride, int inter, int scheme, float ub) {
@@ -100,17 +106,24 @@ bool launch_row_path(const Tensor& act, const Tensor& codes, const Tensor& scale
     return false;
   } else {
     const int64_t n = act.size(0), inter = act.size(1);
-    if (!fp8_row_path_applies(sizeof(T), inter, codes.ptr<uint8_t>(), kRowThreads) || !aligned16(act.data) ||
+    if (!fp8_row_path_applies(sizeof(T), inter, codes.ptr<uint8_t>(), 256) || !aligned16(act.data) ||
         !aligned16(gate_up.data) || act.stride[0] % 8 != 0 || gate_up.stride[0] % 8 != 0)
       return false;
-    with_row_chunks(fp8_row_chunks(inter, kRowThreads), [&](auto k) {
-      constexpr int K = decltype(k)::value;
-      auto kernel = f == Activation::silu ? fp8_gated_act_quantize_row_kernel<T, Activation::silu, K>
-                                          : fp8_gated_act_quantize_row_kernel<T, Activation::gelu_tanh, K>;
-      launch_kernel(kernel, dim3(unsigned(n)), kRowThreads, 0, stream, act.ptr<T>(), act.stride[0],
+    const auto launch = [&](auto threads_c, auto k) {
+      constexpr int kThreadsC = decltype(threads_c)::value, K = decltype(k)::value;
+      auto kernel = f == Activation::silu ? fp8_gated_act_quantize_row_kernel<T, Activation::silu, kThreadsC, K>
+                                          : fp8_gated_act_quantize_row_kernel<T, Activation::gelu_tanh, kThreadsC, K>;
+      launch_kernel(kernel, dim3(unsigned(n)), kThreadsC, 0, stream, act.ptr<T>(), act.stride[0],
                     codes.ptr<uint8_t>(), scales.ptr<float>(), gate_up.ptr<const T>(), gate_up.stride[0], int(inter),
                     int(act_scheme), ub);
-    });
+    };
+    const int k256 = fp8_row_chunks(inter, 256);
+    if (k256 > 2 && fp8_row_chunks(inter, 1024) <= 2)
+      launch(std::integral_constant<int, 1024>{}, std::integral_constant<int, 2>{});
+    else if (k256 > 2 && fp8_row_chunks(inter, 512) <= 8)
+      launch(std::integral_constant<int, 512>{}, std::integral_constant<int, 8>{});
+    else
+      with_row_chunks(k256, [&](auto k) { launch(std::integral_constant<int, 256>{}, k); });
     SEAM_CUDA_CHECK_LAUNCH();
     return true;
   }
