@@ -156,15 +156,6 @@ class CudaBackend final : public Backend {
   std::pair<Tensor, Tensor> fp8_act_buffers(Fp8Scratch& scratch, int64_t n, int64_t n_in, Fp8ActScheme act);
   void fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
                    const Tensor& bias, bool accumulate);
-  // Which kernel fp8_product runs for these operands: the one definition of its order.
-  // library: cuBLASLt where it runs (fp8_cublaslt.h), else the wgmma or CUDA-core kernel.
-  enum class Fp8ProductRoute { skinny, ws, wgmma, library };
-  Fp8ProductRoute fp8_product_route(const Tensor& out, const Tensor& codes, const Fp8Weight& w) const;
-  // rms_norm_gate_up_act_fp8 past the GEMV when gate_up's product is cuBLASLt's unscaled one: the
-  // gated activation reads its float32 sums and applies the scales itself (no scale epilogue).
-  // False, nothing enqueued, where that does not apply.
-  bool gate_up_act_from_sums(const Tensor& act, const Tensor& gate_up, const Tensor& x, const Tensor& norm_weight,
-                             float eps, const Fp8Weight& w, Activation a);
   int device_id_ = 0;
   int n_sms_ = 0;
   std::string device_name_;

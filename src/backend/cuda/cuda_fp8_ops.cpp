@@ -70,38 +70,27 @@ void* CudaBackend::fp8_skinny_workspace(size_t bytes) {
   return p;
 }
 
-CudaBackend::Fp8ProductRoute CudaBackend::fp8_product_route(const Tensor& out, const Tensor& codes,
-                                                            const Fp8Weight& w) const {
+void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
+                              const Tensor& bias, bool accumulate) {
   // Decode batches past the GEMV (SEAM_FP8_SKINNY): the skinny swap-AB wgmma GEMM.
   const int64_t n = codes.size(0);
   const bool skinny = fp8_skinny_ == Fp8SkinnyMode::on ||
                       (fp8_skinny_ == Fp8SkinnyMode::auto_block128 && w.w_scheme == Fp8WeightScheme::block128);
   if (skinny && (fp8_gemm_mode_ == Fp8GemmMode::auto_route || fp8_gemm_mode_ == Fp8GemmMode::ws) &&
-      n > kFp8GemvMaxRows && n <= kFp8SkinnyMaxRows && fp8_gemm_skinny_wgmma_applies(out, codes, w))
-    return Fp8ProductRoute::skinny;
+      n > kFp8GemvMaxRows && n <= kFp8SkinnyMaxRows && fp8_gemm_skinny_wgmma_applies(out, codes, w)) {
+    const size_t bytes = fp8_gemm_skinny_wgmma_workspace_bytes(fp8_gemm_skinny_wgmma_plan_for(codes, w));
+    void* workspace = bytes > 0 ? fp8_skinny_workspace(bytes) : nullptr;
+    return launch_fp8_gemm_skinny_wgmma(out, codes, scales, w, bias, accumulate, stream_, workspace, bytes);
+  }
   // SEAM_FP8_GEMM=ws (the default): the warp-specialised wgmma GEMM (128-row tiles) past the decode batch
   // sizes, whose rows the routes below (and the GEMV before) are shaped for.
   if (fp8_gemm_mode_ == Fp8GemmMode::ws && codes.size(0) > kFp8WsMinRows && fp8_gemm_wgmma_ws_applies(out, codes, w))
-    return Fp8ProductRoute::ws;
-  if (fp8_gemm_mode_ == Fp8GemmMode::wgmma && fp8_gemm_wgmma_applies(out, codes, w)) return Fp8ProductRoute::wgmma;
-  return Fp8ProductRoute::library;
-}
-
-void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
-                              const Tensor& bias, bool accumulate) {
-  switch (fp8_product_route(out, codes, w)) {
-    case Fp8ProductRoute::skinny: {
-      const size_t bytes = fp8_gemm_skinny_wgmma_workspace_bytes(fp8_gemm_skinny_wgmma_plan_for(codes, w));
-      void* workspace = bytes > 0 ? fp8_skinny_workspace(bytes) : nullptr;
-      return launch_fp8_gemm_skinny_wgmma(out, codes, scales, w, bias, accumulate, stream_, workspace, bytes);
-    }
-    case Fp8ProductRoute::ws: return launch_fp8_gemm_wgmma_ws(out, codes, scales, w, bias, accumulate, stream_);
-    case Fp8ProductRoute::wgmma: return launch_fp8_gemm_wgmma(out, codes, scales, w, bias, accumulate, stream_);
-    case Fp8ProductRoute::library: break;
-  }
-  if (fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_)) return;
-  if (fp8_gemm_mode_ != Fp8GemmMode::cublaslt && fp8_gemm_wgmma_applies(out, codes, w))
+    return launch_fp8_gemm_wgmma_ws(out, codes, scales, w, bias, accumulate, stream_);
+  const bool wgmma_ok = fp8_gemm_mode_ != Fp8GemmMode::cublaslt && fp8_gemm_wgmma_applies(out, codes, w);
+  if (wgmma_ok && fp8_gemm_mode_ == Fp8GemmMode::wgmma)
     return launch_fp8_gemm_wgmma(out, codes, scales, w, bias, accumulate, stream_);
+  if (fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_)) return;
+  if (wgmma_ok) return launch_fp8_gemm_wgmma(out, codes, scales, w, bias, accumulate, stream_);
   launch_fp8_gemm_simt(out, codes, scales, w, bias, accumulate, stream_);
 }
 
@@ -204,7 +193,6 @@ void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor no
     op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
     return fp8_gemv(act, x, w, Tensor(), false, f);
   }
-  if (gate_up_act_from_sums(act, gate_up, x, norm_weight, eps, w, a)) return;
   rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
   // The gated activation writes act and, under a dynamic scheme (the model's layers share the
   // activation scheme, so the down projection's is gate_up's), its FP8 codes for the next
@@ -218,40 +206,6 @@ void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor no
   const auto [codes, scales] = fp8_act_buffers(fp8_pending_scratch_, n, inter, w.act);
   launch_fp8_gated_act_quantize(act, codes, scales, gate_up, a, w.act, w.act_amax_ub, stream_);
   fp8_pending_ = {act.data, n, inter, w.act, w.act_amax_ub, codes, scales};
-}
-
-// Decode batches past the GEMV on Hopper (per-channel weights: cuBLASLt's unscaled route, 5..64
-// rows): the scale epilogue was a kernel of its own between the product and the gated
-// activation (~4.4 us a layer at 64 rows of Llama-3.1-8B, CUPTI), and its bf16 gate_up a round
-// trip. Here the activation applies the scales as it reads the sums (gate_up, scratch, stays
-// unwritten); the rounding is the epilogue's, so act and its codes are the same bits.
-bool CudaBackend::gate_up_act_from_sums(const Tensor& act, const Tensor& gate_up, const Tensor& x,
-                                        const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a) {
-  const int64_t n = x.size(0), inter = w.w.size(0) / 2;
-  if (n == 0 || x.ndim != 2 || !gate_up.defined() || gate_up.ndim != 2 || gate_up.size(0) != n ||
-      gate_up.size(1) != 2 * inter || !act.defined() || act.ndim != 2 || act.dtype != x.dtype || act.size(0) != n ||
-      act.size(1) != inter || !act.rows_contiguous())
-    return false;
-  op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
-  SEAM_CHECK(norm_weight.defined() && norm_weight.device == Device::cuda, "rms_norm: weight is not on the cuda device");
-  const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, x.size(1), w.act);
-  const auto [act_codes, act_scales] = fp8_act_buffers(fp8_pending_scratch_, n, inter, w.act);
-  // Per-token scales only: the sums kernel reads one x scale a row (group scales are block128's,
-  // which never take the unscaled route).
-  if (w.act != Fp8ActScheme::dynamic_per_token || fp8_product_route(gate_up, codes, w) != Fp8ProductRoute::library ||
-      !fp8_gated_act_quantize_sums_applies(act, act_codes, w))
-    return false;
-  launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
-  const float* sums = fp8_cublaslt_.run_unscaled_sums(gate_up, codes, w, capturing_, stream_);
-  if (!sums) {  // another route: the product into gate_up after all, then the activation from it
-    fp8_product(gate_up, codes, scales, w, Tensor(), false);
-    launch_fp8_gated_act_quantize(act, act_codes, act_scales, gate_up, a, w.act, w.act_amax_ub, stream_);
-  } else {
-    launch_fp8_gated_act_quantize_sums(act, act_codes, act_scales, sums, scales.ptr<const float>(), w, a, w.act,
-                                       w.act_amax_ub, stream_);
-  }
-  fp8_pending_ = {act.data, n, inter, w.act, w.act_amax_ub, act_codes, act_scales};
-  return true;
 }
 
 }  // namespace seam::cuda

@@ -209,25 +209,4 @@ bool Fp8CublasLt::run_unscaled(const Tensor& out, const Tensor& codes, const Ten
   return true;
 }
 
-const float* Fp8CublasLt::run_unscaled_sums(const Tensor& out, const Tensor& codes, const Fp8Weight& w,
-                                            bool capturing, cudaStream_t stream) {
-  const int64_t n = codes.size(0), n_out = w.w.size(0), n_in = w.w.size(1);
-  if (n == 0 || !takes(Route::unscaled, w) || n > unscaled_chunk_rows(n_out)) return nullptr;
-  // run() tries the outer-vector route first (run_scaled's key for this out, no bias, no
-  // accumulate): where it has a plan, run would take it.
-  if (takes(Route::outer, w) &&
-      plan_for(Key{out.size(0), n_out, n_in, out.stride[0], int(out.dtype), int(Route::outer), false, false}, out.dtype,
-               capturing) != nullptr)
-    return nullptr;
-  Plan* p = plan_for(Key{n, n_out, n_in, n_out, int(DType::f32), int(Route::unscaled), false, false}, DType::f32,
-                     capturing);
-  if (!p) return nullptr;
-  float* s = sums(size_t(n * n_out) * sizeof(float), capturing);
-  if (!s) return nullptr;
-  const float alpha = 1.f, beta = 0.f;
-  SEAM_CUBLAS_CHECK(cublasLtMatmul(handle_, p->op, &alpha, w.w.data, p->a, codes.data, p->b, &beta, s, p->c, s, p->c,
-                                   &p->algo, workspace_, p->workspace, stream));
-  return s;
-}
-
 }  // namespace seam::cuda

@@ -58,14 +58,6 @@ class Fp8CublasLt {
   // cuBLASLt has no algorithm for it at this shape on this GPU.
   bool run_route(Route r, const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                  const Tensor& bias, bool accumulate, bool capturing, cudaStream_t stream);
-  // The unscaled route's product alone, for a consumer that applies the scales itself
-  // (fp8_gated_act_quantize.h's sums form): the float32 sums [n, out] of codes x W^T (no scales,
-  // bias or accumulate) into the scratch, returned. Null, nothing enqueued, wherever `run` into
-  // `out` (no bias, no accumulate) would not take this route in one chunk: a scheme it does not
-  // take, an outer-vector algorithm, more rows than a chunk, no plan or scratch in a capture.
-  // The plan is run's for these rows, so the sums are bit for bit the ones run's epilogue reads.
-  const float* run_unscaled_sums(const Tensor& out, const Tensor& codes, const Fp8Weight& w, bool capturing,
-                                 cudaStream_t stream);
   // Whether cuBLASLt has an algorithm for route r's product (without bias) of n rows of w into
   // `out_dtype` on this GPU: the capability query (the plan is made and cached).
   bool has_algorithm(Route r, int64_t n, const Fp8Weight& w, DType out_dtype);

@@ -1,7 +1,5 @@
 #include "backend/cuda/fp8_gated_act_quantize.h"
 
-#include <utility>
-
 #include "backend/cuda/activation.cuh"
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/fp8_act.cuh"
@@ -131,123 +129,7 @@ bool launch_row_path(const Tensor& act, const Tensor& codes, const Tensor& scale
   }
 }
 
-// The sums form (fp8_gated_act_quantize.h): the row's gate and up sums are read as float32 in
-// 16-byte vectors, all before any store; each value is the scale epilogue's
-// from_float<T>((xs * ws(o)) * sum) (fp8_scale_epilogue.cu's scaled_output without bias or
-// accumulate), then the row kernel's arithmetic. 512 threads at up to 4 chunks: the sums of a
-// chunk are 16 floats, 64 registers a thread at 4.
-template <typename T, Activation F, int kRowThreads, int kChunks>
-__global__ void __launch_bounds__(kRowThreads)
-    fp8_gated_act_quantize_sums_kernel(T* act, int64_t act_stride, uint8_t* codes, float* scales, const float* sums,
-                                       const float* x_scales, const float* w_scale, int64_t ws_step, int inter,
-                                       int scheme, float ub) {
-  pdl_begin();
-  __shared__ float scratch[32];
-  const int64_t row = blockIdx.x;
-  const float4* gate = reinterpret_cast<const float4*>(sums + row * 2 * int64_t(inter));
-  const float4* up = reinterpret_cast<const float4*>(sums + row * 2 * int64_t(inter) + inter);
-  uint4* out = reinterpret_cast<uint4*>(act + row * act_stride);
-  const int n_chunks = inter / 8;
-  float4 g[kChunks][2], u[kChunks][2];
-#pragma unroll
-  for (int s = 0; s < kChunks; ++s) {
-    const int c = s * kRowThreads + int(threadIdx.x);
-    const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
-    g[s][0] = c < n_chunks ? gate[2 * c] : z;
-    g[s][1] = c < n_chunks ? gate[2 * c + 1] : z;
-    u[s][0] = c < n_chunks ? up[2 * c] : z;
-    u[s][1] = c < n_chunks ? up[2 * c + 1] : z;
-  }
-  const float xs = x_scales[row];
-  uint4 v[kChunks];
-#pragma unroll
-  for (int s = 0; s < kChunks; ++s) {
-    const int c = s * kRowThreads + int(threadIdx.x);
-    v[s] = make_uint4(0, 0, 0, 0);
-    if (c >= n_chunks) continue;
-    const float gs[8] = {g[s][0].x, g[s][0].y, g[s][0].z, g[s][0].w, g[s][1].x, g[s][1].y, g[s][1].z, g[s][1].w};
-    const float us[8] = {u[s][0].x, u[s][0].y, u[s][0].z, u[s][0].w, u[s][1].x, u[s][1].y, u[s][1].z, u[s][1].w};
-    // The chunk's weight scales: two 16-byte vectors each for gate and up (per channel), or the
-    // one scale (per tensor). 16 scalar loads a chunk took the kernel to ~10.5 us at 64 rows.
-    float wg[8], wu[8];
-    if (ws_step == 1) {
-      const float4* pg = reinterpret_cast<const float4*>(w_scale + int64_t(c) * 8);
-      const float4* pu = reinterpret_cast<const float4*>(w_scale + inter + int64_t(c) * 8);
-      const float4 g0 = pg[0], g1 = pg[1], u0 = pu[0], u1 = pu[1];
-      const float a[8] = {g0.x, g0.y, g0.z, g0.w, g1.x, g1.y, g1.z, g1.w};
-      const float b[8] = {u0.x, u0.y, u0.z, u0.w, u1.x, u1.y, u1.z, u1.w};
-#pragma unroll
-      for (int i = 0; i < 8; ++i) wg[i] = a[i], wu[i] = b[i];
-    } else {
-#pragma unroll
-      for (int i = 0; i < 8; ++i) wg[i] = wu[i] = w_scale[0];
-    }
-    T* ve = reinterpret_cast<T*>(&v[s]);
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const T gv = from_float<T>((xs * wg[i]) * gs[i]);
-      const T uv = from_float<T>((xs * wu[i]) * us[i]);
-      ve[i] = from_float<T>(activate<F>(to_float(gv)) * to_float(uv));
-    }
-    out[c] = v[s];
-  }
-  quantize_row_chunks<T, kRowThreads, kChunks>(v, n_chunks, scheme, 0.f, ub, codes + row * inter, scales, row,
-                                               gridDim.x, scratch);
-}
-
-// The (threads, chunks) of the sums kernel for a row of inter values; {0, 0} where it has none.
-std::pair<int, int> sums_shape(int64_t inter) {
-  const int64_t n_chunks = inter / 8;
-  if (n_chunks <= 512) return {256, 2};
-  if (n_chunks <= 1024) return {512, 2};
-  if (n_chunks <= 2048) return {512, 4};
-  return {0, 0};
-}
-
 }  // namespace
-
-bool fp8_gated_act_quantize_sums_applies(const Tensor& act, const Tensor& codes, const Fp8Weight& w) {
-  if (act.ndim != 2 || !(act.dtype == DType::bf16 || act.dtype == DType::f16)) return false;
-  const int64_t inter = act.size(1);
-  return inter % 8 == 0 && sums_shape(inter).first != 0 && aligned16(act.data) && act.stride[0] % 8 == 0 &&
-         (reinterpret_cast<uintptr_t>(codes.data) & 7) == 0 && w.act != Fp8ActScheme::static_per_tensor &&
-         w.w_scale.defined() && aligned16(w.w_scale.data) &&
-         (w.w_scheme == Fp8WeightScheme::per_tensor || w.w_scheme == Fp8WeightScheme::per_channel) &&
-         w.w.ndim == 2 && w.w.size(0) == 2 * inter && act.size(0) <= INT32_MAX;
-}
-
-void launch_fp8_gated_act_quantize_sums(const Tensor& act, const Tensor& codes, const Tensor& scales, const float* sums,
-                                        const float* x_scales, const Fp8Weight& w, Activation f,
-                                        Fp8ActScheme act_scheme, float ub, cudaStream_t stream) {
-  const int64_t n = act.size(0), inter = act.size(1);
-  if (n == 0) return;
-  SEAM_ASSERT(fp8_gated_act_quantize_sums_applies(act, codes, w), "fp8 gated_act quantize (sums): operands not taken");
-  const int n_groups = act_scheme == Fp8ActScheme::dynamic_group128 ? int(div_up(inter, kFp8Group)) : 1;
-  SEAM_ASSERT(codes.dtype == DType::fp8_e4m3 && codes.contiguous() && codes.numel() >= n * inter);
-  SEAM_ASSERT(scales.dtype == DType::f32 && scales.contiguous() && scales.numel() >= n * n_groups);
-  SEAM_ASSERT(aligned16(sums), "fp8 gated_act quantize (sums): sums not 16-byte aligned");
-  const int64_t ws_step = w.w_scheme == Fp8WeightScheme::per_channel ? 1 : 0;
-  const auto [threads, chunks] = sums_shape(inter);
-  const auto launch = [&](auto threads_c, auto k) {
-    constexpr int kThreadsC = decltype(threads_c)::value, K = decltype(k)::value;
-    SEAM_DISPATCH_FLOAT_TYPES(act.dtype, T, "fp8 gated_act quantize (sums)", [&] {
-      if constexpr (sizeof(T) == 2) {
-        auto kernel = f == Activation::silu ? fp8_gated_act_quantize_sums_kernel<T, Activation::silu, kThreadsC, K>
-                                            : fp8_gated_act_quantize_sums_kernel<T, Activation::gelu_tanh, kThreadsC, K>;
-        launch_kernel(kernel, dim3(unsigned(n)), kThreadsC, 0, stream, act.ptr<T>(), act.stride[0],
-                      codes.ptr<uint8_t>(), scales.ptr<float>(), sums, x_scales, w.w_scale.ptr<const float>(),
-                      ws_step, int(inter), int(act_scheme), ub);
-      }
-    });
-  };
-  if (threads == 256)
-    launch(std::integral_constant<int, 256>{}, std::integral_constant<int, 2>{});
-  else if (chunks == 2)
-    launch(std::integral_constant<int, 512>{}, std::integral_constant<int, 2>{});
-  else
-    launch(std::integral_constant<int, 512>{}, std::integral_constant<int, 4>{});
-  SEAM_CUDA_CHECK_LAUNCH();
-}
 
 void launch_fp8_gated_act_quantize(const Tensor& act, const Tensor& codes, const Tensor& scales, const Tensor& gate_up,
                                    Activation f, Fp8ActScheme act_scheme, float ub, cudaStream_t stream) {

@@ -15,15 +15,4 @@ namespace seam::cuda {
 // act_scheme dynamic_per_token or dynamic_group128, ub > 0 clamps the amax (Fp8Weight::act_amax_ub).
 void launch_fp8_gated_act_quantize(const Tensor& act, const Tensor& codes, const Tensor& scales, const Tensor& gate_up,
                                    Activation f, Fp8ActScheme act_scheme, float ub, cudaStream_t stream);
-
-// The same from the float32 sums of gate_up's unscaled product (fp8_cublaslt.h's unscaled
-// route): gate and up are first what fp8_scale_epilogue.cu would write, each rounded to act's
-// dtype from (x_scales[i] * ws(o)) * sums[i][o] (no bias), so act, codes and scales equal the
-// epilogue-then-launch_fp8_gated_act_quantize result bit for bit, without the epilogue's kernel
-// or its gate_up round trip. sums [n, 2 * inter] f32 contiguous; x_scales [n] (the gate_up
-// input's per-token scales); w the gate_up weight, per_tensor or per_channel.
-bool fp8_gated_act_quantize_sums_applies(const Tensor& act, const Tensor& codes, const Fp8Weight& w);
-void launch_fp8_gated_act_quantize_sums(const Tensor& act, const Tensor& codes, const Tensor& scales, const float* sums,
-                                        const float* x_scales, const Fp8Weight& w, Activation f,
-                                        Fp8ActScheme act_scheme, float ub, cudaStream_t stream);
 }  // namespace seam::cuda
