@@ -56,11 +56,13 @@ __global__ void __launch_bounds__(kThreads)
 // the H200 (CUPTI, FP8 prefill of 4,096 tokens), ~6 x the bytes' time.
 //
 // Block size: the per-element arithmetic (f, the product's rounding, the IEEE division of the
-// code) is long and dependent, so a row is latency bound when a block holds few warps. At 256
-// threads a 14,336-wide row is 7 chunks a thread and a block took ~14 us at 64 rows (CUPTI,
-// FP8 decode batch 64 on the H200; ~2 us of bytes), ~12 us a block at 4,096 rows too, where
-// the registers of 3 x 8 chunks held 2 blocks (16 warps) an SM. Wide rows therefore take 1,024
-// threads at 2 chunks (or 512 at 8, rows of 16,385-32,768): 4x the warps, a quarter of the registers each.
+// code) is long and dependent. At decode sizes (one block an SM at most) a row is latency
+// bound on its block's warps: at 256 threads a 14,336-wide row is 7 chunks a thread and took
+// 14.6 us at 64 rows (CUPTI, FP8 decode batch 64 on the H200; ~1.6 us of bytes). Rows wider
+// than 4,096 therefore take 1,024 threads at 2 chunks (up to 32,768: 512 at 8), 4x the warps;
+// with RoPE's rework the FP8 batch-64 step went 4.74 -> 4.40 ms. At prefill sizes the kernel
+// is issue bound instead (ncu: 0.71 issued a scheduler a cycle, ~54 instructions an element,
+// DRAM 45 %), and the block size did not move it (docs/performance.md, nineteenth pass).
 template <typename T, Activation F, int kRowThreads, int kChunks>
 __global__ void __launch_bounds__(kRowThreads)
     fp8_gated_act_quantize_row_kernel(T* act, int64_t act_stride, uint8_t* codes, float* scales, const T* gate_up,
