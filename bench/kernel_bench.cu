@@ -220,9 +220,11 @@ void bench_prefill_attention(Bench& b, int n_tokens, const AttnShape& sh = {}) {
   // Each prefill kernel named (the row above is the backend's pick; SEAM_PREFILL_WGMMA).
   const cuda::AttentionParams p = cuda::make_attention_params(out, q, kc, vc, ab, o);
   for (const auto& [kernel_name, name] : {std::pair{cuda::PrefillKernel::mma_sync, "  prefill kernel mma.sync"},
-                                          std::pair{cuda::PrefillKernel::wgmma, "  prefill kernel wgmma"}}) {
+                                          std::pair{cuda::PrefillKernel::wgmma, "  prefill kernel wgmma"},
+                                          std::pair{cuda::PrefillKernel::wgmma_ws, "  prefill kernel wgmma ws"}}) {
     const cuda::PrefillKernel kernel = kernel_name;  // a plain variable: lambdas capture it (C++17)
-    if (kernel == cuda::PrefillKernel::wgmma && !cuda::flash_prefill_wgmma_supported(DType::bf16, int(hd))) {
+    if ((kernel == cuda::PrefillKernel::wgmma && !cuda::flash_prefill_wgmma_supported(DType::bf16, int(hd))) ||
+        (kernel == cuda::PrefillKernel::wgmma_ws && !cuda::flash_prefill_ws_supported(DType::bf16, int(hd), false))) {
       std::printf("| %-26s | %-34s | %10s |                  |                    |\n", name,
                   "(needs sm_90a and d 128)", "-");
       continue;
@@ -310,7 +312,9 @@ int run(int argc, char** argv) {
   // --quick: fewer decode-attention and GEMM shapes; --gemv: only the batch-1 GEMM rows;
   // --small-m: only the projections at 2-32 rows, skinny GEMM and cuBLASLt; --moe: only the
   // MoE rows (batch-1 paths, grouped GEMMs, the skinny decode kernels); --fp8: only the FP8 rows
-  // (the batch-1 GEMV on both inner loops, then the GEMM: wgmma against the cuBLASLt route).
+  // (the batch-1 GEMV on both inner loops, then the GEMM: wgmma against the cuBLASLt route);
+  // --prefill [N]: only the prefill-attention rows at d 128 (every kernel named; N: that length only).
+  const bool prefill_only = argc > 1 && std::strcmp(argv[1], "--prefill") == 0;
   const bool moe_only = argc > 1 && std::strcmp(argv[1], "--moe") == 0;
   const bool fp8_only = argc > 1 && std::strcmp(argv[1], "--fp8") == 0;
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
@@ -337,6 +341,15 @@ int run(int argc, char** argv) {
   }
   if (gemv_only || small_m) {
     bench_gemms(b, gemv_only ? GemmRows::batch1 : GemmRows::small_m);
+    return 0;
+  }
+  if (prefill_only) {  // --prefill [N]: one length only (for a profiler), else the list and a window
+    if (argc > 2) {
+      bench_prefill_attention(b, std::atoi(argv[2]));
+      return 0;
+    }
+    for (int n : {16384, 4096, 2048, 1024, 512}) bench_prefill_attention(b, n);
+    bench_prefill_attention(b, 4096, AttnShape{32, 8, 128, 4096 / 4});  // a window: the options' instantiation
     return 0;
   }
   // One decode token on the batch-1 paths: Mixtral-8x7B (top-2 of 8, hidden 4096, inter 14336)

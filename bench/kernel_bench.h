@@ -18,6 +18,7 @@
 
 #include "backend/cuda/attention_prefill.h"
 #include "backend/cuda/attention_prefill_wgmma.h"
+#include "backend/cuda/attention_prefill_ws.h"
 #include "backend/cuda/cublaslt_gemm.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"

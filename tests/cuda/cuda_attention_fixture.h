@@ -13,6 +13,7 @@
 #include "attention_batch.h"
 #include "backend/cuda/attention_prefill.h"
 #include "backend/cuda/attention_prefill_wgmma.h"
+#include "backend/cuda/attention_prefill_ws.h"
 #include "cuda_test_util.h"
 
 namespace seam::test {
@@ -123,6 +124,47 @@ class CudaAttention : public CudaTest {
       for (const Shape& sh : {Shape{32, 8, 128}, Shape{4, 4, 128}})
         for (size_t i = 0; i < batches.size(); ++i)
           check(t, sh, batches[i], int(batches[i].size()), true, name + " batch " + std::to_string(i), kernel);
+  }
+
+  // Two named prefill kernels on the same batch (every sequence a prefill sequence), their
+  // outputs compared element for element: kernels that share their arithmetic must agree bit
+  // for bit (the warp-specialised wgmma kernel and the one-role one).
+  void expect_prefill_kernels_equal(DType t, Shape sh, const std::vector<Seq>& seqs, cuda::PrefillKernel a,
+                                    cuda::PrefillKernel b_kernel, AttentionOptions opt, const std::string& what) {
+    SCOPED_TRACE(what + " " + short_name(t) + " heads " + std::to_string(sh.heads) + "/" + std::to_string(sh.kv_heads));
+    PagedBatch pb = paged_batch(seqs, int(seqs.size()), rng);
+    const int n_seqs = pb.n_seqs, n_tokens = pb.n_tokens;
+    const int64_t width = (sh.heads + 2 * sh.kv_heads) * sh.d;
+    Tensor qkv = upload(round_to(random_normal(size_t(n_tokens * width), rng, 1.5f), t), t, {n_tokens, width});
+    Tensor kc = upload(round_to(random_normal(size_t(pb.n_slots * sh.kv_heads * sh.d), rng), t), t,
+                       {pb.n_slots, sh.kv_heads, sh.d});
+    Tensor vc = upload(round_to(random_normal(size_t(pb.n_slots * sh.kv_heads * sh.d), rng), t), t,
+                       {pb.n_slots, sh.kv_heads, sh.d});
+    opt.scale = 1.f / std::sqrt(float(sh.d));
+    AttentionBatch b;
+    b.n_tokens = n_tokens;
+    b.n_seqs = n_seqs;
+    b.n_prefill_seqs = n_seqs;
+    b.n_prefill_tokens = pb.n_prefill_tokens;
+    b.max_seq_len = pb.max_len;
+    b.qo_indptr = upload_index(pb.indptr, {n_seqs + 1});
+    b.seq_lens = upload_index(pb.seq_lens, {n_seqs});
+    b.req_rows = upload_index(pb.req_rows, {n_seqs});
+    b.page_table = upload_index(pb.page_table, {pb.max_reqs, pb.max_ctx});
+    const Tensor q = qkv.slice_cols(0, sh.heads * sh.d).unflatten_last(sh.heads, sh.d);
+    Tensor out_a = empty(t, {n_tokens, sh.heads, sh.d}), out_b = empty(t, {n_tokens, sh.heads, sh.d});
+    run_prefill_kernel(a, out_a, q, kc, vc, b, opt);
+    run_prefill_kernel(b_kernel, out_b, q, kc, vc, b, opt);
+    const std::vector<float> got_a = download(out_a), got_b = download(out_b);
+    ASSERT_EQ(got_a.size(), got_b.size());
+    size_t differ = 0, first = got_a.size();
+    for (size_t i = 0; i < got_a.size(); ++i)
+      if (!(got_a[i] == got_b[i])) {  // NaN (a poisoned, unwritten output) differs too
+        if (first == got_a.size()) first = i;
+        ++differ;
+      }
+    EXPECT_EQ(differ, 0u) << "first at " << first << ": " << (first < got_a.size() ? got_a[first] : 0.f) << " vs "
+                          << (first < got_b.size() ? got_b[first] : 0.f);
   }
 };
 

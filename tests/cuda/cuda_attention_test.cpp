@@ -63,5 +63,37 @@ TEST_F(CudaAttention, PrefillWgmmaKernelD128) {
   check_prefill_kernel_d128(cuda::PrefillKernel::wgmma, "wgmma prefill");
 }
 
+TEST_F(CudaAttention, PrefillWarpSpecialisedKernelD128) {
+  if (!cuda::flash_prefill_ws_supported(DType::bf16, 128, false))
+    GTEST_SKIP() << "the warp-specialised prefill kernel needs an sm_90a build (CMAKE_CUDA_ARCHITECTURES 90a) and a "
+                    "CC 9.0 GPU";
+  check_prefill_kernel_d128(cuda::PrefillKernel::wgmma_ws, "ws prefill");
+}
+
+// The warp-specialised kernel computes the one-role kernel's arithmetic in the same order: equal
+// outputs, bit for bit, over block shapes that end mid-tile, one-tile and many-tile key ranges,
+// and (window, soft-cap) the options' instantiation.
+TEST_F(CudaAttention, PrefillWarpSpecialisedEqualsOneRoleWgmma) {
+  if (!cuda::flash_prefill_ws_supported(DType::bf16, 128, false))
+    GTEST_SKIP() << "needs an sm_90a build and a CC 9.0 GPU";
+  const std::vector<std::vector<Seq>> batches = {
+      {{1000, 0}}, {{45, 200}, {1, 0}, {2, 130}, {3, 5}, {129, 0}, {70, 333}}, {{300, 1000}}, {{1, 0}}};
+  AttentionOptions window;
+  window.sliding_window = 200;
+  AttentionOptions softcap;
+  softcap.logit_softcap = 30.f;
+  for (DType t : {DType::bf16, DType::f16})
+    for (const Shape& sh : {Shape{32, 8, 128}, Shape{4, 4, 128}})
+      for (size_t i = 0; i < batches.size(); ++i) {
+        const std::string name = "batch " + std::to_string(i);
+        expect_prefill_kernels_equal(t, sh, batches[i], cuda::PrefillKernel::wgmma_ws, cuda::PrefillKernel::wgmma, {},
+                                     name);
+        expect_prefill_kernels_equal(t, sh, batches[i], cuda::PrefillKernel::wgmma_ws, cuda::PrefillKernel::wgmma,
+                                     window, name + " window");
+        expect_prefill_kernels_equal(t, sh, batches[i], cuda::PrefillKernel::wgmma_ws, cuda::PrefillKernel::wgmma,
+                                     softcap, name + " softcap");
+      }
+}
+
 }  // namespace
 }  // namespace seam::test

@@ -136,12 +136,16 @@ TEST_F(CudaAttention, WindowedPrefillKernels) {
   const std::vector<std::vector<Seq>> batches = {{{300, 1000}}, {{45, 200}, {1, 0}, {129, 0}, {70, 333}}};
   std::vector<cuda::PrefillKernel> kernels = {cuda::PrefillKernel::mma_sync};
   if (cuda::flash_prefill_wgmma_supported(DType::bf16, 128)) kernels.push_back(cuda::PrefillKernel::wgmma);
+  if (cuda::flash_prefill_ws_supported(DType::bf16, 128, false)) kernels.push_back(cuda::PrefillKernel::wgmma_ws);
   for (cuda::PrefillKernel k : kernels)
     for (DType t : {DType::bf16, DType::f16})
       for (const AttentionOptions& o : option_sets())
         for (size_t i = 0; i < batches.size(); ++i) {
           const std::string name =
-              std::string(k == cuda::PrefillKernel::wgmma ? "wgmma" : "mma.sync") + " batch " + std::to_string(i);
+              std::string(k == cuda::PrefillKernel::wgmma      ? "wgmma"
+                          : k == cuda::PrefillKernel::wgmma_ws ? "wgmma ws"
+                                                               : "mma.sync") +
+              " batch " + std::to_string(i);
           check(t, {32, 8, 128}, batches[i], int(batches[i].size()), true, name, k, 0, o);
           if (k == cuda::PrefillKernel::mma_sync)
             for (const Shape& sh : {Shape{8, 8, 96}, Shape{16, 8, 256}})

@@ -15,16 +15,16 @@ constexpr int kNever = 0, kByLength = 1, kAlways = 2;
 TEST(PrefillKernelChoice, ByLengthTakesWgmmaFrom1024Keys) {
   // Measured faster with wgmma: 8B prefills of 4,096, 2,048 and 1,024 tokens.
   for (int keys : {4096, 2048, 1024, 1 << 20})
-    EXPECT_EQ(choose_prefill_kernel(kByLength, keys, true), PrefillKernel::wgmma) << keys;
+    EXPECT_EQ(choose_prefill_kernel(kByLength, keys, true, 0, true), PrefillKernel::wgmma) << keys;
   // A 512-token chunk (and the mixed step, whose decode rows see 513 keys) keeps mma.sync.
   for (int keys : {1, 16, 512, 513, 1023})
-    EXPECT_EQ(choose_prefill_kernel(kByLength, keys, true), PrefillKernel::mma_sync) << keys;
+    EXPECT_EQ(choose_prefill_kernel(kByLength, keys, true, 0, true), PrefillKernel::mma_sync) << keys;
 }
 
 TEST(PrefillKernelChoice, SwitchOverridesTheLength) {
   for (int keys : {1, 512, 1024, 4096}) {
-    EXPECT_EQ(choose_prefill_kernel(kNever, keys, true), PrefillKernel::mma_sync) << keys;
-    EXPECT_EQ(choose_prefill_kernel(kAlways, keys, true), PrefillKernel::wgmma) << keys;
+    EXPECT_EQ(choose_prefill_kernel(kNever, keys, true, 0, true), PrefillKernel::mma_sync) << keys;
+    EXPECT_EQ(choose_prefill_kernel(kAlways, keys, true, 0, true), PrefillKernel::wgmma) << keys;
   }
 }
 
@@ -32,7 +32,20 @@ TEST(PrefillKernelChoice, WithoutTheWgmmaKernelAlwaysMmaSync) {
   // Not built for sm_90a, not bf16/f16 d 128, or not a CC 9.0 GPU: whatever the switch says.
   for (int mode : {kNever, kByLength, kAlways})
     for (int keys : {1, 1024, 4096})
-      EXPECT_EQ(choose_prefill_kernel(mode, keys, false), PrefillKernel::mma_sync) << mode << " " << keys;
+      EXPECT_EQ(choose_prefill_kernel(mode, keys, false, 1, false), PrefillKernel::mma_sync) << mode << " " << keys;
+}
+
+// Where wgmma is chosen, the warp-specialised form unless SEAM_PREFILL_WS=0 or it does not cover
+// the call (an FP8 cache); never where wgmma itself is not chosen.
+TEST(PrefillKernelChoice, WarpSpecialisedWhereWgmmaIsChosen) {
+  for (int keys : {1024, 4096}) {
+    EXPECT_EQ(choose_prefill_kernel(kByLength, keys, true, 1, true), PrefillKernel::wgmma_ws) << keys;
+    EXPECT_EQ(choose_prefill_kernel(kByLength, keys, true, 0, true), PrefillKernel::wgmma) << keys;
+    EXPECT_EQ(choose_prefill_kernel(kByLength, keys, true, 1, false), PrefillKernel::wgmma) << keys;
+  }
+  EXPECT_EQ(choose_prefill_kernel(kAlways, 16, true, 1, true), PrefillKernel::wgmma_ws);
+  EXPECT_EQ(choose_prefill_kernel(kByLength, 512, true, 1, true), PrefillKernel::mma_sync);
+  EXPECT_EQ(choose_prefill_kernel(kNever, 4096, true, 1, true), PrefillKernel::mma_sync);
 }
 
 }  // namespace

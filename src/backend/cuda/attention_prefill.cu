@@ -21,6 +21,7 @@
 #include <climits>
 
 #include "backend/cuda/attention_prefill_wgmma.h"
+#include "backend/cuda/attention_prefill_ws.h"
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/flash_mma.cuh"
@@ -295,10 +296,13 @@ void launch_flash_prefill(const AttentionParams& p, DType dtype, cudaStream_t st
   // exponent's FFMA: both need a positive scale (the max of scaled scores = scaled max).
   SEAM_CHECK(p.scale > 0.f, "flash prefill: softmax scale must be positive, got ", p.scale);
   if (kernel == PrefillKernel::automatic) {
-    static const int mode = env_choice("SEAM_PREFILL_WGMMA", 1, {0, 1, 2});  // a diagnostic switch
+    static const int mode = env_choice("SEAM_PREFILL_WGMMA", 1, {0, 1, 2});  // diagnostic switches
+    static const int ws_mode = env_choice("SEAM_PREFILL_WS", 1, {0, 1});
     const int longest = p.max_seq_len > 0 ? p.max_seq_len : p.n_prefill_tokens;
-    kernel = choose_prefill_kernel(mode, longest, flash_prefill_wgmma_supported(dtype, p.head_dim));
+    kernel = choose_prefill_kernel(mode, longest, flash_prefill_wgmma_supported(dtype, p.head_dim), ws_mode,
+                                   flash_prefill_ws_supported(dtype, p.head_dim, p.kv_fp8));
   }
+  if (kernel == PrefillKernel::wgmma_ws) return launch_flash_prefill_ws(p, dtype, stream);
   if (kernel == PrefillKernel::wgmma) return launch_flash_prefill_wgmma(p, dtype, stream);
   const auto by_dim = [&](auto tag, auto kv_tag) {
     using T = decltype(tag);

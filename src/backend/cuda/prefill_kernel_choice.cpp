@@ -2,9 +2,11 @@
 
 namespace seam::cuda {
 
-PrefillKernel choose_prefill_kernel(int mode, int longest_keys, bool wgmma_available) {
+PrefillKernel choose_prefill_kernel(int mode, int longest_keys, bool wgmma_available, int ws_mode,
+                                    bool ws_available) {
   const bool want_wgmma = mode == 2 || (mode == 1 && longest_keys >= kWgmmaMinKeys);
-  return want_wgmma && wgmma_available ? PrefillKernel::wgmma : PrefillKernel::mma_sync;
+  if (!want_wgmma || !wgmma_available) return PrefillKernel::mma_sync;
+  return ws_mode == 1 && ws_available ? PrefillKernel::wgmma_ws : PrefillKernel::wgmma;
 }
 
 }  // namespace seam::cuda

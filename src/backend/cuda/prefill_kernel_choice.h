@@ -6,7 +6,7 @@
 namespace seam::cuda {
 
 // `automatic` resolves through choose_prefill_kernel; tests and the kernel bench name one.
-enum class PrefillKernel { automatic, mma_sync, wgmma };
+enum class PrefillKernel { automatic, mma_sync, wgmma, wgmma_ws };
 
 // Sequences with at least this many keys take the wgmma kernel under the default rule.
 // Measured on the H200 (8B heads; docs/performance.md, fifth and sixth passes): wgmma is 16 %
@@ -20,7 +20,11 @@ constexpr int kWgmmaMinKeys = 1024;
 // mode: SEAM_PREFILL_WGMMA (0 never wgmma, 1 by length (the default), 2 always);
 // longest_keys: keys of the batch's longest sequence (its max_seq_len, or the prefill token
 // count where that is unknown); wgmma_available: built for sm_90a, bf16/f16, d 128, a CC 9.0
-// GPU. Never returns `automatic`.
-PrefillKernel choose_prefill_kernel(int mode, int longest_keys, bool wgmma_available);
+// GPU. Where wgmma is chosen, ws_mode (SEAM_PREFILL_WS: 0 the one-role kernel, 1 the
+// warp-specialised one, the default) picks between the two wgmma kernels; ws_available: the
+// warp-specialised kernel covers the call (wgmma_available and a bf16/f16 cache, not FP8).
+// Never returns `automatic`.
+PrefillKernel choose_prefill_kernel(int mode, int longest_keys, bool wgmma_available, int ws_mode,
+                                    bool ws_available);
 
 }  // namespace seam::cuda
