@@ -71,10 +71,6 @@ struct WgmmaTiling {
   }
 };
 
-// Byte offset of 16-byte chunk `chunk` (0..15) of row `row` in a [2][rows][64] SW128 tile.
-__device__ __forceinline__ int sw128_offset(int row, int chunk, int half_bytes) {
-  return (chunk >> 3) * half_bytes + row * WgmmaTiling::kLine + (((chunk & 7) ^ (row & 7)) << 4);
-}
 
 // OPTS: the instantiation that honours p.window and p.softcap; plain causal attention keeps
 // its own (210 registers without the options' code, 243 with it).
@@ -107,7 +103,7 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   for (int c = tid; c < kBlockM * kChunks; c += Tl::kThreads) {
     const int r = c / kChunks, chunk = c % kChunks, row = info.tile * kBlockM + r;
     const bool valid = row < n_rows;
-    flash::cp_async_16(q_smem + sw128_offset(r, chunk, Tl::kQHalf),
+    flash::cp_async_16(q_smem + wgmma::sw128_chunk_offset(r, chunk, Tl::kQHalf),
                        valid ? q + row_off(p.q_stride, row) + chunk * 8 : q, valid);
   }
 
@@ -157,7 +153,7 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
           const bool valid = key0 + row < key_end;
           const int64_t slot = valid ? tile_slots[row] : 0;
           const int64_t src = slot * n_kv_heads * D + chunk * 8;
-          const int dst = sw128_offset(row, chunk, Tl::kKvHalf);
+          const int dst = wgmma::sw128_chunk_offset(row, chunk, Tl::kKvHalf);
           flash::cp_async_16(k_dst + dst, k_cache + src, valid);
           flash::cp_async_16(v_dst + dst, v_cache + src, valid);
         }
@@ -170,7 +166,7 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
     unsigned char* k_dst = smem + stage_addr(t);
     flash::dequant_kv_tiles<T, D, kBlockN>(
         code_tile, code_tile + Tl::kCodeTileBytes,
-        [&](int which, int row, int chunk) { return k_dst + which * Tl::kKvBytes + sw128_offset(row, chunk, Tl::kKvHalf); },
+        [&](int which, int row, int chunk) { return k_dst + which * Tl::kKvBytes + wgmma::sw128_chunk_offset(row, chunk, Tl::kKvHalf); },
         tid, Tl::kThreads);
   };
   if constexpr (kFp8) {
@@ -342,7 +338,6 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   }
 #else
   // Built without sm_90a: flash_prefill_wgmma_supported is false, the kernel never launched.
-  (void)sw128_offset(0, 0, WgmmaTiling::kD);  // referenced in every pass (no unused warnings)
   __trap();
 #endif
 }

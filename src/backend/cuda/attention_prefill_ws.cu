@@ -86,23 +86,6 @@ struct WsTiling {
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "the register file");
 };
 
-// Byte offset of 16-byte chunk `chunk` (0..15) of row `row` in a [2][rows][64] SW128 tile.
-__device__ __forceinline__ int sw128_offset(int row, int chunk, int half_bytes) {
-  return (chunk >> 3) * half_bytes + row * WsTiling::kLine + (((chunk & 7) ^ (row & 7)) << 4);
-}
-
-template <int N>
-__device__ __forceinline__ void regs_dealloc() {
-#ifdef SEAM_WGMMA_ENABLED
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
-#endif
-}
-template <int N>
-__device__ __forceinline__ void regs_alloc() {
-#ifdef SEAM_WGMMA_ENABLED
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-#endif
-}
 // Named barriers: `sync` waits until `n` threads (its own warpgroup's and the arriving ones)
 // have reached barrier `id`; `arrive` counts the caller's warps without waiting.
 template <int N>
@@ -159,7 +142,7 @@ __global__ void __launch_bounds__(WsTiling::kThreads, 1) flash_prefill_ws_kernel
 
   if (role == 0) {
     // ---- Producer: K_first, then K_{t+1} and V_t for each t, then V_last.
-    regs_dealloc<Tl::kProducerRegs>();
+    wgmma::regs_dealloc<Tl::kProducerRegs>();
     const int warp = tid >> 5, lane = tid & 31, chunk = lane & 15, sub = lane >> 4;
     const int32_t* slots = info.slots;
     const int n_kv_heads = p.n_kv_heads;
@@ -186,7 +169,7 @@ __global__ void __launch_bounds__(WsTiling::kThreads, 1) flash_prefill_ws_kernel
       for (int i = 0; i < 16; ++i) {
         const int r = 2 * i + sub, row = warp * 32 + r;
         const int64_t slot = __shfl_sync(0xffffffffu, slot_reg, r);
-        flash::cp_async_16(dst + sw128_offset(row, chunk, Tl::kKvHalf), cache + slot * n_kv_heads * D + chunk * 8,
+        flash::cp_async_16(dst + wgmma::sw128_chunk_offset(row, chunk, Tl::kKvHalf), cache + slot * n_kv_heads * D + chunk * 8,
                            key0 + row < key_end);
       }
       mbarrier::cp_async_arrive(bar(which, t));
@@ -208,7 +191,7 @@ __global__ void __launch_bounds__(WsTiling::kThreads, 1) flash_prefill_ws_kernel
   }
 
   // ---- Consumers.
-  regs_alloc<Tl::kConsumerRegs>();
+  wgmma::regs_alloc<Tl::kConsumerRegs>();
   const int wg = role - 1, ctid = tid - 128 * role, lane = tid & 31, wg_warp = (tid >> 5) & 3;
   // This warpgroup's 64 Q rows (rows past the end zero-filled), then a warpgroup barrier.
   {
@@ -217,7 +200,7 @@ __global__ void __launch_bounds__(WsTiling::kThreads, 1) flash_prefill_ws_kernel
     for (int c = ctid; c < kWgRows * kChunks; c += 128) {
       const int r = wg * kWgRows + c / kChunks, chunk = c % kChunks, row = info.tile * Tl::kBlockM + r;
       const bool valid = row < n_rows;
-      flash::cp_async_16(smem + sw128_offset(r, chunk, Tl::kQHalf),
+      flash::cp_async_16(smem + wgmma::sw128_chunk_offset(r, chunk, Tl::kQHalf),
                          valid ? q + flash::prefill_row_offset<D>(info, group, p.q_stride, row) + chunk * 8 : q, valid);
     }
     flash::cp_async_commit();
@@ -371,7 +354,6 @@ __global__ void __launch_bounds__(WsTiling::kThreads, 1) flash_prefill_ws_kernel
   }
 #else
   // Built without sm_90a: flash_prefill_ws_supported is false, the kernel never launched.
-  (void)sw128_offset(0, 0, WsTiling::kD);
   __trap();
 #endif
 }

@@ -116,20 +116,6 @@ struct WsTiling {
   static_assert(kScaleFloats % 32 == 0, "a stage's scales split evenly over the producer's lanes");
 };
 
-// Warpgroup-wide register budget moves (setmaxnreg): the producer gives registers back, the
-// consumers take them (their float32 sums and partial sums; WsTiling's budgets).
-template <int N>
-__device__ __forceinline__ void regs_dealloc() {
-#ifdef SEAM_WGMMA_ENABLED
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
-#endif
-}
-template <int N>
-__device__ __forceinline__ void regs_alloc() {
-#ifdef SEAM_WGMMA_ENABLED
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-#endif
-}
 
 // map_x: codes [n_rows, n_in] (boxes 128 rows x 128); map_w: w codes [n_out, n_in] (boxes
 // SUB_N * 128 rows x 128) (tma.cuh). xs [n_groups, n_rows] (BLOCK: n_groups = n_in / 128); ws:
@@ -170,7 +156,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (tid < kProducerThreads) {
     // ---- producer ----
-    regs_dealloc<Tl::kProducerRegs>();
+    wgmma::regs_dealloc<Tl::kProducerRegs>();
     if (tid >= 32) return;  // warps 1-3 of the warpgroup: their registers went to the consumers
     if (lane == 0) {
       tma::prefetch(&map_x);
@@ -219,7 +205,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 
   // ---- consumers ----
-  regs_alloc<Tl::kConsumerRegs>();
+  wgmma::regs_alloc<Tl::kConsumerRegs>();
   const int ctid = tid - kProducerThreads, wg = ctid >> 7, wg_warp = (ctid >> 5) & 3;
   // This thread's accumulator entries: tile rows r_lo (e 0, 1) and r_lo + 8 (e 2, 3), tile
   // columns kSubN sn + 8 q + c0 (e 0, 2) and + 1 (e 1, 3) (wgmma.cuh).

@@ -35,6 +35,28 @@ namespace seam::cuda::wgmma {
 #define SEAM_WGMMA_ENABLED 1
 #endif
 
+// Byte offset of 16-byte chunk `chunk` (0..15) of row `row` in a [2][rows][64] SW128 tile of 16-bit
+// elements: the two 64-column halves `half_bytes` apart, 128-byte lines, chunk c of line r at
+// c ^ (r % 8). The prefill attention kernels' Q, K and V tiles.
+__host__ __device__ __forceinline__ int sw128_chunk_offset(int row, int chunk, int half_bytes) {
+  return (chunk >> 3) * half_bytes + row * 128 + (((chunk & 7) ^ (row & 7)) << 4);
+}
+
+// Warpgroup-wide register budget moves (setmaxnreg) of the warp-specialised kernels: the producer
+// gives registers back, the consumers take them.
+template <int N>
+__device__ __forceinline__ void regs_dealloc() {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N>
+__device__ __forceinline__ void regs_alloc() {
+#ifdef SEAM_WGMMA_ENABLED
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+
 // Descriptor of a SW128 operand at shared-memory address `addr` (1024-aligned atom base,
 // plus k-step offsets below 128); byte strides as above. Fields (>> 4): start 0-13,
 // LBO 16-29, SBO 32-45, base offset 49-51 (0), layout 62-63 (1 = 128B swizzle).
