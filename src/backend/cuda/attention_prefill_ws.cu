@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(WsTiling::kThreads, 1) flash_prefill_ws_kernel
   if (role == 0) {
     // ---- Producer: K_first, then K_{t+1} and V_t for each t, then V_last.
     wgmma::regs_dealloc<Tl::kProducerRegs>();
-    const int warp = tid >> 5, lane = tid & 31, chunk = lane & 15, sub = lane >> 4;
+    const int warp = tid >> 5, lane = tid & 31, pair = lane & 1;
     const int32_t* slots = info.slots;
     const int n_kv_heads = p.n_kv_heads;
     const T* k_cache = static_cast<const T*>(p.k_cache) + int64_t(info.kvh) * D;
@@ -156,9 +156,14 @@ __global__ void __launch_bounds__(WsTiling::kThreads, 1) flash_prefill_ws_kernel
       return t < n_kv_tiles && key < key_end ? __ldg(slots + key) : 0;
     };
     // which: 0 K, 1 V. Waits for the stage's previous tile to be released (round > 0), gathers
-    // the tile — warp w rows 32 w .. 32 w + 31, two 256-byte rows an instruction (keys at or past
-    // key_end zero-filled: their scores are masked, and zero V rows keep 0 * garbage out of the
-    // output) — and arrives on its full barrier once the copies land.
+    // the tile and arrives on its full barrier once the copies land. Keys at or past key_end are
+    // zero-filled: their scores are masked, and zero V rows keep 0 * garbage out of the output.
+    // A thread copies 2 rows of warp w's 32 (32 w + lane / 2 and + 16), chunks 2 m + lane % 2 of
+    // each: a lane pair covers a 32-byte sector, an instruction 16 rows. The row's source pointer
+    // is computed once a tile; the chunks are immediate offsets from it, and the swizzled
+    // destination chunk (chunk & 7) ^ (row & 7) = (2 m & 7) ^ q with q = lane % 2 ^ row & 7, so a
+    // copy costs ~3 instructions (the first form of this loop, a shuffle and a 64-bit multiply a
+    // copy with the registers reused, took ~550 a tile a warp and bound the kernel: call 4).
     auto load = [&](int which, int t, int32_t slot_reg) {
       const int round = (t - first_tile) / kStages;
       if (round > 0) mbarrier::wait(bar(2 + which, t), uint32_t((round - 1) & 1));
@@ -166,11 +171,16 @@ __global__ void __launch_bounds__(WsTiling::kThreads, 1) flash_prefill_ws_kernel
       const T* cache = which == 0 ? k_cache : v_cache;
       const int key0 = t * kBlockN;
 #pragma unroll
-      for (int i = 0; i < 16; ++i) {
-        const int r = 2 * i + sub, row = warp * 32 + r;
+      for (int h = 0; h < 2; ++h) {
+        const int r = (lane >> 1) + 16 * h, row = warp * 32 + r;
         const int64_t slot = __shfl_sync(0xffffffffu, slot_reg, r);
-        flash::cp_async_16(dst + wgmma::sw128_chunk_offset(row, chunk, Tl::kKvHalf), cache + slot * n_kv_heads * D + chunk * 8,
-                           key0 + row < key_end);
+        const bool valid = key0 + row < key_end;
+        const T* src = cache + slot * n_kv_heads * D + pair * 8;
+        unsigned char* drow = dst + row * Tl::kLine;
+        const int q = pair ^ (row & 7);
+#pragma unroll
+        for (int m = 0; m < 8; ++m)
+          flash::cp_async_16(drow + (m >> 2) * Tl::kKvHalf + ((((2 * m) & 7) ^ q) << 4), src + m * 16, valid);
       }
       mbarrier::cp_async_arrive(bar(which, t));
     };
