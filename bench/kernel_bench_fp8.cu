@@ -80,12 +80,21 @@ void bench_fp8_gemm(Bench& b) {
       }
       // The warp-specialised TMA kernel (fp8_gemm_wgmma_ws.h): SEAM_FP8_GEMM=ws takes it past 64 rows.
       if (cuda::fp8_gemm_wgmma_ws_applies(out, codes, ws[0])) {
-        for (int cols : {256, 128}) {  // its two tile widths (SEAM_FP8_WS_TILE_N)
+        // Its two tile widths (SEAM_FP8_WS_TILE_N), promoted and fast accumulation (SEAM_FP8_ACCUM),
+        // interleaved, the 256-wide pair twice in both orders: back-to-back rows of FP8 GEMMs at
+        // ~1.1 PFLOP/s move with the GPU's power and clock, so one order alone can mislead.
+        using A = cuda::Fp8WsAccum;
+        const std::pair<A, int> order[] = {{A::promoted, 256}, {A::fast, 256}, {A::promoted, 128},
+                                           {A::fast, 128},     {A::fast, 256}, {A::promoted, 256}};
+        for (const auto& [accum_, cols_] : order) {
+          const A accum = accum_;
+          const int cols = cols_;
           const double us = b.time_us([&](int i) {
-            cuda::launch_fp8_gemm_wgmma_ws(out, codes, scales, w_of(i), Tensor{}, false, b.stream(), cols);
+            cuda::launch_fp8_gemm_wgmma_ws(out, codes, scales, w_of(i), Tensor{}, false, b.stream(), cols, accum);
           });
           row(std::string("fp8 ") + g.name + " wgmma ws " + std::to_string(cuda::kFp8WsTileRows) + "x" +
-                  std::to_string(cols) + (m > cuda::kFp8WsMinRows ? "" : " (not routed)"),
+                  std::to_string(cols) + (accum == A::fast ? " fast" : "") +
+                  (m > cuda::kFp8WsMinRows ? "" : " (not routed)"),
               shape, us, bytes, flops);
         }
       } else {

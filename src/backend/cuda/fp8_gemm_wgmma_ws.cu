@@ -34,6 +34,10 @@
 //    drift apart. 128-wide tiles of per-tensor / per-channel weights also overlap inside the
 //    warpgroup: K block kb + 1's wgmmas go into a second partial before kb's is waited for
 //    (wgmma.wait_group 1), so the warpgroup's own wgmmas run through its promotions.
+//  * Fast accumulation (FAST, the default for per-tensor / per-channel weights: fp8_gemm_wgmma_ws.h,
+//    Fp8WsAccum): no partials; every K block's wgmmas (all column blocks) add into the float32
+//    sums in the tensor cores, block kb + 1 issued before kb is waited for, and kb's stage released
+//    once its group retired: what CUTLASS's FP8FastAccum schedules (vLLM's FP8 GEMMs) do.
 //  * Barriers a stage: full[s] (33 arrivals + the stage's bytes: lane 0's expect_tx and the
 //    32 lanes' cp.async arrivals), empty[s] (8 arrivals: the consumer warps). The block's j-th K
 //    block (counted over its tiles) uses stage j % S in round j / S; consumers wait on full's
@@ -122,7 +126,9 @@ struct WsTiling {
 // BLOCK [n_out, n_in / 128], else [n_out] (ws_step 1) or [1] (ws_step 0). Block b computes tiles
 // b, b + grid, ... of the n_m x n_n tiles, the row tile fastest (tile t: rows (t % n_m) * kBM,
 // outputs (t / n_m) * kBN).
-template <typename T, bool BLOCK, int SUB_N>
+// FAST (per-tensor / per-channel weights only): the tensor cores accumulate every K block into the
+// float32 sums themselves (no partials, no promotion), see the header and fp8_gemm_wgmma_ws.h.
+template <typename T, bool BLOCK, int SUB_N, bool FAST>
 __global__ void __launch_bounds__(kThreads, 1)
     fp8_gemm_wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                              T* out, int64_t out_stride, const float* xs, const float* ws, int ws_step, const T* bias,
@@ -258,9 +264,45 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int e = 0; e < 4; ++e) acc[sn][q][e] += p[q][e];
     }
   };
+  // FAST: the whole K block (every column block) into acc, committed as one group; `first`: the
+  // tile's first K block, whose first k32 step overwrites acc (scale-d off) instead of adding.
+  auto issue_acc = [&](int jj, bool first) {
+    const uint32_t stage = smem_base + (jj % kStages) * kStageBytes;
+    const uint64_t desc_a = wgmma::desc_sw128(stage + a_off, 16, 1024);
+    wgmma::fence();
+#pragma unroll
+    for (int sn = 0; sn < SUB_N; ++sn) {
+      const uint64_t desc_b = wgmma::desc_sw128(stage + kABytes + sn * kSubN * kLine, 16, 1024);
+#pragma unroll
+      for (int ks = 0; ks < kBlockK / 32; ++ks)
+        wgmma::m64k32_e4m3_ss<kSubN>(acc[sn], wgmma::desc_advance(desc_a, ks * 32),
+                                     wgmma::desc_advance(desc_b, ks * 32), !first || ks > 0);
+    }
+    wgmma::commit();
+  };
   int j = 0, i = 0;  // as the producer's
   for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++i) {
     const int m0 = (t % n_m) * kBM, n0 = (t / n_m) * kBN;
+    if constexpr (FAST) {
+      // Fast accumulation (the FP8FastAccum schedules of CUTLASS that vLLM's FP8 GEMMs run): K
+      // block kb + 1 is issued before kb is waited for, so each warpgroup keeps a block queued
+      // behind the running one and its tensor-core work never waits on a promotion. The wgmmas
+      // of successive blocks chain on the same accumulators (the hardware orders them); the
+      // stage of block kb goes back once its group retired (wait_group 1 after kb + 1's issue).
+      wait_full(j);
+      issue_acc(j, true);
+      for (int kb = 1; kb < n_kb; ++kb) {
+        wait_full(j + kb);
+        issue_acc(j + kb, false);
+        wgmma::wait<1>();
+        release(j + kb - 1);
+      }
+      wgmma::wait<0>();
+#pragma unroll
+      for (int sn = 0; sn < SUB_N; ++sn) wgmma::fence_operands(acc[sn]);
+      release(j + n_kb - 1);
+      j += n_kb;
+    } else {
 #pragma unroll
     for (int sn = 0; sn < SUB_N; ++sn)
 #pragma unroll
@@ -311,6 +353,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
     }
+    }  // !FAST
 
     // Epilogue (fp8_gemm_wgmma.cu's), while the producer fills the next tile's first stages:
     // pairs of adjacent outputs (the column is even, and N % 8 == 0 keeps o + 1 < N with o), one
@@ -362,11 +405,11 @@ int current_device_sms() {
   return n_sms;
 }
 
-template <typename T, bool BLOCK, int SUB_N>
+template <typename T, bool BLOCK, int SUB_N, bool FAST>
 void launch_typed(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                   const Tensor& bias, bool accumulate, cudaStream_t stream) {
   using Tl = WsTiling<SUB_N>;
-  auto* kernel = fp8_gemm_wgmma_ws_kernel<T, BLOCK, SUB_N>;
+  auto* kernel = fp8_gemm_wgmma_ws_kernel<T, BLOCK, SUB_N, FAST>;
   static const bool attr_ok = [kernel] {  // once per instantiation (host-side only; allowed in a capture)
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
     return true;
@@ -388,11 +431,11 @@ void launch_typed(const Tensor& out, const Tensor& codes, const Tensor& act_scal
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
-template <typename T, bool BLOCK>
+template <typename T, bool BLOCK, bool FAST>
 void launch_wide(int tile_cols, const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                  const Tensor& bias, bool accumulate, cudaStream_t stream) {
-  if (tile_cols == 256) return launch_typed<T, BLOCK, 2>(out, codes, act_scales, w, bias, accumulate, stream);
-  launch_typed<T, BLOCK, 1>(out, codes, act_scales, w, bias, accumulate, stream);
+  if (tile_cols == 256) return launch_typed<T, BLOCK, 2, FAST>(out, codes, act_scales, w, bias, accumulate, stream);
+  launch_typed<T, BLOCK, 1, FAST>(out, codes, act_scales, w, bias, accumulate, stream);
 }
 
 }  // namespace
@@ -413,8 +456,16 @@ int fp8_gemm_wgmma_ws_tile_cols(int tile_cols) {
   return tile_cols == 0 ? from_env : tile_cols;
 }
 
+Fp8WsAccum fp8_gemm_wgmma_ws_accum(Fp8WsAccum accum) {
+  // SEAM_FP8_ACCUM: fast (default) or promoted (see the header).
+  static const Fp8WsAccum from_env =
+      env_name_choice("SEAM_FP8_ACCUM", 0, {"fast", "promoted"}) == 0 ? Fp8WsAccum::fast : Fp8WsAccum::promoted;
+  return accum == Fp8WsAccum::by_switch ? from_env : accum;
+}
+
 void launch_fp8_gemm_wgmma_ws(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
-                              const Tensor& bias, bool accumulate, cudaStream_t stream, int tile_cols) {
+                              const Tensor& bias, bool accumulate, cudaStream_t stream, int tile_cols,
+                              Fp8WsAccum accum) {
   SEAM_CHECK(fp8_gemm_wgmma_ws_applies(out, codes, w), "fp8 gemm (wgmma, warp-specialised): not available for out ",
              out.shape_str(), " codes ", codes.shape_str(), " w ", w.w.shape_str(),
              " (needs an sm_90a build, a CC 9.0 GPU, the driver's TMA encoder, K % 128 == 0, N % 8 == 0, contiguous "
@@ -423,12 +474,15 @@ void launch_fp8_gemm_wgmma_ws(const Tensor& out, const Tensor& codes, const Tens
   const int64_t n = out.size(0), n_in = w.w.size(1);
   if (n == 0) return;
   const bool block = w.w_scheme == Fp8WeightScheme::block128;
+  const bool fast = fp8_gemm_wgmma_ws_accum(accum) == Fp8WsAccum::fast;
   SEAM_CHECK(act_scales.numel() == (block ? n_in / kFp8Group : 1) * n,
              "fp8 gemm (wgmma, warp-specialised): act_scales ", act_scales.shape_str(), " do not match ", n,
              " rows of the ", fp8_weight_scheme_name(w.w_scheme), " scheme");
   SEAM_DISPATCH_FLOAT_TYPES(out.dtype, T, "fp8 gemm (wgmma, warp-specialised)", [&] {
-    if (block) return launch_wide<T, true>(cols, out, codes, act_scales, w, bias, accumulate, stream);
-    launch_wide<T, false>(cols, out, codes, act_scales, w, bias, accumulate, stream);
+    // Block-scaled weights change scale every 128 k: their partials are always promoted.
+    if (block) return launch_wide<T, true, false>(cols, out, codes, act_scales, w, bias, accumulate, stream);
+    if (fast) return launch_wide<T, false, true>(cols, out, codes, act_scales, w, bias, accumulate, stream);
+    launch_wide<T, false, false>(cols, out, codes, act_scales, w, bias, accumulate, stream);
   });
 }
 

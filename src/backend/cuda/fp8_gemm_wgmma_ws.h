@@ -25,8 +25,25 @@ bool fp8_gemm_wgmma_ws_applies(const Tensor& out, const Tensor& codes, const Fp8
 // no synchronisation) and travel as kernel parameters. tile_cols: the outputs of a tile, 128 or
 // 256; 0 (callers) the SEAM_FP8_WS_TILE_N switch (128 or 256, default 256); the tests and the
 // bench name one.
+// How a tile's float32 sums are formed from the FP8 tensor cores' products.
+//  promoted: each 128-wide K block's wgmmas go into a fresh partial, which CUDA cores add into the
+//    sums (DeepGEMM's promotion: inside an MMA, Hopper's FP8 tensor cores keep a reduced, ~13-14-bit
+//    mantissa, so accumulating a long K there loses low bits at every step, truncated, not rounded).
+//  fast: the tensor cores accumulate the whole K in the sums (CUTLASS's FP8FastAccum schedules,
+//    what vLLM's per-tensor / per-channel FP8 GEMMs run on Hopper): no partials, no promotion, each
+//    warpgroup keeps a K block queued. Per-tensor / per-channel weights only; block-scaled weights
+//    change scale every 128 k and are always promoted.
+//  by_switch: SEAM_FP8_ACCUM (fast | promoted; default fast). Measured on the H200 (docs/performance.md,
+//    twenty-first pass): FP8 prefill of 4,096 tokens +6.6 %, a 512 + 64 mixed step -5.6 %, the model
+//    parity of per-channel and per-tensor checkpoints within the same bounds as promoted.
+//    The kernel's tests bound fast by the promoted bound times K / 128 (each K block truncates
+//    against at most the row's magnitude) and hold its exact values bit-exact.
+enum class Fp8WsAccum { by_switch, promoted, fast };
+Fp8WsAccum fp8_gemm_wgmma_ws_accum(Fp8WsAccum accum);
+
 void launch_fp8_gemm_wgmma_ws(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
-                              const Tensor& bias, bool accumulate, cudaStream_t stream, int tile_cols = 0);
+                              const Tensor& bias, bool accumulate, cudaStream_t stream, int tile_cols = 0,
+                              Fp8WsAccum accum = Fp8WsAccum::by_switch);
 
 // The tile width launch_fp8_gemm_wgmma_ws uses for tile_cols (0: the switch's).
 int fp8_gemm_wgmma_ws_tile_cols(int tile_cols);
