@@ -8,7 +8,7 @@ namespace seam::cuda {
 // `automatic` resolves through choose_prefill_kernel; tests and the kernel bench name one.
 enum class PrefillKernel { automatic, mma_sync, wgmma, wgmma_ws };
 
-// Sequences with at least this many keys take the wgmma kernel under the default rule.
+// Sequences with at least this many keys take the one-role wgmma kernel under the default rule.
 // Measured on the H200 (8B heads; docs/performance.md, fifth and sixth passes): wgmma is 16 %
 // faster on 4,096 causal keys in the kernel bench, and 8B prefill steps gain 3 % at 4,096 and
 // 2,048 tokens and 6 % at 1,024. At 512 the kernel bench has wgmma 30 % faster (19.5 against
@@ -16,6 +16,14 @@ enum class PrefillKernel { automatic, mma_sync, wgmma, wgmma_ws };
 // 512-token chunk was 0.4-0.5 ms slower with it (17.63-17.75 against 17.14-17.28 ms; chunk
 // alone 12.90-13.13 against 12.61-12.62), so chunks of 512 keep mma.sync.
 constexpr int kWgmmaMinKeys = 1024;
+
+// ... and from this many keys where the warp-specialised form is the one that would run.
+// Measured on the H200 (docs/performance.md, twenty-first pass; SEAM_PREFILL_WGMMA=2 against 1,
+// interleaved, two rounds): an 8B prefill of 512 tokens 11.83 / 12.24 against 13.24 / 12.57 ms,
+// the 512-token chunk of a mixed step 12.74 / 13.02 against 13.16 / 13.51 ms, and the mixed step
+// with 64 decode rows 17.52 / 18.21 against 17.64 / 18.01 ms (no change). Below 512 keys nothing
+// was measured, so mma.sync stays there.
+constexpr int kWgmmaWsMinKeys = 512;
 
 // mode: SEAM_PREFILL_WGMMA (0 never wgmma, 1 by length (the default), 2 always);
 // longest_keys: keys of the batch's longest sequence (its max_seq_len, or the prefill token
