@@ -39,6 +39,7 @@
 #include "backend/cuda/prefill_block.cuh"
 #include "backend/cuda/sm90a_device.h"
 #include "backend/cuda/wgmma.cuh"
+#include "backend/cuda/wgmma_prefill_tile.cuh"
 
 namespace seam::cuda {
 
@@ -206,41 +207,15 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   uint32_t pa[kBlockN / 16][4];  // P of one tile as the A fragments of O += P V, 16 keys each
   // Issues S = Q K_t^T (8 k-steps), not committed. Warpgroup-uniform callers only.
   auto issue_s = [&](int t) {
-    const uint64_t k_desc = wgmma::desc_sw128(smem_base + stage_addr(t), 16, 1024);
-    wgmma::fence();
-#pragma unroll
-    for (int ks = 0; ks < D / 16; ++ks) {
-      // k-step ks: half ks / 4 of the row, 32 bytes a step inside its 128-byte lines.
-      const uint32_t q_off = (ks >> 2) * Tl::kQHalf + (ks & 3) * 32, k_off = (ks >> 2) * Tl::kKvHalf + (ks & 3) * 32;
-      wgmma::m64n128k16_ss<T>(s, wgmma::desc_advance(q_desc, q_off), wgmma::desc_advance(k_desc, k_off), ks > 0);
-    }
+    wgmma_prefill::issue_s<T, Tl::kQHalf, Tl::kKvHalf>(s, q_desc, wgmma::desc_sw128(smem_base + stage_addr(t), 16, 1024));
   };
   // Masks tile t's scores (causal: only the steps that cross a row's position) and runs the
   // online softmax on them; returns whether a row max grew (o must then be scaled by alpha
   // once the P V in flight has landed).
   auto softmax_tile = [&](int t, float (&alpha)[2]) {
-    const int key0 = t * kBlockN;
-    if (capped) {
-#pragma unroll
-      for (int n = 0; n < kBlockN / 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s[n][e] = p.softcap * tanhf(s[n][e] * cap_in);
-    }
-    // Causal mask only on the diagonal tiles; the window's lower edge only on the tiles that
-    // reach below the window of the warpgroup's last row (wg_key_end - 1 is its position).
-    if (key0 + kBlockN > wg_unmasked_end || (window > 0 && key0 < wg_key_end - window)) {
-#pragma unroll
-      for (int n = 0; n < kBlockN / 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = key0 + n * 8 + (lane & 3) * 2 + (e & 1);
-          const int pos = e < 2 ? pos_lo : pos_hi;
-          if (key > pos || (window > 0 && key <= pos - window)) s[n][e] = -INFINITY;
-        }
-    }
-    bool grew = false;
-    flash::softmax_rows<kBlockN / 8, true>(s, m, l, alpha, grew, scale_log2);
-    return __any_sync(0xffffffffu, grew);  // warp-uniform
+    const wgmma_prefill::TileMask mask{pos_lo, pos_hi, wg_key_end, wg_unmasked_end, window,
+                                       capped, p.softcap, cap_in, scale_log2};
+    return wgmma_prefill::softmax_tile(s, m, l, alpha, t, mask, lane);
   };
 
   // The pipeline (FlashAttention-3's overlap inside a warpgroup): while the tensor cores run
@@ -282,6 +257,8 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
     issue_s(it + 1);
     wgmma::commit();
     // B operand of O += P V: V [keys][d], MN-major; LBO = the next 64 columns (half).
+    // wgmma_prefill::issue_pv written out: through it, ptxas (CUDA 13.0) gave the OPTS
+    // instantiation 255 registers and a 16-byte spill (247, none, this way).
     const uint64_t v_desc = wgmma::desc_sw128(smem_base + stage_addr(it) + Tl::kKvBytes, Tl::kKvHalf, 1024);
     wgmma::fence();
 #pragma unroll
@@ -321,21 +298,7 @@ __global__ void __launch_bounds__(WgmmaTiling::kThreads, 1) flash_prefill_wgmma_
   }
 
   // Normalise and store the valid rows.
-  T* out = static_cast<T*>(p.out);
-  const int t2 = (lane & 3) * 2;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    float sum = l[h];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const int row = row_lo + h * 8;
-    if (row >= n_rows) continue;
-    const float inv = sum > 0.f ? p.v_scale / sum : 0.f;  // v_scale: 1 but for an FP8 cache
-    T* dst = out + row_off(p.out_stride, row);
-#pragma unroll
-    for (int d = 0; d < D / 8; ++d)
-      *reinterpret_cast<uint32_t*>(dst + d * 8 + t2) = flash::pack2<T>(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);
-  }
+  wgmma_prefill::store_rows<T>(o, l, p.v_scale, p, info, row_lo, n_rows, lane);
 #else
   // Built without sm_90a: flash_prefill_wgmma_supported is false, the kernel never launched.
   __trap();

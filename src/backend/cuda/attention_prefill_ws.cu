@@ -57,6 +57,7 @@
 #include "backend/cuda/prefill_block.cuh"
 #include "backend/cuda/sm90a_device.h"
 #include "backend/cuda/wgmma.cuh"
+#include "backend/cuda/wgmma_prefill_tile.cuh"
 
 namespace seam::cuda {
 
@@ -236,21 +237,11 @@ __global__ void __launch_bounds__(WsTiling::kThreads, 1) flash_prefill_ws_kernel
   float s[kBlockN / 8][4];
   uint32_t pa[kBlockN / 16][4];
   auto issue_s = [&](int t) {
-    const uint64_t k_desc = wgmma::desc_sw128(smem_base + k_addr(t), 16, 1024);
-    wgmma::fence();
-#pragma unroll
-    for (int ks = 0; ks < D / 16; ++ks) {
-      const uint32_t q_off = (ks >> 2) * Tl::kQHalf + (ks & 3) * 32, k_off = (ks >> 2) * Tl::kKvHalf + (ks & 3) * 32;
-      wgmma::m64n128k16_ss<T>(s, wgmma::desc_advance(q_desc, q_off), wgmma::desc_advance(k_desc, k_off), ks > 0);
-    }
+    wgmma_prefill::issue_s<T, Tl::kQHalf, Tl::kKvHalf>(s, q_desc, wgmma::desc_sw128(smem_base + k_addr(t), 16, 1024));
     wgmma::commit();
   };
   auto issue_pv = [&](int t) {
-    const uint64_t v_desc = wgmma::desc_sw128(smem_base + k_addr(t) + Tl::kKvBytes, Tl::kKvHalf, 1024);
-    wgmma::fence();
-#pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk)
-      wgmma::m64n128k16_rs_tb<T>(o, pa[kk], wgmma::desc_advance(v_desc, kk * 16 * Tl::kLine));
+    wgmma_prefill::issue_pv<T>(o, pa, wgmma::desc_sw128(smem_base + k_addr(t) + Tl::kKvBytes, Tl::kKvHalf, 1024));
     wgmma::commit();
   };
   // The tile's copies have landed (the producer's arrivals): then the async proxy may read them.
@@ -261,27 +252,10 @@ __global__ void __launch_bounds__(WsTiling::kThreads, 1) flash_prefill_ws_kernel
   auto release = [&](int which, int t) {
     if (lane == 0) mbarrier::arrive(bar(2 + which, t));
   };
-  auto softmax_tile = [&](int t, float (&alpha)[2]) {
-    const int key0 = t * kBlockN;
-    if (capped) {
-#pragma unroll
-      for (int n = 0; n < kBlockN / 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s[n][e] = p.softcap * tanhf(s[n][e] * cap_in);
-    }
-    if (key0 + kBlockN > wg_unmasked_end || (window > 0 && key0 < wg_key_end - window)) {
-#pragma unroll
-      for (int n = 0; n < kBlockN / 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = key0 + n * 8 + (lane & 3) * 2 + (e & 1);
-          const int pos = e < 2 ? pos_lo : pos_hi;
-          if (key > pos || (window > 0 && key <= pos - window)) s[n][e] = -INFINITY;
-        }
-    }
-    bool grew = false;
-    flash::softmax_rows<kBlockN / 8, true>(s, m, l, alpha, grew, scale_log2);
-    return __any_sync(0xffffffffu, grew);
+  auto softmax_tile = [&](int t, float (&alpha)[2]) {  // the mask's fields read where used, as before
+    const wgmma_prefill::TileMask mask{pos_lo, pos_hi, wg_key_end, wg_unmasked_end, window,
+                                       capped, p.softcap, cap_in, scale_log2};
+    return wgmma_prefill::softmax_tile(s, m, l, alpha, t, mask, lane);
   };
   auto turn_begin = [&] {
     if constexpr (TURNS) bar_sync<256>(turn_bar);
@@ -346,22 +320,7 @@ __global__ void __launch_bounds__(WsTiling::kThreads, 1) flash_prefill_ws_kernel
     wgmma::fence_operands(o);
   }
 
-  // Normalise and store the valid rows.
-  T* out = static_cast<T*>(p.out);
-  const int t2 = (lane & 3) * 2;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    float sum = l[h];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const int row = row_lo + h * 8;
-    if (row >= n_rows) continue;
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    T* dst = out + flash::prefill_row_offset<D>(info, group, p.out_stride, row);
-#pragma unroll
-    for (int d = 0; d < D / 8; ++d)
-      *reinterpret_cast<uint32_t*>(dst + d * 8 + t2) = flash::pack2<T>(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);
-  }
+  wgmma_prefill::store_rows<T>(o, l, 1.f, p, info, row_lo, n_rows, lane);  // normalise, store the valid rows
 #else
   // Built without sm_90a: flash_prefill_ws_supported is false, the kernel never launched.
   __trap();
