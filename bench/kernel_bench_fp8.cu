@@ -2,6 +2,7 @@
 // then the GEMMs at 64 and 4,096 rows: the wgmma kernels against the cuBLASLt route; then the
 // skinny swap-AB GEMM at 8..64 rows (kernel_bench_fp8_skinny.cu).
 #include "kernel_bench.h"
+#include "backend/cuda/fp8_gated_act_quantize.h"
 
 namespace seam::kbench {
 
@@ -96,6 +97,28 @@ void bench_fp8_gemm(Bench& b) {
                   std::to_string(cols) + (accum == A::fast ? " fast" : "") +
                   (m > cuda::kFp8WsMinRows ? "" : " (not routed)"),
               shape, us, bytes, flops);
+        }
+        // gate_up: the gated product (the activation in the epilogue, act [m, inter] written) against
+        // the product into [gate | up] followed by the gated activation + act's FP8 codes.
+        const Tensor act = b.alloc(DType::bf16, {m, g.n_out / 2});
+        if (g.n_out == 2 * kInter && m > cuda::kFp8WsMinRows && cuda::fp8_gemm_wgmma_ws_glu_applies(act, codes, ws[0])) {
+          const Tensor act_codes = b.alloc(DType::fp8_e4m3, {m, g.n_out / 2}), act_scales = b.alloc(DType::f32, {1, m});
+          const double us_glu = b.time_us([&](int i) {
+            cuda::launch_fp8_gemm_wgmma_ws_glu(act, codes, scales, w_of(i), Activation::silu, b.stream());
+          });
+          row(std::string("fp8 ") + g.name + " wgmma ws glu (silu in the epilogue)", shape, us_glu,
+              w_bytes + double(m * g.n_in) + double(m * g.n_out), flops);
+          const double us_glu_q = b.time_us([&](int i) {
+            cuda::launch_fp8_gemm_wgmma_ws_glu(act, codes, scales, w_of(i), Activation::silu, b.stream());
+            cuda::launch_fp8_quantize_act(act_codes, act_scales, act, w_of(i), b.stream());
+          });
+          row(std::string("fp8 ") + g.name + " glu + quantize act", shape, us_glu_q, 0, flops);
+          const double us_split = b.time_us([&](int i) {
+            cuda::launch_fp8_gemm_wgmma_ws(out, codes, scales, w_of(i), Tensor{}, false, b.stream());
+            cuda::launch_fp8_gated_act_quantize(act, act_codes, act_scales, out, Activation::silu,
+                                                Fp8ActScheme::dynamic_per_token, 0.f, b.stream());
+          });
+          row(std::string("fp8 ") + g.name + " product + gated act quantize", shape, us_split, 0, flops);
         }
       } else {
         std::printf("| %-40s | %-26s | (wgmma GEMM not available: needs sm_90a build + CC 9.0) |\n", g.name,

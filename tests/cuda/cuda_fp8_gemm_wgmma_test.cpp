@@ -408,6 +408,54 @@ TEST_F(CudaFp8GemmWgmma, RandomValuesK128) { sweep(128, Values::random, {7, 65, 
 TEST_F(CudaFp8GemmWgmma, RandomValuesK4096) { sweep(4096, Values::random, {7, 65, 1000}); }
 TEST_F(CudaFp8GemmWgmma, RandomValuesK14336) { sweep(14336, Values::random, {7, 65, 1000}); }
 
+// The gated product (launch_fp8_gemm_wgmma_ws_glu): act equals the plain product into [gate | up]
+// followed by the backend's gated_act, bit for bit, at random values (rounding and all), for every
+// scheme, both accumulations, both activations, f32 / bf16 / f16 out, a row count past one tile
+// row and inter of 1 and 3 tiles (the gate box of the last tile ends where the up rows begin).
+TEST_F(CudaFp8GemmWgmma, GatedProductEqualsProductThenGatedAct) {
+  const std::tuple<Fp8WeightScheme, Fp8ActScheme> schemes[] = {
+      {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token},
+      {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor},
+      {Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128}};
+  const int64_t n_in = 384;
+  for (const auto& [ws, act] : schemes)
+    for (int64_t inter : {128, 384})
+      for (int64_t m : {65, 300})
+        for (DType t : {DType::f32, DType::bf16, DType::f16})
+          for (cuda::Fp8WsAccum accum : {cuda::Fp8WsAccum::fast, cuda::Fp8WsAccum::promoted})
+            for (Activation f : {Activation::silu, Activation::gelu_tanh}) {
+              SCOPED_TRACE(std::string(fp8_weight_scheme_name(ws)) + " inter " + std::to_string(inter) + " m " +
+                           std::to_string(m) + " " + short_name(t) + (accum == cuda::Fp8WsAccum::fast ? " fast" : "") +
+                           " " + activation_name(f));
+              const Weight& W = weight(ws, act, 2 * inter, n_in, Values::random);
+              const Tensor xd = upload(make_x(m, n_in, act, W.input_scale, t, Values::random), t, {m, n_in});
+              const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? n_in / 128 : 1;
+              void* cd = gpu->alloc(size_t(m * n_in));
+              owned_.push_back(cd);
+              const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {m, n_in});
+              const Tensor scales = empty(DType::f32, {n_groups, m});
+              cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, stream());
+              const Tensor gate_up = empty(t, {m, 2 * inter}), want = empty(t, {m, inter}), got = empty(t, {m, inter});
+              cuda::launch_fp8_gemm_wgmma_ws(gate_up, codes, scales, W.gpu, Tensor(), false, stream(), 256, accum);
+              gpu->gated_act(want, gate_up, f);
+              ASSERT_TRUE(cuda::fp8_gemm_wgmma_ws_glu_applies(got, codes, W.gpu));
+              cuda::launch_fp8_gemm_wgmma_ws_glu(got, codes, scales, W.gpu, f, stream(), accum);
+              const std::vector<float> g = download(got), w = download(want);
+              int64_t n_bad = 0;
+              for (size_t e = 0; e < g.size(); ++e)
+                if (!(g[e] == w[e] || (std::isnan(g[e]) && std::isnan(w[e]))) && n_bad++ < 5)
+                  ADD_FAILURE() << "act(" << int64_t(e) / inter << ", " << int64_t(e) % inter << ") = " << g[e]
+                                << ", want " << w[e];
+              EXPECT_EQ(n_bad, 0);
+            }
+  // inter not a multiple of 128: not taken (a tile's gate box would read up rows).
+  const Weight& W = weight(Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 2 * 200, n_in, Values::random);
+  void* cd = gpu->alloc(size_t(300 * n_in));
+  owned_.push_back(cd);
+  EXPECT_FALSE(cuda::fp8_gemm_wgmma_ws_glu_applies(empty(DType::bf16, {300, 200}),
+                                                   Tensor(cd, DType::fp8_e4m3, Device::cuda, {300, n_in}), W.gpu));
+}
+
 // Through a backend on this kernel (SEAM_FP8_GEMM=wgmma; the default routes only 128-block
 // weights here), captured once and replayed with new x values in the same buffer: the replay
 // equals an eager run on the new values bit for bit, and both equal the kernel launched directly

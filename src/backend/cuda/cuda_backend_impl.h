@@ -156,6 +156,10 @@ class CudaBackend final : public Backend {
   std::pair<Tensor, Tensor> fp8_act_buffers(Fp8Scratch& scratch, int64_t n, int64_t n_in, Fp8ActScheme act);
   void fp8_product(const Tensor& out, const Tensor& codes, const Tensor& scales, const Fp8Weight& w,
                    const Tensor& bias, bool accumulate);
+  // rms_norm_gate_up_act_fp8 past the decode batches with the gated activation in the
+  // warp-specialised GEMM's epilogue; false (nothing run) where that does not apply.
+  bool gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, const Tensor& x, const Tensor& norm_weight,
+                           float eps, const Fp8Weight& w, Activation a);
   int device_id_ = 0;
   int n_sms_ = 0;
   std::string device_name_;
@@ -237,6 +241,10 @@ class CudaBackend final : public Backend {
   // never a wgmma GEMM.
   enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2, ws = 3 };
   Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::ws;
+  // SEAM_FP8_GATED_EPILOGUE (1, the default, or 0), read at construction: under ws, the gated MLP's
+  // product past the decode batches with the activation in its epilogue (gate_up_act_fp8_glu);
+  // 0 writes [gate | up] and runs the gated activation after it (bit-equal; an A/B switch).
+  bool fp8_gated_epilogue_ = true;
   // SEAM_FP8_SKINNY (auto | on | off), read at construction with SEAM_FP8_GEMM, under
   // SEAM_FP8_GEMM=auto or ws (the explicit wgmma / cublaslt modes keep their products): which
   // products of kFp8GemvMaxRows + 1 .. kFp8SkinnyMaxRows rows the skinny swap-AB wgmma GEMM

@@ -181,6 +181,32 @@ void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor 
   Backend::rms_norm_qkv_rope_store_fp8(qkv, normed, x, norm_weight, eps, w, bias, r);
 }
 
+// Past the decode batches on the warp-specialised GEMM (SEAM_FP8_GEMM=ws, the default): the norm
+// writes x's FP8 codes, the product runs with the gated activation in its epilogue
+// (fp8_gemm_wgmma_ws.h: gate_up is never written), and a dynamic scheme's codes of act for the down
+// projection come from the plain quantizer — the codes launch_fp8_gated_act_quantize makes, so the
+// result is the decomposition's bit for bit (cuda_fp8_test, GatedActQuantizeEqualsActThenQuantize).
+// False (nothing run) where the fused product does not apply.
+bool CudaBackend::gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, const Tensor& x,
+                                      const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a) {
+  if (!fp8_gated_epilogue_ || fp8_gemm_mode_ != Fp8GemmMode::ws || x.ndim != 2 || x.size(0) <= kFp8WsMinRows || !act.defined() ||
+      act.dtype != x.dtype || act.ndim != 2 || act.size(0) != x.size(0) || !act.rows_contiguous() ||
+      !norm_weight.defined() || norm_weight.device != Device::cuda)
+    return false;
+  const int64_t n = x.size(0), n_in = x.size(1), inter = act.size(1);
+  op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);  // the decomposition's checks, same errors
+  const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
+  if (!fp8_gemm_wgmma_ws_glu_applies(act, codes, w)) return false;
+  launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
+  launch_fp8_gemm_wgmma_ws_glu(act, codes, scales, w, a, stream_);
+  // A static scheme's scale is the down projection's own: its linear_fp8 quantizes act itself.
+  if (w.act == Fp8ActScheme::static_per_tensor) return true;
+  const auto [act_codes, act_scales] = fp8_act_buffers(fp8_pending_scratch_, n, inter, w.act);
+  launch_fp8_quantize_act(act_codes, act_scales, act, w, stream_);
+  fp8_pending_ = {act.data, n, inter, w.act, w.act_amax_ub, act_codes, act_scales};
+  return true;
+}
+
 void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
                                            float eps, const Fp8Weight& w, Activation a) {
   fp8_pending_ = {};
@@ -193,6 +219,7 @@ void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor no
     op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
     return fp8_gemv(act, x, w, Tensor(), false, f);
   }
+  if (gate_up_act_fp8_glu(act, gate_up, x, norm_weight, eps, w, a)) return;
   rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
   // The gated activation writes act and, under a dynamic scheme (the model's layers share the
   // activation scheme, so the down projection's is gate_up's), its FP8 codes for the next

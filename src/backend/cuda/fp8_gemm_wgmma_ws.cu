@@ -63,6 +63,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/cuda/activation.cuh"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
@@ -122,13 +123,16 @@ struct WsTiling {
 
 
 // map_x: codes [n_rows, n_in] (boxes 128 rows x 128); map_w: w codes [n_out, n_in] (boxes
-// SUB_N * 128 rows x 128) (tma.cuh). xs [n_groups, n_rows] (BLOCK: n_groups = n_in / 128); ws:
+// SUB_N * 128 rows x 128; GLU: [2 n_out, n_in], boxes of 128 rows) (tma.cuh). xs [n_groups, n_rows] (BLOCK: n_groups = n_in / 128); ws:
 // BLOCK [n_out, n_in / 128], else [n_out] (ws_step 1) or [1] (ws_step 0). Block b computes tiles
 // b, b + grid, ... of the n_m x n_n tiles, the row tile fastest (tile t: rows (t % n_m) * kBM,
 // outputs (t / n_m) * kBN).
 // FAST (per-tensor / per-channel weights only): the tensor cores accumulate every K block into the
 // float32 sums themselves (no partials, no promotion), see the header and fp8_gemm_wgmma_ws.h.
-template <typename T, bool BLOCK, int SUB_N, bool FAST>
+// GLU (SUB_N 2 only): 0 a plain product; 1 + Activation: the gated activation of a [gate | up]
+// weight (w [2 n_out, n_in]) — a tile's column block 0 is gate rows n0 .., block 1 the up rows
+// n_out + n0 .., and the epilogue writes out [n_rows, n_out] = f(gate) * up (below).
+template <typename T, bool BLOCK, int SUB_N, bool FAST, int GLU>
 __global__ void __launch_bounds__(kThreads, 1)
     fp8_gemm_wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                              T* out, int64_t out_stride, const float* xs, const float* ws, int ws_step, const T* bias,
@@ -136,6 +140,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(SEAM_WGMMA_ENABLED)
   using Tl = WsTiling<SUB_N>;
   constexpr int kBM = Tl::kBM, kBN = Tl::kBN, kSubN = Tl::kSubN, kStages = Tl::kStages;
+  static_assert(GLU == 0 || SUB_N == 2, "the gated activation pairs a tile's two column blocks");
+  constexpr int kTileOut = GLU ? kSubN : kBN;  // out's columns a tile
   constexpr int kStageBytes = Tl::kStageBytes, kABytes = Tl::kABytes, kScaleFloats = Tl::kScaleFloats;
   pdl_begin();
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -148,7 +154,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t epi_bar = empty_bar + kStages * 8;  // [2]: a slot's epilogue scales were read
   const int tid = threadIdx.x, lane = tid & 31;
   const int n_kb = n_in / kBlockK;
-  const int n_m = (n_rows + kBM - 1) / kBM, n_tiles = n_m * ((n_out + kBN - 1) / kBN);
+  const int n_m = (n_rows + kBM - 1) / kBM, n_tiles = n_m * ((n_out + kTileOut - 1) / kTileOut);
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier::init(full_bar + 8 * s, kFullArrivals);
@@ -171,7 +177,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     int j = 0;  // K blocks this block has loaded, over its tiles: stage j % kStages, round j / kStages
     int i = 0;  // tiles this block has started
     for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++i) {
-      const int m0 = (t % n_m) * kBM, n0 = (t / n_m) * kBN;
+      const int m0 = (t % n_m) * kBM, n0 = (t / n_m) * kTileOut;
       // Not BLOCK: tile i's epilogue scales go to slot i % 2, which tile i - 2's epilogue read
       // (its completion is phase (i - 2) / 2 of that slot's barrier).
       if (!BLOCK && i >= 2) mbarrier::wait(epi_bar + 8 * (i & 1), ((i >> 1) - 1) & 1);
@@ -183,7 +189,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           mbarrier::arrive_expect_tx(bar, kStageBytes);
           const uint32_t a = smem_base + s * kStageBytes;
           tma::load_2d(a, &map_x, bar, kb * kBlockK, m0);
-          tma::load_2d(a + kABytes, &map_w, bar, kb * kBlockK, n0);
+          if constexpr (GLU != 0) {  // gate rows n0 .., then up rows n_out + n0 .. (boxes of 128)
+            tma::load_2d(a + kABytes, &map_w, bar, kb * kBlockK, n0);
+            tma::load_2d(a + kABytes + kSubN * kLine, &map_w, bar, kb * kBlockK, n_out + n0);
+          } else {
+            tma::load_2d(a + kABytes, &map_w, bar, kb * kBlockK, n0);
+          }
         }
         // Scales: kScaleFloats floats over the 32 lanes. Rows / outputs past the matrix read
         // nothing (zero-filled).
@@ -197,8 +208,11 @@ __global__ void __launch_bounds__(kThreads, 1)
               const bool valid = row < n_rows;
               cp_async_4(sc + c, valid ? xs + (BLOCK ? int64_t(kb) * n_rows : 0) + row : xs, valid);
             } else {
-              const int o = n0 + (c - kBM);
-              const bool valid = o < n_out;
+              // Tile column cc's weight row: n0 + cc, or (GLU) gate / up row of out column n0 + cc % 128.
+              const int cc = c - kBM;
+              const int col = n0 + (GLU ? cc % kSubN : cc);
+              const int o = GLU && cc >= kSubN ? n_out + col : col;
+              const bool valid = col < n_out;
               cp_async_4(sc + c, valid ? ws + (BLOCK ? int64_t(o) * n_kb + kb : int64_t(o) * ws_step) : ws, valid);
             }
           }
@@ -282,7 +296,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   int j = 0, i = 0;  // as the producer's
   for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++i) {
-    const int m0 = (t % n_m) * kBM, n0 = (t / n_m) * kBN;
+    const int m0 = (t % n_m) * kBM, n0 = (t / n_m) * kTileOut;
     if constexpr (FAST) {
       // Fast accumulation (the FP8FastAccum schedules of CUTLASS that vLLM's FP8 GEMMs run): K
       // block kb + 1 is issued before kb is waited for, so each warpgroup keeps a block queued
@@ -366,6 +380,25 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (row >= n_rows) continue;
       const float x_s = BLOCK ? 1.f : se[r_lo + 8 * h];
       T* dst_row = out + row * out_stride;
+      if constexpr (GLU != 0) {
+        // gate and up of out column o, each rounded to T as the plain epilogue stores them, then
+        // f(gate) * up as gated_act.cu computes it: bit-equal with the product into [gate | up]
+        // followed by the gated activation (no bias: the GLU's weight has none; no accumulate).
+        constexpr Activation F = Activation(GLU - 1);
+        const auto scaled = [&](int sn, int q, int e, int c) {
+          const float y = acc[sn][q][2 * h + e];
+          return to_float(from_float<T>(BLOCK ? y : (x_s * se[kBM + c]) * y));
+        };
+#pragma unroll
+        for (int q = 0; q < kSubN / 8; ++q) {
+          const int c = 8 * q + c0;
+          const int64_t o = int64_t(n0) + c;
+          if (o >= n_out) continue;
+          const float a0 = activate<F>(scaled(0, q, 0, c)) * scaled(1, q, 0, kSubN + c);
+          const float a1 = activate<F>(scaled(0, q, 1, c + 1)) * scaled(1, q, 1, kSubN + c + 1);
+          store_pair(dst_row + o, a0, a1, false, paired);
+        }
+      } else {
 #pragma unroll
       for (int sn = 0; sn < SUB_N; ++sn)
 #pragma unroll
@@ -384,6 +417,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
           store_pair(dst_row + o, y0, y1, accumulate, paired);
         }
+      }  // !GLU
     }
     if constexpr (!BLOCK) {  // slot i % 2 is free for tile i + 2's scales
       __syncwarp();
@@ -405,23 +439,27 @@ int current_device_sms() {
   return n_sms;
 }
 
-template <typename T, bool BLOCK, int SUB_N, bool FAST>
+template <typename T, bool BLOCK, int SUB_N, bool FAST, int GLU = 0>
 void launch_typed(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                   const Tensor& bias, bool accumulate, cudaStream_t stream) {
   using Tl = WsTiling<SUB_N>;
-  auto* kernel = fp8_gemm_wgmma_ws_kernel<T, BLOCK, SUB_N, FAST>;
+  auto* kernel = fp8_gemm_wgmma_ws_kernel<T, BLOCK, SUB_N, FAST, GLU>;
   static const bool attr_ok = [kernel] {  // once per instantiation (host-side only; allowed in a capture)
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
     return true;
   }();
   (void)attr_ok;
-  const int64_t n = out.size(0), n_out = w.w.size(0), n_in = w.w.size(1);
+  // GLU: w is [gate | up], out the activation (half w's rows); tiles of 128 of its columns, w's
+  // boxes 128 rows (a gate and an up box a stage).
+  const int64_t n = out.size(0), w_rows = w.w.size(0), n_out = GLU ? w_rows / 2 : w_rows, n_in = w.w.size(1);
+  const int tile_out = GLU ? Tl::kSubN : Tl::kBN;
   // Encoded per launch (about a microsecond of host time): the maps hold the codes' addresses, and
   // a captured launch keeps its own copy of them.
   const CUtensorMap map_x = tma::encode_u8_sw128(codes.data, uint64_t(n), uint64_t(n_in), uint64_t(n_in), Tl::kBM);
-  const CUtensorMap map_w = tma::encode_u8_sw128(w.w.data, uint64_t(n_out), uint64_t(n_in), uint64_t(n_in), Tl::kBN);
+  const CUtensorMap map_w =
+      tma::encode_u8_sw128(w.w.data, uint64_t(w_rows), uint64_t(n_in), uint64_t(n_in), uint32_t(tile_out));
   // Persistent: one block an SM (its shared memory allows no second), at most one a tile.
-  const int64_t n_tiles = int64_t(div_up(n, Tl::kBM)) * div_up(n_out, Tl::kBN);
+  const int64_t n_tiles = int64_t(div_up(n, Tl::kBM)) * div_up(n_out, tile_out);
   const dim3 grid(unsigned(std::min<int64_t>(n_tiles, current_device_sms())));
   const int ws_step = w.w_scheme == Fp8WeightScheme::per_tensor ? 0 : 1;
   launch_kernel(kernel, grid, dim3(kThreads), Tl::kSmemBytes, stream, map_x, map_w, out.ptr<T>(), out.stride[0],
@@ -483,6 +521,42 @@ void launch_fp8_gemm_wgmma_ws(const Tensor& out, const Tensor& codes, const Tens
     if (block) return launch_wide<T, true, false>(cols, out, codes, act_scales, w, bias, accumulate, stream);
     if (fast) return launch_wide<T, false, true>(cols, out, codes, act_scales, w, bias, accumulate, stream);
     launch_wide<T, false, false>(cols, out, codes, act_scales, w, bias, accumulate, stream);
+  });
+}
+
+bool fp8_gemm_wgmma_ws_glu_applies(const Tensor& act, const Tensor& codes, const Fp8Weight& w) {
+  // The product's own conditions on the [n, 2 inter] output it replaces (a shape only: nothing is
+  // read through it), and whole 128-column tiles: a tile's gate box must not run into the up rows.
+  if (act.ndim != 2 || !w.w.defined() || w.w.ndim != 2 || w.w.size(0) != 2 * act.size(1) || act.size(1) % 128 != 0)
+    return false;
+  const Tensor gate_up_shape(act.data, act.dtype, act.device, {act.size(0), w.w.size(0)});
+  return act.stride[1] == 1 && fp8_gemm_wgmma_ws_applies(gate_up_shape, codes, w);
+}
+
+void launch_fp8_gemm_wgmma_ws_glu(const Tensor& act, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
+                                  Activation f, cudaStream_t stream, Fp8WsAccum accum) {
+  SEAM_CHECK(fp8_gemm_wgmma_ws_glu_applies(act, codes, w), "fp8 gemm (wgmma, warp-specialised, GLU): not available for act ",
+             act.shape_str(), " codes ", codes.shape_str(), " w ", w.w.shape_str(),
+             " (needs the product's conditions, w [2 inter, K] with inter % 128 == 0, act [n, inter])");
+  const int64_t n = act.size(0), n_in = w.w.size(1);
+  if (n == 0) return;
+  const bool block = w.w_scheme == Fp8WeightScheme::block128;
+  const bool fast = fp8_gemm_wgmma_ws_accum(accum) == Fp8WsAccum::fast;
+  SEAM_CHECK(act_scales.numel() == (block ? n_in / kFp8Group : 1) * n,
+             "fp8 gemm (wgmma, warp-specialised, GLU): act_scales ", act_scales.shape_str(), " do not match ", n,
+             " rows of the ", fp8_weight_scheme_name(w.w_scheme), " scheme");
+  SEAM_DISPATCH_FLOAT_TYPES(act.dtype, T, "fp8 gemm (wgmma, warp-specialised, GLU)", [&] {
+    const auto by_act = [&](auto fast_tag, auto block_tag) {
+      constexpr bool kFast = decltype(fast_tag)::value, kBlock = decltype(block_tag)::value;
+      if (f == Activation::silu)
+        return launch_typed<T, kBlock, 2, kFast, 1 + int(Activation::silu)>(act, codes, act_scales, w, Tensor(), false,
+                                                                             stream);
+      launch_typed<T, kBlock, 2, kFast, 1 + int(Activation::gelu_tanh)>(act, codes, act_scales, w, Tensor(), false,
+                                                                       stream);
+    };
+    if (block) return by_act(std::false_type{}, std::true_type{});
+    if (fast) return by_act(std::true_type{}, std::false_type{});
+    by_act(std::false_type{}, std::false_type{});
   });
 }
 

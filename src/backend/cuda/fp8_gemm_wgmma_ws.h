@@ -45,6 +45,17 @@ void launch_fp8_gemm_wgmma_ws(const Tensor& out, const Tensor& codes, const Tens
                               const Tensor& bias, bool accumulate, cudaStream_t stream, int tile_cols = 0,
                               Fp8WsAccum accum = Fp8WsAccum::by_switch);
 
+// The gated MLP's product with its activation in the epilogue: act [n, inter] = f(gate) * up, where
+// [gate | up] = x @ dequant(w)^T, w [2 inter, K] (no bias). A tile pairs 128 gate rows with the
+// matching 128 up rows (two TMA boxes a stage), so the [n, 2 inter] product is never written; each
+// of gate and up is rounded to act's dtype before f(gate) * up, as the plain product's epilogue and
+// gated_act.cu round them, so act equals launch_fp8_gemm_wgmma_ws into [gate | up] followed by the
+// gated activation bit for bit. Applies where the product would (on the [n, 2 inter] shape) and
+// inter % 128 == 0 (a gate box must not reach the up rows); 128 x 256 tiles, accum as the product's.
+bool fp8_gemm_wgmma_ws_glu_applies(const Tensor& act, const Tensor& codes, const Fp8Weight& w);
+void launch_fp8_gemm_wgmma_ws_glu(const Tensor& act, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
+                                  Activation f, cudaStream_t stream, Fp8WsAccum accum = Fp8WsAccum::by_switch);
+
 // The tile width launch_fp8_gemm_wgmma_ws uses for tile_cols (0: the switch's).
 int fp8_gemm_wgmma_ws_tile_cols(int tile_cols);
 
