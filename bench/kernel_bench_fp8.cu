@@ -98,6 +98,14 @@ void bench_fp8_gemm(Bench& b) {
                   (m > cuda::kFp8WsMinRows ? "" : " (not routed)"),
               shape, us, bytes, flops);
         }
+        // The residual projections (o, down) accumulate into the residual in a layer: out += product.
+        if (g.n_out != 2 * kInter && m > cuda::kFp8WsMinRows) {
+          const double us_acc = b.time_us([&](int i) {
+            cuda::launch_fp8_gemm_wgmma_ws(out, codes, scales, w_of(i), Tensor{}, true, b.stream());
+          });
+          row(std::string("fp8 ") + g.name + " wgmma ws 128x256 fast, out +=", shape, us_acc,
+              bytes + double(m * g.n_out) * 2, flops);
+        }
         // gate_up: the gated product (the activation in the epilogue, act [m, inter] written) against
         // the product into [gate | up] followed by the gated activation + act's FP8 codes.
         const Tensor act = b.alloc(DType::bf16, {m, g.n_out / 2});
