@@ -98,6 +98,16 @@ void bench_fp8_gemm(Bench& b) {
                   (m > cuda::kFp8WsMinRows ? "" : " (not routed)"),
               shape, us, bytes, flops);
         }
+        // Clusters of 2 with the weight multicast (SEAM_FP8_WS_CLUSTER=2), fast, 128 x 256, twice
+        // around the alone form.
+        for (int cluster : {2, 1, 2}) {
+          const double us_cl = b.time_us([&](int i) {
+            cuda::launch_fp8_gemm_wgmma_ws(out, codes, scales, w_of(i), Tensor{}, false, b.stream(), 256,
+                                           cuda::Fp8WsAccum::fast, cluster);
+          });
+          row(std::string("fp8 ") + g.name + " wgmma ws 128x256 fast, cluster " + std::to_string(cluster), shape, us_cl,
+              bytes, flops);
+        }
         // The residual projections (o, down) accumulate into the residual in a layer: out += product.
         if (g.n_out != 2 * kInter && m > cuda::kFp8WsMinRows) {
           const double us_acc = b.time_us([&](int i) {
@@ -111,11 +121,14 @@ void bench_fp8_gemm(Bench& b) {
         const Tensor act = b.alloc(DType::bf16, {m, g.n_out / 2});
         if (g.n_out == 2 * kInter && m > cuda::kFp8WsMinRows && cuda::fp8_gemm_wgmma_ws_glu_applies(act, codes, ws[0])) {
           const Tensor act_codes = b.alloc(DType::fp8_e4m3, {m, g.n_out / 2}), act_scales = b.alloc(DType::f32, {1, m});
-          const double us_glu = b.time_us([&](int i) {
-            cuda::launch_fp8_gemm_wgmma_ws_glu(act, codes, scales, w_of(i), Activation::silu, b.stream());
-          });
-          row(std::string("fp8 ") + g.name + " wgmma ws glu (silu in the epilogue)", shape, us_glu,
-              w_bytes + double(m * g.n_in) + double(m * g.n_out), flops);
+          for (int cluster : {1, 2}) {
+            const double us_glu = b.time_us([&](int i) {
+              cuda::launch_fp8_gemm_wgmma_ws_glu(act, codes, scales, w_of(i), Activation::silu, b.stream(),
+                                                 cuda::Fp8WsAccum::by_switch, cluster);
+            });
+            row(std::string("fp8 ") + g.name + " wgmma ws glu (silu in the epilogue), cluster " + std::to_string(cluster),
+                shape, us_glu, w_bytes + double(m * g.n_in) + double(m * g.n_out), flops);
+          }
           const double us_glu_q = b.time_us([&](int i) {
             cuda::launch_fp8_gemm_wgmma_ws_glu(act, codes, scales, w_of(i), Activation::silu, b.stream());
             cuda::launch_fp8_quantize_act(act_codes, act_scales, act, w_of(i), b.stream());

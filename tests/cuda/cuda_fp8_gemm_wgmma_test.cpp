@@ -253,17 +253,25 @@ class CudaFp8GemmWgmma : public CudaTest {
     // The warp-specialised kernel at both tile widths, promoted and (not block128) fast.
     std::vector<cuda::Fp8WsAccum> accums = {cuda::Fp8WsAccum::promoted};
     if (c.w != Fp8WeightScheme::block128) accums.push_back(cuda::Fp8WsAccum::fast);
+    // 128 x 256 tiles also in clusters of 2 (the weight multicast): the same results bit for bit
+    // is not asserted between the forms, each is held to the reference's bounds.
+    static const char* const kNames[2][2] = {{"warp-specialised kernel", "warp-specialised kernel, cluster 2"},
+                                             {"warp-specialised kernel, fast accumulation",
+                                              "warp-specialised kernel, fast accumulation, cluster 2"}};
     if (with_ws)
       for (cuda::Fp8WsAccum accum : accums)
-        for (int cols : {128, 256}) {
-          const Tensor base_ws = c.accumulate || c.strided ? upload(out0, c.t, {c.m, ld}) : empty(c.t, {c.m, ld});
-          const Tensor out_ws = base_ws.slice_cols(0, c.n_out);
-          EXPECT_TRUE(cuda::fp8_gemm_wgmma_ws_applies(out_ws, codes, W.gpu));
-          cuda::launch_fp8_gemm_wgmma_ws(out_ws, codes, scales, W.gpu, bd, c.accumulate, stream(), cols, accum);
-          const bool fast = accum == cuda::Fp8WsAccum::fast;
-          results.push_back({fast ? "warp-specialised kernel, fast accumulation" : "warp-specialised kernel",
-                             {cuda::kFp8WsTileRows, cols}, download(base_ws), fast ? double(c.n_in / 128) : 1.0, fast});
-        }
+        for (int cols : {128, 256})
+          for (int cluster : {1, 2}) {
+            if (cluster == 2 && cols != 256) continue;
+            const Tensor base_ws = c.accumulate || c.strided ? upload(out0, c.t, {c.m, ld}) : empty(c.t, {c.m, ld});
+            const Tensor out_ws = base_ws.slice_cols(0, c.n_out);
+            EXPECT_TRUE(cuda::fp8_gemm_wgmma_ws_applies(out_ws, codes, W.gpu));
+            cuda::launch_fp8_gemm_wgmma_ws(out_ws, codes, scales, W.gpu, bd, c.accumulate, stream(), cols, accum,
+                                           cluster);
+            const bool fast = accum == cuda::Fp8WsAccum::fast;
+            results.push_back({kNames[fast][cluster - 1], {cuda::kFp8WsTileRows, cols}, download(base_ws),
+                               fast ? double(c.n_in / 128) : 1.0, fast});
+          }
     gpu->release(cd);
     double worst = 0;
     for (const Result& res : results) {
@@ -411,7 +419,9 @@ TEST_F(CudaFp8GemmWgmma, RandomValuesK14336) { sweep(14336, Values::random, {7, 
 // The gated product (launch_fp8_gemm_wgmma_ws_glu): act equals the plain product into [gate | up]
 // followed by the backend's gated_act, bit for bit, at random values (rounding and all), for every
 // scheme, both accumulations, both activations, f32 / bf16 / f16 out, a row count past one tile
-// row and inter of 1 and 3 tiles (the gate box of the last tile ends where the up rows begin).
+// row and inter of 1 and 3 tiles (the gate box of the last tile ends where the up rows begin), alone
+// and in clusters of 2 (65 rows: the second CTA's row tile is wholly past the rows; 300: 3 row
+// tiles, the last pair half empty).
 TEST_F(CudaFp8GemmWgmma, GatedProductEqualsProductThenGatedAct) {
   const std::tuple<Fp8WeightScheme, Fp8ActScheme> schemes[] = {
       {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token},
@@ -423,10 +433,11 @@ TEST_F(CudaFp8GemmWgmma, GatedProductEqualsProductThenGatedAct) {
       for (int64_t m : {65, 300})
         for (DType t : {DType::f32, DType::bf16, DType::f16})
           for (cuda::Fp8WsAccum accum : {cuda::Fp8WsAccum::fast, cuda::Fp8WsAccum::promoted})
-            for (Activation f : {Activation::silu, Activation::gelu_tanh}) {
+            for (Activation f : {Activation::silu, Activation::gelu_tanh})
+              for (int cluster : {1, 2}) {
               SCOPED_TRACE(std::string(fp8_weight_scheme_name(ws)) + " inter " + std::to_string(inter) + " m " +
                            std::to_string(m) + " " + short_name(t) + (accum == cuda::Fp8WsAccum::fast ? " fast" : "") +
-                           " " + activation_name(f));
+                           " " + activation_name(f) + " cluster " + std::to_string(cluster));
               const Weight& W = weight(ws, act, 2 * inter, n_in, Values::random);
               const Tensor xd = upload(make_x(m, n_in, act, W.input_scale, t, Values::random), t, {m, n_in});
               const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? n_in / 128 : 1;
@@ -436,10 +447,10 @@ TEST_F(CudaFp8GemmWgmma, GatedProductEqualsProductThenGatedAct) {
               const Tensor scales = empty(DType::f32, {n_groups, m});
               cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, stream());
               const Tensor gate_up = empty(t, {m, 2 * inter}), want = empty(t, {m, inter}), got = empty(t, {m, inter});
-              cuda::launch_fp8_gemm_wgmma_ws(gate_up, codes, scales, W.gpu, Tensor(), false, stream(), 256, accum);
+              cuda::launch_fp8_gemm_wgmma_ws(gate_up, codes, scales, W.gpu, Tensor(), false, stream(), 256, accum, 1);
               gpu->gated_act(want, gate_up, f);
               ASSERT_TRUE(cuda::fp8_gemm_wgmma_ws_glu_applies(got, codes, W.gpu));
-              cuda::launch_fp8_gemm_wgmma_ws_glu(got, codes, scales, W.gpu, f, stream(), accum);
+              cuda::launch_fp8_gemm_wgmma_ws_glu(got, codes, scales, W.gpu, f, stream(), accum, cluster);
               const std::vector<float> g = download(got), w = download(want);
               int64_t n_bad = 0;
               for (size_t e = 0; e < g.size(); ++e)

@@ -46,6 +46,14 @@
 //    r + 1 needs round r released, which needs both consumer warpgroups past their wait on round r.
 //    Per-tensor / per-channel: epi[2] (8 arrivals): the consumer warps read slot i % 2 in tile i's
 //    epilogue (phase i / 2); the producer waits for tile i - 2's before writing tile i's scales.
+//  * Clusters of 2 (the default for 128 x 256 tiles; SEAM_FP8_WS_CLUSTER=1 runs CTAs alone): the
+//    two CTAs of a cluster take two row tiles of one column tile; each one's producer loads half
+//    of the stage's weight box (128 rows; GLU: gate or up) and multicasts it into both CTAs' stage
+//    (TMA .multicast::cluster, complete_tx on each CTA's full barrier, which expects the whole
+//    stage's bytes itself); each consumer warp releases a stage on both CTAs' empty barriers
+//    (2 x 8 arrivals; alone, twice on its own), so neither producer refills a stage the other CTA
+//    still reads. The producer ends with a tail (every stage's last round released) so that no
+//    arrival or multicast targets a CTA that has exited; the set-up ends with a cluster barrier.
 //  * No block-wide barrier after the set-up; no deadlock: the producer waits only for stages the
 //    consumers release unconditionally after their (producer-fed) wait, and for epilogues of
 //    tiles whose every stage it has already filled.
@@ -64,6 +72,7 @@
 #include <type_traits>
 
 #include "backend/cuda/activation.cuh"
+#include "backend/cuda/cluster.cuh"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
@@ -136,7 +145,7 @@ template <typename T, bool BLOCK, int SUB_N, bool FAST, int GLU>
 __global__ void __launch_bounds__(kThreads, 1)
     fp8_gemm_wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                              T* out, int64_t out_stride, const float* xs, const float* ws, int ws_step, const T* bias,
-                             int n_rows, int n_out, int n_in, bool accumulate) {
+                             int n_rows, int n_out, int n_in, bool accumulate, int n_cta) {
 #if defined(SEAM_WGMMA_ENABLED)
   using Tl = WsTiling<SUB_N>;
   constexpr int kBM = Tl::kBM, kBN = Tl::kBN, kSubN = Tl::kSubN, kStages = Tl::kStages;
@@ -154,17 +163,29 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t epi_bar = empty_bar + kStages * 8;  // [2]: a slot's epilogue scales were read
   const int tid = threadIdx.x, lane = tid & 31;
   const int n_kb = n_in / kBlockK;
-  const int n_m = (n_rows + kBM - 1) / kBM, n_tiles = n_m * ((n_out + kTileOut - 1) / kTileOut);
+  // Clusters of n_cta (1 or 2, SUB_N 2 only) CTAs along the rows: a cluster takes pairs of row
+  // tiles of one column tile; CTA `rank` loads half (128 rows) of the stage's weight box and
+  // multicasts it into both CTAs. Pair t: row tile n_cta (t % n_mp) + rank, column tile t / n_mp
+  // (n_cta 1: tile t, as before). A row tile past n_m (odd n_m) still takes its half of the
+  // weight; its x box is all zero fill and its rows are never stored.
+  const int rank = int(cluster::cta_rank()), peer = rank ^ (n_cta - 1);  // n_cta 1: peer = self
+  const int n_m = (n_rows + kBM - 1) / kBM, n_mp = (n_m + n_cta - 1) / n_cta;
+  const int n_tiles = n_mp * ((n_out + kTileOut - 1) / kTileOut);  // tile pairs (n_cta 2)
+  const int first_tile = blockIdx.x / n_cta, tile_step = gridDim.x / n_cta;
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier::init(full_bar + 8 * s, kFullArrivals);
-      mbarrier::init(empty_bar + 8 * s, kConsumerWarps);
+      // Each consumer warp of the cluster's CTAs releases a stage on both CTAs' empty barriers
+      // (the multicast fills both), so 2 x the warps: with n_cta 1 both arrivals are the CTA's own.
+      mbarrier::init(empty_bar + 8 * s, 2 * kConsumerWarps);
     }
     mbarrier::init(epi_bar, kConsumerWarps);
     mbarrier::init(epi_bar + 8, kConsumerWarps);
     mbarrier::fence_init();
   }
-  __syncthreads();  // the only block-wide barrier: the roles below never meet again
+  // The only block-wide barrier (cluster-wide: no CTA signals another's barriers before they are
+  // initialised): the roles below never meet again.
+  cluster::sync();
 
   if (tid < kProducerThreads) {
     // ---- producer ----
@@ -176,8 +197,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     int j = 0;  // K blocks this block has loaded, over its tiles: stage j % kStages, round j / kStages
     int i = 0;  // tiles this block has started
-    for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++i) {
-      const int m0 = (t % n_m) * kBM, n0 = (t / n_m) * kTileOut;
+    for (int t = first_tile; t < n_tiles; t += tile_step, ++i) {
+      const int m0 = (n_cta * (t % n_mp) + rank) * kBM, n0 = (t / n_mp) * kTileOut;
       // Not BLOCK: tile i's epilogue scales go to slot i % 2, which tile i - 2's epilogue read
       // (its completion is phase (i - 2) / 2 of that slot's barrier).
       if (!BLOCK && i >= 2) mbarrier::wait(epi_bar + 8 * (i & 1), ((i >> 1) - 1) & 1);
@@ -189,9 +210,14 @@ __global__ void __launch_bounds__(kThreads, 1)
           mbarrier::arrive_expect_tx(bar, kStageBytes);
           const uint32_t a = smem_base + s * kStageBytes;
           tma::load_2d(a, &map_x, bar, kb * kBlockK, m0);
-          if constexpr (GLU != 0) {  // gate rows n0 .., then up rows n_out + n0 .. (boxes of 128)
-            tma::load_2d(a + kABytes, &map_w, bar, kb * kBlockK, n0);
-            tma::load_2d(a + kABytes + kSubN * kLine, &map_w, bar, kb * kBlockK, n_out + n0);
+          // The weight's column block h: rows n0 + 128 h, or (GLU) gate rows n0 / up rows n_out + n0.
+          const auto w_row = [&](int h) { return GLU ? (h == 0 ? n0 : n_out + n0) : n0 + h * kSubN; };
+          if (n_cta == 2) {  // this CTA's half, into both CTAs (boxes of 128 rows)
+            tma::load_2d_multicast(a + kABytes + rank * kSubN * kLine, &map_w, bar, kb * kBlockK, w_row(rank),
+                                   uint16_t(0x3));
+          } else if (GLU != 0) {  // gate then up (boxes of 128)
+            tma::load_2d(a + kABytes, &map_w, bar, kb * kBlockK, w_row(0));
+            tma::load_2d(a + kABytes + kSubN * kLine, &map_w, bar, kb * kBlockK, w_row(1));
           } else {
             tma::load_2d(a + kABytes, &map_w, bar, kb * kBlockK, n0);
           }
@@ -221,6 +247,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
     flash::cp_async_wait<0>();  // no copy outlives the thread
+    // The tail (CUTLASS's producer load tail): every stage's last round released by the
+    // consumers of both CTAs, so no arrival from the peer still targets this CTA's barriers and
+    // no multicast of this CTA's still lands in the peer when either exits.
+    if (lane == 0)
+      for (int jj = j > kStages ? j - kStages : 0; jj < j; ++jj)
+        mbarrier::wait(empty_bar + 8 * (jj % kStages), uint32_t((jj / kStages) & 1));
     return;
   }
 
@@ -249,9 +281,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto wait_full = [&](int jj) { mbarrier::wait_in_flight(full_bar + 8 * (jj % kStages), (jj / kStages) & 1); };
   // The stage goes back to the producer once the warp's last wgmmas on it retired and (block128)
   // its scales were read: __syncwarp orders every lane's reads before lane 0's (release) arrival.
+  const uint32_t empty_own = cluster::map_shared(empty_bar, uint32_t(rank));
+  const uint32_t empty_peer = cluster::map_shared(empty_bar, uint32_t(peer));
   auto release = [&](int jj) {
     __syncwarp();
-    if (lane == 0) mbarrier::arrive(empty_bar + 8 * (jj % kStages));
+    if (lane == 0) {  // on both CTAs' barriers (n_cta 1: twice on its own)
+      cluster::arrive(empty_own + 8 * (jj % kStages));
+      cluster::arrive(empty_peer + 8 * (jj % kStages));
+    }
   };
   // Adds the landed partial p of column block sn of K block jj into acc[sn] (block128: scaled by
   // the stage's scales); `last`: the stage's last partial, released here.
@@ -295,8 +332,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma::commit();
   };
   int j = 0, i = 0;  // as the producer's
-  for (int t = blockIdx.x; t < n_tiles; t += gridDim.x, ++i) {
-    const int m0 = (t % n_m) * kBM, n0 = (t / n_m) * kTileOut;
+  for (int t = first_tile; t < n_tiles; t += tile_step, ++i) {
+    const int m0 = (n_cta * (t % n_mp) + rank) * kBM, n0 = (t / n_mp) * kTileOut;
     if constexpr (FAST) {
       // Fast accumulation (the FP8FastAccum schedules of CUTLASS that vLLM's FP8 GEMMs run): K
       // block kb + 1 is issued before kb is waited for, so each warpgroup keeps a block queued
@@ -441,7 +478,7 @@ int current_device_sms() {
 
 template <typename T, bool BLOCK, int SUB_N, bool FAST, int GLU = 0>
 void launch_typed(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
-                  const Tensor& bias, bool accumulate, cudaStream_t stream) {
+                  const Tensor& bias, bool accumulate, cudaStream_t stream, int n_cta = 1) {
   using Tl = WsTiling<SUB_N>;
   auto* kernel = fp8_gemm_wgmma_ws_kernel<T, BLOCK, SUB_N, FAST, GLU>;
   static const bool attr_ok = [kernel] {  // once per instantiation (host-side only; allowed in a capture)
@@ -449,31 +486,76 @@ void launch_typed(const Tensor& out, const Tensor& codes, const Tensor& act_scal
     return true;
   }();
   (void)attr_ok;
-  // GLU: w is [gate | up], out the activation (half w's rows); tiles of 128 of its columns, w's
-  // boxes 128 rows (a gate and an up box a stage).
+  SEAM_CHECK(n_cta == 1 || (n_cta == 2 && SUB_N == 2), "fp8 gemm (wgmma, warp-specialised): clusters of ", n_cta,
+             " CTAs need 128 x 256 tiles");
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attrs[2];
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = Tl::kSmemBytes;
+  cfg.stream = stream;
+  cfg.attrs = attrs;
+  attrs[0].id = cudaLaunchAttributeClusterDimension;
+  attrs[0].val.clusterDim.x = unsigned(n_cta);
+  attrs[0].val.clusterDim.y = attrs[0].val.clusterDim.z = 1;
+  attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attrs[1].val.programmaticStreamSerializationAllowed = 1;
+  // Persistent: one block an SM (its shared memory allows no second), at most one a tile; with
+  // clusters of two, as many clusters as fit at once (a cluster's CTAs share a GPC, so this can
+  // be below half the SMs), queried once per instantiation (host only).
+  int64_t max_groups = current_device_sms();
+  if (n_cta == 2) {
+    static const int max_pairs = [kernel] {
+      cudaLaunchConfig_t c = {};
+      cudaLaunchAttribute a[1];
+      a[0].id = cudaLaunchAttributeClusterDimension;
+      a[0].val.clusterDim.x = 2;
+      a[0].val.clusterDim.y = a[0].val.clusterDim.z = 1;
+      c.gridDim = dim3(2);
+      c.blockDim = dim3(kThreads);
+      c.dynamicSmemBytes = Tl::kSmemBytes;
+      c.attrs = a;
+      c.numAttrs = 1;
+      int n_clusters = 0;
+      SEAM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n_clusters, kernel, &c));
+      SEAM_CHECK(n_clusters > 0, "fp8 gemm (wgmma, warp-specialised): no cluster of 2 CTAs fits");
+      return n_clusters;
+    }();
+    max_groups = max_pairs;
+  }
   const int64_t n = out.size(0), w_rows = w.w.size(0), n_out = GLU ? w_rows / 2 : w_rows, n_in = w.w.size(1);
   const int tile_out = GLU ? Tl::kSubN : Tl::kBN;
   // Encoded per launch (about a microsecond of host time): the maps hold the codes' addresses, and
-  // a captured launch keeps its own copy of them.
+  // a captured launch keeps its own copy of them. The weight's boxes are 128 rows where a stage
+  // takes its column blocks in two copies (GLU: gate and up; a cluster: one a CTA).
   const CUtensorMap map_x = tma::encode_u8_sw128(codes.data, uint64_t(n), uint64_t(n_in), uint64_t(n_in), Tl::kBM);
-  const CUtensorMap map_w =
-      tma::encode_u8_sw128(w.w.data, uint64_t(w_rows), uint64_t(n_in), uint64_t(n_in), uint32_t(tile_out));
-  // Persistent: one block an SM (its shared memory allows no second), at most one a tile.
-  const int64_t n_tiles = int64_t(div_up(n, Tl::kBM)) * div_up(n_out, tile_out);
-  const dim3 grid(unsigned(std::min<int64_t>(n_tiles, current_device_sms())));
+  const uint32_t w_box = GLU != 0 || n_cta == 2 ? uint32_t(Tl::kSubN) : uint32_t(Tl::kBN);
+  const CUtensorMap map_w = tma::encode_u8_sw128(w.w.data, uint64_t(w_rows), uint64_t(n_in), uint64_t(n_in), w_box);
+  const int64_t n_tiles = int64_t(div_up(div_up(n, Tl::kBM), n_cta)) * div_up(n_out, tile_out);  // (pairs)
+  cfg.gridDim = dim3(unsigned(n_cta * std::min<int64_t>(n_tiles, max_groups)));
+  cfg.numAttrs = pdl_enabled() ? 2 : 1;
   const int ws_step = w.w_scheme == Fp8WeightScheme::per_tensor ? 0 : 1;
-  launch_kernel(kernel, grid, dim3(kThreads), Tl::kSmemBytes, stream, map_x, map_w, out.ptr<T>(), out.stride[0],
-                act_scales.ptr<const float>(), w.w_scale.ptr<const float>(), ws_step,
-                bias.defined() ? bias.ptr<const T>() : static_cast<const T*>(nullptr), int(n), int(n_out), int(n_in),
-                accumulate);
+  SEAM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, map_x, map_w, out.ptr<T>(), out.stride[0],
+                                     act_scales.ptr<const float>(), w.w_scale.ptr<const float>(), ws_step,
+                                     bias.defined() ? bias.ptr<const T>() : static_cast<const T*>(nullptr), int(n),
+                                     int(n_out), int(n_in), accumulate, n_cta));
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T, bool BLOCK, bool FAST>
 void launch_wide(int tile_cols, const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
-                 const Tensor& bias, bool accumulate, cudaStream_t stream) {
-  if (tile_cols == 256) return launch_typed<T, BLOCK, 2, FAST>(out, codes, act_scales, w, bias, accumulate, stream);
+                 const Tensor& bias, bool accumulate, cudaStream_t stream, int n_cta) {
+  if (tile_cols == 256)
+    return launch_typed<T, BLOCK, 2, FAST>(out, codes, act_scales, w, bias, accumulate, stream, n_cta);
   launch_typed<T, BLOCK, 1, FAST>(out, codes, act_scales, w, bias, accumulate, stream);
+}
+
+// The cluster size a launch takes: `cluster` (1 or 2), or 0 the SEAM_FP8_WS_CLUSTER switch; 128-wide
+// tiles always run alone.
+int cluster_ctas(int cluster, int tile_cols) {
+  static const int from_env = env_choice("SEAM_FP8_WS_CLUSTER", 2, {1, 2});
+  SEAM_CHECK(cluster >= 0 && cluster <= 2, "fp8 gemm (wgmma, warp-specialised): cluster must be 0, 1 or 2, got ",
+             cluster);
+  return tile_cols == 256 ? (cluster == 0 ? from_env : cluster) : 1;
 }
 
 }  // namespace
@@ -503,12 +585,13 @@ Fp8WsAccum fp8_gemm_wgmma_ws_accum(Fp8WsAccum accum) {
 
 void launch_fp8_gemm_wgmma_ws(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                               const Tensor& bias, bool accumulate, cudaStream_t stream, int tile_cols,
-                              Fp8WsAccum accum) {
+                              Fp8WsAccum accum, int cluster) {
   SEAM_CHECK(fp8_gemm_wgmma_ws_applies(out, codes, w), "fp8 gemm (wgmma, warp-specialised): not available for out ",
              out.shape_str(), " codes ", codes.shape_str(), " w ", w.w.shape_str(),
              " (needs an sm_90a build, a CC 9.0 GPU, the driver's TMA encoder, K % 128 == 0, N % 8 == 0, contiguous "
              "aligned codes)");
   const int cols = fp8_gemm_wgmma_ws_tile_cols(tile_cols);
+  const int n_cta = cluster_ctas(cluster, cols);
   const int64_t n = out.size(0), n_in = w.w.size(1);
   if (n == 0) return;
   const bool block = w.w_scheme == Fp8WeightScheme::block128;
@@ -518,9 +601,9 @@ void launch_fp8_gemm_wgmma_ws(const Tensor& out, const Tensor& codes, const Tens
              " rows of the ", fp8_weight_scheme_name(w.w_scheme), " scheme");
   SEAM_DISPATCH_FLOAT_TYPES(out.dtype, T, "fp8 gemm (wgmma, warp-specialised)", [&] {
     // Block-scaled weights change scale every 128 k: their partials are always promoted.
-    if (block) return launch_wide<T, true, false>(cols, out, codes, act_scales, w, bias, accumulate, stream);
-    if (fast) return launch_wide<T, false, true>(cols, out, codes, act_scales, w, bias, accumulate, stream);
-    launch_wide<T, false, false>(cols, out, codes, act_scales, w, bias, accumulate, stream);
+    if (block) return launch_wide<T, true, false>(cols, out, codes, act_scales, w, bias, accumulate, stream, n_cta);
+    if (fast) return launch_wide<T, false, true>(cols, out, codes, act_scales, w, bias, accumulate, stream, n_cta);
+    launch_wide<T, false, false>(cols, out, codes, act_scales, w, bias, accumulate, stream, n_cta);
   });
 }
 
@@ -534,7 +617,7 @@ bool fp8_gemm_wgmma_ws_glu_applies(const Tensor& act, const Tensor& codes, const
 }
 
 void launch_fp8_gemm_wgmma_ws_glu(const Tensor& act, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
-                                  Activation f, cudaStream_t stream, Fp8WsAccum accum) {
+                                  Activation f, cudaStream_t stream, Fp8WsAccum accum, int cluster) {
   SEAM_CHECK(fp8_gemm_wgmma_ws_glu_applies(act, codes, w), "fp8 gemm (wgmma, warp-specialised, GLU): not available for act ",
              act.shape_str(), " codes ", codes.shape_str(), " w ", w.w.shape_str(),
              " (needs the product's conditions, w [2 inter, K] with inter % 128 == 0, act [n, inter])");
@@ -542,6 +625,7 @@ void launch_fp8_gemm_wgmma_ws_glu(const Tensor& act, const Tensor& codes, const 
   if (n == 0) return;
   const bool block = w.w_scheme == Fp8WeightScheme::block128;
   const bool fast = fp8_gemm_wgmma_ws_accum(accum) == Fp8WsAccum::fast;
+  const int n_cta = cluster_ctas(cluster, 256);
   SEAM_CHECK(act_scales.numel() == (block ? n_in / kFp8Group : 1) * n,
              "fp8 gemm (wgmma, warp-specialised, GLU): act_scales ", act_scales.shape_str(), " do not match ", n,
              " rows of the ", fp8_weight_scheme_name(w.w_scheme), " scheme");
@@ -550,9 +634,9 @@ void launch_fp8_gemm_wgmma_ws_glu(const Tensor& act, const Tensor& codes, const 
       constexpr bool kFast = decltype(fast_tag)::value, kBlock = decltype(block_tag)::value;
       if (f == Activation::silu)
         return launch_typed<T, kBlock, 2, kFast, 1 + int(Activation::silu)>(act, codes, act_scales, w, Tensor(), false,
-                                                                             stream);
+                                                                             stream, n_cta);
       launch_typed<T, kBlock, 2, kFast, 1 + int(Activation::gelu_tanh)>(act, codes, act_scales, w, Tensor(), false,
-                                                                       stream);
+                                                                       stream, n_cta);
     };
     if (block) return by_act(std::false_type{}, std::true_type{});
     if (fast) return by_act(std::true_type{}, std::false_type{});

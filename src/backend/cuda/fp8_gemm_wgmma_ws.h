@@ -43,7 +43,7 @@ Fp8WsAccum fp8_gemm_wgmma_ws_accum(Fp8WsAccum accum);
 
 void launch_fp8_gemm_wgmma_ws(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                               const Tensor& bias, bool accumulate, cudaStream_t stream, int tile_cols = 0,
-                              Fp8WsAccum accum = Fp8WsAccum::by_switch);
+                              Fp8WsAccum accum = Fp8WsAccum::by_switch, int cluster = 0);
 
 // The gated MLP's product with its activation in the epilogue: act [n, inter] = f(gate) * up, where
 // [gate | up] = x @ dequant(w)^T, w [2 inter, K] (no bias). A tile pairs 128 gate rows with the
@@ -54,7 +54,14 @@ void launch_fp8_gemm_wgmma_ws(const Tensor& out, const Tensor& codes, const Tens
 // inter % 128 == 0 (a gate box must not reach the up rows); 128 x 256 tiles, accum as the product's.
 bool fp8_gemm_wgmma_ws_glu_applies(const Tensor& act, const Tensor& codes, const Fp8Weight& w);
 void launch_fp8_gemm_wgmma_ws_glu(const Tensor& act, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
-                                  Activation f, cudaStream_t stream, Fp8WsAccum accum = Fp8WsAccum::by_switch);
+                                  Activation f, cudaStream_t stream, Fp8WsAccum accum = Fp8WsAccum::by_switch,
+                                  int cluster = 0);
+
+// cluster (both launches above): 128 x 256 tiles in clusters of 2 CTAs along the rows, each CTA
+// loading half of a stage's weight box and multicasting it into both (TMA multicast): a weight
+// tile is read from L2 once for two row tiles, 32 instead of 48 KB a CTA a K block (the GEMM ran at
+// ~6.3-7.1 TB/s from L2 alone). 1: alone; 0 (callers): the SEAM_FP8_WS_CLUSTER switch (1 or 2,
+// default 2: FP8 prefill +10 %, docs/performance.md, twenty-first pass). 128-wide tiles always run alone.
 
 // The tile width launch_fp8_gemm_wgmma_ws uses for tile_cols (0: the switch's).
 int fp8_gemm_wgmma_ws_tile_cols(int tile_cols);

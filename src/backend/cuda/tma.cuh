@@ -35,6 +35,19 @@ __device__ __forceinline__ void load_2d(uint32_t dst, const CUtensorMap* map, ui
 #endif
 }
 
+// load_2d into the same shared offset dst of every CTA of the cluster in cta_mask (bit r: rank r),
+// complete_tx on the mbarrier at offset bar of each of them (each CTA expects the bytes itself).
+__device__ __forceinline__ void load_2d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar, int col, int row,
+                                                  uint16_t cta_mask) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, "
+      "%4}], [%2], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(col), "r"(row), "h"(cta_mask)
+      : "memory");
+#endif
+}
+
 // Brings the descriptor into the TMA unit's cache ahead of the first copy.
 __device__ __forceinline__ void prefetch(const CUtensorMap* map) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
