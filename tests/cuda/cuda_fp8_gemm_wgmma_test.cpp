@@ -392,6 +392,36 @@ class CudaFp8GemmWgmma : public CudaTest {
                   (long long)n_in, worst, 0x1p-9, worst_fast_, (long long)(n_in / 128), double(n_in / 128) * 0x1p-9);
   }
 
+  // One case of GatedProductEqualsProductThenGatedAct (K 384, random values): the gated product
+  // against the plain product (alone) into [gate | up] followed by the backend's gated_act.
+  void gated_case(Fp8WeightScheme ws, Fp8ActScheme act, int64_t inter, int64_t m, DType t, cuda::Fp8WsAccum accum,
+                  Activation f, int cluster) {
+    SCOPED_TRACE(std::string(fp8_weight_scheme_name(ws)) + " inter " + std::to_string(inter) + " m " +
+                 std::to_string(m) + " " + short_name(t) + (accum == cuda::Fp8WsAccum::fast ? " fast" : "") + " " +
+                 activation_name(f) + " cluster " + std::to_string(cluster));
+    const int64_t n_in = 384;
+    const Weight& W = weight(ws, act, 2 * inter, n_in, Values::random);
+    const Tensor xd = upload(make_x(m, n_in, act, W.input_scale, t, Values::random), t, {m, n_in});
+    const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? n_in / 128 : 1;
+    void* cd = gpu->alloc(size_t(m * n_in));
+    owned_.push_back(cd);
+    const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {m, n_in});
+    const Tensor scales = empty(DType::f32, {n_groups, m});
+    cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, stream());
+    const Tensor gate_up = empty(t, {m, 2 * inter}), want = empty(t, {m, inter}), got = empty(t, {m, inter});
+    cuda::launch_fp8_gemm_wgmma_ws(gate_up, codes, scales, W.gpu, Tensor(), false, stream(), 256, accum, 1);
+    gpu->gated_act(want, gate_up, f);
+    ASSERT_TRUE(cuda::fp8_gemm_wgmma_ws_glu_applies(got, codes, W.gpu));
+    cuda::launch_fp8_gemm_wgmma_ws_glu(got, codes, scales, W.gpu, f, stream(), accum, cluster);
+    const std::vector<float> g = download(got), w = download(want);
+    int64_t n_bad = 0;
+    for (size_t e = 0; e < g.size(); ++e)
+      if (!(g[e] == w[e] || (std::isnan(g[e]) && std::isnan(w[e]))) && n_bad++ < 5)
+        ADD_FAILURE() << "act(" << int64_t(e) / inter << ", " << int64_t(e) % inter << ") = " << g[e] << ", want "
+                      << w[e];
+    EXPECT_EQ(n_bad, 0);
+  }
+
   // Through a backend with SEAM_FP8_GEMM=mode, captured once and replayed with new x (below).
   void replays_from_graph(const char* mode);
 
@@ -427,39 +457,15 @@ TEST_F(CudaFp8GemmWgmma, GatedProductEqualsProductThenGatedAct) {
       {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token},
       {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor},
       {Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128}};
-  const int64_t n_in = 384;
   for (const auto& [ws, act] : schemes)
     for (int64_t inter : {128, 384})
       for (int64_t m : {65, 300})
         for (DType t : {DType::f32, DType::bf16, DType::f16})
           for (cuda::Fp8WsAccum accum : {cuda::Fp8WsAccum::fast, cuda::Fp8WsAccum::promoted})
             for (Activation f : {Activation::silu, Activation::gelu_tanh})
-              for (int cluster : {1, 2}) {
-              SCOPED_TRACE(std::string(fp8_weight_scheme_name(ws)) + " inter " + std::to_string(inter) + " m " +
-                           std::to_string(m) + " " + short_name(t) + (accum == cuda::Fp8WsAccum::fast ? " fast" : "") +
-                           " " + activation_name(f) + " cluster " + std::to_string(cluster));
-              const Weight& W = weight(ws, act, 2 * inter, n_in, Values::random);
-              const Tensor xd = upload(make_x(m, n_in, act, W.input_scale, t, Values::random), t, {m, n_in});
-              const int64_t n_groups = act == Fp8ActScheme::dynamic_group128 ? n_in / 128 : 1;
-              void* cd = gpu->alloc(size_t(m * n_in));
-              owned_.push_back(cd);
-              const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {m, n_in});
-              const Tensor scales = empty(DType::f32, {n_groups, m});
-              cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, stream());
-              const Tensor gate_up = empty(t, {m, 2 * inter}), want = empty(t, {m, inter}), got = empty(t, {m, inter});
-              cuda::launch_fp8_gemm_wgmma_ws(gate_up, codes, scales, W.gpu, Tensor(), false, stream(), 256, accum, 1);
-              gpu->gated_act(want, gate_up, f);
-              ASSERT_TRUE(cuda::fp8_gemm_wgmma_ws_glu_applies(got, codes, W.gpu));
-              cuda::launch_fp8_gemm_wgmma_ws_glu(got, codes, scales, W.gpu, f, stream(), accum, cluster);
-              const std::vector<float> g = download(got), w = download(want);
-              int64_t n_bad = 0;
-              for (size_t e = 0; e < g.size(); ++e)
-                if (!(g[e] == w[e] || (std::isnan(g[e]) && std::isnan(w[e]))) && n_bad++ < 5)
-                  ADD_FAILURE() << "act(" << int64_t(e) / inter << ", " << int64_t(e) % inter << ") = " << g[e]
-                                << ", want " << w[e];
-              EXPECT_EQ(n_bad, 0);
-            }
+              for (int cluster : {1, 2}) gated_case(ws, act, inter, m, t, accum, f, cluster);
   // inter not a multiple of 128: not taken (a tile's gate box would read up rows).
+  const int64_t n_in = 384;
   const Weight& W = weight(Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 2 * 200, n_in, Values::random);
   void* cd = gpu->alloc(size_t(300 * n_in));
   owned_.push_back(cd);

@@ -189,8 +189,8 @@ void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor 
 // False (nothing run) where the fused product does not apply.
 bool CudaBackend::gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, const Tensor& x,
                                       const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a) {
-  if (!fp8_gated_epilogue_ || fp8_gemm_mode_ != Fp8GemmMode::ws || x.ndim != 2 || x.size(0) <= kFp8WsMinRows || !act.defined() ||
-      act.dtype != x.dtype || act.ndim != 2 || act.size(0) != x.size(0) || !act.rows_contiguous() ||
+  if (!fp8_gated_epilogue_ || fp8_gemm_mode_ != Fp8GemmMode::ws || x.ndim != 2 || x.size(0) <= kFp8WsMinRows ||
+      !act.defined() || act.dtype != x.dtype || act.ndim != 2 || act.size(0) != x.size(0) || !act.rows_contiguous() ||
       !norm_weight.defined() || norm_weight.device != Device::cuda)
     return false;
   const int64_t n = x.size(0), n_in = x.size(1), inter = act.size(1);

@@ -36,8 +36,7 @@ __device__ __forceinline__ void issue_s(float (&s)[kBlockN / 8][4], uint64_t q_d
 // Issues O += P V: P from registers (16 keys a k-step), V [keys][d] the MN-major B operand
 // (v_desc: LBO = the next 64 columns), not committed.
 template <typename T>
-__device__ __forceinline__ void issue_pv(float (&o)[kD / 8][4], uint32_t (&pa)[kBlockN / 16][4],
-                                         uint64_t v_desc) {
+__device__ __forceinline__ void issue_pv(float (&o)[kD / 8][4], uint32_t (&pa)[kBlockN / 16][4], uint64_t v_desc) {
   wgmma::fence();
 #pragma unroll
   for (int kk = 0; kk < kBlockN / 16; ++kk)
