@@ -71,6 +71,9 @@ struct WgmmaTiling {
     return kIsFp8<KV> ? kSmemBytesFp8 : kSmemBytes;
   }
 };
+static_assert(WgmmaTiling::kD == wgmma_prefill::kD && WgmmaTiling::kBlockN == wgmma_prefill::kBlockN &&
+                  WgmmaTiling::kLine == wgmma_prefill::kLine,
+              "wgmma_prefill_tile.cuh's tile");
 
 
 // OPTS: the instantiation that honours p.window and p.softcap; plain causal attention keeps

@@ -14,7 +14,8 @@
 //    32 KB)). Warpgroup 0 is the producer (setmaxnreg 40), warpgroups 1 and 2 the consumers
 //    (setmaxnreg 232), 64 query rows each.
 //  * The producer gathers K and V tiles of 128 keys through the page table with cp.async (16-byte
-//    chunks, two 256-byte rows a warp instruction, zero-filled past the block's last key) and
+//    chunks, a lane pair a 32-byte sector, 16 rows a warp instruction, zero-filled past the
+//    block's last key) and
 //    signals each with cp.async.mbarrier.arrive.noinc on the tile's full barrier. The page-table
 //    slots come a tile ahead, one coalesced load a lane, and reach the copies by shuffle: a first
 //    version loaded them where the copies used them, 4 loads in flight at a time, and its producer
@@ -85,6 +86,8 @@ struct WsTiling {
   static constexpr int kBarQ = 3;      // + consumer index
   static_assert(kSmemBytes <= 227 * 1024, "within a block's shared memory");
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "the register file");
+  static_assert(kD == wgmma_prefill::kD && kBlockN == wgmma_prefill::kBlockN && kLine == wgmma_prefill::kLine,
+                "wgmma_prefill_tile.cuh's tile");
 };
 
 // Named barriers: `sync` waits until `n` threads (its own warpgroup's and the arriving ones)

@@ -1,5 +1,5 @@
 // Thread-block cluster primitives (sm_90): a CTA's rank in its cluster, another CTA's shared-memory
-// address, an mbarrier arrival on a (possibly remote) CTA's barrier, the cluster-wide barrier.
+// address (for mbarrier::arrive_cluster), the cluster-wide barrier.
 // A kernel launched without a cluster dimension runs each CTA as a cluster of one: rank 0, and
 // every call below acts on the CTA itself. Included by .cu files only.
 #pragma once
@@ -24,14 +24,6 @@ __device__ __forceinline__ uint32_t map_shared(uint32_t addr, uint32_t rank) {
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
 #endif
   return r;
-}
-
-// One arrival (release, cluster scope) on the mbarrier at shared::cluster address `addr`
-// (map_shared's): the arriving thread's earlier reads of the guarded data happen before it.
-__device__ __forceinline__ void arrive(uint32_t addr) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(addr) : "memory");
-#endif
 }
 
 // Every thread of every CTA of the cluster: e.g. after the mbarrier inits, before any CTA

@@ -39,7 +39,8 @@
 //    sums in the tensor cores, block kb + 1 issued before kb is waited for, and kb's stage released
 //    once its group retired: what CUTLASS's FP8FastAccum schedules (vLLM's FP8 GEMMs) do.
 //  * Barriers a stage: full[s] (33 arrivals + the stage's bytes: lane 0's expect_tx and the
-//    32 lanes' cp.async arrivals), empty[s] (8 arrivals: the consumer warps). The block's j-th K
+//    32 lanes' cp.async arrivals), empty[s] (16 arrivals: each consumer warp of the cluster's two
+//    CTAs, or twice each of the CTA's own, below). The block's j-th K
 //    block (counted over its tiles) uses stage j % S in round j / S; consumers wait on full's
 //    phase parity (j / S) & 1; the producer, before refilling a stage in round r > 0, on empty's
 //    parity (r - 1) & 1. Neither barrier can run two phases ahead of its waiter: refilling round
@@ -132,10 +133,10 @@ struct WsTiling {
 
 
 // map_x: codes [n_rows, n_in] (boxes 128 rows x 128); map_w: w codes [n_out, n_in] (boxes
-// SUB_N * 128 rows x 128; GLU: [2 n_out, n_in], boxes of 128 rows) (tma.cuh). xs [n_groups, n_rows] (BLOCK: n_groups = n_in / 128); ws:
-// BLOCK [n_out, n_in / 128], else [n_out] (ws_step 1) or [1] (ws_step 0). Block b computes tiles
-// b, b + grid, ... of the n_m x n_n tiles, the row tile fastest (tile t: rows (t % n_m) * kBM,
-// outputs (t / n_m) * kBN).
+// SUB_N * 128 rows x 128; GLU or a cluster: boxes of 128 rows; GLU: w [2 n_out, n_in]) (tma.cuh).
+// xs [n_groups, n_rows] (BLOCK: n_groups = n_in / 128); ws: BLOCK [n_out, n_in / 128], else
+// [n_out] (ws_step 1) or [1] (ws_step 0). Cluster (or lone block) c computes tiles (pairs of row
+// tiles) c, c + the grid's clusters, ..., the row tile fastest (below).
 // FAST (per-tensor / per-channel weights only): the tensor cores accumulate every K block into the
 // float32 sums themselves (no partials, no promotion), see the header and fp8_gemm_wgmma_ws.h.
 // GLU (SUB_N 2 only): 0 a plain product; 1 + Activation: the gated activation of a [gate | up]
@@ -286,8 +287,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto release = [&](int jj) {
     __syncwarp();
     if (lane == 0) {  // on both CTAs' barriers (n_cta 1: twice on its own)
-      cluster::arrive(empty_own + 8 * (jj % kStages));
-      cluster::arrive(empty_peer + 8 * (jj % kStages));
+      mbarrier::arrive_cluster(empty_own + 8 * (jj % kStages));
+      mbarrier::arrive_cluster(empty_peer + 8 * (jj % kStages));
     }
   };
   // Adds the landed partial p of column block sn of K block jj into acc[sn] (block128: scaled by

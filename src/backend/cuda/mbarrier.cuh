@@ -28,6 +28,15 @@ __device__ __forceinline__ void arrive(uint32_t bar) {
 #endif
 }
 
+// One arrival (release, cluster scope) on the barrier at shared::cluster address `addr` (a CTA of
+// the cluster, this one included: cluster::map_shared's address): the arriving thread's earlier
+// reads of the guarded data happen before it.
+__device__ __forceinline__ void arrive_cluster(uint32_t addr) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(addr) : "memory");
+#endif
+}
+
 // After the inits, before the __syncthreads that publishes them: makes the initialised barriers
 // visible to the async proxy (TMA's complete_tx), as CUTLASS's fence_barrier_init.
 __device__ __forceinline__ void fence_init() {
