@@ -16,6 +16,21 @@ __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool vali
                "r"(valid ? 4 : 0));
 }
 
+// dst[0..1] as floats: one 4- or 8-byte load where `paired` (the pair's address is aligned).
+template <typename T>
+__device__ __forceinline__ float2 load_pair(const T* dst, bool paired) {
+  if (paired) {
+    if constexpr (std::is_same_v<T, float>) return *reinterpret_cast<const float2*>(dst);
+    else {
+      const uint32_t v = *reinterpret_cast<const uint32_t*>(dst);
+      T e[2];
+      __builtin_memcpy(e, &v, sizeof(v));
+      return make_float2(to_float(e[0]), to_float(e[1]));
+    }
+  }
+  return make_float2(to_float(dst[0]), to_float(dst[1]));
+}
+
 // out[0..1] (=|+=) y0, y1 rounded once to T (accumulate: to_float(out) + y, as fp8_gemm.cu); one
 // 4- or 8-byte store where `paired` (the pair's address is aligned).
 template <typename T>

@@ -91,6 +91,7 @@ namespace {
 
 using fp8_wgmma_detail::cp_async_4;
 using fp8_wgmma_detail::store_pair;
+using fp8_wgmma_detail::load_pair;
 
 constexpr int kBlockK = 128;           // K per stage: one SW128 line of E4M3 codes per row
 constexpr int kLine = 128;             // bytes of one swizzled line
@@ -146,7 +147,7 @@ template <typename T, bool BLOCK, int SUB_N, bool FAST, int GLU>
 __global__ void __launch_bounds__(kThreads, 1)
     fp8_gemm_wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                              T* out, int64_t out_stride, const float* xs, const float* ws, int ws_step, const T* bias,
-                             int n_rows, int n_out, int n_in, bool accumulate, int n_cta) {
+                             int n_rows, int n_out, int n_in, int accumulate, int n_cta) {
 #if defined(SEAM_WGMMA_ENABLED)
   using Tl = WsTiling<SUB_N>;
   constexpr int kBM = Tl::kBM, kBN = Tl::kBN, kSubN = Tl::kSubN, kStages = Tl::kStages;
@@ -438,7 +439,23 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       } else {
 #pragma unroll
-      for (int sn = 0; sn < SUB_N; ++sn)
+      for (int sn = 0; sn < SUB_N; ++sn) {
+        // out += product: the column block's old values are all loaded before its first store
+        // (stores may alias later loads as far as the compiler knows, so store_pair's own loads
+        // would be one round trip a pair); then residual + y, rounded once, as store_pair adds.
+        // BLOCK keeps store_pair's loads: its promoted sums leave no room for 32 more registers
+        // (ptxas spills).
+        // accumulate: 0 out = product; 1 out += product, loaded pair by pair; 2 (the default,
+        // SEAM_FP8_WS_RESIDUAL_PREFETCH=0 gives 1) out += product, prefetched.
+        const bool prefetch = !BLOCK && accumulate == 2;
+        float2 old[kSubN / 8];
+        if (prefetch) {
+#pragma unroll
+          for (int q = 0; q < kSubN / 8; ++q) {
+            const int64_t o = int64_t(n0) + kSubN * sn + 8 * q + c0;
+            old[q] = o < n_out ? load_pair(dst_row + o, paired) : make_float2(0.f, 0.f);
+          }
+        }
 #pragma unroll
         for (int q = 0; q < kSubN / 8; ++q) {
           const int c = kSubN * sn + 8 * q + c0;
@@ -453,8 +470,13 @@ __global__ void __launch_bounds__(kThreads, 1)
             y0 += to_float(bias[o]);
             y1 += to_float(bias[o + 1]);
           }
-          store_pair(dst_row + o, y0, y1, accumulate, paired);
+          if (prefetch) {
+            y0 = old[q].x + y0;
+            y1 = old[q].y + y1;
+          }
+          store_pair(dst_row + o, y0, y1, accumulate != 0 && !prefetch, paired);
         }
+      }
       }  // !GLU
     }
     if constexpr (!BLOCK) {  // slot i % 2 is free for tile i + 2's scales
@@ -475,6 +497,13 @@ int current_device_sms() {
   SEAM_CUDA_CHECK(cudaGetDevice(&dev));
   SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, dev));
   return n_sms;
+}
+
+// The kernel's accumulate argument for out += product: 2 (the old values prefetched a column
+// block at a time, the default) or 1 (SEAM_FP8_WS_RESIDUAL_PREFETCH=0: loaded pair by pair).
+int residual_prefetch() {
+  static const int mode = env_choice("SEAM_FP8_WS_RESIDUAL_PREFETCH", 1, {0, 1}) == 1 ? 2 : 1;
+  return mode;
 }
 
 template <typename T, bool BLOCK, int SUB_N, bool FAST, int GLU = 0>
@@ -538,7 +567,7 @@ void launch_typed(const Tensor& out, const Tensor& codes, const Tensor& act_scal
   SEAM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, map_x, map_w, out.ptr<T>(), out.stride[0],
                                      act_scales.ptr<const float>(), w.w_scale.ptr<const float>(), ws_step,
                                      bias.defined() ? bias.ptr<const T>() : static_cast<const T*>(nullptr), int(n),
-                                     int(n_out), int(n_in), accumulate, n_cta));
+                                     int(n_out), int(n_in), accumulate ? residual_prefetch() : 0, n_cta));
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
