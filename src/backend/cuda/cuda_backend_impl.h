@@ -238,8 +238,10 @@ class CudaBackend final : public Backend {
   // ~1.05 PFLOP/s), the one-block wgmma GEMM where it does not (128-blocks: no cuBLASLt mode on
   // Hopper; per-tensor weights, which only tests make), else the CUDA-core kernel; wgmma: the
   // one-block wgmma GEMM wherever it applies (~0.63 PFLOP/s: slower, kept for A/B); cublaslt:
-  // never a wgmma GEMM.
-  enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2, ws = 3 };
+  // never a wgmma GEMM; ws-lt: as ws, but a plain product cuBLASLt takes (per-channel weights) runs
+  // there first (the gated product and 128-block weights stay on the warp-specialised GEMM).
+  enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2, ws = 3, ws_lt = 4 };
+  bool fp8_ws_mode() const { return fp8_gemm_mode_ == Fp8GemmMode::ws || fp8_gemm_mode_ == Fp8GemmMode::ws_lt; }
   Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::ws;
   // SEAM_FP8_GATED_EPILOGUE (1, the default, or 0), read at construction: under ws, the gated MLP's
   // product past the decode batches with the activation in its epilogue (gate_up_act_fp8_glu);

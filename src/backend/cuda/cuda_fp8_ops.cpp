@@ -76,7 +76,7 @@ void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tens
   const int64_t n = codes.size(0);
   const bool skinny = fp8_skinny_ == Fp8SkinnyMode::on ||
                       (fp8_skinny_ == Fp8SkinnyMode::auto_block128 && w.w_scheme == Fp8WeightScheme::block128);
-  if (skinny && (fp8_gemm_mode_ == Fp8GemmMode::auto_route || fp8_gemm_mode_ == Fp8GemmMode::ws) &&
+  if (skinny && (fp8_gemm_mode_ == Fp8GemmMode::auto_route || fp8_ws_mode()) &&
       n > kFp8GemvMaxRows && n <= kFp8SkinnyMaxRows && fp8_gemm_skinny_wgmma_applies(out, codes, w)) {
     const size_t bytes = fp8_gemm_skinny_wgmma_workspace_bytes(fp8_gemm_skinny_wgmma_plan_for(codes, w));
     void* workspace = bytes > 0 ? fp8_skinny_workspace(bytes) : nullptr;
@@ -84,8 +84,13 @@ void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tens
   }
   // SEAM_FP8_GEMM=ws (the default): the warp-specialised wgmma GEMM (128-row tiles) past the decode batch
   // sizes, whose rows the routes below (and the GEMV before) are shaped for.
-  if (fp8_gemm_mode_ == Fp8GemmMode::ws && codes.size(0) > kFp8WsMinRows && fp8_gemm_wgmma_ws_applies(out, codes, w))
+  // ws-lt: cuBLASLt first where it takes the weight.
+  if (fp8_ws_mode() && codes.size(0) > kFp8WsMinRows && fp8_gemm_wgmma_ws_applies(out, codes, w)) {
+    if (fp8_gemm_mode_ == Fp8GemmMode::ws_lt &&
+        fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_))
+      return;
     return launch_fp8_gemm_wgmma_ws(out, codes, scales, w, bias, accumulate, stream_);
+  }
   const bool wgmma_ok = fp8_gemm_mode_ != Fp8GemmMode::cublaslt && fp8_gemm_wgmma_applies(out, codes, w);
   if (wgmma_ok && fp8_gemm_mode_ == Fp8GemmMode::wgmma)
     return launch_fp8_gemm_wgmma(out, codes, scales, w, bias, accumulate, stream_);
@@ -189,7 +194,7 @@ void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor 
 // False (nothing run) where the fused product does not apply.
 bool CudaBackend::gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, const Tensor& x,
                                       const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a) {
-  if (!fp8_gated_epilogue_ || fp8_gemm_mode_ != Fp8GemmMode::ws || x.ndim != 2 || x.size(0) <= kFp8WsMinRows ||
+  if (!fp8_gated_epilogue_ || !fp8_ws_mode() || x.ndim != 2 || x.size(0) <= kFp8WsMinRows ||
       !act.defined() || act.dtype != x.dtype || act.ndim != 2 || act.size(0) != x.size(0) || !act.rows_contiguous() ||
       !norm_weight.defined() || norm_weight.device != Device::cuda)
     return false;
