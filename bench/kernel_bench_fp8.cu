@@ -17,7 +17,7 @@ namespace seam::kbench {
 void bench_fp8_gemm(Bench& b) {
   constexpr double kFp8TFlops = 1580.0;
   const auto& shapes = kLlamaProjections;
-  cuda::Fp8CublasLt lt;
+  cuda::Fp8CublasLt lt(true), lt_promoted(false);  // fast accumulation (the default) and promoted
   auto row = [&](const std::string& op, const std::string& shape, double us, double bytes, double flops) {
     const double gbs = bytes / (us * 1e-6) / 1e9, tflops = flops / (us * 1e-6) / 1e12;
     std::printf("| %-40s | %-26s | %10.1f | %7.1f TFLOP/s %5.1f%% | %6.0f GB/s %5.1f%% |\n", op.c_str(), shape.c_str(),
@@ -149,7 +149,18 @@ void bench_fp8_gemm(Bench& b) {
         SEAM_CHECK(lt.run(out, codes, scales, w_of(i), Tensor{}, false, b.gpu().capturing(), b.stream()),
                    "cuBLASLt has no FP8 route for ", shape);
       });
-      row(std::string("fp8 ") + g.name + " cuBLASLt route", shape, us_lt, bytes, flops);
+      row(std::string("fp8 ") + g.name + " cuBLASLt route, fast", shape, us_lt, bytes, flops);
+      const double us_lt_p = b.time_us([&](int i) {
+        SEAM_CHECK(lt_promoted.run(out, codes, scales, w_of(i), Tensor{}, false, b.gpu().capturing(), b.stream()),
+                   "cuBLASLt has no FP8 route for ", shape);
+      });
+      row(std::string("fp8 ") + g.name + " cuBLASLt route, promoted", shape, us_lt_p, bytes, flops);
+      const double us_lt_acc = b.time_us([&](int i) {
+        SEAM_CHECK(lt.run(out, codes, scales, w_of(i), Tensor{}, true, b.gpu().capturing(), b.stream()),
+                   "cuBLASLt has no FP8 route for ", shape);
+      });
+      row(std::string("fp8 ") + g.name + " cuBLASLt route, fast, out +=", shape, us_lt_acc, bytes + double(m * g.n_out) * 2,
+          flops);
       const double us_op = b.time_us([&](int i) { b.gpu().linear_fp8(out, x, w_of(i), Tensor{}, false); });
       row(std::string("linear_fp8 ") + g.name + " (quantize + product)", shape, us_op, bytes + double(m * g.n_in) * 2,
           flops);

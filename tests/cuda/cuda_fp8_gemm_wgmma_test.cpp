@@ -24,7 +24,8 @@
 //    The warp-specialised kernel's fast accumulation (Fp8WsAccum::fast: the tensor cores sum the
 //    whole K, no promotion) truncates at every k32 step relative to the running sum, which is at
 //    most mag: its bound is the promoted one per K block, summed over the K / 128 blocks. Its
-//    exact values must still be bit-exact (their running sums stay far below 2^13).
+//    exact values must still be bit-exact (their running sums stay far below 2^13). cuBLASLt's
+//    route (fp8_cublaslt.h, per-channel weights), promoted and fast, is held to the same bounds.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -272,6 +273,18 @@ class CudaFp8GemmWgmma : public CudaTest {
             results.push_back({kNames[fast][cluster - 1], {cuda::kFp8WsTileRows, cols}, download(base_ws),
                                fast ? double(c.n_in / 128) : 1.0, fast});
           }
+    // cuBLASLt's route (the default for per-channel weights past the GEMV, SEAM_FP8_GEMM=ws-lt)
+    // where it takes the product (per-channel, an aligned out, rows it has an algorithm for),
+    // promoted and fast: both held to the fast bound (cuBLASLt does not document how often it
+    // promotes), both bit-exact on the exact values.
+    if (with_ws && c.w == Fp8WeightScheme::per_channel)
+      for (cuda::Fp8CublasLt* lt : {&lt_promoted_, &lt_fast_}) {
+        const Tensor base_lt = c.accumulate || c.strided ? upload(out0, c.t, {c.m, ld}) : empty(c.t, {c.m, ld});
+        if (!lt->run(base_lt.slice_cols(0, c.n_out), codes, scales, W.gpu, bd, c.accumulate, false, stream()))
+          continue;
+        results.push_back({lt->fast_accum() ? "cuBLASLt route, fast accumulation" : "cuBLASLt route, promoted",
+                           {1, 1}, download(base_lt), double(c.n_in / 128), true});
+      }
     gpu->release(cd);
     double worst = 0;
     for (const Result& res : results) {
@@ -426,6 +439,7 @@ class CudaFp8GemmWgmma : public CudaTest {
   void replays_from_graph(const char* mode);
 
   int n_sms_ = 0;
+  cuda::Fp8CublasLt lt_promoted_{false}, lt_fast_{true};
   double worst_fast_ = 0;  // the worst error / mag of the fast accumulation's cases in a sweep
   std::vector<void*> owned_;
   std::map<std::tuple<int, int, int64_t, int64_t, int>, Weight> weights_;
@@ -537,7 +551,7 @@ void CudaFp8GemmWgmma::replays_from_graph(const char* mode) {
 }
 
 // SEAM_FP8_GEMM=auto and cublaslt keep a per-channel linear_fp8 of 80 rows (past the skinny
-// GEMM's 5..64 and below nothing else: the default, ws, takes it; see the next test) on
+// GEMM's 5..64; the ws modes' routing: the next test) on
 // cuBLASLt's route, wgmma on this kernel, each bit for bit equal to the route run alone from the
 // same codes; under auto a 128-block weight (no cuBLASLt mode on Hopper) takes this kernel; any
 // other value is an error naming the variable.
@@ -618,12 +632,16 @@ TEST_F(CudaFp8GemmWgmma, SwitchSelectsTheRoute) {
   }
 }
 
-// Past kFp8WsMinRows the default (SEAM_FP8_GEMM unset: ws) runs the warp-specialised kernel on
-// every scheme, and SEAM_FP8_GEMM=auto keeps per-channel weights on cuBLASLt's route; each bit
-// for bit equal to its route launched alone on the same codes.
-TEST_F(CudaFp8GemmWgmma, DefaultRunsWarpSpecialisedPastDecodeBatches) {
+// Past kFp8WsMinRows the default (SEAM_FP8_GEMM unset: ws-lt) runs cuBLASLt's route for
+// per-channel weights and the warp-specialised kernel for the others (128-block, per-tensor);
+// SEAM_FP8_GEMM=ws the warp-specialised kernel on every scheme; SEAM_FP8_GEMM=auto keeps
+// per-channel weights on cuBLASLt's route. Each bit for bit equal to its route launched alone on
+// the same codes (cuBLASLt with the backends' accumulation, SEAM_FP8_ACCUM's).
+TEST_F(CudaFp8GemmWgmma, DefaultRoutesPastDecodeBatches) {
   setenv("SEAM_FP8_GEMM", "auto", 1);
   std::unique_ptr<Backend> auto_backend = make_cuda_backend(0);
+  setenv("SEAM_FP8_GEMM", "ws", 1);
+  std::unique_ptr<Backend> ws_backend = make_cuda_backend(0);
   unsetenv("SEAM_FP8_GEMM");
   cuda::Fp8CublasLt lt;
   const GemmCase cases[] = {
@@ -636,11 +654,14 @@ TEST_F(CudaFp8GemmWgmma, DefaultRunsWarpSpecialisedPastDecodeBatches) {
     const Weight& W = weight(c.w, c.act, c.n_out, c.n_in, Values::random);
     const Tensor xd = upload(make_x(c.m, c.n_in, c.act, W.input_scale, c.t, Values::random), c.t, {c.m, c.n_in});
     const Tensor by_default = empty(c.t, {c.m, c.n_out}), by_auto = empty(c.t, {c.m, c.n_out});
+    const Tensor by_ws = empty(c.t, {c.m, c.n_out});
     const Tensor alone_ws = empty(c.t, {c.m, c.n_out}), alone_lt = empty(c.t, {c.m, c.n_out});
     gpu->linear_fp8(by_default, xd, W.gpu, Tensor(), false);
     gpu->synchronize();
     auto_backend->linear_fp8(by_auto, xd, W.gpu, Tensor(), false);
     auto_backend->synchronize();
+    ws_backend->linear_fp8(by_ws, xd, W.gpu, Tensor(), false);
+    ws_backend->synchronize();
     const int64_t n_groups = c.act == Fp8ActScheme::dynamic_group128 ? c.n_in / 128 : 1;
     void* cd = gpu->alloc(size_t(c.m * c.n_in));
     owned_.push_back(cd);
@@ -648,10 +669,15 @@ TEST_F(CudaFp8GemmWgmma, DefaultRunsWarpSpecialisedPastDecodeBatches) {
     const Tensor scales = empty(DType::f32, {n_groups, c.m});
     cuda::launch_fp8_quantize_act(codes, scales, xd, W.gpu, stream());
     cuda::launch_fp8_gemm_wgmma_ws(alone_ws, codes, scales, W.gpu, Tensor(), false, stream());
-    EXPECT_EQ(download(by_default), download(alone_ws)) << "default: not the warp-specialised GEMM";
+    const std::vector<float> ws_alone = download(alone_ws);
+    EXPECT_EQ(download(by_ws), ws_alone) << "SEAM_FP8_GEMM=ws: not the warp-specialised GEMM";
     if (c.w == Fp8WeightScheme::per_channel) {
       ASSERT_TRUE(lt.run(alone_lt, codes, scales, W.gpu, Tensor(), false, false, stream()));
-      EXPECT_EQ(download(by_auto), download(alone_lt)) << "SEAM_FP8_GEMM=auto: not cuBLASLt's route";
+      const std::vector<float> lt_alone = download(alone_lt);
+      EXPECT_EQ(download(by_default), lt_alone) << "default: not cuBLASLt's route";
+      EXPECT_EQ(download(by_auto), lt_alone) << "SEAM_FP8_GEMM=auto: not cuBLASLt's route";
+    } else {
+      EXPECT_EQ(download(by_default), ws_alone) << "default: not the warp-specialised GEMM";
     }
   }
 }

@@ -64,12 +64,13 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
       {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 200, 512, 384},
       {Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 48, 256, 128, 0.f, false, true},
   };
-  // Past the GEMV's rows (SEAM_FP8_GEMM's default route; past 64 rows the warp-specialised wgmma
-  // GEMM wherever the wgmma GEMM applies, the same bound): per-channel weights run cuBLASLt's
-  // unscaled tensor-core GEMM (K a multiple of 16); what cuBLASLt refuses (128-block weights, and
+  // Past the GEMV's rows (SEAM_FP8_GEMM's default route, ws-lt): per-channel weights run cuBLASLt's
+  // unscaled tensor-core GEMM (K a multiple of 16; fast accumulation, the same bound); what cuBLASLt
+  // refuses (128-block weights, and
   // per-tensor ones, which only tests make: the loader widens them to per-channel) runs the wgmma
-  // GEMM where it applies (fp8_gemm_wgmma.h: sm_90a, K % 128 == 0, N % 8 == 0): the tensor-core
-  // bound. The rest run the CUDA-core kernel and hold the exact bound.
+  // GEMM where it applies (fp8_gemm_wgmma.h: sm_90a, K % 128 == 0, N % 8 == 0; past 64 rows the
+  // warp-specialised one): the tensor-core bound. The rest run the CUDA-core kernel and hold the
+  // exact bound.
   for (DType t : {DType::f32, DType::bf16, DType::f16})
     for (const Case& c : cases) {
       Fp8Weight shape_only;  // the route depends on shapes, alignment and the GPU only
@@ -91,71 +92,76 @@ TEST_F(CudaFp8, LinearMatchesCpu) {
 // enqueue nothing: the H200 has neither), and the unscaled product + scale epilogue, which every
 // GPU with FP8 tensor cores (compute capability 8.9 and up) must run at rows that are multiples
 // of 16 (other row counts where cuBLASLt offers it). Per-tensor weights it refuses. Every failure
-// names the route. float32 outputs are held to the tensor-core bound (kTensorCoreF32).
+// names the route. float32 outputs are held to the tensor-core bound (kTensorCoreF32), with
+// cuBLASLt's promotion and with fast accumulation (K <= 1,024 here; cuda_fp8_gemm_wgmma_test holds
+// both at K 4,096 and 14,336).
 TEST_F(CudaFp8, CublasLtModesMatchCpu) {
-  using Route = cuda::Fp8CublasLt::Route;
-  cuda::Fp8CublasLt lt;
-  {
-    Weights W;
-    make_weights({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 16, 256, 96}, W);
-    EXPECT_FALSE(lt.run(empty(DType::bf16, {16, 96}), empty(DType::fp8_e4m3, {16, 256}), empty(DType::f32, {1, 16}),
-                        W.gpu, Tensor(), false, false, stream()));
-  }
-  int major = 0, minor = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), cudaSuccess);
-  const bool fp8_tensor_cores = major * 10 + minor >= 89;
-  int n_ran = 0, n_unavailable = 0;
-  for (Route route : {Route::outer, Route::block, Route::unscaled}) {
-    const std::string name = cuda::Fp8CublasLt::route_name(route);
-    SCOPED_TRACE("route " + name);
-    const auto run = [&](Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc) {
-      const int64_t n = x.size(0), n_in = x.size(1);
-      const int64_t n_groups = w.act == Fp8ActScheme::dynamic_group128 ? (n_in + 127) / 128 : 1;
-      void* cd = gpu->alloc(size_t(n * n_in));
-      owned_.push_back(cd);
-      const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {n, n_in});
-      const Tensor scales = empty(DType::f32, {n_groups, n});
-      cuda::launch_fp8_quantize_act(codes, scales, x, w, stream());
-      EXPECT_TRUE(lt.run_route(route, out, codes, scales, w, bias, acc, false, stream()))
-          << name << ": an algorithm was offered but the route did not run";
-      ++n_ran;
-    };
-    const std::vector<Case> cases =
-        route == Route::block
-            ? std::vector<Case>{{Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 0, 512, 384, 0.f, false,
-                                 true, true},
-                                {Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 0, 1024, 200, 0.f, true,
-                                 false, true}}
-            : std::vector<Case>{
-                  {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 0, 512, 160, 0.f, false, true},
-                  {Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, 0, 128, 48},
-                  {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 0, 1024, 256, 0.f, true, true}};
-    for (int64_t n : {1, 2, 7, 16, 64, 300})
-      for (DType t : {DType::bf16, DType::f32})
-        for (Case c : cases) {
-          c.n = n;
-          Weights W;
-          make_weights(c, W);
-          const Tensor probe_out = empty(t, {n, c.out});
-          if (!lt.has_algorithm(route, n, W.gpu, t)) {
-            ++n_unavailable;
-            // FP8 tensor cores take any n that is a multiple of 16 (cuBLASLt's FP8 alignment).
-            EXPECT_FALSE(route == Route::unscaled && fp8_tensor_cores && n % 16 == 0)
-                << name << ": no algorithm at n " << n << " on a GPU of compute capability " << major << "." << minor;
-            EXPECT_FALSE(
-                lt.run_route(route, probe_out, empty(DType::fp8_e4m3, {n, c.in}),
-                             empty(DType::f32, {c.act == Fp8ActScheme::dynamic_group128 ? (c.in + 127) / 128 : 1, n}),
-                             W.gpu, Tensor(), false, false, stream()))
-                << name << ": ran without an algorithm";
-            continue;
+  for (bool fast : {false, true}) {
+    SCOPED_TRACE(fast ? "fast accumulation" : "promoted");
+    using Route = cuda::Fp8CublasLt::Route;
+    cuda::Fp8CublasLt lt(fast);
+    {
+      Weights W;
+      make_weights({Fp8WeightScheme::per_tensor, Fp8ActScheme::static_per_tensor, 16, 256, 96}, W);
+      EXPECT_FALSE(lt.run(empty(DType::bf16, {16, 96}), empty(DType::fp8_e4m3, {16, 256}), empty(DType::f32, {1, 16}),
+                          W.gpu, Tensor(), false, false, stream()));
+    }
+    int major = 0, minor = 0;
+    ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+    ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), cudaSuccess);
+    const bool fp8_tensor_cores = major * 10 + minor >= 89;
+    int n_ran = 0, n_unavailable = 0;
+    for (Route route : {Route::outer, Route::block, Route::unscaled}) {
+      const std::string name = cuda::Fp8CublasLt::route_name(route);
+      SCOPED_TRACE("route " + name);
+      const auto run = [&](Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool acc) {
+        const int64_t n = x.size(0), n_in = x.size(1);
+        const int64_t n_groups = w.act == Fp8ActScheme::dynamic_group128 ? (n_in + 127) / 128 : 1;
+        void* cd = gpu->alloc(size_t(n * n_in));
+        owned_.push_back(cd);
+        const Tensor codes(cd, DType::fp8_e4m3, Device::cuda, {n, n_in});
+        const Tensor scales = empty(DType::f32, {n_groups, n});
+        cuda::launch_fp8_quantize_act(codes, scales, x, w, stream());
+        EXPECT_TRUE(lt.run_route(route, out, codes, scales, w, bias, acc, false, stream()))
+            << name << ": an algorithm was offered but the route did not run";
+        ++n_ran;
+      };
+      const std::vector<Case> cases =
+          route == Route::block
+              ? std::vector<Case>{{Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 0, 512, 384, 0.f, false,
+                                   true, true},
+                                  {Fp8WeightScheme::block128, Fp8ActScheme::dynamic_group128, 0, 1024, 200, 0.f, true,
+                                   false, true}}
+              : std::vector<Case>{
+                    {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 0, 512, 160, 0.f, false, true},
+                    {Fp8WeightScheme::per_channel, Fp8ActScheme::static_per_tensor, 0, 128, 48},
+                    {Fp8WeightScheme::per_channel, Fp8ActScheme::dynamic_per_token, 0, 1024, 256, 0.f, true, true}};
+      for (int64_t n : {1, 2, 7, 16, 64, 300})
+        for (DType t : {DType::bf16, DType::f32})
+          for (Case c : cases) {
+            c.n = n;
+            Weights W;
+            make_weights(c, W);
+            const Tensor probe_out = empty(t, {n, c.out});
+            if (!lt.has_algorithm(route, n, W.gpu, t)) {
+              ++n_unavailable;
+              // FP8 tensor cores take any n that is a multiple of 16 (cuBLASLt's FP8 alignment).
+              EXPECT_FALSE(route == Route::unscaled && fp8_tensor_cores && n % 16 == 0)
+                  << name << ": no algorithm at n " << n << " on a GPU of compute capability " << major << "." << minor;
+              EXPECT_FALSE(
+                  lt.run_route(route, probe_out, empty(DType::fp8_e4m3, {n, c.in}),
+                               empty(DType::f32, {c.act == Fp8ActScheme::dynamic_group128 ? (c.in + 127) / 128 : 1, n}),
+                               W.gpu, Tensor(), false, false, stream()))
+                  << name << ": ran without an algorithm";
+              continue;
+            }
+            check(c, t, run, kTensorCoreF32);
           }
-          check(c, t, run, kTensorCoreF32);
-        }
+    }
+    if (fp8_tensor_cores) EXPECT_GT(n_ran, 0);
+    std::printf("cuBLASLt FP8 routes: %d cases ran, %d had no algorithm on this GPU (sm_%d%d)\n", n_ran, n_unavailable,
+                major, minor);
   }
-  if (fp8_tensor_cores) EXPECT_GT(n_ran, 0);
-  std::printf("cuBLASLt FP8 routes: %d cases ran, %d had no algorithm on this GPU (sm_%d%d)\n", n_ran, n_unavailable,
-              major, minor);
 }
 
 // Through the backend at the batch sizes of decode and prefill, each path: rows 1, 2 (GEMV),

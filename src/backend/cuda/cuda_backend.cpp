@@ -54,7 +54,7 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   fused_moe_route_ = env_choice("SEAM_MOE_FUSED_ROUTE", 0, {0, 1}) == 1;
   fused_moe_combine_ = env_choice("SEAM_MOE_FUSED_COMBINE", 0, {0, 1}) == 1;
   fused_qk_norm_ = env_choice("SEAM_DECODE_FUSED_QK_NORM", 0, {0, 1}) == 1;
-  fp8_gemm_mode_ = Fp8GemmMode(env_name_choice("SEAM_FP8_GEMM", 3, {"auto", "wgmma", "cublaslt", "ws", "ws-lt"}));
+  fp8_gemm_mode_ = Fp8GemmMode(env_name_choice("SEAM_FP8_GEMM", 4, {"auto", "wgmma", "cublaslt", "ws", "ws-lt"}));
   fp8_skinny_ = Fp8SkinnyMode(env_name_choice("SEAM_FP8_SKINNY", 0, {"auto", "on", "off"}));
   fp8_gated_epilogue_ = env_choice("SEAM_FP8_GATED_EPILOGUE", 1, {0, 1}) == 1;
   const int fp8_gemv = env_name_choice("SEAM_FP8_GEMV", 0, {"auto", "mma", "fma"});

@@ -229,21 +229,24 @@ class CudaBackend final : public Backend {
   };
   Fp8PendingAct fp8_pending_;
   Fp8Scratch fp8_pending_scratch_;  // fp8_pending_'s codes and scales
-  Fp8CublasLt fp8_cublaslt_;    // linear_fp8's tensor-core GEMMs (fp8_cublaslt.h)
+  // linear_fp8's cuBLASLt GEMMs (fp8_cublaslt.h), fast accumulation unless SEAM_FP8_ACCUM=promoted.
+  Fp8CublasLt fp8_cublaslt_;
   // SEAM_FP8_GEMM, read at construction (per backend, so a test builds one of each): which
-  // product past-GEMV FP8 linears take. ws (the default): the warp-specialised wgmma GEMM
-  // (fp8_gemm_wgmma_ws.h) for more than kFp8WsMinRows rows wherever it applies (1.16-1.21
-  // PFLOP/s at 4,096 rows on the H200; every FP8 format's model parity passed on it, 2026-12-02),
-  // else as auto; auto: cuBLASLt's E4M3 GEMM where it takes the scheme (per-channel weights:
-  // ~1.05 PFLOP/s), the one-block wgmma GEMM where it does not (128-blocks: no cuBLASLt mode on
-  // Hopper; per-tensor weights, which only tests make), else the CUDA-core kernel; wgmma: the
-  // one-block wgmma GEMM wherever it applies (~0.63 PFLOP/s: slower, kept for A/B); cublaslt:
-  // never a wgmma GEMM; ws-lt: as ws, but a plain product cuBLASLt takes (per-channel weights) runs
-  // there first (the gated product and 128-block weights stay on the warp-specialised GEMM).
+  // product past-GEMV FP8 linears take. ws-lt (the default): past kFp8WsMinRows rows, cuBLASLt's
+  // E4M3 GEMM + the scale epilogue where cuBLASLt takes the weight (per-channel: with fast
+  // accumulation ~1.1-1.3 PFLOP/s at 4,096 rows on the H200, faster than the warp-specialised
+  // kernel's ~0.83-0.91 on every plain 8B projection), the warp-specialised wgmma GEMM
+  // (fp8_gemm_wgmma_ws.h) for the rest (128-block weights) and for the gated product with its
+  // activation in the epilogue (gate_up_act_fp8_glu; docs/performance.md, twenty-second pass); ws:
+  // the warp-specialised GEMM for every product past kFp8WsMinRows rows wherever it applies (the
+  // default before), else as auto; auto: cuBLASLt's E4M3 GEMM where it takes the scheme, the
+  // one-block wgmma GEMM where it does not (128-blocks: no cuBLASLt mode on Hopper; per-tensor
+  // weights, which only tests make), else the CUDA-core kernel; wgmma: the one-block wgmma GEMM
+  // wherever it applies (~0.63 PFLOP/s: slower, kept for A/B); cublaslt: never a wgmma GEMM.
   enum class Fp8GemmMode { auto_route = 0, wgmma = 1, cublaslt = 2, ws = 3, ws_lt = 4 };
   bool fp8_ws_mode() const { return fp8_gemm_mode_ == Fp8GemmMode::ws || fp8_gemm_mode_ == Fp8GemmMode::ws_lt; }
-  Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::ws;
-  // SEAM_FP8_GATED_EPILOGUE (1, the default, or 0), read at construction: under ws, the gated MLP's
+  Fp8GemmMode fp8_gemm_mode_ = Fp8GemmMode::ws_lt;
+  // SEAM_FP8_GATED_EPILOGUE (1, the default, or 0), read at construction: under ws / ws-lt, the gated MLP's
   // product past the decode batches with the activation in its epilogue (gate_up_act_fp8_glu);
   // 0 writes [gate | up] and runs the gated activation after it (bit-equal; an A/B switch).
   bool fp8_gated_epilogue_ = true;

@@ -4,7 +4,7 @@
 
 #include "backend/cuda/bias_add.h"
 #include "backend/cuda/cuda_check.h"
-#include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/fp8_gemm_wgmma_ws.h"
 #include "backend/cuda/fp8_scale_epilogue.h"
 
 namespace seam::cuda {
@@ -47,6 +47,8 @@ bool Fp8CublasLt::takes(Route r, const Fp8Weight& w) {
   return false;
 }
 
+Fp8CublasLt::Fp8CublasLt() : Fp8CublasLt(fp8_gemm_wgmma_ws_accum(Fp8WsAccum::by_switch) == Fp8WsAccum::fast) {}
+
 Fp8CublasLt::~Fp8CublasLt() {
   for (auto& [k, p] : plans_) {
     if (p.op) cublasLtMatmulDescDestroy(p.op);
@@ -72,10 +74,7 @@ Fp8CublasLt::Plan Fp8CublasLt::make_plan(const Key& k, DType bias_dtype) {
   SEAM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   set(p.op, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
   set(p.op, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
-  // SEAM_FP8_CUBLASLT_FAST_ACCUM=1 (a diagnostic switch; default 0): the tensor cores accumulate
-  // the whole K without cuBLASLt's periodic float32 promotion.
-  static const int8_t fast_accum = int8_t(env_choice("SEAM_FP8_CUBLASLT_FAST_ACCUM", 0, {0, 1}));
-  set(p.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, fast_accum);
+  set(p.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t(fast_accum_ ? 1 : 0));
   // The scale modes (fp8_cublaslt.h); the pointers are set per call (tensors of this call). The
   // unscaled route sets none: its scales are 1.
   if (route != int(Route::unscaled)) {

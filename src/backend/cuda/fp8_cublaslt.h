@@ -24,9 +24,12 @@
 // returns false and the caller runs the CUDA-core kernel (fp8_gemm.h). A plan (descriptors +
 // algorithm) is made once per shape, outside capture, and cached; "no algorithm" is cached too.
 // Numerics: Hopper's FP8 tensor cores accumulate with a reduced (~13-bit) mantissa inside an
-// MMA; without CUBLASLT_MATMUL_DESC_FAST_ACCUM (not set here) cuBLASLt promotes the partial
-// sums to float32 periodically. The sums then differ from the float32 sums of the definition by
-// about 5e-4 of max|out| (cuda_fp8_test's tensor-core bound for float32 outputs).
+// MMA. Promoted (fast_accum false) cuBLASLt adds the partial sums into float32 periodically; fast
+// (CUBLASLT_MATMUL_DESC_FAST_ACCUM, the default under SEAM_FP8_ACCUM=fast, as vLLM's CUTLASS FP8
+// GEMMs and the warp-specialised kernel's fast accumulation) the tensor cores sum the whole K.
+// cuda_fp8_test holds both to its tensor-core bound at K <= 1,024 and cuda_fp8_gemm_wgmma_test to
+// the fast bound (the promoted bound per 128-wide K block, summed) at K 4,096 and 14,336; exactly
+// representable values are bit-exact either way.
 #pragma once
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -44,7 +47,11 @@ class Fp8CublasLt {
   enum class Route { outer, block, unscaled };
   static const char* route_name(Route r);
 
-  Fp8CublasLt() = default;
+  // fast_accum: CUBLASLT_MATMUL_DESC_FAST_ACCUM on every plan (above). The default constructor
+  // takes SEAM_FP8_ACCUM (fast unless promoted: fp8_gemm_wgmma_ws.h), as the backend does.
+  Fp8CublasLt();
+  explicit Fp8CublasLt(bool fast_accum) : fast_accum_(fast_accum) {}
+  bool fast_accum() const { return fast_accum_; }
   ~Fp8CublasLt();
   Fp8CublasLt(const Fp8CublasLt&) = delete;
   Fp8CublasLt& operator=(const Fp8CublasLt&) = delete;
@@ -89,6 +96,7 @@ class Fp8CublasLt {
   // captured graph keeps its pointer), or null inside a capture that would need more.
   float* sums(size_t bytes, bool capturing);
 
+  bool fast_accum_ = false;
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   static constexpr size_t kWorkspaceBytes = size_t(32) << 20;

@@ -103,7 +103,8 @@ constexpr int kFullArrivals = 1 + 32;  // lane 0's expect_tx + each producer lan
 
 // A tile of 128 rows x SUB_N * 128 outputs: each consumer warpgroup runs SUB_N m64n128k32 column
 // blocks of its 64 rows in turn (one partial register set: SUB_N = 2 holds 128 float32 sums + 64
-// partial sums a thread, the most the register file allows next to the producer).
+// partial sums a thread, the most the register file allows next to the producer); fast
+// accumulation (no partials) issues SUB_N = 2's two column blocks as one m64n256k32.
 template <int SUB_N>
 struct WsTiling {
   static_assert(SUB_N == 1 || SUB_N == 2, "128 or 256 outputs a tile");
@@ -143,7 +144,7 @@ struct WsTiling {
 // GLU (SUB_N 2 only): 0 a plain product; 1 + Activation: the gated activation of a [gate | up]
 // weight (w [2 n_out, n_in]) — a tile's column block 0 is gate rows n0 .., block 1 the up rows
 // n_out + n0 .., and the epilogue writes out [n_rows, n_out] = f(gate) * up (below).
-template <typename T, bool BLOCK, int SUB_N, int FAST, int GLU>
+template <typename T, bool BLOCK, int SUB_N, bool FAST, int GLU>
 __global__ void __launch_bounds__(kThreads, 1)
     fp8_gemm_wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                              T* out, int64_t out_stride, const float* xs, const float* ws, int ws_step, const T* bias,
@@ -323,10 +324,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t stage = smem_base + (jj % kStages) * kStageBytes;
     const uint64_t desc_a = wgmma::desc_sw128(stage + a_off, 16, 1024);
     wgmma::fence();
-    if constexpr (FAST == 2) {
+    if constexpr (SUB_N == 2) {
       // One m64n256k32 a k step over both column blocks (their weight rows are contiguous in the
-      // stage, and acc[2][16][4] is the n256 fragment's register order): x's operand read once.
-      static_assert(SUB_N == 2, "the n256 wgmma spans a 128 x 256 tile");
+      // stage, and acc[2][16][4] is the n256 fragment's register order): x's operand is read once
+      // a k step, not once a column block (-1..2 % against two m64n128k32, twenty-second pass).
       const uint64_t desc_b = wgmma::desc_sw128(stage + kABytes, 16, 1024);
 #pragma unroll
       for (int ks = 0; ks < kBlockK / 32; ++ks)
@@ -334,14 +335,11 @@ __global__ void __launch_bounds__(kThreads, 1)
                                          wgmma::desc_advance(desc_a, ks * 32), wgmma::desc_advance(desc_b, ks * 32),
                                          !first || ks > 0);
     } else {
+      const uint64_t desc_b = wgmma::desc_sw128(stage + kABytes, 16, 1024);
 #pragma unroll
-      for (int sn = 0; sn < SUB_N; ++sn) {
-        const uint64_t desc_b = wgmma::desc_sw128(stage + kABytes + sn * kSubN * kLine, 16, 1024);
-#pragma unroll
-        for (int ks = 0; ks < kBlockK / 32; ++ks)
-          wgmma::m64k32_e4m3_ss<kSubN>(acc[sn], wgmma::desc_advance(desc_a, ks * 32),
-                                       wgmma::desc_advance(desc_b, ks * 32), !first || ks > 0);
-      }
+      for (int ks = 0; ks < kBlockK / 32; ++ks)
+        wgmma::m64k32_e4m3_ss<kSubN>(acc[0], wgmma::desc_advance(desc_a, ks * 32),
+                                     wgmma::desc_advance(desc_b, ks * 32), !first || ks > 0);
     }
     wgmma::commit();
   };
@@ -518,7 +516,7 @@ int residual_prefetch() {
   return mode;
 }
 
-template <typename T, bool BLOCK, int SUB_N, int FAST, int GLU = 0>
+template <typename T, bool BLOCK, int SUB_N, bool FAST, int GLU = 0>
 void launch_typed(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                   const Tensor& bias, bool accumulate, cudaStream_t stream, int n_cta = 1) {
   using Tl = WsTiling<SUB_N>;
@@ -583,22 +581,12 @@ void launch_typed(const Tensor& out, const Tensor& codes, const Tensor& act_scal
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
-// SEAM_FP8_WS_WGMMA_N (a diagnostic switch): fast accumulation on 128 x 256 tiles issues one
-// m64n256k32 a k step (256, the default) or two m64n128k32 (128).
-bool wide_wgmma() {
-  static const bool wide = env_choice("SEAM_FP8_WS_WGMMA_N", 256, {128, 256}) == 256;
-  return wide;
-}
-
 template <typename T, bool BLOCK, bool FAST>
 void launch_wide(int tile_cols, const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                  const Tensor& bias, bool accumulate, cudaStream_t stream, int n_cta) {
-  if (tile_cols == 256) {
-    if constexpr (FAST)
-      if (wide_wgmma()) return launch_typed<T, BLOCK, 2, 2>(out, codes, act_scales, w, bias, accumulate, stream, n_cta);
-    return launch_typed<T, BLOCK, 2, int(FAST)>(out, codes, act_scales, w, bias, accumulate, stream, n_cta);
-  }
-  launch_typed<T, BLOCK, 1, int(FAST)>(out, codes, act_scales, w, bias, accumulate, stream);
+  if (tile_cols == 256)
+    return launch_typed<T, BLOCK, 2, FAST>(out, codes, act_scales, w, bias, accumulate, stream, n_cta);
+  launch_typed<T, BLOCK, 1, FAST>(out, codes, act_scales, w, bias, accumulate, stream);
 }
 
 // The cluster size a launch takes: `cluster` (1 or 2), or 0 the SEAM_FP8_WS_CLUSTER switch; 128-wide
@@ -684,21 +672,11 @@ void launch_fp8_gemm_wgmma_ws_glu(const Tensor& act, const Tensor& codes, const 
   SEAM_DISPATCH_FLOAT_TYPES(act.dtype, T, "fp8 gemm (wgmma, warp-specialised, GLU)", [&] {
     const auto by_act = [&](auto fast_tag, auto block_tag) {
       constexpr bool kFast = decltype(fast_tag)::value, kBlock = decltype(block_tag)::value;
-      constexpr int kAcc = kFast ? 2 : 0;  // fast: the n256 wgmma (the 128-wide form only under the switch)
-      if constexpr (kFast) {
-        if (!wide_wgmma()) {
-          if (f == Activation::silu)
-            return launch_typed<T, kBlock, 2, 1, 1 + int(Activation::silu)>(act, codes, act_scales, w, Tensor(), false,
-                                                                            stream, n_cta);
-          return launch_typed<T, kBlock, 2, 1, 1 + int(Activation::gelu_tanh)>(act, codes, act_scales, w, Tensor(),
-                                                                               false, stream, n_cta);
-        }
-      }
       if (f == Activation::silu)
-        return launch_typed<T, kBlock, 2, kAcc, 1 + int(Activation::silu)>(act, codes, act_scales, w, Tensor(), false,
-                                                                            stream, n_cta);
-      launch_typed<T, kBlock, 2, kAcc, 1 + int(Activation::gelu_tanh)>(act, codes, act_scales, w, Tensor(), false,
-                                                                      stream, n_cta);
+        return launch_typed<T, kBlock, 2, kFast, 1 + int(Activation::silu)>(act, codes, act_scales, w, Tensor(), false,
+                                                                             stream, n_cta);
+      launch_typed<T, kBlock, 2, kFast, 1 + int(Activation::gelu_tanh)>(act, codes, act_scales, w, Tensor(), false,
+                                                                       stream, n_cta);
     };
     if (block) return by_act(std::false_type{}, std::true_type{});
     if (fast) return by_act(std::true_type{}, std::false_type{});
