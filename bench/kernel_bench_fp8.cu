@@ -159,8 +159,8 @@ void bench_fp8_gemm(Bench& b) {
         SEAM_CHECK(lt.run(out, codes, scales, w_of(i), Tensor{}, true, b.gpu().capturing(), b.stream()),
                    "cuBLASLt has no FP8 route for ", shape);
       });
-      row(std::string("fp8 ") + g.name + " cuBLASLt route, fast, out +=", shape, us_lt_acc, bytes + double(m * g.n_out) * 2,
-          flops);
+      row(std::string("fp8 ") + g.name + " cuBLASLt route, fast, out +=", shape, us_lt_acc,
+          bytes + double(m * g.n_out) * 2, flops);
       const double us_op = b.time_us([&](int i) { b.gpu().linear_fp8(out, x, w_of(i), Tensor{}, false); });
       row(std::string("linear_fp8 ") + g.name + " (quantize + product)", shape, us_op, bytes + double(m * g.n_in) * 2,
           flops);

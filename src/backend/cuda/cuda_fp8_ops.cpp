@@ -7,9 +7,9 @@
 // kFp8SkinnyMaxRows (64) rows of 128-block weights, on Hopper (sm_90a), the skinny swap-AB wgmma
 // GEMM that streams the weight with the scales in its epilogue and split K (fp8_gemm_skinny_wgmma.h;
 // SEAM_FP8_SKINNY=on for every scheme, off for none; not under SEAM_FP8_GEMM=wgmma / cublaslt);
-// past 64 rows by default (ws) the
-// warp-specialised wgmma GEMM with the scales in its epilogue (fp8_gemm_wgmma_ws.h); otherwise
-// cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else on Hopper the one-block
+// past 64 rows by default (ws-lt) cuBLASLt's route where it takes the weight (per-channel), else
+// the warp-specialised wgmma GEMM with the scales in its epilogue (fp8_gemm_wgmma_ws.h; ws: that
+// GEMM for every scheme), which also runs the gated product; otherwise cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else on Hopper the one-block
 // wgmma GEMM (fp8_gemm_wgmma.h: K % 128 == 0, N % 8 == 0; the 128-block scheme), else the
 // CUDA-core kernel (fp8_gemm.cu).
 //
@@ -82,9 +82,10 @@ void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tens
     void* workspace = bytes > 0 ? fp8_skinny_workspace(bytes) : nullptr;
     return launch_fp8_gemm_skinny_wgmma(out, codes, scales, w, bias, accumulate, stream_, workspace, bytes);
   }
-  // SEAM_FP8_GEMM=ws (the default): the warp-specialised wgmma GEMM (128-row tiles) past the decode batch
-  // sizes, whose rows the routes below (and the GEMV before) are shaped for.
-  // ws-lt: cuBLASLt first where it takes the weight.
+  // SEAM_FP8_GEMM=ws: the warp-specialised wgmma GEMM (128-row tiles) past the decode batch sizes,
+  // whose rows the routes below (and the GEMV before) are shaped for; ws-lt (the default): there
+  // cuBLASLt's route first where it takes the weight (per-channel: faster with fast accumulation,
+  // cuda_backend_impl.h), the warp-specialised GEMM for the rest.
   if (fp8_ws_mode() && codes.size(0) > kFp8WsMinRows && fp8_gemm_wgmma_ws_applies(out, codes, w)) {
     if (fp8_gemm_mode_ == Fp8GemmMode::ws_lt &&
         fp8_cublaslt_.run(out, codes, scales, w, bias, accumulate, capturing_, stream_))
@@ -186,7 +187,7 @@ void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor 
   Backend::rms_norm_qkv_rope_store_fp8(qkv, normed, x, norm_weight, eps, w, bias, r);
 }
 
-// Past the decode batches on the warp-specialised GEMM (SEAM_FP8_GEMM=ws, the default): the norm
+// Past the decode batches on the warp-specialised GEMM (SEAM_FP8_GEMM=ws-lt, the default, or ws): the norm
 // writes x's FP8 codes, the product runs with the gated activation in its epilogue
 // (fp8_gemm_wgmma_ws.h: gate_up is never written), and a dynamic scheme's codes of act for the down
 // projection come from the plain quantizer — the codes launch_fp8_gated_act_quantize makes, so the

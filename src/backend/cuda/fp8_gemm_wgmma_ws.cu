@@ -90,8 +90,8 @@ namespace seam::cuda {
 namespace {
 
 using fp8_wgmma_detail::cp_async_4;
-using fp8_wgmma_detail::store_pair;
 using fp8_wgmma_detail::load_pair;
+using fp8_wgmma_detail::store_pair;
 
 constexpr int kBlockK = 128;           // K per stage: one SW128 line of E4M3 codes per row
 constexpr int kLine = 128;             // bytes of one swizzled line
@@ -141,6 +141,8 @@ struct WsTiling {
 // tiles) c, c + the grid's clusters, ..., the row tile fastest (below).
 // FAST (per-tensor / per-channel weights only): the tensor cores accumulate every K block into the
 // float32 sums themselves (no partials, no promotion), see the header and fp8_gemm_wgmma_ws.h.
+// accumulate: 0 out = product; 1 out += product, the old values loaded pair by pair between the
+// stores; 2 out += product, a column block's old values loaded first (residual_prefetch()).
 // GLU (SUB_N 2 only): 0 a plain product; 1 + Activation: the gated activation of a [gate | up]
 // weight (w [2 n_out, n_in]) — a tile's column block 0 is gate rows n0 .., block 1 the up rows
 // n_out + n0 .., and the epilogue writes out [n_rows, n_out] = f(gate) * up (below).
@@ -450,13 +452,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       } else {
 #pragma unroll
       for (int sn = 0; sn < SUB_N; ++sn) {
-        // out += product: the column block's old values are all loaded before its first store
-        // (stores may alias later loads as far as the compiler knows, so store_pair's own loads
-        // would be one round trip a pair); then residual + y, rounded once, as store_pair adds.
-        // BLOCK keeps store_pair's loads: its promoted sums leave no room for 32 more registers
-        // (ptxas spills).
-        // accumulate: 0 out = product; 1 out += product, loaded pair by pair; 2 (the default,
-        // SEAM_FP8_WS_RESIDUAL_PREFETCH=0 gives 1) out += product, prefetched.
+        // out += product (accumulate 2, the default): the column block's old values are all
+        // loaded before its first store (stores may alias later loads as far as the compiler
+        // knows, so store_pair's own loads, accumulate 1, are one round trip a pair); then
+        // old + y, rounded once, as store_pair adds. BLOCK keeps store_pair's loads: its promoted
+        // sums leave no room for 32 more registers (ptxas spills).
         const bool prefetch = !BLOCK && accumulate == 2;
         float2 old[kSubN / 8];
         if (prefetch) {

@@ -69,7 +69,7 @@ int fp8_gemm_wgmma_ws_tile_cols(int tile_cols);
 // The block tile's rows: two consumer warpgroups of m64; its outputs are 128 or 256 (above).
 constexpr int kFp8WsTileRows = 128;
 
-// SEAM_FP8_GEMM=ws routes products of more rows than this here (fewer: a decode batch, which a
+// SEAM_FP8_GEMM=ws / ws-lt route products of more rows than this here (fewer: a decode batch, which a
 // 128-row tile would mostly waste; the tests launch the kernel at any row count).
 constexpr int64_t kFp8WsMinRows = 64;
 
