@@ -113,19 +113,45 @@ __device__ __forceinline__ void pdl_begin() {
 // device is older than sm_90.
 bool pdl_enabled();
 
+// The launch both helpers below make: PDL where enabled, and clusters of cluster_x CTAs along x
+// where cluster_x > 0 (0: no cluster attribute). Call those, not this.
 template <typename... Params, typename... Args>
-void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream, Args&&... args) {
+void launch_kernel_ex(unsigned cluster_x, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                      cudaStream_t stream, Args&&... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attr[2];
+  unsigned n = 0;
+  if (pdl_enabled()) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster_x > 0) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = cluster_x;
+    attr[n].val.clusterDim.y = attr[n].val.clusterDim.z = 1;
+    ++n;
+  }
   cfg.attrs = attr;
-  cfg.numAttrs = pdl_enabled() ? 1 : 0;
+  cfg.numAttrs = n;
   SEAM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+}
+
+template <typename... Params, typename... Args>
+void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream, Args&&... args) {
+  launch_kernel_ex(0, kernel, grid, block, smem, stream, std::forward<Args>(args)...);
+}
+
+// launch_kernel in thread-block clusters of cluster_x (>= 1) CTAs along x (grid.x a multiple).
+template <typename... Params, typename... Args>
+void launch_kernel_clusters(unsigned cluster_x, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                            cudaStream_t stream, Args&&... args) {
+  SEAM_ASSERT(cluster_x >= 1 && grid.x % cluster_x == 0, "launch_kernel_clusters: grid ", grid.x,
+              " is not a multiple of clusters of ", cluster_x);
+  launch_kernel_ex(cluster_x, kernel, grid, block, smem, stream, std::forward<Args>(args)...);
 }
 
 // ---- host side: dtype dispatch and alignment tests ----

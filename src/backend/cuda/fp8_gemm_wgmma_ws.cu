@@ -528,17 +528,6 @@ void launch_typed(const Tensor& out, const Tensor& codes, const Tensor& act_scal
   (void)attr_ok;
   SEAM_CHECK(n_cta == 1 || (n_cta == 2 && SUB_N == 2), "fp8 gemm (wgmma, warp-specialised): clusters of ", n_cta,
              " CTAs need 128 x 256 tiles");
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attrs[2];
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = Tl::kSmemBytes;
-  cfg.stream = stream;
-  cfg.attrs = attrs;
-  attrs[0].id = cudaLaunchAttributeClusterDimension;
-  attrs[0].val.clusterDim.x = unsigned(n_cta);
-  attrs[0].val.clusterDim.y = attrs[0].val.clusterDim.z = 1;
-  attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attrs[1].val.programmaticStreamSerializationAllowed = 1;
   // Persistent: one block an SM (its shared memory allows no second), at most one a tile; with
   // clusters of two, as many clusters as fit at once (a cluster's CTAs share a GPC, so this can
   // be below half the SMs), queried once per instantiation (host only).
@@ -571,13 +560,12 @@ void launch_typed(const Tensor& out, const Tensor& codes, const Tensor& act_scal
   const uint32_t w_box = GLU != 0 || n_cta == 2 ? uint32_t(Tl::kSubN) : uint32_t(Tl::kBN);
   const CUtensorMap map_w = tma::encode_u8_sw128(w.w.data, uint64_t(w_rows), uint64_t(n_in), uint64_t(n_in), w_box);
   const int64_t n_tiles = int64_t(div_up(div_up(n, Tl::kBM), n_cta)) * div_up(n_out, tile_out);  // (pairs)
-  cfg.gridDim = dim3(unsigned(n_cta * std::min<int64_t>(n_tiles, max_groups)));
-  cfg.numAttrs = pdl_enabled() ? 2 : 1;
+  const dim3 grid(unsigned(n_cta * std::min<int64_t>(n_tiles, max_groups)));
   const int ws_step = w.w_scheme == Fp8WeightScheme::per_tensor ? 0 : 1;
-  SEAM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, map_x, map_w, out.ptr<T>(), out.stride[0],
-                                     act_scales.ptr<const float>(), w.w_scale.ptr<const float>(), ws_step,
-                                     bias.defined() ? bias.ptr<const T>() : static_cast<const T*>(nullptr), int(n),
-                                     int(n_out), int(n_in), accumulate ? residual_prefetch() : 0, n_cta));
+  launch_kernel_clusters(unsigned(n_cta), kernel, grid, dim3(kThreads), Tl::kSmemBytes, stream, map_x, map_w,
+                         out.ptr<T>(), out.stride[0], act_scales.ptr<const float>(), w.w_scale.ptr<const float>(),
+                         ws_step, bias.defined() ? bias.ptr<const T>() : static_cast<const T*>(nullptr), int(n),
+                         int(n_out), int(n_in), accumulate ? residual_prefetch() : 0, n_cta);
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
