@@ -229,7 +229,19 @@ TEST_F(CudaFp8, NormQuantizeEqualsNormThenQuantize) {
 // The gated activation that also quantizes gives gated_act's act and the quantize kernel's
 // codes and scales of it, bit for bit; and the MLP past GEMV batches (norm+gate_up+act, then
 // the down projection taking the act's codes) equals its decomposition.
+// Also through a backend on SEAM_FP8_GATED_ROUTE=lt (SEAM_FP8_GATED_EPILOGUE=0, so that only the lt
+// route leaves [gate | up] unwritten): cuBLASLt's sums into fp8_scaled_gated_act_quantize, bit for
+// bit the decomposition (act, and the down projection through act's codes) wherever it applies
+// (per-channel weights, per-token activations, inter % 8 == 0 and <= 16,384, rows past the GEMV
+// that cuBLASLt has an algorithm for), the decomposition elsewhere.
 TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
+  setenv("SEAM_FP8_GATED_ROUTE", "lt", 1);
+  setenv("SEAM_FP8_GATED_EPILOGUE", "0", 1);
+  std::unique_ptr<Backend> lt = make_cuda_backend(0);
+  unsetenv("SEAM_FP8_GATED_ROUTE");
+  unsetenv("SEAM_FP8_GATED_EPILOGUE");
+  cuda::Fp8CublasLt probe;
+  int n_lt = 0;
   for (DType t : {DType::bf16, DType::f16})
     for (auto act : {Fp8ActScheme::dynamic_per_token, Fp8ActScheme::dynamic_group128})
       for (Activation f : {Activation::silu, Activation::gelu_tanh})
@@ -285,7 +297,26 @@ TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
             gpu->linear_fp8(got_h, a2, Wd.gpu, Tensor(), true);
             EXPECT_EQ(download(a2), download(a1));
             EXPECT_EQ(download(got_h), download(want_h));
+
+            const bool lt_applies = act == Fp8ActScheme::dynamic_per_token && n > cuda::kFp8GemvMaxRows &&
+                                    inter % 8 == 0 && inter <= 16384 &&
+                                    probe.has_algorithm(cuda::Fp8CublasLt::Route::unscaled, n, Wg.gpu, DType::f32);
+            const Tensor gu3 = upload(std::vector<float>(size_t(n * 2 * inter), NAN), t, {n, 2 * inter});
+            const Tensor normed3 = empty(t, {n, hidden}), a3 = empty(t, {n, inter});
+            const Tensor got_h3 = upload(h0, t, {n, hidden});
+            gpu->synchronize();  // the uploads (fixture stream) before lt's stream reads them
+            lt->rms_norm_gate_up_act_fp8(a3, gu3, normed3, x, g, 1e-6f, Wg.gpu, f);
+            lt->linear_fp8(got_h3, a3, Wd.gpu, Tensor(), true);
+            lt->synchronize();
+            EXPECT_EQ(download(a3), download(a1)) << (lt_applies ? "lt route" : "decomposition");
+            EXPECT_EQ(download(got_h3), download(want_h)) << (lt_applies ? "lt route" : "decomposition");
+            const std::vector<float> gu3_after = download(gu3);
+            const bool untouched = std::all_of(gu3_after.begin(), gu3_after.end(), [](float v) { return std::isnan(v); });
+            EXPECT_EQ(untouched, lt_applies) << "[gate | up] " << (untouched ? "unwritten" : "written")
+                                             << ": the lt route " << (untouched ? "ran" : "did not run");
+            n_lt += lt_applies;
           }
+  EXPECT_GT(n_lt, 0) << "the lt route applied to no case";
 }
 
 }  // namespace

@@ -160,6 +160,11 @@ class CudaBackend final : public Backend {
   // warp-specialised GEMM's epilogue; false (nothing run) where that does not apply.
   bool gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, const Tensor& x, const Tensor& norm_weight,
                            float eps, const Fp8Weight& w, Activation a);
+  // The same past the GEMV on cuBLASLt's unscaled product with the scales, the gated activation
+  // and act's quantizer in one kernel after it (fp8_scaled_gated_act_quantize.h), under
+  // SEAM_FP8_GATED_ROUTE=lt; false (nothing run) where it does not apply.
+  bool gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, const Tensor& x, const Tensor& norm_weight,
+                          float eps, const Fp8Weight& w, Activation a);
   int device_id_ = 0;
   int n_sms_ = 0;
   std::string device_name_;
@@ -250,6 +255,10 @@ class CudaBackend final : public Backend {
   // product past the decode batches with the activation in its epilogue (gate_up_act_fp8_glu);
   // 0 writes [gate | up] and runs the gated activation after it (bit-equal; an A/B switch).
   bool fp8_gated_epilogue_ = true;
+  // SEAM_FP8_GATED_ROUTE (ws, the default, or lt), read at construction: lt runs the gated MLP's
+  // product past the GEMV for per-channel weights and per-token activations on cuBLASLt
+  // (gate_up_act_fp8_lt) before the warp-specialised GEMM's gated epilogue is tried.
+  bool fp8_gated_lt_ = false;
   // SEAM_FP8_SKINNY (auto | on | off), read at construction with SEAM_FP8_GEMM, under
   // SEAM_FP8_GEMM=auto or ws (the explicit wgmma / cublaslt modes keep their products): which
   // products of kFp8GemvMaxRows + 1 .. kFp8SkinnyMaxRows rows the skinny swap-AB wgmma GEMM

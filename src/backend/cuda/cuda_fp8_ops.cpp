@@ -34,6 +34,7 @@
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/fp8_rms_norm_quantize.h"
+#include "backend/cuda/fp8_scaled_gated_act_quantize.h"
 #include "backend/op_checks.h"
 
 namespace seam::cuda {
@@ -213,6 +214,27 @@ bool CudaBackend::gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, 
   return true;
 }
 
+bool CudaBackend::gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, const Tensor& x,
+                                     const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a) {
+  if (!fp8_gated_lt_ || fp8_gemm_mode_ == Fp8GemmMode::wgmma || x.ndim != 2 || x.size(0) <= kFp8GemvMaxRows ||
+      !act.defined() || act.dtype != x.dtype || act.size(0) != x.size(0) || !act.rows_contiguous() ||
+      !norm_weight.defined() || norm_weight.device != Device::cuda || !fp8_scaled_gated_act_quantize_applies(act, w))
+    return false;
+  const int64_t n = x.size(0), n_in = x.size(1), inter = act.size(1);
+  op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);  // the decomposition's checks, same errors
+  if (!fp8_cublaslt_.sums_ready(n, w, capturing_)) return false;
+  const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
+  const auto [act_codes, act_scales] = fp8_act_buffers(fp8_pending_scratch_, n, inter, w.act);
+  launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
+  fp8_cublaslt_.run_sums(codes, w, capturing_, stream_, [&](int64_t r0, int64_t m, const float* sums) {
+    launch_fp8_scaled_gated_act_quantize(act.slice_rows(r0, m), act_codes.ptr<uint8_t>() + r0 * inter,
+                                         act_scales.ptr<float>() + r0, sums, scales.ptr<const float>() + r0, w, a,
+                                         w.act_amax_ub, stream_);
+  });
+  fp8_pending_ = {act.data, n, inter, w.act, w.act_amax_ub, act_codes, act_scales};
+  return true;
+}
+
 void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
                                            float eps, const Fp8Weight& w, Activation a) {
   fp8_pending_ = {};
@@ -225,6 +247,7 @@ void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor no
     op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
     return fp8_gemv(act, x, w, Tensor(), false, f);
   }
+  if (gate_up_act_fp8_lt(act, gate_up, x, norm_weight, eps, w, a)) return;
   if (gate_up_act_fp8_glu(act, gate_up, x, norm_weight, eps, w, a)) return;
   rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
   // The gated activation writes act and, under a dynamic scheme (the model's layers share the

@@ -187,29 +187,48 @@ bool Fp8CublasLt::run_scaled(Route r, const Tensor& out, const Tensor& codes, co
   return true;
 }
 
-bool Fp8CublasLt::run_unscaled(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
-                               const Tensor& bias, bool accumulate, bool capturing, cudaStream_t stream) {
-  const int64_t n = out.size(0), n_out = w.w.size(0), n_in = w.w.size(1);
+bool Fp8CublasLt::sums_ready(int64_t n, const Fp8Weight& w, bool capturing) {
+  if (!takes(Route::unscaled, w)) return false;
   if (n == 0) return true;
+  const int64_t n_out = w.w.size(0), n_in = w.w.size(1);
   const int64_t chunk = unscaled_chunk_rows(n_out);
   const int64_t first = std::min(n, chunk), last = n % chunk == 0 ? first : n % chunk;
   auto key = [&](int64_t m) { return Key{m, n_out, n_in, n_out, int(DType::f32), int(Route::unscaled), false, false}; };
-  // Every plan and the scratch first: nothing is enqueued unless the whole product runs here.
+  return plan_for(key(first), DType::f32, capturing) && plan_for(key(last), DType::f32, capturing) &&
+         sums(size_t(first * n_out) * sizeof(float), capturing);
+}
+
+void Fp8CublasLt::run_sums(const Tensor& codes, const Fp8Weight& w, bool capturing, cudaStream_t stream,
+                           const std::function<void(int64_t, int64_t, const float*)>& each) {
+  const int64_t n = codes.size(0), n_out = w.w.size(0), n_in = w.w.size(1);
+  SEAM_CHECK(sums_ready(n, w, capturing), "fp8 cuBLASLt: the unscaled product of ", n, " rows of ",
+             w.w.shape_str(), " is not ready (sums_ready first)");
+  if (n == 0) return;
+  const int64_t chunk = unscaled_chunk_rows(n_out);
+  const int64_t first = std::min(n, chunk), last = n % chunk == 0 ? first : n % chunk;
+  auto key = [&](int64_t m) { return Key{m, n_out, n_in, n_out, int(DType::f32), int(Route::unscaled), false, false}; };
   Plan* p_first = plan_for(key(first), DType::f32, capturing);
   Plan* p_last = plan_for(key(last), DType::f32, capturing);
-  if (!p_first || !p_last) return false;
   float* s = sums(size_t(first * n_out) * sizeof(float), capturing);
-  if (!s) return false;
   const float alpha = 1.f, beta = 0.f;
   for (int64_t r0 = 0; r0 < n; r0 += chunk) {
     const int64_t m = std::min(chunk, n - r0);
     Plan* p = m == first ? p_first : p_last;
     SEAM_CUBLAS_CHECK(cublasLtMatmul(handle_, p->op, &alpha, w.w.data, p->a, codes.ptr<uint8_t>() + r0 * n_in, p->b,
                                      &beta, s, p->c, s, p->c, &p->algo, workspace_, p->workspace, stream));
-    // act_scales [1, n]: one scale per row (per-token, or the static scale written per row).
+    each(r0, m, s);
+  }
+}
+
+bool Fp8CublasLt::run_unscaled(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
+                               const Tensor& bias, bool accumulate, bool capturing, cudaStream_t stream) {
+  // Every plan and the scratch first: nothing is enqueued unless the whole product runs here.
+  if (!sums_ready(out.size(0), w, capturing)) return false;
+  // act_scales [1, n]: one scale per row (per-token, or the static scale written per row).
+  run_sums(codes, w, capturing, stream, [&](int64_t r0, int64_t m, const float* s) {
     launch_fp8_scale_epilogue(out.slice_rows(r0, m), s, act_scales.ptr<const float>() + r0, w, bias, accumulate,
                               stream);
-  }
+  });
   return true;
 }
 

@@ -34,6 +34,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -68,6 +69,15 @@ class Fp8CublasLt {
   // Whether cuBLASLt has an algorithm for route r's product (without bias) of n rows of w into
   // `out_dtype` on this GPU: the capability query (the plan is made and cached).
   bool has_algorithm(Route r, int64_t n, const Fp8Weight& w, DType out_dtype);
+
+  // The unscaled route's product alone, for a consumer that applies the scales itself: whether
+  // it can run n rows of w now (plans and scratch made or found; inside a capture only what was
+  // made before), then the run: for each row chunk (at most kMaxSumsBytes of sums) the E4M3
+  // product into the sums scratch ([m, out] float32, contiguous), then each(r0, m, sums)
+  // enqueues what reads them, before the next chunk overwrites the scratch (stream order).
+  bool sums_ready(int64_t n, const Fp8Weight& w, bool capturing);
+  void run_sums(const Tensor& codes, const Fp8Weight& w, bool capturing, cudaStream_t stream,
+                const std::function<void(int64_t, int64_t, const float*)>& each);
 
   // The unscaled route's float32 sums scratch: longer batches run in row chunks below it.
   static constexpr size_t kMaxSumsBytes = size_t(256) << 20;
