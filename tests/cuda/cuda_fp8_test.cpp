@@ -229,17 +229,21 @@ TEST_F(CudaFp8, NormQuantizeEqualsNormThenQuantize) {
 // The gated activation that also quantizes gives gated_act's act and the quantize kernel's
 // codes and scales of it, bit for bit; and the MLP past GEMV batches (norm+gate_up+act, then
 // the down projection taking the act's codes) equals its decomposition.
-// Also through a backend on SEAM_FP8_GATED_ROUTE=lt (SEAM_FP8_GATED_EPILOGUE=0, so that only the lt
-// route leaves [gate | up] unwritten): cuBLASLt's sums into fp8_scaled_gated_act_quantize, bit for
-// bit the decomposition (act, and the down projection through act's codes) wherever it applies
-// (per-channel weights, per-token activations, inter % 8 == 0 and <= 16,384, rows past the GEMV
-// that cuBLASLt has an algorithm for), the decomposition elsewhere.
+// The fused MLP runs through three backends: the default (SEAM_FP8_GATED_ROUTE=lt), one on
+// SEAM_FP8_GATED_ROUTE=ws (the warp-specialised GEMM's gated epilogue past 64 rows), and one on lt
+// with SEAM_FP8_GATED_EPILOGUE=0, so that only the lt route leaves [gate | up] unwritten:
+// cuBLASLt's sums into fp8_scaled_gated_act_quantize, bit for bit the decomposition (act, and the
+// down projection through act's codes) wherever it applies (per-channel weights, per-token
+// activations, inter % 8 == 0 and <= 16,384, rows past the GEMV that cuBLASLt has an algorithm
+// for), the decomposition elsewhere.
 TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
   setenv("SEAM_FP8_GATED_ROUTE", "lt", 1);
   setenv("SEAM_FP8_GATED_EPILOGUE", "0", 1);
   std::unique_ptr<Backend> lt = make_cuda_backend(0);
-  unsetenv("SEAM_FP8_GATED_ROUTE");
+  setenv("SEAM_FP8_GATED_ROUTE", "ws", 1);
   unsetenv("SEAM_FP8_GATED_EPILOGUE");
+  std::unique_ptr<Backend> ws_route = make_cuda_backend(0);
+  unsetenv("SEAM_FP8_GATED_ROUTE");
   cuda::Fp8CublasLt probe;
   int n_lt = 0;
   for (DType t : {DType::bf16, DType::f16})
@@ -295,8 +299,15 @@ TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
             gpu->linear_fp8(want_h, a1, Wd.gpu, Tensor(), true);
             gpu->rms_norm_gate_up_act_fp8(a2, gu, normed, x, g, 1e-6f, Wg.gpu, f);
             gpu->linear_fp8(got_h, a2, Wd.gpu, Tensor(), true);
-            EXPECT_EQ(download(a2), download(a1));
-            EXPECT_EQ(download(got_h), download(want_h));
+            EXPECT_EQ(download(a2), download(a1)) << "default route";
+            EXPECT_EQ(download(got_h), download(want_h)) << "default route";
+            const Tensor a4 = empty(t, {n, inter}), got_h4 = upload(h0, t, {n, hidden});
+            gpu->synchronize();  // the uploads (fixture stream) before ws_route's stream reads them
+            ws_route->rms_norm_gate_up_act_fp8(a4, gu, normed, x, g, 1e-6f, Wg.gpu, f);
+            ws_route->linear_fp8(got_h4, a4, Wd.gpu, Tensor(), true);
+            ws_route->synchronize();
+            EXPECT_EQ(download(a4), download(a1)) << "SEAM_FP8_GATED_ROUTE=ws";
+            EXPECT_EQ(download(got_h4), download(want_h)) << "SEAM_FP8_GATED_ROUTE=ws";
 
             const bool lt_applies = act == Fp8ActScheme::dynamic_per_token && n > cuda::kFp8GemvMaxRows &&
                                     inter % 8 == 0 && inter <= 16384 &&

@@ -255,10 +255,12 @@ class CudaBackend final : public Backend {
   // product past the decode batches with the activation in its epilogue (gate_up_act_fp8_glu);
   // 0 writes [gate | up] and runs the gated activation after it (bit-equal; an A/B switch).
   bool fp8_gated_epilogue_ = true;
-  // SEAM_FP8_GATED_ROUTE (ws, the default, or lt), read at construction: lt runs the gated MLP's
+  // SEAM_FP8_GATED_ROUTE (lt, the default, or ws), read at construction: lt runs the gated MLP's
   // product past the GEMV for per-channel weights and per-token activations on cuBLASLt
-  // (gate_up_act_fp8_lt) before the warp-specialised GEMM's gated epilogue is tried.
-  bool fp8_gated_lt_ = false;
+  // (gate_up_act_fp8_lt) under SEAM_FP8_GEMM=ws-lt, auto or cublaslt, before the warp-specialised
+  // GEMM's gated epilogue is tried; ws (and SEAM_FP8_GEMM=ws or wgmma) keeps the older routes.
+  // lt measured faster on the H200 (docs/performance.md, twenty-third pass).
+  bool fp8_gated_lt_ = true;
   // SEAM_FP8_SKINNY (auto | on | off), read at construction with SEAM_FP8_GEMM, under
   // SEAM_FP8_GEMM=auto or ws (the explicit wgmma / cublaslt modes keep their products): which
   // products of kFp8GemvMaxRows + 1 .. kFp8SkinnyMaxRows rows the skinny swap-AB wgmma GEMM

@@ -216,8 +216,8 @@ bool CudaBackend::gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, 
 
 bool CudaBackend::gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, const Tensor& x,
                                      const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a) {
-  if (!fp8_gated_lt_ || fp8_gemm_mode_ == Fp8GemmMode::wgmma || x.ndim != 2 || x.size(0) <= kFp8GemvMaxRows ||
-      !act.defined() || act.dtype != x.dtype || act.size(0) != x.size(0) || !act.rows_contiguous() ||
+  if (!fp8_gated_lt_ || fp8_gemm_mode_ == Fp8GemmMode::wgmma || fp8_gemm_mode_ == Fp8GemmMode::ws || x.ndim != 2 || x.size(0) <= kFp8GemvMaxRows ||
+      !act.defined() || act.dtype != x.dtype || act.ndim != 2 || act.size(0) != x.size(0) || !act.rows_contiguous() ||
       !norm_weight.defined() || norm_weight.device != Device::cuda || !fp8_scaled_gated_act_quantize_applies(act, w))
     return false;
   const int64_t n = x.size(0), n_in = x.size(1), inter = act.size(1);
