@@ -81,6 +81,11 @@ class Fp8CublasLt {
 
   // The unscaled route's float32 sums scratch: longer batches run in row chunks below it.
   static constexpr size_t kMaxSumsBytes = size_t(256) << 20;
+  // The rows of each chunk of an n-row unscaled product of n_out outputs (the last may be
+  // shorter): n itself where its sums fit kMaxSumsBytes, else equal chunks rounded up to whole
+  // 128-row tiles where that still fits, else up to a multiple of 16: never more chunks than
+  // kMaxSumsBytes forces.
+  static int64_t chunk_rows(int64_t n, int64_t n_out);
 
  private:
   struct Plan {
