@@ -16,15 +16,23 @@ __device__ __forceinline__ float lane_of(const float4& v, int i) {
 }
 
 // One block a row, fp8_gated_act_quantize.cu's row layout (chunk c of 8 values in thread
-// c % kRowThreads): every load of the row's gate and up sums is issued before the first store
-// (act may alias them as far as the compiler knows), then per element the scale epilogue's
-// arithmetic for gate and for up (fp8_scale_epilogue.cu: (xs * ws) * S rounded to T), the
-// gated activation's (f(gate) * up rounded to T), act stored 16 bytes at a time, and the row's
+// c % kRowThreads). The row's sums are read in waves of kWave chunks a thread: a wave's gate and
+// up loads are all issued before its first store (act may alias them as far as the compiler
+// knows), then per element the scale epilogue's arithmetic for gate and for up
+// (fp8_scale_epilogue.cu: (xs * ws) * S rounded to T), the gated activation's (f(gate) * up
+// rounded to T), act stored 16 bytes at a time and kept packed; after the last wave the row's
 // codes and scale from the held values (fp8_row_quantize.cuh).
+// Why waves on 256 threads: holding a whole 14,336-wide row's sums at once took 1,024 threads of
+// ~54 registers, one block an SM, and an SM then sat through each row's loads, arithmetic and
+// block reduction in turn (2.2 TB/s at 2,048 rows, call 2 of the twenty-third pass); a wave of
+// 2 chunks keeps a thread's float registers at 32, so several blocks an SM overlap one row's
+// reduction with another's loads.
 template <typename T, Activation F, int kRowThreads, int kChunks>
 __global__ void __launch_bounds__(kRowThreads)
     fp8_scaled_gated_act_quantize_kernel(T* act, int64_t act_stride, uint8_t* codes, float* scales, const float* sums,
                                          const float* xs, const float* ws, int ws_step, int inter, float ub) {
+  constexpr int kWave = 2;
+  static_assert(kChunks % kWave == 0, "whole waves");
   pdl_begin();
   __shared__ float scratch[32];
   const int64_t row = blockIdx.x;
@@ -32,33 +40,36 @@ __global__ void __launch_bounds__(kRowThreads)
   const float4* up = gate + inter / 4;
   uint4* out = reinterpret_cast<uint4*>(act + row * act_stride);
   const int n_chunks = inter / 8;
-  float4 g[kChunks][2], u[kChunks][2];
-#pragma unroll
-  for (int s = 0; s < kChunks; ++s) {
-    const int c = s * kRowThreads + int(threadIdx.x);
-    const bool in = c < n_chunks;
-    g[s][0] = in ? gate[2 * c] : make_float4(0.f, 0.f, 0.f, 0.f);
-    g[s][1] = in ? gate[2 * c + 1] : make_float4(0.f, 0.f, 0.f, 0.f);
-    u[s][0] = in ? up[2 * c] : make_float4(0.f, 0.f, 0.f, 0.f);
-    u[s][1] = in ? up[2 * c + 1] : make_float4(0.f, 0.f, 0.f, 0.f);
-  }
   const float x_s = xs[row];
   uint4 v[kChunks];
 #pragma unroll
-  for (int s = 0; s < kChunks; ++s) {
-    const int c = s * kRowThreads + int(threadIdx.x);
-    v[s] = make_uint4(0, 0, 0, 0);
-    if (c >= n_chunks) continue;
-    T* ve = reinterpret_cast<T*>(&v[s]);
+  for (int s0 = 0; s0 < kChunks; s0 += kWave) {
+    float4 g[kWave][2], u[kWave][2];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const int k = 8 * c + i;
-      const float gv = to_float(from_float<T>((x_s * ws[int64_t(k) * ws_step]) * lane_of(g[s][i / 4], i % 4)));
-      const float uv =
-          to_float(from_float<T>((x_s * ws[int64_t(inter + k) * ws_step]) * lane_of(u[s][i / 4], i % 4)));
-      ve[i] = from_float<T>(activate<F>(gv) * uv);
+    for (int j = 0; j < kWave; ++j) {
+      const int c = (s0 + j) * kRowThreads + int(threadIdx.x);
+      const bool in = c < n_chunks;
+      g[j][0] = in ? gate[2 * c] : make_float4(0.f, 0.f, 0.f, 0.f);
+      g[j][1] = in ? gate[2 * c + 1] : make_float4(0.f, 0.f, 0.f, 0.f);
+      u[j][0] = in ? up[2 * c] : make_float4(0.f, 0.f, 0.f, 0.f);
+      u[j][1] = in ? up[2 * c + 1] : make_float4(0.f, 0.f, 0.f, 0.f);
     }
-    out[c] = v[s];
+#pragma unroll
+    for (int j = 0; j < kWave; ++j) {
+      const int s = s0 + j, c = s * kRowThreads + int(threadIdx.x);
+      v[s] = make_uint4(0, 0, 0, 0);
+      if (c >= n_chunks) continue;
+      T* ve = reinterpret_cast<T*>(&v[s]);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int k = 8 * c + i;
+        const float gv = to_float(from_float<T>((x_s * ws[int64_t(k) * ws_step]) * lane_of(g[j][i / 4], i % 4)));
+        const float uv =
+            to_float(from_float<T>((x_s * ws[int64_t(inter + k) * ws_step]) * lane_of(u[j][i / 4], i % 4)));
+        ve[i] = from_float<T>(activate<F>(gv) * uv);
+      }
+      out[c] = v[s];
+    }
   }
   quantize_row_chunks<T, kRowThreads, kChunks>(v, n_chunks, int(Fp8ActScheme::dynamic_per_token), 0.f, ub,
                                                codes + row * inter, scales, row, gridDim.x, scratch);
@@ -79,12 +90,10 @@ void launch_typed(const Tensor& act, uint8_t* codes, float* scales, const float*
       launch_kernel(kernel, dim3(unsigned(n)), kThreadsC, 0, stream, act.ptr<T>(), act.stride[0], codes, scales, sums,
                     xs, w.w_scale.ptr<const float>(), ws_step, int(inter), ub);
     };
-    // At most 2 chunks a thread (16 sums each in registers): 256 threads up to 4,096 values,
-    // 1,024 up to 16,384 (fp8_gated_act_quantize.cu's block for such rows).
-    if (fp8_row_chunks(inter, 256) <= 2)
-      launch(std::integral_constant<int, 256>{}, std::integral_constant<int, 2>{});
-    else
-      launch(std::integral_constant<int, 1024>{}, std::integral_constant<int, 2>{});
+    // 256 threads a row, 2, 4 or 8 chunks a thread (kMaxInter = 16,384 = 256 x 8 x 8 values).
+    with_row_chunks(fp8_row_chunks(inter, 256), [&](auto k) {
+      if constexpr (decltype(k)::value <= 8) launch(std::integral_constant<int, 256>{}, k);
+    });
     SEAM_CUDA_CHECK_LAUNCH();
   }
 }
