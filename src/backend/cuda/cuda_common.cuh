@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <utility>
 
@@ -167,6 +168,21 @@ void launch_kernel_clusters(unsigned cluster_x, void (*kernel)(Params...), dim3 
   }()
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// The current device's SM count, asked of the driver once a device: the launchers size their
+// grids by it at every launch.
+inline int current_device_sms() {
+  constexpr int kCached = 64;  // devices past it ask every time
+  static std::atomic<int> cached[kCached] = {};
+  int dev = 0;
+  SEAM_CUDA_CHECK(cudaGetDevice(&dev));
+  const bool slot = dev >= 0 && dev < kCached;
+  int n = slot ? cached[dev].load(std::memory_order_relaxed) : 0;
+  if (n > 0) return n;
+  SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  if (slot) cached[dev].store(n, std::memory_order_relaxed);
+  return n;
+}
 
 // True when rows of `t` (width `width` elements, row stride stride[0]) can be
 // read with 16-byte vectors.

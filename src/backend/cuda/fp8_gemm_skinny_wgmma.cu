@@ -320,13 +320,6 @@ __global__ void __launch_bounds__(kThreads, BPS)
 #endif
 }
 
-int current_device_sms() {
-  int dev = 0, n_sms = 0;
-  SEAM_CUDA_CHECK(cudaGetDevice(&dev));
-  SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, dev));
-  return n_sms;
-}
-
 int blocks_per_sm_of(int blocks_per_sm) {
   // SEAM_FP8_SKINNY_BLOCKS_PER_SM: 1 (default: one block an SM with a ~200 KB ring) or 2 (two of
   // ~100 KB: a block's pipeline fill hides behind the other's stream; 128-feature tiles only).

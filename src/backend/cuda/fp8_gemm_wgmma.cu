@@ -326,13 +326,6 @@ void launch_typed(Fp8WgmmaTile tile, bool block, bool overlap, const Tensor& out
   launch_tiled<T, false, false>(tile, out, codes, act_scales, w, bias, accumulate, stream);
 }
 
-int current_device_sms() {
-  int dev = 0, n_sms = 0;
-  SEAM_CUDA_CHECK(cudaGetDevice(&dev));
-  SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, dev));
-  return n_sms;
-}
-
 }  // namespace
 
 Fp8WgmmaTile fp8_gemm_wgmma_tile(int64_t n, int64_t n_out, int n_sms) {

@@ -502,13 +502,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-int current_device_sms() {
-  int dev = 0, n_sms = 0;
-  SEAM_CUDA_CHECK(cudaGetDevice(&dev));
-  SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, dev));
-  return n_sms;
-}
-
 // The kernel's accumulate argument for out += product: 2 (the old values prefetched a column
 // block at a time, the default) or 1 (SEAM_FP8_WS_RESIDUAL_PREFETCH=0: loaded pair by pair).
 int residual_prefetch() {

@@ -90,10 +90,17 @@ void launch_typed(const Tensor& act, uint8_t* codes, float* scales, const float*
       launch_kernel(kernel, dim3(unsigned(n)), kThreadsC, 0, stream, act.ptr<T>(), act.stride[0], codes, scales, sums,
                     xs, w.w_scale.ptr<const float>(), ws_step, int(inter), ub);
     };
-    // 256 threads a row, 2, 4 or 8 chunks a thread (kMaxInter = 16,384 = 256 x 8 x 8 values).
-    with_row_chunks(fp8_row_chunks(inter, 256), [&](auto k) {
-      if constexpr (decltype(k)::value <= 8) launch(std::integral_constant<int, 256>{}, k);
-    });
+    // Rows to fill every SM twice over: 256 threads a row, 2, 4 or 8 chunks a thread (kMaxInter =
+    // 16,384 = 256 x 8 x 8 values), in waves. Fewer rows (decode batches): up to 1,024 threads a
+    // row and one wave, since there the rows in flight, not the SMs' overlap, bound the kernel.
+    const int64_t n_sms = current_device_sms();
+    const int chunks256 = fp8_row_chunks(inter, 256);
+    if (chunks256 <= 2 || n >= 2 * n_sms)
+      with_row_chunks(chunks256, [&](auto k) {
+        if constexpr (decltype(k)::value <= 8) launch(std::integral_constant<int, 256>{}, k);
+      });
+    else
+      launch(std::integral_constant<int, 1024>{}, std::integral_constant<int, 2>{});
     SEAM_CUDA_CHECK_LAUNCH();
   }
 }
