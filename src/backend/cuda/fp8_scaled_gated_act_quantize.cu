@@ -15,6 +15,20 @@ __device__ __forceinline__ float lane_of(const float4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
+// The weight scales of 8 consecutive outputs from k: per-channel (step 1) two 16-byte loads (the
+// scales 16-byte aligned, k % 8 == 0); per-tensor (step 0) the one scale. Scalar loads were 16
+// LSU requests of 8 lines each a chunk, against 4 of 4 lines for the chunk's sums.
+__device__ __forceinline__ void load_scales8(float (&d)[8], const float* ws, int64_t k, int step) {
+  if (step == 0) {
+    const float w = ws[0];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) d[i] = w;
+    return;
+  }
+  const float4 a = *reinterpret_cast<const float4*>(ws + k), b = *reinterpret_cast<const float4*>(ws + k + 4);
+  d[0] = a.x, d[1] = a.y, d[2] = a.z, d[3] = a.w, d[4] = b.x, d[5] = b.y, d[6] = b.z, d[7] = b.w;
+}
+
 // One block a row, fp8_gated_act_quantize.cu's row layout (chunk c of 8 values in thread
 // c % kRowThreads). The row's sums are read in waves of kWave chunks a thread: a wave's gate and
 // up loads are all issued before its first store (act may alias them as far as the compiler
@@ -22,11 +36,9 @@ __device__ __forceinline__ float lane_of(const float4& v, int i) {
 // (fp8_scale_epilogue.cu: (xs * ws) * S rounded to T), the gated activation's (f(gate) * up
 // rounded to T), act stored 16 bytes at a time and kept packed; after the last wave the row's
 // codes and scale from the held values (fp8_row_quantize.cuh).
-// Why waves on 256 threads: holding a whole 14,336-wide row's sums at once took 1,024 threads of
-// ~54 registers, one block an SM, and an SM then sat through each row's loads, arithmetic and
-// block reduction in turn (2.2 TB/s at 2,048 rows, call 2 of the twenty-third pass); a wave of
-// 2 chunks keeps a thread's float registers at 32, so several blocks an SM overlap one row's
-// reduction with another's loads.
+// Waves on 256 threads (2 blocks an SM) and 1,024 threads holding the whole row (1 block an SM)
+// measured the same at 2,048 rows (144.5 / 146.3 µs, 2.2 TB/s, twenty-third pass): occupancy was
+// not what held the kernel. What did is in load_scales8.
 template <typename T, Activation F, int kRowThreads, int kChunks>
 __global__ void __launch_bounds__(kRowThreads)
     fp8_scaled_gated_act_quantize_kernel(T* act, int64_t act_stride, uint8_t* codes, float* scales, const float* sums,
@@ -60,12 +72,13 @@ __global__ void __launch_bounds__(kRowThreads)
       v[s] = make_uint4(0, 0, 0, 0);
       if (c >= n_chunks) continue;
       T* ve = reinterpret_cast<T*>(&v[s]);
+      float wg[8], wu[8];
+      load_scales8(wg, ws, int64_t(8) * c, ws_step);
+      load_scales8(wu, ws, int64_t(inter) + 8 * c, ws_step);
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        const int k = 8 * c + i;
-        const float gv = to_float(from_float<T>((x_s * ws[int64_t(k) * ws_step]) * lane_of(g[j][i / 4], i % 4)));
-        const float uv =
-            to_float(from_float<T>((x_s * ws[int64_t(inter + k) * ws_step]) * lane_of(u[j][i / 4], i % 4)));
+        const float gv = to_float(from_float<T>((x_s * wg[i]) * lane_of(g[j][i / 4], i % 4)));
+        const float uv = to_float(from_float<T>((x_s * wu[i]) * lane_of(u[j][i / 4], i % 4)));
         ve[i] = from_float<T>(activate<F>(gv) * uv);
       }
       out[c] = v[s];
@@ -112,7 +125,8 @@ bool fp8_scaled_gated_act_quantize_applies(const Tensor& act, const Fp8Weight& w
   const int64_t inter = act.size(1);
   return inter > 0 && inter % 8 == 0 && inter <= kMaxInter && aligned16(act.data) && act.stride[0] % 8 == 0 &&
          w.act == Fp8ActScheme::dynamic_per_token &&
-         (w.w_scheme == Fp8WeightScheme::per_channel || w.w_scheme == Fp8WeightScheme::per_tensor) &&
+         (w.w_scheme == Fp8WeightScheme::per_tensor ||
+          (w.w_scheme == Fp8WeightScheme::per_channel && aligned16(w.w_scale.data))) &&
          w.w.defined() && w.w.ndim == 2 && w.w.size(0) == 2 * inter;
 }
 
