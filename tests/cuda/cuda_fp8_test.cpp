@@ -322,7 +322,8 @@ TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
             EXPECT_EQ(download(a3), download(a1)) << (lt_applies ? "lt route" : "decomposition");
             EXPECT_EQ(download(got_h3), download(want_h)) << (lt_applies ? "lt route" : "decomposition");
             const std::vector<float> gu3_after = download(gu3);
-            const bool untouched = std::all_of(gu3_after.begin(), gu3_after.end(), [](float v) { return std::isnan(v); });
+            const bool untouched =
+                std::all_of(gu3_after.begin(), gu3_after.end(), [](float v) { return std::isnan(v); });
             EXPECT_EQ(untouched, lt_applies) << "[gate | up] " << (untouched ? "unwritten" : "written")
                                              << ": the lt route " << (untouched ? "ran" : "did not run");
             n_lt += lt_applies;

@@ -9,9 +9,13 @@
 // SEAM_FP8_SKINNY=on for every scheme, off for none; not under SEAM_FP8_GEMM=wgmma / cublaslt);
 // past 64 rows by default (ws-lt) cuBLASLt's route where it takes the weight (per-channel), else
 // the warp-specialised wgmma GEMM with the scales in its epilogue (fp8_gemm_wgmma_ws.h; ws: that
-// GEMM for every scheme), which also runs the gated product; otherwise cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else on Hopper the one-block
+// GEMM for every scheme, the gated product with the activation in its epilogue); otherwise
+// cuBLASLt's E4M3 GEMM (fp8_cublaslt.h) where it takes the scheme, else on Hopper the one-block
 // wgmma GEMM (fp8_gemm_wgmma.h: K % 128 == 0, N % 8 == 0; the 128-block scheme), else the
-// CUDA-core kernel (fp8_gemm.cu).
+// CUDA-core kernel (fp8_gemm.cu). The gated MLP's product past the GEMV for per-channel weights
+// and per-token activations (SEAM_FP8_GATED_ROUTE=lt, the default, under ws-lt, auto, cublaslt):
+// cuBLASLt's unscaled sums, then one kernel for the scales, the gated activation and act's codes
+// (gate_up_act_fp8_lt, fp8_scaled_gated_act_quantize.h).
 //
 // The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
 // is never released while the backend lives: the graph warm-ups before each capture grow it
@@ -216,7 +220,9 @@ bool CudaBackend::gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, 
 
 bool CudaBackend::gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, const Tensor& x,
                                      const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a) {
-  if (!fp8_gated_lt_ || fp8_gemm_mode_ == Fp8GemmMode::wgmma || fp8_gemm_mode_ == Fp8GemmMode::ws || x.ndim != 2 || x.size(0) <= kFp8GemvMaxRows ||
+  // SEAM_FP8_GEMM=ws and wgmma keep the gated product on their kernels.
+  const bool mode_takes = fp8_gemm_mode_ != Fp8GemmMode::wgmma && fp8_gemm_mode_ != Fp8GemmMode::ws;
+  if (!fp8_gated_lt_ || !mode_takes || x.ndim != 2 || x.size(0) <= kFp8GemvMaxRows ||
       !act.defined() || act.dtype != x.dtype || act.ndim != 2 || act.size(0) != x.size(0) || !act.rows_contiguous() ||
       !norm_weight.defined() || norm_weight.device != Device::cuda || !fp8_scaled_gated_act_quantize_applies(act, w))
     return false;

@@ -38,7 +38,8 @@ __device__ __forceinline__ void load_scales8(float (&d)[8], const float* ws, int
 // codes and scale from the held values (fp8_row_quantize.cuh).
 // Waves on 256 threads (2 blocks an SM) and 1,024 threads holding the whole row (1 block an SM)
 // measured the same at 2,048 rows (144.5 / 146.3 µs, 2.2 TB/s, twenty-third pass): occupancy was
-// not what held the kernel. What did is in load_scales8.
+// not what held the kernel. The scale loads were part of it (load_scales8: ~16 µs a call); the
+// rest, the kernel still well under its 4 TB/s, is not known (docs/performance.md).
 template <typename T, Activation F, int kRowThreads, int kChunks>
 __global__ void __launch_bounds__(kRowThreads)
     fp8_scaled_gated_act_quantize_kernel(T* act, int64_t act_stride, uint8_t* codes, float* scales, const float* sums,
@@ -98,8 +99,9 @@ void launch_typed(const Tensor& act, uint8_t* codes, float* scales, const float*
     const int ws_step = w.w_scheme == Fp8WeightScheme::per_channel ? 1 : 0;
     const auto launch = [&](auto threads_c, auto k) {
       constexpr int kThreadsC = decltype(threads_c)::value, K = decltype(k)::value;
-      auto kernel = f == Activation::silu ? fp8_scaled_gated_act_quantize_kernel<T, Activation::silu, kThreadsC, K>
-                                          : fp8_scaled_gated_act_quantize_kernel<T, Activation::gelu_tanh, kThreadsC, K>;
+      auto kernel = f == Activation::silu
+                        ? fp8_scaled_gated_act_quantize_kernel<T, Activation::silu, kThreadsC, K>
+                        : fp8_scaled_gated_act_quantize_kernel<T, Activation::gelu_tanh, kThreadsC, K>;
       launch_kernel(kernel, dim3(unsigned(n)), kThreadsC, 0, stream, act.ptr<T>(), act.stride[0], codes, scales, sums,
                     xs, w.w_scale.ptr<const float>(), ws_step, int(inter), ub);
     };
