@@ -320,6 +320,9 @@ int run(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const bool gemv_only = argc > 1 && std::strcmp(argv[1], "--gemv") == 0;
   const bool small_m = argc > 1 && std::strcmp(argv[1], "--small-m") == 0;
+  // --focus: the FP8 gated-activation kernel's variants, then decode attention at batch 1 and a
+  // 32,768-token context on a bf16 and an FP8 cache (the FP8-KV decode target's attention).
+  const bool focus = argc > 1 && std::strcmp(argv[1], "--focus") == 0;
   std::string why;
   if (!cuda_device_present(&why)) {
     std::printf("seam_kernel_bench: no GPU (%s)\n", why.c_str());
@@ -337,6 +340,14 @@ int run(int argc, char** argv) {
               std::string(12, '-').c_str(), std::string(18, '-').c_str(), std::string(20, '-').c_str());
   if (fp8_only) {
     bench_fp8_gemm(b);
+    return 0;
+  }
+  if (focus) {
+    bench_fp8_scaled_gated_act(b);
+    AttnShape fp8_kv;
+    fp8_kv.kv_fp8 = true;
+    for (int ctx : {32768, 4096})
+      for (const AttnShape& sh : {AttnShape{}, fp8_kv}) bench_decode_attention(b, 1, ctx, false, sh);
     return 0;
   }
   if (gemv_only || small_m) {

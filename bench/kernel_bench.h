@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <numeric>
@@ -103,6 +104,7 @@ class Bench {
   double time_us(const std::function<void(int)>& op, int calls_per_graph = 10, int replays = 15) {
     op(0);  // plans, attributes: everything host-side happens before capture
     gpu_->synchronize();
+    if (once_) return 0;  // SEAM_KBENCH_ONCE: each op launched once, eagerly (for a profiler)
     gpu_->begin_capture();
     for (int i = 0; i < calls_per_graph; ++i) op(i);
     auto graph = gpu_->end_capture();
@@ -142,6 +144,7 @@ class Bench {
   cudaEvent_t start_{}, stop_{};
   std::vector<void*> allocs_;
   uint64_t seed_ = 12345;
+  const bool once_ = std::getenv("SEAM_KBENCH_ONCE") != nullptr;
 };
 
 // ---- Llama-3.1-8B shapes ----
@@ -182,6 +185,7 @@ inline std::vector<Fp8Weight> fp8_weights(Bench& b, int64_t n_out, int64_t n_in,
 // The sections in their own files.
 void bench_fp8_gemm(Bench& b);
 void bench_fp8_skinny(Bench& b);
+void bench_fp8_scaled_gated_act(Bench& b);
 void bench_moe_grouped(Bench& b, int n_tokens);
 void bench_moe_skinny(Bench& b, int n_tokens);
 void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t H, int64_t k);

@@ -165,6 +165,16 @@ class CudaBackend final : public Backend {
   // SEAM_FP8_GATED_ROUTE=lt; false (nothing run) where it does not apply.
   bool gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, const Tensor& x, const Tensor& norm_weight,
                           float eps, const Fp8Weight& w, Activation a);
+  // rms_norm_qkv_rope_store_fp8 past the GEMV on cuBLASLt's unscaled product with the scale
+  // epilogue, RoPE and the KV store in one kernel after it (rope.h,
+  // launch_rope_store_kv_from_fp8_sums), under SEAM_FP8_QKV_ROPE_FUSED=1; false (nothing run) where
+  // it does not apply.
+  bool qkv_rope_store_fp8_lt(const Tensor& qkv, const Tensor& x, const Tensor& norm_weight, float eps,
+                             const Fp8Weight& w, const Tensor& bias, const RopeStoreArgs& r);
+  // Whether a norm-fused FP8 product of x's rows takes cuBLASLt's unscaled sums here: past the
+  // GEMV, under a SEAM_FP8_GEMM mode that routes per-channel products to cuBLASLt (not wgmma or ws;
+  // the weight's own checks are the caller's), with the norm's weight on this device.
+  bool fp8_sums_route(const Tensor& x, const Tensor& norm_weight) const;
   int device_id_ = 0;
   int n_sms_ = 0;
   std::string device_name_;
@@ -261,6 +271,10 @@ class CudaBackend final : public Backend {
   // GEMM's gated epilogue is tried; ws (and SEAM_FP8_GEMM=ws or wgmma) keeps the older routes.
   // lt measured faster on the H200 (docs/performance.md, twenty-third pass).
   bool fp8_gated_lt_ = true;
+  // SEAM_FP8_QKV_ROPE_FUSED (1, the default, or 0), read at construction: 1 runs the FP8 qkv
+  // product's scale epilogue, RoPE and the KV store as one kernel on cuBLASLt's sums
+  // (qkv_rope_store_fp8_lt) where that route applies; 0 the decomposition (bit-equal; an A/B switch).
+  bool fp8_qkv_rope_fused_ = true;
   // SEAM_FP8_SKINNY (auto | on | off), read at construction with SEAM_FP8_GEMM, under
   // SEAM_FP8_GEMM=auto or ws (the explicit wgmma / cublaslt modes keep their products): which
   // products of kFp8GemvMaxRows + 1 .. kFp8SkinnyMaxRows rows the skinny swap-AB wgmma GEMM

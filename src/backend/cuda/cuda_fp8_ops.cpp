@@ -15,7 +15,9 @@
 // CUDA-core kernel (fp8_gemm.cu). The gated MLP's product past the GEMV for per-channel weights
 // and per-token activations (SEAM_FP8_GATED_ROUTE=lt, the default, under ws-lt, auto, cublaslt):
 // cuBLASLt's unscaled sums, then one kernel for the scales, the gated activation and act's codes
-// (gate_up_act_fp8_lt, fp8_scaled_gated_act_quantize.h).
+// (gate_up_act_fp8_lt, fp8_scaled_gated_act_quantize.h). The qkv product on the same route
+// (SEAM_FP8_QKV_ROPE_FUSED=1, the default): cuBLASLt's sums, then one kernel for the scales, RoPE
+// and the KV store (qkv_rope_store_fp8_lt, rope.h).
 //
 // The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
 // is never released while the backend lives: the graph warm-ups before each capture grow it
@@ -39,6 +41,7 @@
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/fp8_rms_norm_quantize.h"
 #include "backend/cuda/fp8_scaled_gated_act_quantize.h"
+#include "backend/cuda/rope.h"
 #include "backend/op_checks.h"
 
 namespace seam::cuda {
@@ -189,7 +192,45 @@ void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor 
     op_checks::store_kv(r.k_cache, r.v_cache, h.k, h.v, r.slots, Device::cuda, r.kv_scales);
     return fp8_gemv(qkv, x, w, bias, false, f);
   }
+  if (qkv_rope_store_fp8_lt(qkv, x, norm_weight, eps, w, bias, r)) return;
   Backend::rms_norm_qkv_rope_store_fp8(qkv, normed, x, norm_weight, eps, w, bias, r);
+}
+
+bool CudaBackend::fp8_sums_route(const Tensor& x, const Tensor& norm_weight) const {
+  // SEAM_FP8_GEMM=ws and wgmma keep their products on their own kernels.
+  const bool mode_takes = fp8_gemm_mode_ != Fp8GemmMode::wgmma && fp8_gemm_mode_ != Fp8GemmMode::ws;
+  return mode_takes && x.ndim == 2 && x.size(0) > kFp8GemvMaxRows && norm_weight.defined() &&
+         norm_weight.device == Device::cuda;
+}
+
+// Past the GEMV: the norm writes x's FP8 codes, cuBLASLt's unscaled product writes float32 sums
+// (row chunks), and one kernel a chunk applies the scale epilogue's arithmetic, rotates q and k,
+// writes qkv and stores K / V — what fp8_product (the same plans: the same sums) and
+// rope_store_kv leave, bit for bit (cuda_fp8_qkv_rope_test), without writing qkv in T and reading
+// it back. Under a static activation scheme the norm writes the static scale per row, as for
+// fp8_product.
+bool CudaBackend::qkv_rope_store_fp8_lt(const Tensor& qkv, const Tensor& x, const Tensor& norm_weight, float eps,
+                                        const Fp8Weight& w, const Tensor& bias, const RopeStoreArgs& r) {
+  if (!fp8_qkv_rope_fused_ || !fp8_sums_route(x, norm_weight) || qkv.ndim != 2 || qkv.size(0) != x.size(0) ||
+      qkv.dtype != x.dtype || !r.k_cache.defined() || r.k_cache.ndim != 3 ||
+      (w.act != Fp8ActScheme::dynamic_per_token && w.act != Fp8ActScheme::static_per_tensor) ||
+      !rope_store_kv_from_fp8_sums_applies(qkv, r.n_heads, r.tables(), r.k_cache, r.v_cache, w, bias))
+    return false;
+  // The decomposition's checks, on the views it would pass: the same errors either way.
+  op_checks::linear_fp8(qkv, x, w, bias, Device::cuda);
+  const RopeStoreArgs::Qkv h = r.split_qkv(qkv);
+  op_checks::rope(h.q, h.k, r.positions, r.tables(), Device::cuda);
+  op_checks::store_kv(r.k_cache, r.v_cache, h.k, h.v, r.slots, Device::cuda, r.kv_scales);
+  const int64_t n = x.size(0), n_in = x.size(1);
+  if (!fp8_cublaslt_.sums_ready(n, w, capturing_)) return false;
+  const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
+  launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
+  fp8_cublaslt_.run_sums(codes, w, capturing_, stream_, [&](int64_t r0, int64_t m, const float* sums) {
+    launch_rope_store_kv_from_fp8_sums(qkv.slice_rows(r0, m), r.n_heads, sums, scales.ptr<const float>() + r0, w, bias,
+                                       r.positions.slice_rows(r0, m), r.tables(), r.k_cache, r.v_cache,
+                                       r.slots.slice_rows(r0, m), stream_, r.kv_scales);
+  });
+  return true;
 }
 
 // Past the decode batches on the warp-specialised GEMM (SEAM_FP8_GEMM=ws-lt, the default, or ws): the norm
@@ -220,11 +261,8 @@ bool CudaBackend::gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, 
 
 bool CudaBackend::gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, const Tensor& x,
                                      const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a) {
-  // SEAM_FP8_GEMM=ws and wgmma keep the gated product on their kernels.
-  const bool mode_takes = fp8_gemm_mode_ != Fp8GemmMode::wgmma && fp8_gemm_mode_ != Fp8GemmMode::ws;
-  if (!fp8_gated_lt_ || !mode_takes || x.ndim != 2 || x.size(0) <= kFp8GemvMaxRows ||
-      !act.defined() || act.dtype != x.dtype || act.ndim != 2 || act.size(0) != x.size(0) || !act.rows_contiguous() ||
-      !norm_weight.defined() || norm_weight.device != Device::cuda || !fp8_scaled_gated_act_quantize_applies(act, w))
+  if (!fp8_gated_lt_ || !fp8_sums_route(x, norm_weight) || !act.defined() || act.dtype != x.dtype || act.ndim != 2 ||
+      act.size(0) != x.size(0) || !act.rows_contiguous() || !fp8_scaled_gated_act_quantize_applies(act, w))
     return false;
   const int64_t n = x.size(0), n_in = x.size(1), inter = act.size(1);
   op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);  // the decomposition's checks, same errors

@@ -211,15 +211,16 @@ bool Fp8CublasLt::sums_ready(int64_t n, const Fp8Weight& w, bool capturing) {
 void Fp8CublasLt::run_sums(const Tensor& codes, const Fp8Weight& w, bool capturing, cudaStream_t stream,
                            const std::function<void(int64_t, int64_t, const float*)>& each) {
   const int64_t n = codes.size(0), n_out = w.w.size(0), n_in = w.w.size(1);
-  SEAM_CHECK(sums_ready(n, w, capturing), "fp8 cuBLASLt: the unscaled product of ", n, " rows of ",
-             w.w.shape_str(), " is not ready (sums_ready first)");
   if (n == 0) return;
   const int64_t chunk = chunk_rows(n, n_out);
   const int64_t first = chunk, last = n % chunk == 0 ? first : n % chunk;
   auto key = [&](int64_t m) { return Key{m, n_out, n_in, n_out, int(DType::f32), int(Route::unscaled), false, false}; };
-  Plan* p_first = plan_for(key(first), DType::f32, capturing);
-  Plan* p_last = plan_for(key(last), DType::f32, capturing);
-  float* s = sums(size_t(first * n_out) * sizeof(float), capturing);
+  // What sums_ready made (or found): the plans and the scratch, each fetched once.
+  Plan* p_first = takes(Route::unscaled, w) ? plan_for(key(first), DType::f32, capturing) : nullptr;
+  Plan* p_last = p_first ? plan_for(key(last), DType::f32, capturing) : nullptr;
+  float* s = p_last ? sums(size_t(first * n_out) * sizeof(float), capturing) : nullptr;
+  SEAM_CHECK(s != nullptr, "fp8 cuBLASLt: the unscaled product of ", n, " rows of ", w.w.shape_str(),
+             " is not ready (sums_ready first)");
   const float alpha = 1.f, beta = 0.f;
   for (int64_t r0 = 0; r0 < n; r0 += chunk) {
     const int64_t m = std::min(chunk, n - r0);

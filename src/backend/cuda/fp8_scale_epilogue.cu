@@ -1,6 +1,7 @@
 #include "backend/cuda/fp8_scale_epilogue.h"
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/fp8_scaled_output.cuh"
 
 namespace seam::cuda {
 
@@ -8,15 +9,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// One output: (xs * ws) * sum, + bias, + the previous value when accumulating, rounded once.
-template <typename T>
-__device__ __forceinline__ T scaled_output(float sum, float x_scale, float w_scale, const T* bias_o, const T* prev) {
-  float y = (x_scale * w_scale) * sum;
-  if (bias_o) y += to_float(*bias_o);
-  return from_float<T>(prev ? to_float(*prev) + y : y);
-}
-
-// One thread per output element, consecutive threads along o (coalesced sums and out rows).
+// One thread per output element (scaled_output: fp8_scaled_output.cuh), consecutive threads along o
+// (coalesced sums and out rows).
 template <typename T>
 __global__ void fp8_scale_epilogue_kernel(T* out, int64_t out_stride, const float* sums, const float* xs,
                                           const float* ws, int64_t ws_step, const T* bias, int64_t n_out,

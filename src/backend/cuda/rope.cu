@@ -1,11 +1,13 @@
 #include "backend/cuda/rope.h"
 
 #include <algorithm>
+#include <atomic>
 #include <type_traits>
 
 #include "backend/cuda/cuda_common.cuh"
-#include "backend/cuda/rope_rotate.cuh"
+#include "backend/cuda/fp8_scaled_output.cuh"
 #include "backend/cuda/kv_fp8.cuh"
+#include "backend/cuda/rope_rotate.cuh"
 
 namespace seam::cuda {
 
@@ -28,6 +30,38 @@ struct KvDest {
   int64_t n_slots = 0;
   KvScales scales;  // FP8 only
 };
+
+// Where rope_kernel<FROM_SUMS = true> reads q, k and v: cuBLASLt's unscaled float32 sums of the
+// FP8 qkv product (fp8_cublaslt.h), each element scaled and rounded as the scale epilogue does
+// (scaled_output, fp8_scaled_output.cuh), so the values are those the decomposition's qkv holds.
+// The kernel then writes q, k (rotated) and v into qkv, and K and V into the cache.
+template <typename T>
+struct QkvSums {
+  const float* sums = nullptr;  // [n, width] float32, row i = the launch's token i
+  int64_t width = 0;            // (n_heads + 2 n_kv_heads) d
+  const float* xs = nullptr;    // [n] the rows' activation scales
+  const float* ws = nullptr;    // [width] per-channel weight scales (16-byte aligned)
+  const T* bias = nullptr;      // [width] or null
+  T* v_out = nullptr;           // qkv's v columns, row stride KvDest::v_stride
+};
+
+// P = 8 elements of columns [col, col + 8) of token tok from the sums (16-byte loads: the
+// launcher checks the alignment), as fp8_scale_epilogue.cu's vector kernel computes them.
+template <typename T, int P>
+__device__ __forceinline__ Pack<T, P> scaled_pack(const QkvSums<T>& s, int64_t tok, int64_t col) {
+  static_assert(P == 8, "the sums path moves 8 elements a thread");
+  const float4* sp = reinterpret_cast<const float4*>(s.sums + tok * s.width + col);
+  const float4* wp = reinterpret_cast<const float4*>(s.ws + col);
+  const float4 s0 = sp[0], s1 = sp[1], w0 = wp[0], w1 = wp[1];
+  const float sum[8] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
+  const float wsc[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
+  const float x_s = s.xs[tok];
+  Pack<T, P> b{}, r;
+  if (s.bias) b = *reinterpret_cast<const Pack<T, P>*>(s.bias + col);
+#pragma unroll
+  for (int i = 0; i < P; ++i) r.v[i] = scaled_output<T>(sum[i], x_s, wsc[i], s.bias ? &b.v[i] : nullptr, nullptr);
+  return r;
+}
 
 // Stores P elements `a` at `dst` of a KV cache: as they are, or encoded (e4m3(x / scale)).
 template <typename T, typename KV, int P>
@@ -60,9 +94,14 @@ struct Tables {
 // form (sincos first, then a loop of 2-element load/rotate/store whose loads could not be
 // hoisted over the stores, q and the caches may alias as far as the compiler knows) took
 // ~7 us a layer at 64 tokens on the H200 (CUPTI, FP8 decode batch 64).
-template <typename T, typename KV, int P, bool STORE>
+//
+// FROM_SUMS (with STORE, full rotary, q | k | v consecutive columns of one qkv row: the launcher
+// checks): every load comes from the sums instead (scaled_pack), and V is also written into qkv
+// (whether or not the token's slot is stored), so qkv ends as the decomposition leaves it.
+template <typename T, typename KV, int P, bool STORE, bool FROM_SUMS = false>
 __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k_stride, int n_kv_heads,
-                            const int32_t* positions, Tables tb, int d, KvDest<T, KV> kv) {
+                            const int32_t* positions, Tables tb, int d, KvDest<T, KV> kv, QkvSums<T> qs) {
+  static_assert(!FROM_SUMS || STORE, "the sums path stores the KV");
   pdl_begin();
   extern __shared__ float cs[];  // [2, half]: cos then sin
   const int half = tb.half;
@@ -78,7 +117,8 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
   for (int base = 0; base < n_items; base += blockDim.x) {  // uniform: one pass when blockDim >= n_items
     const int it = base + int(threadIdx.x);
     const bool rotate = it < n_rotate;
-    const bool copy = STORE && store && it >= n_rotate && it < n_items;
+    // From the sums, V is qkv's as well as the cache's: copied even where the slot is skipped.
+    const bool copy = STORE && (store || FROM_SUMS) && it >= n_rotate && it < n_items;
     // The loads (a rotate item's pair of vectors, or a copy item's one vector).
     T* v = nullptr;
     int h = 0, j = 0;
@@ -90,8 +130,13 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
       h = it / groups;
       j = (it % groups) * P;
       v = h < n_heads ? q + tok * q_stride + int64_t(h) * d : k + tok * k_stride + int64_t(h - n_heads) * d;
-      a = *reinterpret_cast<const Pack<T, P>*>(v + j);
-      b = *reinterpret_cast<const Pack<T, P>*>(v + j + half);
+      if constexpr (FROM_SUMS) {  // q | k consecutive: head h's columns start at h d
+        a = scaled_pack<T, P>(qs, tok, int64_t(h) * d + j);
+        b = scaled_pack<T, P>(qs, tok, int64_t(h) * d + j + half);
+      } else {
+        a = *reinterpret_cast<const Pack<T, P>*>(v + j);
+        b = *reinterpret_cast<const Pack<T, P>*>(v + j + half);
+      }
     } else if (copy) {
       const int c = it - n_rotate;
       if (c < n_k_pass) {  // K's pass-through dims
@@ -105,7 +150,13 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
         dst = kv.v_cache + slot * width + e;
         dst_scale = kv.scales.v;
       }
-      a = *reinterpret_cast<const Pack<T, P>*>(src);
+      if constexpr (FROM_SUMS) {  // full rotary: every copy item is V
+        const int e = c * P;
+        a = scaled_pack<T, P>(qs, tok, int64_t(n_heads + n_kv_heads) * d + e);
+        *reinterpret_cast<Pack<T, P>*>(qs.v_out + tok * kv.v_stride + e) = a;
+      } else {
+        a = *reinterpret_cast<const Pack<T, P>*>(src);
+      }
     }
     if (base == 0) {
       const int position = positions[tok];
@@ -118,7 +169,7 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
       __syncthreads();
     }
     if (copy) {
-      put<T, KV, P>(dst, a, dst_scale);
+      if (store) put<T, KV, P>(dst, a, dst_scale);
       continue;
     }
     if (!rotate) continue;
@@ -172,7 +223,8 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, con
     const int n_items = heads * (half / P) + (STORE ? int(k.size(1)) * ((d - 2 * half) / P + d / P) : 0);
     const int threads = std::min(1024, std::max(32, (n_items + 31) / 32 * 32));
     launch_kernel(rope_kernel<T, KV, P, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(), q.stride[0],
-                  int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(), tb, d, kv);
+                  int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(), tb, d, kv,
+                  QkvSums<T>{});
   };
   if (fits(8))
     launch(std::integral_constant<int, 8>{});
@@ -183,7 +235,73 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, con
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
+std::atomic<int64_t> g_from_sums_launches{0};
+
 }  // namespace
+
+bool rope_store_kv_from_fp8_sums_applies(const Tensor& qkv, int n_heads, const RopeTables& t, const Tensor& k_cache,
+                                         const Tensor& v_cache, const Fp8Weight& w, const Tensor& bias) {
+  if (qkv.ndim != 2 || (qkv.dtype != DType::bf16 && qkv.dtype != DType::f16) || qkv.stride[1] != 1 || n_heads <= 0 ||
+      k_cache.ndim != 3 || !v_cache.defined() || v_cache.dtype != k_cache.dtype || !t.inv_freq.defined())
+    return false;
+  const int64_t n_kv = k_cache.size(1), d = k_cache.size(2), half = t.inv_freq.size(0);
+  const int64_t width = (n_heads + 2 * n_kv) * d;
+  const int64_t kv_elem = k_cache.dtype == DType::fp8_e4m3 ? 1 : int64_t(dtype_size(qkv.dtype));
+  if (k_cache.dtype != DType::fp8_e4m3 && k_cache.dtype != qkv.dtype) return false;
+  // Full rotary, 8 elements a thread (16-byte sums, scale, bias and qkv vectors), per-channel scales.
+  return qkv.size(1) == width && 2 * half == d && d % 16 == 0 && aligned16(qkv.data) && qkv.stride[0] % 8 == 0 &&
+         reinterpret_cast<uintptr_t>(k_cache.data) % uintptr_t(8 * kv_elem) == 0 &&
+         reinterpret_cast<uintptr_t>(v_cache.data) % uintptr_t(8 * kv_elem) == 0 &&
+         w.w_scheme == Fp8WeightScheme::per_channel && w.w.defined() && w.w.ndim == 2 && w.w.size(0) == width &&
+         w.w_scale.defined() && w.w_scale.numel() == width && aligned16(w.w_scale.data) &&
+         (!bias.defined() || (bias.dtype == qkv.dtype && bias.numel() == width && aligned16(bias.data)));
+}
+
+int64_t rope_store_kv_from_fp8_sums_launches() { return g_from_sums_launches.load(); }
+
+void launch_rope_store_kv_from_fp8_sums(const Tensor& qkv, int n_heads, const float* sums, const float* xs,
+                                        const Fp8Weight& w, const Tensor& bias, const Tensor& positions,
+                                        const RopeTables& t, const Tensor& k_cache, const Tensor& v_cache,
+                                        const Tensor& slots, cudaStream_t stream, KvScales sc) {
+  SEAM_CHECK(rope_store_kv_from_fp8_sums_applies(qkv, n_heads, t, k_cache, v_cache, w, bias),
+             "rope_store_kv from fp8 sums: not available for qkv ", qkv.shape_str(), " and k_cache ",
+             k_cache.shape_str(), " (16-bit qkv of q | k | v heads, full rotary, head_dim % 16 == 0, aligned rows, "
+             "per-channel scales)");
+  SEAM_CHECK(aligned16(sums), "rope_store_kv from fp8 sums: sums must be 16-byte aligned");
+  const int64_t n = qkv.size(0);
+  if (n == 0) return;
+  SEAM_CHECK(positions.numel() == n && slots.numel() == n, "rope_store_kv from fp8 sums: ", n, " rows, positions ",
+             positions.shape_str(), ", slots ", slots.shape_str());
+  ++g_from_sums_launches;
+  const int n_kv = int(k_cache.size(1)), d = int(k_cache.size(2));
+  const Tables tb = tables_of(t);
+  const size_t smem = size_t(2 * tb.half) * sizeof(float);
+  constexpr int P = 8;
+  const int n_items = (n_heads + n_kv) * (tb.half / P) + n_kv * (d / P);
+  const int threads = std::min(1024, std::max(32, (n_items + 31) / 32 * 32));
+  SEAM_DISPATCH_FLOAT_TYPES(qkv.dtype, T, "rope_store_kv from fp8 sums", [&] {
+    if constexpr (sizeof(T) == 2) {
+      T* base = qkv.ptr<T>();
+      const int64_t stride = qkv.stride[0];
+      T* v = base + int64_t(n_heads + n_kv) * d;
+      const QkvSums<T> qs{sums, qkv.size(1), xs, w.w_scale.ptr<const float>(),
+                          bias.defined() ? bias.ptr<const T>() : nullptr, v};
+      const auto run = [&](auto kv) {
+        using KV = std::remove_pointer_t<decltype(kv.k_cache)>;
+        launch_kernel(rope_kernel<T, KV, P, true, true>, unsigned(n), threads, smem, stream, base, stride, n_heads,
+                      base + int64_t(n_heads) * d, stride, n_kv, positions.ptr<int32_t>(), tb, d, kv, qs);
+      };
+      if (k_cache.dtype == DType::fp8_e4m3)
+        run(KvDest<T, Fp8>{v, stride, k_cache.ptr<Fp8>(), v_cache.ptr<Fp8>(), slots.ptr<int32_t>(), k_cache.size(0),
+                           sc});
+      else
+        run(KvDest<T>{v, stride, k_cache.ptr<T>(), v_cache.ptr<T>(), slots.ptr<int32_t>(), k_cache.size(0)});
+      SEAM_CUDA_CHECK_LAUNCH();
+    } else {
+      SEAM_ASSERT(false, "rope_store_kv from fp8 sums: 16-bit qkv only");
+    }
+  });
+}
 
 void launch_rope(const Tensor& q, const Tensor& k, const Tensor& positions, const RopeTables& t,
                  cudaStream_t stream) {
