@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/fp8_scaled_output.cuh"
 #include "backend/cuda/kv_fp8.cuh"
 #include "backend/cuda/rope_rotate.cuh"
@@ -31,10 +32,9 @@ struct KvDest {
   KvScales scales;  // FP8 only
 };
 
-// Where rope_kernel<FROM_SUMS = true> reads q, k and v: cuBLASLt's unscaled float32 sums of the
-// FP8 qkv product (fp8_cublaslt.h), each element scaled and rounded as the scale epilogue does
+// Where rope_from_sums_kernel reads q, k and v: cuBLASLt's unscaled float32 sums of the FP8 qkv
+// product (fp8_cublaslt.h), each element scaled and rounded as the scale epilogue does
 // (scaled_output, fp8_scaled_output.cuh), so the values are those the decomposition's qkv holds.
-// The kernel then writes q, k (rotated) and v into qkv, and K and V into the cache.
 template <typename T>
 struct QkvSums {
   const float* sums = nullptr;  // [n, width] float32, row i = the launch's token i
@@ -42,7 +42,6 @@ struct QkvSums {
   const float* xs = nullptr;    // [n] the rows' activation scales
   const float* ws = nullptr;    // [width] per-channel weight scales (16-byte aligned)
   const T* bias = nullptr;      // [width] or null
-  T* v_out = nullptr;           // qkv's v columns, row stride KvDest::v_stride
 };
 
 // P = 8 elements of columns [col, col + 8) of token tok from the sums (16-byte loads: the
@@ -94,14 +93,9 @@ struct Tables {
 // form (sincos first, then a loop of 2-element load/rotate/store whose loads could not be
 // hoisted over the stores, q and the caches may alias as far as the compiler knows) took
 // ~7 us a layer at 64 tokens on the H200 (CUPTI, FP8 decode batch 64).
-//
-// FROM_SUMS (with STORE, full rotary, q | k | v consecutive columns of one qkv row: the launcher
-// checks): every load comes from the sums instead (scaled_pack), and V is also written into qkv
-// (whether or not the token's slot is stored), so qkv ends as the decomposition leaves it.
-template <typename T, typename KV, int P, bool STORE, bool FROM_SUMS = false>
+template <typename T, typename KV, int P, bool STORE>
 __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k_stride, int n_kv_heads,
-                            const int32_t* positions, Tables tb, int d, KvDest<T, KV> kv, QkvSums<T> qs) {
-  static_assert(!FROM_SUMS || STORE, "the sums path stores the KV");
+                            const int32_t* positions, Tables tb, int d, KvDest<T, KV> kv) {
   pdl_begin();
   extern __shared__ float cs[];  // [2, half]: cos then sin
   const int half = tb.half;
@@ -117,8 +111,7 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
   for (int base = 0; base < n_items; base += blockDim.x) {  // uniform: one pass when blockDim >= n_items
     const int it = base + int(threadIdx.x);
     const bool rotate = it < n_rotate;
-    // From the sums, V is qkv's as well as the cache's: copied even where the slot is skipped.
-    const bool copy = STORE && (store || FROM_SUMS) && it >= n_rotate && it < n_items;
+    const bool copy = STORE && store && it >= n_rotate && it < n_items;
     // The loads (a rotate item's pair of vectors, or a copy item's one vector).
     T* v = nullptr;
     int h = 0, j = 0;
@@ -130,13 +123,8 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
       h = it / groups;
       j = (it % groups) * P;
       v = h < n_heads ? q + tok * q_stride + int64_t(h) * d : k + tok * k_stride + int64_t(h - n_heads) * d;
-      if constexpr (FROM_SUMS) {  // q | k consecutive: head h's columns start at h d
-        a = scaled_pack<T, P>(qs, tok, int64_t(h) * d + j);
-        b = scaled_pack<T, P>(qs, tok, int64_t(h) * d + j + half);
-      } else {
-        a = *reinterpret_cast<const Pack<T, P>*>(v + j);
-        b = *reinterpret_cast<const Pack<T, P>*>(v + j + half);
-      }
+      a = *reinterpret_cast<const Pack<T, P>*>(v + j);
+      b = *reinterpret_cast<const Pack<T, P>*>(v + j + half);
     } else if (copy) {
       const int c = it - n_rotate;
       if (c < n_k_pass) {  // K's pass-through dims
@@ -150,13 +138,7 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
         dst = kv.v_cache + slot * width + e;
         dst_scale = kv.scales.v;
       }
-      if constexpr (FROM_SUMS) {  // full rotary: every copy item is V
-        const int e = c * P;
-        a = scaled_pack<T, P>(qs, tok, int64_t(n_heads + n_kv_heads) * d + e);
-        *reinterpret_cast<Pack<T, P>*>(qs.v_out + tok * kv.v_stride + e) = a;
-      } else {
-        a = *reinterpret_cast<const Pack<T, P>*>(src);
-      }
+      a = *reinterpret_cast<const Pack<T, P>*>(src);
     }
     if (base == 0) {
       const int position = positions[tok];
@@ -169,7 +151,7 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
       __syncthreads();
     }
     if (copy) {
-      if (store) put<T, KV, P>(dst, a, dst_scale);
+      put<T, KV, P>(dst, a, dst_scale);
       continue;
     }
     if (!rotate) continue;
@@ -188,6 +170,90 @@ __global__ void rope_kernel(T* q, int64_t q_stride, int n_heads, T* k, int64_t k
       KV* c = kv.k_cache + slot * width + int64_t(h - n_heads) * d;
       put<T, KV, P>(c + j, a, kv.scales.k);
       put<T, KV, P>(c + j + half, b, kv.scales.k);
+    }
+  }
+}
+
+// The FP8 qkv product's tail (launch_rope_store_kv_from_fp8_sums): rope_kernel's items (P = 8,
+// full rotary, so no pass-through dims; STORE) for TOK tokens a block, every load from the sums
+// (scaled_pack) and V written into qkv as well as the cache (also where the token's slot is
+// skipped), so qkv ends as the decomposition — the scale epilogue, then rope_kernel — leaves it,
+// with rope_kernel's arithmetic (the same angles, sincosf and rope_rotate). A thread issues its
+// item's loads for all TOK tokens before the tokens' cos / sin are built and the barrier. One
+// token a block (448 threads at Llama-3.1-8B's heads) runs at ~2.6 TB/s at 4,096 tokens; 2 or 4
+// tokens a block, meant to put more loads in flight, were no faster (from_sums_tokens).
+template <typename T, typename KV, int TOK>
+__global__ void rope_from_sums_kernel(T* qkv, int64_t stride, int n_heads, int n_kv_heads, int64_t n_tokens,
+                                      const int32_t* positions, Tables tb, int d, KvDest<T, KV> kv, QkvSums<T> qs) {
+  constexpr int P = 8;
+  pdl_begin();
+  extern __shared__ float cs[];  // [TOK][2, half]: each token's cos then sin
+  const int half = tb.half, groups = half / P;
+  const int n_rotate = (n_heads + n_kv_heads) * groups;
+  const int n_items = n_rotate + n_kv_heads * (d / P);
+  const int64_t tok0 = int64_t(blockIdx.x) * TOK;
+  const int64_t slot_width = int64_t(n_kv_heads) * d;
+  const int64_t v_col = int64_t(n_heads + n_kv_heads) * d;
+  for (int base = 0; base < n_items; base += blockDim.x) {  // uniform: one pass when blockDim >= n_items
+    const int it = base + int(threadIdx.x);
+    const bool rotate = it < n_rotate, copy = !rotate && it < n_items;
+    const int h = rotate ? it / groups : 0, j = rotate ? (it % groups) * P : 0;
+    const int e = copy ? (it - n_rotate) * P : 0;  // the V element (copy items)
+    Pack<T, P> a[TOK], b[TOK];
+    int64_t slot[TOK];
+#pragma unroll
+    for (int t = 0; t < TOK; ++t) {
+      const int64_t tok = tok0 + t;
+      slot[t] = -1;
+      if (tok >= n_tokens || !(rotate || copy)) continue;
+      slot[t] = kv.slots[tok];
+      if (rotate) {  // q | k consecutive: head h's columns start at h d
+        a[t] = scaled_pack<T, P>(qs, tok, int64_t(h) * d + j);
+        b[t] = scaled_pack<T, P>(qs, tok, int64_t(h) * d + j + half);
+      } else {
+        a[t] = scaled_pack<T, P>(qs, tok, v_col + e);
+      }
+    }
+    if (base == 0) {
+      for (int x = threadIdx.x; x < TOK * half; x += blockDim.x) {
+        const int t = x / half, jj = x % half;
+        if (tok0 + t >= n_tokens) continue;
+        float s, c;
+        sincosf(tb.angles.angle(positions[tok0 + t], jj), &s, &c);  // rope_angle.h: reduced mod 2 pi in double
+        cs[t * 2 * half + jj] = c;
+        cs[t * 2 * half + half + jj] = s;
+      }
+      __syncthreads();
+    }
+#pragma unroll
+    for (int t = 0; t < TOK; ++t) {
+      const int64_t tok = tok0 + t;
+      if (tok >= n_tokens) continue;
+      const bool store = slot[t] >= 0 && slot[t] < kv.n_slots;
+      T* row = qkv + tok * stride;
+      if (copy) {
+        *reinterpret_cast<Pack<T, P>*>(row + v_col + e) = a[t];
+        if (store) put<T, KV, P>(kv.v_cache + slot[t] * slot_width + e, a[t], kv.scales.v);
+        continue;
+      }
+      if (!rotate) continue;
+      const float* c = cs + t * 2 * half;
+#pragma unroll
+      for (int i = 0; i < P; ++i) {
+        const float x = to_float(a[t].v[i]), y = to_float(b[t].v[i]);
+        float r0, r1;
+        rope_rotate(x, y, c[j + i], c[half + j + i], r0, r1);  // rope_rotate.cuh: no FMA contraction
+        a[t].v[i] = from_float<T>(r0);
+        b[t].v[i] = from_float<T>(r1);
+      }
+      T* v = row + int64_t(h) * d;
+      *reinterpret_cast<Pack<T, P>*>(v + j) = a[t];
+      *reinterpret_cast<Pack<T, P>*>(v + j + half) = b[t];
+      if (store && h >= n_heads) {
+        KV* kc = kv.k_cache + slot[t] * slot_width + int64_t(h - n_heads) * d;
+        put<T, KV, P>(kc + j, a[t], kv.scales.k);
+        put<T, KV, P>(kc + j + half, b[t], kv.scales.k);
+      }
     }
   }
 }
@@ -223,8 +289,7 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, con
     const int n_items = heads * (half / P) + (STORE ? int(k.size(1)) * ((d - 2 * half) / P + d / P) : 0);
     const int threads = std::min(1024, std::max(32, (n_items + 31) / 32 * 32));
     launch_kernel(rope_kernel<T, KV, P, STORE>, unsigned(q.size(0)), threads, smem, stream, q.ptr<T>(), q.stride[0],
-                  int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(), tb, d, kv,
-                  QkvSums<T>{});
+                  int(q.size(1)), k.ptr<T>(), k.stride[0], int(k.size(1)), positions.ptr<int32_t>(), tb, d, kv);
   };
   if (fits(8))
     launch(std::integral_constant<int, 8>{});
@@ -236,6 +301,14 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& positions, con
 }
 
 std::atomic<int64_t> g_from_sums_launches{0};
+
+// SEAM_FP8_QKV_ROPE_TOKENS (1, the default, 2 or 4; a diagnostic switch): tokens a block of
+// rope_from_sums_kernel. 2 and 4 measured no faster than 1 on the H200 (FP8 prefill of 4,096,
+// interleaved: 58,616 / 58,242 and 58,549 / 58,777 tok/s against 58,914 / 59,079; docs/performance.md).
+int from_sums_tokens() {
+  static const int tokens = env_choice("SEAM_FP8_QKV_ROPE_TOKENS", 1, {1, 2, 4});
+  return tokens;
+}
 
 }  // namespace
 
@@ -275,27 +348,32 @@ void launch_rope_store_kv_from_fp8_sums(const Tensor& qkv, int n_heads, const fl
   ++g_from_sums_launches;
   const int n_kv = int(k_cache.size(1)), d = int(k_cache.size(2));
   const Tables tb = tables_of(t);
-  const size_t smem = size_t(2 * tb.half) * sizeof(float);
-  constexpr int P = 8;
-  const int n_items = (n_heads + n_kv) * (tb.half / P) + n_kv * (d / P);
+  const int tok = from_sums_tokens();
+  const size_t smem = size_t(tok) * size_t(2 * tb.half) * sizeof(float);
+  const int n_items = (n_heads + n_kv) * (tb.half / 8) + n_kv * (d / 8);
   const int threads = std::min(1024, std::max(32, (n_items + 31) / 32 * 32));
   SEAM_DISPATCH_FLOAT_TYPES(qkv.dtype, T, "rope_store_kv from fp8 sums", [&] {
     if constexpr (sizeof(T) == 2) {
       T* base = qkv.ptr<T>();
       const int64_t stride = qkv.stride[0];
-      T* v = base + int64_t(n_heads + n_kv) * d;
       const QkvSums<T> qs{sums, qkv.size(1), xs, w.w_scale.ptr<const float>(),
-                          bias.defined() ? bias.ptr<const T>() : nullptr, v};
+                          bias.defined() ? bias.ptr<const T>() : nullptr};
       const auto run = [&](auto kv) {
         using KV = std::remove_pointer_t<decltype(kv.k_cache)>;
-        launch_kernel(rope_kernel<T, KV, P, true, true>, unsigned(n), threads, smem, stream, base, stride, n_heads,
-                      base + int64_t(n_heads) * d, stride, n_kv, positions.ptr<int32_t>(), tb, d, kv, qs);
+        const auto go = [&](auto tok_c) {
+          constexpr int TOK = decltype(tok_c)::value;
+          launch_kernel(rope_from_sums_kernel<T, KV, TOK>, unsigned((n + TOK - 1) / TOK), threads, smem, stream, base,
+                        stride, n_heads, n_kv, n, positions.ptr<int32_t>(), tb, d, kv, qs);
+        };
+        if (tok == 1) return go(std::integral_constant<int, 1>{});
+        if (tok == 4) return go(std::integral_constant<int, 4>{});
+        go(std::integral_constant<int, 2>{});
       };
       if (k_cache.dtype == DType::fp8_e4m3)
-        run(KvDest<T, Fp8>{v, stride, k_cache.ptr<Fp8>(), v_cache.ptr<Fp8>(), slots.ptr<int32_t>(), k_cache.size(0),
-                           sc});
+        run(KvDest<T, Fp8>{nullptr, stride, k_cache.ptr<Fp8>(), v_cache.ptr<Fp8>(), slots.ptr<int32_t>(),
+                           k_cache.size(0), sc});
       else
-        run(KvDest<T>{v, stride, k_cache.ptr<T>(), v_cache.ptr<T>(), slots.ptr<int32_t>(), k_cache.size(0)});
+        run(KvDest<T>{nullptr, stride, k_cache.ptr<T>(), v_cache.ptr<T>(), slots.ptr<int32_t>(), k_cache.size(0)});
       SEAM_CUDA_CHECK_LAUNCH();
     } else {
       SEAM_ASSERT(false, "rope_store_kv from fp8 sums: 16-bit qkv only");
