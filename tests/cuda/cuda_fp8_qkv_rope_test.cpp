@@ -1,5 +1,5 @@
 // The FP8 qkv product's tail from cuBLASLt's sums (SEAM_FP8_QKV_ROPE_FUSED=1, the default:
-// CudaBackend::qkv_rope_store_fp8_lt, rope.h launch_rope_store_kv_from_fp8_sums) against the
+// CudaBackend::qkv_rope_store_fp8_lt, rope_from_fp8_sums.h) against the
 // decomposition it replaces (=0: the norm's quantizer, fp8_product's cuBLASLt route with the scale
 // epilogue, then rope_store_kv), bit for bit: qkv (q and k rotated, v) and both caches. Cases
 // cover bf16 / f16, two head shapes (one with LongRoPE's second table), bias, a bf16 and an E4M3
@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "backend/cuda/rope.h"
+#include "backend/cuda/rope_from_fp8_sums.h"
 #include "fp8_test_fixture.h"
 
 namespace seam::test {

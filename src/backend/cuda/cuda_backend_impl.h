@@ -166,7 +166,7 @@ class CudaBackend final : public Backend {
   bool gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, const Tensor& x, const Tensor& norm_weight,
                           float eps, const Fp8Weight& w, Activation a);
   // rms_norm_qkv_rope_store_fp8 past the GEMV on cuBLASLt's unscaled product with the scale
-  // epilogue, RoPE and the KV store in one kernel after it (rope.h,
+  // epilogue, RoPE and the KV store in one kernel after it (rope_from_fp8_sums.h,
   // launch_rope_store_kv_from_fp8_sums), under SEAM_FP8_QKV_ROPE_FUSED=1; false (nothing run) where
   // it does not apply.
   bool qkv_rope_store_fp8_lt(const Tensor& qkv, const Tensor& x, const Tensor& norm_weight, float eps,

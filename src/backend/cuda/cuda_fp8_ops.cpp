@@ -17,7 +17,7 @@
 // cuBLASLt's unscaled sums, then one kernel for the scales, the gated activation and act's codes
 // (gate_up_act_fp8_lt, fp8_scaled_gated_act_quantize.h). The qkv product on the same route
 // (SEAM_FP8_QKV_ROPE_FUSED=1, the default): cuBLASLt's sums, then one kernel for the scales, RoPE
-// and the KV store (qkv_rope_store_fp8_lt, rope.h).
+// and the KV store (qkv_rope_store_fp8_lt, rope_from_fp8_sums.h).
 //
 // The scratch (codes [n, in] and scales [n_groups, n]) grows outside graph capture only and
 // is never released while the backend lives: the graph warm-ups before each capture grow it
@@ -41,7 +41,7 @@
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/fp8_rms_norm_quantize.h"
 #include "backend/cuda/fp8_scaled_gated_act_quantize.h"
-#include "backend/cuda/rope.h"
+#include "backend/cuda/rope_from_fp8_sums.h"
 #include "backend/op_checks.h"
 
 namespace seam::cuda {
