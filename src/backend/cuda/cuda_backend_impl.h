@@ -173,7 +173,8 @@ class CudaBackend final : public Backend {
                              const Fp8Weight& w, const Tensor& bias, const RopeStoreArgs& r);
   // Whether a norm-fused FP8 product of x's rows takes cuBLASLt's unscaled sums here: past the
   // GEMV, under a SEAM_FP8_GEMM mode that routes per-channel products to cuBLASLt (not wgmma or ws;
-  // the weight's own checks are the caller's), with the norm's weight on this device.
+  // nor rows SEAM_FP8_SKINNY=on gives the skinny GEMM; the weight's own checks are the caller's),
+  // with the norm's weight on this device.
   bool fp8_sums_route(const Tensor& x, const Tensor& norm_weight) const;
   int device_id_ = 0;
   int n_sms_ = 0;

@@ -197,10 +197,14 @@ void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor 
 }
 
 bool CudaBackend::fp8_sums_route(const Tensor& x, const Tensor& norm_weight) const {
-  // SEAM_FP8_GEMM=ws and wgmma keep their products on their own kernels.
+  // SEAM_FP8_GEMM=ws and wgmma keep their products on their own kernels, and SEAM_FP8_SKINNY=on
+  // gives the skinny GEMM every product of its rows (fp8_product): per-channel ones included.
   const bool mode_takes = fp8_gemm_mode_ != Fp8GemmMode::wgmma && fp8_gemm_mode_ != Fp8GemmMode::ws;
-  return mode_takes && x.ndim == 2 && x.size(0) > kFp8GemvMaxRows && norm_weight.defined() &&
-         norm_weight.device == Device::cuda;
+  if (!mode_takes || x.ndim != 2 || x.size(0) <= kFp8GemvMaxRows || !norm_weight.defined() ||
+      norm_weight.device != Device::cuda)
+    return false;
+  return !(fp8_skinny_ == Fp8SkinnyMode::on && fp8_gemm_mode_ != Fp8GemmMode::cublaslt &&
+           x.size(0) <= kFp8SkinnyMaxRows);
 }
 
 // Past the GEMV: the norm writes x's FP8 codes, cuBLASLt's unscaled product writes float32 sums
