@@ -6,7 +6,8 @@
 // cost stays out) and the graph is replayed after warm-up; the median over replays,
 // divided by R, is the op's time. Ops whose inputs could sit in the 60 MB L2 rotate
 // among several input copies so each call reads from device memory. Inputs are
-// random (never zeros). Usage: seam_kernel_bench [--quick | --gemv | --small-m | --moe | --fp8]
+// random (never zeros). Usage: seam_kernel_bench [--quick | --gemv | --small-m | --moe | --fp8 |
+// --focus]; SEAM_KBENCH_ONCE=1 launches each op once, eagerly, untimed (for a profiler).
 #include "kernel_bench.h"
 
 #include <cstdlib>
@@ -320,8 +321,8 @@ int run(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const bool gemv_only = argc > 1 && std::strcmp(argv[1], "--gemv") == 0;
   const bool small_m = argc > 1 && std::strcmp(argv[1], "--small-m") == 0;
-  // --focus: the FP8 gated-activation kernel's variants, then decode attention at batch 1 and a
-  // 32,768-token context on a bf16 and an FP8 cache (the FP8-KV decode target's attention).
+  // --focus: the fused FP8 gated producer alone (kernel_bench_fp8_act.cu), then decode attention
+  // at batch 1 and 32,768 / 4,096 keys on a bf16 and an FP8 cache (the FP8-KV decode target's).
   const bool focus = argc > 1 && std::strcmp(argv[1], "--focus") == 0;
   std::string why;
   if (!cuda_device_present(&why)) {
