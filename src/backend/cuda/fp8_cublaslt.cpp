@@ -197,34 +197,37 @@ bool Fp8CublasLt::run_scaled(Route r, const Tensor& out, const Tensor& codes, co
   return true;
 }
 
+Fp8CublasLt::SumsRun Fp8CublasLt::sums_run(int64_t n, const Fp8Weight& w, bool capturing) {
+  SumsRun r;
+  if (!takes(Route::unscaled, w) || n == 0) return r;
+  const int64_t n_out = w.w.size(0), n_in = w.w.size(1);
+  r.chunk = chunk_rows(n, n_out);
+  const int64_t last = n % r.chunk == 0 ? r.chunk : n % r.chunk;
+  auto key = [&](int64_t m) { return Key{m, n_out, n_in, n_out, int(DType::f32), int(Route::unscaled), false, false}; };
+  r.first = plan_for(key(r.chunk), DType::f32, capturing);
+  r.last = r.first ? plan_for(key(last), DType::f32, capturing) : nullptr;
+  r.sums = r.last ? sums(size_t(r.chunk * n_out) * sizeof(float), capturing) : nullptr;
+  return r;
+}
+
 bool Fp8CublasLt::sums_ready(int64_t n, const Fp8Weight& w, bool capturing) {
   if (!takes(Route::unscaled, w)) return false;
-  if (n == 0) return true;
-  const int64_t n_out = w.w.size(0), n_in = w.w.size(1);
-  const int64_t chunk = chunk_rows(n, n_out);
-  const int64_t first = chunk, last = n % chunk == 0 ? first : n % chunk;
-  auto key = [&](int64_t m) { return Key{m, n_out, n_in, n_out, int(DType::f32), int(Route::unscaled), false, false}; };
-  return plan_for(key(first), DType::f32, capturing) && plan_for(key(last), DType::f32, capturing) &&
-         sums(size_t(first * n_out) * sizeof(float), capturing);
+  return n == 0 || sums_run(n, w, capturing).sums != nullptr;
 }
 
 void Fp8CublasLt::run_sums(const Tensor& codes, const Fp8Weight& w, bool capturing, cudaStream_t stream,
                            const std::function<void(int64_t, int64_t, const float*)>& each) {
-  const int64_t n = codes.size(0), n_out = w.w.size(0), n_in = w.w.size(1);
+  const int64_t n = codes.size(0), n_in = w.w.size(1);
   if (n == 0) return;
-  const int64_t chunk = chunk_rows(n, n_out);
-  const int64_t first = chunk, last = n % chunk == 0 ? first : n % chunk;
-  auto key = [&](int64_t m) { return Key{m, n_out, n_in, n_out, int(DType::f32), int(Route::unscaled), false, false}; };
-  // What sums_ready made (or found): the plans and the scratch, each fetched once.
-  Plan* p_first = takes(Route::unscaled, w) ? plan_for(key(first), DType::f32, capturing) : nullptr;
-  Plan* p_last = p_first ? plan_for(key(last), DType::f32, capturing) : nullptr;
-  float* s = p_last ? sums(size_t(first * n_out) * sizeof(float), capturing) : nullptr;
-  SEAM_CHECK(s != nullptr, "fp8 cuBLASLt: the unscaled product of ", n, " rows of ", w.w.shape_str(),
+  const SumsRun run = sums_run(n, w, capturing);  // what sums_ready made (or found)
+  SEAM_CHECK(run.sums != nullptr, "fp8 cuBLASLt: the unscaled product of ", n, " rows of ", w.w.shape_str(),
              " is not ready (sums_ready first)");
+  const int64_t chunk = run.chunk;
+  float* s = run.sums;
   const float alpha = 1.f, beta = 0.f;
   for (int64_t r0 = 0; r0 < n; r0 += chunk) {
     const int64_t m = std::min(chunk, n - r0);
-    Plan* p = m == first ? p_first : p_last;
+    Plan* p = m == chunk ? run.first : run.last;
     SEAM_CUBLAS_CHECK(cublasLtMatmul(handle_, p->op, &alpha, w.w.data, p->a, codes.ptr<uint8_t>() + r0 * n_in, p->b,
                                      &beta, s, p->c, s, p->c, &p->algo, workspace_, p->workspace, stream));
     each(r0, m, s);

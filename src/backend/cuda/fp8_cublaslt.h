@@ -105,6 +105,15 @@ class Fp8CublasLt {
                   const Tensor& bias, bool accumulate, bool capturing, cudaStream_t stream);
   bool run_unscaled(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                     const Tensor& bias, bool accumulate, bool capturing, cudaStream_t stream);
+  // The unscaled route's run of n rows of w: the rows of a chunk, the plans of a full and of the
+  // last chunk, and the sums scratch, made now unless capturing; sums null where any is missing.
+  struct SumsRun {
+    int64_t chunk = 0;
+    Plan* first = nullptr;
+    Plan* last = nullptr;
+    float* sums = nullptr;
+  };
+  SumsRun sums_run(int64_t n, const Fp8Weight& w, bool capturing);
   // Rows per unscaled chunk for n_out outputs.
   static int64_t unscaled_chunk_rows(int64_t n_out);
   // The sums scratch of `bytes` (grown outside capture only; never freed while this lives: a

@@ -1,7 +1,7 @@
 // One output of an FP8 product from cuBLASLt's unscaled float32 sum (fp8_cublaslt.h's unscaled
 // route): (xs * ws) * sum, + bias, + the previous value when accumulating, rounded to T once. The
 // one definition of that arithmetic for every kernel that consumes the sums (the scale epilogue,
-// the qkv sums' RoPE + KV store in rope.cu), so each is the decomposition's bit for bit.
+// the qkv sums' RoPE + KV store in rope_from_fp8_sums.cu), so each is the decomposition's bit for bit.
 // Included by .cu files only.
 #pragma once
 #include "backend/cuda/cuda_common.cuh"

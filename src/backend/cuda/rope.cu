@@ -12,11 +12,7 @@ namespace seam::cuda {
 
 namespace {
 
-using rope_io::KvDest;
-using rope_io::Pack;
-using rope_io::put;
-using rope_io::Tables;
-using rope_io::tables_of;
+using namespace rope_io;  // Pack, KvDest, put, Tables, tables_of (rope_kv_store.cuh)
 
 // One block per token; each thread handles P consecutive i of one (head, pair-group) of q or k
 // (and their partners i + half), or, with STORE, P elements of K's pass-through dims or of V.

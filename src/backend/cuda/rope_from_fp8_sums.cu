@@ -15,11 +15,7 @@ namespace seam::cuda {
 
 namespace {
 
-using rope_io::KvDest;
-using rope_io::Pack;
-using rope_io::put;
-using rope_io::Tables;
-using rope_io::tables_of;
+using namespace rope_io;  // Pack, KvDest, put, Tables, tables_of (rope_kv_store.cuh)
 
 // Where rope_from_sums_kernel reads q, k and v: cuBLASLt's unscaled float32 sums of the FP8 qkv
 // product (fp8_cublaslt.h), each element scaled and rounded as the scale epilogue does
