@@ -40,8 +40,8 @@ struct Qwen3MoeInputs {
 
 // The grouped MoE GEMMs at Qwen3-30B-A3B's expert shape (128 experts, top-8, hidden 2048,
 // intermediate 768), uniform random routing: gate_up and down timed apart, each kernel family
-// (wmma; wgmma 128 x 256 and 128 x 128, and the persistent warp-specialised 128 x 256, where they
-// apply), after that family's align on the same routing.
+// (wmma; wgmma 128 x 256 and 128 x 128, and the persistent warp-specialised 128 x 256 with cp.async
+// and with TMA copies, where they apply), after that family's align on the same routing.
 void bench_moe_grouped(Bench& b, int n_tokens) {
   const Qwen3MoeInputs in(b, n_tokens);
   constexpr int64_t I = Qwen3MoeInputs::I, H = Qwen3MoeInputs::H;
@@ -50,8 +50,9 @@ void bench_moe_grouped(Bench& b, int n_tokens) {
   const MoeScratch& s = in.s;
   const std::string& shape = in.shape;
   const double gu_flops = 2.0 * n_slots * 2 * I * H, dn_flops = 2.0 * n_slots * H * I;
-  for (cuda::GroupedKernel kernel : {cuda::GroupedKernel::wmma, cuda::GroupedKernel::wgmma,
-                                     cuda::GroupedKernel::wgmma_n128, cuda::GroupedKernel::wgmma_persistent}) {
+  for (cuda::GroupedKernel kernel :
+       {cuda::GroupedKernel::wmma, cuda::GroupedKernel::wgmma, cuda::GroupedKernel::wgmma_n128,
+        cuda::GroupedKernel::wgmma_persistent, cuda::GroupedKernel::wgmma_tma}) {
     if (!cuda::grouped_kernel_applies(kernel, x, gu, dn, s)) continue;
     const std::string name = std::string("moe grouped ") + cuda::grouped_kernel_name(kernel);
     auto stages = [&](int which) {

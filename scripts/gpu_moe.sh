@@ -12,7 +12,7 @@
 # STEPS (default "build configs make parity delete bench serve"):
 #   build    gpu_suite.sh configure + build of seam, hf_parity_test, cuda_moe_test, cuda_moe_grouped_test,
 #            cuda_dummy_load_test, seam_kernel_bench into $BUILD (incremental; 3-5 min cold on 16 cores)
-#   test     cuda_moe_test (default switches, then SEAM_MOE_GROUPED_WGMMA=0 and 3), cuda_moe_grouped_test
+#   test     cuda_moe_test (default switches, then SEAM_MOE_GROUPED_WGMMA=0, 1 and 3), cuda_moe_grouped_test
 #            and cuda_dummy_load_test (~1 min: the grouped test's CPU reference at model shapes)
 #   kbench   seam_kernel_bench --moe: the grouped GEMMs (gate_up, down) at 4,096 and 512 tokens,
 #            wmma against the wgmma kernels, the persistent one included (seconds)
@@ -82,7 +82,7 @@ if step test; then
   for t in cuda_moe_test cuda_moe_grouped_test cuda_dummy_load_test; do
     timeout 180 "$BUILD/$t" 2>&1 | grep -E "OK \]|FAILED|PASSED|Failure" | tee -a "$OUT/summary.txt"
   done
-  for v in 0 3; do  # the model's grouped path on wmma, then on the persistent wgmma kernel
+  for v in 0 1 3; do  # the model's grouped path on wmma, the one-tile wgmma kernel, the persistent cp.async form
     SEAM_MOE_GROUPED_WGMMA=$v timeout 120 "$BUILD/cuda_moe_test" 2>&1 | grep -E "FAILED|PASSED|Failure" |
       sed "s/^/SEAM_MOE_GROUPED_WGMMA=$v /" | tee -a "$OUT/summary.txt"
   done

@@ -103,9 +103,11 @@ class CudaMoeGrouped : public CudaTest, public ::testing::WithParamInterface<Mod
     const bool wgmma = cuda::grouped_kernel_applies(cuda::GroupedKernel::wgmma, x, gu, dn, s);
     EXPECT_EQ(wgmma, cuda::flash_prefill_wgmma_supported(x.dtype, 128)) << "wgmma grouped kernels not reached";
     EXPECT_EQ(cuda::grouped_kernel_applies(cuda::GroupedKernel::wgmma_persistent, x, gu, dn, s), wgmma);
+    EXPECT_EQ(cuda::grouped_kernel_applies(cuda::GroupedKernel::wgmma_tma, x, gu, dn, s), wgmma);
     if (wgmma)
       out.insert(out.end(),
-                 {cuda::GroupedKernel::wgmma, cuda::GroupedKernel::wgmma_n128, cuda::GroupedKernel::wgmma_persistent});
+                 {cuda::GroupedKernel::wgmma, cuda::GroupedKernel::wgmma_n128, cuda::GroupedKernel::wgmma_persistent,
+                  cuda::GroupedKernel::wgmma_tma});
     return out;
   }
   // The CPU definition on `rows` of (x, out0, ids, w): the rows' results, row after row.
@@ -237,19 +239,23 @@ TEST_P(CudaMoeGrouped, KernelsMatchTheCpuReference) {
       const auto at = [&](cuda::GroupedKernel kernel) {
         return size_t(std::find(kernels_run.begin(), kernels_run.end(), kernel) - kernels_run.begin());
       };
-      const size_t one_tile = at(cuda::GroupedKernel::wgmma), persistent = at(cuda::GroupedKernel::wgmma_persistent);
-      if (one_tile < results.size() && persistent < results.size()) {
-        EXPECT_TRUE(results[persistent].act == results[one_tile].act)
-            << "wgmma_persistent vs wgmma: gate_up (act by slot) not bit-identical";
-        EXPECT_TRUE(results[persistent].expert_out == results[one_tile].expert_out)
-            << "wgmma_persistent vs wgmma: down (expert_out by slot) not bit-identical";
+      // The TMA form copies the same operand tiles (its boxes' extra rows and columns are never
+      // stored): the same bits again.
+      const size_t one_tile = at(cuda::GroupedKernel::wgmma);
+      for (cuda::GroupedKernel other : {cuda::GroupedKernel::wgmma_persistent, cuda::GroupedKernel::wgmma_tma}) {
+        const size_t i = at(other);
+        if (one_tile >= results.size() || i >= results.size()) continue;
+        const std::string name = cuda::grouped_kernel_name(other);
+        EXPECT_TRUE(results[i].act == results[one_tile].act) << name << " vs wgmma: gate_up (act by slot) not bit-identical";
+        EXPECT_TRUE(results[i].expert_out == results[one_tile].expert_out)
+            << name << " vs wgmma: down (expert_out by slot) not bit-identical";
       }
     }
   }
 }
 
-// The switches' defaults: a 4,096-row prefill groups, on wgmma wherever it applies.
-TEST_P(CudaMoeGrouped, DefaultTakesWgmmaWhereItApplies) {
+// The switches' defaults: a 4,096-row prefill groups, on wgmma's TMA form wherever it applies.
+TEST_P(CudaMoeGrouped, DefaultTakesWgmmaTmaWhereItApplies) {
   for (const char* var : {"SEAM_MOE_GROUPED_WGMMA", "SEAM_MOE_GROUPED", "SEAM_MOE_SKINNY"})
     if (const char* v = std::getenv(var); v != nullptr && *v != '\0') GTEST_SKIP() << var << " is set: not the default";
   // The choice reads shapes and alignment only: tensors without memory.
@@ -262,7 +268,9 @@ TEST_P(CudaMoeGrouped, DefaultTakesWgmmaWhereItApplies) {
                      fake(DType::i32, {2 * E + 2 + n * k})};
   const bool wgmma = cuda::grouped_kernel_applies(cuda::GroupedKernel::wgmma, x, gu, dn, s);
   EXPECT_EQ(wgmma, cuda::flash_prefill_wgmma_supported(DType::bf16, 128));
-  EXPECT_EQ(cuda::choose_grouped_kernel(x, gu, dn, s), wgmma ? cuda::GroupedKernel::wgmma : cuda::GroupedKernel::wmma);
+  EXPECT_EQ(cuda::grouped_kernel_applies(cuda::GroupedKernel::wgmma_tma, x, gu, dn, s), wgmma);
+  EXPECT_EQ(cuda::choose_grouped_kernel(x, gu, dn, s),
+            wgmma ? cuda::GroupedKernel::wgmma_tma : cuda::GroupedKernel::wmma);
   EXPECT_EQ(cuda::choose_moe_path(x, gu, dn, fake(DType::i32, {n, k}), s), cuda::MoePath::grouped);
 }
 

@@ -228,6 +228,7 @@ const char* grouped_kernel_name(GroupedKernel kernel) {
     case GroupedKernel::wgmma: return "wgmma";
     case GroupedKernel::wgmma_n128: return "wgmma_n128";
     case GroupedKernel::wgmma_persistent: return "wgmma_persistent";
+    case GroupedKernel::wgmma_tma: return "wgmma_tma";
   }
   return "?";
 }
@@ -235,17 +236,22 @@ const char* grouped_kernel_name(GroupedKernel kernel) {
 bool grouped_kernel_applies(GroupedKernel kernel, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                             const MoeScratch& s) {
   if (!moe_grouped_applies(x, w_gate_up, w_down, s)) return false;
+  if (kernel == GroupedKernel::wgmma_tma) return moe_grouped_wgmma_tma_applies(x, w_gate_up, w_down, s);
   return kernel == GroupedKernel::wmma || moe_grouped_wgmma_applies(x, w_gate_up, w_down, s);
 }
 
 GroupedKernel choose_grouped_kernel(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                                     const MoeScratch& s) {
-  static const int mode = env_choice("SEAM_MOE_GROUPED_WGMMA", 1, {0, 1, 2, 3});
+  static const int mode = env_choice("SEAM_MOE_GROUPED_WGMMA", 4, {0, 1, 2, 3, 4});
   const GroupedKernel wanted = mode == 0   ? GroupedKernel::wmma
                                : mode == 1 ? GroupedKernel::wgmma
                                : mode == 2 ? GroupedKernel::wgmma_n128
-                                           : GroupedKernel::wgmma_persistent;
-  return grouped_kernel_applies(wanted, x, w_gate_up, w_down, s) ? wanted : GroupedKernel::wmma;
+                               : mode == 3 ? GroupedKernel::wgmma_persistent
+                                           : GroupedKernel::wgmma_tma;
+  if (grouped_kernel_applies(wanted, x, w_gate_up, w_down, s)) return wanted;
+  // The TMA form where its maps cannot be made: the one-tile wgmma kernel, then wmma.
+  return grouped_kernel_applies(GroupedKernel::wgmma, x, w_gate_up, w_down, s) ? GroupedKernel::wgmma
+                                                                               : GroupedKernel::wmma;
 }
 
 void launch_moe_experts_grouped_with(GroupedKernel kernel, const Tensor& out, const Tensor& x,
@@ -254,9 +260,9 @@ void launch_moe_experts_grouped_with(GroupedKernel kernel, const Tensor& out, co
                                      int stages) {
   SEAM_CHECK(grouped_kernel_applies(kernel, x, w_gate_up, w_down, scratch), "moe_experts: the grouped ",
              grouped_kernel_name(kernel), " kernels do not apply to these arguments");
-  if (kernel == GroupedKernel::wgmma_persistent)
+  if (kernel == GroupedKernel::wgmma_persistent || kernel == GroupedKernel::wgmma_tma)
     return launch_moe_grouped_wgmma_persistent(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages,
-                                               stream);
+                                               stream, kernel == GroupedKernel::wgmma_tma);
   if (kernel != GroupedKernel::wmma)
     return launch_moe_grouped_wgmma(kernel == GroupedKernel::wgmma ? 256 : 128, out, x, w_gate_up, w_down, topk_ids,
                                     topk_weights, scratch, stages, stream);

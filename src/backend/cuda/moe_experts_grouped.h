@@ -34,9 +34,12 @@ bool moe_grouped_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor&
 //   wgmma_persistent: the 128 x 256 tiles on one block an SM looping over them, a producer
 //               warpgroup's cp.async running ahead into the next tile while two consumer
 //               warpgroups multiply and store (moe_grouped_wgmma_persistent.h); same conditions.
-// choose_grouped_kernel: wgmma wherever it applies; SEAM_MOE_GROUPED_WGMMA (a diagnostic switch)
-// 0 keeps wmma, 1 (default) wgmma, 2 wgmma_n128, 3 wgmma_persistent.
-enum class GroupedKernel { wmma, wgmma, wgmma_n128, wgmma_persistent };
+//   wgmma_tma:  the persistent kernel with the weight tiles (and down's act tiles) copied by TMA;
+//               also contiguous expert weights and a driver with cuTensorMapEncodeTiled.
+// choose_grouped_kernel: wgmma_tma wherever it applies, else wgmma, else wmma; SEAM_MOE_GROUPED_WGMMA
+// (a diagnostic switch) 0 keeps wmma, 1 wgmma, 2 wgmma_n128, 3 wgmma_persistent, 4 (default)
+// wgmma_tma.
+enum class GroupedKernel { wmma, wgmma, wgmma_n128, wgmma_persistent, wgmma_tma };
 // The path's kernels, as bits (the kernel bench times the GEMMs apart; each needs the stages
 // before it to have run on the same routing, with the same kernel family's align).
 enum GroupedStages : int {

@@ -46,9 +46,22 @@
 //    to the consumers (producer 56 / consumers 224, or 40 / 232) made ptxas spill the producer's
 //    row pointers, and nothing here needs more than 168.
 //
+// The TMA form (kTma, GroupedKernel::wgmma_tma): the weight tile of a stage is one or two TMA
+// boxes (tma.cuh: SW128, exactly the layout the cp.async copies build) issued by producer thread 0
+// with arrive_expect_tx on the stage's full barrier, and down's A tile too (act is already in
+// sorted order: rows row0.. of a tile are contiguous, one 128-row box). gate_up's A rows are
+// gathered tokens and stay on the producer warpgroup's cp.async (8 a thread a step instead of 24).
+// Why: the cp.async form spends 3,072 16-byte copies a k-step in 128 producer threads, and the
+// whole tile through the LSU; TMA moves the same 48 KB in two or three instructions.
+// Boxes may cover rows past the tile (the next expert's weight rows, rows of act past row_end, or
+// past the matrix: zero-filled): they land in accumulator rows / columns the epilogue never
+// stores, and each output depends on its own row and column alone, so the stored results are the
+// cp.async form's bits. Full barriers count kProducerThreads + 1 arrivals (gate_up) or 1 (down).
+//
 // Numerics are the one-tile kernel's: per tile the same f32 accumulators zeroed, the same
 // wgmma sequence over the same k order, the same epilogue arithmetic and rounding.
 #include <algorithm>
+#include <climits>
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/flash_mma.cuh"
@@ -57,6 +70,7 @@
 #include "backend/cuda/moe_combine.h"
 #include "backend/cuda/moe_grouped_wgmma.h"
 #include "backend/cuda/moe_grouped_wgmma_persistent.h"
+#include "backend/cuda/tma.cuh"
 #include "backend/cuda/wgmma.cuh"
 
 namespace seam::cuda {
@@ -107,9 +121,13 @@ struct PersistentGemm {
   int n_k;    // the reduction: hidden (gated) or inter
 };
 
-template <typename T, bool kGated>
+// map_a / map_b: the TMA form's boxes (unused by the cp.async form): map_a act (down only) in
+// boxes of kBM rows, map_b the weights viewed as [n_experts * rows an expert, n_k] in boxes of
+// kBRows (down) or kBRows / 2 (gate_up: the gate box and the up box) rows; both 128 bytes of k wide.
+template <typename T, bool kGated, bool kTma>
 __global__ void __launch_bounds__(PersistentTiling::kThreads, 1)
-    moe_grouped_wgmma_persistent_kernel(PersistentGemm<T> g) {
+    moe_grouped_wgmma_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
+                                        const __grid_constant__ CUtensorMap map_b, PersistentGemm<T> g) {
 #if defined(SEAM_WGMMA_ENABLED)
   using Tl = PersistentTiling;
   constexpr int kOutCols = kGated ? Tl::kBRows / 2 : Tl::kBRows;  // output columns of a tile
@@ -123,9 +141,12 @@ __global__ void __launch_bounds__(PersistentTiling::kThreads, 1)
   // published by its full barrier (the consumers read it before they release that stage).
   int2* tile_info = reinterpret_cast<int2*>(smem + Tl::kStages * Tl::kStageBytes + Tl::kBarrierBytes);
   const int tid = threadIdx.x;
+  // Full-barrier arrivals: every producer thread's publication, plus thread 0's arrive_expect_tx
+  // for the TMA boxes; the TMA form's down has thread 0's alone.
+  constexpr int kFullArrivals = !kTma ? Tl::kProducerThreads : kGated ? Tl::kProducerThreads + 1 : 1;
   if (tid == 0) {
     for (int s = 0; s < Tl::kStages; ++s) {
-      mbarrier::init(full_bar + 8 * s, Tl::kProducerThreads);
+      mbarrier::init(full_bar + 8 * s, kFullArrivals);
       mbarrier::init(empty_bar + 8 * s, Tl::kConsumerWarps);
     }
   }
@@ -136,13 +157,35 @@ __global__ void __launch_bounds__(PersistentTiling::kThreads, 1)
   const int n_tiles = n_m * ((g.n_out + kOutCols - 1) / kOutCols);
   const int n_steps = (g.n_k + Tl::kBK - 1) / Tl::kBK;
 
-  if (tid < Tl::kProducerThreads) {
-    // ---- producer: every copy of every stage ----
+  if (kTma && !kGated && tid < Tl::kProducerThreads) {
+    // ---- producer, TMA form of down: thread 0 alone, act's box and the weight box a stage ----
+    if (tid == 0) {
+      tma::prefetch(&map_a);
+      tma::prefetch(&map_b);
+      int j = 0;
+      for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+        const int c0 = (tile / n_m) * kOutCols;
+        int e, row0, row_end;
+        moe_align::find_tile<Tl::kBM>(g.index, g.n_experts, tile % n_m, e, row0, row_end);  // found
+        for (int step = 0; step < n_steps; ++step, ++j) {
+          const int s = j % Tl::kStages, round = j / Tl::kStages;
+          if (round > 0) mbarrier::wait(empty_bar + 8 * s, (round - 1) & 1);
+          if (step == 0) tile_info[s] = make_int2(row0, row_end);  // released by the arrive below
+          const uint32_t st = smem_base + s * Tl::kStageBytes, bar = full_bar + 8 * s;
+          mbarrier::arrive_expect_tx(bar, Tl::kStageBytes);
+          tma::load_2d(st, &map_a, bar, step * Tl::kLine, row0);
+          tma::load_2d(st + Tl::kATileBytes, &map_b, bar, step * Tl::kLine, e * g.n_out + c0);
+        }
+      }
+    }
+  } else if (tid < Tl::kProducerThreads) {
+    // ---- producer: every copy of every stage (the TMA form: the A rows; thread 0 the B boxes) ----
     // Thread tid copies chunk tid % 8 of rows tid / 8 + 16 i of the A and the B tile; rows outside
     // the tile read a row inside the operand with src-size 0 (zero-filled).
     const int chunk = tid % Tl::kChunks, r_first = tid / Tl::kChunks;
     // SW128: chunk c of line r at chunk c ^ (r % 8); r % 8 is the same for all of a thread's rows.
     const int dst0 = r_first * Tl::kLine + ((chunk ^ (r_first & 7)) << 4);
+    if (kTma && tid == 0) tma::prefetch(&map_b);
     int j = 0;  // global k-step of this block
     for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
       const int m_tile = tile % n_m, c0 = (tile / n_m) * kOutCols;
@@ -178,6 +221,16 @@ __global__ void __launch_bounds__(PersistentTiling::kThreads, 1)
         if (round > 0) mbarrier::wait(empty_bar + 8 * s, (round - 1) & 1);   // round - 1's wgmmas retired
         if (step == 0 && tid == 0) tile_info[s] = make_int2(row0, row_end);  // thread 0 arrives for it below
         unsigned char* st = smem + s * Tl::kStageBytes;
+        if constexpr (kTma) {
+          // The gate box (rows c0.. of the expert's gate half) over the up box (inter + c0..).
+          if (tid == 0) {
+            const uint32_t b = smem_base + s * Tl::kStageBytes + Tl::kATileBytes, bar = full_bar + 8 * s;
+            const int w_row = e * 2 * g.n_out + c0;
+            mbarrier::arrive_expect_tx(bar, Tl::kBTileBytes);
+            tma::load_2d(b, &map_b, bar, step * Tl::kLine, w_row);
+            tma::load_2d(b + (Tl::kBRows / 2) * Tl::kLine, &map_b, bar, step * Tl::kLine, w_row + g.n_out);
+          }
+        }
         const int col = step * Tl::kBK + chunk * 8;
         const bool in_k = col < g.n_k;  // n_k % 8 == 0: a chunk is wholly inside or outside
 #pragma unroll
@@ -185,11 +238,13 @@ __global__ void __launch_bounds__(PersistentTiling::kThreads, 1)
           const bool v = (a_ok >> i & 1u) && in_k;
           flash::cp_async_16(st + dst0 + i * Tl::kRowsPerPass * Tl::kLine, v ? a_row[i] + col : a_row[i], v);
         }
+        if constexpr (!kTma) {
 #pragma unroll
-        for (int i = 0; i < Tl::kBLoads; ++i) {
-          const bool v = (b_ok >> i & 1u) && in_k;
-          unsigned char* dst = st + Tl::kATileBytes + dst0 + i * Tl::kRowsPerPass * Tl::kLine;
-          flash::cp_async_16(dst, v ? w_e + b_offset(i) + col : w_e, v);
+          for (int i = 0; i < Tl::kBLoads; ++i) {
+            const bool v = (b_ok >> i & 1u) && in_k;
+            unsigned char* dst = st + Tl::kATileBytes + dst0 + i * Tl::kRowsPerPass * Tl::kLine;
+            flash::cp_async_16(dst, v ? w_e + b_offset(i) + col : w_e, v);
+          }
         }
         flash::cp_async_commit();  // one group a step
         if (j >= Tl::kPublishLag) {
@@ -301,15 +356,15 @@ int sm_count() {
   return n;
 }
 
-template <typename T>
+template <typename T, bool kTma>
 void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
                   const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& s, int stages,
                   cudaStream_t stream) {
   using Tl = PersistentTiling;
   static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_grouped_wgmma_persistent_kernel<T, true>,
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_grouped_wgmma_persistent_kernel<T, true, kTma>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_grouped_wgmma_persistent_kernel<T, false>,
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_grouped_wgmma_persistent_kernel<T, false, kTma>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
     return true;
   }();
@@ -325,11 +380,18 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
   const int64_t max_m_tiles = div_up(n_slots, Tl::kBM) + int64_t(n_experts);
   const int n_sms = sm_count();
   auto grid_for = [&](int64_t col_tiles) { return dim3(unsigned(std::min<int64_t>(n_sms, max_m_tiles * col_tiles))); };
+  // The TMA form's maps, encoded per launch (about a microsecond of host time; a captured launch
+  // keeps its own copy): 16-bit elements as bytes, rows of n_k * 2 bytes.
+  const CUtensorMap none{};
   if (stages & kGroupedGateUp) {
     const PersistentGemm<T> gate_up{s.act.ptr<T>(), s.act.stride[0], x.ptr<T>(), x.stride[0], w_gate_up.ptr<T>(),
                                     index,          n_experts,       k,          inter,       hidden};
-    launch_kernel(moe_grouped_wgmma_persistent_kernel<T, true>, grid_for(div_up(inter, Tl::kBRows / 2)),
-                  dim3(Tl::kThreads), Tl::kSmemBytes, stream, gate_up);
+    const CUtensorMap map_b =
+        kTma ? tma::encode_u8_sw128(w_gate_up.data, uint64_t(n_experts) * 2 * inter, uint64_t(hidden) * 2,
+                                    uint64_t(hidden) * 2, Tl::kBRows / 2)
+             : none;
+    launch_kernel(moe_grouped_wgmma_persistent_kernel<T, true, kTma>, grid_for(div_up(inter, Tl::kBRows / 2)),
+                  dim3(Tl::kThreads), Tl::kSmemBytes, stream, none, map_b, gate_up);
     SEAM_CUDA_CHECK_LAUNCH();
   }
   if (stages & kGroupedDown) {
@@ -343,8 +405,14 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
                                  k,
                                  hidden,
                                  inter};
-    launch_kernel(moe_grouped_wgmma_persistent_kernel<T, false>, grid_for(div_up(hidden, Tl::kBRows)),
-                  dim3(Tl::kThreads), Tl::kSmemBytes, stream, down);
+    const CUtensorMap map_a = kTma ? tma::encode_u8_sw128(s.act.data, uint64_t(s.act.size(0)), uint64_t(inter) * 2,
+                                                          uint64_t(s.act.stride[0]) * 2, Tl::kBM)
+                                   : none;
+    const CUtensorMap map_b = kTma ? tma::encode_u8_sw128(w_down.data, uint64_t(n_experts) * hidden,
+                                                          uint64_t(inter) * 2, uint64_t(inter) * 2, Tl::kBRows)
+                                   : none;
+    launch_kernel(moe_grouped_wgmma_persistent_kernel<T, false, kTma>, grid_for(div_up(hidden, Tl::kBRows)),
+                  dim3(Tl::kThreads), Tl::kSmemBytes, stream, map_a, map_b, down);
     SEAM_CUDA_CHECK_LAUNCH();
   }
   if (stages & kGroupedCombine) launch_moe_combine(out, s.expert_out, topk_weights, stream);
@@ -352,14 +420,29 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
 
 }  // namespace
 
+bool moe_grouped_wgmma_tma_applies(const Tensor& x, const Tensor& w_gate_up, const Tensor& w_down,
+                                   const MoeScratch& s) {
+  // The maps' conditions past moe_grouped_wgmma_applies (16-byte aligned rows of 16-byte multiples
+  // already): contiguous expert weights (the maps span all experts), act's pitch a 16-byte
+  // multiple, row coordinates in int, and a driver with the encoder.
+  if (!moe_grouped_wgmma_applies(x, w_gate_up, w_down, s)) return false;
+  return w_gate_up.contiguous() && w_down.contiguous() && (s.act.stride[0] * 2) % 16 == 0 &&
+         w_gate_up.size(0) * w_gate_up.size(1) <= INT_MAX && w_down.size(0) * w_down.size(1) <= INT_MAX &&
+         s.act.size(0) <= INT_MAX && tma::encode_tiled_fn() != nullptr;
+}
+
 void launch_moe_grouped_wgmma_persistent(const Tensor& out, const Tensor& x, const Tensor& w_gate_up,
                                          const Tensor& w_down, const Tensor& topk_ids, const Tensor& topk_weights,
-                                         const MoeScratch& scratch, int stages, cudaStream_t stream) {
+                                         const MoeScratch& scratch, int stages, cudaStream_t stream, bool tma) {
   SEAM_CHECK(moe_grouped_wgmma_applies(x, w_gate_up, w_down, scratch),
              "moe_experts: the grouped wgmma kernels need an sm_90a build, a CC 9.0 GPU and the grouped path's shapes");
-  if (x.dtype == DType::bf16)
-    return launch_typed<__nv_bfloat16>(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages, stream);
-  launch_typed<__half>(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages, stream);
+  SEAM_CHECK(!tma || moe_grouped_wgmma_tma_applies(x, w_gate_up, w_down, scratch),
+             "moe_experts: the grouped wgmma TMA kernels need contiguous expert weights and a driver with "
+             "cuTensorMapEncodeTiled");
+  const bool bf16 = x.dtype == DType::bf16;
+  auto launch = bf16 ? (tma ? launch_typed<__nv_bfloat16, true> : launch_typed<__nv_bfloat16, false>)
+                     : (tma ? launch_typed<__half, true> : launch_typed<__half, false>);
+  launch(out, x, w_gate_up, w_down, topk_ids, topk_weights, scratch, stages, stream);
 }
 
 }  // namespace seam::cuda
