@@ -226,10 +226,11 @@ bool CudaBackend::qkv_rope_store_fp8_lt(const Tensor& qkv, const Tensor& x, cons
   op_checks::rope(h.q, h.k, r.positions, r.tables(), Device::cuda);
   op_checks::store_kv(r.k_cache, r.v_cache, h.k, h.v, r.slots, Device::cuda, r.kv_scales);
   const int64_t n = x.size(0), n_in = x.size(1);
-  if (!fp8_cublaslt_.sums_ready(n, w, capturing_)) return false;
+  const Fp8CublasLt::SumsRun run = fp8_cublaslt_.sums_ready(n, w, capturing_);
+  if (!run.ready()) return false;
   const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
   launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
-  fp8_cublaslt_.run_sums(codes, w, capturing_, stream_, [&](int64_t r0, int64_t m, const float* sums) {
+  fp8_cublaslt_.run_sums(run, codes, w, stream_, [&](int64_t r0, int64_t m, const float* sums) {
     launch_rope_store_kv_from_fp8_sums(qkv.slice_rows(r0, m), r.n_heads, sums, scales.ptr<const float>() + r0, w, bias,
                                        r.positions.slice_rows(r0, m), r.tables(), r.k_cache, r.v_cache,
                                        r.slots.slice_rows(r0, m), stream_, r.kv_scales);
@@ -270,11 +271,12 @@ bool CudaBackend::gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, c
     return false;
   const int64_t n = x.size(0), n_in = x.size(1), inter = act.size(1);
   op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);  // the decomposition's checks, same errors
-  if (!fp8_cublaslt_.sums_ready(n, w, capturing_)) return false;
+  const Fp8CublasLt::SumsRun run = fp8_cublaslt_.sums_ready(n, w, capturing_);
+  if (!run.ready()) return false;
   const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
   const auto [act_codes, act_scales] = fp8_act_buffers(fp8_pending_scratch_, n, inter, w.act);
   launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
-  fp8_cublaslt_.run_sums(codes, w, capturing_, stream_, [&](int64_t r0, int64_t m, const float* sums) {
+  fp8_cublaslt_.run_sums(run, codes, w, stream_, [&](int64_t r0, int64_t m, const float* sums) {
     launch_fp8_scaled_gated_act_quantize(act.slice_rows(r0, m), act_codes.ptr<uint8_t>() + r0 * inter,
                                          act_scales.ptr<float>() + r0, sums, scales.ptr<const float>() + r0, w, a,
                                          w.act_amax_ub, stream_);

@@ -197,9 +197,11 @@ bool Fp8CublasLt::run_scaled(Route r, const Tensor& out, const Tensor& codes, co
   return true;
 }
 
-Fp8CublasLt::SumsRun Fp8CublasLt::sums_run(int64_t n, const Fp8Weight& w, bool capturing) {
+Fp8CublasLt::SumsRun Fp8CublasLt::sums_ready(int64_t n, const Fp8Weight& w, bool capturing) {
   SumsRun r;
-  if (!takes(Route::unscaled, w) || n == 0) return r;
+  r.n = n;
+  r.takes = takes(Route::unscaled, w);
+  if (!r.takes || n == 0) return r;
   const int64_t n_out = w.w.size(0), n_in = w.w.size(1);
   r.chunk = chunk_rows(n, n_out);
   const int64_t last = n % r.chunk == 0 ? r.chunk : n % r.chunk;
@@ -210,18 +212,12 @@ Fp8CublasLt::SumsRun Fp8CublasLt::sums_run(int64_t n, const Fp8Weight& w, bool c
   return r;
 }
 
-bool Fp8CublasLt::sums_ready(int64_t n, const Fp8Weight& w, bool capturing) {
-  if (!takes(Route::unscaled, w)) return false;
-  return n == 0 || sums_run(n, w, capturing).sums != nullptr;
-}
-
-void Fp8CublasLt::run_sums(const Tensor& codes, const Fp8Weight& w, bool capturing, cudaStream_t stream,
+void Fp8CublasLt::run_sums(const SumsRun& run, const Tensor& codes, const Fp8Weight& w, cudaStream_t stream,
                            const std::function<void(int64_t, int64_t, const float*)>& each) {
   const int64_t n = codes.size(0), n_in = w.w.size(1);
+  SEAM_CHECK(run.ready() && run.n == n, "fp8 cuBLASLt: the unscaled product of ", n, " rows of ",
+             w.w.shape_str(), " is not ready (sums_ready of those rows first)");
   if (n == 0) return;
-  const SumsRun run = sums_run(n, w, capturing);  // what sums_ready made (or found)
-  SEAM_CHECK(run.sums != nullptr, "fp8 cuBLASLt: the unscaled product of ", n, " rows of ", w.w.shape_str(),
-             " is not ready (sums_ready first)");
   const int64_t chunk = run.chunk;
   float* s = run.sums;
   const float alpha = 1.f, beta = 0.f;
@@ -237,9 +233,10 @@ void Fp8CublasLt::run_sums(const Tensor& codes, const Fp8Weight& w, bool capturi
 bool Fp8CublasLt::run_unscaled(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                                const Tensor& bias, bool accumulate, bool capturing, cudaStream_t stream) {
   // Every plan and the scratch first: nothing is enqueued unless the whole product runs here.
-  if (!sums_ready(out.size(0), w, capturing)) return false;
+  const SumsRun run = sums_ready(out.size(0), w, capturing);
+  if (!run.ready()) return false;
   // act_scales [1, n]: one scale per row (per-token, or the static scale written per row).
-  run_sums(codes, w, capturing, stream, [&](int64_t r0, int64_t m, const float* s) {
+  run_sums(run, codes, w, stream, [&](int64_t r0, int64_t m, const float* s) {
     launch_fp8_scale_epilogue(out.slice_rows(r0, m), s, act_scales.ptr<const float>() + r0, w, bias, accumulate,
                               stream);
   });

@@ -70,13 +70,30 @@ class Fp8CublasLt {
   // `out_dtype` on this GPU: the capability query (the plan is made and cached).
   bool has_algorithm(Route r, int64_t n, const Fp8Weight& w, DType out_dtype);
 
-  // The unscaled route's product alone, for a consumer that applies the scales itself: whether
-  // it can run n rows of w now (plans and scratch made or found; inside a capture only what was
-  // made before), then the run: for each row chunk (at most kMaxSumsBytes of sums) the E4M3
-  // product into the sums scratch ([m, out] float32, contiguous), then each(r0, m, sums)
-  // enqueues what reads them, before the next chunk overwrites the scratch (stream order).
-  bool sums_ready(int64_t n, const Fp8Weight& w, bool capturing);
-  void run_sums(const Tensor& codes, const Fp8Weight& w, bool capturing, cudaStream_t stream,
+  // The unscaled route's product alone, for a consumer that applies the scales itself.
+  // sums_ready: the run of n rows of w (the rows of a chunk, the plans of a full and of the last
+  // chunk, the sums scratch), made now or found (inside a capture only what was made before);
+  // ready() false where the scheme does not take the route or any piece is missing. run_sums then
+  // runs it on codes ([n, in]): for each row chunk (at most kMaxSumsBytes of sums) the E4M3 product
+  // into the sums scratch ([m, out] float32, contiguous), then each(r0, m, sums) enqueues what
+  // reads them, before the next chunk overwrites the scratch (stream order).
+  struct Plan {  // a cached cuBLASLt plan (public for SumsRun; made and used only here)
+    bool ok = false;
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    size_t workspace = 0;
+  };
+  struct SumsRun {
+    bool ready() const { return takes && (n == 0 || sums != nullptr); }
+    bool takes = false;  // the scheme takes the unscaled route
+    int64_t n = 0, chunk = 0;
+    Plan* first = nullptr;
+    Plan* last = nullptr;
+    float* sums = nullptr;
+  };
+  SumsRun sums_ready(int64_t n, const Fp8Weight& w, bool capturing);
+  void run_sums(const SumsRun& run, const Tensor& codes, const Fp8Weight& w, cudaStream_t stream,
                 const std::function<void(int64_t, int64_t, const float*)>& each);
 
   // The unscaled route's float32 sums scratch: longer batches run in row chunks below it.
@@ -88,13 +105,6 @@ class Fp8CublasLt {
   static int64_t chunk_rows(int64_t n, int64_t n_out);
 
  private:
-  struct Plan {
-    bool ok = false;
-    cublasLtMatmulDesc_t op = nullptr;
-    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-    cublasLtMatmulAlgo_t algo{};
-    size_t workspace = 0;
-  };
   // (n, out, in, out ld, out dtype, route, bias, accumulate)
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int, int, bool, bool>;
   static bool takes(Route r, const Fp8Weight& w);
@@ -105,15 +115,6 @@ class Fp8CublasLt {
                   const Tensor& bias, bool accumulate, bool capturing, cudaStream_t stream);
   bool run_unscaled(const Tensor& out, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                     const Tensor& bias, bool accumulate, bool capturing, cudaStream_t stream);
-  // The unscaled route's run of n rows of w: the rows of a chunk, the plans of a full and of the
-  // last chunk, and the sums scratch, made now unless capturing; sums null where any is missing.
-  struct SumsRun {
-    int64_t chunk = 0;
-    Plan* first = nullptr;
-    Plan* last = nullptr;
-    float* sums = nullptr;
-  };
-  SumsRun sums_run(int64_t n, const Fp8Weight& w, bool capturing);
   // Rows per unscaled chunk for n_out outputs.
   static int64_t unscaled_chunk_rows(int64_t n_out);
   // The sums scratch of `bytes` (grown outside capture only; never freed while this lives: a
