@@ -1,6 +1,6 @@
 // seam_kernel_bench's harness (bench/kernel_bench.cu: the method), shared by its sections:
 // kernel_bench_fp8.cu (the FP8 GEMV and GEMMs), kernel_bench_fp8_skinny.cu (the skinny FP8 GEMM),
-// kernel_bench_moe.cu (the MoE paths).
+// kernel_bench_moe.cu (the MoE paths), kernel_bench_prefill_small.cu (qk_norm_rope_store, moe_combine).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -190,5 +190,7 @@ void bench_moe_grouped(Bench& b, int n_tokens);
 void bench_moe_skinny(Bench& b, int n_tokens);
 void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t H, int64_t k);
 void bench_moe_router(Bench& b, const char* model, int64_t E, int64_t H, int64_t k);
+void bench_qk_norm_rope_store(Bench& b, int n);
+void bench_moe_combine(Bench& b, int n);
 
 }  // namespace seam::kbench

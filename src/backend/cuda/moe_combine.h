@@ -9,8 +9,17 @@ namespace seam::cuda {
 
 // out[i][h] += sum_j w[i * k + j] * expert_out[i * k + j][h]: j in order, float32, rounded once.
 // expert_out [>= n * k, hidden] contiguous, 16-byte aligned, hidden % 8 == 0 (each thread reads 8
-// columns of every expert row with 16-byte loads), in out's 16-bit dtype or float32 (unrounded
+// columns of every expert row), in out's 16-bit dtype or float32 (unrounded
 // expert outputs: the sum then rounds once, as the cpu definition); out any row stride.
-void launch_moe_combine(const Tensor& out, const Tensor& expert_out, const Tensor& topk_weights, cudaStream_t stream);
+//
+// Two forms, the same bits: scalar (each 16-bit row vector read as eight 2-byte loads, out's
+// columns one by one: the form as first built, the default) and vector (one 16-byte load a row
+// vector, out's 8 columns read and written as one vector; where out's rows are not 16-byte
+// aligned, or the expert rows are float32, the scalar form runs). SEAM_MOE_COMBINE_VECTOR=1
+// (read once) makes vector the default.
+enum class MoeCombineForm { scalar, vector };
+MoeCombineForm moe_combine_form_default();
+void launch_moe_combine(const Tensor& out, const Tensor& expert_out, const Tensor& topk_weights, cudaStream_t stream,
+                        MoeCombineForm form = moe_combine_form_default());
 
 }  // namespace seam::cuda

@@ -21,6 +21,20 @@ struct QkHead {
   RopeAngles angles;
 };
 
+// The arithmetic every form of the stage shares (this head function, the GEMV's per-head tail
+// through it, and qk_norm_rope_store.cu's shared-angle kernel), written once so they store the
+// same bits: a lane's sum of squares adds its dims j = lane, lane + 32, ... in that order, each
+// square as one explicit fma (what nvcc contracted `ss += f * f` to; explicit, so no instance can
+// choose otherwise), then warp_sum's butterfly.
+__device__ __forceinline__ float qk_norm_square_add(float ss, float f) { return __fmaf_rn(f, f, ss); }
+// The head's RMS scale from its sum of squares (as rms_norm.cu).
+__device__ __forceinline__ float qk_norm_scale(float ss, int d, float eps) { return 1.f / sqrtf(ss / float(d) + eps); }
+// Dim j's normed value, rounded to T as the rms_norm kernel stores it.
+template <typename T>
+__device__ __forceinline__ float qk_normed(float x, float scale, T w) {
+  return to_float(from_float<T>(x * scale * to_float(w)));
+}
+
 // The whole warp (32 lanes) finishes one head. A q or k head (w set): pass 1 sums the squares
 // of its d values; pass 2 gives each lane whole rotary pairs (i, i + half) and pass-through dims,
 // normalises them (rounded to T, as rms_norm writes them), rotates the pairs (rounded to T, as
@@ -40,14 +54,10 @@ __device__ __forceinline__ void qk_norm_rope_store_head(const QkHead<T>& h, Load
   const T* w = h.w;
   T* cache = h.cache;
   float ss = 0.f;
-  for (int j = lane; j < d; j += 32) {
-    const float f = to_float(load(x + j));
-    ss += f * f;
-  }
+  for (int j = lane; j < d; j += 32) ss = qk_norm_square_add(ss, to_float(load(x + j)));
   ss = warp_sum(ss);
-  const float scale = 1.f / sqrtf(ss / float(d) + h.eps);  // as rms_norm.cu
-  // The normed value of dim j, rounded as the rms_norm kernel stores it.
-  auto normed = [&](int j) { return to_float(from_float<T>(to_float(load(x + j)) * scale * to_float(w[j]))); };
+  const float scale = qk_norm_scale(ss, d, h.eps);
+  auto normed = [&](int j) { return qk_normed<T>(to_float(load(x + j)), scale, w[j]); };
 
   const int half = h.half;
   for (int i = lane; i < half; i += 32) {

@@ -1,13 +1,18 @@
 #include "backend/cuda/qk_norm_rope_store.h"
 
+#include <type_traits>
+
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/qk_norm_rope_head.cuh"
+#include "backend/cuda/rope_rotate.cuh"
 
 namespace seam::cuda {
 
 namespace {
 
 constexpr int kWarps = 8;  // per block: one head each
+constexpr int kSharedMaxHeadDim = 256;  // the shared-angle form's NV <= 8 values a lane
 
 template <typename T>
 struct QkArgs {
@@ -64,10 +69,99 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_kernel(QkArgs<
   qk_norm_rope_store_head(h, [](const T* p) { return *p; });
 }
 
+// The shared-angle form (QkNormRopeKernel::shared_angles). The per-head kernel above computes
+// each rotary pair's angle and sincos in every q and k head of a token (36 times a token at
+// Qwen3-30B-A3B's 32 + 4 heads), a chain of double-precision reduction and sincosf that made it
+// latency-bound at prefill sizes (~80 us a layer at 4,096 tokens against ~17 us of bytes). Here
+// a block's threads compute its token's cos / sin once into shared memory while the head loads
+// are in flight (as rope.cu), and each warp reads its head from global memory once (NV values a
+// lane, all loads issued before any use) instead of twice. Its arithmetic is the per-head
+// function's (qk_norm_rope_head.cuh's helpers, the same sincosf of the same angle, rope_rotate),
+// in the same order, so both forms store the same bits (cuda_qk_norm_rope_store_test).
+// Shared memory: cos [half], sin [half], then each warp's normed head [kWarps][d] (float), which
+// lets a lane's rotary pairs and pass-through dims be any dims (partial rotary, half % 32 != 0).
+template <typename T, int NV>
+__global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_shared_kernel(QkArgs<T> a) {
+  pdl_begin();
+  extern __shared__ float smem[];
+  const int half = a.half, d = a.d;
+  float* cs = smem;                                    // [2 half]: cos then sin
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  float* sn = smem + 2 * half + warp * d;              // this warp's normed head
+  const int64_t tok = blockIdx.x;
+  const int head = int(blockIdx.y) * kWarps + warp;
+  const int n_qk = a.n_heads + a.n_kv_heads;
+  const bool active = head < n_qk + a.n_kv_heads;      // warp-uniform
+  const bool is_v = head >= n_qk, is_q = head < a.n_heads;
+  const T* x = nullptr;
+  if (active)
+    x = is_v ? a.v + tok * a.v_stride + int64_t(head - n_qk) * d
+             : is_q ? a.q + tok * a.q_stride + int64_t(head) * d : a.k + tok * a.k_stride + int64_t(head - a.n_heads) * d;
+  // The head's values, lane l holding dims l, l + 32, ... (< d): every load issued before the
+  // angle chain below, whose latency they then overlap.
+  float xv[NV];
+#pragma unroll
+  for (int m = 0; m < NV; ++m) {
+    const int j = lane + 32 * m;
+    xv[m] = active && j < d ? to_float(x[j]) : 0.f;
+  }
+  const int position = a.positions[tok];
+  for (int i = int(threadIdx.x); i < half; i += int(blockDim.x)) {
+    float s, c;
+    sincosf(a.angles.angle(position, i), &s, &c);  // as the per-head kernel (and rope_kernel)
+    cs[i] = c;
+    cs[half + i] = s;
+  }
+  __syncthreads();  // the only block barrier: inactive warps leave after it
+  if (!active) return;
+  const int64_t slot = a.slots[tok];
+  const bool store = slot >= 0 && slot < a.n_slots;
+  const int64_t cache_row = (slot * a.n_kv_heads) * d;
+  if (is_v) {  // a plain copy (the values round-trip T -> float -> T exactly)
+    if (!store) return;
+    T* c = a.v_cache + cache_row + int64_t(head - n_qk) * d;
+#pragma unroll
+    for (int m = 0; m < NV; ++m)
+      if (lane + 32 * m < d) c[lane + 32 * m] = from_float<T>(xv[m]);
+    return;
+  }
+  float ss = 0.f;
+#pragma unroll
+  for (int m = 0; m < NV; ++m)
+    if (lane + 32 * m < d) ss = qk_norm_square_add(ss, xv[m]);
+  ss = warp_sum(ss);
+  const float scale = qk_norm_scale(ss, d, a.eps);
+  const T* w = is_q ? a.q_norm : a.k_norm;
+#pragma unroll
+  for (int m = 0; m < NV; ++m) {
+    const int j = lane + 32 * m;
+    if (j < d) sn[j] = qk_normed<T>(xv[m], scale, w[j]);
+  }
+  __syncwarp();  // a lane's pairs are other lanes' dims
+  T* xo = const_cast<T*>(x);
+  T* cache = !is_q && store ? a.k_cache + cache_row + int64_t(head - a.n_heads) * d : nullptr;
+  for (int i = lane; i < half; i += 32) {
+    float r0, r1;
+    rope_rotate(sn[i], sn[i + half], cs[i], cs[half + i], r0, r1);  // rope_rotate.cuh: rope.cu's bits
+    const T t0 = from_float<T>(r0), t1 = from_float<T>(r1);
+    xo[i] = t0;
+    xo[i + half] = t1;
+    if (cache != nullptr) {
+      cache[i] = t0;
+      cache[i + half] = t1;
+    }
+  }
+  for (int j = 2 * half + lane; j < d; j += 32) {
+    const T t = from_float<T>(sn[j]);
+    xo[j] = t;
+    if (cache != nullptr) cache[j] = t;
+  }
+}
+
 template <typename T>
 void launch_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm, const Tensor& k_norm,
                   float eps, const Tensor& positions, const RopeTables& t, const Tensor& k_cache,
-                  const Tensor& v_cache, const Tensor& slots, cudaStream_t stream) {
+                  const Tensor& v_cache, const Tensor& slots, QkNormRopeKernel kernel, cudaStream_t stream) {
   QkArgs<T> a{};
   a.q = q.ptr<T>();
   a.q_stride = q.stride[0];
@@ -90,18 +184,38 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
   a.n_slots = k_cache.size(0);
   const int n_heads_all = a.n_heads + 2 * a.n_kv_heads;
   const dim3 grid(unsigned(q.size(0)), unsigned((n_heads_all + kWarps - 1) / kWarps));
-  launch_kernel(qk_norm_rope_store_kernel<T>, grid, kWarps * 32, 0, stream, a);
+  if (kernel == QkNormRopeKernel::shared_angles && qk_norm_rope_shared_applies(a.d)) {
+    const size_t smem = size_t(2 * a.half + kWarps * a.d) * sizeof(float);
+    auto go = [&](auto nv) {
+      launch_kernel(qk_norm_rope_store_shared_kernel<T, decltype(nv)::value>, grid, kWarps * 32, smem, stream, a);
+    };
+    if (a.d <= 32) go(std::integral_constant<int, 1>{});
+    else if (a.d <= 64) go(std::integral_constant<int, 2>{});
+    else if (a.d <= 128) go(std::integral_constant<int, 4>{});
+    else go(std::integral_constant<int, 8>{});
+  } else {
+    launch_kernel(qk_norm_rope_store_kernel<T>, grid, kWarps * 32, 0, stream, a);
+  }
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
+bool qk_norm_rope_shared_applies(int64_t d) { return d >= 1 && d <= kSharedMaxHeadDim; }
+
+QkNormRopeKernel qk_norm_rope_kernel_default() {
+  // 0: per_head (the default until the shared-angle form is measured on the GPU), 1: shared_angles.
+  static const int v = env_choice("SEAM_QK_NORM_ROPE_KERNEL", 0, {0, 1});
+  return v == 1 ? QkNormRopeKernel::shared_angles : QkNormRopeKernel::per_head;
+}
+
 void launch_qk_norm_rope_store(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm,
                                const Tensor& k_norm, float eps, const Tensor& positions, const RopeTables& t,
-                               const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots, cudaStream_t stream) {
+                               const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots, cudaStream_t stream,
+                               QkNormRopeKernel kernel) {
   if (q.size(0) == 0) return;
   SEAM_DISPATCH_FLOAT_TYPES(q.dtype, T, "qk_norm_rope_store", [&] {
-    launch_typed<T>(q, k, v, q_norm, k_norm, eps, positions, t, k_cache, v_cache, slots, stream);
+    launch_typed<T>(q, k, v, q_norm, k_norm, eps, positions, t, k_cache, v_cache, slots, kernel, stream);
   });
 }
 

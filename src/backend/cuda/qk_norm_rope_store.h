@@ -15,8 +15,18 @@ namespace seam::cuda {
 // Equals rms_norm(q, q, q_norm); rms_norm(k, k, k_norm); rope_store_kv(...) up to the order of
 // each head's float32 sum of squares: the normed values are rounded to the dtype before RoPE
 // reads them, and RoPE computes exactly as rope.cu.
+//
+// Two kernels compute it, to the same bits: per_head (a warp a head, every angle computed in
+// every head) and shared_angles (a block's token's cos / sin computed once into shared memory,
+// each head read once; head_dim <= 256, else per_head runs). The default is per_head, or
+// SEAM_QK_NORM_ROPE_KERNEL=1 (read once) for shared_angles.
+enum class QkNormRopeKernel { per_head, shared_angles };
+QkNormRopeKernel qk_norm_rope_kernel_default();
+bool qk_norm_rope_shared_applies(int64_t head_dim);
+
 void launch_qk_norm_rope_store(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm,
                                const Tensor& k_norm, float eps, const Tensor& positions, const RopeTables& t,
-                               const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots, cudaStream_t stream);
+                               const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots, cudaStream_t stream,
+                               QkNormRopeKernel kernel = qk_norm_rope_kernel_default());
 
 }  // namespace seam::cuda

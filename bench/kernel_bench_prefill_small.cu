@@ -1,0 +1,59 @@
+// seam_kernel_bench's section for the two small kernels of Qwen3-30B-A3B's prefill layer that
+// sit furthest above their floors (docs/performance.md, twenty-fifth pass: qk_norm_rope_store
+// ~80 us a layer against ~17 of bytes, moe_combine ~97 against ~37): each alone, at the model's
+// shapes, so a change to either is measured before it is measured in the model. Part of --moe.
+#include "backend/cuda/qk_norm_rope_store.h"
+#include "kernel_bench.h"
+
+namespace seam::kbench {
+
+// q/k RMSNorm + RoPE + KV store at Qwen3-30B-A3B's heads (32 q, 4 kv, head dim 128, full rotary)
+// for n tokens, both kernels. Bytes: q and k read and written, v read, k and v stored.
+void bench_qk_norm_rope_store(Bench& b, int n) {
+  constexpr int64_t heads = 32, kv = 4, d = 128, width = (heads + 2 * kv) * d;
+  const int64_t n_slots = n;
+  Tensor qkv = b.random(DType::bf16, {n, width}, 5.f);
+  Tensor qn = b.random(DType::bf16, {d}), kn = b.random(DType::bf16, {d});
+  std::vector<int32_t> pos_h(static_cast<size_t>(n)), slots_h(static_cast<size_t>(n));
+  std::iota(pos_h.begin(), pos_h.end(), 0);  // a prefill's positions and slots
+  std::iota(slots_h.begin(), slots_h.end(), 0);
+  Tensor pos = b.upload_i32(pos_h, {n}), slots = b.upload_i32(slots_h, {n});
+  std::vector<double> f(static_cast<size_t>(d / 2));
+  for (int64_t j = 0; j < d / 2; ++j) f[size_t(j)] = std::pow(1000000.0, -double(j) / double(d / 2));  // Qwen3's base
+  std::vector<float> hi, lo;
+  split_inv_freq(f, hi, lo);
+  Tensor hi_d = b.upload(hi, DType::f32, {d / 2}), lo_d = b.upload(lo, DType::f32, {d / 2});
+  const RopeTables tables(hi_d, Tensor(), 0, lo_d, Tensor());
+  Tensor kc = b.alloc(DType::bf16, {n_slots, kv, d}), vc = b.alloc(DType::bf16, {n_slots, kv, d});
+  auto heads_of = [&](int64_t from, int64_t count) {
+    return qkv.slice_cols(from * d, count * d).unflatten_last(count, d);
+  };
+  const double bytes = double(n) * d * 2 * (2.0 * (heads + kv) + kv + 2.0 * kv);
+  const std::string shape = std::to_string(n) + " tok 32/4 heads d128 bf16";
+  for (cuda::QkNormRopeKernel k : {cuda::QkNormRopeKernel::per_head, cuda::QkNormRopeKernel::shared_angles}) {
+    // In place on qkv every call, as in the model (the values stay finite: each call renormalises).
+    const double us = b.time_us([&](int) {
+      cuda::launch_qk_norm_rope_store(heads_of(0, heads), heads_of(heads, kv), heads_of(heads + kv, kv), qn, kn, 1e-6f,
+                                      pos, tables, kc, vc, slots, b.stream(), k);
+    });
+    b.row(k == cuda::QkNormRopeKernel::per_head ? "qk_norm_rope_store per-head" : "qk_norm_rope_store shared",
+          shape, us, bytes, 0);
+  }
+  b.release_all();
+}
+
+// The weighted sum of each token's k = 8 expert rows into the residual, hidden 2048, bf16 rows
+// (the grouped path's expert_out), both forms. Bytes: the n k rows read, out read and written.
+void bench_moe_combine(Bench& b, int n) {
+  constexpr int64_t k = 8, H = 2048;
+  Tensor y = b.random(DType::bf16, {n * k, H}), out = b.random(DType::bf16, {n, H});
+  Tensor w = b.upload(std::vector<float>(size_t(n * k), 1.f / float(k)), DType::f32, {n, k});
+  for (cuda::MoeCombineForm form : {cuda::MoeCombineForm::scalar, cuda::MoeCombineForm::vector}) {
+    const double us = b.time_us([&](int) { cuda::launch_moe_combine(out, y, w, b.stream(), form); }, 8, 11);
+    b.row(form == cuda::MoeCombineForm::scalar ? "moe_combine scalar" : "moe_combine vector",
+          std::to_string(n) + " tok top-8 H2048 bf16", us, double(n) * k * H * 2 + 2.0 * n * H * 2, 0);
+  }
+  b.release_all();
+}
+
+}  // namespace seam::kbench

@@ -1,0 +1,151 @@
+// qk_norm_rope_store's two kernels (qk_norm_rope_store.h): the shared-angle form must store the
+// per-head kernel's bits in qkv and in both caches, at decode and prefill sizes, for every float
+// dtype, full and partial rotary (a rotary half that is not a multiple of 32: pairs across
+// lanes), LongRoPE's second table, heads of 16 to 256 dims (idle lanes; the largest form) and a
+// head dim past the form's limit (the launcher runs the per-head kernel), slots out of range
+// skipped; and it must replay from a captured graph with new positions and slots. The per-head
+// kernel itself is held against the CPU ops by cuda_decode_fusions_test.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "backend/cuda/qk_norm_rope_store.h"
+#include "cuda_test_util.h"
+
+namespace seam::test {
+namespace {
+
+class CudaQkNormRopeStore : public CudaTest {
+ protected:
+  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
+};
+
+struct Shape {
+  int64_t heads, kv, d, rot;
+  bool long_table;
+};
+
+// Qwen3-30B-A3B (32 / 4 of 128), Qwen3-8B (32 / 8), Gemma-3 (8 / 4 of 256), a partial-rotary
+// LongRoPE shape (half 32 of 96 dims; odd heads a block), a tiny one (d 16), and d 320 (over the
+// shared form's 256: it must fall back, not fail).
+const Shape kShapes[] = {{32, 4, 128, 128, false}, {32, 8, 128, 128, false}, {8, 4, 256, 256, false},
+                         {5, 1, 96, 64, true},     {4, 2, 16, 16, false},    {3, 1, 320, 320, false}};
+const DType kDtypes[] = {DType::f32, DType::f16, DType::bf16};
+
+// Everything one launch reads and writes, made twice from the same draws.
+struct Case {
+  Tensor qkv, kc, vc;
+};
+
+TEST_F(CudaQkNormRopeStore, SharedAnglesStoresThePerHeadKernelsBits) {
+  EXPECT_TRUE(cuda::qk_norm_rope_shared_applies(256));
+  EXPECT_FALSE(cuda::qk_norm_rope_shared_applies(320));
+  for (DType t : kDtypes)
+    for (const Shape& c : kShapes)
+      for (int64_t n : {1, 7, 300}) {
+        SCOPED_TRACE(std::string(short_name(t)) + " heads " + std::to_string(c.heads) + "/" + std::to_string(c.kv) +
+                     " d " + std::to_string(c.d) + " rot " + std::to_string(c.rot) + " n " + std::to_string(n));
+        const int64_t d = c.d, width = (c.heads + 2 * c.kv) * d, n_slots = n + 5;
+        auto qkv_h = round_to(random_normal(size_t(n * width), rng, 7.f), t);
+        auto qn_h = round_to(random_normal(size_t(d), rng), t), kn_h = round_to(random_normal(size_t(d), rng), t);
+        std::vector<int32_t> pos(static_cast<size_t>(n)), perm(static_cast<size_t>(n_slots));
+        std::uniform_int_distribution<int32_t> pick(0, 100000);  // the angle reduction at large positions
+        for (auto& p : pos) p = pick(rng);
+        pos[0] = 3;  // below long_from: the short table
+        std::iota(perm.begin(), perm.end(), 0);
+        std::shuffle(perm.begin(), perm.end(), rng);
+        std::vector<int32_t> slots(perm.begin(), perm.begin() + n);  // distinct: no two rows race on one slot
+        if (n > 1) slots[1] = int32_t(n_slots);                       // out of range: skipped
+        if (n > 2) slots[2] = -1;
+        const int64_t h = c.rot / 2;
+        HiLoTable f = hi_lo_table(h, 10000.0), fl = hi_lo_table(h, 400000.0);
+        Tensor f_d = upload(f.hi, DType::f32, {h}), flo_d = upload(f.lo, DType::f32, {h});
+        Tensor fl_d = upload(fl.hi, DType::f32, {h}), fllo_d = upload(fl.lo, DType::f32, {h});
+        const RopeTables tables = c.long_table ? RopeTables(f_d, fl_d, 1000, flo_d, fllo_d)
+                                               : RopeTables(f_d, Tensor(), 0, flo_d, Tensor());
+        Tensor qn = upload(qn_h, t, {d}), kn = upload(kn_h, t, {d});
+        Tensor pos_d = upload_index(pos, {n}), slots_d = upload_index(slots, {n});
+        auto heads_of = [&](Tensor x, int64_t from, int64_t count) {
+          return x.slice_cols(from * d, count * d).unflatten_last(count, d);
+        };
+        auto run = [&](cuda::QkNormRopeKernel kernel) {
+          Case r{upload(qkv_h, t, {n, width}), empty(t, {n_slots, c.kv, d}), empty(t, {n_slots, c.kv, d})};
+          cuda::launch_qk_norm_rope_store(heads_of(r.qkv, 0, c.heads), heads_of(r.qkv, c.heads, c.kv),
+                                          heads_of(r.qkv, c.heads + c.kv, c.kv), qn, kn, 1e-6f, pos_d, tables, r.kc,
+                                          r.vc, slots_d, stream(), kernel);
+          return r;
+        };
+        const Case a = run(cuda::QkNormRopeKernel::per_head), b = run(cuda::QkNormRopeKernel::shared_angles);
+        gpu->synchronize();
+        auto same_bits = [](const std::vector<float>& x, const std::vector<float>& y, const char* what) {
+          ASSERT_EQ(x.size(), y.size());
+          size_t n_diff = 0, first = 0;
+          for (size_t i = 0; i < x.size(); ++i)
+            if (std::memcmp(&x[i], &y[i], sizeof(float)) != 0 && n_diff++ == 0) first = i;
+          EXPECT_EQ(n_diff, 0u) << what << ": " << n_diff << " of " << x.size() << " differ; first at " << first
+                                << " per-head " << x[first] << " shared " << y[first];
+        };
+        const auto qkv_a = download(a.qkv), kc_a = download(a.kc);
+        same_bits(qkv_a, download(b.qkv), "qkv");
+        same_bits(kc_a, download(b.kc), "k_cache");
+        same_bits(download(a.vc), download(b.vc), "v_cache");
+        // Not vacuous: the kernels normalised and rotated (q changed), and stored the valid rows.
+        EXPECT_NE(std::memcmp(qkv_a.data(), qkv_h.data(), size_t(d) * sizeof(float)), 0);
+        const int64_t row = int64_t(slots[0]) * c.kv * d;
+        EXPECT_FALSE(std::isnan(kc_a[size_t(row)]));
+      }
+}
+
+// A decode step's use, as the per-head kernel's graph test: captured once, replayed with new
+// positions, slots and inputs written into the same buffers; each replay's result must be the
+// per-head kernel's, run eagerly on the same inputs.
+TEST_F(CudaQkNormRopeStore, SharedAnglesReplaysInAGraph) {
+  const DType t = DType::bf16;
+  const Shape c{32, 4, 128, 128, false};
+  const int64_t d = c.d, width = (c.heads + 2 * c.kv) * d, n = 4, n_slots = 16;
+  HiLoTable f = hi_lo_table(d / 2, 1000000.0);
+  Tensor f_d = upload(f.hi, DType::f32, {d / 2}), flo_d = upload(f.lo, DType::f32, {d / 2});
+  const RopeTables tables(f_d, Tensor(), 0, flo_d, Tensor());
+  auto heads_of = [&](Tensor x, int64_t from, int64_t count) {
+    return x.slice_cols(from * d, count * d).unflatten_last(count, d);
+  };
+  Tensor qkv = empty(t, {n, width}), qn = empty(t, {d}), kn = empty(t, {d});
+  Tensor pos_d = empty(DType::i32, {n}), slots_d = empty(DType::i32, {n});
+  Tensor kc = empty(t, {n_slots, c.kv, d}), vc = empty(t, {n_slots, c.kv, d});
+  auto launch = [&](Tensor x, Tensor k_cache, Tensor v_cache, cuda::QkNormRopeKernel kernel) {
+    cuda::launch_qk_norm_rope_store(heads_of(x, 0, c.heads), heads_of(x, c.heads, c.kv),
+                                    heads_of(x, c.heads + c.kv, c.kv), qn, kn, 1e-6f, pos_d, tables, k_cache, v_cache,
+                                    slots_d, stream(), kernel);
+  };
+  gpu->begin_capture();
+  launch(qkv, kc, vc, cuda::QkNormRopeKernel::shared_angles);
+  std::unique_ptr<Graph> g = gpu->end_capture();
+  write(qn, round_to(random_normal(size_t(d), rng), t));
+  write(kn, round_to(random_normal(size_t(d), rng), t));
+  Tensor qkv_e = empty(t, {n, width}), kc_e = empty(t, {n_slots, c.kv, d}), vc_e = empty(t, {n_slots, c.kv, d});
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE("replay " + std::to_string(step));
+    const auto qkv_h = round_to(random_normal(size_t(n * width), rng, 5.f), t);
+    std::vector<int32_t> pos(n), slots(n);
+    for (int64_t i = 0; i < n; ++i) {
+      pos[size_t(i)] = int32_t(17 + 49999 * step + i);
+      slots[size_t(i)] = int32_t((3 * step + 4 * i) % n_slots);
+    }
+    write(qkv, qkv_h);
+    write(qkv_e, qkv_h);
+    gpu->copy_h2d(pos_d.data, pos.data(), size_t(n) * 4);
+    gpu->copy_h2d(slots_d.data, slots.data(), size_t(n) * 4);
+    gpu->replay(*g);
+    launch(qkv_e, kc_e, vc_e, cuda::QkNormRopeKernel::per_head);
+    gpu->synchronize();
+    const auto got = download(qkv), want = download(qkv_e);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << "qkv";
+    EXPECT_NE(std::memcmp(got.data(), qkv_h.data(), got.size() * sizeof(float)), 0) << "qkv unchanged";
+    const auto k_got = download(kc), k_want = download(kc_e), v_got = download(vc), v_want = download(vc_e);
+    EXPECT_EQ(std::memcmp(k_got.data(), k_want.data(), k_got.size() * sizeof(float)), 0) << "k_cache";
+    EXPECT_EQ(std::memcmp(v_got.data(), v_want.data(), v_got.size() * sizeof(float)), 0) << "v_cache";
+  }
+}
+
+}  // namespace
+}  // namespace seam::test
