@@ -46,7 +46,7 @@
 //
 // ptxas (CUDA 13.0) and wgmma groups in flight: the consumers wait on mbarriers with
 // mbarrier::wait_in_flight (one asm statement) and the loop's last iteration is peeled, so no
-// wgmma sits under a loop branch of its own (fp8_gemm_wgmma_ws.cu did the same for C7518).
+// wgmma sits under a loop branch of its own (fp8_gemm_wgmma_ws_kernel.cuh did the same for C7518).
 #include "backend/cuda/attention_prefill_ws.h"
 
 #include <climits>

@@ -8,7 +8,7 @@
 // Swapped, the weight is A (its 64-row m of wgmma is 64 output features, all real) and the few
 // tokens are B's n (8, 16, 32 or 64: the rows padded to the bucket, zero-filled by TMA).
 //
-// Structure (fp8_gemm_wgmma_ws.cu's TMA + mbarrier ring, one work unit a block):
+// Structure (fp8_gemm_wgmma_ws_kernel.cuh's TMA + mbarrier ring, one work unit a block):
 //  * A block computes a tile of 128 (or 256) output features x n tokens over a range of K blocks
 //    (its split): block b takes tile b / splits, split b % splits, K blocks [split n_kb / splits,
 //    (split + 1) n_kb / splits). 288 threads: warps 0-7 are two consumer warpgroups (features

@@ -1,4 +1,4 @@
-// What the FP8 wgmma GEMMs share (fp8_gemm_wgmma.cu, fp8_gemm_wgmma_ws.cu,
+// What the FP8 wgmma GEMMs share (fp8_gemm_wgmma.cu, fp8_gemm_wgmma_ws_kernel.cuh,
 // fp8_gemm_skinny_wgmma.cu): the scale copy into shared memory and the epilogue's store of a pair
 // of adjacent outputs. Included by those three files only.
 #pragma once
