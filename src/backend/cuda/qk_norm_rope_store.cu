@@ -97,13 +97,13 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_shared_kernel(
   if (active)
     x = is_v ? a.v + tok * a.v_stride + int64_t(head - n_qk) * d
              : is_q ? a.q + tok * a.q_stride + int64_t(head) * d : a.k + tok * a.k_stride + int64_t(head - a.n_heads) * d;
-  // The head's values, lane l holding dims l, l + 32, ... (< d): every load issued before the
-  // angle chain below, whose latency they then overlap.
-  float xv[NV];
+  // The head's values, lane l holding dims l, l + 32, ... (< d), raw (a v head is copied as its
+  // bits): every load issued before the angle chain below, whose latency they then overlap.
+  T xr[NV];
 #pragma unroll
   for (int m = 0; m < NV; ++m) {
     const int j = lane + 32 * m;
-    xv[m] = active && j < d ? to_float(x[j]) : 0.f;
+    if (active && j < d) xr[m] = x[j];
   }
   const int position = a.positions[tok];
   for (int i = int(threadIdx.x); i < half; i += int(blockDim.x)) {
@@ -117,18 +117,21 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_shared_kernel(
   const int64_t slot = a.slots[tok];
   const bool store = slot >= 0 && slot < a.n_slots;
   const int64_t cache_row = (slot * a.n_kv_heads) * d;
-  if (is_v) {  // a plain copy (the values round-trip T -> float -> T exactly)
+  if (is_v) {  // a plain copy
     if (!store) return;
     T* c = a.v_cache + cache_row + int64_t(head - n_qk) * d;
 #pragma unroll
     for (int m = 0; m < NV; ++m)
-      if (lane + 32 * m < d) c[lane + 32 * m] = from_float<T>(xv[m]);
+      if (lane + 32 * m < d) c[lane + 32 * m] = xr[m];
     return;
   }
+  float xv[NV];
   float ss = 0.f;
 #pragma unroll
-  for (int m = 0; m < NV; ++m)
+  for (int m = 0; m < NV; ++m) {
+    xv[m] = lane + 32 * m < d ? to_float(xr[m]) : 0.f;
     if (lane + 32 * m < d) ss = qk_norm_square_add(ss, xv[m]);
+  }
   ss = warp_sum(ss);
   const float scale = qk_norm_scale(ss, d, a.eps);
   const T* w = is_q ? a.q_norm : a.k_norm;
