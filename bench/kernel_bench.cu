@@ -376,8 +376,9 @@ int run(int argc, char** argv) {
   for (int n : {4096, 512}) bench_moe_grouped(b, n);
   // 64: Qwen3-30B-A3B's batch-64 decode on the skinny tensor-core path, old against new.
   bench_moe_skinny(b, 64);
-  // The prefill layer's two small kernels furthest above their floors, at 4,096 and 64 tokens.
-  for (int n : {4096, 64}) {
+  // The prefill layer's two small kernels furthest above their floors, at 4,096 tokens, and at
+  // decode's 64 and 1 (latency-bound there).
+  for (int n : {4096, 64, 1}) {
     bench_qk_norm_rope_store(b, n);
     bench_moe_combine(b, n);
   }

@@ -18,7 +18,7 @@
 #            grouped test's CPU reference at model shapes)
 #   kbench   seam_kernel_bench --moe: the grouped GEMMs (gate_up, down) at 4,096 and 512 tokens,
 #            wmma against the wgmma kernels, the persistent one included; then qk_norm_rope_store and
-#            moe_combine in both their forms at 4,096 and 64 tokens (seconds)
+#            moe_combine in both their forms at 4,096, 64 and 1 tokens (seconds)
 #   configs  config.json + tokenizer.json of qwen3-30b-a3b and mixtral-8x7b in $MODELS/dummy (~10 s)
 #   make / parity / delete   per shape of PARITY_SHAPES (default qwen1.5-moe-a2.7b mixtral-8x7b-16l
 #            qwen3-30b-a3b-24l): make with transformers' float32/bf16 references, hf_parity_test
