@@ -1,6 +1,6 @@
 // seam_kernel_bench's harness (bench/kernel_bench.cu: the method), shared by its sections:
 // kernel_bench_fp8.cu (the FP8 GEMV and GEMMs), kernel_bench_fp8_skinny.cu (the skinny FP8 GEMM),
-// kernel_bench_moe.cu (the MoE paths), kernel_bench_prefill_small.cu (qk_norm_rope_store, moe_combine).
+// kernel_bench_moe.cu (the MoE paths), kernel_bench_prefill_small.cu (qk_norm_rope_store, moe_combine, moe_align).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -192,5 +192,6 @@ void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t
 void bench_moe_router(Bench& b, const char* model, int64_t E, int64_t H, int64_t k);
 void bench_qk_norm_rope_store(Bench& b, int n);
 void bench_moe_combine(Bench& b, int n);
+void bench_moe_align(Bench& b, int n);
 
 }  // namespace seam::kbench

@@ -1,7 +1,9 @@
-// seam_kernel_bench's section for the two small kernels of Qwen3-30B-A3B's prefill layer that
-// sit furthest above their floors (docs/performance.md, twenty-fifth pass: qk_norm_rope_store
-// ~80 us a layer against ~17 of bytes, moe_combine ~97 against ~37): each alone, at the model's
-// shapes, so a change to either is measured before it is measured in the model. Part of --moe.
+// seam_kernel_bench's section for the small kernels of Qwen3-30B-A3B's prefill layer that sit
+// furthest above their floors (docs/performance.md, twenty-fifth pass: qk_norm_rope_store ~80 us a
+// layer against ~22 of bytes, moe_combine ~97 against ~42, moe_align ~19.6 for 0.4 MB): each
+// alone, in both its forms, at the model's shapes, so a change to one is measured before it is
+// measured in the model. Part of --moe.
+#include "backend/cuda/moe_experts_grouped.h"
 #include "backend/cuda/qk_norm_rope_store.h"
 #include "kernel_bench.h"
 
@@ -52,6 +54,26 @@ void bench_moe_combine(Bench& b, int n) {
     const double us = b.time_us([&](int) { cuda::launch_moe_combine(out, y, w, b.stream(), form); }, 8, 11);
     b.row(form == cuda::MoeCombineForm::scalar ? "moe_combine scalar" : "moe_combine vector",
           std::to_string(n) + " tok top-8 H2048 bf16", us, double(n) * k * H * 2 + 2.0 * n * H * 2, 0);
+  }
+  b.release_all();
+}
+
+// The grouped path's grouping of n tokens' top-8 of 128 experts (uniform random routing) into
+// 128-row M-tiles, both forms. Bytes: the ids read twice, the index written.
+void bench_moe_align(Bench& b, int n) {
+  constexpr int E = 128, k = 8;
+  std::mt19937 rng(11);
+  std::vector<int32_t> ids_h(static_cast<size_t>(n * k)), pool(E);
+  std::iota(pool.begin(), pool.end(), 0);
+  for (int i = 0; i < n; ++i) {
+    std::shuffle(pool.begin(), pool.end(), rng);
+    std::copy(pool.begin(), pool.begin() + k, ids_h.begin() + int64_t(i) * k);
+  }
+  Tensor ids = b.upload_i32(ids_h, {n, k}), index = b.alloc(DType::i32, {2 * E + 2 + int64_t(n) * k});
+  for (bool staged : {false, true}) {
+    const double us = b.time_us([&](int) { cuda::launch_moe_align_index(index, ids, E, 128, staged, b.stream()); });
+    b.row(staged ? "moe_align staged" : "moe_align global", std::to_string(n) + " tok top-8 of 128",
+          us, double(n) * k * 4 * 3, 0);
   }
   b.release_all();
 }

@@ -4,7 +4,9 @@
 #pragma once
 #include <cstdint>
 
+#include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/moe_common.cuh"
 
 namespace seam::cuda::moe_align {
@@ -14,12 +16,20 @@ namespace seam::cuda::moe_align {
 // One block. Each thread takes kAlignUnroll slots a round with all their id loads issued first
 // (a prefill's 32K slots were 32 dependent load-then-atomic rounds a thread, ~40 us on the H200);
 // warp 0 scans the counts 32 experts at a time with shuffles.
+//
+// kStaged (SEAM_MOE_ALIGN_STAGED=1; off until measured on the GPU): the sorted slots are placed in
+// shared memory and copied out in order, 32 consecutive ints a warp store, instead of each slot
+// stored to its place in global memory. Why: the one block's scattered 4-byte stores are a
+// separate L2 write a lane (32 a warp instruction, ~32K a 4,096-token prefill at Qwen3-30B-A3B's
+// top-8) through one SM, the likely bulk of the kernel's ~19.6 us a layer (docs/performance.md,
+// twenty-fifth pass: its trace). The slots' order inside an expert's group is the atomics' either
+// way; offsets, tile starts and each group's slots are the same.
 constexpr int kAlignUnroll = 8;
 
-template <int kTileRows>
+template <int kTileRows, bool kStaged>
 __global__ void moe_align_kernel(int32_t* index, const int32_t* ids, int n_slots, int n_experts) {
   pdl_begin();
-  extern __shared__ int counts[];  // [n_experts] counts, then [n_experts] cursors
+  extern __shared__ int counts[];  // [n_experts] counts, [n_experts] cursors, (kStaged) [n_slots] sorted
   int* cursor = counts + n_experts;
   for (int e = threadIdx.x; e < n_experts; e += blockDim.x) counts[e] = 0;
   __syncthreads();
@@ -77,9 +87,15 @@ __global__ void moe_align_kernel(int32_t* index, const int32_t* ids, int n_slots
       const int s = s0 + u * stride;
       ex[u] = s < n_slots ? expert_of(ids, s, n_experts) : -1;
     }
+    int* dst = kStaged ? cursor + n_experts : sorted;
 #pragma unroll
     for (int u = 0; u < kAlignUnroll; ++u)
-      if (ex[u] >= 0) sorted[atomicAdd(&cursor[ex[u]], 1)] = s0 + u * stride;
+      if (ex[u] >= 0) dst[atomicAdd(&cursor[ex[u]], 1)] = s0 + u * stride;
+  }
+  if constexpr (kStaged) {
+    __syncthreads();
+    const int* staged = cursor + n_experts;
+    for (int i = threadIdx.x; i < n_slots; i += stride) sorted[i] = staged[i];
   }
 }
 
@@ -105,11 +121,45 @@ __device__ __forceinline__ bool find_tile(const int32_t* index, int n_experts, i
   return true;
 }
 
-// The align kernel on `stream` (one block; sized by n_slots and n_experts alone).
+// Whether the staged form runs: the SEAM_MOE_ALIGN_STAGED switch (0, the default, or 1; read once).
+inline bool align_staged_by_switch() {
+  static const bool on = env_choice("SEAM_MOE_ALIGN_STAGED", 0, {0, 1}) == 1;
+  return on;
+}
+
+// The staged form's dynamic shared memory limit: the device's opt-in maximum a block less 1 KB
+// of slack (asked once; the kernel has no static shared memory).
+inline int align_smem_limit() {
+  static const int bytes = [] {
+    int device = 0, v = 0;
+    SEAM_CUDA_CHECK(cudaGetDevice(&device));
+    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    return v - 1024;
+  }();
+  return bytes;
+}
+
+// The align kernel on `stream` (one block; sized by n_slots and n_experts alone). staged: the
+// kStaged form where its shared memory (counts, cursors and every slot: 4 (2 n_experts + n_slots)
+// bytes) fits a block's opt-in maximum (less 1 KB: ~57K slots on the H200; a 4,096-token prefill at top-8
+// is 32K), else the other; by default the switch says.
 template <int kTileRows>
-inline void launch_moe_align(int32_t* index, const int32_t* ids, int n_slots, int n_experts, cudaStream_t stream) {
-  launch_kernel(moe_align_kernel<kTileRows>, dim3(1), dim3(1024), size_t(2 * n_experts) * sizeof(int), stream, index,
-                ids, n_slots, n_experts);
+inline void launch_moe_align(int32_t* index, const int32_t* ids, int n_slots, int n_experts, cudaStream_t stream,
+                             bool staged = align_staged_by_switch()) {
+  const size_t staged_bytes = size_t(2 * n_experts + n_slots) * sizeof(int);
+  if (staged && staged_bytes <= size_t(align_smem_limit())) {
+    static const bool attr = [] {  // once per instantiation, host-side (allowed in a capture)
+      SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_align_kernel<kTileRows, true>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, align_smem_limit()));
+      return true;
+    }();
+    (void)attr;
+    launch_kernel(moe_align_kernel<kTileRows, true>, dim3(1), dim3(1024), staged_bytes, stream, index, ids, n_slots,
+                  n_experts);
+  } else {
+    launch_kernel(moe_align_kernel<kTileRows, false>, dim3(1), dim3(1024), size_t(2 * n_experts) * sizeof(int),
+                  stream, index, ids, n_slots, n_experts);
+  }
   SEAM_CUDA_CHECK_LAUNCH();
 }
 

@@ -280,4 +280,19 @@ void launch_moe_experts_grouped(const Tensor& out, const Tensor& x, const Tensor
                                   topk_ids, topk_weights, scratch, stream);
 }
 
+void launch_moe_align_index(const Tensor& index, const Tensor& topk_ids, int n_experts, int tile_rows, bool staged,
+                            cudaStream_t stream) {
+  SEAM_CHECK(tile_rows == 64 || tile_rows == 128, "moe align: tile_rows must be 64 or 128, got ", tile_rows);
+  SEAM_CHECK(topk_ids.dtype == DType::i32 && topk_ids.ndim == 2 && topk_ids.contiguous() && index.dtype == DType::i32 &&
+                 index.contiguous() && index.numel() >= 2 * int64_t(n_experts) + 2 + topk_ids.numel() &&
+                 topk_ids.numel() <= INT32_MAX,
+             "moe align: ids ", topk_ids.shape_str(), " index ", index.shape_str(), " for ", n_experts, " experts");
+  const int n_slots = int(topk_ids.numel());
+  if (tile_rows == 64)
+    moe_align::launch_moe_align<64>(index.ptr<int32_t>(), topk_ids.ptr<int32_t>(), n_slots, n_experts, stream, staged);
+  else
+    moe_align::launch_moe_align<128>(index.ptr<int32_t>(), topk_ids.ptr<int32_t>(), n_slots, n_experts, stream,
+                                     staged);
+}
+
 }  // namespace seam::cuda

@@ -64,4 +64,10 @@ void launch_moe_experts_grouped_with(GroupedKernel kernel, const Tensor& out, co
                                      const Tensor& topk_weights, const MoeScratch& scratch, cudaStream_t stream,
                                      int stages = kGroupedAll);
 
+// The grouping step alone (moe_align.cuh) into index [>= 2 n_experts + 2 + n k] from topk_ids
+// [n, k], M-tiles of tile_rows (64: the wmma kernel's, 128: the wgmma kernels'); staged: the
+// shared-memory form where it fits (its test, the kernel bench).
+void launch_moe_align_index(const Tensor& index, const Tensor& topk_ids, int n_experts, int tile_rows, bool staged,
+                            cudaStream_t stream);
+
 }  // namespace seam::cuda
