@@ -38,8 +38,8 @@ void bench_qk_norm_rope_store(Bench& b, int n) {
       cuda::launch_qk_norm_rope_store(heads_of(0, heads), heads_of(heads, kv), heads_of(heads + kv, kv), qn, kn, 1e-6f,
                                       pos, tables, kc, vc, slots, b.stream(), k);
     });
-    b.row(k == cuda::QkNormRopeKernel::per_head ? "qk_norm_rope_store per-head" : "qk_norm_rope_store shared",
-          shape, us, bytes, 0);
+    b.row(k == cuda::QkNormRopeKernel::per_head ? "qk_norm_rope_store per-head" : "qk_norm_rope_store shared", shape,
+          us, bytes, 0);
   }
   b.release_all();
 }
@@ -72,8 +72,8 @@ void bench_moe_align(Bench& b, int n) {
   Tensor ids = b.upload_i32(ids_h, {n, k}), index = b.alloc(DType::i32, {2 * E + 2 + int64_t(n) * k});
   for (bool staged : {false, true}) {
     const double us = b.time_us([&](int) { cuda::launch_moe_align_index(index, ids, E, 128, staged, b.stream()); });
-    b.row(staged ? "moe_align staged" : "moe_align global", std::to_string(n) + " tok top-8 of 128",
-          us, double(n) * k * 4 * 3, 0);
+    b.row(staged ? "moe_align staged" : "moe_align global", std::to_string(n) + " tok top-8 of 128", us,
+          double(n) * k * 4 * 3, 0);
   }
   b.release_all();
 }

@@ -26,8 +26,8 @@ struct AlignCase {
 };
 
 TEST_F(CudaMoeAlign, StagedFormGroupsAsTheGlobalForm) {
-  const AlignCase cases[] = {{128, 8, 1, 128},    {128, 8, 64, 128},   {128, 8, 4096, 128}, {128, 8, 1000, 37},
-                             {8, 2, 4096, 8},     {8, 2, 3, 8},        {128, 8, 8192, 128}};  // 65,536 slots: fallback
+  const AlignCase cases[] = {{128, 8, 1, 128}, {128, 8, 64, 128}, {128, 8, 4096, 128}, {128, 8, 1000, 37},
+                             {8, 2, 4096, 8},  {8, 2, 3, 8},      {128, 8, 8192, 128}};  // 65,536 slots: fallback
   for (const AlignCase& c : cases)
     for (int tile_rows : {64, 128}) {
       SCOPED_TRACE("experts " + std::to_string(c.n_experts) + " top-" + std::to_string(c.k) + " n " +

@@ -55,14 +55,14 @@ TEST_F(CudaQkNormRopeStore, SharedAnglesStoresThePerHeadKernelsBits) {
         std::iota(perm.begin(), perm.end(), 0);
         std::shuffle(perm.begin(), perm.end(), rng);
         std::vector<int32_t> slots(perm.begin(), perm.begin() + n);  // distinct: no two rows race on one slot
-        if (n > 1) slots[1] = int32_t(n_slots);                       // out of range: skipped
+        if (n > 1) slots[1] = int32_t(n_slots);                      // out of range: skipped
         if (n > 2) slots[2] = -1;
         const int64_t h = c.rot / 2;
         HiLoTable f = hi_lo_table(h, 10000.0), fl = hi_lo_table(h, 400000.0);
         Tensor f_d = upload(f.hi, DType::f32, {h}), flo_d = upload(f.lo, DType::f32, {h});
         Tensor fl_d = upload(fl.hi, DType::f32, {h}), fllo_d = upload(fl.lo, DType::f32, {h});
-        const RopeTables tables = c.long_table ? RopeTables(f_d, fl_d, 1000, flo_d, fllo_d)
-                                               : RopeTables(f_d, Tensor(), 0, flo_d, Tensor());
+        const RopeTables tables =
+            c.long_table ? RopeTables(f_d, fl_d, 1000, flo_d, fllo_d) : RopeTables(f_d, Tensor(), 0, flo_d, Tensor());
         Tensor qn = upload(qn_h, t, {d}), kn = upload(kn_h, t, {d});
         Tensor pos_d = upload_index(pos, {n}), slots_d = upload_index(slots, {n});
         auto heads_of = [&](Tensor x, int64_t from, int64_t count) {

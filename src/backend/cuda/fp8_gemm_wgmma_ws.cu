@@ -164,8 +164,9 @@ bool fp8_gemm_wgmma_ws_glu_applies(const Tensor& act, const Tensor& codes, const
 
 void launch_fp8_gemm_wgmma_ws_glu(const Tensor& act, const Tensor& codes, const Tensor& act_scales, const Fp8Weight& w,
                                   Activation f, cudaStream_t stream, Fp8WsAccum accum, int cluster) {
-  SEAM_CHECK(fp8_gemm_wgmma_ws_glu_applies(act, codes, w), "fp8 gemm (wgmma, warp-specialised, GLU): not available for act ",
-             act.shape_str(), " codes ", codes.shape_str(), " w ", w.w.shape_str(),
+  SEAM_CHECK(fp8_gemm_wgmma_ws_glu_applies(act, codes, w),
+             "fp8 gemm (wgmma, warp-specialised, GLU): not available for act ", act.shape_str(), " codes ",
+             codes.shape_str(), " w ", w.w.shape_str(),
              " (needs the product's conditions, w [2 inter, K] with inter % 128 == 0, act [n, inter])");
   const int64_t n = act.size(0);
   if (n == 0) return;

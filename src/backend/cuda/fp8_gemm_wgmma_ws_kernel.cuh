@@ -225,7 +225,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           const uint32_t a = smem_base + s * kStageBytes;
           tma::load_2d(a, &map_x, bar, kb * kBlockK, m0);
           // The weight's column block h: the rows from tile column 128 h's.
-          const auto w_row = [&](int h) { return tile_weight_row<GLU>(tile_out_col<GLU>(n0, h * kSubN), h * kSubN, n_out); };
+          const auto w_row = [&](int h) {
+            return tile_weight_row<GLU>(tile_out_col<GLU>(n0, h * kSubN), h * kSubN, n_out);
+          };
           if (n_cta == 2) {  // this CTA's half, into both CTAs (boxes of 128 rows)
             tma::load_2d_multicast(a + kABytes + rank * kSubN * kLine, &map_w, bar, kb * kBlockK, w_row(rank),
                                    uint16_t(0x3));

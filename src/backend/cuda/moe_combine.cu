@@ -17,7 +17,7 @@ namespace {
 // reads are global loads themselves: the PTX has eight ld.global.u16 a row vector, not one
 // ld.global.v4 (read off the PTX, 2026-12-04). A warp's such load spans 512 bytes for 64 useful
 // ones, eight times over: the likely reason this kernel ran at ~1.5 TB/s (~97 us a Qwen3-30B-A3B
-// prefill layer against ~37 of bytes), where more rows in flight did not help. kVector true
+// prefill layer against ~42 of bytes: 168 MB), where more rows in flight did not help. kVector true
 // copies the vector into a register first (one ld.global.v4) and reads and writes out's 8
 // columns as one vector too; the arithmetic, and so every bit, is the same.
 template <typename T, bool kVector>
@@ -80,9 +80,9 @@ __global__ void moe_combine_vec_kernel(T* out, int64_t out_stride, const TE* exp
 // registers) is one wave of 8 blocks an SM.
 constexpr int kVectorBlocksPerSm = 6;
 template <typename T, typename TE>
-__global__ void __launch_bounds__(256, kVectorBlocksPerSm) moe_combine_vector_kernel(T* out, int64_t out_stride, const TE* expert_out,
-                                                                    const float* weights, int64_t n, int k,
-                                                                    int hidden) {
+__global__ void __launch_bounds__(256, kVectorBlocksPerSm)
+    moe_combine_vector_kernel(T* out, int64_t out_stride, const TE* expert_out, const float* weights, int64_t n, int k,
+                              int hidden) {
   pdl_begin();
   moe_combine_body<T, TE, true>(out, out_stride, expert_out, weights, n, k, hidden);
 }

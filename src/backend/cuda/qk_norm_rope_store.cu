@@ -11,7 +11,7 @@ namespace seam::cuda {
 
 namespace {
 
-constexpr int kWarps = 8;  // per block: one head each
+constexpr int kWarps = 8;               // per block: one head each
 constexpr int kSharedMaxHeadDim = 256;  // the shared-angle form's NV <= 8 values a lane
 
 template <typename T>
@@ -72,9 +72,9 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_kernel(QkArgs<
 // The shared-angle form (QkNormRopeKernel::shared_angles). The per-head kernel above computes
 // each rotary pair's angle and sincos in every q and k head of a token (36 times a token at
 // Qwen3-30B-A3B's 32 + 4 heads), a chain of double-precision reduction and sincosf that made it
-// latency-bound at prefill sizes (~80 us a layer at 4,096 tokens against ~17 us of bytes). Here
-// a block's threads compute its token's cos / sin once into shared memory while the head loads
-// are in flight (as rope.cu), and each warp reads its head from global memory once (NV values a
+// latency-bound at prefill sizes (~80 us a layer at 4,096 tokens against ~22 us of bytes: 88 MB).
+// Here a block's threads compute its token's cos / sin once into shared memory while the head
+// loads are in flight (as rope.cu), and each warp reads its head from global memory once (NV values a
 // lane, all loads issued before any use) instead of twice. Its arithmetic is the per-head
 // function's (qk_norm_rope_head.cuh's helpers, the same sincosf of the same angle, rope_rotate),
 // in the same order, so both forms store the same bits (cuda_qk_norm_rope_store_test).
@@ -85,18 +85,19 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_shared_kernel(
   pdl_begin();
   extern __shared__ float smem[];
   const int half = a.half, d = a.d;
-  float* cs = smem;                                    // [2 half]: cos then sin
+  float* cs = smem;  // [2 half]: cos then sin
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
-  float* sn = smem + 2 * half + warp * d;              // this warp's normed head
+  float* sn = smem + 2 * half + warp * d;  // this warp's normed head
   const int64_t tok = blockIdx.x;
   const int head = int(blockIdx.y) * kWarps + warp;
   const int n_qk = a.n_heads + a.n_kv_heads;
-  const bool active = head < n_qk + a.n_kv_heads;      // warp-uniform
+  const bool active = head < n_qk + a.n_kv_heads;  // warp-uniform
   const bool is_v = head >= n_qk, is_q = head < a.n_heads;
   const T* x = nullptr;
   if (active)
-    x = is_v ? a.v + tok * a.v_stride + int64_t(head - n_qk) * d
-             : is_q ? a.q + tok * a.q_stride + int64_t(head) * d : a.k + tok * a.k_stride + int64_t(head - a.n_heads) * d;
+    x = is_v   ? a.v + tok * a.v_stride + int64_t(head - n_qk) * d
+        : is_q ? a.q + tok * a.q_stride + int64_t(head) * d
+               : a.k + tok * a.k_stride + int64_t(head - a.n_heads) * d;
   // The head's values, lane l holding dims l, l + 32, ... (< d), raw (a v head is copied as its
   // bits): every load issued before the angle chain below, whose latency they then overlap.
   T xr[NV];
