@@ -46,7 +46,7 @@ void launch_moe_skinny_mma_stream_stages(const Tensor& x, const Tensor& w_gate_u
                                          const Tensor& topk_ids, const MoeScratch& scratch, int which,
                                          cudaStream_t stream, int variant = -1);
 
-// Tuning variants (issue 23; the table and what each knob does: moe_skinny_mma_stream.cu's
+// Tuning variants (issue 23; the table and what each knob does: moe_stream_variants.cuh's
 // StreamCfg): variant -1 in the launchers above means the switches, read once per process:
 // gate_up in SEAM_MOE_STREAM_VARIANT (0, the default, is the kernel as first measured: 5 ring
 // stages, one step issued at a time, 1 gate_up / 2 down tiles a warp, experts' blocks adjacent,

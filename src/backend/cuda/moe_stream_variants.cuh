@@ -1,6 +1,7 @@
 // moe_skinny_mma_stream's tuning variants (SEAM_MOE_STREAM_VARIANT, moe_skinny_mma_stream.h):
 // each a whole set of compile-time knobs, so one bench run compares them. Included by
-// moe_skinny_mma_stream.cu alone (the kernel's geometry and what a knob does to it live there).
+// moe_skinny_mma_stream_kernel.cuh (the kernel's geometry and what a knob does to it live there)
+// and moe_skinny_mma_stream.cu (its launchers) alone.
 #pragma once
 #include <cstddef>
 
