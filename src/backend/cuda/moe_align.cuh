@@ -141,8 +141,8 @@ inline int align_smem_limit() {
 
 // The align kernel on `stream` (one block; sized by n_slots and n_experts alone). staged: the
 // kStaged form where its shared memory (counts, cursors and every slot: 4 (2 n_experts + n_slots)
-// bytes) fits a block's opt-in maximum (less 1 KB: ~57K slots on the H200; a 4,096-token prefill at top-8
-// is 32K), else the other; by default the switch says.
+// bytes) fits a block's opt-in maximum less 1 KB (~57K slots on the H200; a 4,096-token prefill
+// at top-8 is 32K), else the other; by default the switch says.
 template <int kTileRows>
 inline void launch_moe_align(int32_t* index, const int32_t* ids, int n_slots, int n_experts, cudaStream_t stream,
                              bool staged = align_staged_by_switch()) {

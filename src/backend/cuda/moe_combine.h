@@ -9,8 +9,8 @@ namespace seam::cuda {
 
 // out[i][h] += sum_j w[i * k + j] * expert_out[i * k + j][h]: j in order, float32, rounded once.
 // expert_out [>= n * k, hidden] contiguous, 16-byte aligned, hidden % 8 == 0 (each thread reads 8
-// columns of every expert row), in out's 16-bit dtype or float32 (unrounded
-// expert outputs: the sum then rounds once, as the cpu definition); out any row stride.
+// columns of every expert row), in out's 16-bit dtype or float32 (unrounded expert outputs: the
+// sum then rounds once, as the cpu definition); out any row stride.
 //
 // Two forms, the same bits: scalar (each 16-bit row vector read as eight 2-byte loads, out's
 // columns one by one: the form as first built, the default) and vector (one 16-byte load a row
