@@ -21,6 +21,9 @@ struct EngineConfig {
   int chunked_prefill_size = 0;    // 0 = default for the device
   int max_running_requests = 0;    // 0 = default
   bool enable_mixed_chunk = false;
+  // Hand each step's outputs to their callbacks (the server's streams) while the device runs
+  // the next step instead of between steps (engine_core.h, deliver); off until measured on CUDA.
+  bool enable_output_overlap = false;
   bool disable_radix_cache = false;
   int context_length = 0;          // 0 = the model's max_position_embeddings
   uint64_t random_seed = 0;        // seeds requests that give none

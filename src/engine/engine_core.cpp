@@ -311,12 +311,15 @@ void EngineCore::loop() {
       cv_.wait(lock, [&] {
         return stop_ || !incoming_.empty() || !aborts_.empty() || (!stalled && scheduler_->has_work());
       });
-      if (stop_) return;
+      if (stop_) break;
     }
     try {
       take_submissions();
       const bool was_stalled = stalled;
       stalled = scheduler_->has_work() && !step();
+      // No step follows at once: hand over what the last one emitted now (before the stats
+      // below can tell a waiter that the engine is idle).
+      if (stalled || !scheduler_->has_work()) flush_outputs();
       if (stalled && !was_stalled)
         log::warn("engine: %zu requests wait and none can be scheduled; waiting for a submit or an abort",
                   scheduler_->n_waiting());
@@ -334,9 +337,11 @@ void EngineCore::loop() {
     }
     publish_stats();
   }
+  flush_outputs();  // stopping: hand over what the last step emitted
 }
 
 void EngineCore::fail_all(ErrorKind kind, const std::string& cause) {
+  flush_outputs();  // what was emitted before the failure, first
   std::string message = cause;
   if (kind == ErrorKind::engine_dead) {
     message = engine_dead(cause).what();
@@ -359,6 +364,7 @@ void EngineCore::fail_all(ErrorKind kind, const std::string& cause) {
 }
 
 void EngineCore::fail_request(uint64_t id, ErrorKind kind, const std::string& message) {
+  flush_outputs();  // the request's (and every other's) earlier outputs before its failure
   Request& r = *live_.at(id).req;
   RequestOutput out;
   out.id = id;
@@ -389,6 +395,7 @@ bool EngineCore::step() {
   const auto t1 = Clock::now();
   host_schedule_s_ += std::chrono::duration<double>(t1 - t0).count();
   if (fb.mode == ForwardMode::idle) {
+    flush_outputs();  // no forward to overlap them with
     step_wall_s_ += std::chrono::duration<double>(t1 - t0).count();
     // A schedule() that retracted every decoding request returns idle too, but the next one
     // admits them again: only an idle schedule that changed nothing is a stall.
@@ -397,13 +404,18 @@ bool EngineCore::step() {
     return false;
   }
   if (n_live_constrained_ > 0) prepare_masks(fb);
+  // The last step's outputs go to their callbacks while the device runs this one (the handoff
+  // phase's time, counted by flush_outputs, is then off the step's critical path on CUDA).
+  if (!pending_outputs_.empty()) fb.while_device_runs = [this] { flush_outputs(); };
   const StepResult result = tp_ ? tp_->forward(fb, *runner_) : runner_->forward(fb);
+  flush_outputs();  // any the runner did not hand over (a path that never reached the hook)
   const auto t2 = Clock::now();
   // The runner's phases are consecutive inside forward(); what is left of [t1, t2)
-  // (the call) is input preparation too.
+  // (the call) is input preparation too, but for the outputs handed over inside it (handoff).
   const StepTiming& st = runner_->last_timing();
   const double launch_s = 1e-3 * st.launch_ms, wait_s = 1e-3 * st.wait_ms;
-  host_prepare_s_ += std::max(0.0, std::chrono::duration<double>(t2 - t1).count() - launch_s - wait_s);
+  host_prepare_s_ += std::max(0.0, std::chrono::duration<double>(t2 - t1).count() - launch_s - wait_s -
+                                       1e-3 * st.while_device_runs_ms);
   host_launch_s_ += launch_s;
   host_wait_s_ += wait_s;
   gpu_s_ += 1e-3 * st.gpu_ms;
@@ -518,7 +530,30 @@ void EngineCore::emit(Request& r, std::vector<int32_t> new_ids, bool finished,
   }
   Live& l = live_.at(r.id);
   if (finished) release_admission(l);
-  l.callback(out);
+  deliver(l, std::move(out));
+}
+
+void EngineCore::deliver(Live& l, RequestOutput out) {
+  if (!config_.enable_output_overlap) {
+    l.callback(out);
+    return;
+  }
+  pending_outputs_.push_back(PendingOutput{l.callback, std::move(out)});
+}
+
+void EngineCore::flush_outputs() {
+  if (pending_outputs_.empty()) return;
+  const auto t0 = Clock::now();
+  std::vector<PendingOutput> outputs;
+  outputs.swap(pending_outputs_);  // a callback never re-enters the engine, but keep the list stable
+  for (PendingOutput& p : outputs) {
+    try {
+      p.callback(p.out);
+    } catch (const std::exception& e) {  // a callback must not throw; never let it end the loop thread
+      log::error("a request callback threw: %s", e.what());
+    }
+  }
+  host_handoff_s_ += seconds_since(t0);
 }
 
 void EngineCore::release_admission(Live& l) {

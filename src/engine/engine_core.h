@@ -126,6 +126,12 @@ class EngineCore {
   bool take_token(Request& r, grammar::GrammarMatcher* m, const SeqResult& q, std::vector<int32_t>& new_ids,
                   std::vector<TokenLogprob>& new_logprobs);
   void emit(Request& r, std::vector<int32_t> new_ids, bool finished, std::vector<TokenLogprob> new_logprobs = {});
+  // --enable-output-overlap: emit() queues each output with its callback, and the queue is
+  // handed over (in order) while the device runs the next step (ForwardBatch::
+  // while_device_runs), or before anything else reaches a callback, or when no step follows.
+  // Off: emit() calls the callback at once.
+  void deliver(Live& l, RequestOutput out);
+  void flush_outputs();
   void finish_request(uint64_t id);
   // Fails one live request with `kind` / `message` (its final callback) and frees it.
   void fail_request(uint64_t id, ErrorKind kind, const std::string& message);
@@ -162,6 +168,11 @@ class EngineCore {
   std::vector<grammar::GrammarMatcher*> row_matchers_;  // rows_' matchers (null: unconstrained)
   std::vector<Live*> step_live_;  // the step in flight's constrained rows' requests, by row
   size_t n_live_constrained_ = 0;  // live requests with a matcher (0: steps skip all mask work)
+  struct PendingOutput {
+    StreamCallback callback;
+    RequestOutput out;
+  };
+  std::vector<PendingOutput> pending_outputs_;  // --enable-output-overlap: emitted, not yet handed over
 
   // Shared with submitters.
   mutable std::mutex mu_;

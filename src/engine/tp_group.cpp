@@ -132,6 +132,7 @@ std::optional<ForwardBatch> TpGroup::next_batch(const std::atomic<bool>& stop) {
 StepResult TpGroup::forward(const ForwardBatch& fb, ModelRunner& leader) {
   if (channel_ && plan_.tp.node_rank == 0) channel_->set(step_key(++n_published_), encode_forward_batch(fb));
   worker_fb_ = fb;  // no worker runs between steps: safe to overwrite
+  worker_fb_.while_device_runs = nullptr;  // the leader's host work (the engine's callbacks), on its thread only
   // The workers' samples are never used: let their grammar-constrained rows allow every token.
   if (!worker_fb_.mask_rows.empty())
     worker_fb_.fill_mask = [](int, uint32_t* words, int n_words) { std::fill_n(words, n_words, ~0u); };

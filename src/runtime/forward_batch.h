@@ -95,6 +95,11 @@ struct ForwardBatch {
   // matchers). Empty mask_rows: the step has no mask work, copy or op at all.
   std::vector<int32_t> mask_rows;
   std::function<void(int row, uint32_t* words, int n_words)> fill_mask;
+  // Host work the runner does once per forward, after every kernel of the step (sampling and
+  // the outputs' copy included) is enqueued and before it waits for them, so that it runs while
+  // the device computes (the engine hands the last step's outputs to their callbacks there:
+  // --enable-output-overlap). Unset: nothing. Never sent to tensor-parallel followers.
+  std::function<void()> while_device_runs;
   // Page-table entries this step's allocations (and prefix-cache hits) set;
   // applied by the runner before the step's kernels run.
   std::vector<PageTableWrite> page_table_writes;

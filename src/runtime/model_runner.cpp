@@ -308,6 +308,10 @@ void ModelRunner::sample(const ForwardBatch& fb, std::vector<int32_t>& sampled) 
   b.download_outputs(S, with_logprobs);  // pinned: returns at once
   backend_.timer_end();
   timing_.launch_ms = lap_ms();
+  if (fb.while_device_runs) {  // the device runs the step meanwhile (CUDA; the CPU backend has finished it)
+    fb.while_device_runs();
+    timing_.while_device_runs_ms = lap_ms();
+  }
   backend_.synchronize();
   timing_.gpu_ms = backend_.timer_elapsed_ms();  // the stream is idle: reading the marks never waits
   sampled.assign(b.sampled_host, b.sampled_host + S);

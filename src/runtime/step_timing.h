@@ -22,6 +22,8 @@ struct StepTiming {
   double mask_ms = 0;
   double mask_exposed_ms = 0;
   int n_masked_rows = 0;
+  // ForwardBatch::while_device_runs: its host time, between launch and wait (not in either).
+  double while_device_runs_ms = 0;
 };
 
 }  // namespace seam
