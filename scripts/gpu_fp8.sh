@@ -9,6 +9,8 @@
 # has a timeout and the whole stays under ~4 minutes (steps that would start past DEADLINE_S are
 # skipped and say so).
 #   device: BUILD=<build dir> bash scripts/gpu_fp8.sh   (results: $OUT/summary.txt, $OUT/bench.jsonl)
+#   EXTRA_SERVE_ARGS: more `seam serve` flags (e.g. --enable-output-overlap for its A/B); the serving
+#   step also prints the GPU busy fraction and the host phases of /metrics.
 # Floors (Llama-3.1-8B: 6.98e9 linear weights in 32 layers, a 0.525e9 bf16 head): decode = weight
 # bytes read per step (linears at 1 byte fp8 / 2 bf16, + the head) / 4.3e12 B/s; prefill = linear
 # FLOPs / 1.58e15 (FP8 dense peak; bf16: 0.79e15) + causal attention FLOPs / 0.79e15 (bf16).
@@ -90,7 +92,8 @@ bench "prefill 4096" fp8 --mode extend --batch-size 1 --input-len 4096 --reps 3 
 # serving: 1,024 in / 256 out at 64 clients (throughput) and at 1 client (TPOT), one server.
 if in_time serving; then
   "$BUILD/seam" serve --model-path "$MODELS/$MODEL" --device cuda --dtype bfloat16 --quantization fp8 "${DUMMY[@]}" \
-    --port "$PORT" --max-running-requests 256 --context-length 4096 --disable-radix-cache > "$OUT/serve_fp8.log" 2>&1 &
+    --port "$PORT" --max-running-requests 256 --context-length 4096 --disable-radix-cache ${EXTRA_SERVE_ARGS:-} \
+    > "$OUT/serve_fp8.log" 2>&1 &
   pid=$!
   up=0
   for i in $(seq 1 180); do curl -sf "localhost:$PORT/health" > /dev/null 2>&1 && { up=1; break; }; sleep 0.5; done
@@ -105,7 +108,8 @@ if in_time serving; then
         | grep -E "Successful requests|Output token throughput|(Mean|Median) (TTFT|TPOT|ITL)" | tee -a "$OUT/summary.txt"
     done
     echo "targets: 64 clients >= 6,500 output tok/s (bf16: 4,580); 1 client TPOT <= 2.6 ms" | tee -a "$OUT/summary.txt"
-    curl -s "localhost:$PORT/metrics" | grep -E "^seam_(eager|captures|kv_pool_tokens)" | tee -a "$OUT/summary.txt"
+    curl -s "localhost:$PORT/metrics" | grep -E "^seam_(eager|captures|kv_pool_tokens|gpu_busy_fraction|host_ms_per_step)" \
+      | tee -a "$OUT/summary.txt"
   else
     log "serve did not come up in 90 s: tail of serve_fp8.log"
     tail -5 "$OUT/serve_fp8.log" | tee -a "$OUT/summary.txt"
