@@ -553,6 +553,8 @@ void EngineCore::flush_outputs() {
       log::error("a request callback threw: %s", e.what());
     }
   }
+  outputs.clear();
+  if (pending_outputs_.empty()) pending_outputs_.swap(outputs);  // keep the capacity: no allocation a step
   host_handoff_s_ += seconds_since(t0);
 }
 

@@ -129,7 +129,8 @@ class EngineCore {
   // --enable-output-overlap: emit() queues each output with its callback, and the queue is
   // handed over (in order) while the device runs the next step (ForwardBatch::
   // while_device_runs), or before anything else reaches a callback, or when no step follows.
-  // Off: emit() calls the callback at once.
+  // Off: emit() calls the callback at once. With speculative decoding's STANDALONE drafts, the
+  // draft model's steps run first, so the queue waits for them too.
   void deliver(Live& l, RequestOutput out);
   void flush_outputs();
   void finish_request(uint64_t id);
