@@ -35,6 +35,34 @@ __device__ __forceinline__ float qk_normed(float x, float scale, T w) {
   return to_float(from_float<T>(x * scale * to_float(w)));
 }
 
+// The lane's share of a normed q or k head rotated and stored: each rotary pair (i, i + half),
+// i = lane, lane + 32, ..., and each pass-through dim j >= 2 half, rounded to T, written to x and,
+// with a cache (a k head's slot), there too. normed(j) gives dim j's normed value (qk_normed),
+// cos_sin(i, s, c) pair i's sine and cosine (the same sincosf of the same angle in every form).
+template <typename T, typename Normed, typename CosSin>
+__device__ __forceinline__ void qk_rope_store(T* x, T* cache, int d, int half, int lane, Normed normed,
+                                              CosSin cos_sin) {
+  for (int i = lane; i < half; i += 32) {
+    const float x0 = normed(i), x1 = normed(i + half);
+    float s, c;
+    cos_sin(i, s, c);
+    float r0, r1;
+    rope_rotate(x0, x1, c, s, r0, r1);  // rope_rotate.cuh: rope.cu's bits
+    const T t0 = from_float<T>(r0), t1 = from_float<T>(r1);
+    x[i] = t0;
+    x[i + half] = t1;
+    if (cache != nullptr) {
+      cache[i] = t0;
+      cache[i + half] = t1;
+    }
+  }
+  for (int j = 2 * half + lane; j < d; j += 32) {
+    const T t = from_float<T>(normed(j));
+    x[j] = t;
+    if (cache != nullptr) cache[j] = t;
+  }
+}
+
 // The whole warp (32 lanes) finishes one head. A q or k head (w set): pass 1 sums the squares
 // of its d values; pass 2 gives each lane whole rotary pairs (i, i + half) and pass-through dims,
 // normalises them (rounded to T, as rms_norm writes them), rotates the pairs (rounded to T, as
@@ -58,27 +86,8 @@ __device__ __forceinline__ void qk_norm_rope_store_head(const QkHead<T>& h, Load
   ss = warp_sum(ss);
   const float scale = qk_norm_scale(ss, d, h.eps);
   auto normed = [&](int j) { return qk_normed<T>(to_float(load(x + j)), scale, w[j]); };
-
-  const int half = h.half;
-  for (int i = lane; i < half; i += 32) {
-    const float x0 = normed(i), x1 = normed(i + half);
-    float s, c;
-    sincosf(h.angles.angle(h.position, i), &s, &c);  // as rope_kernel
-    float r0, r1;
-    rope_rotate(x0, x1, c, s, r0, r1);  // rope_rotate.cuh: rope.cu's bits
-    const T t0 = from_float<T>(r0), t1 = from_float<T>(r1);
-    x[i] = t0;
-    x[i + half] = t1;
-    if (cache != nullptr) {
-      cache[i] = t0;
-      cache[i + half] = t1;
-    }
-  }
-  for (int j = 2 * half + lane; j < d; j += 32) {
-    const T t = from_float<T>(normed(j));
-    x[j] = t;
-    if (cache != nullptr) cache[j] = t;
-  }
+  auto cos_sin = [&](int i, float& s, float& c) { sincosf(h.angles.angle(h.position, i), &s, &c); };  // as rope_kernel
+  qk_rope_store(x, cache, d, h.half, lane, normed, cos_sin);
 }
 
 }  // namespace seam::cuda

@@ -5,7 +5,6 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/qk_norm_rope_head.cuh"
-#include "backend/cuda/rope_rotate.cuh"
 
 namespace seam::cuda {
 
@@ -142,24 +141,10 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_shared_kernel(
     if (j < d) sn[j] = qk_normed<T>(xv[m], scale, w[j]);
   }
   __syncwarp();  // a lane's pairs are other lanes' dims
-  T* xo = const_cast<T*>(x);
   T* cache = !is_q && store ? a.k_cache + cache_row + int64_t(head - a.n_heads) * d : nullptr;
-  for (int i = lane; i < half; i += 32) {
-    float r0, r1;
-    rope_rotate(sn[i], sn[i + half], cs[i], cs[half + i], r0, r1);  // rope_rotate.cuh: rope.cu's bits
-    const T t0 = from_float<T>(r0), t1 = from_float<T>(r1);
-    xo[i] = t0;
-    xo[i + half] = t1;
-    if (cache != nullptr) {
-      cache[i] = t0;
-      cache[i + half] = t1;
-    }
-  }
-  for (int j = 2 * half + lane; j < d; j += 32) {
-    const T t = from_float<T>(sn[j]);
-    xo[j] = t;
-    if (cache != nullptr) cache[j] = t;
-  }
+  qk_rope_store(
+      const_cast<T*>(x), cache, d, half, lane, [&](int j) { return sn[j]; },
+      [&](int i, float& s, float& c) { c = cs[i], s = cs[half + i]; });
 }
 
 template <typename T>
