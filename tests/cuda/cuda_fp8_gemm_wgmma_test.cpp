@@ -101,7 +101,6 @@ class CudaFp8GemmWgmma : public CudaTest {
     }
     CudaTest::TearDown();
   }
-  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
 
   // A weight on the host (the reference's) and the device, made once per (scheme, N, K, values).
   struct Weight {

@@ -97,7 +97,6 @@ class CudaFp8SkinnyWgmma : public CudaTest {
     }
     CudaTest::TearDown();
   }
-  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
 
   // A weight on the host (the reference's) and the device, made once per (scheme, N, K, values).
   struct Weight {

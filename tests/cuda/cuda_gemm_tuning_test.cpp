@@ -18,8 +18,6 @@ namespace {
 
 class CudaGemmTuning : public CudaTest {
  protected:
-  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
-
   struct Problem {
     Tensor x, w, out_ref, out;
   };

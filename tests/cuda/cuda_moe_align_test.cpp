@@ -14,10 +14,7 @@
 namespace seam::test {
 namespace {
 
-class CudaMoeAlign : public CudaTest {
- protected:
-  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
-};
+class CudaMoeAlign : public CudaTest {};
 
 struct AlignCase {
   int n_experts, k;

@@ -12,10 +12,7 @@
 namespace seam::test {
 namespace {
 
-class CudaMoeCombine : public CudaTest {
- protected:
-  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
-};
+class CudaMoeCombine : public CudaTest {};
 
 TEST_F(CudaMoeCombine, VectorFormStoresTheScalarFormsBits) {
   constexpr int64_t H = 2048;

@@ -254,7 +254,6 @@ std::vector<float> fast_values(size_t n, uint32_t seed, float scale) {
 
 class CudaMoeCombineFold : public CudaMoeFusions {
  protected:
-  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
   struct Experts {
     std::vector<float> gu_h, dn_h;
     Tensor gu, dn;

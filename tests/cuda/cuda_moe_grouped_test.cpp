@@ -91,7 +91,6 @@ class CudaMoeGrouped : public CudaTest, public ::testing::WithParamInterface<Mod
     gu_h = random_weights(size_t(E * 2 * I * H), 1);
     dn_h = random_weights(size_t(E * H * I), 2);
   }
-  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
   MoeScratch scratch(DType t, int64_t n) {
     return MoeScratch{empty(t, {n * k, I}), empty(t, {n * k, H}), empty(DType::i32, {2 * E + 2 + n * k})};
   }

@@ -15,10 +15,7 @@
 namespace seam::test {
 namespace {
 
-class CudaQkNormRopeStore : public CudaTest {
- protected:
-  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
-};
+class CudaQkNormRopeStore : public CudaTest {};
 
 struct Shape {
   int64_t heads, kv, d, rot;

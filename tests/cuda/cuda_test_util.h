@@ -173,6 +173,9 @@ class CudaTest : public ::testing::Test {
     return out;
   }
 
+  // The backend's stream, for tests that call a kernel's launcher directly.
+  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
+
   std::unique_ptr<Backend> gpu;
   CpuBackend cpu;
   std::mt19937 rng{1234};

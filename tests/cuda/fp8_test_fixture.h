@@ -132,7 +132,6 @@ class CudaFp8 : public CudaTest {
       gpu->linear_fp8(od, xd, W.gpu, bd, c.accumulate);
     expect_close(download(od), oc, tolerance_for(t, f32), "linear_fp8");
   }
-  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
   // More row tiles than the persistent GEMV's grid (fp8_gemv.cu: at most its resident blocks of
   // 256 threads, each staging `staged_bytes` of x) can hold on this GPU, whatever its occupancy:
   // each block then computes several tiles.

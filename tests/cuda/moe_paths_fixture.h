@@ -70,7 +70,6 @@ struct PathCase {
 
 class CudaMoePaths : public CudaTest {
  protected:
-  cudaStream_t stream() { return static_cast<cudaStream_t>(cuda_backend_stream(*gpu)); }
   // Scratch as the model allocates it (MoeBuffers): act, expert_out, index; poisoned (NaN), so a
   // slot a path forgets to write shows. expert_out has the rows of twice n tokens, as MoeBuffers'
   // max_tokens rows have for a smaller step: room for gathered_gemv's float32 expert outputs.
