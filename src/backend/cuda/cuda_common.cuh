@@ -169,6 +169,18 @@ void launch_kernel_clusters(unsigned cluster_x, void (*kernel)(Params...), dim3 
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
+// The device's opt-in maximum of shared memory a block (cudaDevAttrMaxSharedMemoryPerBlockOptin),
+// asked once a process: the limit kernels with large dynamic shared memory set and size against.
+inline int smem_optin_max() {
+  static const int bytes = [] {
+    int device = 0, v = 0;
+    SEAM_CUDA_CHECK(cudaGetDevice(&device));
+    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    return v;
+  }();
+  return bytes;
+}
+
 // The current device's SM count, asked of the driver once a device: the launchers size their
 // grids by it at every launch.
 inline int current_device_sms() {

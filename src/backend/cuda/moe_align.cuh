@@ -128,16 +128,8 @@ inline bool align_staged_by_switch() {
 }
 
 // The staged form's dynamic shared memory limit: the device's opt-in maximum a block less 1 KB
-// of slack (asked once; the kernel has no static shared memory).
-inline int align_smem_limit() {
-  static const int bytes = [] {
-    int device = 0, v = 0;
-    SEAM_CUDA_CHECK(cudaGetDevice(&device));
-    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    return v - 1024;
-  }();
-  return bytes;
-}
+// of slack (the kernel has no static shared memory).
+inline int align_smem_limit() { return smem_optin_max() - 1024; }
 
 // The align kernel on `stream` (one block; sized by n_slots and n_experts alone). staged: the
 // kStaged form where its shared memory (counts, cursors and every slot: 4 (2 n_experts + n_slots)

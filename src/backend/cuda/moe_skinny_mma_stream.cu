@@ -29,16 +29,8 @@ using namespace skinny_stream_detail;  // the kernel, its constants and the vari
 // 20 warps with 8 KB each in flight. What L1 is left holds the rows a block's 4 warps read in
 // step; the rest of the x / act reads (~1/4 of the weight bytes at 4 slots an expert) are L2 hits.
 // Staged x (x_rows) adds x_rows x K x 2 B, K known at launch only: those variants' limit is the
-// device's opt-in maximum (the limit alone costs no occupancy; the launch's own size does).
-int smem_optin_max() {
-  static const int bytes = [] {
-    int device = 0, v = 0;
-    SEAM_CUDA_CHECK(cudaGetDevice(&device));
-    SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    return v;
-  }();
-  return bytes;
-}
+// device's opt-in maximum (smem_optin_max, cuda_common.cuh; the limit alone costs no occupancy,
+// the launch's own size does).
 
 // The dynamic shared memory the staged-x variants may ask for: the opt-in maximum less the
 // kernels' static shared memory (dynamic + static must fit the opt-in maximum; asking for the
