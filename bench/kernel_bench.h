@@ -182,6 +182,18 @@ inline std::vector<Fp8Weight> fp8_weights(Bench& b, int64_t n_out, int64_t n_in,
   return ws;
 }
 
+// Uniform random top-k routing: for each of n tokens, k distinct experts of E ([n * k] ids).
+inline std::vector<int32_t> random_topk_ids(int64_t n, int64_t E, int64_t k, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> ids(static_cast<size_t>(n * k)), all(static_cast<size_t>(E));
+  for (int64_t i = 0; i < n; ++i) {  // each token's shuffle starts from 0..E-1 (the benches' draws as before)
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), rng);
+    std::copy(all.begin(), all.begin() + k, ids.begin() + i * k);
+  }
+  return ids;
+}
+
 // The sections in their own files.
 void bench_fp8_gemm(Bench& b);
 void bench_fp8_skinny(Bench& b);

@@ -20,15 +20,7 @@ struct Qwen3MoeInputs {
     dn = b.random(DType::bf16, {E, H, I}, 0.05f);
     x = b.random(DType::bf16, {n, H});
     out = b.random(DType::bf16, {n, H});
-    std::mt19937 rng(7);
-    std::vector<int32_t> ids_h(static_cast<size_t>(n_slots));
-    for (int64_t i = 0; i < n; ++i) {
-      std::vector<int32_t> all(static_cast<size_t>(E));
-      std::iota(all.begin(), all.end(), 0);
-      std::shuffle(all.begin(), all.end(), rng);
-      std::copy(all.begin(), all.begin() + k, ids_h.begin() + i * k);
-    }
-    ids = b.upload_i32(ids_h, {n, k});
+    ids = b.upload_i32(random_topk_ids(n, E, k, 7), {n, k});
     w = b.upload(std::vector<float>(size_t(n_slots), 1.f / float(k)), DType::f32, {n, k});
     s = MoeScratch{b.alloc(DType::bf16, {n_slots, I}), b.alloc(DType::bf16, {n_slots, H}),
                    b.alloc(DType::i32, {2 * E + 2 + n_slots})};

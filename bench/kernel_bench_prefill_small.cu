@@ -62,14 +62,8 @@ void bench_moe_combine(Bench& b, int n) {
 // 128-row M-tiles, both forms. Bytes: the ids read twice, the index written.
 void bench_moe_align(Bench& b, int n) {
   constexpr int E = 128, k = 8;
-  std::mt19937 rng(11);
-  std::vector<int32_t> ids_h(static_cast<size_t>(n * k)), pool(E);
-  std::iota(pool.begin(), pool.end(), 0);
-  for (int i = 0; i < n; ++i) {
-    std::shuffle(pool.begin(), pool.end(), rng);
-    std::copy(pool.begin(), pool.begin() + k, ids_h.begin() + int64_t(i) * k);
-  }
-  Tensor ids = b.upload_i32(ids_h, {n, k}), index = b.alloc(DType::i32, {2 * E + 2 + int64_t(n) * k});
+  Tensor ids = b.upload_i32(random_topk_ids(n, E, k, 11), {n, k});
+  Tensor index = b.alloc(DType::i32, {2 * E + 2 + int64_t(n) * k});
   for (bool staged : {false, true}) {
     const double us = b.time_us([&](int) { cuda::launch_moe_align_index(index, ids, E, 128, staged, b.stream()); });
     b.row(staged ? "moe_align staged" : "moe_align global", std::to_string(n) + " tok top-8 of 128", us,
