@@ -2,6 +2,7 @@
 // the test when no GPU is visible) plus the CPU reference, typed upload/download,
 // random data, NaN poisoning and tolerance checks.
 #pragma once
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
