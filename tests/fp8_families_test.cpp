@@ -1,5 +1,6 @@
 // FP8 checkpoints beyond the Llama layout: a mixture-of-experts model loads FP8 attention
-// linears beside float experts, an FP8 expert is refused by name, and a serialized FP8 Phi-3
+// linears beside float experts, an FP8 expert is dequantized at load (tests/fp8_moe_test.cpp
+// has every format on the tiny MoE models), and a serialized FP8 Phi-3
 // checkpoint (fused qkv_proj / gate_up_proj) is refused rather than computed wrongly; the CPU
 // attention reads an FP8 KV cache inside its sliding-window / soft-cap loop.
 #include <gtest/gtest.h>
@@ -90,15 +91,32 @@ TEST(Fp8Families, MoeModelLoadsFp8AttentionBesideFloatExperts) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(Fp8Families, Fp8ExpertIsRefusedByName) {
+// One expert stored F8_E4M3 (per-tensor scale 0.5, every code 1.0) beside float experts: it is
+// dequantized at load into the experts' float weight (0.5 everywhere in its rows), the others
+// are uploaded as they are stored.
+TEST(Fp8Families, Fp8ExpertIsDequantizedBesideFloatExperts) {
   json cfg = test::tiny_config_json("Qwen2MoeForCausalLM");
   test::add_tiny_moe_fields(cfg, MoeStyle::qwen2);
-  const std::string dir = make_folder(cfg, [](const std::string& n) {
-    return is_dense_linear(n) || n == "model.layers.0.mlp.experts.2.up_proj.weight";
-  });
-  const std::string err = open_error(dir);
-  EXPECT_TRUE(contains(err, "tensor 'model.layers.0.mlp.experts.2.up_proj.weight' is F8_E4M3")) << err;
-  EXPECT_TRUE(contains(err, "FP8 mixture-of-experts weights are not supported")) << err;
+  const std::string up2 = "model.layers.0.mlp.experts.2.up_proj.weight";
+  const std::string dir = make_folder(cfg, [&](const std::string& n) { return is_dense_linear(n) || n == up2; });
+  const ModelConfig c = load_model_config(dir);
+  auto ck = Checkpoint::open(dir, c);
+  ASSERT_EQ(ck->layers[0].moe.up[2].dtype, DType::fp8_e4m3);
+  EXPECT_EQ(ck->fp8_scales.count(up2), 1u);
+  const HostTensor up1 = ck->layers[0].moe.up[1];
+  ASSERT_EQ(up1.dtype, DType::f32);
+  CpuBackend be;
+  LlamaModel m(be, c, *ck, DType::f32);
+  const Tensor w = m.layer_moe(0)->w_gate_up();  // [n_experts, 2 * inter, hidden]
+  const int64_t inter = c.moe.expert_intermediate_size, hidden = c.hidden_size;
+  const float* p = static_cast<const float*>(w.data);
+  auto at = [&](int64_t e, int64_t row, int64_t k) { return p[(e * 2 * inter + row) * hidden + k]; };
+  const float* up1_values = static_cast<const float*>(up1.data);
+  for (int64_t r = 0; r < inter; ++r)
+    for (int64_t k = 0; k < hidden; ++k) {
+      ASSERT_EQ(at(2, inter + r, k), 0.5f) << r << " " << k;                         // expert 2's up rows
+      ASSERT_EQ(at(1, inter + r, k), up1_values[r * hidden + k]) << r << " " << k;  // expert 1's, as stored
+    }
   std::filesystem::remove_all(dir);
 }
 

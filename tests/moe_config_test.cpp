@@ -266,7 +266,7 @@ TEST(MoeCheckpoint, ExpertsAreFusedPerExpertAtLoad) {
   auto ck = Checkpoint::open(tiny_dir("tiny-mixtral"), c);
   CpuBackend be;
   const MoeTensors& t = ck->layers[1].moe;
-  MoeLayer layer(be, c, t, WeightFormat::f32);
+  MoeLayer layer(be, c, t, WeightFormat::f32, *ck);
   const int64_t E = 4, I = 128, H = 64;
   EXPECT_EQ(layer.w_gate_up().shape_str(), "[4, 256, 64]");
   EXPECT_EQ(layer.w_down().shape_str(), "[4, 64, 128]");

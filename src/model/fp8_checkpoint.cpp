@@ -52,18 +52,79 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
   SEAM_CHECK(!q.serialized() || c.family != ModelFamily::phi3, fmt, ": FP8 checkpoints of ", c.architecture,
              " (fused qkv_proj / gate_up_proj) are not supported; load the float checkpoint with --quantization fp8");
 
-  // Mixture-of-experts layers load their router and experts in the activation dtype
-  // (MoeLayer has no FP8 path): an FP8 expert is refused by name.
+  // An FP8 weight's scales: the scheme's weight scale and, for static activations, the input
+  // scale, each of the shape the scheme needs with finite positive values.
+  auto take_scales = [&](const HostTensor& w) {
+    const std::string module = module_of(w.name);
+    const int64_t n_out = w.shape[0], n_in = w.shape[1];
+    Fp8Scales s;
+    const std::string ws_name = module + "." + q.weight_scale_name;
+    SEAM_CHECK(src.contains(ws_name), "missing tensor '", ws_name, "': the ", fmt, " weight '", w.name,
+               "' needs its ", fp8_weight_scheme_name(q.weight), " scale");
+    s.weight_scale = src.take(ws_name);
+    bool shape_ok = false;
+    std::string want;
+    switch (q.weight) {
+      case Fp8WeightScheme::per_tensor:
+        shape_ok = is_scalar(s.weight_scale);
+        want = "[] or [1]";
+        break;
+      case Fp8WeightScheme::per_channel:
+        shape_ok = s.weight_scale.shape == std::vector<int64_t>{n_out, 1} ||
+                   s.weight_scale.shape == std::vector<int64_t>{n_out};
+        want = detail::concat("[", n_out, ", 1] or [", n_out, "]");
+        break;
+      case Fp8WeightScheme::block128: {
+        const std::vector<int64_t> b = {(n_out + kFp8Group - 1) / kFp8Group, (n_in + kFp8Group - 1) / kFp8Group};
+        shape_ok = s.weight_scale.shape == b;
+        want = shape_str(b);
+        break;
+      }
+    }
+    SEAM_CHECK(shape_ok, "tensor '", ws_name, "' has shape ", shape_str(s.weight_scale.shape), ", expected ", want,
+               " (", fp8_weight_scheme_name(q.weight), " scales of a ", shape_str(w.shape), " weight, ", fmt, ")");
+    check_scale_values(s.weight_scale);
+    const std::string is_name = module + ".input_scale";
+    if (q.act == Fp8ActScheme::static_per_tensor) {
+      SEAM_CHECK(src.contains(is_name), "missing tensor '", is_name, "': ", fmt,
+                 " quantizes activations with a static per-tensor scale");
+      s.input_scale = src.take(is_name);
+      SEAM_CHECK(is_scalar(s.input_scale), "tensor '", is_name, "' has shape ", shape_str(s.input_scale.shape),
+                 ", expected [] or [1] (a static per-tensor activation scale)");
+      check_scale_values(s.input_scale);
+    } else {
+      SEAM_CHECK(!src.contains(is_name), "tensor '", is_name, "' is a static activation scale, but ", fmt,
+                 " quantizes activations dynamically (", fp8_act_scheme_name(q.act), ")");
+    }
+    ck.fp8_scales.emplace(w.name, std::move(s));
+  };
+
+  // Mixture-of-experts layers: publishers quantize the experts (and Qwen2-MoE's shared expert)
+  // and leave the router float (vLLM and sglang never quantize it). Each of these weights may be
+  // F8_E4M3 with its scales, or float (a checkpoint that quantized the attention only): an FP8
+  // expert is dequantized at load (model/fp8_dequant.h), an FP8 router or shared expert runs as
+  // an FP8 linear. An ignored module must be float, as everywhere.
   for (const LayerTensors& l : ck.layers) {
     if (!l.moe.defined()) continue;
     std::vector<const HostTensor*> moe = {&l.moe.router, &l.moe.shared_gate_proj, &l.moe.shared_up_proj,
                                           &l.moe.shared_down_proj, &l.moe.shared_expert_gate};
     for (const auto* v : {&l.moe.gate, &l.moe.up, &l.moe.down})
       for (const HostTensor& t : *v) moe.push_back(&t);
-    for (const HostTensor* t : moe)
-      SEAM_CHECK(!t->defined() || t->dtype != DType::fp8_e4m3, "tensor '", t->name,
-                 "' is F8_E4M3: FP8 mixture-of-experts weights are not supported (experts load in the activation "
-                 "dtype)");
+    for (const HostTensor* t : moe) {
+      if (!t->defined() || t->dtype != DType::fp8_e4m3) continue;
+      SEAM_CHECK(q.serialized(), "tensor '", t->name, "' is F8_E4M3, but ",
+                 q.quantized() ? "--quantization fp8 quantizes a float checkpoint"
+                               : "config.json has no quantization_config (and there is no hf_quant_config.json)");
+      // transformers 5's in-memory layout stores a layer's experts as one 3-D parameter
+      // (experts.gate_up_proj); FP8 checkpoints store each expert's projections with their scales.
+      SEAM_CHECK(ends_with(t->name, ".weight"), "tensor '", t->name,
+                 "' is F8_E4M3: FP8 experts in the fused experts.gate_up_proj / down_proj layout are not supported "
+                 "(FP8 checkpoints store experts.<e>.gate_proj / up_proj / down_proj with their scales)");
+      const std::string module = module_of(t->name);
+      SEAM_CHECK(!q.ignores(module), "tensor '", t->name, "' is F8_E4M3, but ", q.source, " leaves '", module,
+                 "' unquantized (ignore list)");
+      take_scales(*t);
+    }
   }
 
   // Tensors that are never quantized.
@@ -106,47 +167,7 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
                  "' (expected F8_E4M3, or the module in the ignore list)");
       continue;
     }
-    const int64_t n_out = w->shape[0], n_in = w->shape[1];
-    Fp8Scales s;
-    const std::string ws_name = module + "." + q.weight_scale_name;
-    SEAM_CHECK(src.contains(ws_name), "missing tensor '", ws_name, "': the ", fmt, " weight '", w->name,
-               "' needs its ", fp8_weight_scheme_name(q.weight), " scale");
-    s.weight_scale = src.take(ws_name);
-    bool shape_ok = false;
-    std::string want;
-    switch (q.weight) {
-      case Fp8WeightScheme::per_tensor:
-        shape_ok = is_scalar(s.weight_scale);
-        want = "[] or [1]";
-        break;
-      case Fp8WeightScheme::per_channel:
-        shape_ok = s.weight_scale.shape == std::vector<int64_t>{n_out, 1} ||
-                   s.weight_scale.shape == std::vector<int64_t>{n_out};
-        want = detail::concat("[", n_out, ", 1] or [", n_out, "]");
-        break;
-      case Fp8WeightScheme::block128: {
-        const std::vector<int64_t> b = {(n_out + kFp8Group - 1) / kFp8Group, (n_in + kFp8Group - 1) / kFp8Group};
-        shape_ok = s.weight_scale.shape == b;
-        want = shape_str(b);
-        break;
-      }
-    }
-    SEAM_CHECK(shape_ok, "tensor '", ws_name, "' has shape ", shape_str(s.weight_scale.shape), ", expected ", want,
-               " (", fp8_weight_scheme_name(q.weight), " scales of a ", shape_str(w->shape), " weight, ", fmt, ")");
-    check_scale_values(s.weight_scale);
-    const std::string is_name = module + ".input_scale";
-    if (q.act == Fp8ActScheme::static_per_tensor) {
-      SEAM_CHECK(src.contains(is_name), "missing tensor '", is_name, "': ", fmt,
-                 " quantizes activations with a static per-tensor scale");
-      s.input_scale = src.take(is_name);
-      SEAM_CHECK(is_scalar(s.input_scale), "tensor '", is_name, "' has shape ", shape_str(s.input_scale.shape),
-                 ", expected [] or [1] (a static per-tensor activation scale)");
-      check_scale_values(s.input_scale);
-    } else {
-      SEAM_CHECK(!src.contains(is_name), "tensor '", is_name, "' is a static activation scale, but ", fmt,
-                 " quantizes activations dynamically (", fp8_act_scheme_name(q.act), ")");
-    }
-    ck.fp8_scales.emplace(w->name, std::move(s));
+    take_scales(*w);
   }
 
   // KV cache scales: compressed-tensors ("self_attn.k_scale") and ModelOpt / fp8

@@ -2,8 +2,10 @@
 // FP8 format, every linear weight the format quantizes must be F8_E4M3 with its scales beside
 // it ("<module>.weight_scale" or "weight_scale_inv", "<module>.input_scale" for static
 // activations), of the shape the scheme needs and with finite positive values; every other
-// tensor must not be F8_E4M3 (an ignored layer, a norm, the embedding, a bias). The KV cache's
-// k/v scales ("...k_scale", "...v_scale") are collected for the FP8 KV cache.
+// tensor must not be F8_E4M3 (an ignored layer, a norm, the embedding, a bias). A
+// mixture-of-experts layer's router, experts and shared expert may each be F8_E4M3 (with their
+// scales, as a dense linear's) or float: publishers leave routers float. The KV cache's k/v
+// scales ("...k_scale", "...v_scale") are collected for the FP8 KV cache.
 #pragma once
 #include <functional>
 #include <string>

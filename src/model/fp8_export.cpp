@@ -96,14 +96,17 @@ void quantize(const std::vector<float>& w, int64_t n_out, int64_t n_in, int64_t 
   });
 }
 
-json compressed_tensors_config(const std::string& w_strategy, const json& act) {
+// compressed-tensors recipes list a mixture-of-experts model's routers in the ignore list.
+json compressed_tensors_config(const std::string& w_strategy, const json& act, bool moe) {
   json weights = {{"num_bits", 8}, {"type", "float"}, {"strategy", w_strategy}, {"symmetric", true},
                   {"dynamic", false}};
   if (w_strategy == "block") weights["block_structure"] = {128, 128};
   return {{"quant_method", "compressed-tensors"},
           {"format", "float-quantized"},
           {"config_groups", {{"group_0", {{"targets", {"Linear"}}, {"weights", weights}, {"input_activations", act}}}}},
-          {"ignore", {"lm_head"}}};
+          {"ignore", moe ? json::array({"lm_head", "re:.*mlp[.]gate$", "re:.*block_sparse_moe[.]gate$",
+                                        "re:.*shared_expert_gate$"})
+                         : json::array({"lm_head"})}};
 }
 
 }  // namespace
@@ -142,7 +145,13 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
     case F::ct_block: br = bc = 128; break;
     case F::fp8_block: br = bc = 128; scale_name = "weight_scale_inv"; break;
   }
-  const std::regex linear_re(R"(model\.layers\.\d+\.(self_attn|mlp)\.(q|k|v|o|gate|up|down)_proj\.weight)");
+  // The decoder's linears: attention, a dense MLP, and a mixture-of-experts layer's experts
+  // (Qwen-MoE experts.<e>.gate_proj ..., Mixtral's block_sparse_moe.experts.<e>.w1 / w2 / w3) and
+  // shared expert, as publishers quantize them; the router (mlp.gate, block_sparse_moe.gate) and
+  // Qwen2-MoE's shared_expert_gate stay float, as the publishers' tools leave them.
+  const std::regex linear_re(
+      R"(model\.layers\.\d+\.(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj|mlp\.experts\.\d+\.(gate|up|down)_proj|)"
+      R"(mlp\.shared_expert\.(gate|up|down)_proj|block_sparse_moe\.experts\.\d+\.w[123])\.weight)");
 
   std::vector<OutTensor> out;
   for (const std::string& name : file->tensor_names()) {
@@ -179,19 +188,23 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
   write_safetensors((dst / "model.safetensors").string(), out);
 
   json config = read_json_file((src / "config.json").string(), "config.json");
+  const bool moe = mc.moe.enabled();
   switch (fmt) {
     case F::ct_channel:
       config["quantization_config"] = compressed_tensors_config(
-          "channel", {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"dynamic", true}, {"symmetric", true}});
+          "channel", {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"dynamic", true}, {"symmetric", true}},
+          moe);
       break;
     case F::ct_tensor_static:
       config["quantization_config"] = compressed_tensors_config(
-          "tensor", {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}, {"dynamic", false}, {"symmetric", true}});
+          "tensor", {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}, {"dynamic", false}, {"symmetric", true}},
+          moe);
       break;
     case F::ct_block:
       config["quantization_config"] =
           compressed_tensors_config("block", {{"num_bits", 8}, {"type", "float"}, {"strategy", "group"},
-                                              {"group_size", 128}, {"dynamic", true}, {"symmetric", true}});
+                                              {"group_size", 128}, {"dynamic", true}, {"symmetric", true}},
+                                    moe);
       break;
     case F::fp8_block:
       config["quantization_config"] = {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"},

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/log.h"
 #include "model/fp8_linear.h"
 #include "model/kv_cache_scales.h"
 #include "model/tp_shard.h"
@@ -122,7 +123,7 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     if (lt.moe.defined()) {
       MoeTensors shard_storage;
       const MoeTensors& moe = tp.active() ? (shard_storage = shard_moe_tensors(lt.moe, c, col_storage)) : lt.moe;
-      l.moe = std::make_unique<MoeLayer>(backend_, c, moe, format_);
+      l.moe = std::make_unique<MoeLayer>(backend_, c, moe, format_, ck);
       weight_bytes_ += l.moe->bytes();
     } else {
       // Column-parallel gate/up (each half sliced on its own), row-parallel down.
@@ -135,6 +136,12 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     col_storage.clear();  // this layer's slices are uploaded
     layers_.push_back(std::move(l));
   }
+  size_t dequantized = 0;
+  for (const Layer& l : layers_)
+    if (l.moe && l.moe->experts_dequantized()) dequantized += l.moe->expert_bytes();
+  if (dequantized)
+    log::info("FP8 experts dequantized to %s at load (weight-only FP8): %.2f GiB of expert weights",
+              dtype_name(act).c_str(), double(dequantized) / double(1 << 30));
 }
 
 RopeStoreArgs LlamaModel::rope_args(int i, const ForwardBuffers& buf, const KvCacheView& kv, int n) const {

@@ -1,14 +1,24 @@
 #include "model/moe_layer.h"
 
+#include "model/fp8_dequant.h"
+#include "model/fp8_linear.h"
+
 namespace seam {
 
-MoeLayer::MoeLayer(Backend& backend, const ModelConfig& c, const MoeTensors& t, WeightFormat format)
+MoeLayer::MoeLayer(Backend& backend, const ModelConfig& c, const MoeTensors& t, WeightFormat format,
+                   const Checkpoint& ck)
     : backend_(&backend), renormalize_(c.moe.renormalize()), tp_(c.tp) {
   const MoeConfig& m = c.moe;
   const int64_t n_experts = m.n_experts, inter = m.expert_intermediate_size, hidden = c.hidden_size;
   SEAM_ASSERT(t.defined() && int64_t(t.gate.size()) == n_experts && t.up.size() == t.gate.size() &&
               t.down.size() == t.gate.size());
-  router_ = Linear::load(backend, {&t.router}, {}, format);
+  // A serialized FP8 checkpoint's router and shared expert load as it stores them (FP8 or float:
+  // load_linear); under --quantization fp8 they stay float, as the experts do.
+  auto linear = [&](std::vector<const HostTensor*> parts) {
+    return c.quant.serialized() ? load_linear(backend, parts, {}, format, c.quant, ck)
+                                : Linear::load(backend, parts, {}, format);
+  };
+  router_ = linear({&t.router});
   // Each expert's gate rows then its up rows, expert after expert: [n_experts * 2 * inter, hidden].
   std::vector<const HostTensor*> gate_up, down;
   for (int64_t e = 0; e < n_experts; ++e) {
@@ -17,15 +27,34 @@ MoeLayer::MoeLayer(Backend& backend, const ModelConfig& c, const MoeTensors& t, 
     down.push_back(&t.down[size_t(e)]);
   }
   const DType dtype = weight_format_dtype(format);
-  gate_up_ = DeviceWeight::upload(backend, gate_up, dtype);
-  down_ = DeviceWeight::upload(backend, down, dtype);
+  // FP8 experts (F8_E4M3 in a serialized checkpoint) are dequantized into `dtype` as they are
+  // uploaded (model/fp8_dequant.h: weight-only FP8; every MoE kernel reads float experts).
+  auto upload = [&](const std::vector<const HostTensor*>& parts) {
+    std::vector<const Fp8Scales*> scales;
+    bool any_fp8 = false;
+    for (const HostTensor* p : parts) {
+      const Fp8Scales* s = nullptr;
+      if (p->dtype == DType::fp8_e4m3) {
+        auto it = ck.fp8_scales.find(p->name);
+        SEAM_ASSERT(it != ck.fp8_scales.end(), "no FP8 scales for ", p->name);
+        s = &it->second;
+        any_fp8 = true;
+      }
+      scales.push_back(s);
+    }
+    experts_dequantized_ = experts_dequantized_ || any_fp8;
+    return any_fp8 ? upload_fp8_dequantized(backend, parts, scales, c.quant.weight, dtype)
+                   : DeviceWeight::upload(backend, parts, dtype);
+  };
+  gate_up_ = upload(gate_up);
+  down_ = upload(down);
   w_gate_up_ = gate_up_.tensor().view({n_experts, 2 * inter, hidden});
   w_down_ = down_.tensor().view({n_experts, hidden, inter});
   bytes_ = router_.bytes() + gate_up_.bytes() + down_.bytes();
   if (m.has_shared_expert()) {
-    shared_gate_up_ = Linear::load(backend, {&t.shared_gate_proj, &t.shared_up_proj}, {}, format);
-    shared_down_ = Linear::load(backend, {&t.shared_down_proj}, {}, format);
-    shared_gate_ = Linear::load(backend, {&t.shared_expert_gate}, {}, format);
+    shared_gate_up_ = linear({&t.shared_gate_proj, &t.shared_up_proj});
+    shared_down_ = linear({&t.shared_down_proj});
+    shared_gate_ = linear({&t.shared_expert_gate});
     bytes_ += shared_gate_up_.bytes() + shared_down_.bytes() + shared_gate_.bytes();
   }
 }

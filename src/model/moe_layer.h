@@ -11,7 +11,7 @@
 //
 // Expert weights are laid out at load for the kernels: each expert's gate and up rows fused
 // ([n_experts, 2 * inter, hidden], gate first as in a dense gate_up), down [n_experts, hidden,
-// inter]. Every op acts on all n rows alike (no mode-dependent work), so the layer sits
+// inter]; FP8 experts are dequantized into the activation dtype at load. Every op acts on all n rows alike (no mode-dependent work), so the layer sits
 // inside a piece and is captured with it.
 #pragma once
 #include "backend/backend.h"
@@ -25,10 +25,15 @@ namespace seam {
 
 class MoeLayer {
  public:
-  // Uploads `t` (a sparse layer's tensors) in `format`.
-  MoeLayer(Backend& backend, const ModelConfig& c, const MoeTensors& t, WeightFormat format);
+  // Uploads `t` (a sparse layer's tensors) in `format`. A serialized FP8 checkpoint (`ck` holds
+  // the scales) may store any of them F8_E4M3: the experts are then dequantized into `format`
+  // at load (model/fp8_dequant.h), the router and the shared expert run as FP8 linears.
+  MoeLayer(Backend& backend, const ModelConfig& c, const MoeTensors& t, WeightFormat format, const Checkpoint& ck);
 
   size_t bytes() const { return bytes_; }
+  size_t expert_bytes() const { return gate_up_.bytes() + down_.bytes(); }
+  // Whether some expert was F8_E4M3 in the checkpoint (dequantized at load).
+  bool experts_dequantized() const { return experts_dequantized_; }
   const Tensor& w_gate_up() const { return w_gate_up_; }  // [n_experts, 2 * inter, hidden]
   const Tensor& w_down() const { return w_down_; }        // [n_experts, hidden, inter]
 
@@ -49,6 +54,7 @@ class MoeLayer {
   Linear shared_gate_;     // [1, hidden]
   TpShard tp_;             // the rank's share (size 1: the whole layer)
   size_t bytes_ = 0;
+  bool experts_dequantized_ = false;
 };
 
 }  // namespace seam

@@ -1,0 +1,84 @@
+// FP8 mixture-of-experts checkpoints on the GPU against the CPU backend (the definition): the
+// tiny transformers-made MoE models of tests/data/hf_tiny, their experts written F8_E4M3 by
+// model/fp8_export (compressed-tensors, per-channel and 128x128-block scales) and every other
+// linear float (tests/fp8_moe_folders.h). The experts are dequantized at load (model/
+// fp8_dequant.h), so the GPU runs the float MoE kernels on them and must agree with the CPU as
+// on a float model (cuda_tiny_families_test's bounds), in float32:
+//  - each prompt's last-token logits within 1e-4 relative of the CPU's;
+//  - the 32 greedy ids of the three prompts, submitted together, equal to the CPU engine's, with
+//    CUDA graphs and without.
+// (A folder with the attention FP8 too runs the FP8 linears, whose GPU-vs-CPU agreement is
+// cuda_fp8_model_parity_test's business.)
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "backend/backend_factory.h"
+#include "engine/engine.h"
+#include "engine/engine_bench_access.h"
+#include "runtime/model_runner.h"
+#include "fp8_moe_folders.h"
+#include "hf_reference.h"
+
+namespace seam::test {
+namespace {
+
+EngineConfig config(const std::string& dir, Device device) {
+  EngineConfig cfg;
+  cfg.model_path = dir;
+  cfg.device = device;
+  cfg.dtype = "float32";
+  cfg.context_length = 256;
+  cfg.max_total_tokens = 2048;
+  return cfg;
+}
+
+std::vector<std::vector<float>> prompt_logits(const EngineConfig& cfg, const std::vector<RefPrompt>& prompts) {
+  Engine engine(cfg);
+  return run_logits(EngineBenchAccess::runner(engine), prompts, engine.model_info().vocab_size, 64, /*batched=*/false);
+}
+
+std::vector<std::vector<int32_t>> greedy_ids(const EngineConfig& cfg, const std::vector<RefPrompt>& prompts) {
+  Engine engine(cfg);
+  const GreedyRequests g = greedy_requests(prompts);
+  std::vector<std::vector<int32_t>> out;
+  for (const auto& r : engine.generate(g.prompts, g.params)) out.push_back(r.output_ids);
+  engine.wait_idle();
+  return out;
+}
+
+class Fp8MoeOnGpu : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Fp8MoeOnGpu, LogitsAndGreedyIdsMatchTheCpuBackend) {
+  std::string why;
+  if (!cuda_device_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  const std::vector<RefPrompt> prompts = load_hf_reference(hf_tiny(GetParam()));
+  ASSERT_FALSE(prompts.empty());
+  for (Fp8ExportFormat f : {Fp8ExportFormat::ct_channel, Fp8ExportFormat::ct_block}) {
+    const std::string dir = with_only_experts_fp8(export_moe(GetParam(), f));
+    SCOPED_TRACE(GetParam() + (f == Fp8ExportFormat::ct_block ? " block scales" : " channel scales"));
+    const auto cpu_logits = prompt_logits(config(dir, Device::cpu), prompts);
+    const auto gpu_logits = prompt_logits(config(dir, Device::cuda), prompts);
+    ASSERT_EQ(gpu_logits.size(), cpu_logits.size());
+    for (size_t i = 0; i < prompts.size(); ++i)
+      EXPECT_LT(rel_err(gpu_logits[i], cpu_logits[i]), 1e-4) << "prompt of " << prompts[i].ids.size();
+
+    const auto cpu_ids = greedy_ids(config(dir, Device::cpu), prompts);
+    EngineConfig graphs = config(dir, Device::cuda), eager = graphs;
+    eager.disable_cuda_graph = true;
+    EXPECT_EQ(greedy_ids(graphs, prompts), cpu_ids) << "with CUDA graphs";
+    EXPECT_EQ(greedy_ids(eager, prompts), cpu_ids) << "without CUDA graphs";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(HfTiny, Fp8MoeOnGpu, ::testing::Values("tiny-qwen3-moe", "tiny-qwen2-moe", "tiny-mixtral"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& c : s)
+                             if (c == '-') c = '_';
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace seam::test
