@@ -107,6 +107,53 @@ TEST(Fp8KvCache, CheckpointScales) {
   std::filesystem::remove_all(dir);
 }
 
+// AutoFP8's older checkpoints: one "self_attn.kv_scale" a layer for both caches (vLLM reads it
+// as k_scale = v_scale). A layer that also stores its own k_scale is refused.
+TEST(Fp8KvCache, CombinedKvScale) {
+  ModelConfig c = load_model_config(stories_dir());
+  const std::vector<float> kv = {0.75f, 1.5f, 2.f, 0.25f, 3.f};
+  ASSERT_LE(size_t(c.n_layers), kv.size());
+  // A fresh ModelOpt export with its k_proj.k_scale / v_proj.v_scale replaced by combined scales.
+  auto rewrite = [&](bool keep_one_k_scale) {
+    const std::string dir = scaled_modelopt({}, {});
+    auto f = SafetensorsFile::open(dir + "/model.safetensors");
+    std::vector<StTensor> ts;
+    for (const auto& name : f->tensor_names()) {
+      HostTensor t = f->tensor(name);
+      const bool kv_tensor = name.find(".k_proj.k_scale") != std::string::npos || name.find(".v_proj.v_scale") != std::string::npos;
+      if (kv_tensor && !(keep_one_k_scale && name == "model.layers.1.self_attn.k_proj.k_scale")) continue;
+      const char* d = t.dtype == DType::f32 ? "F32" : "F8_E4M3";
+      ts.push_back({name, d, t.shape, std::string(static_cast<const char*>(t.data), size_t(t.numel()) * dtype_size(t.dtype))});
+    }
+    f.reset();
+    for (int l = 0; l < c.n_layers; ++l) {
+      // ModelOpt puts its scales on k_proj / v_proj; the combined one sits on the projection's
+      // attention module, as AutoFP8 wrote it ("self_attn.kv_scale") — here beside k_proj so a
+      // kept k_proj.k_scale collides with it.
+      ts.push_back({"model.layers." + std::to_string(l) + ".self_attn.k_proj.kv_scale", "F32", {},
+                    std::string(reinterpret_cast<const char*>(&kv[size_t(l)]), 4)});
+    }
+    write_safetensors(dir + "/model.safetensors", ts);
+    return dir;
+  };
+  const std::string dir = rewrite(false);
+  c = load_model_config(dir);
+  auto ck = Checkpoint::open(dir, c);
+  ASSERT_EQ(ck->kv_scales.size(), size_t(2 * c.n_layers));
+  const std::vector<KvScales> s = kv_cache_scales(ck->kv_scales, c.n_layers);
+  for (int l = 0; l < c.n_layers; ++l) {
+    EXPECT_EQ(s[size_t(l)].k, kv[size_t(l)]) << l;
+    EXPECT_EQ(s[size_t(l)].v, kv[size_t(l)]) << l;
+  }
+  ck.reset();
+  std::filesystem::remove_all(dir);
+  const std::string both = rewrite(true);
+  expect_error([&] { Checkpoint::open(both, c); },
+               "tensors 'model.layers.1.self_attn.k_proj.kv_scale' and 'model.layers.1.self_attn.k_proj.k_scale' both "
+               "give the k cache scale");
+  std::filesystem::remove_all(both);
+}
+
 TEST(Fp8KvCache, ScaleNamesAndErrors) {
   const float half = 0.5f, two = 2.f;
   auto scalar = [](const float& x, const std::string& name) { return HostTensor{name, DType::f32, {}, &x}; };

@@ -171,15 +171,27 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
   }
 
   // KV cache scales: compressed-tensors ("self_attn.k_scale") and ModelOpt / fp8
-  // ("self_attn.k_proj.k_scale"); one positive scalar each.
+  // ("self_attn.k_proj.k_scale"); one positive scalar each. AutoFP8's older checkpoints store
+  // one "self_attn.kv_scale" for both caches (vLLM reads it as k_scale = v_scale = kv_scale):
+  // it is entered under both names, so a layer that also has its own k_scale or v_scale is
+  // refused by kv_cache_scales as a second scale for the same cache.
   if (!q.serialized()) return;
   for (const std::string& name : src.names()) {
-    if (!ends_with(name, ".k_scale") && !ends_with(name, ".v_scale")) continue;
+    const bool combined = ends_with(name, ".kv_scale");
+    if (!combined && !ends_with(name, ".k_scale") && !ends_with(name, ".v_scale")) continue;
     HostTensor t = src.take(name);
     SEAM_CHECK(is_scalar(t), "tensor '", name, "' has shape ", shape_str(t.shape),
                ", expected [] or [1] (a per-tensor KV cache scale)");
     check_scale_values(t);
-    ck.kv_scales.emplace(name, t);
+    if (!combined) {
+      SEAM_CHECK(ck.kv_scales.emplace(name, t).second, "tensor '", name, "' and the '",
+                 name.substr(0, name.rfind('.')), ".kv_scale' beside it both give one cache scale");
+      continue;
+    }
+    const std::string module = name.substr(0, name.size() - std::string(".kv_scale").size());
+    for (const char* which : {".k_scale", ".v_scale"})
+      SEAM_CHECK(ck.kv_scales.emplace(module + which, t).second, "tensors '", name, "' and '", module, which,
+                 "' both give the ", which[1], " cache scale of '", module, "'");
   }
 }
 
