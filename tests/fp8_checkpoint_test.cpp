@@ -182,6 +182,21 @@ TEST(Fp8Checkpoint, UnsupportedConfigVariants) {
       {Fp8ExportFormat::ct_channel,
        [](json& j) { j["quantization_config"]["config_groups"]["group_1"] = j["quantization_config"]["config_groups"]["group_0"]; },
        "has 2 groups: seam supports one quantization scheme"},
+      {Fp8ExportFormat::ct_channel,
+       [&](json& j) { j["quantization_config"]["config_groups"]["group_0"]["output_activations"] = a(j); },
+       g + "output_activations is set: output quantization is not supported"},
+      {Fp8ExportFormat::ct_channel,
+       [](json& j) { j["quantization_config"]["sparsity_config"] = {{"format", "sparse-24-bitmask"}}; },
+       "quantization_config.sparsity_config is set: sparse compressed-tensors checkpoints are not supported"},
+      {Fp8ExportFormat::ct_channel,
+       [](json& j) {
+         j["quantization_config"]["kv_cache_scheme"] = {
+             {"num_bits", 8}, {"type", "float"}, {"strategy", "attn_head"}, {"dynamic", false}, {"symmetric", true}};
+       },
+       "quantization_config.kv_cache_scheme.strategy is 'attn_head': seam reads static per-tensor KV cache scales only"},
+      {Fp8ExportFormat::ct_channel,
+       [](json& j) { j["quantization_config"]["kv_cache_scheme"] = {{"num_bits", 8}, {"type", "int"}}; },
+       "quantization_config.kv_cache_scheme.type is 'int'"},
       {Fp8ExportFormat::ct_channel, [](json& j) { j["quantization_config"]["ignore"] = {"re:[unclosed"}; },
        "ignore pattern 're:[unclosed' is not a valid regex"},
       {Fp8ExportFormat::ct_block, [&](json& j) { w(j)["block_structure"] = {64, 64}; },
@@ -213,6 +228,33 @@ TEST(Fp8Checkpoint, UnsupportedConfigVariants) {
   expect_error([&] { load_model_config(mo); }, "hf_quant_config.json: quantization.quant_algo is 'INT8_SQ' (supported: FP8)");
   edit_config(mo, [](json& j) { j.erase("quantization"); }, "hf_quant_config.json");
   expect_error([&] { load_model_config(mo); }, "hf_quant_config.json: quantization is missing");
+}
+
+// The keys llm-compressor writes beside the scheme (as in RedHatAI's FP8-dynamic checkpoints):
+// nulls, an empty sparsity_config, a static per-tensor kv_cache_scheme, observer fields. They load.
+TEST(Fp8Checkpoint, CompressedTensorsBookkeepingKeysLoad) {
+  const std::string dir = export_format(Fp8ExportFormat::ct_channel);
+  edit_config(dir, [](json& j) {
+    json& qc = j["quantization_config"];
+    qc["global_compression_ratio"] = 1.24;
+    qc["quantization_status"] = "compressed";
+    qc["sparsity_config"] = json::object();
+    qc["kv_cache_scheme"] = {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}, {"dynamic", false},
+                             {"symmetric", true}, {"group_size", nullptr}, {"observer", "minmax"}};
+    json& g = qc["config_groups"]["group_0"];
+    g["output_activations"] = nullptr;
+    for (const char* k : {"weights", "input_activations"}) {
+      g[k]["actorder"] = nullptr;
+      g[k]["block_structure"] = nullptr;
+      g[k]["group_size"] = nullptr;
+      g[k]["observer"] = "minmax";
+      g[k]["observer_kwargs"] = json::object();
+    }
+  });
+  const ModelConfig c = load_model_config(dir);
+  EXPECT_EQ(c.quant.weight, Fp8WeightScheme::per_channel);
+  EXPECT_EQ(c.quant.act, Fp8ActScheme::dynamic_per_token);
+  load(dir);
 }
 
 struct TensorCase {

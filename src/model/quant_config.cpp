@@ -107,6 +107,8 @@ void read_compressed_tensors(const Obj& qc, QuantConfig& q) {
   } else {
     throw Error(detail::concat(w.where("strategy"), " is '", ws, "' (supported: tensor, channel, block)"));
   }
+  SEAM_CHECK(!g.find("output_activations"), g.where("output_activations"),
+             " is set: output quantization is not supported (seam quantizes weights and inputs)");
   const Obj a = g.object("input_activations", false);
   SEAM_CHECK(!a.empty(), g.where("input_activations"),
              " is missing: weight-only FP8 (W8A16) is not supported; seam quantizes activations too");
@@ -130,6 +132,21 @@ void read_compressed_tensors(const Obj& qc, QuantConfig& q) {
     throw Error(detail::concat(a.where("strategy"), " is '", as, "' (supported: token, tensor)"));
   }
   q.ignore = qc.strings("ignore");
+  // A 2:4-sparse checkpoint stores its weights compressed with a bitmask (sparse-24-bitmask):
+  // other tensors than a dense FP8 weight, which seam cannot read as one.
+  const json* sparsity = qc.find("sparsity_config");
+  SEAM_CHECK(!sparsity || (sparsity->is_object() && sparsity->empty()), qc.where("sparsity_config"),
+             " is set: sparse compressed-tensors checkpoints are not supported (dense FP8 only)");
+  // The KV cache's FP8 scales, when the checkpoint has them: one per tensor (self_attn.k_scale /
+  // v_scale, what seam reads); per-head or dynamic KV quantization is another format.
+  const Obj kv = qc.object("kv_cache_scheme", false);
+  if (!kv.empty()) {
+    check_fp8_args(kv, "KV cache");
+    const std::string ks = kv.string("strategy", "tensor");
+    SEAM_CHECK(ks == "tensor" && !kv.boolean("dynamic", false), kv.where("strategy"), " is '", ks,
+               "'", kv.boolean("dynamic", false) ? " (dynamic)" : "",
+               ": seam reads static per-tensor KV cache scales only");
+  }
 }
 
 void read_fp8(const Obj& qc, QuantConfig& q) {
