@@ -129,7 +129,8 @@ INSTANTIATE_TEST_SUITE_P(TinyMoe, Fp8Moe, ::testing::Values("tiny-qwen3-moe", "t
                          });
 
 // dequantize_fp8_weight against the definition for each scheme, on a shape that is no multiple
-// of 128 (partial blocks at both edges) and scales stored as BF16 (converted, not reinterpreted).
+// of 128 (partial blocks at both edges) and scales stored as BF16 (converted, not reinterpreted),
+// into float32 and into bf16 / f16.
 TEST(Fp8MoeDequantize, EachSchemeMatchesTheDefinition) {
   const int64_t n_out = 200, n_in = 300;
   std::mt19937 rng(11);
@@ -157,9 +158,16 @@ TEST(Fp8MoeDequantize, EachSchemeMatchesTheDefinition) {
     Fp8Scales s;
     s.weight_scale = HostTensor{"w.weight_scale", DType::bf16, cs.shape, s_bf16.data()};
     std::vector<float> got(size_t(n_out * n_in));
-    dequantize_fp8_weight(ht, s, cs.scheme, got.data());
+    dequantize_fp8_weight(ht, s, cs.scheme, DType::f32, got.data());
     const std::vector<float> want = dequantized(codes, sv, cs.shape);
     for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
+    // In bf16 / f16: the float32 values rounded once.
+    for (DType t : {DType::bf16, DType::f16}) {
+      std::vector<uint16_t> half(got.size()), want_half(got.size());
+      dequantize_fp8_weight(ht, s, cs.scheme, t, half.data());
+      convert_from_f32(want.data(), t, want_half.data(), want.size());
+      ASSERT_EQ(half, want_half) << dtype_name(t);
+    }
   }
 }
 

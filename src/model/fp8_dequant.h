@@ -21,9 +21,12 @@
 
 namespace seam {
 
-// out [n_out * n_in] (row-major) = the dequantized values of codes [n_out, n_in] F8_E4M3 under
-// `scheme` with the checkpoint's `scales` (whose shapes fp8_checkpoint.cpp has checked).
-void dequantize_fp8_weight(const HostTensor& codes, const Fp8Scales& scales, Fp8WeightScheme scheme, float* out);
+// out [n_out * n_in] (row-major, in `dtype`: f32, f16 or bf16) = the dequantized values of codes
+// [n_out, n_in] F8_E4M3 under `scheme` with the checkpoint's `scales` (whose shapes
+// fp8_checkpoint.cpp has checked), each computed in float32 and then rounded to `dtype`. Rows
+// run over the host's threads (core/parallel_rows.h: the sequential loop's values).
+void dequantize_fp8_weight(const HostTensor& codes, const Fp8Scales& scales, Fp8WeightScheme scheme, DType dtype,
+                           void* out);
 
 // DeviceWeight::upload of `parts` concatenated along dim 0 in `dtype`, where a part with
 // scales[i] != nullptr is F8_E4M3 and is dequantized first (a null entry: a float part,
