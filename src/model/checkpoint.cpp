@@ -318,6 +318,7 @@ HostTensor HostTensor::rows(int64_t begin, int64_t n) const {
   SEAM_ASSERT(shape.size() == 2 && begin >= 0 && n >= 0 && begin + n <= shape[0]);
   HostTensor t = *this;
   t.shape = {n, shape[1]};
+  t.row_offset = row_offset + begin;
   if (random)
     t.fill.first += begin * shape[1];
   else

@@ -25,6 +25,10 @@ struct HostTensor {
   const void* data = nullptr;  // points into the mapping; valid while the Checkpoint lives
   bool random = false;         // a dummy weight: its values are `fill`'s stream (core/random_fill.h)
   RandomFill fill;
+  // A rows() view's first row in the stored tensor `name` (0 for the whole tensor): a fused
+  // Phi-3 qkv_proj's k part starts at q_size. An FP8 part's scales are the stored tensor's,
+  // looked up at these rows.
+  int64_t row_offset = 0;
   // Rows [begin, begin + n) of a 2-D tensor, a view into the same mapping (or the same stream).
   HostTensor rows(int64_t begin, int64_t n) const;
   // The numel() values as float32 (converted, or computed for a random tensor).

@@ -1,6 +1,8 @@
 #include "model/fp8_checkpoint.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/error.h"
 
@@ -45,18 +47,15 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
   const QuantConfig& q = c.quant;
   const std::string fmt = detail::concat(quant_method_name(q.method), " (", q.source, ")");
 
-  // Phi-3 stores q/k/v and gate/up fused (qkv_proj, gate_up_proj) and its LongRoPE folds a
-  // factor into q/k rows: its FP8 scales would need splitting per part and the fold would act
-  // on codes, so a serialized FP8 Phi-3 checkpoint is refused (--quantization fp8 quantizes the
-  // float parts after the fold and works).
-  SEAM_CHECK(!q.serialized() || c.family != ModelFamily::phi3, fmt, ": FP8 checkpoints of ", c.architecture,
-             " (fused qkv_proj / gate_up_proj) are not supported; load the float checkpoint with --quantization fp8");
-
   // An FP8 weight's scales: the scheme's weight scale and, for static activations, the input
   // scale, each of the shape the scheme needs with finite positive values.
-  auto take_scales = [&](const HostTensor& w) {
+  // `w` may be a rows() view of the stored tensor (Phi-3's fused qkv_proj / gate_up_proj, split
+  // into parts at load): the scales are the stored tensor's, of `n_out` rows, taken once.
+  auto take_scales = [&](const HostTensor& w, int64_t n_out) {
+    if (ck.fp8_scales.count(w.name)) return;
     const std::string module = module_of(w.name);
-    const int64_t n_out = w.shape[0], n_in = w.shape[1];
+    const int64_t n_in = w.shape[1];
+    const std::vector<int64_t> stored = {n_out, n_in};
     Fp8Scales s;
     const std::string ws_name = module + "." + q.weight_scale_name;
     SEAM_CHECK(src.contains(ws_name), "missing tensor '", ws_name, "': the ", fmt, " weight '", w.name,
@@ -82,7 +81,7 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
       }
     }
     SEAM_CHECK(shape_ok, "tensor '", ws_name, "' has shape ", shape_str(s.weight_scale.shape), ", expected ", want,
-               " (", fp8_weight_scheme_name(q.weight), " scales of a ", shape_str(w.shape), " weight, ", fmt, ")");
+               " (", fp8_weight_scheme_name(q.weight), " scales of a ", shape_str(stored), " weight, ", fmt, ")");
     check_scale_values(s.weight_scale);
     const std::string is_name = module + ".input_scale";
     if (q.act == Fp8ActScheme::static_per_tensor) {
@@ -123,7 +122,7 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
       const std::string module = module_of(t->name);
       SEAM_CHECK(!q.ignores(module), "tensor '", t->name, "' is F8_E4M3, but ", q.source, " leaves '", module,
                  "' unquantized (ignore list)");
-      take_scales(*t);
+      take_scales(*t, t->shape[0]);
     }
   }
 
@@ -144,6 +143,12 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
       if (t->defined()) linears.push_back(t);  // a sparse (MoE) layer has no dense MLP
   const bool head_own = !c.tie_word_embeddings;
   if (head_own) linears.push_back(&ck.lm_head);
+  // The stored tensor's rows for each name: a fused tensor's parts are views of one tensor.
+  std::map<std::string, int64_t> stored_rows;
+  for (const HostTensor* w : linears) {
+    int64_t& rows = stored_rows[w->name];
+    rows = std::max(rows, w->row_offset + w->shape[0]);
+  }
 
   for (const HostTensor* w : linears) {
     const std::string module = module_of(w->name);
@@ -167,7 +172,7 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
                  "' (expected F8_E4M3, or the module in the ignore list)");
       continue;
     }
-    take_scales(*w);
+    take_scales(*w, stored_rows.at(w->name));
   }
 
   // KV cache scales: compressed-tensors ("self_attn.k_scale") and ModelOpt / fp8

@@ -22,12 +22,13 @@ void dequantize_rows(const HostTensor& codes, const std::vector<float>& ws, Fp8W
   for (int64_t o = begin; o < end; ++o) {
     const uint8_t* row = q + o * n_in;
     float* dst = dtype == DType::f32 ? static_cast<float*>(out) + o * n_in : row_f32.data();
+    const int64_t stored_row = codes.row_offset + o;  // the scales are the stored tensor's
     for (int64_t k = 0; k < n_in; ++k) {
       float s = 0.f;
       switch (scheme) {
         case Fp8WeightScheme::per_tensor: s = ws[0]; break;
-        case Fp8WeightScheme::per_channel: s = ws[size_t(o)]; break;
-        case Fp8WeightScheme::block128: s = ws[size_t((o / kFp8Group) * n_kb + k / kFp8Group)]; break;
+        case Fp8WeightScheme::per_channel: s = ws[size_t(stored_row)]; break;
+        case Fp8WeightScheme::block128: s = ws[size_t((stored_row / kFp8Group) * n_kb + k / kFp8Group)]; break;
       }
       dst[k] = fp8_e4m3_to_f32(row[k]) * s;  // one float32 rounding, as the definition says
     }
@@ -39,15 +40,15 @@ void dequantize_rows(const HostTensor& codes, const std::vector<float>& ws, Fp8W
 // The scale values of `codes` under `scheme`, as float32 (checked against its shape).
 std::vector<float> scale_values(const HostTensor& codes, const Fp8Scales& scales, Fp8WeightScheme scheme) {
   SEAM_ASSERT(codes.dtype == DType::fp8_e4m3 && codes.shape.size() == 2 && !codes.random, codes.name);
-  const int64_t n_out = codes.shape[0], n_in = codes.shape[1];
+  const int64_t rows_end = codes.row_offset + codes.shape[0], n_in = codes.shape[1];  // rows of the stored tensor
   const int64_t n_kb = (n_in + kFp8Group - 1) / kFp8Group;
   std::vector<float> ws(size_t(scales.weight_scale.numel()));
   convert_to_f32(scales.weight_scale.data, scales.weight_scale.dtype, ws.data(), ws.size());
   switch (scheme) {
     case Fp8WeightScheme::per_tensor: SEAM_ASSERT(ws.size() == 1, codes.name); break;
-    case Fp8WeightScheme::per_channel: SEAM_ASSERT(int64_t(ws.size()) == n_out, codes.name); break;
+    case Fp8WeightScheme::per_channel: SEAM_ASSERT(int64_t(ws.size()) >= rows_end, codes.name); break;
     case Fp8WeightScheme::block128:
-      SEAM_ASSERT(int64_t(ws.size()) == ((n_out + kFp8Group - 1) / kFp8Group) * n_kb, codes.name);
+      SEAM_ASSERT(int64_t(ws.size()) >= ((rows_end + kFp8Group - 1) / kFp8Group) * n_kb, codes.name);
       break;
   }
   return ws;

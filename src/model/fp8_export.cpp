@@ -145,12 +145,14 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
     case F::ct_block: br = bc = 128; break;
     case F::fp8_block: br = bc = 128; scale_name = "weight_scale_inv"; break;
   }
-  // The decoder's linears: attention, a dense MLP, and a mixture-of-experts layer's experts
+  // The decoder's linears: attention, a dense MLP (Phi-3's fused qkv_proj / gate_up_proj as one
+  // tensor each, with the stored tensor's scales), and a mixture-of-experts layer's experts
   // (Qwen-MoE experts.<e>.gate_proj ..., Mixtral's block_sparse_moe.experts.<e>.w1 / w2 / w3) and
   // shared expert, as publishers quantize them; the router (mlp.gate, block_sparse_moe.gate) and
   // Qwen2-MoE's shared_expert_gate stay float, as the publishers' tools leave them.
   const std::regex linear_re(
-      R"(model\.layers\.\d+\.(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj|mlp\.experts\.\d+\.(gate|up|down)_proj|)"
+      R"(model\.layers\.\d+\.(self_attn\.(q|k|v|o|qkv)_proj|mlp\.(gate|up|down|gate_up)_proj|)"
+      R"(mlp\.experts\.\d+\.(gate|up|down)_proj|)"
       R"(mlp\.shared_expert\.(gate|up|down)_proj|block_sparse_moe\.experts\.\d+\.w[123])\.weight)");
 
   std::vector<OutTensor> out;

@@ -1,7 +1,8 @@
 // Writing an FP8 checkpoint of a float model folder in one of the formats seam loads
 // (model/quant_config.h), as the publishers' tools lay them out: `seam quantize-fp8` and the
 // tests use it to make FP8 versions of the tiny models. The decoder's linear weights
-// (q/k/v/o/gate/up/down, and a mixture-of-experts layer's experts and shared expert) become
+// (q/k/v/o/gate/up/down, Phi-3's fused qkv_proj / gate_up_proj as one tensor each, and a
+// mixture-of-experts layer's experts and shared expert) become
 // F8_E4M3 with their scales; everything else (embedding, norms, routers, lm_head, biases) is
 // copied as it is, and the quantization is declared in config.json's quantization_config
 // (ModelOpt: in hf_quant_config.json; compressed-tensors lists an MoE model's routers in its

@@ -85,7 +85,7 @@ std::vector<float> compact_block_scales(const float* row_scales, int64_t n_out, 
 
 Linear load_linear(Backend& backend, const std::vector<const HostTensor*>& weight_parts,
                    const std::vector<const HostTensor*>& bias_parts, WeightFormat dense, const QuantConfig& quant,
-                   const Checkpoint& ck) {
+                   const Checkpoint& ck, const std::vector<Linear::RowFold>& folds) {
   size_t n_fp8 = 0;
   for (const HostTensor* p : weight_parts) n_fp8 += fp8_linear_weight(quant, *p) ? 1 : 0;
   if (n_fp8 == 0) return Linear::load(backend, weight_parts, bias_parts, dense);
@@ -102,13 +102,17 @@ Linear load_linear(Backend& backend, const std::vector<const HostTensor*>& weigh
       scales.push_back(&it->second);
     }
   }
-  return Linear::load_fp8(backend, weight_parts, bias_parts, scales, quant, weight_format_dtype(dense));
+  // Folds act on a serialized checkpoint's scales; float parts (dense, or quantized online) come
+  // with their values folded by the caller.
+  return Linear::load_fp8(backend, weight_parts, bias_parts, scales, quant, weight_format_dtype(dense),
+                          quant.serialized() ? folds : std::vector<Linear::RowFold>{});
 }
 
 Linear Linear::load_fp8(Backend& backend, const std::vector<const HostTensor*>& parts,
                         const std::vector<const HostTensor*>& bias_parts, const std::vector<const Fp8Scales*>& scales,
-                        const QuantConfig& quant, DType act) {
+                        const QuantConfig& quant, DType act, const std::vector<RowFold>& folds) {
   SEAM_ASSERT(!parts.empty() && (scales.empty() || scales.size() == parts.size()));
+  SEAM_ASSERT(folds.empty() || (folds.size() == parts.size() && !scales.empty()));
   const int64_t n_in = parts[0]->shape[1];
   int64_t n_out = 0;
   for (const HostTensor* p : parts) n_out += p->shape[0];
@@ -134,6 +138,8 @@ Linear Linear::load_fp8(Backend& backend, const std::vector<const HostTensor*>& 
       part_scales.push_back(scale_values(scales[i]->weight_scale));
       if (scales[i]->input_scale.defined()) input_scale = std::max(input_scale, scale_values(scales[i]->input_scale)[0]);
     }
+    // A part's rows are rows [row_offset, row_offset + rows) of its stored tensor (a fused
+    // Phi-3 qkv_proj / gate_up_proj split at load): its scales are looked up there.
     if (scheme == Fp8WeightScheme::per_tensor) {
       // Per-tensor weights are stored per-channel (each row keeps its part's scale: exact). The
       // GPU's tensor-core GEMM then always runs cuBLASLt's OUTER_VEC_32F mode: its SCALAR_32F
@@ -142,13 +148,32 @@ Linear Linear::load_fp8(Backend& backend, const std::vector<const HostTensor*>& 
       scheme = Fp8WeightScheme::per_channel;
       for (size_t i = 0; i < parts.size(); ++i) w_scale.insert(w_scale.end(), size_t(parts[i]->shape[0]), part_scales[i][0]);
     } else if (scheme == Fp8WeightScheme::per_channel) {
-      for (const auto& s : part_scales) w_scale.insert(w_scale.end(), s.begin(), s.end());
-    } else {  // block128: [ceil(rows/128), n_kb] per part -> [rows, n_kb]
+      for (size_t i = 0; i < parts.size(); ++i) {
+        const auto first = part_scales[i].begin() + parts[i]->row_offset;
+        SEAM_ASSERT(parts[i]->row_offset + parts[i]->shape[0] <= int64_t(part_scales[i].size()), parts[i]->name);
+        w_scale.insert(w_scale.end(), first, first + parts[i]->shape[0]);
+      }
+    } else {  // block128: [ceil(rows/128), n_kb] per stored tensor -> [rows, n_kb]
       for (size_t i = 0; i < parts.size(); ++i)
-        for (int64_t r = 0; r < parts[i]->shape[0]; ++r) {
+        for (int64_t r = parts[i]->row_offset; r < parts[i]->row_offset + parts[i]->shape[0]; ++r) {
+          SEAM_ASSERT((r / kFp8Group + 1) * n_kb <= int64_t(part_scales[i].size()), parts[i]->name);
           const float* src = part_scales[i].data() + (r / kFp8Group) * n_kb;
           w_scale.insert(w_scale.end(), src, src + n_kb);
         }
+    }
+    // Load-time row folds act on the rows' scales (per-channel now, per-tensor included).
+    int64_t first_row = 0;
+    for (size_t i = 0; i < folds.size(); ++i) {
+      const RowFold& f = folds[i];
+      if (f.active()) {
+        SEAM_CHECK(scheme == Fp8WeightScheme::per_channel, "'", parts[i]->name,
+                   "': LongRoPE's partial-rotary factor cannot be folded into 128x128 block scales (rows with and "
+                   "without it share a block); load the float checkpoint with --quantization fp8");
+        SEAM_ASSERT(f.period > 0 && f.count <= f.period);
+        for (int64_t r = 0; r < parts[i]->shape[0]; ++r)
+          if (r % f.period < f.count) w_scale[size_t(first_row + r)] *= f.factor;
+      }
+      first_row += parts[i]->shape[0];
     }
   }
 

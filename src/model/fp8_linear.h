@@ -18,9 +18,12 @@ namespace seam {
 //   compact_block_scales);
 //   static input scales take the parts' maximum (as vLLM; a larger scale never saturates
 //   where a part's own would not).
+//   A part that is a rows() view of a stored FP8 tensor (Phi-3's fused qkv_proj / gate_up_proj)
+//   takes that tensor's scales at its rows. `folds` (empty, or one a part): load-time row factors
+//   a serialized FP8 part takes on its scales (Linear::RowFold); float parts come folded.
 Linear load_linear(Backend& backend, const std::vector<const HostTensor*>& weight_parts,
                    const std::vector<const HostTensor*>& bias_parts, WeightFormat dense, const QuantConfig& quant,
-                   const Checkpoint& ck);
+                   const Checkpoint& ck, const std::vector<Linear::RowFold>& folds = {});
 
 // 128x128 block scales stored expanded to rows ([n_out, n_kb], Fp8Weight::w_scale) compacted back
 // to one row per 128-row block ([ceil(n_out / 128), n_kb], Fp8Weight::w_scale_blocks): empty

@@ -35,12 +35,23 @@ class Linear {
   // A bias-free layer over an already uploaded weight, shared (an lm_head tied to the
   // embedding). The weight must be stored in `format`.
   static Linear shared(Backend& backend, DeviceWeight weight, WeightFormat format);
-  // An FP8 layer (fp8_linear.cpp): from F8_E4M3 parts and their checkpoint scales, or, with
+  // A load-time factor on some rows of a serialized FP8 part, folded into their weight scales
+  // (LongRoPE's attention factor under partial rotary, model/weight_folds.h, which a float part
+  // takes on its values): rows r of the part with r % period < count have scale * factor (one
+  // float32 rounding). 128x128 block scales, shared by rows with and without the factor, cannot
+  // take it: refused.
+  struct RowFold {
+    int64_t period = 0, count = 0;
+    float factor = 1.f;
+    bool active() const { return factor != 1.f; }
+  };
+  // An FP8 layer (fp8_linear.cpp): from F8_E4M3 parts and their checkpoint scales (a part that
+  // is a rows() view of a stored tensor takes that tensor's scales at its rows), or, with
   // `scales` empty (--quantization fp8), from float parts quantized here. The bias stays in
-  // `act`.
+  // `act`. `folds`: empty, or one a part.
   static Linear load_fp8(Backend& backend, const std::vector<const HostTensor*>& weight_parts,
                          const std::vector<const HostTensor*>& bias_parts, const std::vector<const Fp8Scales*>& scales,
-                         const QuantConfig& quant, DType act);
+                         const QuantConfig& quant, DType act, const std::vector<RowFold>& folds = {});
 
   WeightFormat format() const { return format_; }
   int64_t out_features() const { return weight_.tensor().size(0); }

@@ -41,8 +41,9 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     HostTensor folded = fold_plus_one(w, storage);
     return upload({&folded});
   };
-  auto linear = [&](std::vector<const HostTensor*> w, std::vector<const HostTensor*> b) {
-    Linear l = load_linear(backend_, w, b, format_, c.quant, ck);  // dense or FP8 (fp8_linear.h)
+  auto linear = [&](std::vector<const HostTensor*> w, std::vector<const HostTensor*> b,
+                    const std::vector<Linear::RowFold>& folds = {}) {
+    Linear l = load_linear(backend_, w, b, format_, c.quant, ck, folds);  // dense or FP8 (fp8_linear.h)
     weight_bytes_ += l.bytes();
     return l;
   };
@@ -90,9 +91,14 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     Layer l;
     l.ln_in = upload_norm(lt.input_layernorm);
     std::vector<float> q_store, k_store;
+    // LongRoPE's partial-rotary factor on q / k's rotary rows: folded into float values here, or,
+    // for a serialized FP8 part (whose codes stay as stored), into its row scales at load.
+    const Linear::RowFold rotary_fold{c.head_dim, c.rotary_dim, r.rotary_rows_factor};
     auto rotary_folded = [&](const HostTensor& w, std::vector<float>& store) {
-      return r.rotary_rows_factor == 1.f ? w
-                                         : fold_rotary_rows(w, c.head_dim, c.rotary_dim, r.rotary_rows_factor, store);
+      const bool fp8_codes = c.quant.serialized() && w.dtype == DType::fp8_e4m3;
+      return r.rotary_rows_factor == 1.f || fp8_codes
+                 ? w
+                 : fold_rotary_rows(w, c.head_dim, c.rotary_dim, r.rotary_rows_factor, store);
     };
     // Column-parallel q/k/v: the rank's heads (rows), each part sliced on its own (a fused Phi-3
     // qkv_proj arrives here already split into its parts). TP 1: the whole tensors.
@@ -103,9 +109,9 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
     if (c.attention_bias) {
       const HostTensor qb = slice_1d(lt.q_bias, q0, c.q_size()), kb = slice_1d(lt.k_bias, kv0, c.kv_size()),
                        vb = slice_1d(lt.v_bias, kv0, c.kv_size());
-      l.qkv = linear({&q, &k, &v}, {&qb, &kb, &vb});
+      l.qkv = linear({&q, &k, &v}, {&qb, &kb, &vb}, {rotary_fold, rotary_fold, Linear::RowFold{}});
     } else {
-      l.qkv = linear({&q, &k, &v}, {});
+      l.qkv = linear({&q, &k, &v}, {}, {rotary_fold, rotary_fold, Linear::RowFold{}});
     }
     if (c.qk_norm) {
       l.q_norm = upload_norm(lt.q_norm);

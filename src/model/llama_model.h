@@ -61,8 +61,10 @@ class LlamaModel {
   DType dtype() const { return act_; }
   size_t weight_bytes() const { return weight_bytes_; }
   int n_pieces() const { return config_.n_layers + 1; }
-  // Layer i's mixture-of-experts feed-forward, or null for a dense layer (tests read its weights).
+  // Layer i's mixture-of-experts feed-forward, or null for a dense layer, and its q/k/v
+  // projection (tests read their weights and scales).
   const MoeLayer* layer_moe(int i) const { return layers_[size_t(i)].moe.get(); }
+  const Linear& layer_qkv(int i) const { return layers_[size_t(i)].qkv; }
 
   // Runs piece `i` on the first n rows of the forward buffers.
   void run_piece(int i, const ForwardBuffers& buf, const KvCacheView& kv, int n) const;
