@@ -23,8 +23,18 @@ struct AlignCase {
 };
 
 TEST_F(CudaMoeAlign, StagedFormGroupsAsTheGlobalForm) {
-  const AlignCase cases[] = {{128, 8, 1, 128}, {128, 8, 64, 128}, {128, 8, 4096, 128}, {128, 8, 1000, 37},
-                             {8, 2, 4096, 8},  {8, 2, 3, 8},      {128, 8, 8192, 128}};  // 65,536 slots: fallback
+  // The staged form's edge on this device: the most slots of 128 experts its shared memory holds
+  // (the opt-in maximum less 1 KB, 4 bytes a count, a cursor and a slot), then one more.
+  int optin = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), cudaSuccess);
+  const int64_t edge = (int64_t(optin) - 1024) / 4 - 2 * 128;
+  EXPECT_TRUE(cuda::moe_align_staged_fits(edge, 128));
+  EXPECT_FALSE(cuda::moe_align_staged_fits(edge + 1, 128));
+  EXPECT_TRUE(cuda::moe_align_staged_fits(4096 * 8, 128)) << "a 4,096-token prefill at top-8 is staged";
+  const AlignCase cases[] = {{128, 8, 1, 128},    {128, 8, 64, 128},       {128, 8, 4096, 128},
+                             {128, 8, 1000, 37},  {8, 2, 4096, 8},         {8, 2, 3, 8},
+                             {128, 1, edge, 128}, {128, 1, edge + 1, 128},  // the last staged size, the first not
+                             {128, 8, 8192, 128}};                          // 65,536 slots: fallback
   for (const AlignCase& c : cases)
     for (int tile_rows : {64, 128}) {
       SCOPED_TRACE("experts " + std::to_string(c.n_experts) + " top-" + std::to_string(c.k) + " n " +

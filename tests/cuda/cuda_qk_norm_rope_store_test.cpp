@@ -1,7 +1,7 @@
 // qk_norm_rope_store's two kernels (qk_norm_rope_store.h): the shared-angle form must store the
 // per-head kernel's bits in qkv and in both caches, at decode and prefill sizes, for every float
-// dtype, full and partial rotary (a rotary half that is not a multiple of 32: pairs across
-// lanes), LongRoPE's second table, heads of 16 to 256 dims (idle lanes; the largest form) and a
+// dtype, full and partial rotary (a rotary half not a multiple of 16: pairs and pass-through dims
+// across lanes), LongRoPE's second table, heads of 16 to 256 dims (idle lanes; the largest form) and a
 // head dim past the form's limit (the launcher runs the per-head kernel), slots out of range
 // skipped; and it must replay from a captured graph with new positions and slots. The per-head
 // kernel itself is held against the CPU ops by cuda_decode_fusions_test.
@@ -23,10 +23,13 @@ struct Shape {
 };
 
 // Qwen3-30B-A3B (32 / 4 of 128), Qwen3-8B (32 / 8), Gemma-3 (8 / 4 of 256), a partial-rotary
-// LongRoPE shape (half 32 of 96 dims; odd heads a block), a tiny one (d 16), and d 320 (over the
-// shared form's 256: it must fall back, not fail).
+// LongRoPE shape (half 32 of 96 dims; odd heads a block), a tiny one (d 16), d 64 (the form's
+// 2-values-a-lane instance), a partial-rotary d 128 with half 48 (rotary pairs and pass-through
+// dims held by other lanes than those that read them), and d 320 (over the shared form's 256: it
+// must fall back, not fail).
 const Shape kShapes[] = {{32, 4, 128, 128, false}, {32, 8, 128, 128, false}, {8, 4, 256, 256, false},
-                         {5, 1, 96, 64, true},     {4, 2, 16, 16, false},    {3, 1, 320, 320, false}};
+                         {5, 1, 96, 64, true},     {4, 2, 16, 16, false},    {8, 2, 64, 64, false},
+                         {4, 1, 128, 96, false},   {3, 1, 320, 320, false}};
 const DType kDtypes[] = {DType::f32, DType::f16, DType::bf16};
 
 // Everything one launch reads and writes, made twice from the same draws.

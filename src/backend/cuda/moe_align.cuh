@@ -135,11 +135,18 @@ inline int align_smem_limit() { return smem_optin_max() - 1024; }
 // kStaged form where its shared memory (counts, cursors and every slot: 4 (2 n_experts + n_slots)
 // bytes) fits a block's opt-in maximum less 1 KB (~57K slots on the H200; a 4,096-token prefill
 // at top-8 is 32K), else the other; by default the switch says.
+inline size_t align_staged_bytes(int64_t n_slots, int n_experts) {
+  return size_t(2 * int64_t(n_experts) + n_slots) * sizeof(int);
+}
+inline bool align_staged_fits(int64_t n_slots, int n_experts) {
+  return align_staged_bytes(n_slots, n_experts) <= size_t(align_smem_limit());
+}
+
 template <int kTileRows>
 inline void launch_moe_align(int32_t* index, const int32_t* ids, int n_slots, int n_experts, cudaStream_t stream,
                              bool staged = align_staged_by_switch()) {
-  const size_t staged_bytes = size_t(2 * n_experts + n_slots) * sizeof(int);
-  if (staged && staged_bytes <= size_t(align_smem_limit())) {
+  const size_t staged_bytes = align_staged_bytes(n_slots, n_experts);
+  if (staged && align_staged_fits(n_slots, n_experts)) {
     static const bool attr = [] {  // once per instantiation, host-side (allowed in a capture)
       SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_align_kernel<kTileRows, true>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, align_smem_limit()));

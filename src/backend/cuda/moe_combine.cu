@@ -95,6 +95,13 @@ MoeCombineForm moe_combine_form_default() {
   return v == 1 ? MoeCombineForm::vector : MoeCombineForm::scalar;
 }
 
+bool moe_combine_takes_vector(const Tensor& out, const Tensor& expert_out, MoeCombineForm form) {
+  // float32 expert rows are read as float4 values in both forms (load8<float>): they keep the
+  // scalar form, whose 43 registers need no bound (held to the vector form's 6 blocks it spills).
+  return form == MoeCombineForm::vector && expert_out.dtype != DType::f32 && aligned16(out.data) &&
+         (out.stride[0] * int64_t(dtype_size(out.dtype))) % 16 == 0;
+}
+
 void launch_moe_combine(const Tensor& out, const Tensor& expert_out, const Tensor& topk_weights, cudaStream_t stream,
                         MoeCombineForm form) {
   const int64_t n = out.size(0);
@@ -103,12 +110,9 @@ void launch_moe_combine(const Tensor& out, const Tensor& expert_out, const Tenso
               (expert_out.dtype == out.dtype || expert_out.dtype == DType::f32) && expert_out.size(1) == hidden &&
               expert_out.size(0) >= n * k);
   if (n == 0) return;
-  // float32 expert rows are read as float4 values in both forms (load8<float>): they keep the
-  // scalar form, whose 43 registers need no bound (held to the vector form's 6 blocks it spills).
-  const bool vector = form == MoeCombineForm::vector && expert_out.dtype != DType::f32 && aligned16(out.data) &&
-                      (out.stride[0] * int64_t(dtype_size(out.dtype))) % 16 == 0;
-  const unsigned blocks =
-      unsigned(std::min<int64_t>(div_up(n * (hidden / 8), 256), 132 * (vector ? kVectorBlocksPerSm : 8)));
+  const bool vector = moe_combine_takes_vector(out, expert_out, form);
+  const unsigned blocks = unsigned(
+      std::min<int64_t>(div_up(n * (hidden / 8), 256), int64_t(current_device_sms()) * (vector ? kVectorBlocksPerSm : 8)));
   auto go = [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     auto run = [&](auto kernel, const auto* rows) {

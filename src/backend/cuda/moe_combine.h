@@ -19,6 +19,9 @@ namespace seam::cuda {
 // (read once) makes vector the default.
 enum class MoeCombineForm { scalar, vector };
 MoeCombineForm moe_combine_form_default();
+// Whether launch_moe_combine(out, expert_out, ..., form) runs the vector kernel (tests hold the
+// launcher to it: a condition that never held would run the scalar form under both names).
+bool moe_combine_takes_vector(const Tensor& out, const Tensor& expert_out, MoeCombineForm form);
 void launch_moe_combine(const Tensor& out, const Tensor& expert_out, const Tensor& topk_weights, cudaStream_t stream,
                         MoeCombineForm form = moe_combine_form_default());
 

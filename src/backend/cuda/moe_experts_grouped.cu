@@ -280,6 +280,8 @@ void launch_moe_experts_grouped(const Tensor& out, const Tensor& x, const Tensor
                                   topk_ids, topk_weights, scratch, stream);
 }
 
+bool moe_align_staged_fits(int64_t n_slots, int n_experts) { return moe_align::align_staged_fits(n_slots, n_experts); }
+
 void launch_moe_align_index(const Tensor& index, const Tensor& topk_ids, int n_experts, int tile_rows, bool staged,
                             cudaStream_t stream) {
   SEAM_CHECK(tile_rows == 64 || tile_rows == 128, "moe align: tile_rows must be 64 or 128, got ", tile_rows);

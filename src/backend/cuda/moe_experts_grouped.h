@@ -69,5 +69,8 @@ void launch_moe_experts_grouped_with(GroupedKernel kernel, const Tensor& out, co
 // shared-memory form where it fits (its test, the kernel bench).
 void launch_moe_align_index(const Tensor& index, const Tensor& topk_ids, int n_experts, int tile_rows, bool staged,
                             cudaStream_t stream);
+// Whether the staged form takes n_slots slots of n_experts experts on this device (its shared
+// memory fits); past it the launcher runs the global form.
+bool moe_align_staged_fits(int64_t n_slots, int n_experts);
 
 }  // namespace seam::cuda

@@ -203,6 +203,11 @@ void launch_qk_norm_rope_store(const Tensor& q, const Tensor& k, const Tensor& v
                                const Tensor& k_cache, const Tensor& v_cache, const Tensor& slots, cudaStream_t stream,
                                QkNormRopeKernel kernel) {
   if (q.size(0) == 0) return;
+  // Both kernels store the activation dtype's values as they are (no E4M3 encoding: an FP8 cache
+  // takes the backend's composed path with its KV scales); a cache of another dtype would be
+  // written with the wrong element size.
+  SEAM_CHECK(k_cache.dtype == q.dtype && v_cache.dtype == q.dtype, "qk_norm_rope_store: caches ",
+             dtype_name(k_cache.dtype), " / ", dtype_name(v_cache.dtype), " must be q's dtype ", dtype_name(q.dtype));
   SEAM_DISPATCH_FLOAT_TYPES(q.dtype, T, "qk_norm_rope_store", [&] {
     launch_typed<T>(q, k, v, q_norm, k_norm, eps, positions, t, k_cache, v_cache, slots, kernel, stream);
   });
