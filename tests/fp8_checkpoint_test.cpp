@@ -106,7 +106,8 @@ TEST(Fp8Checkpoint, EachFormatParsesAndLoads) {
            {Fp8ExportFormat::fp8_block, QuantMethod::fp8, W::block128, A::dynamic_group128, "weight_scale_inv", 0},
            {Fp8ExportFormat::fp8_tensor, QuantMethod::fp8, W::per_tensor, A::dynamic_per_token, "weight_scale", 0},
            {Fp8ExportFormat::fbgemm, QuantMethod::fbgemm_fp8, W::per_channel, A::dynamic_per_token, "weight_scale", 0},
-           {Fp8ExportFormat::modelopt, QuantMethod::modelopt, W::per_tensor, A::static_per_tensor, "weight_scale", 10}}) {
+           {Fp8ExportFormat::modelopt, QuantMethod::modelopt, W::per_tensor, A::static_per_tensor, "weight_scale", 10},
+           {Fp8ExportFormat::modelopt_channel, QuantMethod::modelopt, W::per_channel, A::dynamic_per_token, "weight_scale", 0}}) {
     const std::string dir = export_format(want.f);
     const ModelConfig c = load_model_config(dir);
     SCOPED_TRACE(quant_method_name(c.quant.method));
@@ -215,7 +216,7 @@ TEST(Fp8Checkpoint, UnsupportedConfigVariants) {
        "activation_scale_ub must be a positive number"},
       {Fp8ExportFormat::ct_channel,
        [](json& j) { j["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}}; },
-       "quantization_config.quant_algo is 'NVFP4' (supported: FP8)"},
+       "quantization_config.quant_algo is 'NVFP4' (supported: FP8, FP8_PER_CHANNEL_PER_TOKEN)"},
   };
   for (const auto& c : cases) {
     const std::string dir = export_format(c.f);
@@ -225,7 +226,7 @@ TEST(Fp8Checkpoint, UnsupportedConfigVariants) {
   // hf_quant_config.json (ModelOpt's own file)
   const std::string mo = export_format(Fp8ExportFormat::modelopt);
   edit_config(mo, [](json& j) { j["quantization"]["quant_algo"] = "INT8_SQ"; }, "hf_quant_config.json");
-  expect_error([&] { load_model_config(mo); }, "hf_quant_config.json: quantization.quant_algo is 'INT8_SQ' (supported: FP8)");
+  expect_error([&] { load_model_config(mo); }, "hf_quant_config.json: quantization.quant_algo is 'INT8_SQ' (supported: FP8, FP8_PER_CHANNEL_PER_TOKEN)");
   edit_config(mo, [](json& j) { j.erase("quantization"); }, "hf_quant_config.json");
   expect_error([&] { load_model_config(mo); }, "hf_quant_config.json: quantization is missing");
 }

@@ -43,7 +43,7 @@ const std::vector<Format> kFormats = {
     {Fp8ExportFormat::ct_channel, "weight_scale"}, {Fp8ExportFormat::ct_tensor_static, "weight_scale"},
     {Fp8ExportFormat::ct_block, "weight_scale"},   {Fp8ExportFormat::fp8_block, "weight_scale_inv"},
     {Fp8ExportFormat::fp8_tensor, "weight_scale"}, {Fp8ExportFormat::fbgemm, "weight_scale"},
-    {Fp8ExportFormat::modelopt, "weight_scale"}};
+    {Fp8ExportFormat::modelopt, "weight_scale"},   {Fp8ExportFormat::modelopt_channel, "weight_scale"}};
 
 std::vector<std::vector<float>> logits_of(const std::string& dir, const std::vector<RefPrompt>& prompts) {
   EngineConfig cfg = tiny_engine_config(dir);

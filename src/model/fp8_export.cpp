@@ -116,7 +116,7 @@ const std::vector<std::pair<std::string, Fp8ExportFormat>>& fp8_export_formats()
       {"ct-channel", Fp8ExportFormat::ct_channel}, {"ct-tensor-static", Fp8ExportFormat::ct_tensor_static},
       {"ct-block", Fp8ExportFormat::ct_block},     {"fp8-block", Fp8ExportFormat::fp8_block},
       {"fp8-tensor", Fp8ExportFormat::fp8_tensor}, {"fbgemm", Fp8ExportFormat::fbgemm},
-      {"modelopt", Fp8ExportFormat::modelopt}};
+      {"modelopt", Fp8ExportFormat::modelopt},     {"modelopt-channel", Fp8ExportFormat::modelopt_channel}};
   return k;
 }
 
@@ -139,7 +139,7 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
   bool per_tensor = false, static_act = false;
   std::string scale_name = "weight_scale";
   switch (fmt) {
-    case F::ct_channel: case F::fbgemm: break;
+    case F::ct_channel: case F::fbgemm: case F::modelopt_channel: break;
     case F::ct_tensor_static: case F::modelopt: per_tensor = static_act = true; break;
     case F::fp8_tensor: per_tensor = true; break;
     case F::ct_block: br = bc = 128; break;
@@ -176,7 +176,7 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
     std::vector<int64_t> s_shape;
     if (per_tensor) s_shape = fmt == F::modelopt ? std::vector<int64_t>{} : std::vector<int64_t>{1};
     else if (bc) s_shape = {(n_out + 127) / 128, (n_in + 127) / 128};
-    else s_shape = {n_out, 1};
+    else s_shape = fmt == F::modelopt_channel ? std::vector<int64_t>{n_out} : std::vector<int64_t>{n_out, 1};
     out.push_back(std::move(q));
     out.push_back({module + "." + scale_name, "F32", s_shape, f32_bytes(scales)});
     if (static_act)
@@ -223,6 +223,12 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
       const json hq = {{"producer", {{"name", "modelopt"}, {"version", "0.19.0"}}},
                        {"quantization",
                         {{"quant_algo", "FP8"}, {"kv_cache_quant_algo", "FP8"}, {"exclude_modules", {"lm_head"}}}}};
+      std::ofstream((dst / "hf_quant_config.json").string()) << hq.dump(2);
+      break;
+    }
+    case F::modelopt_channel: {
+      const json hq = {{"producer", {{"name", "modelopt"}, {"version", "0.29.0"}}},
+                       {"quantization", {{"quant_algo", "FP8_PER_CHANNEL_PER_TOKEN"}, {"exclude_modules", {"lm_head"}}}}};
       std::ofstream((dst / "hf_quant_config.json").string()) << hq.dump(2);
       break;
     }

@@ -25,6 +25,7 @@ enum class Fp8ExportFormat {
   fp8_tensor,        // quant_method fp8, per-tensor weight_scale, dynamic activations
   fbgemm,            // fbgemm_fp8: channel weights, dynamic per-token activations, activation_scale_ub
   modelopt,          // NVIDIA ModelOpt: hf_quant_config.json, per-tensor weight and input scales, kv scales
+  modelopt_channel,  // ModelOpt FP8_PER_CHANNEL_PER_TOKEN: per-channel weight scales [out], dynamic per-token
 };
 
 struct Fp8ExportOptions {
