@@ -356,9 +356,11 @@ template <typename T, typename KV, int D>
 void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int* counters, int n_counters,
                   int n_sms, cudaStream_t stream) {
   constexpr size_t smem = decode_smem_bytes<T, KV, D>();
-  static const int blocks_per_sm = [] {  // once per instantiation, host-side (before any capture)
+  once_per_device(reinterpret_cast<const void*>(flash_decode_kernel<T, KV, D>), [] {
     SEAM_CUDA_CHECK(
         cudaFuncSetAttribute(flash_decode_kernel<T, KV, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  });
+  static const int blocks_per_sm = [] {  // once per instantiation (one GPU model a process)
     int n = 0;
     SEAM_CUDA_CHECK(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, flash_decode_kernel<T, KV, D>, kWarps * 32, smem));

@@ -264,12 +264,10 @@ void launch_opts(const AttentionParams& p, cudaStream_t stream) {
   // values spilled 72 bytes (ptxas -v). Threads, blocks and shared memory do not depend on it.
   using Tl = PrefillTiling<D, OPTS || kIsFp8<KV>>;
   constexpr size_t smem = Tl::template smem_bytes<T, KV>();
-  static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
+  once_per_device(reinterpret_cast<const void*>(flash_prefill_kernel<T, KV, D, OPTS>), [] {
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_kernel<T, KV, D, OPTS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(smem)));
-    return true;
-  }();
-  (void)attr_ok;
+  });
   const int64_t n_blocks = flash::prefill_grid_blocks(p, Tl::kBlockM);
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill: ", n_blocks, " blocks exceed the grid limit");
   launch_kernel(flash_prefill_kernel<T, KV, D, OPTS>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);

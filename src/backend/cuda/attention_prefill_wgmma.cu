@@ -312,12 +312,10 @@ template <typename T, typename KV, bool OPTS>
 void launch_opts(const AttentionParams& p, cudaStream_t stream) {
   using Tl = WgmmaTiling;
   constexpr size_t smem = Tl::smem_bytes<KV>();
-  static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
+  once_per_device(reinterpret_cast<const void*>(flash_prefill_wgmma_kernel<T, KV, OPTS>), [] {
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_wgmma_kernel<T, KV, OPTS>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    return true;
-  }();
-  (void)attr_ok;
+  });
   const int64_t n_blocks = flash::prefill_grid_blocks(p, Tl::kBlockM);
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill (wgmma): ", n_blocks, " blocks exceed the grid limit");
   launch_kernel(flash_prefill_wgmma_kernel<T, KV, OPTS>, dim3(unsigned(n_blocks)), Tl::kThreads, smem, stream, p);

@@ -333,12 +333,10 @@ __global__ void __launch_bounds__(WsTiling::kThreads, 1) flash_prefill_ws_kernel
 template <typename T, bool OPTS, bool TURNS>
 void launch_opts(const AttentionParams& p, cudaStream_t stream) {
   using Tl = WsTiling;
-  static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
+  once_per_device(reinterpret_cast<const void*>(flash_prefill_ws_kernel<T, OPTS, TURNS>), [] {
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(flash_prefill_ws_kernel<T, OPTS, TURNS>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
-    return true;
-  }();
-  (void)attr_ok;
+  });
   const int64_t n_blocks = flash::prefill_grid_blocks(p, Tl::kBlockM);
   SEAM_CHECK(n_blocks <= INT_MAX, "flash prefill (ws): ", n_blocks, " blocks exceed the grid limit");
   launch_kernel(flash_prefill_ws_kernel<T, OPTS, TURNS>, dim3(unsigned(n_blocks)), Tl::kThreads, Tl::kSmemBytes, stream, p);

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <set>
 #include <utility>
 
 #include "backend/cuda/cuda_check.h"
@@ -194,6 +196,23 @@ inline int current_device_sms() {
   SEAM_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
   if (slot) cached[dev].store(n, std::memory_order_relaxed);
   return n;
+}
+
+// Runs `set` (a launcher's cudaFuncSetAttribute calls for its kernels) the first time `key` is
+// launched on the current device. Function attributes belong to a device: with several GPUs in
+// one process (tensor parallelism: a rank a thread a device) each device needs its own, which a
+// once-a-process static would give only the first. Host-side only: allowed while a graph is
+// captured. The lock is held while `set` runs, and a `set` that throws is tried again next time.
+template <class F>
+void once_per_device(const void* key, F&& set) {
+  static std::mutex m;
+  static std::set<std::pair<const void*, int>> done;
+  int dev = 0;
+  SEAM_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(m);
+  if (done.count({key, dev})) return;
+  set();
+  done.insert({key, dev});
 }
 
 // True when rows of `t` (width `width` elements, row stride stride[0]) can be

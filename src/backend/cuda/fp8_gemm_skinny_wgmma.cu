@@ -342,13 +342,11 @@ void launch_typed(const Fp8SkinnyPlan& plan, const Tensor& out, const Tensor& co
                   const Fp8Weight& w, const Tensor& bias, bool accumulate, cudaStream_t stream, void* workspace) {
   using Tl = SkinnyTiling<N, BPS, SUB>;
   auto* kernel = fp8_gemm_skinny_wgmma_kernel<T, BLOCK, N, BPS, SUB>;
-  static const bool attr_ok = [kernel] {  // once per instantiation (host-side only; allowed in a capture)
+  once_per_device(reinterpret_cast<const void*>(kernel), [kernel] {
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                          int(cudaSharedmemCarveoutMaxShared)));
-    return true;
-  }();
-  (void)attr_ok;
+  });
   const int64_t n = out.size(0), n_out = w.w.size(0), n_in = w.w.size(1);
   // Encoded per launch (about a microsecond of host time): the maps hold the operands' addresses,
   // and a captured launch keeps its own copy of them.

@@ -289,11 +289,9 @@ void launch_tile(const Tensor& out, const Tensor& codes, const Tensor& act_scale
                  const Tensor& bias, bool accumulate, cudaStream_t stream) {
   using Tl = Tiling<BM, BN>;
   auto* kernel = fp8_gemm_wgmma_kernel<T, BM, BN, BLOCK, OVERLAP>;
-  static const bool attr_ok = [kernel] {  // once per instantiation (host-side only; allowed in a capture)
+  once_per_device(reinterpret_cast<const void*>(kernel), [kernel] {
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
-    return true;
-  }();
-  (void)attr_ok;
+  });
   const int64_t n = out.size(0), n_out = w.w.size(0), n_in = w.w.size(1);
   const dim3 grid(unsigned(div_up(n, BM)), unsigned(div_up(n_out, BN)));
   const int ws_step = w.w_scheme == Fp8WeightScheme::per_tensor ? 0 : 1;

@@ -32,11 +32,9 @@ void launch_typed(const Tensor& out, const Tensor& codes, const Tensor& act_scal
                   const Tensor& bias, bool accumulate, cudaStream_t stream, int n_cta = 1) {
   using Tl = WsTiling<SUB_N>;
   auto* kernel = fp8_gemm_wgmma_ws_kernel<T, BLOCK, SUB_N, FAST, GLU>;
-  static const bool attr_ok = [kernel] {  // once per instantiation (host-side only; allowed in a capture)
+  once_per_device(reinterpret_cast<const void*>(kernel), [kernel] {
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
-    return true;
-  }();
-  (void)attr_ok;
+  });
   SEAM_CHECK(n_cta == 1 || (n_cta == 2 && SUB_N == 2), "fp8 gemm (wgmma, warp-specialised): clusters of ", n_cta,
              " CTAs need 128 x 256 tiles");
   // Persistent: one block an SM (its shared memory allows no second), at most one a tile; with

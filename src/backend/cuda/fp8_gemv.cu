@@ -208,10 +208,9 @@ void launch_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, const 
   const int64_t n_out = w.w.size(0), n_in = w.w.size(1);
   const int n_xg = GROUPED ? int(div_up(n_in, kFp8Group)) : 1;
   const size_t smem = staged_bytes(M, n_in, n_xg);
-  // Opt in to large dynamic shared memory once per instantiation (not a stream operation:
-  // allowed while a graph is being captured).
-  static std::once_flag once;
-  std::call_once(once, [] {
+  // Opt in to large dynamic shared memory once per instantiation and device (not a stream
+  // operation: allowed while a graph is being captured).
+  once_per_device(reinterpret_cast<const void*>(fp8_gemv_kernel<T, M, GROUPED>), [] {
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(fp8_gemv_kernel<T, M, GROUPED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          int(kFp8GemvMaxStagedBytes)));
   });

@@ -358,8 +358,7 @@ void launch_mma_typed(const Tensor& out, const Tensor& x, const Fp8Weight& w, co
   constexpr int kMaxSmem = int(kFp8GemvMaxStagedBytes) + 1024;
   SEAM_ASSERT(smem <= size_t(kMaxSmem), "fp8 gemv mma: staged x past its shared memory");
   const auto kernel = fp8_gemv_mma_kernel<T, M, GROUPED>;
-  static std::once_flag once;
-  std::call_once(once, [&] {
+  once_per_device(reinterpret_cast<const void*>(kernel), [&] {
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmem));
   });
   const int resident = resident_blocks(reinterpret_cast<const void*>(kernel), smem);

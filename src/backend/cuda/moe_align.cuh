@@ -147,12 +147,10 @@ inline void launch_moe_align(int32_t* index, const int32_t* ids, int n_slots, in
                              bool staged = align_staged_by_switch()) {
   const size_t staged_bytes = align_staged_bytes(n_slots, n_experts);
   if (staged && align_staged_fits(n_slots, n_experts)) {
-    static const bool attr = [] {  // once per instantiation, host-side (allowed in a capture)
+    once_per_device(reinterpret_cast<const void*>(moe_align_kernel<kTileRows, true>), [] {
       SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_align_kernel<kTileRows, true>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, align_smem_limit()));
-      return true;
-    }();
-    (void)attr;
+    });
     launch_kernel(moe_align_kernel<kTileRows, true>, dim3(1), dim3(1024), staged_bytes, stream, index, ids, n_slots,
                   n_experts);
   } else {

@@ -248,14 +248,12 @@ void launch_typed(const Tensor& out, const Tensor& x, const Tensor& w_gate_up, c
                   const Tensor& topk_ids, const Tensor& topk_weights, const MoeScratch& s, int stages,
                   cudaStream_t stream) {
   using Tl = WgmmaGroupedTiling<kN>;
-  static const bool attr_ok = [] {  // once per instantiation, before any capture (host-side only)
+  once_per_device(reinterpret_cast<const void*>(moe_grouped_wgmma_kernel<T, true, kN>), [] {
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_grouped_wgmma_kernel<T, true, kN>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
     SEAM_CUDA_CHECK(cudaFuncSetAttribute(moe_grouped_wgmma_kernel<T, false, kN>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tl::kSmemBytes)));
-    return true;
-  }();
-  (void)attr_ok;
+  });
   const int64_t n = x.size(0);
   const int n_experts = int(w_gate_up.size(0)), inter = int(w_gate_up.size(1) / 2), hidden = int(w_gate_up.size(2));
   const int k = int(topk_ids.size(1)), n_slots = int(n * k);

@@ -52,7 +52,7 @@ int smem_dynamic_max() {
 
 template <typename T, int V>
 void set_smem_limit() {
-  static const bool done = [] {  // once per instantiation, before any capture (host-side only)
+  once_per_device(reinterpret_cast<const void*>(moe_skinny_mma_stream_kernel<T, true, V>), [] {
     const int bytes =
         kCfgs[V].x_rows > 0 ? smem_dynamic_max() : int(ring_bytes<V>() + size_t(kMaxSkinnySlots) * sizeof(int));
     for (auto* kernel : {moe_skinny_mma_stream_kernel<T, true, V>, moe_skinny_mma_stream_kernel<T, false, V>}) {
@@ -60,9 +60,7 @@ void set_smem_limit() {
       SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                            int(cudaSharedmemCarveoutMaxShared)));
     }
-    return true;
-  }();
-  (void)done;
+  });
 }
 
 // The combine folded into down: its output, weights and n counters (MoeScratch::index).
