@@ -234,7 +234,7 @@ def main():
             out = subprocess.run([seam, "chat-template", "--tokenizer", tmp, "--chat-template", path,
                                   "--fixed-time", "2026-07-26T00:00:00"], input=line, capture_output=True, text=True)
             try:
-                ours = json.loads(out.stdout.splitlines()[0]) if out.stdout else {"error": out.stderr.strip()}
+                ours = json.loads(out.stdout.split("\n")[0]) if out.stdout else {"error": out.stderr.strip()}
             except json.JSONDecodeError:
                 ours = {"error": out.stdout}
             py_vars = dict(variables_for_py["kwargs"])

@@ -27,7 +27,8 @@ for path in a.templates:
                         for c in cases)
         out = subprocess.run([a.seam, "chat-template", "--tokenizer", tmp, "--fixed-time", "2026-07-26T00:00:00"],
                              input=lines, capture_output=True, text=True)
-    ours = [json.loads(l) for l in out.stdout.splitlines()]
+    # "\n" only: seam writes U+2028 and U+0085 raw inside its JSON strings, which str.splitlines() splits at.
+    ours = [json.loads(l) for l in out.stdout.split("\n") if l]
     for c, r in zip(cases, ours):
         kwargs = dict(c["kwargs"])
         documents = kwargs.pop("documents", None)

@@ -70,7 +70,7 @@ std::vector<Value> iterate(const Value& v) {
     case Kind::list: return v.list_obj().items;
     case Kind::dict: {
       std::vector<Value> keys;
-      for (const auto& [k, _] : v.dict_obj().items) keys.emplace_back(k);
+      for (const auto& [k, _] : v.dict_obj().items) keys.push_back(dict_key_value(k));
       return keys;
     }
     case Kind::string: {
@@ -310,8 +310,7 @@ Value Renderer::eval(const Expr& e, const std::shared_ptr<Scope>& scope) {
       Value d = Value::dict();
       for (size_t i = 0; i + 1 < e.children.size(); i += 2) {
         Value k = eval(*e.children[i], scope);
-        if (!k.is_string()) fail(ErrorKind::type, "dict keys must be strings in this engine, got " + std::string(k.type_name()));
-        d.dict_obj().set(k.as_string(), eval(*e.children[i + 1], scope));
+        d.dict_obj().set(dict_key(k), eval(*e.children[i + 1], scope));
       }
       return d;
     }

@@ -98,7 +98,7 @@ class Dumper {
         for (size_t i = 0; i < items.size(); ++i) {
           if (i) out += item_sep_;
           newline(out, level + 1);
-          dump_string(out, items[i]->first, opt_.ensure_ascii);
+          dump_string(out, dict_key_json(items[i]->first), opt_.ensure_ascii);
           out += key_sep_;
           dump(out, items[i]->second, level + 1);
         }

@@ -11,6 +11,31 @@ namespace {
 
 bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
+// Whitespace control on text (`-`, lstrip_blocks) strips what jinja2's `\s` matches: Python's
+// str.isspace() code points (NBSP, U+3000, \x1c-\x1f, ...), not ASCII whitespace alone.
+// The byte length of such a code point starting at s[p] (0: none there).
+size_t space_at(const std::string& s, size_t p) {
+  if (p >= s.size()) return 0;
+  size_t i = p;
+  const char32_t cp = utf8_next(s, i);
+  return is_space(cp) && (cp < 0x80 || i - p > 1) ? i - p : 0;  // a stray byte >= 0x80 is no space
+}
+
+// The byte length of such a code point ending just before s[end] (0: none there).
+size_t space_before(const std::string& s, size_t end) {
+  if (end == 0) return 0;
+  size_t start = end - 1;
+  while (start > 0 && end - start < 4 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+  size_t i = start;
+  const char32_t cp = utf8_next(s, i);
+  return i == end && is_space(cp) && (cp < 0x80 || end - start > 1) ? end - start : 0;
+}
+
+size_t rstrip_spaces(const std::string& s, size_t end) {
+  while (size_t n = space_before(s, end)) end -= n;
+  return end;
+}
+
 std::string normalize_newlines(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -41,9 +66,7 @@ class Lexer {
       const char kind = src_[tag + 1];  // '{', '%' or '#'
       const char sign = tag + 2 < src_.size() ? src_[tag + 2] : 0;
       if (sign == '-') {
-        size_t end = text.size();
-        while (end > 0 && is_ws(text[end - 1])) --end;
-        text.resize(end);
+        text.resize(rstrip_spaces(text, text.size()));
       } else if (sign != '+' && kind != '{') {
         lstrip(text);
       }
@@ -65,15 +88,14 @@ class Lexer {
     return src_.size();
   }
 
-  // lstrip_blocks: drops the spaces and tabs between the start of a line and a block
+  // lstrip_blocks: drops the whitespace between the start of a line and a block
   // or comment tag (a tag at the start of the text counts when the text starts a line).
   void lstrip(std::string& text) const {
     if (!opt_.lstrip_blocks) return;
     const size_t nl = text.rfind('\n');
     const size_t l_pos = nl == std::string::npos ? 0 : nl + 1;
     if (l_pos == 0 && !line_starting_) return;
-    for (size_t i = l_pos; i < text.size(); ++i)
-      if (text[i] != ' ' && text[i] != '\t') return;
+    if (rstrip_spaces(text, text.size()) > l_pos) return;  // something other than whitespace before the tag
     text.resize(l_pos);
   }
 
@@ -93,7 +115,7 @@ class Lexer {
   void finish_tag(size_t after, bool strip, bool trim) {
     size_t p = after;
     if (strip) {
-      while (p < src_.size() && is_ws(src_[p])) ++p;
+      while (size_t n = space_at(src_, p)) p += n;
     } else if (trim && p < src_.size() && src_[p] == '\n') {
       ++p;
     }
@@ -124,7 +146,9 @@ class Lexer {
   void lex_raw() {
     size_t p = src_.find("%}", pos_);
     const bool strip_after = src_[p - 1] == '-';
-    finish_tag(p + 2, strip_after, opt_.trim_blocks && src_[p - 1] != '+');
+    // jinja2's raw_begin rule strips after `-%}` only: trim_blocks does not apply to the newline
+    // after `{% raw %}` (it does after `{% endraw %}`, below).
+    finish_tag(p + 2, strip_after, false);
     // Find {%[-+]? endraw [-+]?%}.
     size_t search = pos_;
     while (true) {
@@ -145,7 +169,7 @@ class Lexer {
       if (src_.compare(q, 2, "%}") != 0) fail(ErrorKind::syntax, "line " + std::to_string(line_) + ": bad endraw tag");
       std::string body = src_.substr(pos_, open - pos_);
       if (sign == '-') {
-        while (!body.empty() && is_ws(body.back())) body.pop_back();
+        body.resize(rstrip_spaces(body, body.size()));
       } else if (sign != '+') {
         lstrip(body);
       }

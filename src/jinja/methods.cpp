@@ -26,6 +26,36 @@ Value string_list(const std::vector<std::string>& parts) {
   return Value::list(std::move(items));
 }
 
+// The [start, end) window of str.find / count / startswith ... (positional arguments `first` and
+// `first + 1`, None or absent for the ends), in code points with Python's slice rules. `past_end`:
+// start lies past the string, where Python finds nothing, not even an empty needle.
+struct Window {
+  std::string text;
+  int64_t start = 0;
+  bool past_end = false;
+};
+Window window_of(const std::string& s, const CallArgs& a, size_t first) {
+  const Value* b = first < a.args.size() ? &a.args[first] : nullptr;
+  const Value* e = first + 1 < a.args.size() ? &a.args[first + 1] : nullptr;
+  if ((!b || b->is_none()) && (!e || e->is_none())) return {s, 0, false};
+  const std::vector<char32_t> cps = utf8_decode(s);
+  const int64_t n = static_cast<int64_t>(cps.size());
+  auto index = [&](const Value* v, int64_t fallback) {
+    if (!v || v->is_none()) return fallback;
+    if (!v->is_int() && !v->is_bool())
+      fail(ErrorKind::type, std::string("slice indices must be integers or None, not ") + v->type_name());
+    int64_t i = v->as_int();
+    if (i < 0) i = std::max<int64_t>(0, i + n);
+    return i;
+  };
+  const int64_t start = index(b, 0), end = std::min(index(e, n), n);
+  Window w;
+  w.start = start;
+  w.past_end = start > n;
+  if (start < end) w.text = utf8_encode(std::vector<char32_t>(cps.begin() + start, cps.begin() + end));
+  return w;
+}
+
 bool all_chars(const std::string& s, bool (*pred)(char32_t)) {
   if (s.empty()) return false;
   size_t i = 0;
@@ -106,7 +136,8 @@ Value string_method(const std::string& s, const std::string& name) {
     fn = [s, start, name](CallArgs& a) {
       const Value* affix = find_arg(a, 0, "prefix");
       if (!affix) fail(ErrorKind::type, name + "() takes at least 1 argument (0 given)");
-      return Value(affix_match(s, *affix, start, name.c_str()));
+      const Window w = window_of(s, a, 1);
+      return Value(!w.past_end && affix_match(w.text, *affix, start, name.c_str()));
     };
   } else if (name == "replace") {
     fn = [s](CallArgs& a) {
@@ -135,12 +166,16 @@ Value string_method(const std::string& s, const std::string& name) {
     const bool right = name[0] == 'r';
     const bool raise = name.find("index") != std::string::npos;
     fn = [s, right, raise](CallArgs& a) {
-      const int64_t p = py_find(s, string_arg(a, 0, "sub", "find"), right);
+      const Window w = window_of(s, a, 1);
+      const int64_t p = w.past_end ? -1 : py_find(w.text, string_arg(a, 0, "sub", "find"), right);
       if (p < 0 && raise) fail(ErrorKind::type, "substring not found");
-      return Value(p);
+      return Value(p < 0 ? p : p + w.start);
     };
   } else if (name == "count") {
-    fn = [s](CallArgs& a) { return Value(py_count(s, string_arg(a, 0, "sub", "count"))); };
+    fn = [s](CallArgs& a) {
+      const Window w = window_of(s, a, 1);
+      return Value(w.past_end ? int64_t(0) : py_count(w.text, string_arg(a, 0, "sub", "count")));
+    };
   } else if (name == "join") {
     fn = [s](CallArgs& a) {
       const Value* it = find_arg(a, 0, "iterable");
@@ -180,7 +215,11 @@ Value string_method(const std::string& s, const std::string& name) {
     };
   } else if (name == "center" || name == "ljust" || name == "rjust") {
     const bool left = name != "ljust", right = name != "rjust";
-    fn = [s, left, right](CallArgs& a) { return Value(py_center(s, int_arg(a, 0, "width", 0, "center"), left, right)); };
+    fn = [s, left, right](CallArgs& a) {
+      const std::string fill = optional_string(a, 1, "fillchar", "center").value_or(" ");
+      if (utf8_length(fill) != 1) fail(ErrorKind::type, "The fill character must be exactly one character long");
+      return Value(py_center(s, int_arg(a, 0, "width", 0, "center"), left, right, fill));
+    };
   } else if (name == "zfill") {
     fn = [s](CallArgs& a) {
       const int64_t width = int_arg(a, 0, "width", 0, "zfill");
@@ -204,13 +243,13 @@ Value dict_method(const Value& d, const std::string& name) {
   if (name == "items")
     return Value::function("dict.items", [d](CallArgs&) {
       std::vector<Value> items;
-      for (const auto& [k, v] : d.dict_obj().items) items.push_back(Value::tuple({Value(k), v}));
+      for (const auto& [k, v] : d.dict_obj().items) items.push_back(Value::tuple({dict_key_value(k), v}));
       return Value::list(std::move(items));
     });
   if (name == "keys")
     return Value::function("dict.keys", [d](CallArgs&) {
       std::vector<Value> keys;
-      for (const auto& [k, _] : d.dict_obj().items) keys.emplace_back(k);
+      for (const auto& [k, _] : d.dict_obj().items) keys.push_back(dict_key_value(k));
       return Value::list(std::move(keys));
     });
   if (name == "values")
@@ -223,7 +262,7 @@ Value dict_method(const Value& d, const std::string& name) {
     return Value::function("dict.get", [d](CallArgs& a) {
       const Value* key = find_arg(a, 0, "key");
       if (!key) fail(ErrorKind::type, "get expected at least 1 argument, got 0");
-      const Value* v = key->is_string() ? d.dict_obj().find(key->as_string()) : nullptr;
+      const Value* v = dict_key_hashable(*key) ? d.dict_obj().find(dict_key(*key)) : nullptr;
       return v ? *v : arg_or(a, 1, "default", Value::none());
     });
   if (name == "copy")
@@ -292,6 +331,9 @@ Value get_attribute(const Value& obj, const std::string& name) {
       return v ? *v : missing();
     }
     case Kind::list: {
+      const auto& fields = obj.list_obj().fields;
+      for (size_t i = 0; i < fields.size() && i < obj.list_obj().items.size(); ++i)
+        if (fields[i] == name) return obj.list_obj().items[i];
       Value m = list_method(obj, name);
       return m.is_undefined() ? missing() : m;
     }
@@ -305,6 +347,8 @@ Value get_item(const Value& obj, const Value& key) {
       if (const Value* v = obj.dict_obj().find(key.as_string())) return *v;
       return get_attribute(obj, key.as_string());
     }
+    if (dict_key_hashable(key))
+      if (const Value* v = obj.dict_obj().find(dict_key(key))) return *v;
     return Value::undefined(quoted_type(obj) + " has no element " + key.repr());
   }
   if ((obj.is_list() || obj.is_string()) && (key.is_int() || key.is_bool())) {

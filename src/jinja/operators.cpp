@@ -246,7 +246,8 @@ bool contains(const Value& haystack, const Value& needle) {
       if (values_equal(v, needle)) return true;
     return false;
   }
-  if (haystack.is_dict()) return needle.is_string() && haystack.dict_obj().find(needle.as_string()) != nullptr;
+  if (haystack.is_dict())
+    return dict_key_hashable(needle) && haystack.dict_obj().find(dict_key(needle)) != nullptr;
   fail(ErrorKind::type, std::string("argument of type '") + haystack.type_name() + "' is not iterable");
 }
 

@@ -130,7 +130,7 @@ Value f_rejectattr(Renderer& r, const Value& v, CallArgs& a) { return select_imp
 
 Value pairs_of(const Value& v) {
   std::vector<Value> out;
-  for (const auto& [k, val] : v.dict_obj().items) out.push_back(Value::tuple({Value(k), val}));
+  for (const auto& [k, val] : v.dict_obj().items) out.push_back(Value::tuple({dict_key_value(k), val}));
   return Value::list(std::move(out));
 }
 
@@ -242,7 +242,7 @@ Value f_batch(Renderer&, const Value& v, CallArgs& a) {
 }
 
 // groupby(attribute): sorted by the attribute, then (grouper, list) pairs
-// (unpack them: {% for key, items in x|groupby('a') %}).
+// (unpack them: {% for key, items in x|groupby('a') %}, or read g.grouper / g.list).
 Value f_groupby(Renderer& r, const Value& v, CallArgs& a) {
   const std::string attribute = arg_or(a, 0, "attribute", Value("")).str();
   CallArgs sort_args;
@@ -254,7 +254,9 @@ Value f_groupby(Renderer& r, const Value& v, CallArgs& a) {
     const Value key = get_attribute_path(sorted[i], attribute);
     std::vector<Value> group;
     while (i < sorted.size() && values_equal(get_attribute_path(sorted[i], attribute), key)) group.push_back(sorted[i++]);
-    out.push_back(Value::tuple({key, Value::list(std::move(group))}));
+    Value pair = Value::tuple({key, Value::list(std::move(group))});
+    pair.list_obj().fields = {"grouper", "list"};  // jinja2's _GroupTuple: unpacked, or .grouper / .list
+    out.push_back(std::move(pair));
   }
   return Value::list(std::move(out));
 }

@@ -177,7 +177,7 @@ int64_t py_count(const std::string& s, const std::string& sub) {
   return n;
 }
 
-std::string py_center(const std::string& s, int64_t width, bool left, bool right) {
+std::string py_center(const std::string& s, int64_t width, bool left, bool right, const std::string& fill) {
   const int64_t len = static_cast<int64_t>(utf8_length(s));
   if (width <= len) return s;
   const int64_t pad = width - len;
@@ -190,7 +190,12 @@ std::string py_center(const std::string& s, int64_t width, bool left, bool right
   } else {
     r = pad;
   }
-  return std::string(l, ' ') + s + std::string(r, ' ');
+  auto pad_of = [&](int64_t count) {
+    std::string out;
+    for (int64_t i = 0; i < count; ++i) out += fill;
+    return out;
+  };
+  return pad_of(l) + s + pad_of(r);
 }
 
 }  // namespace seam::jinja

@@ -19,6 +19,6 @@ std::string py_capitalize(const std::string& s);  // str.capitalize()
 // Python's str.find in code points (-1 when absent); start/end as code point indices.
 int64_t py_find(const std::string& s, const std::string& sub, bool from_right);
 int64_t py_count(const std::string& s, const std::string& sub);
-std::string py_center(const std::string& s, int64_t width, bool left, bool right);
+std::string py_center(const std::string& s, int64_t width, bool left, bool right, const std::string& fill = " ");
 
 }  // namespace seam::jinja

@@ -29,6 +29,45 @@ void DictObj::set(const std::string& key, Value value) {
   items.emplace_back(key, std::move(value));
 }
 
+bool dict_key_hashable(const Value& k) {
+  return k.is_string() || k.is_int() || k.is_bool() || k.is_float() || k.is_none();
+}
+
+namespace {
+// A stored non-str key: the tag byte, the kind ('i' int, 'f' float, 'n' None), the value's text.
+constexpr char kKeyTag = '\x01';
+std::string tagged_key(char kind, const std::string& body) { return std::string(1, kKeyTag) + kind + body; }
+}  // namespace
+
+std::string dict_key(const Value& k) {
+  if (k.is_string()) return k.as_string();
+  if (k.is_int() || k.is_bool()) return tagged_key('i', std::to_string(k.as_int()));
+  if (k.is_float()) {
+    const double d = k.as_double();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return tagged_key('i', std::to_string(int64_t(d)));
+    return tagged_key('f', format_float(d));
+  }
+  if (k.is_none()) return tagged_key('n', "");
+  fail(ErrorKind::type, std::string("unhashable type: '") + k.type_name() + "'");
+}
+
+Value dict_key_value(const std::string& stored) {
+  if (stored.empty() || stored[0] != kKeyTag || stored.size() < 2) return Value(stored);
+  const std::string body = stored.substr(2);
+  switch (stored[1]) {
+    case 'i': return Value(int64_t(std::stoll(body)));
+    case 'f': return Value(std::stod(body));
+    case 'n': return Value::none();
+    default: return Value(stored);
+  }
+}
+
+std::string dict_key_json(const std::string& stored) {
+  if (stored.empty() || stored[0] != kKeyTag || stored.size() < 2) return stored;
+  if (stored[1] == 'n') return "null";
+  return dict_key_value(stored).repr();
+}
+
 Value Value::list(std::vector<Value> items) {
   auto l = std::make_shared<ListObj>();
   l->items = std::move(items);
@@ -159,7 +198,7 @@ std::string Value::repr(int depth) const {
       std::string s = "{";
       for (size_t i = 0; i < dict_->items.size(); ++i) {
         if (i) s += ", ";
-        s += repr_string(dict_->items[i].first) + ": " + dict_->items[i].second.repr(depth + 1);
+        s += dict_key_value(dict_->items[i].first).repr() + ": " + dict_->items[i].second.repr(depth + 1);
       }
       return s + "}";
     }

@@ -2,8 +2,9 @@
 // Lists and dicts are shared by reference like Python objects; the sandbox is
 // immutable (transformers renders in an ImmutableSandboxedEnvironment), so the
 // only object a template can change is a namespace().
-// Dict keys are strings (JSON objects and template literals with string keys);
-// the insertion order is kept, as Python dicts keep it.
+// Dict keys are stored as strings: a str key as it is, a number / bool / None key (a template
+// literal such as {0: 'a', 512: 'b'}) as a tagged string (dict_key); the insertion order is
+// kept, as Python dicts keep it.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -26,6 +27,8 @@ struct CallArgs {
 struct ListObj {
   std::vector<Value> items;
   bool is_tuple = false;  // prints as (a, b); tuple == list is false, as in Python
+  // A named tuple's field names (groupby's (grouper, list)): t.grouper is t[0]; empty otherwise.
+  std::vector<std::string> fields;
 };
 
 struct FunctionObj {
@@ -121,6 +124,17 @@ class Value {
 
 // Python float repr (shortest round-trip digits; "1.0", "1e-05", "1e+16", "inf", "nan").
 std::string format_float(double d);
+
+// The stored form of a dict key: a str as it is; an int, a bool or a float of integral value as
+// "\x01i<int>" (Python's hash equality: d[1], d[1.0] and d[True] are one key), another float as
+// "\x01f<repr>", None as "\x01n". Other types are unhashable (a type error).
+std::string dict_key(const Value& k);
+// Whether `k` can be a key (str, number, bool, None).
+bool dict_key_hashable(const Value& k);
+// The key a stored form stands for (an int for bools: {True: 1} iterates as 1).
+Value dict_key_value(const std::string& stored);
+// The key as json.dumps writes it: a str as it is, a number as its repr, None as "null".
+std::string dict_key_json(const std::string& stored);
 // Python's repr of a str (quotes chosen as Python chooses them).
 std::string repr_string(const std::string& s);
 

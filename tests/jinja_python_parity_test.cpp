@@ -1,0 +1,72 @@
+// Behaviours a differential run against Python's jinja2 (tools/jinja_template_differential.py
+// over real Hub chat templates, tools/jinja_differential.py on snippets; 2026-12-05) found
+// different in seam, each written out with jinja2's output:
+//  - dict literals with number / None keys (ByteDance-Seed-OSS's {0: 0, 512: 128, ...} read by
+//    [16384] and |dictsort), looked up as Python does (d[512] and d[512.0] are one key);
+//  - no trim_blocks newline removal after an opening {% raw %};
+//  - whitespace control (`-`, lstrip_blocks) stripping every str.isspace() code point;
+//  - groupby's items with .grouper / .list;
+//  - str.find / rfind / count / startswith / endswith with start and end;
+//  - str.ljust / rjust / center with a fill character.
+#include <gtest/gtest.h>
+
+#include "jinja_test_util.h"
+
+namespace seam::test {
+namespace {
+
+TEST(JinjaPythonParity, DictLiteralsWithNumberKeys) {
+  EXPECT_EQ(render("{% set d = {0: 'a', 512: 'b'} %}{{ d[512] }}|{{ d }}|{{ d|tojson }}|{{ 512 in d }}|{{ 3 in d }}"
+                   "|{{ d.get(0) }}|{{ d[512.0] }}|{{ d.keys()|list }}|{{ d[1] is defined }}"),
+            "b|{0: 'a', 512: 'b'}|{\"0\": \"a\", \"512\": \"b\"}|True|False|a|b|[0, 512]|False");
+  // ByteDance-Seed-OSS's budget table, walked with dictsort and read by a computed key.
+  EXPECT_EQ(render("{% set t = {16384: 1024, 0: 0, 512: 128} %}{% for k, v in t|dictsort %}{{ k }}:{{ v }} {% endfor %}"
+                   "{{ t[16384] }}{% for k in t %}/{{ k + 1 }}{% endfor %}"),
+            "0:0 512:128 16384:1024 1024/16385/1/513");
+  EXPECT_EQ(render("{% set d = {none: 'n', 1.5: 'f', 'x': 1} %}{{ d[none] }}{{ d[1.5] }}{{ d|tojson }}"),
+            "nf{\"null\": \"n\", \"1.5\": \"f\", \"x\": 1}");
+  EXPECT_EQ(render("{{ {'1': 'string key', 1: 'int key'}['1'] }}|{{ {'1': 'string key', 1: 'int key'}[1] }}"),
+            "string key|int key");
+  EXPECT_NE(render_error("{{ {[1]: 2} }}").message.find("unhashable type: 'list'"), std::string::npos);
+}
+
+TEST(JinjaPythonParity, RawKeepsTheNewlineAfterItsOpeningTag) {
+  EXPECT_EQ(render("{% raw %}\nx{% endraw %}\ny"), "\nxy");
+  EXPECT_EQ(render("{% raw -%}\n  x{% endraw %}"), "x");
+}
+
+TEST(JinjaPythonParity, WhitespaceControlStripsUnicodeSpaces) {
+  EXPECT_EQ(render("x\u00a0{%- if true %}y{% endif %}"), "xy");                    // NBSP before `{%-`
+  EXPECT_EQ(render("{%- if true -%}\x1c\u3000x{% endif %}"), "x");                 // \x1c, ideographic space
+  EXPECT_EQ(render("a\n\u00a0 {% if true %}b{% endif %}"), "a\nb");                // lstrip_blocks
+  EXPECT_EQ(render("a\n\x0b {% if true %}b{% endif %}"), "a\nb");
+  EXPECT_EQ(render("x\u2028{%- if true %}y{% endif %}"), "xy");
+  // Not spaces: a letter whose UTF-8 ends in 0x85 (U+0445), a non-breaking letter-like sign.
+  EXPECT_EQ(render("\u0445{%- if true %}y{% endif %}"), "\u0445y");
+  EXPECT_EQ(render("a\n\u0445 {% if true %}b{% endif %}"), "a\n\u0445 b");
+}
+
+TEST(JinjaPythonParity, GroupbyItemsHaveGrouperAndList) {
+  EXPECT_EQ(render("{% for g in items|groupby('t') %}{{ g.grouper }}:{{ g.list|length }};{% endfor %}"
+                   "{% for k, v in items|groupby('t') %}{{ k }}{{ v|length }}{% endfor %}",
+                   {{"items", {{{"t", "a"}}, {{"t", "b"}}, {{"t", "a"}}}}}),
+            "a:2;b:1;a2b1");
+}
+
+TEST(JinjaPythonParity, StringSearchesTakeStartAndEnd) {
+  EXPECT_EQ(render("{{ 'abcb'.find('b', 2) }}|{{ 'abcb'.rfind('b', 0, 2) }}|{{ 'abcb'.count('b', 2) }}|"
+                   "{{ 'abc'.startswith('b', 1) }}|{{ 'abc'.endswith('b', 0, 2) }}|{{ 'abc'.find('', 5) }}|"
+                   "{{ 'abc'.find('', 3) }}|{{ 'h\u00e9llo'.find('l', -2) }}|{{ 'abcb'.index('b', 2) }}|"
+                   "{{ 'abc'.startswith('', 4) }}|{{ 'abcb'.find('b', none, 1) }}"),
+            "3|1|1|True|True|-1|3|3|3|False|-1");
+}
+
+TEST(JinjaPythonParity, PaddingTakesAFillCharacter) {
+  EXPECT_EQ(render("{{ 'abc'.ljust(5, '*') }}|{{ 'abc'.rjust(5, '*') }}|{{ 'abc'.center(7, '-') }}|"
+                   "{{ '\u00e9'.center(4, '\u00fc') }}|{{ 'ab'.ljust(4) }}|"),
+            "abc**|**abc|--abc--|\u00fc\u00e9\u00fc\u00fc|ab  |");
+  EXPECT_NE(render_error("{{ 'a'.center(3, '--') }}").message.find("exactly one character"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace seam::test
