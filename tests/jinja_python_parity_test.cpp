@@ -7,7 +7,8 @@
 //  - whitespace control (`-`, lstrip_blocks) stripping every str.isspace() code point;
 //  - groupby's items with .grouper / .list;
 //  - str.find / rfind / count / startswith / endswith with start and end;
-//  - str.ljust / rjust / center with a fill character.
+//  - str.ljust / rjust / center with a fill character;
+//  - str.format's format specs ({:>5}, {:.2f}, {:05d}, {:,}, {:#x}, {:%}, ...) and !r / !s.
 #include <gtest/gtest.h>
 
 #include "jinja_test_util.h"
@@ -28,6 +29,8 @@ TEST(JinjaPythonParity, DictLiteralsWithNumberKeys) {
   EXPECT_EQ(render("{{ {'1': 'string key', 1: 'int key'}['1'] }}|{{ {'1': 'string key', 1: 'int key'}[1] }}"),
             "string key|int key");
   EXPECT_NE(render_error("{{ {[1]: 2} }}").message.find("unhashable type: 'list'"), std::string::npos);
+  EXPECT_NE(render_error("{{ [] in {'a': 1} }}").message.find("unhashable type: 'list'"), std::string::npos);
+  EXPECT_EQ(render("{{ nothing in {'a': 1} }}"), "False");
 }
 
 TEST(JinjaPythonParity, RawKeepsTheNewlineAfterItsOpeningTag) {
@@ -66,6 +69,19 @@ TEST(JinjaPythonParity, PaddingTakesAFillCharacter) {
                    "{{ '\u00e9'.center(4, '\u00fc') }}|{{ 'ab'.ljust(4) }}|"),
             "abc**|**abc|--abc--|\u00fc\u00e9\u00fc\u00fc|ab  |");
   EXPECT_NE(render_error("{{ 'a'.center(3, '--') }}").message.find("exactly one character"), std::string::npos);
+}
+
+TEST(JinjaPythonParity, StrFormatTakesFormatSpecs) {
+  // Expected: Python 3's str.format of the same fields and values.
+  EXPECT_EQ(render("{{ '{:>5}|{:.2f}|{:05d}|{:*^9}|{:+d}|{:,}|{:#x}|{:#b}|{:.3g}|{:.1%}|{!r}|{:,.2f}|{:=+8d}|{:.2}|"
+                   "{}|{:.3s}|{:c}|{:g}|{:.0f}|{:\u00fc>5}'.format('a', 3.14159, 42, 'mid', 5, 1234567, 255, 5, "
+                   "0.000123456, 0.1234, 'q', 1234567.891, -42, 1.0, 1.5, 'abcdef', 65, 1e20, 2.5, '\u00e9') }}"),
+            "    a|3.14|00042|***mid***|+5|1,234,567|0xff|0b101|0.000123|12.3%|'q'|1,234,567.89|-     42|1.0|1.5|abc|A|"
+            "1e+20|2|\u00fc\u00fc\u00fc\u00fc\u00e9");
+  EXPECT_NE(render_error("{{ '{:d}'.format(1.5) }}").message.find("Unknown format code 'd' for object of type 'float'"),
+            std::string::npos);
+  EXPECT_NE(render_error("{{ '{:>5}'.format(none) }}").message.find("unsupported format string passed to NoneType"),
+            std::string::npos);
 }
 
 }  // namespace

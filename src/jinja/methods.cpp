@@ -4,6 +4,7 @@
 
 #include "jinja/args.h"
 #include "jinja/error.h"
+#include "jinja/format_spec.h"
 #include "jinja/operators.h"
 #include "jinja/string_methods.h"
 #include "jinja/unicode.h"
@@ -80,7 +81,8 @@ bool affix_match(const std::string& s, const Value& affix, bool start, const cha
   return one(affix);
 }
 
-// str.format with {} / {0} / {name} fields (and {{ }} escapes); no format specs beyond the empty one.
+// str.format with {} / {0} / {name} fields, !r / !s conversions, format specs (format_spec.h) and
+// {{ }} escapes; no nested fields or field indexing ({x[0]}, {x.attr}).
 std::string py_format(const std::string& f, const CallArgs& a) {
   std::string out;
   size_t auto_index = 0;
@@ -96,8 +98,19 @@ std::string py_format(const std::string& f, const CallArgs& a) {
       const size_t close = f.find('}', i);
       if (close == std::string::npos) fail(ErrorKind::type, "Single '{' encountered in format string");
       std::string field = f.substr(i + 1, close - i - 1);
+      std::string spec;
       const size_t colon = field.find(':');
-      if (colon != std::string::npos) field.resize(colon);
+      if (colon != std::string::npos) {
+        spec = field.substr(colon + 1);
+        field.resize(colon);
+      }
+      char conversion = 0;  // !r / !s
+      if (field.size() >= 2 && field[field.size() - 2] == '!') {
+        conversion = field.back();
+        if (conversion != 'r' && conversion != 's' && conversion != 'a')
+          fail(ErrorKind::type, std::string("Unknown conversion specifier ") + conversion);
+        field.resize(field.size() - 2);
+      }
       const Value* v = nullptr;
       if (field.empty()) {
         if (auto_index < a.args.size()) v = &a.args[auto_index++];
@@ -109,7 +122,7 @@ std::string py_format(const std::string& f, const CallArgs& a) {
           if (k == field) v = &val;
       }
       if (!v) fail(ErrorKind::type, "format(): no argument for field '{" + field + "}'");
-      out += v->str();
+      out += format_with_spec(conversion == 'r' || conversion == 'a' ? Value(v->repr()) : conversion == 's' ? Value(v->str()) : *v, spec);
       i = close;
     } else {
       out += c;

@@ -246,8 +246,10 @@ bool contains(const Value& haystack, const Value& needle) {
       if (values_equal(v, needle)) return true;
     return false;
   }
-  if (haystack.is_dict())
-    return dict_key_hashable(needle) && haystack.dict_obj().find(dict_key(needle)) != nullptr;
+  if (haystack.is_dict()) {
+    if (needle.is_undefined()) return false;  // jinja2's Undefined hashes (by identity): never a key
+    return haystack.dict_obj().find(dict_key(needle)) != nullptr;  // a list or dict: unhashable, a TypeError
+  }
   fail(ErrorKind::type, std::string("argument of type '") + haystack.type_name() + "' is not iterable");
 }
 

@@ -1,0 +1,189 @@
+#include "jinja/format_spec.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "jinja/error.h"
+#include "jinja/unicode.h"
+
+namespace seam::jinja {
+
+namespace {
+
+struct Spec {
+  std::string fill = " ";
+  char align = 0;  // < > = ^, or 0: the type's default
+  char sign = '-';
+  bool alt = false, zero = false;
+  int64_t width = -1, precision = -1;
+  char grouping = 0;  // ',' or '_'
+  char type = 0;
+};
+
+Spec parse(const std::string& s) {
+  Spec p;
+  size_t i = 0;
+  auto is_align = [](char c) { return c == '<' || c == '>' || c == '=' || c == '^'; };
+  // A fill character (any code point) then an align, or an align alone.
+  size_t after_fill = 0;
+  if (!s.empty()) {
+    size_t j = 0;
+    utf8_next(s, j);
+    after_fill = j;
+  }
+  if (after_fill < s.size() && is_align(s[after_fill])) {
+    p.fill = s.substr(0, after_fill);
+    p.align = s[after_fill];
+    i = after_fill + 1;
+  } else if (!s.empty() && is_align(s[0])) {
+    p.align = s[0];
+    i = 1;
+  }
+  if (i < s.size() && (s[i] == '+' || s[i] == '-' || s[i] == ' ')) p.sign = s[i++];
+  if (i < s.size() && s[i] == '#') p.alt = true, ++i;
+  if (i < s.size() && s[i] == '0') p.zero = true, ++i;
+  auto digits = [&]() {
+    int64_t n = -1;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      n = (n < 0 ? 0 : n) * 10 + (s[i++] - '0');
+      if (n > 100000) fail(ErrorKind::limit, "format width or precision too big");
+    }
+    return n;
+  };
+  p.width = digits();
+  if (i < s.size() && (s[i] == ',' || s[i] == '_')) p.grouping = s[i++];
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    p.precision = digits();
+    if (p.precision < 0) fail(ErrorKind::type, "Format specifier missing precision");
+  }
+  if (i < s.size()) p.type = s[i++];
+  if (i != s.size()) fail(ErrorKind::type, "Invalid format specifier '" + s + "'");
+  return p;
+}
+
+// Separators every 3 digits of the integer part of `digits` (digits, optionally a fraction).
+std::string group(const std::string& digits, char sep, size_t every = 3) {
+  size_t end = digits.find_first_not_of("0123456789abcdefABCDEF");
+  if (end == std::string::npos) end = digits.size();
+  std::string out;
+  for (size_t k = 0; k < end; ++k) {
+    if (k > 0 && (end - k) % every == 0) out += sep;
+    out += digits[k];
+  }
+  return out + digits.substr(end);
+}
+
+std::string pad(const std::string& sign, const std::string& body, const Spec& p, char default_align) {
+  const char align = p.align ? p.align : (p.zero ? '=' : default_align);
+  const std::string fill = p.align ? p.fill : (p.zero ? "0" : " ");
+  const int64_t len = int64_t(utf8_length(sign) + utf8_length(body));
+  if (p.width <= len) return sign + body;
+  const int64_t n = p.width - len;
+  auto fills = [&](int64_t k) {
+    std::string out;
+    for (int64_t j = 0; j < k; ++j) out += fill;
+    return out;
+  };
+  switch (align) {
+    case '<': return sign + body + fills(n);
+    case '^': return fills(n / 2) + sign + body + fills(n - n / 2);
+    case '=': return sign + fills(n) + body;
+    default: return fills(n) + sign + body;
+  }
+}
+
+std::string sign_of(bool negative, char sign) {
+  if (negative) return "-";
+  return sign == '+' ? "+" : sign == ' ' ? " " : "";
+}
+
+std::string format_int(int64_t v, const Spec& p) {
+  const bool neg = v < 0;
+  const uint64_t mag = neg ? uint64_t(0) - uint64_t(v) : uint64_t(v);
+  std::string body, prefix;
+  char buf[80];
+  switch (p.type) {
+    case 0: case 'd': case 'n': std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)mag); body = buf; break;
+    case 'x': std::snprintf(buf, sizeof buf, "%llx", (unsigned long long)mag); body = buf; prefix = "0x"; break;
+    case 'X': std::snprintf(buf, sizeof buf, "%llX", (unsigned long long)mag); body = buf; prefix = "0X"; break;
+    case 'o': std::snprintf(buf, sizeof buf, "%llo", (unsigned long long)mag); body = buf; prefix = "0o"; break;
+    case 'b': {
+      uint64_t m = mag;
+      do body.insert(body.begin(), char('0' + (m & 1))); while (m >>= 1);
+      prefix = "0b";
+      break;
+    }
+    case 'c': {
+      if (v < 0 || v > 0x10FFFF) fail(ErrorKind::type, "%c arg not in range(0x110000)");
+      std::string c;
+      utf8_append(c, char32_t(v));
+      return pad("", c, p, '<');
+    }
+    default: fail(ErrorKind::type, std::string("Unknown format code '") + p.type + "' for object of type 'int'");
+  }
+  if (p.grouping) body = group(body, p.grouping, p.type == 0 || p.type == 'd' || p.type == 'n' ? 3 : 4);
+  return pad(sign_of(neg, p.sign) + (p.alt ? prefix : ""), body, p, '>');
+}
+
+std::string format_real(double v, const Spec& p) {
+  char type = p.type;
+  const bool neg = std::signbit(v) && !std::isnan(v);
+  const double mag = std::fabs(v);
+  std::string body;
+  char buf[512];
+  if (std::isinf(mag) || std::isnan(mag)) {
+    body = std::isnan(mag) ? "nan" : "inf";
+    if (type == 'F' || type == 'E' || type == 'G') body = std::isnan(mag) ? "NAN" : "INF";
+    if (type == '%') body += "%";
+  } else if (type == 0 && p.precision < 0) {
+    body = Value(mag).str();  // repr
+  } else {
+    const int prec = int(p.precision < 0 ? 6 : p.precision);
+    double x = mag;
+    std::string suffix;
+    char c = type;
+    if (type == '%') x *= 100, c = 'f', suffix = "%";
+    if (type == 0) c = 'g';
+    if (c == 'n') c = 'g';
+    if (c != 'f' && c != 'F' && c != 'e' && c != 'E' && c != 'g' && c != 'G')
+      fail(ErrorKind::type, std::string("Unknown format code '") + type + "' for object of type 'float'");
+    const std::string f = std::string("%") + (p.alt ? "#" : "") + "." + std::to_string(prec) + c;
+    std::snprintf(buf, sizeof buf, f.c_str(), x);
+    body = buf;
+    // Python's '' type with a precision keeps at least one digit past the point where 'g' would
+    // print an integer ("1.0", not "1").
+    if (type == 0 && body.find_first_of(".einf") == std::string::npos) body += ".0";
+    body += suffix;
+  }
+  if (p.grouping) body = group(body, p.grouping);
+  return pad(sign_of(neg, p.sign), body, p, '>');
+}
+
+}  // namespace
+
+std::string format_with_spec(const Value& v, const std::string& spec) {
+  if (spec.empty()) return v.str();
+  const Spec p = parse(spec);
+  if (v.is_string()) {
+    if (p.type && p.type != 's') fail(ErrorKind::type, std::string("Unknown format code '") + p.type + "' for object of type 'str'");
+    if (p.sign != '-' || p.align == '=' || p.grouping || p.alt)
+      fail(ErrorKind::type, "Sign, alignment '=', grouping or '#' not allowed in string format specifier");
+    std::string s = v.as_string();
+    if (p.precision >= 0) {
+      std::vector<char32_t> cps = utf8_decode(s);
+      if (int64_t(cps.size()) > p.precision) cps.resize(size_t(p.precision));
+      s = utf8_encode(cps);
+    }
+    return pad("", s, p, '<');
+  }
+  if (v.is_int() || v.is_bool()) {
+    if (p.type && std::string("eEfFgG%").find(p.type) != std::string::npos) return format_real(double(v.as_int()), p);
+    if (p.precision >= 0) fail(ErrorKind::type, "Precision not allowed in integer format specifier");
+    return format_int(v.as_int(), p);
+  }
+  if (v.is_float()) return format_real(v.as_double(), p);
+  fail(ErrorKind::type, std::string("unsupported format string passed to ") + v.type_name() + ".__format__");
+}
+
+}  // namespace seam::jinja
