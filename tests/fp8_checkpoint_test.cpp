@@ -239,7 +239,7 @@ TEST(Fp8Checkpoint, CompressedTensorsBookkeepingKeysLoad) {
     json& qc = j["quantization_config"];
     qc["global_compression_ratio"] = 1.24;
     qc["quantization_status"] = "compressed";
-    qc["sparsity_config"] = json::object();
+    qc["sparsity_config"] = {{"format", "dense"}, {"global_sparsity", 0.0}};  // the identity format
     qc["kv_cache_scheme"] = {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}, {"dynamic", false},
                              {"symmetric", true}, {"group_size", nullptr}, {"observer", "minmax"}};
     json& g = qc["config_groups"]["group_0"];

@@ -28,6 +28,13 @@ TEST(JinjaPythonParity, DictLiteralsWithNumberKeys) {
             "nf{\"null\": \"n\", \"1.5\": \"f\", \"x\": 1}");
   EXPECT_EQ(render("{{ {'1': 'string key', 1: 'int key'}['1'] }}|{{ {'1': 'string key', 1: 'int key'}[1] }}"),
             "string key|int key");
+  // json.dumps(sort_keys=True) orders number keys by value; a str key that only looks like the
+  // stored form of a number key is still a str (no exception).
+  EXPECT_EQ(render("{{ {10: 'a', 9: 'b'}|tojson(sort_keys=True) }}|{{ {9210000000000000000: 'a'}[9.21e18] }}"),
+            "{\"9\": \"b\", \"10\": \"a\"}|a");
+  EXPECT_EQ(render("{% for k in d %}[{{ k|length }}]{% endfor %}{{ d[1] is defined }}",
+                   {{"d", {{"\u0001ixyz", 1}, {"\u0001i99999999999999999999", 2}}}}),
+            "[5][22]False");
   EXPECT_NE(render_error("{{ {[1]: 2} }}").message.find("unhashable type: 'list'"), std::string::npos);
   EXPECT_NE(render_error("{{ [] in {'a': 1} }}").message.find("unhashable type: 'list'"), std::string::npos);
   EXPECT_EQ(render("{{ nothing in {'a': 1} }}"), "False");
@@ -62,6 +69,9 @@ TEST(JinjaPythonParity, StringSearchesTakeStartAndEnd) {
                    "{{ 'abc'.find('', 3) }}|{{ 'h\u00e9llo'.find('l', -2) }}|{{ 'abcb'.index('b', 2) }}|"
                    "{{ 'abc'.startswith('', 4) }}|{{ 'abcb'.find('b', none, 1) }}"),
             "3|1|1|True|True|-1|3|3|3|False|-1");
+  // start past end: nothing matches, not even an empty needle.
+  EXPECT_EQ(render("{{ 'abc'.find('', 2, 1) }}|{{ 'abc'.count('', 2, 1) }}|{{ 'abc'.startswith('', 2, 1) }}"),
+            "-1|0|False");
 }
 
 TEST(JinjaPythonParity, PaddingTakesAFillCharacter) {
@@ -78,6 +88,11 @@ TEST(JinjaPythonParity, StrFormatTakesFormatSpecs) {
                    "0.000123456, 0.1234, 'q', 1234567.891, -42, 1.0, 1.5, 'abcdef', 65, 1e20, 2.5, '\u00e9') }}"),
             "    a|3.14|00042|***mid***|+5|1,234,567|0xff|0b101|0.000123|12.3%|'q'|1,234,567.89|-     42|1.0|1.5|abc|A|"
             "1e+20|2|\u00fc\u00fc\u00fc\u00fc\u00e9");
+  // Zero padding groups its zeros; no type with a precision switches to exponents from p - 1; the
+  // 0 flag pads strings on the right; precision past a fixed buffer (a review's finds).
+  EXPECT_EQ(render("{{ '{:010,}|{:012,.2f}|{:.2}|{:.3}|{:.0}|{:.3}|{:.5}|{:05}|{:>05}|'.format(1, -1234.5678, 12.0, "
+                   "123.4, 1.5, 1.0, 0.0001234, 'ab', 'ab') }}{{ '{:.600f}'.format(1.0)|length }}"),
+            "00,000,001|-0,001,234.57|1.2e+01|1.23e+02|2e+00|1.0|0.0001234|ab000|000ab|602");
   EXPECT_NE(render_error("{{ '{:d}'.format(1.5) }}").message.find("Unknown format code 'd' for object of type 'float'"),
             std::string::npos);
   EXPECT_NE(render_error("{{ '{:>5}'.format(none) }}").message.find("unsupported format string passed to NoneType"),

@@ -1,6 +1,8 @@
 #include "jinja/format_spec.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 
 #include "jinja/error.h"
@@ -11,7 +13,7 @@ namespace seam::jinja {
 namespace {
 
 struct Spec {
-  std::string fill = " ";
+  std::string fill;  // empty: none written (the 0 flag's '0', else a space)
   char align = 0;  // < > = ^, or 0: the type's default
   char sign = '-';
   bool alt = false, zero = false;
@@ -62,9 +64,18 @@ Spec parse(const std::string& s) {
   return p;
 }
 
+// snprintf of one double into a string of whatever length it takes (precision may be large).
+std::string printf_text(const std::string& format, double x) {
+  const int n = std::snprintf(nullptr, 0, format.c_str(), x);
+  std::string out(size_t(std::max(n, 0)) + 1, '\0');
+  std::snprintf(out.data(), out.size(), format.c_str(), x);
+  out.resize(size_t(std::max(n, 0)));
+  return out;
+}
+
 // Separators every 3 digits of the integer part of `digits` (digits, optionally a fraction).
 std::string group(const std::string& digits, char sep, size_t every = 3) {
-  size_t end = digits.find_first_not_of("0123456789abcdefABCDEF");
+  size_t end = digits.find_first_not_of(every == 4 ? "0123456789abcdefABCDEF" : "0123456789");
   if (end == std::string::npos) end = digits.size();
   std::string out;
   for (size_t k = 0; k < end; ++k) {
@@ -74,9 +85,11 @@ std::string group(const std::string& digits, char sep, size_t every = 3) {
   return out + digits.substr(end);
 }
 
-std::string pad(const std::string& sign, const std::string& body, const Spec& p, char default_align) {
-  const char align = p.align ? p.align : (p.zero ? '=' : default_align);
-  const std::string fill = p.align ? p.fill : (p.zero ? "0" : " ");
+// `numeric`: the 0 flag pads numbers after their sign ('='), strings on the right ('<'), as Python.
+std::string pad(const std::string& sign, const std::string& body, const Spec& p, char default_align,
+                bool numeric = true) {
+  const char align = p.align ? p.align : (p.zero ? (numeric ? '=' : '<') : default_align);
+  const std::string fill = !p.fill.empty() ? p.fill : (p.zero ? "0" : " ");
   const int64_t len = int64_t(utf8_length(sign) + utf8_length(body));
   if (p.width <= len) return sign + body;
   const int64_t n = p.width - len;
@@ -91,6 +104,23 @@ std::string pad(const std::string& sign, const std::string& body, const Spec& p,
     case '=': return sign + fills(n) + body;
     default: return fills(n) + sign + body;
   }
+}
+
+// Zero padding with grouping: Python pads the digits with zeros and groups the padding too
+// ('{:010,}'.format(1) is 00,000,001): leading zeros are added to the ungrouped digits until the
+// grouped text fills the width.
+bool zero_pads(const Spec& p) {
+  const char align = p.align ? p.align : (p.zero ? '=' : '>');
+  return align == '=' && (p.fill == "0" || (p.fill.empty() && p.zero));
+}
+std::string grouped_to_width(std::string digits, const std::string& sign, const Spec& p, size_t every) {
+  std::string body = group(digits, p.grouping, every);
+  if (!zero_pads(p)) return body;
+  while (int64_t(sign.size() + body.size()) < p.width) {
+    digits.insert(digits.begin(), '0');
+    body = group(digits, p.grouping, every);
+  }
+  return body;
 }
 
 std::string sign_of(bool negative, char sign) {
@@ -122,8 +152,9 @@ std::string format_int(int64_t v, const Spec& p) {
     }
     default: fail(ErrorKind::type, std::string("Unknown format code '") + p.type + "' for object of type 'int'");
   }
-  if (p.grouping) body = group(body, p.grouping, p.type == 0 || p.type == 'd' || p.type == 'n' ? 3 : 4);
-  return pad(sign_of(neg, p.sign) + (p.alt ? prefix : ""), body, p, '>');
+  const std::string head = sign_of(neg, p.sign) + (p.alt ? prefix : "");
+  if (p.grouping) body = grouped_to_width(body, head, p, p.type == 0 || p.type == 'd' || p.type == 'n' ? 3 : 4);
+  return pad(head, body, p, '>');
 }
 
 std::string format_real(double v, const Spec& p) {
@@ -131,33 +162,46 @@ std::string format_real(double v, const Spec& p) {
   const bool neg = std::signbit(v) && !std::isnan(v);
   const double mag = std::fabs(v);
   std::string body;
-  char buf[512];
   if (std::isinf(mag) || std::isnan(mag)) {
     body = std::isnan(mag) ? "nan" : "inf";
     if (type == 'F' || type == 'E' || type == 'G') body = std::isnan(mag) ? "NAN" : "INF";
     if (type == '%') body += "%";
   } else if (type == 0 && p.precision < 0) {
     body = Value(mag).str();  // repr
+  } else if (type == 0) {
+    // No type with a precision: 'g' with Python's threshold for it (scientific from exponent
+    // p - 1, not p), trailing zeros dropped, and a fixed-point result keeps one digit past the
+    // point ("1.0", not "1"). p = 0 counts as 1.
+    const int prec = int(std::max<int64_t>(1, p.precision));
+    std::string sci = printf_text("%." + std::to_string(prec - 1) + "e", mag);
+    const int exp = std::atoi(sci.c_str() + sci.find('e') + 1);
+    auto strip = [&](std::string t) {
+      if (p.alt || t.find('.') == std::string::npos) return t;
+      while (t.back() == '0') t.pop_back();
+      if (t.back() == '.') t.pop_back();
+      return t;
+    };
+    if (exp < -4 || exp >= prec - 1) {
+      const size_t e = sci.find('e');
+      body = strip(sci.substr(0, e)) + sci.substr(e);
+    } else {
+      body = strip(printf_text("%." + std::to_string(prec - 1 - exp) + "f", mag));
+      if (!p.alt && body.find('.') == std::string::npos) body += ".0";
+    }
   } else {
     const int prec = int(p.precision < 0 ? 6 : p.precision);
     double x = mag;
     std::string suffix;
     char c = type;
     if (type == '%') x *= 100, c = 'f', suffix = "%";
-    if (type == 0) c = 'g';
     if (c == 'n') c = 'g';
     if (c != 'f' && c != 'F' && c != 'e' && c != 'E' && c != 'g' && c != 'G')
       fail(ErrorKind::type, std::string("Unknown format code '") + type + "' for object of type 'float'");
-    const std::string f = std::string("%") + (p.alt ? "#" : "") + "." + std::to_string(prec) + c;
-    std::snprintf(buf, sizeof buf, f.c_str(), x);
-    body = buf;
-    // Python's '' type with a precision keeps at least one digit past the point where 'g' would
-    // print an integer ("1.0", not "1").
-    if (type == 0 && body.find_first_of(".einf") == std::string::npos) body += ".0";
-    body += suffix;
+    body = printf_text(std::string("%") + (p.alt ? "#" : "") + "." + std::to_string(prec) + c, x) + suffix;
   }
-  if (p.grouping) body = group(body, p.grouping);
-  return pad(sign_of(neg, p.sign), body, p, '>');
+  const std::string head = sign_of(neg, p.sign);
+  if (p.grouping) body = grouped_to_width(body, head, p, 3);
+  return pad(head, body, p, '>');
 }
 
 }  // namespace
@@ -175,7 +219,7 @@ std::string format_with_spec(const Value& v, const std::string& spec) {
       if (int64_t(cps.size()) > p.precision) cps.resize(size_t(p.precision));
       s = utf8_encode(cps);
     }
-    return pad("", s, p, '<');
+    return pad("", s, p, '<', /*numeric=*/false);
   }
   if (v.is_int() || v.is_bool()) {
     if (p.type && std::string("eEfFgG%").find(p.type) != std::string::npos) return format_real(double(v.as_int()), p);

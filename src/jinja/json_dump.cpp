@@ -93,7 +93,12 @@ class Dumper {
           return;
         }
         if (opt_.sort_keys)
-          std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });
+          std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) {
+            // Number keys (dict_key) sort by value, as Python's json.dumps(sort_keys=True) does.
+            const Value x = dict_key_value(a->first), y = dict_key_value(b->first);
+            if (x.is_number() && y.is_number()) return x.as_double() < y.as_double();
+            return a->first < b->first;
+          });
         out += '{';
         for (size_t i = 0; i < items.size(); ++i) {
           if (i) out += item_sep_;

@@ -52,7 +52,7 @@ Window window_of(const std::string& s, const CallArgs& a, size_t first) {
   const int64_t start = index(b, 0), end = std::min(index(e, n), n);
   Window w;
   w.start = start;
-  w.past_end = start > n;
+  w.past_end = start > n || start > end;  // nothing matches there, not even an empty needle
   if (start < end) w.text = utf8_encode(std::vector<char32_t>(cps.begin() + start, cps.begin() + end));
   return w;
 }

@@ -1,6 +1,8 @@
 #include "jinja/value.h"
 
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -44,7 +46,7 @@ std::string dict_key(const Value& k) {
   if (k.is_int() || k.is_bool()) return tagged_key('i', std::to_string(k.as_int()));
   if (k.is_float()) {
     const double d = k.as_double();
-    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return tagged_key('i', std::to_string(int64_t(d)));
+    if (std::isfinite(d) && d == std::floor(d) && d >= -0x1p63 && d < 0x1p63) return tagged_key('i', std::to_string(int64_t(d)));
     return tagged_key('f', format_float(d));
   }
   if (k.is_none()) return tagged_key('n', "");
@@ -53,19 +55,36 @@ std::string dict_key(const Value& k) {
 
 Value dict_key_value(const std::string& stored) {
   if (stored.empty() || stored[0] != kKeyTag || stored.size() < 2) return Value(stored);
+  // A str key that merely starts with the tag byte (from JSON) decodes as itself when its body is
+  // not a whole number / float text: never an exception.
   const std::string body = stored.substr(2);
+  const char* b = body.c_str();
+  char* end = nullptr;
+  errno = 0;
   switch (stored[1]) {
-    case 'i': return Value(int64_t(std::stoll(body)));
-    case 'f': return Value(std::stod(body));
-    case 'n': return Value::none();
-    default: return Value(stored);
+    case 'i': {
+      const long long v = std::strtoll(b, &end, 10);
+      if (!body.empty() && errno == 0 && *end == 0) return Value(int64_t(v));
+      break;
+    }
+    case 'f': {
+      const double v = std::strtod(b, &end);
+      if (!body.empty() && *end == 0) return Value(v);
+      break;
+    }
+    case 'n':
+      if (body.empty()) return Value::none();
+      break;
+    default: break;
   }
+  return Value(stored);
 }
 
 std::string dict_key_json(const std::string& stored) {
   if (stored.empty() || stored[0] != kKeyTag || stored.size() < 2) return stored;
-  if (stored[1] == 'n') return "null";
-  return dict_key_value(stored).repr();
+  const Value v = dict_key_value(stored);
+  if (v.is_string()) return stored;  // a str key that only starts with the tag byte
+  return v.is_none() ? "null" : v.repr();
 }
 
 Value Value::list(std::vector<Value> items) {

@@ -134,8 +134,14 @@ void read_compressed_tensors(const Obj& qc, QuantConfig& q) {
   q.ignore = qc.strings("ignore");
   // A 2:4-sparse checkpoint stores its weights compressed with a bitmask (sparse-24-bitmask):
   // other tensors than a dense FP8 weight, which seam cannot read as one.
+  // compressed-tensors' "dense" sparsity format is the identity (weights stored uncompressed).
   const json* sparsity = qc.find("sparsity_config");
-  SEAM_CHECK(!sparsity || (sparsity->is_object() && sparsity->empty()), qc.where("sparsity_config"),
+  auto dense_format = [&] {
+    const auto f = sparsity->find("format");
+    return f != sparsity->end() && f->is_string() && f->get<std::string>() == "dense";
+  };
+  const bool dense = !sparsity || (sparsity->is_object() && (sparsity->empty() || dense_format()));
+  SEAM_CHECK(dense, qc.where("sparsity_config"),
              " is set: sparse compressed-tensors checkpoints are not supported (dense FP8 only)");
   // The KV cache's FP8 scales, when the checkpoint has them: one per tensor (self_attn.k_scale /
   // v_scale, what seam reads); per-head or dynamic KV quantization is another format.

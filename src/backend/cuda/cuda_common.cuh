@@ -202,7 +202,8 @@ inline int current_device_sms() {
 // launched on the current device. Function attributes belong to a device: with several GPUs in
 // one process (tensor parallelism: a rank a thread a device) each device needs its own, which a
 // once-a-process static would give only the first. Host-side only: allowed while a graph is
-// captured. The lock is held while `set` runs, and a `set` that throws is tried again next time.
+// captured. The lock is held while `set` runs (so `set` must not launch through a launcher that
+// calls once_per_device itself), and a `set` that throws is tried again next time.
 template <class F>
 void once_per_device(const void* key, F&& set) {
   static std::mutex m;
