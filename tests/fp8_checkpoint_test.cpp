@@ -63,20 +63,6 @@ void edit_config(const std::string& dir, const std::function<void(json&)>& edit,
   write_file(dir + "/" + file, j.dump(2));
 }
 
-// Rewrites model.safetensors through `edit` on its tensor list.
-void edit_tensors(const std::string& dir, const std::function<void(std::vector<StTensor>&)>& edit) {
-  auto f = SafetensorsFile::open(dir + "/model.safetensors");
-  std::vector<StTensor> ts;
-  for (const auto& name : f->tensor_names()) {
-    HostTensor t = f->tensor(name);
-    const char* d = t.dtype == DType::f32 ? "F32" : t.dtype == DType::bf16 ? "BF16" : t.dtype == DType::f16 ? "F16" : "F8_E4M3";
-    ts.push_back({name, d, t.shape, std::string(static_cast<const char*>(t.data), size_t(t.numel()) * dtype_size(t.dtype))});
-  }
-  f.reset();
-  edit(ts);
-  write_safetensors(dir + "/model.safetensors", ts);
-}
-
 StTensor* find(std::vector<StTensor>& ts, const std::string& name) {
   for (auto& t : ts)
     if (t.name == name) return &t;
@@ -319,7 +305,7 @@ TEST(Fp8Checkpoint, BrokenCheckpoints) {
   };
   for (const auto& c : cases) {
     const std::string dir = export_format(c.f);
-    edit_tensors(dir, c.edit);
+    edit_model_tensors(dir, c.edit);
     expect_error([&] { load(dir); }, c.error);
   }
   // An ignored module stored in FP8.
@@ -334,7 +320,7 @@ TEST(Fp8Checkpoint, BrokenCheckpoints) {
   // Fused parts half quantized: q_proj ignored (and stored in float), k/v FP8.
   dir = export_format(Fp8ExportFormat::ct_channel);
   edit_config(dir, [](json& j) { j["quantization_config"]["ignore"] = {"lm_head", "re:.*layers\\.0\\.self_attn\\.q_proj"}; });
-  edit_tensors(dir, [&](auto& ts) {
+  edit_model_tensors(dir, [&](auto& ts) {
     std::erase_if(ts, [&](const StTensor& t) { return t.name == q + "weight_scale"; });
     StTensor* t = find(ts, q + "weight");
     t->dtype = "F32";

@@ -62,16 +62,6 @@ bool is_dense_linear(const std::string& n) {
   return contains(n, "_proj.weight") && !contains(n, "experts.") && !contains(n, "shared_expert");
 }
 
-std::string open_error(const std::string& dir) {
-  try {
-    const ModelConfig c = load_model_config(dir);
-    Checkpoint::open(dir, c);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(Fp8Families, MoeModelLoadsFp8AttentionBesideFloatExperts) {
   json cfg = test::tiny_config_json("Qwen2MoeForCausalLM");
   test::add_tiny_moe_fields(cfg, MoeStyle::qwen2);

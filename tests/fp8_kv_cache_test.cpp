@@ -73,19 +73,14 @@ TEST(Fp8KvCache, PoolHoldsTwiceTheTokensOfBf16) {
 std::string scaled_modelopt(const std::vector<float>& k, const std::vector<float>& v) {
   const std::string dir = make_temp_dir("fp8kv");
   export_fp8_checkpoint(stories_dir(), dir, Fp8ExportOptions{Fp8ExportFormat::modelopt});
-  auto f = SafetensorsFile::open(dir + "/model.safetensors");
-  std::vector<StTensor> ts;
-  for (const auto& name : f->tensor_names()) {
-    HostTensor t = f->tensor(name);
-    const char* d = t.dtype == DType::f32 ? "F32" : "F8_E4M3";
-    ts.push_back({name, d, t.shape, std::string(static_cast<const char*>(t.data), size_t(t.numel()) * dtype_size(t.dtype))});
-    for (size_t l = 0; l < k.size(); ++l)
-      for (const auto& [suffix, value] : {std::pair{".self_attn.k_proj.k_scale", k[l]}, std::pair{".self_attn.v_proj.v_scale", v[l]}})
-        if (name == "model.layers." + std::to_string(l) + suffix)
-          ts.back().bytes = std::string(reinterpret_cast<const char*>(&value), 4);
-  }
-  f.reset();
-  write_safetensors(dir + "/model.safetensors", ts);
+  edit_model_tensors(dir, [&](std::vector<StTensor>& ts) {
+    for (StTensor& t : ts)
+      for (size_t l = 0; l < k.size(); ++l)
+        for (const auto& [suffix, value] :
+             {std::pair{".self_attn.k_proj.k_scale", k[l]}, std::pair{".self_attn.v_proj.v_scale", v[l]}})
+          if (t.name == "model.layers." + std::to_string(l) + suffix)
+            t.bytes = std::string(reinterpret_cast<const char*>(&value), 4);
+  });
   return dir;
 }
 
@@ -116,24 +111,23 @@ TEST(Fp8KvCache, CombinedKvScale) {
   // A fresh ModelOpt export with its k_proj.k_scale / v_proj.v_scale replaced by combined scales.
   auto rewrite = [&](bool keep_one_k_scale) {
     const std::string dir = scaled_modelopt({}, {});
-    auto f = SafetensorsFile::open(dir + "/model.safetensors");
-    std::vector<StTensor> ts;
-    for (const auto& name : f->tensor_names()) {
-      HostTensor t = f->tensor(name);
-      const bool kv_tensor = name.find(".k_proj.k_scale") != std::string::npos || name.find(".v_proj.v_scale") != std::string::npos;
-      if (kv_tensor && !(keep_one_k_scale && name == "model.layers.1.self_attn.k_proj.k_scale")) continue;
-      const char* d = t.dtype == DType::f32 ? "F32" : "F8_E4M3";
-      ts.push_back({name, d, t.shape, std::string(static_cast<const char*>(t.data), size_t(t.numel()) * dtype_size(t.dtype))});
-    }
-    f.reset();
-    for (int l = 0; l < c.n_layers; ++l) {
-      // ModelOpt puts its scales on k_proj / v_proj; the combined one sits on the projection's
-      // attention module, as AutoFP8 wrote it ("self_attn.kv_scale") — here beside k_proj so a
-      // kept k_proj.k_scale collides with it.
-      ts.push_back({"model.layers." + std::to_string(l) + ".self_attn.k_proj.kv_scale", "F32", {},
-                    std::string(reinterpret_cast<const char*>(&kv[size_t(l)]), 4)});
-    }
-    write_safetensors(dir + "/model.safetensors", ts);
+    edit_model_tensors(dir, [&](std::vector<StTensor>& ts) {
+      std::vector<StTensor> kept;
+      for (StTensor& t : ts) {
+        const bool kv_tensor =
+            t.name.find(".k_proj.k_scale") != std::string::npos || t.name.find(".v_proj.v_scale") != std::string::npos;
+        if (!kv_tensor || (keep_one_k_scale && t.name == "model.layers.1.self_attn.k_proj.k_scale"))
+          kept.push_back(std::move(t));
+      }
+      ts = std::move(kept);
+      for (int l = 0; l < c.n_layers; ++l) {
+        // ModelOpt puts its scales on k_proj / v_proj; the combined one sits on the projection's
+        // attention module, as AutoFP8 wrote it ("self_attn.kv_scale") — here beside k_proj so a
+        // kept k_proj.k_scale collides with it.
+        ts.push_back({"model.layers." + std::to_string(l) + ".self_attn.k_proj.kv_scale", "F32", {},
+                      std::string(reinterpret_cast<const char*>(&kv[size_t(l)]), 4)});
+      }
+    });
     return dir;
   };
   const std::string dir = rewrite(false);

@@ -16,7 +16,6 @@
 
 #include "core/fp8.h"
 #include "model/fp8_export.h"
-#include "model/safetensors.h"
 #include "safetensors_writer.h"
 #include "test_util.h"
 
@@ -52,23 +51,6 @@ inline std::string export_moe(const std::string& model, Fp8ExportFormat f) {
 inline bool is_expert(const std::string& name) {
   static const std::regex re(R"(.*(mlp\.experts\.\d+\.(gate|up|down)_proj|block_sparse_moe\.experts\.\d+\.w[123])\.weight)");
   return std::regex_match(name, re);
-}
-
-inline std::vector<StTensor> read_tensors(const std::string& dir) {
-  auto f = SafetensorsFile::open(dir + "/model.safetensors");
-  std::vector<StTensor> ts;
-  for (const auto& name : f->tensor_names()) {
-    HostTensor t = f->tensor(name);
-    const char* d = t.dtype == DType::f32 ? "F32" : t.dtype == DType::bf16 ? "BF16" : t.dtype == DType::f16 ? "F16" : "F8_E4M3";
-    ts.push_back({name, d, t.shape, std::string(static_cast<const char*>(t.data), size_t(t.numel()) * dtype_size(t.dtype))});
-  }
-  return ts;
-}
-
-inline void edit_tensors(const std::string& dir, const std::function<void(std::vector<StTensor>&)>& edit) {
-  std::vector<StTensor> ts = read_tensors(dir);
-  edit(ts);
-  write_safetensors(dir + "/model.safetensors", ts);
 }
 
 inline const StTensor* find(const std::vector<StTensor>& ts, const std::string& name) {
@@ -110,7 +92,7 @@ inline std::string with_float_weights(const std::string& dir, const std::string&
   for (const auto& e : std::filesystem::directory_iterator(dir))
     std::filesystem::copy_file(e.path(), out + "/" + e.path().filename().string(),
                                std::filesystem::copy_options::overwrite_existing);
-  edit_tensors(out, [&](std::vector<StTensor>& ts) {
+  edit_model_tensors(out, [&](std::vector<StTensor>& ts) {
     const std::vector<StTensor> in = ts;
     ts.clear();
     for (const StTensor& t : in) {

@@ -45,12 +45,11 @@ const std::vector<Format> kFormats = {
     {Fp8ExportFormat::fp8_tensor, "weight_scale"}, {Fp8ExportFormat::fbgemm, "weight_scale"},
     {Fp8ExportFormat::modelopt, "weight_scale"},   {Fp8ExportFormat::modelopt_channel, "weight_scale"}};
 
+// Eager (the values under test, not the graph runtime), float32 on the CPU.
 std::vector<std::vector<float>> logits_of(const std::string& dir, const std::vector<RefPrompt>& prompts) {
   EngineConfig cfg = tiny_engine_config(dir);
-  cfg.disable_cuda_graph = true;  // the experts' values are under test, not the graph runtime
-  Engine engine(cfg);
-  return run_logits(EngineBenchAccess::runner(engine), prompts, engine.model_info().vocab_size, 64,
-                    /*batched=*/false);
+  cfg.disable_cuda_graph = true;
+  return engine_prompt_logits(cfg, prompts);
 }
 
 class Fp8Moe : public ::testing::TestWithParam<std::string> {};
@@ -171,16 +170,6 @@ TEST(Fp8MoeDequantize, EachSchemeMatchesTheDefinition) {
   }
 }
 
-std::string open_error(const std::string& dir) {
-  try {
-    const ModelConfig c = load_model_config(dir);
-    Checkpoint::open(dir, c);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 const std::string kExpert0 = "model.layers.0.mlp.experts.3.up_proj";
@@ -188,39 +177,39 @@ const std::string kExpert0 = "model.layers.0.mlp.experts.3.up_proj";
 TEST(Fp8MoeErrors, BrokenExpertScales) {
   {  // missing
     const std::string dir = export_moe("tiny-qwen3-moe", Fp8ExportFormat::fp8_block);
-    edit_tensors(dir, [](std::vector<StTensor>& ts) {
+    edit_model_tensors(dir, [](std::vector<StTensor>& ts) {
       ts.erase(std::remove_if(ts.begin(), ts.end(), [](const StTensor& t) { return t.name == kExpert0 + ".weight_scale_inv"; }),
                ts.end());
     });
-    const std::string err = open_error(dir);
+    const std::string err = checkpoint_open_error(dir);
     EXPECT_TRUE(contains(err, "missing tensor '" + kExpert0 + ".weight_scale_inv'")) << err;
   }
   {  // block scales of the wrong shape
     const std::string dir = export_moe("tiny-qwen3-moe", Fp8ExportFormat::ct_block);
-    edit_tensors(dir, [](std::vector<StTensor>& ts) {
+    edit_model_tensors(dir, [](std::vector<StTensor>& ts) {
       for (StTensor& t : ts)
         if (t.name == kExpert0 + ".weight_scale") t = {t.name, "F32", {2, 1}, std::string(8, '\0')};
     });
-    const std::string err = open_error(dir);
+    const std::string err = checkpoint_open_error(dir);
     EXPECT_TRUE(contains(err, "tensor '" + kExpert0 + ".weight_scale' has shape [2, 1], expected [1, 1]")) << err;
   }
   {  // a zero scale
     const std::string dir = export_moe("tiny-mixtral", Fp8ExportFormat::ct_channel);
     const std::string name = "model.layers.1.block_sparse_moe.experts.2.w2.weight_scale";
-    edit_tensors(dir, [&](std::vector<StTensor>& ts) {
+    edit_model_tensors(dir, [&](std::vector<StTensor>& ts) {
       for (StTensor& t : ts)
         if (t.name == name) std::memset(t.bytes.data(), 0, 4);
     });
-    const std::string err = open_error(dir);
+    const std::string err = checkpoint_open_error(dir);
     EXPECT_TRUE(contains(err, "tensor '" + name + "' holds 0 at element 0")) << err;
   }
   {  // a static format's expert without its input scale
     const std::string dir = export_moe("tiny-qwen2-moe", Fp8ExportFormat::ct_tensor_static);
-    edit_tensors(dir, [](std::vector<StTensor>& ts) {
+    edit_model_tensors(dir, [](std::vector<StTensor>& ts) {
       ts.erase(std::remove_if(ts.begin(), ts.end(), [](const StTensor& t) { return t.name == kExpert0 + ".input_scale"; }),
                ts.end());
     });
-    const std::string err = open_error(dir);
+    const std::string err = checkpoint_open_error(dir);
     EXPECT_TRUE(contains(err, "missing tensor '" + kExpert0 + ".input_scale'")) << err;
   }
 }
@@ -230,7 +219,7 @@ TEST(Fp8MoeErrors, IgnoredExpertMustBeFloat) {
   json cfg = json::parse(read_file(dir + "/config.json"));
   cfg["quantization_config"]["ignore"].push_back("re:.*experts[.]3[.]up_proj");
   write_file(dir + "/config.json", cfg.dump(2));
-  const std::string err = open_error(dir);
+  const std::string err = checkpoint_open_error(dir);
   EXPECT_TRUE(contains(err, "leaves '" + kExpert0 + "' unquantized (ignore list)")) << err;
 }
 
@@ -239,7 +228,7 @@ TEST(Fp8MoeErrors, Fp8ExpertWithoutQuantizationConfig) {
   json cfg = json::parse(read_file(dir + "/config.json"));
   cfg.erase("quantization_config");
   write_file(dir + "/config.json", cfg.dump(2));
-  const std::string err = open_error(dir);
+  const std::string err = checkpoint_open_error(dir);
   EXPECT_TRUE(contains(err, "is F8_E4M3, but config.json has no quantization_config")) << err;
 }
 
@@ -249,7 +238,7 @@ TEST(Fp8MoeErrors, FusedExpertLayoutIsRefused) {
   const std::string dir = export_moe("tiny-qwen3-moe", Fp8ExportFormat::fp8_tensor);
   const ModelConfig c = load_model_config(dir);
   const int64_t E = c.moe.n_experts, inter = c.moe.expert_intermediate_size, hidden = c.hidden_size;
-  edit_tensors(dir, [&](std::vector<StTensor>& ts) {
+  edit_model_tensors(dir, [&](std::vector<StTensor>& ts) {
     const std::string block = "model.layers.0.mlp.";
     std::string gate_up, down;
     for (int64_t e = 0; e < E; ++e) {
@@ -262,7 +251,7 @@ TEST(Fp8MoeErrors, FusedExpertLayoutIsRefused) {
     ts.push_back({block + "experts.gate_up_proj", "F8_E4M3", {E, 2 * inter, hidden}, gate_up});
     ts.push_back({block + "experts.down_proj", "F8_E4M3", {E, hidden, inter}, down});
   });
-  const std::string err = open_error(dir);
+  const std::string err = checkpoint_open_error(dir);
   EXPECT_TRUE(contains(err, "FP8 experts in the fused experts.gate_up_proj / down_proj layout are not supported")) << err;
 }
 

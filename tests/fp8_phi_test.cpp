@@ -124,12 +124,11 @@ TEST(Fp8Phi, FusedPartsTakeTheStoredTensorsScalesAtTheirRows) {
   }
 }
 
+// Eager (the values under test, not the graph runtime), float32 on the CPU.
 std::vector<std::vector<float>> logits_of(const std::string& dir, const std::vector<RefPrompt>& prompts) {
   EngineConfig cfg = tiny_engine_config(dir);
   cfg.disable_cuda_graph = true;
-  Engine engine(cfg);
-  return run_logits(EngineBenchAccess::runner(engine), prompts, engine.model_info().vocab_size, 64,
-                    /*batched=*/false);
+  return engine_prompt_logits(cfg, prompts);
 }
 
 class Fp8PhiFormats : public ::testing::TestWithParam<std::string> {};

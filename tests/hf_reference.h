@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/sampling_params.h"
+#include "engine/engine.h"
+#include "engine/engine_bench_access.h"
 #include "engine/engine_config.h"
 #include "runtime/model_runner.h"
 #include "test_util.h"
@@ -127,6 +129,22 @@ inline EngineConfig tiny_engine_config(const std::string& dir) {
   cfg.max_running_requests = 4;
   cfg.max_total_tokens = 1024;
   return cfg;
+}
+
+// An engine of `cfg`'s last-token logits of each prompt alone (run_logits, rows of 64 slots).
+inline std::vector<std::vector<float>> engine_prompt_logits(const EngineConfig& cfg, const std::vector<RefPrompt>& prompts) {
+  Engine engine(cfg);
+  return run_logits(EngineBenchAccess::runner(engine), prompts, engine.model_info().vocab_size, 64, /*batched=*/false);
+}
+
+// An engine of `cfg`'s greedy_requests ids, the prompts submitted together.
+inline std::vector<std::vector<int32_t>> engine_greedy_ids(const EngineConfig& cfg, const std::vector<RefPrompt>& prompts) {
+  Engine engine(cfg);
+  const GreedyRequests g = greedy_requests(prompts);
+  std::vector<std::vector<int32_t>> out;
+  for (const auto& r : engine.generate(g.prompts, g.params)) out.push_back(r.output_ids);
+  engine.wait_idle();
+  return out;
 }
 
 }  // namespace seam::test

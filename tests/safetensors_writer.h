@@ -4,13 +4,17 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/dtype.h"
+#include "core/error.h"
+#include "model/checkpoint.h"
 #include "model/model_config.h"
+#include "model/safetensors.h"
 #include "test_util.h"
 
 namespace seam::test {
@@ -202,6 +206,36 @@ inline int seed_of(const std::vector<StTensor>& tensors, const std::string& name
   for (size_t i = 0; i < tensors.size(); ++i)
     if (tensors[i].name == name) return int(i);
   return -1;
+}
+
+// The tensors of `dir`/model.safetensors as StTensors (bytes copied: the mapping is closed).
+inline std::vector<StTensor> read_model_tensors(const std::string& dir) {
+  auto f = SafetensorsFile::open(dir + "/model.safetensors");
+  std::vector<StTensor> ts;
+  for (const auto& name : f->tensor_names()) {
+    HostTensor t = f->tensor(name);
+    const char* d = t.dtype == DType::f32 ? "F32" : t.dtype == DType::bf16 ? "BF16" : t.dtype == DType::f16 ? "F16" : "F8_E4M3";
+    ts.push_back({name, d, t.shape, std::string(static_cast<const char*>(t.data), size_t(t.numel()) * dtype_size(t.dtype))});
+  }
+  return ts;
+}
+
+// Rewrites `dir`/model.safetensors through `edit` on its tensor list.
+inline void edit_model_tensors(const std::string& dir, const std::function<void(std::vector<StTensor>&)>& edit) {
+  std::vector<StTensor> ts = read_model_tensors(dir);
+  edit(ts);
+  write_safetensors(dir + "/model.safetensors", ts);
+}
+
+// The error Checkpoint::open raises on `dir` (its config loaded first), or "" when it loads.
+inline std::string checkpoint_open_error(const std::string& dir) {
+  try {
+    const ModelConfig c = load_model_config(dir);
+    Checkpoint::open(dir, c);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace seam::test

@@ -46,6 +46,10 @@ bool fp8_linear_weight(const QuantConfig& q, const HostTensor& weight) {
 void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSource& src) {
   const QuantConfig& q = c.quant;
   const std::string fmt = detail::concat(quant_method_name(q.method), " (", q.source, ")");
+  // Why an F8_E4M3 tensor cannot load when the checkpoint is not a serialized FP8 one.
+  const char* not_serialized = q.quantized() ? "--quantization fp8 quantizes a float checkpoint"
+                                             : "config.json has no quantization_config (and there is no "
+                                               "hf_quant_config.json)";
 
   // An FP8 weight's scales: the scheme's weight scale and, for static activations, the input
   // scale, each of the shape the scheme needs with finite positive values.
@@ -111,9 +115,7 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
       for (const HostTensor& t : *v) moe.push_back(&t);
     for (const HostTensor* t : moe) {
       if (!t->defined() || t->dtype != DType::fp8_e4m3) continue;
-      SEAM_CHECK(q.serialized(), "tensor '", t->name, "' is F8_E4M3, but ",
-                 q.quantized() ? "--quantization fp8 quantizes a float checkpoint"
-                               : "config.json has no quantization_config (and there is no hf_quant_config.json)");
+      SEAM_CHECK(q.serialized(), "tensor '", t->name, "' is F8_E4M3, but ", not_serialized);
       // transformers 5's in-memory layout stores a layer's experts as one 3-D parameter
       // (experts.gate_up_proj); FP8 checkpoints store each expert's projections with their scales.
       SEAM_CHECK(ends_with(t->name, ".weight"), "tensor '", t->name,
@@ -154,9 +156,7 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
     const std::string module = module_of(w->name);
     const bool is_fp8 = w->dtype == DType::fp8_e4m3;
     if (!q.serialized()) {
-      SEAM_CHECK(!is_fp8, "tensor '", w->name, "' is F8_E4M3, but ",
-                 q.quantized() ? "--quantization fp8 quantizes a float checkpoint"
-                               : "config.json has no quantization_config (and there is no hf_quant_config.json)");
+      SEAM_CHECK(!is_fp8, "tensor '", w->name, "' is F8_E4M3, but ", not_serialized);
       continue;
     }
     const bool ignored = q.ignores(module);

@@ -34,20 +34,6 @@ EngineConfig config(const std::string& dir, Device device) {
   return cfg;
 }
 
-std::vector<std::vector<float>> prompt_logits(const EngineConfig& cfg, const std::vector<RefPrompt>& prompts) {
-  Engine engine(cfg);
-  return run_logits(EngineBenchAccess::runner(engine), prompts, engine.model_info().vocab_size, 64, /*batched=*/false);
-}
-
-std::vector<std::vector<int32_t>> greedy_ids(const EngineConfig& cfg, const std::vector<RefPrompt>& prompts) {
-  Engine engine(cfg);
-  const GreedyRequests g = greedy_requests(prompts);
-  std::vector<std::vector<int32_t>> out;
-  for (const auto& r : engine.generate(g.prompts, g.params)) out.push_back(r.output_ids);
-  engine.wait_idle();
-  return out;
-}
-
 class Fp8MoeOnGpu : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Fp8MoeOnGpu, LogitsAndGreedyIdsMatchTheCpuBackend) {
@@ -58,17 +44,17 @@ TEST_P(Fp8MoeOnGpu, LogitsAndGreedyIdsMatchTheCpuBackend) {
   for (Fp8ExportFormat f : {Fp8ExportFormat::ct_channel, Fp8ExportFormat::ct_block}) {
     const std::string dir = with_only_experts_fp8(export_moe(GetParam(), f));
     SCOPED_TRACE(GetParam() + (f == Fp8ExportFormat::ct_block ? " block scales" : " channel scales"));
-    const auto cpu_logits = prompt_logits(config(dir, Device::cpu), prompts);
-    const auto gpu_logits = prompt_logits(config(dir, Device::cuda), prompts);
+    const auto cpu_logits = engine_prompt_logits(config(dir, Device::cpu), prompts);
+    const auto gpu_logits = engine_prompt_logits(config(dir, Device::cuda), prompts);
     ASSERT_EQ(gpu_logits.size(), cpu_logits.size());
     for (size_t i = 0; i < prompts.size(); ++i)
       EXPECT_LT(rel_err(gpu_logits[i], cpu_logits[i]), 1e-4) << "prompt of " << prompts[i].ids.size();
 
-    const auto cpu_ids = greedy_ids(config(dir, Device::cpu), prompts);
+    const auto cpu_ids = engine_greedy_ids(config(dir, Device::cpu), prompts);
     EngineConfig graphs = config(dir, Device::cuda), eager = graphs;
     eager.disable_cuda_graph = true;
-    EXPECT_EQ(greedy_ids(graphs, prompts), cpu_ids) << "with CUDA graphs";
-    EXPECT_EQ(greedy_ids(eager, prompts), cpu_ids) << "without CUDA graphs";
+    EXPECT_EQ(engine_greedy_ids(graphs, prompts), cpu_ids) << "with CUDA graphs";
+    EXPECT_EQ(engine_greedy_ids(eager, prompts), cpu_ids) << "without CUDA graphs";
   }
 }
 

@@ -32,29 +32,6 @@ EngineConfig config(const std::string& dir, Device device) {
   return cfg;
 }
 
-std::vector<std::vector<float>> prompt_logits(const EngineConfig& cfg, const std::vector<RefPrompt>& prompts) {
-  Engine engine(cfg);
-  return run_logits(EngineBenchAccess::runner(engine), prompts, engine.model_info().vocab_size, 64, /*batched=*/false);
-}
-
-std::vector<std::vector<int32_t>> greedy_ids(const EngineConfig& cfg, const std::vector<RefPrompt>& prompts) {
-  Engine engine(cfg);
-  std::vector<std::vector<int32_t>> ps;
-  std::vector<SamplingParams> params;
-  for (const RefPrompt& p : prompts) {
-    ps.push_back(p.ids);
-    SamplingParams sp;
-    sp.temperature = 0;
-    sp.max_new_tokens = 32;
-    sp.ignore_eos = true;
-    params.push_back(sp);
-  }
-  std::vector<std::vector<int32_t>> out;
-  for (const auto& r : engine.generate(ps, params)) out.push_back(r.output_ids);
-  engine.wait_idle();
-  return out;
-}
-
 class TinyFamilyOnGpu : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TinyFamilyOnGpu, LogitsAndGreedyIdsMatchTheCpuBackend) {
@@ -63,17 +40,17 @@ TEST_P(TinyFamilyOnGpu, LogitsAndGreedyIdsMatchTheCpuBackend) {
   const std::string dir = tiny_dir(GetParam());
   const std::vector<RefPrompt> prompts = load_hf_reference(dir);
   ASSERT_FALSE(prompts.empty());
-  const auto cpu_logits = prompt_logits(config(dir, Device::cpu), prompts);
-  const auto gpu_logits = prompt_logits(config(dir, Device::cuda), prompts);
+  const auto cpu_logits = engine_prompt_logits(config(dir, Device::cpu), prompts);
+  const auto gpu_logits = engine_prompt_logits(config(dir, Device::cuda), prompts);
   ASSERT_EQ(gpu_logits.size(), cpu_logits.size());
   for (size_t i = 0; i < prompts.size(); ++i)
     EXPECT_LT(rel_err(gpu_logits[i], cpu_logits[i]), 1e-4) << GetParam() << " prompt of " << prompts[i].ids.size();
 
-  const auto cpu_ids = greedy_ids(config(dir, Device::cpu), prompts);
+  const auto cpu_ids = engine_greedy_ids(config(dir, Device::cpu), prompts);
   EngineConfig graphs = config(dir, Device::cuda), eager = graphs;
   eager.disable_cuda_graph = true;
-  EXPECT_EQ(greedy_ids(graphs, prompts), cpu_ids) << GetParam() << " with CUDA graphs";
-  EXPECT_EQ(greedy_ids(eager, prompts), cpu_ids) << GetParam() << " without CUDA graphs";
+  EXPECT_EQ(engine_greedy_ids(graphs, prompts), cpu_ids) << GetParam() << " with CUDA graphs";
+  EXPECT_EQ(engine_greedy_ids(eager, prompts), cpu_ids) << GetParam() << " without CUDA graphs";
 }
 
 INSTANTIATE_TEST_SUITE_P(HfTiny, TinyFamilyOnGpu,
