@@ -36,7 +36,8 @@
 #            wmma, the skinny path on CUDA cores, then every new kernel off (the paths before
 #            them): "-;SEAM_MOE_SKINNY_MMA=1;SEAM_MOE_GROUPED_WGMMA=0;SEAM_MOE_SKINNY_MMA=0;
 #            SEAM_MOE_GATHER_STREAM=0 SEAM_MOE_ROUTE_WARP=0 SEAM_MOE_SKINNY=0 SEAM_MOE_GROUPED_PIPELINE=0
-#            SEAM_MOE_GROUPED_WGMMA=0" (~1.5-2 min a variant: four dummy loads)
+#            SEAM_MOE_GROUPED_WGMMA=0" (~1.5-2 min a variant: four dummy loads). AB_CASES picks the runs
+#            (default "extend b1 b64 mixtral": Qwen3 prefill 4,096, b1, b64, Mixtral b1)
 #   serve    seam serve (dummy qwen3-30b-a3b) + seam bench-serving, 1,024 in / 256 out, 1 client
 #            (SERVE_PROMPTS_1, default 6) then 64 clients (SERVE_PROMPTS_64, default 128) against
 #            one server, mixed chunk off, then a second server with it on; the graph counters from
@@ -50,6 +51,7 @@ BUILD=${BUILD:-$ROOT/build-gpu}
 STEPS=" ${STEPS:-build configs make parity delete bench serve} "
 PARITY_SHAPES=${PARITY_SHAPES:-qwen1.5-moe-a2.7b mixtral-8x7b-16l qwen3-30b-a3b-24l}
 GROUPED_VARIANTS=${GROUPED_VARIANTS:-1}
+AB_CASES=${AB_CASES:-extend b1 b64 mixtral}
 DUMMY="$MODELS/dummy"
 PORT=${PORT:-30123}
 step() { [[ "$STEPS" == *" $1 "* ]]; }
@@ -143,14 +145,18 @@ if step ab; then
     log "ab [$v] $(date -u +%T)"
     (
       if [ "$v" != "-" ]; then for a in $v; do export "${a?}"; done; fi
-      bench "qwen3-30b-a3b [$v]" "$q" "decode 1" --batch-size 1 --input-len 128 --output-len 64 --cuda-graph-bs 1 \
-        --piecewise-cuda-graph-tokens 128
-      bench "qwen3-30b-a3b [$v]" "$q" "decode 64" --batch-size 64 --input-len 128 --output-len 64 --cuda-graph-bs 64 \
-        --piecewise-cuda-graph-tokens 8192
+      case " $AB_CASES " in *" extend "*)
       bench "qwen3-30b-a3b [$v]" "$q" "extend 4096" --mode extend --batch-size 1 --input-len 4096 --reps 3 \
-        --cuda-graph-bs 1 --piecewise-cuda-graph-tokens 4096
+        --cuda-graph-bs 1 --piecewise-cuda-graph-tokens 4096 ;; esac
+      case " $AB_CASES " in *" b1 "*)
+      bench "qwen3-30b-a3b [$v]" "$q" "decode 1" --batch-size 1 --input-len 128 --output-len 64 --cuda-graph-bs 1 \
+        --piecewise-cuda-graph-tokens 128 ;; esac
+      case " $AB_CASES " in *" b64 "*)
+      bench "qwen3-30b-a3b [$v]" "$q" "decode 64" --batch-size 64 --input-len 128 --output-len 64 --cuda-graph-bs 64 \
+        --piecewise-cuda-graph-tokens 8192 ;; esac
+      case " $AB_CASES " in *" mixtral "*)
       bench "mixtral-8x7b [$v]" "$x" "decode 1" --batch-size 1 --input-len 128 --output-len 64 --cuda-graph-bs 1 \
-        --piecewise-cuda-graph-tokens 128
+        --piecewise-cuda-graph-tokens 128 ;; esac
     )
   done
 fi
