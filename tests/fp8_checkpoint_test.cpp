@@ -159,7 +159,10 @@ TEST(Fp8Checkpoint, UnsupportedConfigVariants) {
       {Fp8ExportFormat::ct_channel, [&](json& j) { w(j)["strategy"] = "group"; },
        g + "weights.strategy is 'group' (supported: tensor, channel, block)"},
       {Fp8ExportFormat::ct_channel, [&](json& j) { w(j)["symmetric"] = false; }, "symmetric FP8 only"},
-      {Fp8ExportFormat::ct_channel, [&](json& j) { a(j) = nullptr; }, "weight-only FP8 (W8A16) is not supported"},
+      // null is weight-only FP8 (tests/fp8_weight_only_test.cpp); an empty scheme is an error.
+      {Fp8ExportFormat::ct_channel, [&](json& j) { a(j) = json::object(); }, g + "input_activations.num_bits must be 8"},
+      {Fp8ExportFormat::ct_w8a16, [&](json& j) { w(j)["strategy"] = "group"; },
+       g + "weights.strategy is 'group' (supported: tensor, channel, block)"},
       {Fp8ExportFormat::ct_channel, [&](json& j) { a(j)["dynamic"] = false; },
        "per-token activation scales are dynamic only"},
       {Fp8ExportFormat::ct_channel, [&](json& j) { a(j)["strategy"] = "tensor"; },

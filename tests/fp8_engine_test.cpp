@@ -7,8 +7,11 @@
 //   vs the FP8 reference: |delta logprob| <= 1e-4 (measured <= 1.1e-6: float32 vs float64
 //     sums; the bound leaves room for a float32 difference moving an activation across an
 //     E4M3 rounding midpoint, which shifts one element by one E4M3 step);
-//   vs the float original (unquantized float64 reference): |delta logprob| <= 0.05 (measured
-//     0.005 to 0.012 over 23 positions: FP8's 3 mantissa bits on a 260K-parameter model);
+//   vs the "original" float64 reference, with no activation quantization (for a serialized
+//     folder it reads the folder's dequantized FP8 weights; for --quantization fp8 the float
+//     weights): |delta logprob| <= 0.05 (measured 0.005 to 0.012 over 23 positions: FP8's 3
+//     mantissa bits on a 260K-parameter model; 0 to rounding for weight-only FP8, whose two
+//     references are one);
 //   greedy ids equal to the FP8 reference's while its top-1 margin exceeds 0.02 (then
 //     comparison stops: a near tie may go either way).
 #include <gtest/gtest.h>
@@ -64,9 +67,11 @@ void check(const std::string& dir, const std::string& quantization, double tol_o
   if (!online) EXPECT_GT(d_fp8, 0.0);  // (the engine computed something other than a copy)
   const double d_orig = max_prompt_diff(run, original.log_probs(prompt), prompt);
   EXPECT_LE(d_orig, tol_original) << "vs the float original";
-  // The quantization is really applied: the FP8 run differs from the original measurably more than
-  // from its own reference.
-  EXPECT_GT(d_orig, 10 * d_fp8);
+  // The activation quantization is really applied: the FP8 run differs from the reference without
+  // it measurably more than from its own reference. (A serialized folder's "original" reference
+  // keeps its FP8 weights, so for weight-only FP8 the two references are one; its weights are held
+  // against the float model by tests/fp8_weight_only_test.cpp.)
+  if (online || !load_model_config(dir).quant.weight_only) EXPECT_GT(d_orig, 10 * d_fp8);
   // Greedy ids: equal to the FP8 reference's while its margin is clear.
   std::vector<int32_t> seq = prompt;
   int compared = 0;

@@ -148,7 +148,8 @@ class Fp8Reference {
           const double sc = s.size() == 1 ? s[0] : int64_t(s.size()) == l.n_out ? s[size_t(o)] : s[size_t(o / 128 * nkb + k / 128)];
           l.w[size_t(o * l.n_in + k)] = double(fp8_e4m3_to_f32(codes[o * l.n_in + k])) * sc;
         }
-      l.act = qc.act == Fp8ActScheme::dynamic_group128 ? Act::group128
+      l.act = qc.weight_only                                ? Act::none  // W8A16: float activations
+              : qc.act == Fp8ActScheme::dynamic_group128 ? Act::group128
               : qc.act == Fp8ActScheme::static_per_tensor ? Act::fixed
                                                           : Act::token;
       if (l.act == Act::fixed) l.input_scale = float(floats(module + ".input_scale")[0]);

@@ -88,7 +88,10 @@ void take_fp8_tensors(const ModelConfig& c, Checkpoint& ck, const Fp8TensorSourc
                " (", fp8_weight_scheme_name(q.weight), " scales of a ", shape_str(stored), " weight, ", fmt, ")");
     check_scale_values(s.weight_scale);
     const std::string is_name = module + ".input_scale";
-    if (q.act == Fp8ActScheme::static_per_tensor) {
+    if (q.weight_only) {
+      SEAM_CHECK(!src.contains(is_name), "tensor '", is_name, "' is an activation scale, but ", fmt,
+                 " is weight-only FP8 (no input_activations): activations are not quantized");
+    } else if (q.act == Fp8ActScheme::static_per_tensor) {
       SEAM_CHECK(src.contains(is_name), "missing tensor '", is_name, "': ", fmt,
                  " quantizes activations with a static per-tensor scale");
       s.input_scale = src.take(is_name);

@@ -116,7 +116,8 @@ const std::vector<std::pair<std::string, Fp8ExportFormat>>& fp8_export_formats()
       {"ct-channel", Fp8ExportFormat::ct_channel}, {"ct-tensor-static", Fp8ExportFormat::ct_tensor_static},
       {"ct-block", Fp8ExportFormat::ct_block},     {"fp8-block", Fp8ExportFormat::fp8_block},
       {"fp8-tensor", Fp8ExportFormat::fp8_tensor}, {"fbgemm", Fp8ExportFormat::fbgemm},
-      {"modelopt", Fp8ExportFormat::modelopt},     {"modelopt-channel", Fp8ExportFormat::modelopt_channel}};
+      {"modelopt", Fp8ExportFormat::modelopt},     {"modelopt-channel", Fp8ExportFormat::modelopt_channel},
+      {"ct-w8a16", Fp8ExportFormat::ct_w8a16}};
   return k;
 }
 
@@ -139,7 +140,7 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
   bool per_tensor = false, static_act = false;
   std::string scale_name = "weight_scale";
   switch (fmt) {
-    case F::ct_channel: case F::fbgemm: case F::modelopt_channel: break;
+    case F::ct_channel: case F::fbgemm: case F::modelopt_channel: case F::ct_w8a16: break;
     case F::ct_tensor_static: case F::modelopt: per_tensor = static_act = true; break;
     case F::fp8_tensor: per_tensor = true; break;
     case F::ct_block: br = bc = 128; break;
@@ -196,6 +197,9 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
       config["quantization_config"] = compressed_tensors_config(
           "channel", {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"dynamic", true}, {"symmetric", true}},
           moe);
+      break;
+    case F::ct_w8a16:  // llm-compressor's FP8 weight-only scheme: no input_activations
+      config["quantization_config"] = compressed_tensors_config("channel", nullptr, moe);
       break;
     case F::ct_tensor_static:
       config["quantization_config"] = compressed_tensors_config(

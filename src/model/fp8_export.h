@@ -26,6 +26,7 @@ enum class Fp8ExportFormat {
   fbgemm,            // fbgemm_fp8: channel weights, dynamic per-token activations, activation_scale_ub
   modelopt,          // NVIDIA ModelOpt: hf_quant_config.json, per-tensor weight and input scales, kv scales
   modelopt_channel,  // ModelOpt FP8_PER_CHANNEL_PER_TOKEN: per-channel weight scales [out], dynamic per-token
+  ct_w8a16,          // compressed-tensors, channel weights, input_activations null: weight-only FP8 (W8A16)
 };
 
 struct Fp8ExportOptions {

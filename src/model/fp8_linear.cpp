@@ -6,6 +6,7 @@
 
 #include "core/fp8.h"
 #include "model/fp8_checkpoint.h"
+#include "model/fp8_dequant.h"
 
 namespace seam {
 
@@ -25,6 +26,38 @@ HostTensor staged(const std::string& name, DType dtype, std::vector<int64_t> sha
   t.shape = std::move(shape);
   t.data = data;
   return t;
+}
+
+// Weight-only FP8 (QuantConfig::weight_only): each part dequantized into float32 values
+// (fp8_dequant.h's definition), its fold applied to those values as to any float weight's
+// (model/weight_folds.h: value * factor in float32), and the layer loaded dense: the weight is
+// then rounded to the dense format's dtype once, by Linear::load.
+Linear load_weight_only(Backend& backend, const std::vector<const HostTensor*>& parts,
+                        const std::vector<const HostTensor*>& bias_parts, WeightFormat dense, const QuantConfig& quant,
+                        const Checkpoint& ck, const std::vector<Linear::RowFold>& folds) {
+  SEAM_ASSERT(folds.empty() || folds.size() == parts.size());
+  std::vector<std::vector<float>> values(parts.size());
+  std::vector<HostTensor> views(parts.size());
+  std::vector<const HostTensor*> ptrs;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const HostTensor& p = *parts[i];
+    auto it = ck.fp8_scales.find(p.name);
+    SEAM_ASSERT(it != ck.fp8_scales.end(), "no FP8 scales for ", p.name);
+    const int64_t n_out = p.shape[0], n_in = p.shape[1];
+    values[i].resize(size_t(n_out * n_in));
+    dequantize_fp8_weight(p, it->second, quant.weight, DType::f32, values[i].data());
+    if (!folds.empty() && folds[i].active()) {
+      const Linear::RowFold& f = folds[i];
+      for (int64_t r = 0; r < n_out; ++r) {
+        if (r % f.period >= f.count) continue;
+        float* row = values[i].data() + r * n_in;
+        for (int64_t k = 0; k < n_in; ++k) row[k] *= f.factor;
+      }
+    }
+    views[i] = staged(p.name, DType::f32, {n_out, n_in}, values[i].data());
+    ptrs.push_back(&views[i]);
+  }
+  return Linear::load(backend, ptrs, bias_parts, dense);
 }
 
 }  // namespace
@@ -92,6 +125,7 @@ Linear load_linear(Backend& backend, const std::vector<const HostTensor*>& weigh
   SEAM_CHECK(n_fp8 == weight_parts.size(), "'", weight_parts[0]->name, "' and the layers fused with it (",
              weight_parts.size(), " parts) must be all FP8 or all unquantized: they run as one GEMM (",
              quant.source, ")");
+  if (quant.weight_only) return load_weight_only(backend, weight_parts, bias_parts, dense, quant, ck, folds);
   SEAM_CHECK(backend.supports_fp8(), "FP8 weights (", quant_method_name(quant.method), "): the ", backend.name(),
              " backend has no FP8 linear yet");
   std::vector<const Fp8Scales*> scales;

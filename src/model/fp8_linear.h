@@ -21,6 +21,8 @@ namespace seam {
 //   A part that is a rows() view of a stored FP8 tensor (Phi-3's fused qkv_proj / gate_up_proj)
 //   takes that tensor's scales at its rows. `folds` (empty, or one a part): load-time row factors
 //   a serialized FP8 part takes on its scales (Linear::RowFold); float parts come folded.
+// Weight-only FP8 (QuantConfig::weight_only) is not an FP8 layer: its parts are dequantized
+// (model/fp8_dequant.h), folded as float values, and loaded dense.
 Linear load_linear(Backend& backend, const std::vector<const HostTensor*>& weight_parts,
                    const std::vector<const HostTensor*>& bias_parts, WeightFormat dense, const QuantConfig& quant,
                    const Checkpoint& ck, const std::vector<Linear::RowFold>& folds = {});

@@ -81,6 +81,30 @@ void check_block_128(const Obj& o, const std::string& key) {
              ": seam supports 128x128 weight blocks only");
 }
 
+// compressed-tensors' input_activations (a W8A8 scheme): the activation scheme its weight
+// scheme allows.
+void read_ct_activations(const Obj& a, QuantConfig& q) {
+  check_fp8_args(a, "activations");
+  const std::string as = a.string("strategy", "", true);
+  const bool dynamic = a.boolean("dynamic", false);
+  if (q.weight == Fp8WeightScheme::block128) {
+    const json* gs = a.find("group_size");
+    SEAM_CHECK(dynamic && as == "group" && gs && gs->is_number_integer() && gs->get<int>() == 128, a.where("strategy"),
+               " is '", as, "': block weights need dynamic activations in groups of 128 (strategy group, "
+               "group_size 128, dynamic true)");
+    q.act = Fp8ActScheme::dynamic_group128;
+  } else if (as == "token") {
+    SEAM_CHECK(dynamic, a.where("dynamic"), " is false: per-token activation scales are dynamic only");
+    q.act = Fp8ActScheme::dynamic_per_token;
+  } else if (as == "tensor") {
+    SEAM_CHECK(!dynamic, a.where("dynamic"),
+               " is true: dynamic per-tensor activation scales are not supported (use per-token)");
+    q.act = Fp8ActScheme::static_per_tensor;
+  } else {
+    throw Error(detail::concat(a.where("strategy"), " is '", as, "' (supported: token, tensor)"));
+  }
+}
+
 void read_compressed_tensors(const Obj& qc, QuantConfig& q) {
   q.method = QuantMethod::compressed_tensors;
   const std::string fmt = qc.string("format", "float-quantized");
@@ -109,27 +133,12 @@ void read_compressed_tensors(const Obj& qc, QuantConfig& q) {
   }
   SEAM_CHECK(!g.find("output_activations"), g.where("output_activations"),
              " is set: output quantization is not supported (seam quantizes weights and inputs)");
-  const Obj a = g.object("input_activations", false);
-  SEAM_CHECK(!a.empty(), g.where("input_activations"),
-             " is missing: weight-only FP8 (W8A16) is not supported; seam quantizes activations too");
-  check_fp8_args(a, "activations");
-  const std::string as = a.string("strategy", "", true);
-  const bool dynamic = a.boolean("dynamic", false);
-  if (q.weight == Fp8WeightScheme::block128) {
-    const json* gs = a.find("group_size");
-    SEAM_CHECK(dynamic && as == "group" && gs && gs->is_number_integer() && gs->get<int>() == 128, a.where("strategy"),
-               " is '", as, "': block weights need dynamic activations in groups of 128 (strategy group, "
-               "group_size 128, dynamic true)");
-    q.act = Fp8ActScheme::dynamic_group128;
-  } else if (as == "token") {
-    SEAM_CHECK(dynamic, a.where("dynamic"), " is false: per-token activation scales are dynamic only");
-    q.act = Fp8ActScheme::dynamic_per_token;
-  } else if (as == "tensor") {
-    SEAM_CHECK(!dynamic, a.where("dynamic"),
-               " is true: dynamic per-tensor activation scales are not supported (use per-token)");
-    q.act = Fp8ActScheme::static_per_tensor;
+  if (!g.find("input_activations")) {
+    // null or absent: weight-only FP8 (W8A16), no activation scheme to read; the weights are
+    // dequantized at load.
+    q.weight_only = true;
   } else {
-    throw Error(detail::concat(a.where("strategy"), " is '", as, "' (supported: token, tensor)"));
+    read_ct_activations(g.object("input_activations", true), q);
   }
   q.ignore = qc.strings("ignore");
   // A 2:4-sparse checkpoint stores its weights compressed with a bitmask (sparse-24-bitmask):

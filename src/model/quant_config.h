@@ -7,11 +7,17 @@
 //   compressed-tensors, strategy tensor    per-tensor  (weight_scale [] / [1])  dynamic per-token | static input_scale
 //   compressed-tensors, strategy channel   per-channel (weight_scale [out, 1])  dynamic per-token | static input_scale
 //   compressed-tensors, strategy block     128x128     (weight_scale [ceil(out/128), ceil(in/128)])  dynamic 1x128 groups
+//   compressed-tensors, no input_activations  any of the three above     none: weight-only (W8A16), below
 //   fp8 + weight_block_size [128, 128]     128x128     (weight_scale_inv, same shape)                dynamic 1x128 groups
 //   fp8 (no block size)                    per-tensor  (weight_scale)           dynamic per-token | static input_scale
 //   fbgemm_fp8                             per-channel (weight_scale [out, 1])  dynamic per-token, amax <= activation_scale_ub
 //   modelopt, quant_algo FP8               per-tensor  (weight_scale)           static input_scale
 //   --quantization fp8 (online)            per-channel, amax / 448 at load      dynamic per-token
+//
+// Weight-only FP8 (vLLM's W8A16 FP8: compressed-tensors with input_activations null) has no
+// activation quantization: its weights are dequantized at load into the activation dtype
+// (model/fp8_dequant.h, as mixture-of-experts experts are) and run as float linears, so the
+// layer's products are those of a float layer holding the dequantized weights.
 //
 // Anything else is refused at load with a message naming the file, the field and the value.
 #pragma once
@@ -31,6 +37,9 @@ struct QuantConfig {
   Fp8WeightScheme weight = Fp8WeightScheme::per_tensor;
   Fp8ActScheme act = Fp8ActScheme::dynamic_per_token;
   float act_amax_ub = 0.f;  // fbgemm_fp8's activation_scale_ub; 0 = none
+  // Weight-only FP8 (W8A16): `act` is unused, activations stay in their dtype, and the FP8
+  // weights are dequantized at load (serialized() is still true: the codes are F8_E4M3).
+  bool weight_only = false;
   // The scale tensor beside each quantized `<module>.weight`: "weight_scale" or
   // "weight_scale_inv" (fp8 block format; despite the name it multiplies, as in vLLM).
   std::string weight_scale_name = "weight_scale";
