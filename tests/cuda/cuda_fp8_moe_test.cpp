@@ -7,8 +7,9 @@
 //  - each prompt's last-token logits within 1e-4 relative of the CPU's;
 //  - the 32 greedy ids of the three prompts, submitted together, equal to the CPU engine's, with
 //    CUDA graphs and without.
-// (A folder with the attention FP8 too runs the FP8 linears, whose GPU-vs-CPU agreement is
-// cuda_fp8_model_parity_test's business.)
+// Also the whole model weight-only FP8 (ct-w8a16: attention and experts dequantized at load, so
+// float linears too), under the same bounds. (A W8A8 folder with the attention FP8 runs the FP8
+// linears, whose GPU-vs-CPU agreement is cuda_fp8_model_parity_test's business.)
 #include <gtest/gtest.h>
 
 #include <string>
@@ -41,9 +42,14 @@ TEST_P(Fp8MoeOnGpu, LogitsAndGreedyIdsMatchTheCpuBackend) {
   if (!cuda_device_available(&why)) GTEST_SKIP() << "no GPU: " << why;
   const std::vector<RefPrompt> prompts = load_hf_reference(hf_tiny(GetParam()));
   ASSERT_FALSE(prompts.empty());
-  for (Fp8ExportFormat f : {Fp8ExportFormat::ct_channel, Fp8ExportFormat::ct_block}) {
-    const std::string dir = with_only_experts_fp8(export_moe(GetParam(), f));
-    SCOPED_TRACE(GetParam() + (f == Fp8ExportFormat::ct_block ? " block scales" : " channel scales"));
+  // Experts-only FP8 folders (channel and block scales), and the whole model weight-only FP8
+  // (ct-w8a16: attention and experts dequantized at load).
+  const std::vector<std::pair<std::string, std::string>> folders = {
+      {"experts FP8, channel scales", with_only_experts_fp8(export_moe(GetParam(), Fp8ExportFormat::ct_channel))},
+      {"experts FP8, block scales", with_only_experts_fp8(export_moe(GetParam(), Fp8ExportFormat::ct_block))},
+      {"weight-only FP8", export_moe(GetParam(), Fp8ExportFormat::ct_w8a16)}};
+  for (const auto& [label, dir] : folders) {
+    SCOPED_TRACE(GetParam() + " " + label);
     const auto cpu_logits = engine_prompt_logits(config(dir, Device::cpu), prompts);
     const auto gpu_logits = engine_prompt_logits(config(dir, Device::cuda), prompts);
     ASSERT_EQ(gpu_logits.size(), cpu_logits.size());
