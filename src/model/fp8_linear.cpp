@@ -30,31 +30,38 @@ HostTensor staged(const std::string& name, DType dtype, std::vector<int64_t> sha
 
 // Weight-only FP8 (QuantConfig::weight_only): each part dequantized into float32 values
 // (fp8_dequant.h's definition), its fold applied to those values as to any float weight's
-// (model/weight_folds.h: value * factor in float32), and the layer loaded dense: the weight is
-// then rounded to the dense format's dtype once, by Linear::load.
+// (model/weight_folds.h: value * factor in float32), then rounded once to the dense format's
+// dtype and the layer loaded dense. One part is held in float32 at a time: the layer's host
+// staging is its size in the dense dtype (a float checkpoint's bytes), plus one part.
 Linear load_weight_only(Backend& backend, const std::vector<const HostTensor*>& parts,
                         const std::vector<const HostTensor*>& bias_parts, WeightFormat dense, const QuantConfig& quant,
                         const Checkpoint& ck, const std::vector<Linear::RowFold>& folds) {
   SEAM_ASSERT(folds.empty() || folds.size() == parts.size());
-  std::vector<std::vector<float>> values(parts.size());
+  const DType dtype = weight_format_dtype(dense);
+  const size_t esize = dtype_size(dtype);
+  std::vector<std::vector<uint8_t>> values(parts.size());
   std::vector<HostTensor> views(parts.size());
   std::vector<const HostTensor*> ptrs;
+  std::vector<float> f32;
   for (size_t i = 0; i < parts.size(); ++i) {
     const HostTensor& p = *parts[i];
     auto it = ck.fp8_scales.find(p.name);
     SEAM_ASSERT(it != ck.fp8_scales.end(), "no FP8 scales for ", p.name);
     const int64_t n_out = p.shape[0], n_in = p.shape[1];
-    values[i].resize(size_t(n_out * n_in));
-    dequantize_fp8_weight(p, it->second, quant.weight, DType::f32, values[i].data());
+    const size_t n = size_t(n_out * n_in);
+    f32.resize(n);
+    dequantize_fp8_weight(p, it->second, quant.weight, DType::f32, f32.data());
     if (!folds.empty() && folds[i].active()) {
       const Linear::RowFold& f = folds[i];
       for (int64_t r = 0; r < n_out; ++r) {
         if (r % f.period >= f.count) continue;
-        float* row = values[i].data() + r * n_in;
+        float* row = f32.data() + r * n_in;
         for (int64_t k = 0; k < n_in; ++k) row[k] *= f.factor;
       }
     }
-    views[i] = staged(p.name, DType::f32, {n_out, n_in}, values[i].data());
+    values[i].resize(n * esize);
+    convert_from_f32(f32.data(), dtype, values[i].data(), n);  // DeviceWeight::upload's rounding
+    views[i] = staged(p.name, dtype, {n_out, n_in}, values[i].data());
     ptrs.push_back(&views[i]);
   }
   return Linear::load(backend, ptrs, bias_parts, dense);
