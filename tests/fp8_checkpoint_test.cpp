@@ -205,7 +205,7 @@ TEST(Fp8Checkpoint, UnsupportedConfigVariants) {
        "activation_scale_ub must be a positive number"},
       {Fp8ExportFormat::ct_channel,
        [](json& j) { j["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}}; },
-       "quantization_config.quant_algo is 'NVFP4' (supported: FP8, FP8_PER_CHANNEL_PER_TOKEN)"},
+       "quantization_config.quant_algo is 'NVFP4' (supported: FP8, FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO)"},
   };
   for (const auto& c : cases) {
     const std::string dir = export_format(c.f);
@@ -215,7 +215,7 @@ TEST(Fp8Checkpoint, UnsupportedConfigVariants) {
   // hf_quant_config.json (ModelOpt's own file)
   const std::string mo = export_format(Fp8ExportFormat::modelopt);
   edit_config(mo, [](json& j) { j["quantization"]["quant_algo"] = "INT8_SQ"; }, "hf_quant_config.json");
-  expect_error([&] { load_model_config(mo); }, "hf_quant_config.json: quantization.quant_algo is 'INT8_SQ' (supported: FP8, FP8_PER_CHANNEL_PER_TOKEN)");
+  expect_error([&] { load_model_config(mo); }, "hf_quant_config.json: quantization.quant_algo is 'INT8_SQ' (supported: FP8, FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO)");
   edit_config(mo, [](json& j) { j.erase("quantization"); }, "hf_quant_config.json");
   expect_error([&] { load_model_config(mo); }, "hf_quant_config.json: quantization is missing");
 }

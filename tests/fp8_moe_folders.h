@@ -119,13 +119,14 @@ inline std::string with_float_experts(const std::string& dir, const std::string&
   return with_float_weights(dir, scale_name, is_expert);
 }
 
-// Every FP8 linear as float32 values of its dequantization and no quantization_config: the float
-// model a weight-only FP8 folder (`scale_name` "weight_scale": compressed-tensors) defines.
+// Every FP8 linear as float32 values of its dequantization and no quantization config: the float
+// model a weight-only FP8 folder (`scale_name` "weight_scale": compressed-tensors, ModelOpt) defines.
 inline std::string with_all_float(const std::string& dir, const std::string& scale_name = "weight_scale") {
   const std::string out = with_float_weights(dir, scale_name, [](const std::string&) { return true; });
   nlohmann::json cfg = nlohmann::json::parse(read_file(out + "/config.json"));
   cfg.erase("quantization_config");
   write_file(out + "/config.json", cfg.dump(2));
+  std::filesystem::remove(out + "/hf_quant_config.json");  // ModelOpt's
   return out;
 }
 

@@ -1,11 +1,11 @@
 // Weight-only FP8 checkpoints (W8A16: compressed-tensors with input_activations null, as
-// llm-compressor writes its FP8 weight-only scheme and vLLM loads it): the weights are
+// llm-compressor writes its FP8 weight-only scheme and vLLM loads it; ModelOpt's FP8_PB_WO): the weights are
 // dequantized at load (model/fp8_dequant.h) and the model runs them as float linears.
 //
 // Stated agreement: on the CPU in float32, a weight-only folder's logits are bit-equal to those of
 // the same folder with every FP8 weight replaced by float32 values the test computes itself from
-// the codes and scales (fp8_moe_folders.h's with_all_float) and no quantization_config — for each
-// weight scheme (per-channel, per-tensor, 128x128 blocks), dense Llama / Mistral / Gemma 3 / Phi-3
+// the codes and scales (fp8_moe_folders.h's with_all_float) and no quantization config — for each
+// weight scheme (per-channel, per-tensor, 128x128 blocks; ModelOpt's blocks), dense Llama / Mistral / Gemma 3 / Phi-3
 // / Phi-4-mini (LongRoPE's rotary-row factor applied to the dequantized values, as to any float
 // weight) and the mixture-of-experts models (experts and attention both dequantized). And within
 // 0.15 relative of transformers' float32 logits of the unquantized model, the W8A8 formats'
@@ -54,11 +54,13 @@ std::string as_weight_only(const std::string& dir) {
   return out;
 }
 
-// The three weight schemes, weight-only, of hf_tiny `model`.
+// The three compressed-tensors weight schemes, weight-only, and ModelOpt's FP8_PB_WO (128x128
+// blocks), of hf_tiny `model`.
 std::vector<std::pair<std::string, std::string>> weight_only_folders(const std::string& model) {
   return {{"channel", export_moe(model, Fp8ExportFormat::ct_w8a16)},
           {"tensor", as_weight_only(export_moe(model, Fp8ExportFormat::ct_tensor_static))},
-          {"block", as_weight_only(export_moe(model, Fp8ExportFormat::ct_block))}};
+          {"block", as_weight_only(export_moe(model, Fp8ExportFormat::ct_block))},
+          {"modelopt FP8_PB_WO", export_moe(model, Fp8ExportFormat::modelopt_pb_wo)}};
 }
 
 TEST(Fp8WeightOnly, ParsesAsWeightOnly) {
@@ -85,6 +87,14 @@ TEST(Fp8WeightOnly, ParsesAsWeightOnly) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("input_activations.num_bits must be 8"), std::string::npos) << e.what();
   }
+  // ModelOpt's FP8_PB_WO: 128x128 block scales, weight-only.
+  const std::string pb = fresh_dir("fp8wo_pb");
+  export_fp8_checkpoint(stories_dir(), pb, Fp8ExportOptions{Fp8ExportFormat::modelopt_pb_wo});
+  const ModelConfig pc = load_model_config(pb);
+  EXPECT_EQ(pc.quant.method, QuantMethod::modelopt);
+  EXPECT_EQ(pc.quant.weight, Fp8WeightScheme::block128);
+  EXPECT_EQ(pc.quant.weight_scale_name, "weight_scale");
+  EXPECT_TRUE(pc.quant.weight_only);
   // A W8A8 scheme is not weight-only.
   const std::string w8a8 = fresh_dir("fp8wo_w8a8");
   export_fp8_checkpoint(stories_dir(), w8a8, Fp8ExportOptions{Fp8ExportFormat::ct_channel});

@@ -117,7 +117,7 @@ const std::vector<std::pair<std::string, Fp8ExportFormat>>& fp8_export_formats()
       {"ct-block", Fp8ExportFormat::ct_block},     {"fp8-block", Fp8ExportFormat::fp8_block},
       {"fp8-tensor", Fp8ExportFormat::fp8_tensor}, {"fbgemm", Fp8ExportFormat::fbgemm},
       {"modelopt", Fp8ExportFormat::modelopt},     {"modelopt-channel", Fp8ExportFormat::modelopt_channel},
-      {"ct-w8a16", Fp8ExportFormat::ct_w8a16}};
+      {"ct-w8a16", Fp8ExportFormat::ct_w8a16},     {"modelopt-pb-wo", Fp8ExportFormat::modelopt_pb_wo}};
   return k;
 }
 
@@ -143,7 +143,7 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
     case F::ct_channel: case F::fbgemm: case F::modelopt_channel: case F::ct_w8a16: break;
     case F::ct_tensor_static: case F::modelopt: per_tensor = static_act = true; break;
     case F::fp8_tensor: per_tensor = true; break;
-    case F::ct_block: br = bc = 128; break;
+    case F::ct_block: case F::modelopt_pb_wo: br = bc = 128; break;
     case F::fp8_block: br = bc = 128; scale_name = "weight_scale_inv"; break;
   }
   // The decoder's linears: attention, a dense MLP (Phi-3's fused qkv_proj / gate_up_proj as one
@@ -227,6 +227,12 @@ void export_fp8_checkpoint(const std::string& src_dir, const std::string& dst_di
       const json hq = {{"producer", {{"name", "modelopt"}, {"version", "0.19.0"}}},
                        {"quantization",
                         {{"quant_algo", "FP8"}, {"kv_cache_quant_algo", "FP8"}, {"exclude_modules", {"lm_head"}}}}};
+      std::ofstream((dst / "hf_quant_config.json").string()) << hq.dump(2);
+      break;
+    }
+    case F::modelopt_pb_wo: {
+      const json hq = {{"producer", {{"name", "modelopt"}, {"version", "0.37.0"}}},
+                       {"quantization", {{"quant_algo", "FP8_PB_WO"}, {"exclude_modules", {"lm_head"}}}}};
       std::ofstream((dst / "hf_quant_config.json").string()) << hq.dump(2);
       break;
     }

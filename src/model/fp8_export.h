@@ -27,6 +27,7 @@ enum class Fp8ExportFormat {
   modelopt,          // NVIDIA ModelOpt: hf_quant_config.json, per-tensor weight and input scales, kv scales
   modelopt_channel,  // ModelOpt FP8_PER_CHANNEL_PER_TOKEN: per-channel weight scales [out], dynamic per-token
   ct_w8a16,          // compressed-tensors, channel weights, input_activations null: weight-only FP8 (W8A16)
+  modelopt_pb_wo,    // ModelOpt FP8_PB_WO: 128x128 block weight_scale, weight-only
 };
 
 struct Fp8ExportOptions {

@@ -201,15 +201,21 @@ void read_fbgemm(const Obj& qc, QuantConfig& q) {
 // ModelOpt: {"quant_algo": "FP8" | "FP8_PER_CHANNEL_PER_TOKEN", "kv_cache_quant_algo": ...,
 // "exclude_modules": [...]}, in hf_quant_config.json's "quantization" or inline in config.json's
 // quantization_config. FP8: per-tensor weight and static input scales; FP8_PER_CHANNEL_PER_TOKEN:
-// per-channel weight scales, dynamic per-token activations (as vLLM reads them).
+// per-channel weight scales, dynamic per-token activations (as vLLM reads them); FP8_PB_WO:
+// 128x128 block weight scales (weight_scale [ceil(out/128), ceil(in/128)]), weight-only.
 void read_modelopt(const Obj& qc, QuantConfig& q) {
   q.method = QuantMethod::modelopt;
   const std::string algo = qc.string("quant_algo", "", true);
-  SEAM_CHECK(algo == "FP8" || algo == "FP8_PER_CHANNEL_PER_TOKEN", qc.where("quant_algo"), " is '", algo,
-             "' (supported: FP8, FP8_PER_CHANNEL_PER_TOKEN)");
-  const bool channel = algo == "FP8_PER_CHANNEL_PER_TOKEN";
-  q.weight = channel ? Fp8WeightScheme::per_channel : Fp8WeightScheme::per_tensor;
-  q.act = channel ? Fp8ActScheme::dynamic_per_token : Fp8ActScheme::static_per_tensor;
+  SEAM_CHECK(algo == "FP8" || algo == "FP8_PER_CHANNEL_PER_TOKEN" || algo == "FP8_PB_WO", qc.where("quant_algo"),
+             " is '", algo, "' (supported: FP8, FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO)");
+  if (algo == "FP8_PB_WO") {  // 128x128 block weight scales (weight_scale), weight-only
+    q.weight = Fp8WeightScheme::block128;
+    q.weight_only = true;
+  } else {
+    const bool channel = algo == "FP8_PER_CHANNEL_PER_TOKEN";
+    q.weight = channel ? Fp8WeightScheme::per_channel : Fp8WeightScheme::per_tensor;
+    q.act = channel ? Fp8ActScheme::dynamic_per_token : Fp8ActScheme::static_per_tensor;
+  }
   const std::string kv = qc.string("kv_cache_quant_algo", "");
   SEAM_CHECK(kv.empty() || kv == "FP8", qc.where("kv_cache_quant_algo"), " is '", kv, "' (supported: FP8 or none)");
   q.ignore = qc.strings("exclude_modules");

@@ -8,13 +8,15 @@
 //   compressed-tensors, strategy channel   per-channel (weight_scale [out, 1])  dynamic per-token | static input_scale
 //   compressed-tensors, strategy block     128x128     (weight_scale [ceil(out/128), ceil(in/128)])  dynamic 1x128 groups
 //   compressed-tensors, no input_activations  any of the three above     none: weight-only (W8A16), below
+//   modelopt, quant_algo FP8_PB_WO         128x128     (weight_scale, block shape)  none: weight-only
 //   fp8 + weight_block_size [128, 128]     128x128     (weight_scale_inv, same shape)                dynamic 1x128 groups
 //   fp8 (no block size)                    per-tensor  (weight_scale)           dynamic per-token | static input_scale
 //   fbgemm_fp8                             per-channel (weight_scale [out, 1])  dynamic per-token, amax <= activation_scale_ub
 //   modelopt, quant_algo FP8               per-tensor  (weight_scale)           static input_scale
 //   --quantization fp8 (online)            per-channel, amax / 448 at load      dynamic per-token
 //
-// Weight-only FP8 (vLLM's W8A16 FP8: compressed-tensors with input_activations null) has no
+// Weight-only FP8 (vLLM's W8A16 FP8: compressed-tensors with input_activations null; ModelOpt's
+// FP8_PB_WO) has no
 // activation quantization: its weights are dequantized at load into the activation dtype
 // (model/fp8_dequant.h, as mixture-of-experts experts are) and run as float linears, so the
 // layer's products are those of a float layer holding the dequantized weights.
