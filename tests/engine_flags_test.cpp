@@ -1,6 +1,6 @@
 // The engine flags as the CLI parses them and resolve_setup validates them: here the
 // start-up GEMM tuning flags (--gemm-autotune, its knobs and its cache file), off by default,
-// and the speculative decoding flags.
+// the output overlap switch, and the speculative decoding flags.
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
@@ -147,6 +147,15 @@ EngineConfig config_for(const std::string& args) {
   flags.add_to(app);
   app.parse("--model-path " + stories_dir() + " --device cpu " + args, false);
   return flags.finish();
+}
+
+// The serving step's output handoff overlaps the next step by default (measured faster on the
+// H200); --disable-output-overlap hands outputs over between steps; --enable-output-overlap is
+// accepted as the default.
+TEST(EngineFlagsOutputOverlap, OnByDefaultAndTheDisableFlagTurnsItOff) {
+  EXPECT_TRUE(config_for("").enable_output_overlap);
+  EXPECT_TRUE(config_for("--enable-output-overlap").enable_output_overlap);
+  EXPECT_FALSE(config_for("--disable-output-overlap").enable_output_overlap);
 }
 
 TEST(EngineFlagsLogprobs, OnByDefaultAndTheFlagTurnsThemOff) {

@@ -27,7 +27,10 @@ void EngineFlags::add_to(CLI::App& app) {
   app.add_option("--max-running-requests", c.max_running_requests, "cap on running requests");
   app.add_flag("--enable-mixed-chunk", c.enable_mixed_chunk, "decode rows ride along with prefill chunks");
   app.add_flag("--enable-output-overlap", c.enable_output_overlap,
-               "hand each step's outputs to the server while the device runs the next step");
+               "hand each step's outputs to the server while the device runs the next step (the default)");
+  app.add_flag_callback(
+      "--disable-output-overlap", [&c] { c.enable_output_overlap = false; },
+      "hand each step's outputs to the server between steps, not while the device runs the next one");
   app.add_flag("--disable-radix-cache", c.disable_radix_cache, "turn the prefix cache off");
   app.add_flag("--disable-logprobs", c.disable_logprobs,
                "refuse requests for logprobs, and keep no [max seqs, vocab] copy of the raw logits for them");

@@ -23,7 +23,7 @@ struct EngineConfig {
   bool enable_mixed_chunk = false;
   // Hand each step's outputs to their callbacks (the server's streams) while the device runs
   // the next step instead of between steps (engine_core.h, deliver); off until measured on CUDA.
-  bool enable_output_overlap = false;
+  bool enable_output_overlap = true;  // --disable-output-overlap turns it off
   bool disable_radix_cache = false;
   int context_length = 0;          // 0 = the model's max_position_embeddings
   uint64_t random_seed = 0;        // seeds requests that give none

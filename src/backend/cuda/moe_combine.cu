@@ -90,8 +90,9 @@ __global__ void __launch_bounds__(256, kVectorBlocksPerSm)
 }  // namespace
 
 MoeCombineForm moe_combine_form_default() {
-  // 0: scalar (the form as first built, the default until the vector form is measured on the GPU), 1: vector.
-  static const int v = env_choice("SEAM_MOE_COMBINE_VECTOR", 0, {0, 1});
+  // 1: vector, the default (H200, 2026-12-05: Qwen3-30B-A3B prefill of 4,096 +0.3 % alone and batch 64 -0.8 %,
+  // docs/performance.md, twenty-eighth pass), 0: scalar (the form as first built).
+  static const int v = env_choice("SEAM_MOE_COMBINE_VECTOR", 1, {0, 1});
   return v == 1 ? MoeCombineForm::vector : MoeCombineForm::scalar;
 }
 

@@ -13,10 +13,10 @@ namespace seam::cuda {
 // sum then rounds once, as the cpu definition); out any row stride.
 //
 // Two forms, the same bits: scalar (each 16-bit row vector read as eight 2-byte loads, out's
-// columns one by one: the form as first built, the default) and vector (one 16-byte load a row
-// vector, out's 8 columns read and written as one vector; where out's rows are not 16-byte
-// aligned, or the expert rows are float32, the scalar form runs). SEAM_MOE_COMBINE_VECTOR=1
-// (read once) makes vector the default.
+// columns one by one: the form as first built) and vector (one 16-byte load a row vector, out's 8
+// columns read and written as one vector; where out's rows are not 16-byte aligned, or the
+// expert rows are float32, the scalar form runs), the default; SEAM_MOE_COMBINE_VECTOR=0 (read
+// once) makes scalar the default.
 enum class MoeCombineForm { scalar, vector };
 MoeCombineForm moe_combine_form_default();
 // Whether launch_moe_combine(out, expert_out, ..., form) runs the vector kernel (tests hold the

@@ -193,8 +193,9 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
 bool qk_norm_rope_shared_applies(int64_t d) { return d >= 1 && d <= kSharedMaxHeadDim; }
 
 QkNormRopeKernel qk_norm_rope_kernel_default() {
-  // 0: per_head (the default until the shared-angle form is measured on the GPU), 1: shared_angles.
-  static const int v = env_choice("SEAM_QK_NORM_ROPE_KERNEL", 0, {0, 1});
+  // 1: shared_angles, the default (H200, 2026-12-05: Qwen3-30B-A3B prefill of 4,096 +0.6 % alone,
+  // docs/performance.md, twenty-eighth pass), 0: per_head.
+  static const int v = env_choice("SEAM_QK_NORM_ROPE_KERNEL", 1, {0, 1});
   return v == 1 ? QkNormRopeKernel::shared_angles : QkNormRopeKernel::per_head;
 }
 

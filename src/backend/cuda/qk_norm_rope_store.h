@@ -18,8 +18,8 @@ namespace seam::cuda {
 //
 // Two kernels compute it, to the same bits: per_head (a warp a head, every angle computed in
 // every head) and shared_angles (a block's token's cos / sin computed once into shared memory,
-// each head read once; head_dim <= 256, else per_head runs). The default is per_head, or
-// SEAM_QK_NORM_ROPE_KERNEL=1 (read once) for shared_angles.
+// each head read once; head_dim <= 256, else per_head runs). The default is shared_angles, or
+// SEAM_QK_NORM_ROPE_KERNEL=0 (read once) for per_head.
 enum class QkNormRopeKernel { per_head, shared_angles };
 QkNormRopeKernel qk_norm_rope_kernel_default();
 bool qk_norm_rope_shared_applies(int64_t head_dim);
