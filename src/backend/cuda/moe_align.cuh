@@ -17,13 +17,15 @@ namespace seam::cuda::moe_align {
 // (a prefill's 32K slots were 32 dependent load-then-atomic rounds a thread, ~40 us on the H200);
 // warp 0 scans the counts 32 experts at a time with shuffles.
 //
-// kStaged (SEAM_MOE_ALIGN_STAGED=1; off until measured on the GPU): the sorted slots are placed in
+// kStaged (the default where the slots fit; SEAM_MOE_ALIGN_STAGED=0 turns it off): the sorted slots are placed in
 // shared memory and copied out in order, 32 consecutive ints a warp store, instead of each slot
 // stored to its place in global memory. Why: the one block's scattered 4-byte stores are a
 // separate L2 write a lane (32 a warp instruction, ~32K a 4,096-token prefill at Qwen3-30B-A3B's
 // top-8) through one SM, the likely bulk of the kernel's ~19.6 us a layer (docs/performance.md,
 // twenty-fifth pass: its trace). The slots' order inside an expert's group is the atomics' either
-// way; offsets, tile starts and each group's slots are the same.
+// way; offsets, tile starts and each group's slots are the same. Measured (H200, 2026-12-05, the
+// twenty-eighth pass's trace of Qwen3-30B-A3B's prefill of 4,096): 19.0 -> 17.6 us a layer, not the
+// 4-7 predicted, so the scattered stores were not the bulk of it.
 constexpr int kAlignUnroll = 8;
 
 template <int kTileRows, bool kStaged>
@@ -121,9 +123,9 @@ __device__ __forceinline__ bool find_tile(const int32_t* index, int n_experts, i
   return true;
 }
 
-// Whether the staged form runs: the SEAM_MOE_ALIGN_STAGED switch (0, the default, or 1; read once).
+// Whether the staged form runs: the SEAM_MOE_ALIGN_STAGED switch (1, the default, or 0; read once).
 inline bool align_staged_by_switch() {
-  static const bool on = env_choice("SEAM_MOE_ALIGN_STAGED", 0, {0, 1}) == 1;
+  static const bool on = env_choice("SEAM_MOE_ALIGN_STAGED", 1, {0, 1}) == 1;
   return on;
 }
 
