@@ -319,7 +319,7 @@ void EngineCore::loop() {
       stalled = scheduler_->has_work() && !step();
       // No step follows at once: hand over what the last one emitted now (before the stats
       // below can tell a waiter that the engine is idle).
-      if (stalled || !scheduler_->has_work()) flush_outputs();
+      if (stalled || !scheduler_->has_work()) flush_outputs_after_step();
       if (stalled && !was_stalled)
         log::warn("engine: %zu requests wait and none can be scheduled; waiting for a submit or an abort",
                   scheduler_->n_waiting());
@@ -337,11 +337,11 @@ void EngineCore::loop() {
     }
     publish_stats();
   }
-  flush_outputs();  // stopping: hand over what the last step emitted
+  flush_outputs_after_step();  // stopping: hand over what the last step emitted
 }
 
 void EngineCore::fail_all(ErrorKind kind, const std::string& cause) {
-  flush_outputs();  // what was emitted before the failure, first
+  flush_outputs_after_step();  // what was emitted before the failure, first
   std::string message = cause;
   if (kind == ErrorKind::engine_dead) {
     message = engine_dead(cause).what();
@@ -364,7 +364,7 @@ void EngineCore::fail_all(ErrorKind kind, const std::string& cause) {
 }
 
 void EngineCore::fail_request(uint64_t id, ErrorKind kind, const std::string& message) {
-  flush_outputs();  // the request's (and every other's) earlier outputs before its failure
+  flush_outputs();  // the request's (and every other's) earlier outputs before its failure (inside a step, or after fail_all's flush)
   Request& r = *live_.at(id).req;
   RequestOutput out;
   out.id = id;
@@ -395,8 +395,8 @@ bool EngineCore::step() {
   const auto t1 = Clock::now();
   host_schedule_s_ += std::chrono::duration<double>(t1 - t0).count();
   if (fb.mode == ForwardMode::idle) {
-    flush_outputs();  // no forward to overlap them with
-    step_wall_s_ += std::chrono::duration<double>(t1 - t0).count();
+    flush_outputs();  // no forward to overlap them with (its time is handoff, inside the step's wall)
+    step_wall_s_ += seconds_since(t0);
     // A schedule() that retracted every decoding request returns idle too, but the next one
     // admits them again: only an idle schedule that changed nothing is a stall.
     if (scheduler_->stats().retractions != retractions_before) return true;
@@ -407,15 +407,18 @@ bool EngineCore::step() {
   // The last step's outputs go to their callbacks while the device runs this one (the handoff
   // phase's time, counted by flush_outputs, is then off the step's critical path on CUDA).
   if (!pending_outputs_.empty()) fb.while_device_runs = [this] { flush_outputs(); };
+  const double handoff_before_forward = host_handoff_s_;
   const StepResult result = tp_ ? tp_->forward(fb, *runner_) : runner_->forward(fb);
   flush_outputs();  // any the runner did not hand over (a path that never reached the hook)
   const auto t2 = Clock::now();
   // The runner's phases are consecutive inside forward(); what is left of [t1, t2)
-  // (the call) is input preparation too, but for the outputs handed over inside it (handoff).
+  // (the call) is input preparation too, but for the outputs handed over inside it: the handoff
+  // time flush_outputs counted there (the hook's and the flush after it), so the phases add up to
+  // the step's wall time exactly.
   const StepTiming& st = runner_->last_timing();
   const double launch_s = 1e-3 * st.launch_ms, wait_s = 1e-3 * st.wait_ms;
   host_prepare_s_ += std::max(0.0, std::chrono::duration<double>(t2 - t1).count() - launch_s - wait_s -
-                                       1e-3 * st.while_device_runs_ms);
+                                       (host_handoff_s_ - handoff_before_forward));
   host_launch_s_ += launch_s;
   host_wait_s_ += wait_s;
   gpu_s_ += 1e-3 * st.gpu_ms;
@@ -556,6 +559,13 @@ void EngineCore::flush_outputs() {
   outputs.clear();
   if (pending_outputs_.empty()) pending_outputs_.swap(outputs);  // keep the capacity: no allocation a step
   host_handoff_s_ += seconds_since(t0);
+}
+
+void EngineCore::flush_outputs_after_step() {
+  if (pending_outputs_.empty()) return;
+  const double before = host_handoff_s_;
+  flush_outputs();
+  step_wall_s_ += host_handoff_s_ - before;
 }
 
 void EngineCore::release_admission(Live& l) {

@@ -126,13 +126,17 @@ class EngineCore {
   bool take_token(Request& r, grammar::GrammarMatcher* m, const SeqResult& q, std::vector<int32_t>& new_ids,
                   std::vector<TokenLogprob>& new_logprobs);
   void emit(Request& r, std::vector<int32_t> new_ids, bool finished, std::vector<TokenLogprob> new_logprobs = {});
-  // --enable-output-overlap: emit() queues each output with its callback, and the queue is
+  // Output overlap (the default; --disable-output-overlap): emit() queues each output with its callback, and the queue is
   // handed over (in order) while the device runs the next step (ForwardBatch::
   // while_device_runs), or before anything else reaches a callback, or when no step follows.
   // Off: emit() calls the callback at once. With speculative decoding's STANDALONE drafts, the
   // draft model's steps run first, so the queue waits for them too.
   void deliver(Live& l, RequestOutput out);
   void flush_outputs();
+  // flush_outputs where no step follows (idle, a failure, stopping): the outputs are the last
+  // step's, so their handoff time is added to the step wall time as well, and the per-step
+  // phases keep adding up to it.
+  void flush_outputs_after_step();
   void finish_request(uint64_t id);
   // Fails one live request with `kind` / `message` (its final callback) and frees it.
   void fail_request(uint64_t id, ErrorKind kind, const std::string& message);
