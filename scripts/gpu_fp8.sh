@@ -9,7 +9,7 @@
 # has a timeout and the whole stays under ~4 minutes (steps that would start past DEADLINE_S are
 # skipped and say so).
 #   device: BUILD=<build dir> bash scripts/gpu_fp8.sh   (results: $OUT/summary.txt, $OUT/bench.jsonl)
-#   EXTRA_SERVE_ARGS: more `seam serve` flags (e.g. --enable-output-overlap for its A/B); the serving
+#   EXTRA_SERVE_ARGS: more `seam serve` flags (e.g. --disable-output-overlap for its A/B); the serving
 #   step also prints the GPU busy fraction and the host phases of /metrics.
 # Floors (Llama-3.1-8B: 6.98e9 linear weights in 32 layers, a 0.525e9 bf16 head): decode = weight
 # bytes read per step (linears at 1 byte fp8 / 2 bf16, + the head) / 4.3e12 B/s; prefill = linear

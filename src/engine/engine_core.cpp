@@ -364,7 +364,9 @@ void EngineCore::fail_all(ErrorKind kind, const std::string& cause) {
 }
 
 void EngineCore::fail_request(uint64_t id, ErrorKind kind, const std::string& message) {
-  flush_outputs();  // the request's (and every other's) earlier outputs before its failure (inside a step, or after fail_all's flush)
+  // The request's (and every other's) earlier outputs before its failure; inside a step, or after
+  // fail_all's flush (then none are left), so its time is the step's.
+  flush_outputs();
   Request& r = *live_.at(id).req;
   RequestOutput out;
   out.id = id;

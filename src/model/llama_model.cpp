@@ -148,6 +148,10 @@ LlamaModel::LlamaModel(Backend& backend, const ModelConfig& c, const Checkpoint&
   if (dequantized)
     log::info("FP8 experts dequantized to %s at load (weight-only FP8): %.2f GiB of expert weights",
               dtype_name(act).c_str(), double(dequantized) / double(1 << 30));
+  if (c.quant.weight_only)  // the whole checkpoint: its linears run as float ones (fp8_linear.h)
+    log::info("weight-only FP8 checkpoint (%s, %s): linear weights dequantized to %s at load, %.2f GiB of weights",
+              quant_method_name(c.quant.method), c.quant.source.c_str(), dtype_name(act).c_str(),
+              double(weight_bytes_) / double(1 << 30));
 }
 
 RopeStoreArgs LlamaModel::rope_args(int i, const ForwardBuffers& buf, const KvCacheView& kv, int n) const {

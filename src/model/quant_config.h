@@ -16,8 +16,7 @@
 //   --quantization fp8 (online)            per-channel, amax / 448 at load      dynamic per-token
 //
 // Weight-only FP8 (vLLM's W8A16 FP8: compressed-tensors with input_activations null; ModelOpt's
-// FP8_PB_WO) has no
-// activation quantization: its weights are dequantized at load into the activation dtype
+// FP8_PB_WO) has no activation quantization: its weights are dequantized at load into the activation dtype
 // (model/fp8_dequant.h, as mixture-of-experts experts are) and run as float linears, so the
 // layer's products are those of a float layer holding the dequantized weights.
 //
