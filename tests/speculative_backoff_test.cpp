@@ -152,8 +152,8 @@ TEST(SpeculativeBackoff, WorstCaseVerifiesRarely) {
 }
 
 // One request alone, step by step: the stream callback runs on the engine thread once per
-// step, before that step's stats are published, so the snapshot it reads holds every step before
-// it. The differences give each step's event: 'V' a verify row that accepted nothing, 'A' one that
+// step, before that step's stats are published (with the output overlap off), so the snapshot it
+// reads holds every step before it. The differences give each step's event: 'V' a verify row that accepted nothing, 'A' one that
 // accepted drafts, 'B' a back-off step, '.' a plain row (no n-gram match, or no room).
 std::string step_events(Engine& engine, const std::vector<int32_t>& prompt, const SamplingParams& p) {
   std::vector<EngineStats> seen;
@@ -185,7 +185,13 @@ std::string step_events(Engine& engine, const std::vector<int32_t>& prompt, cons
 // accept again, and miss again with a skip of 1: the reset seen through the engine.
 TEST(SpeculativeBackoff, AcceptedDraftsResetTheSchedule) {
   const int cap = default_speculative_max_backoff_steps;
-  Engine engine(ngram_config(4));
+  // step_events reads the stats from the stream callback, so the callback must run at its own
+  // step's end, before that step's stats are published: outputs handed over between steps. With
+  // the output overlap (the default) a step's outputs reach their callback inside the next step,
+  // and the request's last one after it, which shifts the differences by a step at the end.
+  EngineConfig cfg = ngram_config(4);
+  cfg.enable_output_overlap = false;
+  Engine engine(cfg);
   int n_resets_seen = 0, n_backoff = 0, n_accepting = 0;
   for (const auto& c : golden_cases()) {
     SamplingParams p = golden_params(c);
