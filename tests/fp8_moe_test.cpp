@@ -120,12 +120,7 @@ TEST_P(Fp8Moe, EveryFormatLoadsAndDequantizesItsExperts) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyMoe, Fp8Moe, ::testing::Values("tiny-qwen3-moe", "tiny-qwen2-moe", "tiny-mixtral"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = info.param.substr(5);
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+                         [](const auto& info) { return hf_tiny_param_name(info.param); });
 
 // dequantize_fp8_weight against the definition for each scheme, on a shape that is no multiple
 // of 128 (partial blocks at both edges) and scales stored as BF16 (converted, not reinterpreted),

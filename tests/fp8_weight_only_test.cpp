@@ -144,12 +144,7 @@ TEST_P(Fp8WeightOnlyModels, EqualsTheDequantizedFloatModel) {
 INSTANTIATE_TEST_SUITE_P(HfTiny, Fp8WeightOnlyModels,
                          ::testing::Values("tiny-mistral", "tiny-gemma3", "tiny-phi3", "tiny-phi4", "tiny-qwen3-moe",
                                            "tiny-qwen2-moe", "tiny-mixtral"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = info.param.substr(5);
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+                         [](const auto& info) { return hf_tiny_param_name(info.param); });
 
 // A weight-only folder that still stores an activation scale is inconsistent: refused by name.
 TEST(Fp8WeightOnly, AnActivationScaleIsRefused) {

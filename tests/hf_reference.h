@@ -20,6 +20,15 @@
 
 namespace seam::test {
 
+// A parameterised test's name for the tests/data/hf_tiny model `model` ("tiny-qwen3-moe" ->
+// "qwen3_moe"): the name without "tiny-", '-' as '_' (gtest names allow neither).
+inline std::string hf_tiny_param_name(const std::string& model) {
+  std::string n = model.rfind("tiny-", 0) == 0 ? model.substr(5) : model;
+  for (char& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
+}
+
 // One prompt of reference.json: its ids, transformers' 32 greedy ids and last-token logits in
 // float32, and (when the file has them) its bfloat16 and float64 last-token logits (the float64
 // ones, with transformers' float32 RoPE tables and with float64 ones, are added by

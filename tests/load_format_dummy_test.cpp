@@ -107,12 +107,7 @@ TEST_P(DummyLoadMoe, GreedyDecodeUnderGraphs) {
   EXPECT_GT(int(stats["decode_graph_replays"]), 0);
 }
 
-std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param.substr(5);
-  for (char& ch : n)
-    if (ch == '-') ch = '_';
-  return n;
-}
+std::string param_name(const ::testing::TestParamInfo<std::string>& info) { return hf_tiny_param_name(info.param); }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, DummyLoadFamilies,
                          ::testing::Values("tiny-qwen3-moe", "tiny-qwen2-moe", "tiny-mixtral", "tiny-phi3",

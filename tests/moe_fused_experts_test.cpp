@@ -115,12 +115,7 @@ TEST_P(FusedExperts, WrongShapeAndBothLayoutsRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, FusedExperts, ::testing::Values("tiny-qwen3-moe", "tiny-qwen2-moe", "tiny-mixtral"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = info.param.substr(5);
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+                         [](const auto& info) { return hf_tiny_param_name(info.param); });
 
 }  // namespace
 }  // namespace seam::test

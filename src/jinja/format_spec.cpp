@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "jinja/error.h"
+#include "jinja/string_methods.h"
 #include "jinja/unicode.h"
 
 namespace seam::jinja {
@@ -93,11 +94,7 @@ std::string pad(const std::string& sign, const std::string& body, const Spec& p,
   const int64_t len = int64_t(utf8_length(sign) + utf8_length(body));
   if (p.width <= len) return sign + body;
   const int64_t n = p.width - len;
-  auto fills = [&](int64_t k) {
-    std::string out;
-    for (int64_t j = 0; j < k; ++j) out += fill;
-    return out;
-  };
+  auto fills = [&](int64_t k) { return py_repeat(fill, k); };
   switch (align) {
     case '<': return sign + body + fills(n);
     case '^': return fills(n / 2) + sign + body + fills(n - n / 2);

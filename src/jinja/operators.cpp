@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "jinja/error.h"
+#include "jinja/string_methods.h"
 
 namespace seam::jinja {
 
@@ -168,10 +169,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b, size_t ma
       const int64_t n = std::max<int64_t>(0, count->as_int());
       if (seq->is_string()) {
         check_size(seq->as_string().size() * static_cast<size_t>(n), max_size);
-        std::string out;
-        out.reserve(seq->as_string().size() * n);
-        for (int64_t i = 0; i < n; ++i) out += seq->as_string();
-        return Value(std::move(out));
+        return Value(py_repeat(seq->as_string(), n));
       }
       check_size(seq->list_obj().items.size() * static_cast<size_t>(n), max_size);
       std::vector<Value> items;

@@ -190,12 +190,14 @@ std::string py_center(const std::string& s, int64_t width, bool left, bool right
   } else {
     r = pad;
   }
-  auto pad_of = [&](int64_t count) {
-    std::string out;
-    for (int64_t i = 0; i < count; ++i) out += fill;
-    return out;
-  };
-  return pad_of(l) + s + pad_of(r);
+  return py_repeat(fill, l) + s + py_repeat(fill, r);
+}
+
+std::string py_repeat(const std::string& s, int64_t n) {
+  std::string out;
+  if (n > 0) out.reserve(s.size() * size_t(n));
+  for (int64_t i = 0; i < n; ++i) out += s;
+  return out;
 }
 
 }  // namespace seam::jinja

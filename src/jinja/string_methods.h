@@ -20,5 +20,7 @@ std::string py_capitalize(const std::string& s);  // str.capitalize()
 int64_t py_find(const std::string& s, const std::string& sub, bool from_right);
 int64_t py_count(const std::string& s, const std::string& sub);
 std::string py_center(const std::string& s, int64_t width, bool left, bool right, const std::string& fill = " ");
+// `s` repeated n times (none for n <= 0): padding with a fill of any code point.
+std::string py_repeat(const std::string& s, int64_t n);
 
 }  // namespace seam::jinja
