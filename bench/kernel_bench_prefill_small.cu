@@ -10,7 +10,7 @@
 namespace seam::kbench {
 
 // q/k RMSNorm + RoPE + KV store at Qwen3-30B-A3B's heads (32 q, 4 kv, head dim 128, full rotary)
-// for n tokens, both kernels. Bytes: q and k read and written, v read, k and v stored.
+// for n tokens, each kernel. Bytes: q and k read and written, v read, k and v stored.
 void bench_qk_norm_rope_store(Bench& b, int n) {
   constexpr int64_t heads = 32, kv = 4, d = 128, width = (heads + 2 * kv) * d;
   const int64_t n_slots = n;
@@ -32,14 +32,17 @@ void bench_qk_norm_rope_store(Bench& b, int n) {
   };
   const double bytes = double(n) * d * 2 * (2.0 * (heads + kv) + kv + 2.0 * kv);
   const std::string shape = std::to_string(n) + " tok 32/4 heads d128 bf16";
-  for (cuda::QkNormRopeKernel k : {cuda::QkNormRopeKernel::per_head, cuda::QkNormRopeKernel::shared_angles}) {
+  for (cuda::QkNormRopeKernel k :
+       {cuda::QkNormRopeKernel::per_head, cuda::QkNormRopeKernel::shared_angles, cuda::QkNormRopeKernel::staged}) {
     // In place on qkv every call, as in the model (the values stay finite: each call renormalises).
     const double us = b.time_us([&](int) {
       cuda::launch_qk_norm_rope_store(heads_of(0, heads), heads_of(heads, kv), heads_of(heads + kv, kv), qn, kn, 1e-6f,
                                       pos, tables, kc, vc, slots, b.stream(), k);
     });
-    b.row(k == cuda::QkNormRopeKernel::per_head ? "qk_norm_rope_store per-head" : "qk_norm_rope_store shared", shape,
-          us, bytes, 0);
+    b.row(k == cuda::QkNormRopeKernel::per_head        ? "qk_norm_rope_store per-head"
+          : k == cuda::QkNormRopeKernel::shared_angles ? "qk_norm_rope_store shared"
+                                                       : "qk_norm_rope_store staged",
+          shape, us, bytes, 0);
   }
   b.release_all();
 }

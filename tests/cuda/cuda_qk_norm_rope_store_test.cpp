@@ -1,9 +1,10 @@
-// qk_norm_rope_store's two kernels (qk_norm_rope_store.h): the shared-angle form must store the
-// per-head kernel's bits in qkv and in both caches, at decode and prefill sizes, for every float
+// qk_norm_rope_store's three kernels (qk_norm_rope_store.h): the shared-angle and staged forms must
+// store the per-head kernel's bits in qkv and in both caches, at decode and prefill sizes, for every float
 // dtype, full and partial rotary (a rotary half not a multiple of 16: pairs and pass-through dims
 // across lanes), LongRoPE's second table, heads of 16 to 256 dims (idle lanes; the largest form) and a
-// head dim past the form's limit (the launcher runs the per-head kernel), slots out of range
-// skipped; and it must replay from a captured graph with new positions and slots. The per-head
+// head dim past the form's limit (the launcher runs the per-head kernel), heads whose rows are not
+// 16-byte pieces (the staged form falls back), blocks of tokens the last one partial, slots out of
+// range skipped; and each must replay from a captured graph with new positions and slots. The per-head
 // kernel itself is held against the CPU ops by cuda_decode_fusions_test.
 #include <algorithm>
 #include <cstring>
@@ -15,7 +16,11 @@
 namespace seam::test {
 namespace {
 
-class CudaQkNormRopeStore : public CudaTest {};
+class CudaQkNormRopeStore : public CudaTest {
+ protected:
+  // A decode step's use of `form`, captured, against the per-head kernel run eagerly.
+  void replays_in_a_graph(cuda::QkNormRopeKernel form);
+};
 
 struct Shape {
   int64_t heads, kv, d, rot;
@@ -26,10 +31,11 @@ struct Shape {
 // LongRoPE shape (half 32 of 96 dims; odd heads a block), a tiny one (d 16), d 64 (the form's
 // 2-values-a-lane instance), a partial-rotary d 128 with half 48 (rotary pairs and pass-through
 // dims held by other lanes than those that read them), and d 320 (over the shared form's 256: it
-// must fall back, not fail).
+// must fall back, not fail), and d 36 (rows of 72 bytes at 2-byte dtypes: the staged form falls
+// back there; at f32, 144 bytes, it runs).
 const Shape kShapes[] = {{32, 4, 128, 128, false}, {32, 8, 128, 128, false}, {8, 4, 256, 256, false},
                          {5, 1, 96, 64, true},     {4, 2, 16, 16, false},    {8, 2, 64, 64, false},
-                         {4, 1, 128, 96, false},   {3, 1, 320, 320, false}};
+                         {4, 1, 128, 96, false},   {3, 1, 320, 320, false},  {6, 2, 36, 36, false}};
 const DType kDtypes[] = {DType::f32, DType::f16, DType::bf16};
 
 // Everything one launch reads and writes, made twice from the same draws.
@@ -37,7 +43,7 @@ struct Case {
   Tensor qkv, kc, vc;
 };
 
-TEST_F(CudaQkNormRopeStore, SharedAnglesStoresThePerHeadKernelsBits) {
+TEST_F(CudaQkNormRopeStore, SharedAndStagedStoreThePerHeadKernelsBits) {
   EXPECT_TRUE(cuda::qk_norm_rope_shared_applies(256));
   EXPECT_FALSE(cuda::qk_norm_rope_shared_applies(320));
   for (DType t : kDtypes)
@@ -76,7 +82,16 @@ TEST_F(CudaQkNormRopeStore, SharedAnglesStoresThePerHeadKernelsBits) {
           return r;
         };
         const Case a = run(cuda::QkNormRopeKernel::per_head), b = run(cuda::QkNormRopeKernel::shared_angles);
+        const Case st = run(cuda::QkNormRopeKernel::staged);
         gpu->synchronize();
+        // Which shapes the staged kernel itself runs (else the test would compare a fallback).
+        {
+          Tensor x = empty(t, {n, width});
+          const bool pieces = (d * int64_t(dtype_size(t))) % 16 == 0 && d <= 256;
+          EXPECT_EQ(cuda::qk_norm_rope_staged_applies(heads_of(x, 0, c.heads), heads_of(x, c.heads, c.kv),
+                                                      heads_of(x, c.heads + c.kv, c.kv), a.kc, a.vc),
+                    pieces);
+        }
         auto same_bits = [](const std::vector<float>& x, const std::vector<float>& y, const char* what) {
           ASSERT_EQ(x.size(), y.size());
           size_t n_diff = 0, first = 0;
@@ -89,6 +104,9 @@ TEST_F(CudaQkNormRopeStore, SharedAnglesStoresThePerHeadKernelsBits) {
         same_bits(qkv_a, download(b.qkv), "qkv");
         same_bits(kc_a, download(b.kc), "k_cache");
         same_bits(download(a.vc), download(b.vc), "v_cache");
+        same_bits(qkv_a, download(st.qkv), "staged qkv");
+        same_bits(kc_a, download(st.kc), "staged k_cache");
+        same_bits(download(a.vc), download(st.vc), "staged v_cache");
         // Not vacuous: the kernels normalised and rotated (q changed), and stored the valid rows.
         EXPECT_NE(std::memcmp(qkv_a.data(), qkv_h.data(), size_t(d) * sizeof(float)), 0);
         const int64_t row = int64_t(slots[0]) * c.kv * d;
@@ -99,7 +117,10 @@ TEST_F(CudaQkNormRopeStore, SharedAnglesStoresThePerHeadKernelsBits) {
 // A decode step's use, as the per-head kernel's graph test: captured once, replayed with new
 // positions, slots and inputs written into the same buffers; each replay's result must be the
 // per-head kernel's, run eagerly on the same inputs.
-TEST_F(CudaQkNormRopeStore, SharedAnglesReplaysInAGraph) {
+TEST_F(CudaQkNormRopeStore, SharedAnglesReplaysInAGraph) { replays_in_a_graph(cuda::QkNormRopeKernel::shared_angles); }
+TEST_F(CudaQkNormRopeStore, StagedReplaysInAGraph) { replays_in_a_graph(cuda::QkNormRopeKernel::staged); }
+
+void CudaQkNormRopeStore::replays_in_a_graph(cuda::QkNormRopeKernel form) {
   const DType t = DType::bf16;
   const Shape c{32, 4, 128, 128, false};
   const int64_t d = c.d, width = (c.heads + 2 * c.kv) * d, n = 4, n_slots = 16;
@@ -118,7 +139,7 @@ TEST_F(CudaQkNormRopeStore, SharedAnglesReplaysInAGraph) {
                                     slots_d, stream(), kernel);
   };
   gpu->begin_capture();
-  launch(qkv, kc, vc, cuda::QkNormRopeKernel::shared_angles);
+  launch(qkv, kc, vc, form);
   std::unique_ptr<Graph> g = gpu->end_capture();
   write(qn, round_to(random_normal(size_t(d), rng), t));
   write(kn, round_to(random_normal(size_t(d), rng), t));

@@ -1,9 +1,11 @@
 #include "backend/cuda/qk_norm_rope_store.h"
 
+#include <algorithm>
 #include <type_traits>
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
+#include "backend/cuda/flash_mma.cuh"  // cp_async_16
 #include "backend/cuda/qk_norm_rope_head.cuh"
 
 namespace seam::cuda {
@@ -147,6 +149,128 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_shared_kernel(
       [&](int i, float& s, float& c) { c = cs[i], s = cs[half + i]; });
 }
 
+// The staged form (QkNormRopeKernel::staged). The shared-angle kernel above still reads and
+// writes every value as one 2-byte access a lane and holds only one token's ~10 KB of heads in
+// flight a block, most of a block's life spent in its dependent chain (sum of squares, norm,
+// RoPE) with no load outstanding: ~1.5 TB/s at prefill sizes (the twenty-eighth pass: 60.6 us
+// alone for 88 MB at 4,096 tokens of Qwen3-30B-A3B). Here a block takes kTok tokens; all their
+// heads ([q | k | v] rows, 16-byte pieces) are copied to shared memory by cp.async at once, the
+// cos / sin of each token computed meanwhile; each warp then finishes heads from shared memory
+// with the shared-angle kernel's arithmetic in the same order (qk_norm_rope_head.cuh's helpers:
+// the lane-strided sum of squares, warp_sum, qk_normed, rope_rotate), writing the results back in
+// place in shared memory, and the block stores q, k and the cache rows as 16-byte pieces. Same
+// values, same rounding, so the three forms store the same bits (cuda_qk_norm_rope_store_test).
+// Needs 16-byte aligned rows (qk_norm_rope_staged_applies); shared memory: the tokens' heads
+// [kTok][n_all][d] (T), their cos / sin [kTok][2 half], positions and slots [kTok] each, then each
+// warp's normed head [kWarps][d] (float).
+struct StagedLayout {
+  int tok;        // tokens a block
+  size_t heads;   // bytes of one token's heads in shared memory
+  size_t bytes;   // all of it
+};
+
+template <typename T>
+StagedLayout staged_layout(int n_all, int d, int half) {
+  StagedLayout l{};
+  l.heads = size_t(n_all) * size_t(d) * sizeof(T);
+  // ~24 KB of heads a block: 8 blocks an SM (the thread limit at 256 threads) then keep ~190 KB
+  // of loads in flight an SM, past what 4 TB/s needs (Little's law: ~30 KB an SM at ~1 us).
+  l.tok = int(std::clamp<size_t>(size_t(24576) / std::max<size_t>(l.heads, 1), 1, 8));
+  l.bytes = size_t(l.tok) * (l.heads + size_t(2 * half) * sizeof(float) + 2 * sizeof(int32_t)) +
+            size_t(kWarps) * size_t(d) * sizeof(float);
+  return l;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_staged_kernel(QkArgs<T> a, int n, int tok_per_block,
+                                                                                int heads_bytes) {
+  pdl_begin();
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const int d = a.d, half = a.half;
+  const int n_qk = a.n_heads + a.n_kv_heads, n_all = n_qk + a.n_kv_heads;
+  const int head_pieces = d * int(sizeof(T)) / 16, tok_pieces = n_all * head_pieces;
+  const int64_t tok0 = int64_t(blockIdx.x) * tok_per_block;
+  const int n_tok = n - tok0 < tok_per_block ? int(n - tok0) : tok_per_block;
+  T* raw = reinterpret_cast<T*>(smem_raw);  // [tok_per_block][n_all][d]
+  float* cs = reinterpret_cast<float*>(smem_raw + size_t(tok_per_block) * heads_bytes);  // [tok][2 half]
+  int32_t* pos_s = reinterpret_cast<int32_t*>(cs + tok_per_block * 2 * half);
+  int32_t* slot_s = pos_s + tok_per_block;
+  float* sn_all = reinterpret_cast<float*>(slot_s + tok_per_block);
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  float* sn = sn_all + warp * d;  // this warp's normed head
+
+  // The head's row in global memory: q, k or v of token tok.
+  auto row = [&](int64_t tok, int head) -> T* {
+    return head < a.n_heads ? a.q + tok * a.q_stride + int64_t(head) * d
+           : head < n_qk    ? a.k + tok * a.k_stride + int64_t(head - a.n_heads) * d
+                            : const_cast<T*>(a.v) + tok * a.v_stride + int64_t(head - n_qk) * d;
+  };
+  // Every piece's copy issued before anything waits on one.
+  for (int c = int(threadIdx.x); c < n_tok * tok_pieces; c += int(blockDim.x)) {
+    const int t = c / tok_pieces, r = c - t * tok_pieces, head = r / head_pieces, p = r - head * head_pieces;
+    flash::cp_async_16(reinterpret_cast<unsigned char*>(raw) + size_t(c) * 16,
+                reinterpret_cast<const unsigned char*>(row(tok0 + t, head)) + size_t(p) * 16, true);
+  }
+  flash::cp_async_commit();
+  for (int t = int(threadIdx.x); t < n_tok; t += int(blockDim.x)) {
+    pos_s[t] = a.positions[tok0 + t];
+    slot_s[t] = a.slots[tok0 + t];
+  }
+  __syncthreads();  // positions visible to the angle loop
+  for (int i = int(threadIdx.x); i < n_tok * half; i += int(blockDim.x)) {
+    const int t = i / half, j = i - t * half;
+    float s, c;
+    sincosf(a.angles.angle(pos_s[t], j), &s, &c);  // as the other forms (and rope_kernel)
+    cs[t * 2 * half + j] = c;
+    cs[t * 2 * half + half + j] = s;
+  }
+  flash::cp_async_wait<0>();
+  __syncthreads();
+
+  // Each warp finishes q and k heads (v heads are only stored) in shared memory, in place.
+  constexpr int NV = kSharedMaxHeadDim / 32;
+  for (int item = warp; item < n_tok * n_qk; item += kWarps) {
+    const int t = item / n_qk, head = item - t * n_qk;
+    T* x = raw + (size_t(t) * n_all + head) * d;
+    float xv[NV];
+    float ss = 0.f;
+#pragma unroll
+    for (int m = 0; m < NV; ++m) {
+      const int j = lane + 32 * m;
+      xv[m] = j < d ? to_float(x[j]) : 0.f;
+      if (j < d) ss = qk_norm_square_add(ss, xv[m]);
+    }
+    ss = warp_sum(ss);
+    const float scale = qk_norm_scale(ss, d, a.eps);
+    const T* w = head < a.n_heads ? a.q_norm : a.k_norm;
+#pragma unroll
+    for (int m = 0; m < NV; ++m) {
+      const int j = lane + 32 * m;
+      if (j < d) sn[j] = qk_normed<T>(xv[m], scale, w[j]);
+    }
+    __syncwarp();  // a lane's pairs are other lanes' dims
+    const float* cst = cs + t * 2 * half;
+    qk_rope_store(
+        x, static_cast<T*>(nullptr), d, half, lane, [&](int j) { return sn[j]; },
+        [&](int i, float& s, float& c) { c = cst[i], s = cst[half + i]; });
+    __syncwarp();  // sn is rewritten by the warp's next head
+  }
+  __syncthreads();
+
+  // The stores, 16-byte pieces: q and k back in place, k and v to the token's slot.
+  for (int c = int(threadIdx.x); c < n_tok * tok_pieces; c += int(blockDim.x)) {
+    const int t = c / tok_pieces, r = c - t * tok_pieces, head = r / head_pieces, p = r - head * head_pieces;
+    const uint4 v = reinterpret_cast<const uint4*>(raw)[c];
+    if (head < n_qk) reinterpret_cast<uint4*>(row(tok0 + t, head))[p] = v;
+    const int64_t slot = slot_s[t];
+    if (head >= a.n_heads && slot >= 0 && slot < a.n_slots) {
+      const bool is_k = head < n_qk;
+      T* cache = (is_k ? a.k_cache : a.v_cache) + (slot * a.n_kv_heads + (is_k ? head - a.n_heads : head - n_qk)) * d;
+      reinterpret_cast<uint4*>(cache)[p] = v;
+    }
+  }
+}
+
 template <typename T>
 void launch_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm, const Tensor& k_norm,
                   float eps, const Tensor& positions, const RopeTables& t, const Tensor& k_cache,
@@ -173,7 +297,12 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
   a.n_slots = k_cache.size(0);
   const int n_heads_all = a.n_heads + 2 * a.n_kv_heads;
   const dim3 grid(unsigned(q.size(0)), unsigned((n_heads_all + kWarps - 1) / kWarps));
-  if (kernel == QkNormRopeKernel::shared_angles && qk_norm_rope_shared_applies(a.d)) {
+  if (kernel == QkNormRopeKernel::staged && qk_norm_rope_staged_applies(q, k, v, k_cache, v_cache)) {
+    const StagedLayout l = staged_layout<T>(n_heads_all, a.d, a.half);
+    const int n = int(q.size(0));
+    launch_kernel(qk_norm_rope_store_staged_kernel<T>, dim3(div_up(n, l.tok)), kWarps * 32, l.bytes, stream, a, n,
+                  l.tok, int(l.heads));
+  } else if (kernel != QkNormRopeKernel::per_head && qk_norm_rope_shared_applies(a.d)) {
     const size_t smem = size_t(2 * a.half + kWarps * a.d) * sizeof(float);
     auto go = [&](auto nv) {
       launch_kernel(qk_norm_rope_store_shared_kernel<T, decltype(nv)::value>, grid, kWarps * 32, smem, stream, a);
@@ -192,11 +321,25 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
 
 bool qk_norm_rope_shared_applies(int64_t d) { return d >= 1 && d <= kSharedMaxHeadDim; }
 
+bool qk_norm_rope_staged_applies(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& k_cache,
+                                 const Tensor& v_cache) {
+  const int64_t d = q.size(2), n_all = q.size(1) + 2 * k.size(1);
+  if (!qk_norm_rope_shared_applies(d) || !rows_vectorizable(q, d) || !rows_vectorizable(k, d) ||
+      !rows_vectorizable(v, d) || !aligned16(k_cache.data) || !aligned16(v_cache.data))
+    return false;
+  // Within the default 48 KB a block (no opt-in attribute): one token's heads at most ~38 KB.
+  const size_t elt = dtype_size(q.dtype);
+  const size_t bytes = size_t(n_all * d) * elt + size_t(d) * sizeof(float) + 2 * sizeof(int32_t) +
+                       size_t(kWarps * d) * sizeof(float);
+  return bytes <= size_t(48) * 1024;
+}
+
 QkNormRopeKernel qk_norm_rope_kernel_default() {
   // 1: shared_angles, the default (H200, 2026-12-05: Qwen3-30B-A3B prefill of 4,096 +0.6 % alone,
-  // docs/performance.md, twenty-eighth pass), 0: per_head.
-  static const int v = env_choice("SEAM_QK_NORM_ROPE_KERNEL", 1, {0, 1});
-  return v == 1 ? QkNormRopeKernel::shared_angles : QkNormRopeKernel::per_head;
+  // docs/performance.md, twenty-eighth pass), 0: per_head, 2: staged (built 2026-12-05 without a
+  // device: not yet measured, so not the default; docs/performance.md, twenty-ninth pass).
+  static const int v = env_choice("SEAM_QK_NORM_ROPE_KERNEL", 1, {0, 1, 2});
+  return v == 2 ? QkNormRopeKernel::staged : v == 1 ? QkNormRopeKernel::shared_angles : QkNormRopeKernel::per_head;
 }
 
 void launch_qk_norm_rope_store(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm,

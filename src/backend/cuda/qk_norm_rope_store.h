@@ -16,13 +16,18 @@ namespace seam::cuda {
 // each head's float32 sum of squares: the normed values are rounded to the dtype before RoPE
 // reads them, and RoPE computes exactly as rope.cu.
 //
-// Two kernels compute it, to the same bits: per_head (a warp a head, every angle computed in
-// every head) and shared_angles (a block's token's cos / sin computed once into shared memory,
-// each head read once; head_dim <= 256, else per_head runs). The default is shared_angles, or
-// SEAM_QK_NORM_ROPE_KERNEL=0 (read once) for per_head.
-enum class QkNormRopeKernel { per_head, shared_angles };
+// Three kernels compute it, to the same bits: per_head (a warp a head, every angle computed in
+// every head), shared_angles (a block's token's cos / sin computed once into shared memory,
+// each head read once; head_dim <= 256, else per_head runs) and staged (a block's few tokens'
+// heads copied to shared memory as 16-byte pieces, finished there, stored as 16-byte pieces;
+// 16-byte aligned rows and head_dim <= 256, else shared_angles / per_head runs). The default is
+// shared_angles; SEAM_QK_NORM_ROPE_KERNEL=0 (read once) selects per_head, =2 staged.
+enum class QkNormRopeKernel { per_head, shared_angles, staged };
 QkNormRopeKernel qk_norm_rope_kernel_default();
 bool qk_norm_rope_shared_applies(int64_t head_dim);
+// Whether the staged kernel runs for these operands (else the launcher falls back).
+bool qk_norm_rope_staged_applies(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& k_cache,
+                                 const Tensor& v_cache);
 
 void launch_qk_norm_rope_store(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm,
                                const Tensor& k_norm, float eps, const Tensor& positions, const RopeTables& t,
