@@ -27,6 +27,7 @@
 #include "backend/cuda/attention_params.h"
 #include "backend/cuda/attention_prefill.h"
 #include "backend/cuda/attention_prefill_wgmma.h"
+#include "backend/cuda/e4m3_decode_table.h"
 #include "core/fp8.h"
 #include "cuda_test_util.h"
 
@@ -218,6 +219,35 @@ AttentionOptions with(KvScales s, int window = 0, float cap = 0.f) {
   o.sliding_window = window;
   o.logit_softcap = cap;
   return o;
+}
+
+// The decode by bit arithmetic (kv_fp8.cuh's e4m3x4_to_pairs, the register-fragment decode
+// kernel's) against the conversion unit's and the CPU's value, every code, both dtypes: equal
+// bits for every code but the two NaN codes, which it documents as +-480.
+TEST_F(CudaFp8Kv, BitDecodeOfEveryCodeEqualsTheConversionUnits) {
+  for (DType t : {DType::bf16, DType::f16}) {
+    SCOPED_TRACE(short_name(t));
+    Tensor buf = empty(DType::i32, {256});  // 2 x 256 16-bit patterns
+    uint16_t* cvt = static_cast<uint16_t*>(buf.data);
+    cuda::launch_e4m3_decode_table(cvt, cvt + 256, t, stream());
+    gpu->synchronize();
+    std::vector<uint16_t> h(512);
+    gpu->copy_d2h(h.data(), buf.data, h.size() * 2);
+    const auto value = [&](uint16_t bits) { return t == DType::bf16 ? bf16_to_f32(bits) : f16_to_f32(bits); };
+    int n_subnormal = 0;
+    for (int c = 0; c < 256; ++c) {
+      const uint16_t by_cvt = h[size_t(c)], by_bits = h[size_t(256 + c)];
+      if (is_nan_code(uint8_t(c))) {
+        EXPECT_TRUE(std::isnan(value(by_cvt))) << "code " << c;
+        EXPECT_EQ(value(by_bits), (c & 0x80) ? -480.f : 480.f) << "code " << c;
+        continue;
+      }
+      EXPECT_EQ(by_bits, by_cvt) << "code " << c;
+      EXPECT_EQ(value(by_bits), fp8_e4m3_to_f32(uint8_t(c))) << "code " << c;
+      n_subnormal += (c & 0x78) == 0 && (c & 7) != 0;
+    }
+    EXPECT_EQ(n_subnormal, 14);  // the codes the fma must not flush: 7 of each sign
+  }
 }
 
 TEST_F(CudaFp8Kv, StoreKvCodesEqualTheCpus) {

@@ -16,12 +16,18 @@
 //
 // An FP8 E4M3 cache (KV = Fp8): the ring holds tiles of codes (half the bytes a key), and each
 // warp dequantises its current tile into its own bf16/f16 K/V tile pair (kv_fp8_tile.cuh)
-// before the same MMAs; k_scale rides in p.scale, v_scale multiplies the output.
+// before the same MMAs; k_scale rides in p.scale, v_scale multiplies the output. With
+// SEAM_DECODE_FP8_REGS=1 (kRegs; head dims 64, 128, 256) the ring's tiles are swizzled and the
+// MMAs take their K / V fragments from the codes in registers instead (kv_fp8_frag.cuh): no
+// dequantised tiles, half the shared memory.
 #include "backend/cuda/attention_decode.h"
+
+#include <type_traits>
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/flash_mma.cuh"
+#include "backend/cuda/kv_fp8_frag.cuh"
 #include "backend/cuda/kv_fp8_tile.cuh"
 #include "core/error.h"
 
@@ -66,14 +72,24 @@ bool fused_combine_enabled() {
 // (all keys without one). The splits cut this range: keys before it are never read.
 __device__ __forceinline__ int decode_first_key(int seq_len, int window) { return window_start(seq_len - 1, window); }
 
-// Bytes of each warp's cp.async ring (KV elements), then (FP8) of its dequantised T tile pair.
+// SEAM_DECODE_FP8_REGS=1: an FP8 cache's K / V fragments decoded in registers (kRegs). Built
+// 2026-12-05 without a device: off until measured (docs/performance.md, twenty-ninth pass).
+bool fp8_regs_enabled() {
+  static const bool on = env_choice("SEAM_DECODE_FP8_REGS", 0, {0, 1}) == 1;
+  return on;
+}
+template <int D>
+constexpr bool kFp8RegsDim = D == 64 || D % 128 == 0;  // code_tile_offset's head dims
+
+// Bytes of each warp's cp.async ring (KV elements), then (FP8, not kRegs) of its dequantised T
+// tile pair.
 template <typename T, typename KV, int D>
 constexpr size_t decode_ring_bytes() {
   return size_t(kWarps) * kStages * 2 * kTileKeys * D * sizeof(KV);
 }
-template <typename T, typename KV, int D>
+template <typename T, typename KV, int D, bool kRegs = false>
 constexpr size_t decode_smem_bytes() {
-  const size_t tiles = kIsFp8<KV> ? size_t(kWarps) * 2 * kTileKeys * D * sizeof(T) : 0;
+  const size_t tiles = kIsFp8<KV> && !kRegs ? size_t(kWarps) * 2 * kTileKeys * D * sizeof(T) : 0;
   const size_t merge = size_t(kWarps) * 16 * (D + 2) * sizeof(float);
   return decode_ring_bytes<T, KV, D>() + tiles > merge ? decode_ring_bytes<T, KV, D>() + tiles : merge;
 }
@@ -128,9 +144,10 @@ __device__ void merge_splits(const AttentionParams& p, int n_splits, int n_activ
 
 // counters: [n_dec * n_kv_heads] arrival counts, zero between launches (the last arrival resets
 // its own), or null: combine_kernel merges.
-template <typename T, typename KV, int D>
+template <typename T, typename KV, int D, bool kRegs>
 __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionParams p, int n_splits, int min_keys,
                                                                    float* part_o, float* part_ml, int* counters) {
+  static_assert(!kRegs || (kIsFp8<KV> && kFp8RegsDim<D>), "the register path reads FP8 codes of head dim 64/128/256");
   // Until pdl_begin() the block reads only what the kernel before its predecessor had
   // finished: the step's inputs (uploaded before the step) and the KV of earlier tokens.
   // Only the newest key (seq_len - 1, stored by the predecessor) and q wait for it.
@@ -184,8 +201,8 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
       const auto slot_of = [&](int row) { return __shfl_sync(0xffffffffu, held, row); };
       const int key0 = k_begin + (warp + kWarps * i) * kTileKeys;
       if constexpr (kIsFp8<KV>)
-        flash::load_kv_tile_fp8<D, kTileKeys>(kt, kt + kTile, k_cache, v_cache, slot_of, key0, k_end, p.n_kv_heads,
-                                              kvh, lane, 32);
+        flash::load_kv_tile_fp8<D, kTileKeys, kRegs>(kt, kt + kTile, k_cache, v_cache, slot_of, key0, k_end,
+                                                     p.n_kv_heads, kvh, lane, 32);
       else
         flash::load_kv_tile<T, D, kTileKeys>(kt, kt + kTile, k_cache, v_cache, slot_of, key0, k_end, p.n_kv_heads,
                                              kvh, lane, 32);
@@ -204,23 +221,31 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
 
   const T* q = static_cast<const T*>(p.q) + int64_t(token) * p.q_stride + int64_t(kvh) * group * D;
   uint32_t qf[D / 16][4];
-  flash::load_q_fragments<T, D>(qf, r_lo < group ? q + r_lo * D : nullptr, r_hi < group ? q + r_hi * D : nullptr,
-                                lane);
+  if constexpr (kRegs)
+    flash::load_q_fragments_fp8_regs<T, D>(qf, r_lo < group ? q + r_lo * D : nullptr,
+                                           r_hi < group ? q + r_hi * D : nullptr, lane);
+  else
+    flash::load_q_fragments<T, D>(qf, r_lo < group ? q + r_lo * D : nullptr, r_hi < group ? q + r_hi * D : nullptr,
+                                  lane);
   for (int i = 0; i < my_tiles; ++i) {
     issue(i + kStages - 1);
     flash::cp_async_wait<kStages - 1>();
     __syncwarp();
-    const T* k_tile;
-    if constexpr (kIsFp8<KV>) {
-      const KV* staged = ring + (i % kStages) * 2 * kTile;
-      flash::dequant_kv_tiles_swizzled<T, D, kTileKeys>(deq, deq + kTile, staged, staged + kTile, lane, 32);
-      __syncwarp();
-      k_tile = deq;
-    } else {
-      k_tile = ring + (i % kStages) * 2 * kTile;
-    }
+    const T* k_tile = nullptr;
+    const KV* staged = ring + (i % kStages) * 2 * kTile;
     float s[kTileKeys / 8][4];
-    flash::qk_tile<T, D, kTileKeys / 8>(s, qf, k_tile, lane);
+    if constexpr (kRegs) {
+      flash::qk_tile_fp8_regs<T, D>(s, qf, staged, lane);
+    } else {
+      if constexpr (kIsFp8<KV>) {
+        flash::dequant_kv_tiles_swizzled<T, D, kTileKeys>(deq, deq + kTile, staged, staged + kTile, lane, 32);
+        __syncwarp();
+        k_tile = deq;
+      } else {
+        k_tile = staged;
+      }
+      flash::qk_tile<T, D, kTileKeys / 8>(s, qf, k_tile, lane);
+    }
     const int key0 = k_begin + (warp + kWarps * i) * kTileKeys;
 #pragma unroll
     for (int n = 0; n < kTileKeys / 8; ++n)
@@ -231,7 +256,13 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
         s[n][e] = key < k_end ? x : -INFINITY;
       }
     flash::softmax_update<D, kTileKeys / 8>(s, o, m, l);
-    flash::pv_tile<T, D, kTileKeys / 8>(o, s, k_tile + kTile, lane);
+    if constexpr (kRegs) {
+      uint32_t pa[1][kTileKeys / 16][4];
+      flash::pack_p_atoms<T, kTileKeys / 8, 1>(pa, flash::one_atom(s));
+      flash::pv_tile_fp8_regs<T, D>(o, pa[0][0], staged + kTile, lane);
+    } else {
+      flash::pv_tile<T, D, kTileKeys / 8>(o, s, k_tile + kTile, lane);
+    }
     __syncwarp();  // the ring slot is refilled kStages - 1 tiles later (and deq rewritten next tile)
   }
   flash::cp_async_wait<0>();
@@ -255,12 +286,20 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   }
 #pragma unroll
   for (int d = 0; d < D / 8; ++d) {
-    float* lo = os + (warp * 16 + r_lo) * D + d * 8 + t2;
-    float* hi = os + (warp * 16 + r_hi) * D + d * 8 + t2;
-    lo[0] = o[d][0];
-    lo[1] = o[d][1];
-    hi[0] = o[d][2];
-    hi[1] = o[d][3];
+    float* lo = os + (warp * 16 + r_lo) * D;
+    float* hi = os + (warp * 16 + r_hi) * D;
+    if constexpr (kRegs) {  // the register path's permuted dims (kv_fp8_frag.cuh)
+      const int d0 = flash::fp8_regs_dim(d, 0, lane), d1 = flash::fp8_regs_dim(d, 1, lane);
+      lo[d0] = o[d][0];
+      lo[d1] = o[d][1];
+      hi[d0] = o[d][2];
+      hi[d1] = o[d][3];
+    } else {
+      lo[d * 8 + t2] = o[d][0];
+      lo[d * 8 + t2 + 1] = o[d][1];
+      hi[d * 8 + t2] = o[d][2];
+      hi[d * 8 + t2 + 1] = o[d][3];
+    }
   }
   __syncthreads();
   for (int it = threadIdx.x; it < group * D; it += kWarps * 32) {
@@ -352,18 +391,17 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, int min_keys, co
   dst[threadIdx.x] = from_float<T>(acc);
 }
 
-template <typename T, typename KV, int D>
+template <typename T, typename KV, int D, bool kRegs>
 void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int* counters, int n_counters,
                   int n_sms, cudaStream_t stream) {
-  constexpr size_t smem = decode_smem_bytes<T, KV, D>();
-  once_per_device(reinterpret_cast<const void*>(flash_decode_kernel<T, KV, D>), [] {
-    SEAM_CUDA_CHECK(
-        cudaFuncSetAttribute(flash_decode_kernel<T, KV, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  constexpr size_t smem = decode_smem_bytes<T, KV, D, kRegs>();
+  constexpr auto kernel = flash_decode_kernel<T, KV, D, kRegs>;
+  once_per_device(reinterpret_cast<const void*>(kernel), [] {
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   });
   static const int blocks_per_sm = [] {  // once per instantiation (one GPU model a process)
     int n = 0;
-    SEAM_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, flash_decode_kernel<T, KV, D>, kWarps * 32, smem));
+    SEAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kWarps * 32, smem));
     return std::max(n, 1);
   }();
   const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, blocks_per_sm);
@@ -376,9 +414,9 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
   // The last split merges where every (sequence, kv head) has an arrival counter.
   const bool fused = n_splits > 1 && counters != nullptr && int64_t(n_dec) * p.n_kv_heads <= n_counters &&
                      fused_combine_enabled();
-  static_assert(decode_smem_bytes<T, KV, D>() >= 2 * 16 * kMaxSplits * sizeof(float),
+  static_assert(smem >= 2 * 16 * kMaxSplits * sizeof(float),
                 "merge_splits keeps 2 floats per (query head, split) of a group of up to 16 in shared memory");
-  launch_kernel(flash_decode_kernel<T, KV, D>, grid, kWarps * 32, smem, stream, p, n_splits, min_keys, part_o, part_ml,
+  launch_kernel(kernel, grid, kWarps * 32, smem, stream, p, n_splits, min_keys, part_o, part_ml,
                 fused ? counters : nullptr);
   SEAM_CUDA_CHECK_LAUNCH();
   if (n_splits > 1 && !fused) {
@@ -425,11 +463,19 @@ void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, 
   const auto by_dim = [&](auto tag, auto kv_tag) {
     using T = decltype(tag);
     using KV = decltype(kv_tag);
+    // An FP8 cache's register path where switched on and the head dim has it.
+    const bool regs = kIsFp8<KV> && fp8_regs_enabled() && p.head_dim != 96;
+    const auto go = [&](auto d_tag) {
+      constexpr int D = decltype(d_tag)::value;
+      if constexpr (kIsFp8<KV> && kFp8RegsDim<D>)
+        if (regs) return launch_typed<T, KV, D, true>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
+      return launch_typed<T, KV, D, false>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
+    };
     switch (p.head_dim) {
-      case 64: return launch_typed<T, KV, 64>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
-      case 96: return launch_typed<T, KV, 96>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
-      case 128: return launch_typed<T, KV, 128>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
-      default: return launch_typed<T, KV, 256>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
+      case 64: return go(std::integral_constant<int, 64>{});
+      case 96: return go(std::integral_constant<int, 96>{});
+      case 128: return go(std::integral_constant<int, 128>{});
+      default: return go(std::integral_constant<int, 256>{});
     }
   };
   if (dtype == DType::bf16)

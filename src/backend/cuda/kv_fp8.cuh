@@ -65,6 +65,36 @@ __device__ __forceinline__ uint4 e4m3x8_to(uint2 codes) {
   return r;
 }
 
+// Four codes (a 32-bit word, byte i = code i) as two packed pairs of T by bit arithmetic, without
+// the conversion unit: p02 = (code 0, code 2), p13 = (code 1, code 3) (the low half first; the
+// pairing is what two shifts of the word give, and the register-fragment decode kernel permutes
+// its dims to match, attention_decode.cu). Why: cvt.f16x2.e4m3x2 and, for bf16, the float round
+// trip after it run on the SM's conversion pipe (a quarter of the FMA rate), and a tile of FP8 KV
+// needs ~4 of them a pair of codes; here a pair costs ~2 integer ops and half an fma.
+// How: a code's 7 magnitude bits (eeee mmm) moved to the top of T's exponent / mantissa fields
+// give a T whose exponent field is the code's e (T's subnormal for e = 0, as the code's own
+// subnormals), so value(T) = value(code) * 2^(bias(T) - 7); one fma by 2^(7 - bias(T)) (exact:
+// every E4M3 value is a normal T) restores it, and keeps a zero zero. Shift: bf16 8 exponent
+// bits → 4; f16 5 → 1. The fma is the plain PTX one (no .ftz: T's subnormal inputs are kept).
+// Every finite code decodes to e4m3x2_to's value (cuda_fp8_kv_test: all 256 codes, both dtypes);
+// a NaN code (0x7f / 0xff) decodes to +-480 instead of NaN (a cache holds one only if NaN was stored).
+template <typename T>
+__device__ __forceinline__ void e4m3x4_to_pairs(uint32_t x, uint32_t& p02, uint32_t& p13) {
+  constexpr int kShift = std::is_same_v<T, __half> ? 1 : 4;
+  const uint32_t x8 = x << 8;
+  const uint32_t r02 = (x8 & 0x80008000u) | ((x8 & 0x7f007f00u) >> kShift);
+  const uint32_t r13 = (x & 0x80008000u) | ((x & 0x7f007f00u) >> kShift);
+  if constexpr (std::is_same_v<T, __half>) {
+    // 2^8 (0x5c00) in each half; -0 addend: x * 2^8 + -0 is x * 2^8 for either zero.
+    asm("fma.rn.f16x2 %0, %1, %2, %3;\n" : "=r"(p02) : "r"(r02), "r"(0x5c005c00u), "r"(0x80008000u));
+    asm("fma.rn.f16x2 %0, %1, %2, %3;\n" : "=r"(p13) : "r"(r13), "r"(0x5c005c00u), "r"(0x80008000u));
+  } else {
+    // 2^120 (0x7b80) in each half.
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(p02) : "r"(r02), "r"(0x7b807b80u), "r"(0x80008000u));
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(p13) : "r"(r13), "r"(0x7b807b80u), "r"(0x80008000u));
+  }
+}
+
 // An element of the cache as float: a float cache's value, or an FP8 code's (unscaled).
 template <typename KV>
 __device__ __forceinline__ float kv_to_float(KV x) {

@@ -13,10 +13,25 @@
 
 namespace seam::cuda::flash {
 
+// Byte offset of (row, 16-code chunk) in a [rows][D] tile of codes whose chunks are XOR-swizzled
+// so that the 8 rows one ldmatrix matrix reads (8 rows x 16 bytes) hit 8 different 16-byte bank
+// groups: rows of a multiple of 128 bytes, chunk ^ (row % 8); D = 64 (64-byte rows, two a bank
+// line), chunk ^ ((row / 2) % 4). The register-fragment decode reads its K / V fragments from such
+// tiles (kv_fp8_frag.cuh). The pattern repeats every 8 rows.
+template <int D>
+__device__ __forceinline__ int code_tile_offset(int row, int chunk) {
+  static_assert(D % 128 == 0 || D == 64, "code_tile_offset: head dims 64, 128, 256");
+  if constexpr (D % 128 == 0)
+    return row * D + ((chunk ^ (row & 7)) << 4);
+  else
+    return row * D + ((chunk ^ ((row >> 1) & 3)) << 4);
+}
+
 // As load_kv_tile (flash_mma.cuh) for a cache of codes: keys [key0, key0 + ROWS) of kv head
-// `kvh` into K and V staging tiles [ROWS][D] bytes (16-byte chunks of 16 codes, unswizzled),
-// zero-filled at or past key_end (code 0 is +0). One cp.async group, not committed here.
-template <int D, int ROWS, typename SlotOf>
+// `kvh` into K and V staging tiles [ROWS][D] bytes (16-byte chunks of 16 codes, unswizzled, or
+// with kSwizzle at code_tile_offset), zero-filled at or past key_end (code 0 is +0). One
+// cp.async group, not committed here.
+template <int D, int ROWS, bool kSwizzle = false, typename SlotOf>
 __device__ __forceinline__ void load_kv_tile_fp8(uint8_t* k_tile, uint8_t* v_tile, const uint8_t* k_cache,
                                                  const uint8_t* v_cache, SlotOf slot_of, int key0, int key_end,
                                                  int n_kv_heads, int kvh, int tid, int n_threads) {
@@ -29,7 +44,11 @@ __device__ __forceinline__ void load_kv_tile_fp8(uint8_t* k_tile, uint8_t* v_til
     const bool valid = key0 + row < key_end;
     const int64_t slot = valid ? slot_raw : 0;
     const int64_t src = (slot * n_kv_heads + kvh) * D + chunk * 16;
-    const int dst = row * D + chunk * 16;
+    int dst;
+    if constexpr (kSwizzle)
+      dst = code_tile_offset<D>(row, chunk);
+    else
+      dst = row * D + chunk * 16;
     cp_async_16(k_tile + dst, k_cache + src, valid);
     cp_async_16(v_tile + dst, v_cache + src, valid);
   }
