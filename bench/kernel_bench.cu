@@ -376,12 +376,13 @@ int run(int argc, char** argv) {
   for (int n : {4096, 512}) bench_moe_grouped(b, n);
   // 64: Qwen3-30B-A3B's batch-64 decode on the skinny tensor-core path, old against new.
   bench_moe_skinny(b, 64);
-  // The prefill layer's small kernels furthest above their floors, at 4,096 tokens, and at
+  // The prefill layer's small kernels furthest above their floors (and its RMSNorms), at 4,096 tokens, and at
   // decode's 64 and 1 (latency-bound there).
   for (int n : {4096, 64, 1}) {
     bench_qk_norm_rope_store(b, n);
     bench_moe_combine(b, n);
     bench_moe_align(b, n);
+    bench_rms_norm_rows(b, n);
   }
   if (moe_only) return 0;
   // Batch 1 at the contexts of the decode benchmarks (latency-bound) and of serving's 1,024-token prompts.

@@ -205,5 +205,6 @@ void bench_moe_router(Bench& b, const char* model, int64_t E, int64_t H, int64_t
 void bench_qk_norm_rope_store(Bench& b, int n);
 void bench_moe_combine(Bench& b, int n);
 void bench_moe_align(Bench& b, int n);
+void bench_rms_norm_rows(Bench& b, int n);
 
 }  // namespace seam::kbench

@@ -5,6 +5,7 @@
 // measured in the model. Part of --moe.
 #include "backend/cuda/moe_experts_grouped.h"
 #include "backend/cuda/qk_norm_rope_store.h"
+#include "backend/cuda/rms_norm.h"
 #include "kernel_bench.h"
 
 namespace seam::kbench {
@@ -71,6 +72,22 @@ void bench_moe_align(Bench& b, int n) {
     const double us = b.time_us([&](int) { cuda::launch_moe_align_index(index, ids, E, 128, staged, b.stream()); });
     b.row(staged ? "moe_align staged" : "moe_align global", std::to_string(n) + " tok top-8 of 128", us,
           double(n) * k * 4 * 3, 0);
+  }
+  b.release_all();
+}
+
+// The layer's two RMSNorms at hidden 2,048 (Qwen3-30B-A3B), n rows, both kernels. Bytes: the rows
+// read and written (the weight stays in L1 / L2). Out of place on rotated inputs, as in the model.
+void bench_rms_norm_rows(Bench& b, int n) {
+  constexpr int64_t H = 2048;
+  constexpr int copies = 4;  // 4 x 16.8 MB at 4,096 rows: past the L2 between reuses
+  std::vector<Tensor> xs;
+  for (int i = 0; i < copies; ++i) xs.push_back(b.random(DType::bf16, {n, H}));
+  Tensor w = b.random(DType::bf16, {H}), out = b.alloc(DType::bf16, {n, H});
+  for (cuda::RmsNormKernel k : {cuda::RmsNormKernel::by_size, cuda::RmsNormKernel::rows_in_registers}) {
+    const double us = b.time_us([&](int i) { cuda::launch_rms_norm(out, xs[size_t(i % copies)], w, 1e-6f, b.stream(), k); });
+    b.row(k == cuda::RmsNormKernel::by_size ? "rms_norm by-size" : "rms_norm rows-in-registers",
+          std::to_string(n) + " x 2048 bf16", us, 2.0 * double(n) * H * 2, 0);
   }
   b.release_all();
 }

@@ -1,6 +1,9 @@
 #include "backend/cuda/rms_norm.h"
 
+#include <type_traits>
+
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
 
 namespace seam::cuda {
 
@@ -74,6 +77,68 @@ __global__ void rms_norm_kernel(T* out, RowMap out_map, const T* x, RowMap x_map
   }
 }
 
+// The register form (RmsNormKernel::rows_in_registers): a warp a row, lane l holding the row's
+// 16-byte vectors l, l + 32, ... (up to NV of them) in registers. Why: the block-a-row kernel
+// above keeps one 16-byte vector a thread in flight, waits on a block reduction (two barriers)
+// and then reads its vector again, so at prefill sizes a block spends most of its life with no
+// load outstanding (the twenty-eighth pass's trace: ~18 us a norm at 4,096 x 2,048 against
+// ~8.4 us of bytes). Here all of a row's loads are issued at once (a warp holds d * sizeof(T)
+// bytes: 4 KB at d 2,048 bf16), the sum is one warp_sum, and the row is not read twice. The sum
+// of squares adds each lane's values in vector order, then the butterfly: not the block kernel's
+// order, so the two forms agree to float rounding, not bit for bit.
+template <typename T, int NV>
+__global__ void __launch_bounds__(256) rms_norm_rows_kernel(T* out, RowMap out_map, const T* x, RowMap x_map,
+                                                            const T* weight, int64_t n_rows, int d, float eps) {
+  pdl_begin();
+  constexpr int V = kVec<T>;
+  const int lane = int(threadIdx.x & 31);
+  const int64_t row = int64_t(blockIdx.x) * 8 + (threadIdx.x >> 5);
+  if (row >= n_rows) return;  // warp-uniform; no block barrier
+  const T* xr = x + x_map(row);
+  uint4 raw[NV];
+#pragma unroll
+  for (int i = 0; i < NV; ++i) {
+    const int j = (lane + 32 * i) * V;
+    if (j < d) raw[i] = *reinterpret_cast<const uint4*>(xr + j);
+  }
+  float ss = 0.f;
+#pragma unroll
+  for (int i = 0; i < NV; ++i) {
+    if ((lane + 32 * i) * V >= d) continue;
+    const T* e = reinterpret_cast<const T*>(&raw[i]);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const float f = to_float(e[k]);
+      ss += f * f;
+    }
+  }
+  ss = warp_sum(ss);
+  const float scale = 1.f / sqrtf(ss / float(d) + eps);
+  T* o = out + out_map(row);
+#pragma unroll
+  for (int i = 0; i < NV; ++i) {
+    const int j = (lane + 32 * i) * V;
+    if (j >= d) continue;
+    const T* e = reinterpret_cast<const T*>(&raw[i]);
+    float v[V], w[V];
+    load_vec<T>(weight + j, w);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = to_float(e[k]) * scale * w[k];
+    store_vec<T>(o + j, v);
+  }
+}
+
+// Vectors a lane the register form needs for rows of d (a power of two up to 8), or 0: the row
+// is too wide for it (past 8 x 32 vectors, 4 KB: 2,048 bf16, 1,024 f32; at 16, ptxas gave the
+// bf16 instance 149 registers, or spills under a 3-blocks-an-SM bound).
+template <typename T>
+int rows_kernel_vectors(int64_t d) {
+  const int64_t per_lane = (d + 32 * kVec<T> - 1) / (32 * kVec<T>);
+  for (int nv = 1; nv <= 8; nv *= 2)
+    if (per_lane <= nv) return nv;
+  return 0;
+}
+
 template <typename T, int V>
 void launch_rows(T* out, RowMap om, const T* x, RowMap xm, const T* w, int64_t n_rows, int d, float eps,
                  cudaStream_t stream) {
@@ -89,7 +154,8 @@ void launch_rows(T* out, RowMap om, const T* x, RowMap xm, const T* w, int64_t n
 }
 
 template <typename T>
-void dispatch(const Tensor& out, const Tensor& x, const Tensor& weight, float eps, cudaStream_t stream) {
+void dispatch(const Tensor& out, const Tensor& x, const Tensor& weight, float eps, cudaStream_t stream,
+              RmsNormKernel kernel) {
   const int d = int(x.size(-1));
   const RowMap om = row_map(out), xm = row_map(x);
   // Vectors need every row start 16-byte aligned: base pointers, dim-0 strides and (3-D) head strides.
@@ -98,6 +164,21 @@ void dispatch(const Tensor& out, const Tensor& x, const Tensor& weight, float ep
   };
   const bool vec = vec_ok(out) && vec_ok(x) && aligned16(weight.data);
   const int64_t n_rows = x.ndim == 3 ? x.size(0) * x.size(1) : x.size(0);
+  const int nv = rows_kernel_vectors<T>(d);
+  if (kernel == RmsNormKernel::rows_in_registers && vec && nv > 0 && n_rows > 0) {
+    auto go = [&](auto n) {
+      launch_kernel(rms_norm_rows_kernel<T, decltype(n)::value>, div_up(n_rows, 8), 256, 0, stream, out.ptr<T>(), om,
+                    x.ptr<T>(), xm, weight.ptr<T>(), n_rows, d, eps);
+    };
+    switch (nv) {
+      case 1: go(std::integral_constant<int, 1>{}); break;
+      case 2: go(std::integral_constant<int, 2>{}); break;
+      case 4: go(std::integral_constant<int, 4>{}); break;
+      default: go(std::integral_constant<int, 8>{}); break;
+    }
+    SEAM_CUDA_CHECK_LAUNCH();
+    return;
+  }
   if (vec)
     launch_rows<T, kVec<T>>(out.ptr<T>(), om, x.ptr<T>(), xm, weight.ptr<T>(), n_rows, d, eps, stream);
   else
@@ -106,8 +187,28 @@ void dispatch(const Tensor& out, const Tensor& x, const Tensor& weight, float ep
 
 }  // namespace
 
-void launch_rms_norm(const Tensor& out, const Tensor& x, const Tensor& weight, float eps, cudaStream_t stream) {
-  SEAM_DISPATCH_FLOAT_TYPES(x.dtype, T, "rms_norm", [&] { dispatch<T>(out, x, weight, eps, stream); });
+RmsNormKernel rms_norm_kernel_default() {
+  // 0: by_size (the default), 1: rows_in_registers where it applies (built 2026-12-05 without a
+  // device: not yet measured; docs/performance.md, twenty-ninth pass).
+  static const int v = env_choice("SEAM_RMS_NORM_KERNEL", 0, {0, 1});
+  return v == 1 ? RmsNormKernel::rows_in_registers : RmsNormKernel::by_size;
+}
+
+bool rms_norm_rows_applies(const Tensor& out, const Tensor& x, const Tensor& weight) {
+  bool ok = false;
+  SEAM_DISPATCH_FLOAT_TYPES(x.dtype, T, "rms_norm", [&] {
+    const int64_t d = x.size(-1);
+    auto vec_ok = [&](const Tensor& t) {
+      return rows_vectorizable(t, d) && (t.ndim == 2 || t.stride[1] % kVec<T> == 0);
+    };
+    ok = vec_ok(out) && vec_ok(x) && aligned16(weight.data) && rows_kernel_vectors<T>(d) > 0;
+  });
+  return ok;
+}
+
+void launch_rms_norm(const Tensor& out, const Tensor& x, const Tensor& weight, float eps, cudaStream_t stream,
+                     RmsNormKernel kernel) {
+  SEAM_DISPATCH_FLOAT_TYPES(x.dtype, T, "rms_norm", [&] { dispatch<T>(out, x, weight, eps, stream, kernel); });
 }
 
 }  // namespace seam::cuda
