@@ -58,6 +58,13 @@ void bench_moe_grouped(Bench& b, int n_tokens) {
     b.row(name + " down", shape, dn_us, 0, dn_flops);
     const double all_us = b.time_us([&](int) { stages(cuda::kGroupedAll); }, 5, 11);
     b.row(name + " layer (4 kernels)", shape, all_us, 0, gu_flops + dn_flops);
+    // The combine after its real predecessor: in the model's trace a PDL-launched kernel's time
+    // includes its wait on the one before (the twenty-eighth pass: combine 42 us alone, 83 after
+    // the down GEMM), so its own cost is (down + combine) - down, both timed the same way.
+    const double dc_us = b.time_us([&](int) { stages(cuda::kGroupedDown | cuda::kGroupedCombine); }, 5, 11);
+    b.row(name + " down + combine", shape, dc_us, 0, dn_flops);
+    b.row(name + " combine after down (difference)", shape, dc_us - dn_us, double(n_slots) * H * 2 + 2.0 * n_tokens * H * 2,
+          0);
   }
   b.release_all();
 }

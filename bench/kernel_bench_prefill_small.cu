@@ -45,6 +45,27 @@ void bench_qk_norm_rope_store(Bench& b, int n) {
                                                        : "qk_norm_rope_store staged",
           shape, us, bytes, 0);
   }
+  // Each form after its real predecessor, the qkv GEMM (hidden 2,048 -> 5,120, cuBLAS): its own
+  // cost is (GEMM + form) - GEMM, both timed the same way (a PDL-launched kernel's trace time
+  // includes its wait on the GEMM's tail).
+  if (n >= 64) {
+    Tensor x = b.random(DType::bf16, {n, 2048}), wq = b.random(DType::bf16, {width, 2048}, 0.02f);
+    const double gemm_us = b.time_us([&](int) { b.gpu().linear(qkv, x, wq, Tensor{}); });
+    b.row("qkv GEMM (the predecessor)", std::to_string(n) + " x 2048 -> 5120 bf16", gemm_us, 0,
+          2.0 * double(n) * 2048 * double(width));
+    for (cuda::QkNormRopeKernel k :
+         {cuda::QkNormRopeKernel::per_head, cuda::QkNormRopeKernel::shared_angles, cuda::QkNormRopeKernel::staged}) {
+      const double both_us = b.time_us([&](int) {
+        b.gpu().linear(qkv, x, wq, Tensor{});
+        cuda::launch_qk_norm_rope_store(heads_of(0, heads), heads_of(heads, kv), heads_of(heads + kv, kv), qn, kn, 1e-6f,
+                                        pos, tables, kc, vc, slots, b.stream(), k);
+      });
+      b.row(k == cuda::QkNormRopeKernel::per_head        ? "  per-head after the GEMM (difference)"
+            : k == cuda::QkNormRopeKernel::shared_angles ? "  shared after the GEMM (difference)"
+                                                         : "  staged after the GEMM (difference)",
+            shape, both_us - gemm_us, bytes, 0);
+    }
+  }
   b.release_all();
 }
 
