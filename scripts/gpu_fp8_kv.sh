@@ -34,9 +34,14 @@ fi
 log "== fp8 KV cache, decode b1 at $CTX tokens, FP8 weights, $(date -u +%T), build $BUILD"
 
 results=()
-for kv in auto fp8_e4m3; do
-  cmd=("$BUILD/seam" bench-one-batch --device cuda --dtype bfloat16 --model-path "$MODEL_DIR" --load-format dummy
-       --quantization fp8 --kv-cache-dtype "$kv" --max-total-tokens 1000000000
+# KV_CASES: auto (bf16 cache), fp8_e4m3, and fp8_regs (fp8_e4m3 with SEAM_DECODE_FP8_REGS=1: the
+# register-fragment decode kernel, twenty-ninth pass); default all three, interleaved in one call.
+for kv in ${KV_CASES:-auto fp8_e4m3 fp8_regs}; do
+  regs=0
+  dtype=$kv
+  [ "$kv" = fp8_regs ] && regs=1 && dtype=fp8_e4m3
+  cmd=(env SEAM_DECODE_FP8_REGS=$regs "$BUILD/seam" bench-one-batch --device cuda --dtype bfloat16 --model-path "$MODEL_DIR" --load-format dummy
+       --quantization fp8 --kv-cache-dtype "$dtype" --max-total-tokens 1000000000
        --mode decode --batch-size 1 --input-len "$CTX" --reps 20 --cuda-graph-bs 1 --disable-piecewise-cuda-graph)
   echo "== ${cmd[*]}" >> "$OUT/summary.txt"
   t0=$(date +%s)
@@ -65,7 +70,7 @@ bw = 4.3e12
 pools = {}
 for line in sys.argv[3:]:
     kv, _, js = line.partition(" ")
-    kv_bytes = ctx * L * nkv * d * 2 * (1 if kv == "fp8_e4m3" else 2)
+    kv_bytes = ctx * L * nkv * d * 2 * (1 if kv.startswith("fp8") else 2)
     floor_ms = (weights + kv_bytes) / bw * 1e3
     try:
         j = json.loads(js)

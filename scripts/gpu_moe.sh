@@ -12,10 +12,11 @@
 # STEPS (default "build configs make parity delete bench serve"):
 #   build    gpu_suite.sh configure + build of seam, hf_parity_test, cuda_moe_test, cuda_moe_grouped_test,
 #            cuda_dummy_load_test, cuda_qk_norm_rope_store_test, cuda_moe_combine_test, cuda_moe_align_test,
-#            cuda_fp8_moe_test, seam_kernel_bench into $BUILD (incremental; 3-5 min cold on 16 cores)
+#            cuda_fp8_moe_test, cuda_rms_norm_test, seam_kernel_bench into $BUILD (incremental; 3-5 min cold on 16 cores)
 #   test     cuda_moe_test (default switches, then SEAM_MOE_GROUPED_WGMMA=0, 1 and 3), cuda_moe_grouped_test,
 #            cuda_dummy_load_test, cuda_qk_norm_rope_store_test, cuda_moe_combine_test,
-#            cuda_moe_align_test and cuda_fp8_moe_test (FP8 experts, dequantized at load, against the CPU)
+#            cuda_moe_align_test, cuda_fp8_moe_test (FP8 experts, dequantized at load, against the CPU) and
+#            cuda_rms_norm_test
 #            (~1 min: the grouped test's CPU reference at model shapes)
 #   kbench   seam_kernel_bench --moe: the grouped GEMMs (gate_up, down) at 4,096 and 512 tokens,
 #            wmma against the wgmma kernels, the persistent one included; then qk_norm_rope_store,
@@ -78,14 +79,14 @@ bench() {  # label, model dir, floor args (quoted), bench-one-batch args...
 
 if step build; then
   log "build $(date -u +%T)"
-  SEAM_GPU_BUILD="$BUILD" SEAM_GPU_TARGETS="seam hf_parity_test cuda_moe_test cuda_moe_grouped_test cuda_dummy_load_test cuda_qk_norm_rope_store_test cuda_moe_combine_test cuda_moe_align_test cuda_fp8_moe_test seam_kernel_bench" OUT="$OUT/build" \
+  SEAM_GPU_BUILD="$BUILD" SEAM_GPU_TARGETS="seam hf_parity_test cuda_moe_test cuda_moe_grouped_test cuda_dummy_load_test cuda_qk_norm_rope_store_test cuda_moe_combine_test cuda_moe_align_test cuda_fp8_moe_test cuda_rms_norm_test seam_kernel_bench" OUT="$OUT/build" \
     timeout 540 bash "$ROOT/scripts/gpu_suite.sh" configure build > "$OUT/build.log" 2>&1
   tail -3 "$OUT/build.log" | tee -a "$OUT/summary.txt"
 fi
 
 if step test; then
   log "tests $(date -u +%T)"
-  for t in cuda_moe_test cuda_moe_grouped_test cuda_dummy_load_test cuda_qk_norm_rope_store_test cuda_moe_combine_test cuda_moe_align_test cuda_fp8_moe_test; do
+  for t in cuda_moe_test cuda_moe_grouped_test cuda_dummy_load_test cuda_qk_norm_rope_store_test cuda_moe_combine_test cuda_moe_align_test cuda_fp8_moe_test cuda_rms_norm_test; do
     timeout 180 "$BUILD/$t" 2>&1 | grep -E "OK \]|FAILED|PASSED|Failure" | tee -a "$OUT/summary.txt"
   done
   for v in 0 1 3; do  # the model's grouped path on wmma, the one-tile wgmma kernel, the persistent cp.async form
