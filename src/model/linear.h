@@ -101,11 +101,15 @@ class Linear {
   }
   // The MLP's first half: [gate | up] = rms_norm(x) * norm_weight @ W^T, act = f(gate) * up with
   // f SiLU or GELU-tanh (Backend::rms_norm_gate_up_act; the layer has no bias). An FP8 layer
-  // runs Backend::rms_norm_gate_up_act_fp8.
+  // runs Backend::rms_norm_gate_up_act_fp8; `next`, when given, is the layer the caller applies to
+  // act right after and nothing else reads act (the backend may then hand it act's FP8 codes and
+  // leave act unwritten, where both are FP8).
   void apply_rms_normed_act(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
-                            Activation f) const {
+                            Activation f, const Linear* next = nullptr) const {
     SEAM_ASSERT(!has_bias(), "the fused gate_up + activation op takes no bias");
-    if (is_fp8()) return backend_->rms_norm_gate_up_act_fp8(act, gate_up, normed, x, norm_weight, eps, fp8_, f);
+    if (is_fp8())
+      return backend_->rms_norm_gate_up_act_fp8(act, gate_up, normed, x, norm_weight, eps, fp8_, f,
+                                                next != nullptr && next->is_fp8() ? &next->fp8_ : nullptr);
     backend_->rms_norm_gate_up_act(act, gate_up, normed, x, norm_weight, eps, weight(), f);
   }
 

@@ -234,8 +234,10 @@ void LlamaModel::post_attention(int i, const ForwardBuffers& buf, int n) const {
   // A sparse layer: the recipe's activation is SiLU (MoeLayer's experts are SiLU-only; the
   // constructor checks it).
   if (l.moe) return l.moe->forward(buf, l.ln_post.tensor(), config_.rms_norm_eps, n);
+  // down_proj is the next op on act and the only reader of it (accumulate_row_parallel applies
+  // it first, then the collective): an FP8 backend may skip writing act.
   l.gate_up.apply_rms_normed_act(act, gate_up, buf.normed.rows(n), residual, l.ln_post.tensor(),
-                                 config_.rms_norm_eps, recipe_.activation);
+                                 config_.rms_norm_eps, recipe_.activation, &l.down);
   accumulate_row_parallel(l.down, residual, act);  // residual += down_proj(act)
 }
 

@@ -235,11 +235,16 @@ TEST_F(CudaFp8, NormQuantizeEqualsNormThenQuantize) {
 // cuBLASLt's sums into fp8_scaled_gated_act_quantize, bit for bit the decomposition (act, and the
 // down projection through act's codes) wherever it applies (per-channel weights, per-token
 // activations, inter % 8 == 0 and <= 16,384, rows past the GEMV that cuBLASLt has an algorithm
-// for), the decomposition elsewhere.
+// for), the decomposition elsewhere. A fourth backend, lt with SEAM_FP8_ACT_SKIP=1, is told the
+// down projection comes next: where the lt route applies it must leave act unwritten (still the
+// poison) and the down projection through act's codes must still equal the decomposition's.
 TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
   setenv("SEAM_FP8_GATED_ROUTE", "lt", 1);
   setenv("SEAM_FP8_GATED_EPILOGUE", "0", 1);
   std::unique_ptr<Backend> lt = make_cuda_backend(0);
+  setenv("SEAM_FP8_ACT_SKIP", "1", 1);
+  std::unique_ptr<Backend> lt_skip = make_cuda_backend(0);
+  unsetenv("SEAM_FP8_ACT_SKIP");
   setenv("SEAM_FP8_GATED_ROUTE", "ws", 1);
   unsetenv("SEAM_FP8_GATED_EPILOGUE");
   std::unique_ptr<Backend> ws_route = make_cuda_backend(0);
@@ -327,6 +332,26 @@ TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
             EXPECT_EQ(untouched, lt_applies) << "[gate | up] " << (untouched ? "unwritten" : "written")
                                              << ": the lt route " << (untouched ? "ran" : "did not run");
             n_lt += lt_applies;
+
+            // Told the down projection: act skipped where the lt route applies, the product the same.
+            const Tensor gu5 = empty(t, {n, 2 * inter}), normed5 = empty(t, {n, hidden}), a5 = empty(t, {n, inter});
+            const Tensor got_h5 = upload(h0, t, {n, hidden});
+            gpu->synchronize();
+            lt_skip->rms_norm_gate_up_act_fp8(a5, gu5, normed5, x, g, 1e-6f, Wg.gpu, f, &Wd.gpu);
+            lt_skip->linear_fp8(got_h5, a5, Wd.gpu, Tensor(), true);
+            lt_skip->synchronize();
+            EXPECT_EQ(download(got_h5), download(want_h)) << "SEAM_FP8_ACT_SKIP=1";
+            const std::vector<float> a5_after = download(a5);
+            const bool a5_unwritten =
+                std::all_of(a5_after.begin(), a5_after.end(), [](float v) { return std::isnan(v); });
+            EXPECT_EQ(a5_unwritten, lt_applies) << "act " << (a5_unwritten ? "unwritten" : "written");
+            if (!lt_applies) EXPECT_EQ(a5_after, download(a1)) << "SEAM_FP8_ACT_SKIP=1, act written";
+            // Breaking the contract (another linear_fp8 first) is an internal error, not garbage.
+            if (lt_applies) {
+              lt_skip->rms_norm_gate_up_act_fp8(a5, gu5, normed5, x, g, 1e-6f, Wg.gpu, f, &Wd.gpu);
+              EXPECT_THROW(lt_skip->linear_fp8(gu5, x, Wg.gpu, Tensor(), false), Error);
+              lt_skip->synchronize();
+            }
           }
   EXPECT_GT(n_lt, 0) << "the lt route applied to no case";
 }

@@ -105,7 +105,8 @@ class CudaBackend final : public Backend {
   void rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps, const Fp8Weight& w,
                            Tensor bias) override;  // cuda_fp8_ops.cpp
   void rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
-                                const Fp8Weight& w, Activation a) override;  // cuda_fp8_ops.cpp
+                                const Fp8Weight& w, Activation a,
+                                const Fp8Weight* down = nullptr) override;  // cuda_fp8_ops.cpp
   void rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                    const Fp8Weight& w, Tensor bias, const RopeStoreArgs& r) override;  // cuda_fp8_ops.cpp
   void apply_token_bitmask(Tensor logits, Tensor bitmask, Tensor rows) override;
@@ -163,8 +164,15 @@ class CudaBackend final : public Backend {
   // The same past the GEMV on cuBLASLt's unscaled product with the scales, the gated activation
   // and act's quantizer in one kernel after it (fp8_scaled_gated_act_quantize.h), under
   // SEAM_FP8_GATED_ROUTE=lt; false (nothing run) where it does not apply.
+  // With down (the next linear_fp8 of act, Backend::rms_norm_gate_up_act_fp8) under
+  // SEAM_FP8_ACT_SKIP=1 and down's activation scheme gate_up's, act is left unwritten: down
+  // reads the codes this makes (fp8_pending_.act_unwritten).
   bool gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, const Tensor& x, const Tensor& norm_weight,
-                          float eps, const Fp8Weight& w, Activation a);
+                          float eps, const Fp8Weight& w, Activation a, const Fp8Weight* down);
+  // Clears fp8_pending_ (an FP8 op other than the linear_fp8 that takes it). Throws an internal
+  // error if act was left unwritten for codes no op took: the caller broke
+  // rms_norm_gate_up_act_fp8's contract, and a later read of act would see garbage.
+  void drop_fp8_pending();
   // rms_norm_qkv_rope_store_fp8 past the GEMV on cuBLASLt's unscaled product with the scale
   // epilogue, RoPE and the KV store in one kernel after it (rope_from_fp8_sums.h,
   // launch_rope_store_kv_from_fp8_sums), under SEAM_FP8_QKV_ROPE_FUSED=1; false (nothing run) where
@@ -242,6 +250,7 @@ class CudaBackend final : public Backend {
     Fp8ActScheme act = Fp8ActScheme::dynamic_per_token;
     float ub = 0.f;
     Tensor codes, scales;
+    bool act_unwritten = false;  // act itself was not written (SEAM_FP8_ACT_SKIP): these codes must be taken
   };
   Fp8PendingAct fp8_pending_;
   Fp8Scratch fp8_pending_scratch_;  // fp8_pending_'s codes and scales
@@ -276,6 +285,11 @@ class CudaBackend final : public Backend {
   // product's scale epilogue, RoPE and the KV store as one kernel on cuBLASLt's sums
   // (qkv_rope_store_fp8_lt) where that route applies; 0 the decomposition (bit-equal; an A/B switch).
   bool fp8_qkv_rope_fused_ = true;
+  // SEAM_FP8_ACT_SKIP (0, the default, or 1), read at construction: 1 lets gate_up_act_fp8_lt leave
+  // act unwritten when the caller names the down projection that takes its codes (act, bf16, is
+  // 117 MB a 4,096-token layer of Llama-3.1-8B that nothing reads). Built 2026-12-05 without a
+  // device: off until measured (docs/performance.md, twenty-ninth pass).
+  bool fp8_act_skip_ = false;
   // SEAM_FP8_SKINNY (auto | on | off), read at construction with SEAM_FP8_GEMM, under
   // SEAM_FP8_GEMM=auto or ws (the explicit wgmma / cublaslt modes keep their products): which
   // products of kFp8GemvMaxRows + 1 .. kFp8SkinnyMaxRows rows the skinny swap-AB wgmma GEMM

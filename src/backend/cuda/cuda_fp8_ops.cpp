@@ -108,15 +108,26 @@ void CudaBackend::fp8_product(const Tensor& out, const Tensor& codes, const Tens
   launch_fp8_gemm_simt(out, codes, scales, w, bias, accumulate, stream_);
 }
 
+void CudaBackend::drop_fp8_pending() {
+  const bool unwritten = fp8_pending_.act_unwritten;
+  fp8_pending_ = {};
+  SEAM_CHECK(!unwritten, "internal error: rms_norm_gate_up_act_fp8 left act unwritten for the FP8 codes of its next "
+             "linear_fp8, and another op ran first");
+}
+
 void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) {
   op_checks::linear_fp8(out, x, w, bias, Device::cuda);
   const Fp8PendingAct pending = std::exchange(fp8_pending_, Fp8PendingAct{});
   const int64_t n = x.size(0), n_in = x.size(1);
+  const bool takes = pending.x == x.data && pending.n == n && pending.n_in == n_in && pending.act == w.act &&
+                     pending.ub == w.act_amax_ub && x.stride[0] == n_in;
+  SEAM_CHECK(takes || !pending.act_unwritten, "internal error: rms_norm_gate_up_act_fp8 left act unwritten for the FP8 "
+             "codes of a linear_fp8 that does not take them");
   if (n == 0) return;
+  // Where act was not written its codes are the only input, whatever the row count.
+  if (takes && pending.act_unwritten) return fp8_product(out, pending.codes, pending.scales, w, bias, accumulate);
   if (fp8_gemv_applies(out, x, w)) return fp8_gemv(out, x, w, bias, accumulate);
-  if (pending.x == x.data && pending.n == n && pending.n_in == n_in && pending.act == w.act &&
-      pending.ub == w.act_amax_ub && x.stride[0] == n_in)
-    return fp8_product(out, pending.codes, pending.scales, w, bias, accumulate);
+  if (takes) return fp8_product(out, pending.codes, pending.scales, w, bias, accumulate);
   const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
   launch_fp8_quantize_act(codes, scales, x, w, stream_);
   fp8_product(out, codes, scales, w, bias, accumulate);
@@ -159,7 +170,7 @@ bool norm_fusable(const Tensor& x, const Tensor& normed, const Tensor& norm_weig
 
 void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                       const Fp8Weight& w, Tensor bias) {
-  fp8_pending_ = {};  // only the linear_fp8 right after rms_norm_gate_up_act_fp8 takes it
+  drop_fp8_pending();  // only the linear_fp8 right after rms_norm_gate_up_act_fp8 takes it
   const Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   if (norm_fusable(x, normed, norm_weight) && fp8_gemv_fusion_applies(out, x, w, f)) {
     op_checks::linear_fp8(out, x, w, bias, Device::cuda);
@@ -179,7 +190,7 @@ void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tenso
 // apply, the decomposition (the norm fusion, then rope_store_kv).
 void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                               const Fp8Weight& w, Tensor bias, const RopeStoreArgs& r) {
-  fp8_pending_ = {};
+  drop_fp8_pending();
   Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   f.rope_store = true;
   f.rope = r;
@@ -265,7 +276,8 @@ bool CudaBackend::gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, 
 }
 
 bool CudaBackend::gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, const Tensor& x,
-                                     const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a) {
+                                     const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a,
+                                     const Fp8Weight* down) {
   if (!fp8_gated_lt_ || !fp8_sums_route(x, norm_weight) || !act.defined() || act.dtype != x.dtype || act.ndim != 2 ||
       act.size(0) != x.size(0) || !act.rows_contiguous() || !fp8_scaled_gated_act_quantize_applies(act, w))
     return false;
@@ -275,19 +287,24 @@ bool CudaBackend::gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, c
   if (!run.ready()) return false;
   const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
   const auto [act_codes, act_scales] = fp8_act_buffers(fp8_pending_scratch_, n, inter, w.act);
+  // act may stay unwritten where the named down projection takes these codes: linear_fp8's
+  // conditions for taking them (same act, shape and scheme) hold by construction there.
+  const bool write_act = !(fp8_act_skip_ && down != nullptr && down->act == w.act &&
+                           down->act_amax_ub == w.act_amax_ub && down->w.defined() && down->w.ndim == 2 &&
+                           down->w.size(1) == inter && act.stride[0] == inter);
   launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
   fp8_cublaslt_.run_sums(run, codes, w, stream_, [&](int64_t r0, int64_t m, const float* sums) {
     launch_fp8_scaled_gated_act_quantize(act.slice_rows(r0, m), act_codes.ptr<uint8_t>() + r0 * inter,
                                          act_scales.ptr<float>() + r0, sums, scales.ptr<const float>() + r0, w, a,
-                                         w.act_amax_ub, stream_);
+                                         w.act_amax_ub, stream_, write_act);
   });
-  fp8_pending_ = {act.data, n, inter, w.act, w.act_amax_ub, act_codes, act_scales};
+  fp8_pending_ = {act.data, n, inter, w.act, w.act_amax_ub, act_codes, act_scales, !write_act};
   return true;
 }
 
 void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
-                                           float eps, const Fp8Weight& w, Activation a) {
-  fp8_pending_ = {};
+                                           float eps, const Fp8Weight& w, Activation a, const Fp8Weight* down) {
+  drop_fp8_pending();
   Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   f.glu = true;
   f.glu_act = a;
@@ -297,7 +314,7 @@ void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor no
     op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
     return fp8_gemv(act, x, w, Tensor(), false, f);
   }
-  if (gate_up_act_fp8_lt(act, gate_up, x, norm_weight, eps, w, a)) return;
+  if (gate_up_act_fp8_lt(act, gate_up, x, norm_weight, eps, w, a, down)) return;
   if (gate_up_act_fp8_glu(act, gate_up, x, norm_weight, eps, w, a)) return;
   rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
   // The gated activation writes act and, under a dynamic scheme (the model's layers share the

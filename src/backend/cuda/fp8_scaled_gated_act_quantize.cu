@@ -40,7 +40,8 @@ __device__ __forceinline__ void load_scales8(float (&d)[8], const float* ws, int
 // measured the same at 2,048 rows (144.5 / 146.3 µs, 2.2 TB/s, twenty-third pass): occupancy was
 // not what held the kernel. The scale loads were part of it (load_scales8: ~16 µs a call); the
 // rest, the kernel still well under its 4 TB/s, is not known (docs/performance.md).
-template <typename T, Activation F, int kRowThreads, int kChunks>
+// kWriteAct false: act is not stored (the values, codes and scales are the same).
+template <typename T, Activation F, int kRowThreads, int kChunks, bool kWriteAct>
 __global__ void __launch_bounds__(kRowThreads)
     fp8_scaled_gated_act_quantize_kernel(T* act, int64_t act_stride, uint8_t* codes, float* scales, const float* sums,
                                          const float* xs, const float* ws, int ws_step, int inter, float ub) {
@@ -82,14 +83,14 @@ __global__ void __launch_bounds__(kRowThreads)
         const float uv = to_float(from_float<T>((x_s * wu[i]) * lane_of(u[j][i / 4], i % 4)));
         ve[i] = from_float<T>(activate<F>(gv) * uv);
       }
-      out[c] = v[s];
+      if constexpr (kWriteAct) out[c] = v[s];
     }
   }
   quantize_row_chunks<T, kRowThreads, kChunks>(v, n_chunks, int(Fp8ActScheme::dynamic_per_token), 0.f, ub,
                                                codes + row * inter, scales, row, gridDim.x, scratch);
 }
 
-template <typename T>
+template <typename T, bool kWriteAct>
 void launch_typed(const Tensor& act, uint8_t* codes, float* scales, const float* sums, const float* xs,
                   const Fp8Weight& w, Activation f, float ub, cudaStream_t stream) {
   if constexpr (sizeof(T) != 2) {
@@ -100,8 +101,8 @@ void launch_typed(const Tensor& act, uint8_t* codes, float* scales, const float*
     const auto launch = [&](auto threads_c, auto k) {
       constexpr int kThreadsC = decltype(threads_c)::value, K = decltype(k)::value;
       auto kernel = f == Activation::silu
-                        ? fp8_scaled_gated_act_quantize_kernel<T, Activation::silu, kThreadsC, K>
-                        : fp8_scaled_gated_act_quantize_kernel<T, Activation::gelu_tanh, kThreadsC, K>;
+                        ? fp8_scaled_gated_act_quantize_kernel<T, Activation::silu, kThreadsC, K, kWriteAct>
+                        : fp8_scaled_gated_act_quantize_kernel<T, Activation::gelu_tanh, kThreadsC, K, kWriteAct>;
       launch_kernel(kernel, dim3(unsigned(n)), kThreadsC, 0, stream, act.ptr<T>(), act.stride[0], codes, scales, sums,
                     xs, w.w_scale.ptr<const float>(), ws_step, int(inter), ub);
     };
@@ -134,7 +135,7 @@ bool fp8_scaled_gated_act_quantize_applies(const Tensor& act, const Fp8Weight& w
 
 void launch_fp8_scaled_gated_act_quantize(const Tensor& act, uint8_t* codes, float* scales, const float* sums,
                                           const float* xs, const Fp8Weight& w, Activation f, float ub,
-                                          cudaStream_t stream) {
+                                          cudaStream_t stream, bool write_act) {
   SEAM_CHECK(fp8_scaled_gated_act_quantize_applies(act, w), "fp8 scaled gated act quantize: not available for act ",
              act.shape_str(), " (16-bit, packed aligned rows, inter % 8 == 0 and <= ", kMaxInter,
              ", a per-channel or per-tensor weight of 2 inter rows, per-token activations)");
@@ -142,8 +143,12 @@ void launch_fp8_scaled_gated_act_quantize(const Tensor& act, uint8_t* codes, flo
              "fp8 scaled gated act quantize: codes must be 8-byte and sums 16-byte aligned");
   if (act.size(0) == 0) return;
   SEAM_CHECK(act.size(0) <= INT32_MAX, "fp8 scaled gated act quantize: too many rows");
-  SEAM_DISPATCH_FLOAT_TYPES(act.dtype, T, "fp8 scaled gated act quantize",
-                            [&] { launch_typed<T>(act, codes, scales, sums, xs, w, f, ub, stream); });
+  SEAM_DISPATCH_FLOAT_TYPES(act.dtype, T, "fp8 scaled gated act quantize", [&] {
+    if (write_act)
+      launch_typed<T, true>(act, codes, scales, sums, xs, w, f, ub, stream);
+    else
+      launch_typed<T, false>(act, codes, scales, sums, xs, w, f, ub, stream);
+  });
 }
 
 }  // namespace seam::cuda

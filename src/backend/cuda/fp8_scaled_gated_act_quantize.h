@@ -19,9 +19,11 @@ bool fp8_scaled_gated_act_quantize_applies(const Tensor& act, const Fp8Weight& w
 
 // sums: [n, 2 inter] float32 contiguous (16-byte aligned); xs: the n rows' activation scales
 // (fp8_quantize.h, per token); codes [n, inter] E4M3 and scales [n] float32 of act (rows of one
-// chunk: the caller offsets them); ub > 0 clamps the amax (Fp8Weight::act_amax_ub).
+// chunk: the caller offsets them); ub > 0 clamps the amax (Fp8Weight::act_amax_ub). write_act
+// false leaves act unwritten (its codes and scales are the same: the caller's consumer reads only
+// those; act's shape still sizes the launch).
 void launch_fp8_scaled_gated_act_quantize(const Tensor& act, uint8_t* codes, float* scales, const float* sums,
                                           const float* xs, const Fp8Weight& w, Activation f, float ub,
-                                          cudaStream_t stream);
+                                          cudaStream_t stream, bool write_act = true);
 
 }  // namespace seam::cuda
