@@ -53,6 +53,96 @@ TEST(JinjaLimits, OutputSizeIsBounded) {
             jinja::ErrorKind::limit);
 }
 
+// A width (or a count, an indent, a precision) is an integer the template or its arguments choose,
+// and the result's size follows it whatever the input: each such path is held to the output size
+// limit before it allocates, with the error of 'x' * 10**12.
+TEST(JinjaLimits, WidthDrivenPaddingIsBoundedByTheOutputSize) {
+  const auto o = small_limits();
+  const std::vector<std::string> paths = {
+      "{{ 'x'.center(W) }}", "{{ 'x'.ljust(W) }}", "{{ 'x'.rjust(W, '\u00e9') }}", "{{ '-1'.zfill(W) }}",
+      "{{ 'x'|center(W) }}", "{{ 'x'|indent(W) }}", "{{ 'a\nb'|indent(W, true) }}", "{{ [1]|batch(W, 0)|list }}",
+      "{{ {'a': [1]}|tojson(indent=W) }}", "{{ 'ab' * W }}", "{{ [1, 2, 3, 4] * W }}",
+      // Format specs and printf-style fields, with the width (or a float's precision) spliced in.
+      "{{ ('{:>' ~ W ~ '}').format(1) }}", "{{ ('{:' ~ W ~ '}').format('x') }}", "{{ ('{:\u00e9^' ~ W ~ '}').format('x') }}",
+      "{{ ('{:0' ~ W ~ ',}').format(1) }}", "{{ ('{:.' ~ W ~ 'f}').format(1.5) }}", "{{ ('{:.' ~ W ~ 'g}').format(1.5) }}",
+      "{{ ('%' ~ W ~ 'd') % 1 }}", "{{ ('%-' ~ W ~ 's') % 'x' }}", "{{ ('%.' ~ W ~ 'f') % 1.5 }}", "{{ ('%' ~ W ~ 'd')|format(1) }}",
+  };
+  const auto start = std::chrono::steady_clock::now();
+  for (const std::string& path : paths) {
+    for (const std::string& width : {"10**12", "2**62", "w", "4097"}) {
+      std::string text = path;
+      text.replace(text.find('W'), 1, width);
+      const RenderFailure f = render_error(text, {{"w", int64_t{1} << 62}}, o);
+      EXPECT_EQ(f.kind, jinja::ErrorKind::limit) << text << ": " << f.message;
+      EXPECT_NE(f.message.find("grew past the output size limit (4096 bytes)"), std::string::npos) << text << ": " << f.message;
+    }
+  }
+  // Refused before anything is allocated: no terabyte string is built on the way.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // The bound is the result's size in bytes: a 2-byte fill reaches it at half the width.
+  EXPECT_EQ(render("{{ 'x'.center(4096)|length }} {{ 'x'.center(2048, '\u00e9')|length }}", {}, o), "4096 2048");
+  EXPECT_EQ(render_error("{{ 'x'.center(2049, '\u00e9') }}", {}, o).kind, jinja::ErrorKind::limit);
+  EXPECT_EQ(render("{{ ('%4096d' % 1)|length }} {{ ('{:>4096}'.format(1))|length }} {{ 'x'|indent(4095, true)|length }}", {}, o),
+            "4096 4096 4096");
+  // The default limit (16 MiB) applies without options too.
+  EXPECT_EQ(render_error("{{ 'x'.center(10**12) }}").kind, jinja::ErrorKind::limit);
+  EXPECT_EQ(render_error("{{ '{:>1000000000000}'.format(1) }}").kind, jinja::ErrorKind::limit);
+  EXPECT_EQ(render_error("{{ '%1000000000000d' % 1 }}").kind, jinja::ErrorKind::limit);
+}
+
+// Under the limit, the padding paths are Python's (expected strings from python3 / jinja2).
+TEST(JinjaLimits, PaddingUnderTheLimitIsPythons) {
+  const auto o = small_limits();
+  EXPECT_EQ(render("{{ 'ab'.center(7, '*') }}|{{ 'ab'.center(6, '*') }}|{{ 'abc'.center(6) }}|{{ 'ab'.ljust(5, '-') }}|"
+                   "{{ 'ab'.rjust(5) }}|{{ 'abc'.center(2) }}", {}, o),
+            "***ab**|**ab**| abc  |ab---|   ab|abc");
+  EXPECT_EQ(render("{{ '-42'.zfill(6) }}|{{ '+7'.zfill(4) }}|{{ 'abc'.zfill(2) }}|{{ '\u00e9'.center(4, '\u00fc') }}|[{{ 'ab'|center(6) }}]", {}, o),
+            "-00042|+007|abc|\u00fc\u00e9\u00fc\u00fc|[  ab  ]");
+  EXPECT_EQ(render("{{ '{:>6}'.format(1) }}|{{ '{:*^7}'.format('ab') }}|{{ '{:08.3f}'.format(-3.14159) }}|{{ '{:010,}'.format(-1) }}|"
+                   "{{ '{:010,.2f}'.format(1234.5) }}|{{ '{:012_x}'.format(255) }}|{{ '{:04,}'.format(1) }}", {}, o),
+            "     1|**ab***|-003.142|-0,000,001|001,234.50|00_0000_00ff|0,001");
+  // A string's precision only cuts, however large; the width is in code points.
+  EXPECT_EQ(render("{{ '{:.2}'.format('abcdef') }}|{{ '{:.1000000000000}'.format('ab') }}|{{ '{:\u00e9<4}'.format('x') }}", {}, o),
+            "ab|ab|x\u00e9\u00e9\u00e9");
+  EXPECT_EQ(render("{{ '%5d|%-4s|%.3f|%05x' % (42, 'ab', 1.5, 255) }}|{{ '%-5s|' % '\u00e9' }}{{ '%5.1s|' % '\u00e9a' }}"
+                   "{{ '%.0s|' % 'ab' }}{{ '%5r' % 'a' }}", {}, o),
+            "   42|ab  |1.500|000ff|\u00e9    |    \u00e9||  'a'");
+  // Fields wider than a fixed buffer are whole.
+  EXPECT_EQ(render("{{ ('%600d' % 1)|length }} {{ ('%-600s|' % 'a')|length }} {{ '{:>600}'.format(1)|length }}", {}, o), "600 601 600");
+  EXPECT_EQ(render("{{ 'a\\nb\\n\\nc'|indent(3) }}|{{ 'a\\nb'|indent(2, true, true) }}|{{ 'a\\n\\nb'|indent('> ', blank=true) }}", {}, o),
+            "a\n   b\n\n   c|  a\n  b|a\n> \n> b");
+  EXPECT_EQ(render("{{ [1, 2, 3]|batch(2, 'x')|list }} {{ [1, 2, 3, 4, 5]|batch(3, 0)|list }} {{ [1]|batch(10**12)|list }}", {}, o),
+            "[[1, 2], [3, 'x']] [[1, 2, 3], [4, 5, 0]] [[1]]");
+  EXPECT_EQ(render("{{ {'a': [1, {'b': 2}]}|tojson(indent=2) }}", {}, o), "{\n  \"a\": [\n    1,\n    {\n      \"b\": 2\n    }\n  ]\n}");
+  EXPECT_EQ(render("{{ 'a-b-c'.replace('-', '+', 1) }}|{{ 'ab'.replace('', '.') }}|{{ 'aaa'|replace('a', 'bb') }}|"
+                   "{{ ', '.join(['x', 'y']) }}|{{ '{0}{0}'.format('ab') }}", {}, o),
+            "a+b-c|.a.b.|bbbbbb|x, y|abab");
+}
+
+// Results whose size is the product of two inputs (each under the limit) are held to it too.
+TEST(JinjaLimits, MultipliedSizesAreBounded) {
+  const auto o = small_limits();
+  for (const std::string text : {"{{ ('x' * 100).replace('', 'y' * 100) }}", "{{ ('x' * 100)|replace('x', 'y' * 100) }}",
+                                 "{{ ('x' * 100).join(['a'] * 100) }}", "{{ ('{0}' * 100).format('y' * 100) }}",
+                                 "{{ (['y' * 100] * 100)|tojson }}", "{{ [1, 2, 3]|tojson(separators=('x' * 3000, ':')) }}",
+                                 "{{ [[[[[[1]]]]]]|tojson(indent='x' * 300) }}"}) {
+    const RenderFailure f = render_error(text, {}, o);
+    EXPECT_EQ(f.kind, jinja::ErrorKind::limit) << text << ": " << f.message;
+  }
+}
+
+// Integer arguments near int64's ends: no overflow past the bounds, no read past the text.
+TEST(JinjaLimits, HugeIntegerArgumentsDoNotOverflow) {
+  EXPECT_EQ(render_error("{{ range(-(2**62), 2**62)|length }}").kind, jinja::ErrorKind::limit);
+  EXPECT_EQ(render_error("{{ range(0, 9223372036854775807, 2)|length }}").kind, jinja::ErrorKind::limit);
+  EXPECT_EQ(render("{{ range(-9223372036854775807, 9223372036854775807, 4611686018427387904)|list }}"),
+            "[-9223372036854775807, -4611686018427387903, 1, 4611686018427387905]");
+  EXPECT_EQ(render("{{ range(5, 0, -2)|list }}"), "[5, 3, 1]");
+  EXPECT_EQ(render("{{ 'abcdefghijkl'|truncate(9223372036854775807) }}"), "abcdefghijkl");
+  EXPECT_EQ(render_error("{{ 'abc'|truncate(10, leeway=-100) }}").message, "expected leeway >= 0, got -100");
+  EXPECT_EQ(render("{{ 'foo bar baz qux'|truncate(9) }}|{{ 'foo bar baz qux'|truncate(11, false, '...', 0) }}"), "foo...|foo bar...");
+}
+
 TEST(JinjaLimits, ANamespaceThatContainsItselfCannotOverflowTheStack) {
   const RenderFailure f = render_error("{% set ns = namespace() %}{% set ns.me = [ns] %}{{ ns }}");
   EXPECT_EQ(f.kind, jinja::ErrorKind::limit);

@@ -1,5 +1,6 @@
 #include "jinja/builtins.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "jinja/args.h"
@@ -23,15 +24,19 @@ Value range_fn(CallArgs& a, int64_t max_items) {
     fail(ErrorKind::type, "range expected 1 to 3 integer arguments, got " + std::to_string(a.args.size()));
   }
   if (step == 0) fail(ErrorKind::type, "range() arg 3 must not be zero");
-  // The sandbox refuses ranges over its limit (jinja2's MAX_RANGE, here the loop bound).
-  const int64_t n = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
-                             : (start > stop ? (start - stop - step - 1) / -step : 0);
-  if (n > max_items)
+  // The sandbox refuses ranges over its limit (jinja2's MAX_RANGE, here the loop bound). The count
+  // is taken in unsigned arithmetic: stop - start overflows int64 for range(-2**62, 2**62), which
+  // must be refused, not wrap round to a negative (or small) count.
+  const uint64_t span = step > 0 ? (stop > start ? uint64_t(stop) - uint64_t(start) : 0)
+                                 : (start > stop ? uint64_t(start) - uint64_t(stop) : 0);
+  const uint64_t stride = step > 0 ? uint64_t(step) : uint64_t(0) - uint64_t(step);
+  const uint64_t n = span == 0 ? 0 : (span - 1) / stride + 1;
+  if (n > uint64_t(std::max<int64_t>(0, max_items)))
     fail(ErrorKind::limit, "range() of " + std::to_string(n) + " items exceeds the loop iteration limit (" +
                                std::to_string(max_items) + ")");
   std::vector<Value> items;
   items.reserve(static_cast<size_t>(n));
-  for (int64_t i = 0, v = start; i < n; ++i, v += step) items.emplace_back(v);
+  for (uint64_t i = 0; i < n; ++i) items.emplace_back(int64_t(uint64_t(start) + i * uint64_t(step)));
   return Value::list(std::move(items));
 }
 

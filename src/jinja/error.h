@@ -3,6 +3,8 @@
 // raise_exception) is a jinja::TemplateError: a seam::Error with a one-line
 // message, so callers report it like any other bad input.
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "core/error.h"
@@ -27,5 +29,26 @@ class TemplateError : public Error {
 };
 
 [[noreturn]] inline void fail(ErrorKind kind, const std::string& message) { throw TemplateError(kind, message); }
+
+// The output size limit (RenderConfig's max_output_bytes) on what a template builds on the way:
+// a string of more than `max_size` bytes, or a list of more than `max_size` items, fails
+// (ErrorKind::limit) before it is allocated. It bounds what a template, or the arguments it is
+// rendered with, can make the server allocate: 'x' * 10**12, 'x'.center(10**12),
+// '{:>1000000000000}'.format(1), ... must fail, not exhaust the host's memory.
+[[noreturn]] inline void fail_size_limit(size_t max_size) {
+  fail(ErrorKind::limit, "a string or list grew past the output size limit (" + std::to_string(max_size) + " bytes)");
+}
+
+inline void check_size(size_t n, size_t max_size) {
+  if (n > max_size) fail_size_limit(max_size);
+}
+
+// check_size of `base` plus `count` copies of `unit` (a fill, a repeated string or list), computed
+// without overflow: 2**62 copies of a 4-byte fill must fail, not wrap round to a size that passes.
+// A count <= 0 adds nothing.
+inline void check_repeat_size(size_t base, size_t unit, int64_t count, size_t max_size) {
+  check_size(base, max_size);
+  if (count > 0 && unit > 0 && static_cast<uint64_t>(count) > (max_size - base) / unit) fail_size_limit(max_size);
+}
 
 }  // namespace seam::jinja

@@ -317,12 +317,12 @@ Value Renderer::eval(const Expr& e, const std::shared_ptr<Scope>& scope) {
     case ExprKind::attr: {
       Value obj = eval(*e.children[0], scope);
       require_defined(obj);
-      return get_attribute(obj, e.name);
+      return get_attribute(obj, e.name, config_.limits.max_output_bytes);
     }
     case ExprKind::item: {
       Value obj = eval(*e.children[0], scope);
       require_defined(obj);
-      return get_item(obj, eval(*e.children[1], scope));
+      return get_item(obj, eval(*e.children[1], scope), config_.limits.max_output_bytes);
     }
     case ExprKind::slice: {
       Value obj = eval(*e.children[0], scope);
@@ -369,8 +369,7 @@ Value Renderer::eval(const Expr& e, const std::shared_ptr<Scope>& scope) {
       if (e.name == "~") {
         std::string s = l.str();
         const std::string rs = r.str();
-        if (s.size() + rs.size() > config_.limits.max_output_bytes)
-          fail(ErrorKind::limit, "a string grew past the output size limit");
+        check_size(s.size() + rs.size(), config_.limits.max_output_bytes);
         return Value(s + rs);
       }
       return binary_op(e.name, l, r, config_.limits.max_output_bytes);

@@ -1,5 +1,6 @@
 #include "jinja/filters.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -47,11 +48,12 @@ Value f_title(Renderer&, const Value& v, CallArgs&) {
   return Value(out);
 }
 
-Value f_replace(Renderer&, const Value& v, CallArgs& a) {
+Value f_replace(Renderer& r, const Value& v, CallArgs& a) {
   const Value* old_v = find_arg(a, 0, "old");
   const Value* new_v = find_arg(a, 1, "new");
   if (!old_v || !new_v) fail(ErrorKind::type, "replace(): expects 'old' and 'new'");
-  return Value(py_replace(text_of(v), old_v->str(), new_v->str(), int_arg(a, 2, "count", -1, "replace")));
+  return Value(py_replace(text_of(v), old_v->str(), new_v->str(), int_arg(a, 2, "count", -1, "replace"),
+                          r.config().limits.max_output_bytes));
 }
 
 Value f_string(Renderer&, const Value& v, CallArgs&) { return Value(text_of(v)); }
@@ -72,17 +74,30 @@ Value f_escape(Renderer&, const Value& v, CallArgs&) {
   return Value(out);
 }
 
-Value f_center(Renderer&, const Value& v, CallArgs& a) {
-  return Value(py_center(text_of(v), int_arg(a, 0, "width", 80, "center"), true, true));
+// The width is the template's (or its arguments'): py_center holds the padding to the output size limit.
+Value f_center(Renderer& r, const Value& v, CallArgs& a) {
+  return Value(
+      py_center(text_of(v), int_arg(a, 0, "width", 80, "center"), true, true, " ", r.config().limits.max_output_bytes));
 }
 
-Value f_indent(Renderer&, const Value& v, CallArgs& a) {
+Value f_indent(Renderer& r, const Value& v, CallArgs& a) {
+  const size_t max_size = r.config().limits.max_output_bytes;
   const Value width = arg_or(a, 0, "width", Value(4));
   const bool first = arg_or(a, 1, "first", Value(false)).truthy();
   const bool blank = arg_or(a, 2, "blank", Value(false)).truthy();
+  // An integer width is built as that many spaces (as jinja2 does), and the indentation repeats on
+  // every line: both are held to the output size limit before they are allocated.
+  if (!width.is_string()) check_size(size_t(std::max<int64_t>(0, width.as_int())), max_size);
   const std::string indention = width.is_string() ? width.as_string() : std::string(std::max<int64_t>(0, width.as_int()), ' ');
   // As jinja2: a newline is appended before splitting, so a trailing newline is kept.
   std::vector<std::string> lines = py_splitlines(text_of(v) + "\n", false);
+  size_t text_size = lines.empty() ? 0 : lines.size() - 1;  // the newlines between the lines
+  int64_t indented = first ? 1 : 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    text_size += lines[i].size();
+    if (i > 0 && (blank || !lines[i].empty())) ++indented;
+  }
+  check_repeat_size(text_size, indention.size(), indented, max_size);
   std::string rv;
   if (blank) {
     for (size_t i = 0; i < lines.size(); ++i) rv += (i ? "\n" + indention : "") + lines[i];
@@ -192,12 +207,17 @@ Value f_round(Renderer&, const Value& v, CallArgs& a) {
   fail(ErrorKind::type, "method must be 'common', 'ceil' or 'floor'");
 }
 
-Value f_tojson(Renderer&, const Value& v, CallArgs& a) {
+Value f_tojson(Renderer& r, const Value& v, CallArgs& a) {
+  const size_t max_size = r.config().limits.max_output_bytes;
   JsonDumpOptions o;
   const Value indent = arg_or(a, 0, "indent", Value::none());
   if (indent.is_string()) o.indent = indent.as_string();
-  else if (indent.is_int()) o.indent = std::string(std::max<int64_t>(0, indent.as_int()), ' ');
-  else if (!indent.is_none()) fail(ErrorKind::type, "tojson(): indent must be an integer, a string or None");
+  else if (indent.is_int()) {
+    check_size(size_t(std::max<int64_t>(0, indent.as_int())), max_size);  // the template's integer, built as spaces
+    o.indent = std::string(std::max<int64_t>(0, indent.as_int()), ' ');
+  } else if (!indent.is_none()) {
+    fail(ErrorKind::type, "tojson(): indent must be an integer, a string or None");
+  }
   for (const auto& [k, val] : a.kwargs) {
     if (k == "separators" && !val.is_none()) {
       if (!val.is_list() || val.list_obj().items.size() != 2)
@@ -212,7 +232,7 @@ Value f_tojson(Renderer&, const Value& v, CallArgs& a) {
       fail(ErrorKind::type, "tojson() got an unexpected keyword argument '" + k + "'");
     }
   }
-  return Value(json_dumps(v, o));
+  return Value(json_dumps(v, o, max_size));
 }
 
 Value f_format(Renderer& r, const Value& v, CallArgs& a) {
@@ -227,13 +247,15 @@ Value f_wordcount(Renderer&, const Value& v, CallArgs&) {
 Value f_pprint(Renderer&, const Value& v, CallArgs&) { return Value(v.repr()); }
 
 // attr(name) is Python's getattr only: a dict's keys are not its attributes (its methods are).
-Value f_attr(Renderer&, const Value& v, CallArgs& a) {
+Value f_attr(Renderer& r, const Value& v, CallArgs& a) {
+  const size_t max_size = r.config().limits.max_output_bytes;
   const std::string name = string_arg(a, 0, "name", "attr");
   if (v.is_dict() && v.dict_obj().flavor == DictFlavor::dict && v.dict_obj().find(name)) {
-    Value method = get_attribute(Value::dict(), name);
-    return method.is_undefined() ? Value::undefined("'dict object' has no attribute '" + name + "'") : get_attribute(v, name);
+    Value method = get_attribute(Value::dict(), name, max_size);
+    return method.is_undefined() ? Value::undefined("'dict object' has no attribute '" + name + "'")
+                                 : get_attribute(v, name, max_size);
   }
-  return get_attribute(v, name);
+  return get_attribute(v, name, max_size);
 }
 
 Value f_truncate(Renderer&, const Value& v, CallArgs& a) {
@@ -242,9 +264,14 @@ Value f_truncate(Renderer&, const Value& v, CallArgs& a) {
   const bool killwords = arg_or(a, 1, "killwords", Value(false)).truthy();
   const std::string end = arg_or(a, 2, "end", Value("...")).str();
   const int64_t leeway = int_arg(a, 3, "leeway", 5, "truncate");
+  // jinja2 asserts leeway >= 0; a negative one would also cut past the end of the text below.
+  if (leeway < 0) fail(ErrorKind::type, "expected leeway >= 0, got " + std::to_string(leeway));
   std::vector<char32_t> cps = utf8_decode(s);
-  if (static_cast<int64_t>(cps.size()) <= length + leeway) return Value(s);
-  const int64_t keep = std::max<int64_t>(0, length - static_cast<int64_t>(utf8_length(end)));
+  // length + leeway may pass what int64 holds (truncate(2**63 - 1)): compare without the sum.
+  const int64_t n = static_cast<int64_t>(cps.size());
+  if (n - leeway <= length) return Value(s);
+  const int64_t end_length = static_cast<int64_t>(utf8_length(end));
+  const int64_t keep = length <= end_length ? 0 : std::min(length - end_length, n);
   std::string head = utf8_encode(std::vector<char32_t>(cps.begin(), cps.begin() + keep));
   if (!killwords) {
     const size_t sp = head.rfind(' ');

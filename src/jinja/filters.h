@@ -16,6 +16,7 @@ FilterFn find_filter(const std::string& name);
 FilterFn find_sequence_filter(const std::string& name);
 
 // jinja2's make_attrgetter: "a.b.0" looks up a, then b, then item 0 (item before attribute).
-Value get_attribute_path(const Value& v, const std::string& path);
+// `max_size`: the renderer's output size limit, for a str method it binds (get_attribute).
+Value get_attribute_path(const Value& v, const std::string& path, size_t max_size);
 
 }  // namespace seam::jinja

@@ -9,6 +9,9 @@
 
 namespace seam::jinja {
 
-std::string format_with_spec(const Value& v, const std::string& spec);
+// `max_size` is the renderer's output size limit: a width or a float's precision drives the size
+// of the result whatever the value, so '{:>1000000000000}' fails (ErrorKind::limit) before
+// anything is allocated.
+std::string format_with_spec(const Value& v, const std::string& spec, size_t max_size);
 
 }  // namespace seam::jinja

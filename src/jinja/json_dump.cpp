@@ -11,7 +11,10 @@ namespace seam::jinja {
 
 namespace {
 
-void dump_string(std::string& out, const std::string& s, bool ensure_ascii) {
+void dump_string(std::string& out, const std::string& s, bool ensure_ascii, size_t max_size) {
+  // The same string may be dumped many times (a list that repeats one item): the text is held to
+  // the output size limit at each string, before its unescaped size is added and after its escapes.
+  check_size(out.size() + s.size() + 2, max_size);
   out += '"';
   size_t i = 0;
   while (i < s.size()) {
@@ -45,11 +48,12 @@ void dump_string(std::string& out, const std::string& s, bool ensure_ascii) {
     }
   }
   out += '"';
+  check_size(out.size(), max_size);
 }
 
 class Dumper {
  public:
-  explicit Dumper(const JsonDumpOptions& o) : opt_(o) {
+  Dumper(const JsonDumpOptions& o, size_t max_size) : opt_(o), max_size_(max_size) {
     item_sep_ = o.item_separator.value_or(o.indent ? "," : ", ");
     key_sep_ = o.key_separator.value_or(": ");
   }
@@ -67,7 +71,7 @@ class Dumper {
         else out += format_float(d);
         return;
       }
-      case Kind::string: dump_string(out, v.as_string(), opt_.ensure_ascii); return;
+      case Kind::string: dump_string(out, v.as_string(), opt_.ensure_ascii, max_size_); return;
       case Kind::list: {
         const auto& items = v.list_obj().items;
         if (items.empty()) {
@@ -76,7 +80,7 @@ class Dumper {
         }
         out += '[';
         for (size_t i = 0; i < items.size(); ++i) {
-          if (i) out += item_sep_;
+          if (i) append(out, item_sep_);
           newline(out, level + 1);
           dump(out, items[i], level + 1);
         }
@@ -101,10 +105,10 @@ class Dumper {
           });
         out += '{';
         for (size_t i = 0; i < items.size(); ++i) {
-          if (i) out += item_sep_;
+          if (i) append(out, item_sep_);
           newline(out, level + 1);
-          dump_string(out, dict_key_json(items[i]->first), opt_.ensure_ascii);
-          out += key_sep_;
+          dump_string(out, dict_key_json(items[i]->first), opt_.ensure_ascii, max_size_);
+          append(out, key_sep_);
           dump(out, items[i]->second, level + 1);
         }
         newline(out, level);
@@ -117,21 +121,30 @@ class Dumper {
   }
 
  private:
+  // The separators and the indent are the template's strings, repeated once per item (and the
+  // indent once per level on each line): held to the output size limit before they are added.
+  void append(std::string& out, const std::string& text) const {
+    check_size(out.size() + text.size(), max_size_);
+    out += text;
+  }
+
   void newline(std::string& out, int level) const {
     if (!opt_.indent) return;
+    check_repeat_size(out.size() + 1, opt_.indent->size(), level, max_size_);
     out += '\n';
     for (int i = 0; i < level; ++i) out += *opt_.indent;
   }
 
   const JsonDumpOptions& opt_;
+  size_t max_size_;
   std::string item_sep_, key_sep_;
 };
 
 }  // namespace
 
-std::string json_dumps(const Value& v, const JsonDumpOptions& options) {
+std::string json_dumps(const Value& v, const JsonDumpOptions& options, size_t max_size) {
   std::string out;
-  Dumper(options).dump(out, v, 0);
+  Dumper(options, max_size).dump(out, v, 0);
   return out;
 }
 

@@ -19,7 +19,9 @@ struct JsonDumpOptions {
   bool ensure_ascii = false;
 };
 
-// Throws TemplateError(type) for values JSON cannot hold (undefined, functions).
-std::string json_dumps(const Value& v, const JsonDumpOptions& options);
+// Throws TemplateError(type) for values JSON cannot hold (undefined, functions), and
+// TemplateError(limit) when the text would grow past `max_size` bytes (the renderer's output size
+// limit: an indent, a separator or a repeated item multiplies what the template passed in).
+std::string json_dumps(const Value& v, const JsonDumpOptions& options, size_t max_size);
 
 }  // namespace seam::jinja

@@ -82,8 +82,9 @@ bool affix_match(const std::string& s, const Value& affix, bool start, const cha
 }
 
 // str.format with {} / {0} / {name} fields, !r / !s conversions, format specs (format_spec.h) and
-// {{ }} escapes; no nested fields or field indexing ({x[0]}, {x.attr}).
-std::string py_format(const std::string& f, const CallArgs& a) {
+// {{ }} escapes; no nested fields or field indexing ({x[0]}, {x.attr}). A field may name one
+// argument many times ('{0}{0}{0}...'), so the result is held to `max_size` as it grows.
+std::string py_format(const std::string& f, const CallArgs& a, size_t max_size) {
   std::string out;
   size_t auto_index = 0;
   for (size_t i = 0; i < f.size(); ++i) {
@@ -122,7 +123,11 @@ std::string py_format(const std::string& f, const CallArgs& a) {
           if (k == field) v = &val;
       }
       if (!v) fail(ErrorKind::type, "format(): no argument for field '{" + field + "}'");
-      out += format_with_spec(conversion == 'r' || conversion == 'a' ? Value(v->repr()) : conversion == 's' ? Value(v->str()) : *v, spec);
+      const Value converted =
+          conversion == 'r' || conversion == 'a' ? Value(v->repr()) : conversion == 's' ? Value(v->str()) : *v;
+      const std::string text = format_with_spec(converted, spec, max_size);
+      check_size(out.size() + text.size(), max_size);
+      out += text;
       i = close;
     } else {
       out += c;
@@ -131,7 +136,8 @@ std::string py_format(const std::string& f, const CallArgs& a) {
   return out;
 }
 
-Value string_method(const std::string& s, const std::string& name) {
+// `max_size`: the renderer's output size limit (get_attribute).
+Value string_method(const std::string& s, const std::string& name, size_t max_size) {
   using Fn = std::function<Value(CallArgs&)>;
   Fn fn;
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
@@ -153,9 +159,9 @@ Value string_method(const std::string& s, const std::string& name) {
       return Value(!w.past_end && affix_match(w.text, *affix, start, name.c_str()));
     };
   } else if (name == "replace") {
-    fn = [s](CallArgs& a) {
+    fn = [s, max_size](CallArgs& a) {
       return Value(py_replace(s, string_arg(a, 0, "old", "replace"), string_arg(a, 1, "new", "replace"),
-                              int_arg(a, 2, "count", -1, "replace")));
+                              int_arg(a, 2, "count", -1, "replace"), max_size));
     };
   } else if (name == "upper") {
     fn = [s](CallArgs&) { return Value(upper(s)); };
@@ -190,13 +196,15 @@ Value string_method(const std::string& s, const std::string& name) {
       return Value(w.past_end ? int64_t(0) : py_count(w.text, string_arg(a, 0, "sub", "count")));
     };
   } else if (name == "join") {
-    fn = [s](CallArgs& a) {
+    fn = [s, max_size](CallArgs& a) {
       const Value* it = find_arg(a, 0, "iterable");
       if (!it) fail(ErrorKind::type, "join() takes exactly one argument (0 given)");
       std::string out;
       bool first = true;
       for (const Value& v : it->is_list() ? it->list_obj().items : std::vector<Value>{}) {
         if (!v.is_string()) fail(ErrorKind::type, std::string("sequence item: expected str instance, ") + v.type_name() + " found");
+        // The separator repeats once per item: a long one over a long list multiplies the two.
+        check_size(out.size() + (first ? 0 : s.size()) + v.as_string().size(), max_size);
         if (!first) out += s;
         out += v.as_string();
         first = false;
@@ -204,7 +212,7 @@ Value string_method(const std::string& s, const std::string& name) {
       return Value(out);
     };
   } else if (name == "format") {
-    fn = [s](CallArgs& a) { return Value(py_format(s, a)); };
+    fn = [s, max_size](CallArgs& a) { return Value(py_format(s, a, max_size)); };
   } else if (name == "isdigit" || name == "isnumeric" || name == "isdecimal") {
     fn = [s](CallArgs&) { return Value(all_chars(s, is_digit)); };
   } else if (name == "isalpha") {
@@ -228,16 +236,17 @@ Value string_method(const std::string& s, const std::string& name) {
     };
   } else if (name == "center" || name == "ljust" || name == "rjust") {
     const bool left = name != "ljust", right = name != "rjust";
-    fn = [s, left, right](CallArgs& a) {
+    fn = [s, left, right, max_size](CallArgs& a) {
       const std::string fill = optional_string(a, 1, "fillchar", "center").value_or(" ");
       if (utf8_length(fill) != 1) fail(ErrorKind::type, "The fill character must be exactly one character long");
-      return Value(py_center(s, int_arg(a, 0, "width", 0, "center"), left, right, fill));
+      return Value(py_center(s, int_arg(a, 0, "width", 0, "center"), left, right, fill, max_size));
     };
   } else if (name == "zfill") {
-    fn = [s](CallArgs& a) {
+    fn = [s, max_size](CallArgs& a) {
       const int64_t width = int_arg(a, 0, "width", 0, "zfill");
       const int64_t len = static_cast<int64_t>(utf8_length(s));
       if (width <= len) return Value(s);
+      check_repeat_size(s.size(), 1, width - len, max_size);  // the width is the template's: bound it before allocating
       const size_t sign = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
       return Value(s.substr(0, sign) + std::string(width - len, '0') + s.substr(sign));
     };
@@ -330,11 +339,11 @@ std::string object_type_repr(const Value& obj) {
   return std::string(obj.type_name()) + " object";
 }
 
-Value get_attribute(const Value& obj, const std::string& name) {
+Value get_attribute(const Value& obj, const std::string& name, size_t max_size) {
   auto missing = [&] { return Value::undefined(quoted_type(obj) + " has no attribute '" + name + "'"); };
   if (!name.empty() && name[0] == '_') return missing();  // the sandbox hides private attributes
   switch (obj.kind()) {
-    case Kind::string: return string_method(obj.as_string(), name);
+    case Kind::string: return string_method(obj.as_string(), name, max_size);
     case Kind::dict: {
       if (obj.dict_obj().flavor == DictFlavor::dict) {
         Value m = dict_method(obj, name);
@@ -354,11 +363,11 @@ Value get_attribute(const Value& obj, const std::string& name) {
   }
 }
 
-Value get_item(const Value& obj, const Value& key) {
+Value get_item(const Value& obj, const Value& key, size_t max_size) {
   if (obj.is_dict()) {
     if (key.is_string()) {
       if (const Value* v = obj.dict_obj().find(key.as_string())) return *v;
-      return get_attribute(obj, key.as_string());
+      return get_attribute(obj, key.as_string(), max_size);
     }
     if (dict_key_hashable(key))
       if (const Value* v = obj.dict_obj().find(dict_key(key))) return *v;
@@ -380,7 +389,7 @@ Value get_item(const Value& obj, const Value& key) {
     }
     return Value::undefined(quoted_type(obj) + " has no element " + key.repr());
   }
-  if (key.is_string()) return get_attribute(obj, key.as_string());
+  if (key.is_string()) return get_attribute(obj, key.as_string(), max_size);
   return Value::undefined(quoted_type(obj) + " has no element " + key.repr());
 }
 

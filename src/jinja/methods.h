@@ -13,8 +13,11 @@
 
 namespace seam::jinja {
 
-Value get_attribute(const Value& obj, const std::string& name);
-Value get_item(const Value& obj, const Value& key);
+// `max_size` is the renderer's output size limit (RenderConfig's max_output_bytes), which a str
+// method bound here holds its result to (center / ljust / rjust / zfill widths, format specs,
+// replace, join): a template's arguments must not make the server allocate past it.
+Value get_attribute(const Value& obj, const std::string& name, size_t max_size);
+Value get_item(const Value& obj, const Value& key, size_t max_size);
 // obj[start:stop:step] on a list or a string (code points); bounds may be none.
 Value slice_value(const Value& obj, const Value& start, const Value& stop, const Value& step);
 // jinja2's object_type_repr: "dict object", "None", ...

@@ -1,11 +1,14 @@
 #include "jinja/operators.h"
 
+#include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 
 #include "jinja/error.h"
 #include "jinja/string_methods.h"
+#include "jinja/unicode.h"
 
 namespace seam::jinja {
 
@@ -18,14 +21,103 @@ bool is_numeric(const Value& v) { return v.is_int() || v.is_bool() || v.is_float
                             b.type_name() + "'");
 }
 
-void check_size(size_t n, size_t max_size) {
-  if (n > max_size) fail(ErrorKind::limit, "a string or list grew past the output size limit (" + std::to_string(max_size) + " bytes)");
-}
-
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
+}
+
+// A printf width or precision as written (digits from `j`); past what int64 holds it saturates,
+// for the size checks to refuse.
+int64_t read_count(const std::string& f, size_t& j) {
+  int64_t n = 0;
+  while (j < f.size() && std::isdigit(static_cast<unsigned char>(f[j]))) {
+    const int d = f[j++] - '0';
+    n = n > (INT64_MAX - d) / 10 ? INT64_MAX : n * 10 + d;
+  }
+  return n;
+}
+
+// snprintf of one number appended to `out`, sized first: the text is checked against the size
+// limit before it is allocated (no fixed buffer, which would cut a wide field short).
+template <class T>
+void append_printf(std::string& out, const std::string& format, T x, size_t max_size) {
+  const int n = std::snprintf(nullptr, 0, format.c_str(), x);
+  if (n < 0) fail(ErrorKind::type, "cannot format " + format);
+  check_size(out.size() + size_t(n), max_size);
+  const size_t at = out.size();
+  out.resize(at + size_t(n) + 1);
+  std::snprintf(out.data() + at, size_t(n) + 1, format.c_str(), x);
+  out.resize(at + size_t(n));
+}
+
+// printf-style formatting: %[flags][width][.precision] with s r d i f e g x o and %%; one
+// value, or a tuple of values. Width and precision drive the size of a field whatever the
+// value, so they are held to the output size limit before anything is formatted:
+// '%1000000000000d' % 1 fails rather than asking for a terabyte. %s and %r count code points,
+// as Python does.
+std::string printf_format(const std::string& f, const Value& b, size_t max_size) {
+  std::vector<Value> args = b.is_list() && b.list_obj().is_tuple ? b.list_obj().items : std::vector<Value>{b};
+  std::string out;
+  size_t next = 0;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] != '%' || i + 1 >= f.size()) {
+      out += f[i];
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < f.size() && std::string("-+ 0#").find(f[j]) != std::string::npos) ++j;
+    const std::string flags = f.substr(i + 1, j - i - 1);
+    const int64_t width = j < f.size() && std::isdigit(static_cast<unsigned char>(f[j])) ? read_count(f, j) : -1;
+    int64_t precision = -1;
+    if (j < f.size() && f[j] == '.') precision = read_count(f, ++j);
+    if (j >= f.size()) fail(ErrorKind::type, "incomplete format");
+    const char spec = f[j];
+    i = j;
+    if (spec == '%') {
+      out += '%';
+      continue;
+    }
+    if (next >= args.size()) fail(ErrorKind::type, "not enough arguments for format string");
+    const Value& v = args[next++];
+    // A field is at least `width` code points, so at least `width` bytes.
+    if (width > 0) check_size(size_t(width), max_size);
+    if (spec == 's' || spec == 'r') {
+      std::string text = spec == 's' ? v.str() : v.repr();
+      if (precision >= 0 && int64_t(utf8_length(text)) > precision) {
+        std::vector<char32_t> cps = utf8_decode(text);
+        cps.resize(size_t(precision));
+        text = utf8_encode(cps);
+      }
+      const int64_t pad = std::max<int64_t>(0, width - int64_t(utf8_length(text)));
+      check_size(out.size() + text.size() + size_t(pad), max_size);
+      if (flags.find('-') == std::string::npos) out.append(size_t(pad), ' ');
+      out += text;
+      if (flags.find('-') != std::string::npos) out.append(size_t(pad), ' ');
+      continue;
+    }
+    const bool integral = spec == 'd' || spec == 'i' || spec == 'x' || spec == 'o' || spec == 'X';
+    const bool real = spec == 'f' || spec == 'F' || spec == 'e' || spec == 'E' || spec == 'g' || spec == 'G';
+    if (!integral && !real) fail(ErrorKind::type, std::string("unsupported format character '") + spec + "'");
+    // A number's precision is a count of digits printf produces (and, for %g, works through).
+    if (precision > 0) check_size(size_t(precision), max_size);
+    if (width > INT_MAX) fail(ErrorKind::type, "width too big");
+    if (precision > INT_MAX) fail(ErrorKind::type, "precision too big");
+    std::string c_format = "%" + flags;
+    if (width >= 0) c_format += std::to_string(width);
+    if (precision >= 0) c_format += '.' + std::to_string(precision);
+    if (integral) {
+      if (!v.is_number())
+        fail(ErrorKind::type, std::string("%") + spec + " format: a real number is required, not " + v.type_name());
+      const long long n = v.is_float() ? static_cast<long long>(v.as_double()) : static_cast<long long>(v.as_int());
+      append_printf(out, c_format + "ll" + (spec == 'i' ? 'd' : spec), n, max_size);
+    } else {
+      if (!v.is_number()) fail(ErrorKind::type, std::string("must be real number, not ") + v.type_name());
+      append_printf(out, c_format + spec, v.as_double(), max_size);
+    }
+  }
+  if (next < args.size()) fail(ErrorKind::type, "not all arguments converted during string formatting");
+  return out;
 }
 
 }  // namespace
@@ -168,10 +260,10 @@ Value binary_op(const std::string& op, const Value& a, const Value& b, size_t ma
     if (seq && (count->is_int() || count->is_bool())) {
       const int64_t n = std::max<int64_t>(0, count->as_int());
       if (seq->is_string()) {
-        check_size(seq->as_string().size() * static_cast<size_t>(n), max_size);
+        check_repeat_size(0, seq->as_string().size(), n, max_size);
         return Value(py_repeat(seq->as_string(), n));
       }
-      check_size(seq->list_obj().items.size() * static_cast<size_t>(n), max_size);
+      check_repeat_size(0, seq->list_obj().items.size(), n, max_size);
       std::vector<Value> items;
       for (int64_t i = 0; i < n; ++i)
         items.insert(items.end(), seq->list_obj().items.begin(), seq->list_obj().items.end());
@@ -179,56 +271,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b, size_t ma
     }
     if (seq) fail(ErrorKind::type, std::string("can't multiply sequence by non-int of type '") + count->type_name() + "'");
   }
-  if (op == "%" && a.is_string()) {
-    // printf-style formatting: %[flags][width][.precision] with s r d i f e g x o and %%; one
-    // value, or a tuple of values.
-    std::vector<Value> args = b.is_list() && b.list_obj().is_tuple ? b.list_obj().items : std::vector<Value>{b};
-    const std::string& f = a.as_string();
-    std::string out;
-    size_t next = 0;
-    for (size_t i = 0; i < f.size(); ++i) {
-      if (f[i] != '%' || i + 1 >= f.size()) {
-        out += f[i];
-        continue;
-      }
-      size_t j = i + 1;
-      while (j < f.size() && std::string("-+ 0#").find(f[j]) != std::string::npos) ++j;
-      while (j < f.size() && (std::isdigit(static_cast<unsigned char>(f[j])) || f[j] == '.')) ++j;
-      if (j >= f.size()) fail(ErrorKind::type, "incomplete format");
-      const std::string flags = f.substr(i + 1, j - i - 1);
-      const char spec = f[j];
-      i = j;
-      if (spec == '%') {
-        out += '%';
-        continue;
-      }
-      if (next >= args.size()) fail(ErrorKind::type, "not enough arguments for format string");
-      const Value& v = args[next++];
-      char buf[512];
-      const std::string c_format = "%" + flags;
-      if (spec == 's' || spec == 'r') {
-        const std::string text = spec == 's' ? v.str() : v.repr();
-        if (flags.empty()) out += text;
-        else {
-          std::snprintf(buf, sizeof buf, (c_format + "s").c_str(), text.c_str());
-          out += buf;
-        }
-      } else if (spec == 'd' || spec == 'i' || spec == 'x' || spec == 'o' || spec == 'X') {
-        if (!v.is_number()) fail(ErrorKind::type, std::string("%") + spec + " format: a real number is required, not " + v.type_name());
-        const long long n = v.is_float() ? static_cast<long long>(v.as_double()) : static_cast<long long>(v.as_int());
-        std::snprintf(buf, sizeof buf, (c_format + "ll" + (spec == 'i' ? 'd' : spec)).c_str(), n);
-        out += buf;
-      } else if (spec == 'f' || spec == 'F' || spec == 'e' || spec == 'E' || spec == 'g' || spec == 'G') {
-        if (!v.is_number()) fail(ErrorKind::type, std::string("must be real number, not ") + v.type_name());
-        std::snprintf(buf, sizeof buf, (c_format + spec).c_str(), v.as_double());
-        out += buf;
-      } else {
-        fail(ErrorKind::type, std::string("unsupported format character '") + spec + "'");
-      }
-    }
-    if (next < args.size()) fail(ErrorKind::type, "not all arguments converted during string formatting");
-    return Value(std::move(out));
-  }
+  if (op == "%" && a.is_string()) return Value(printf_format(a.as_string(), b, max_size));
   unsupported(op, a, b);
 }
 

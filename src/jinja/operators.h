@@ -14,7 +14,8 @@ bool values_equal(const Value& a, const Value& b);
 bool value_less(const Value& a, const Value& b);
 // Three-way compare for sort/min/max/dictsort: numbers, strings (optionally case-folded), lists.
 int value_compare(const Value& a, const Value& b, bool case_sensitive = true);
-// op is one of + - * / // % **; `max_string` bounds the size of a string or list built by + or *.
+// op is one of + - * / // % **; `max_size` (the renderer's output size limit) bounds the string
+// or list built by + or *, and the fields of printf-style % (their widths and precisions).
 Value binary_op(const std::string& op, const Value& a, const Value& b, size_t max_size);
 Value negate(const Value& v);
 // Python's `needle in haystack`.

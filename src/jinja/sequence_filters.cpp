@@ -14,7 +14,7 @@
 
 namespace seam::jinja {
 
-Value get_attribute_path(const Value& v, const std::string& path) {
+Value get_attribute_path(const Value& v, const std::string& path, size_t max_size) {
   Value cur = v;
   size_t start = 0;
   while (true) {
@@ -22,7 +22,8 @@ Value get_attribute_path(const Value& v, const std::string& path) {
     const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     const bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
     if (cur.is_undefined()) return cur;
-    cur = numeric ? get_item(cur, Value(static_cast<int64_t>(std::stoll(part)))) : get_item(cur, Value(part));
+    cur = numeric ? get_item(cur, Value(static_cast<int64_t>(std::stoll(part))), max_size)
+                  : get_item(cur, Value(part), max_size);
     if (dot == std::string::npos) return cur;
     start = dot + 1;
   }
@@ -37,8 +38,9 @@ std::vector<Value> items_of(const Value& v) {
 
 // For sort/unique/min/max: the key of an item (its attribute if given), lower-cased
 // strings unless case_sensitive, as jinja2's ignore_case postprocessor does.
-Value sort_key(const Value& item, const Value& attribute, bool case_sensitive) {
-  Value k = attribute.is_none() || attribute.is_undefined() ? item : get_attribute_path(item, attribute.str());
+Value sort_key(const Value& item, const Value& attribute, bool case_sensitive, size_t max_size) {
+  Value k =
+      attribute.is_none() || attribute.is_undefined() ? item : get_attribute_path(item, attribute.str(), max_size);
   if (!case_sensitive && k.is_string()) return Value(lower(k.as_string()));
   return k;
 }
@@ -56,13 +58,14 @@ Value f_last(Renderer&, const Value& v, CallArgs&) {
 Value f_join(Renderer& r, const Value& v, CallArgs& a) {
   const std::string sep = arg_or(a, 0, "d", Value("")).str();
   const Value attribute = arg_or(a, 1, "attribute", Value::none());
+  const size_t max_size = r.config().limits.max_output_bytes;
   std::string out;
   bool first = true;
   for (const Value& item : items_of(v)) {
     if (!first) out += sep;
     first = false;
-    out += (attribute.is_none() ? item : get_attribute_path(item, attribute.str())).str();
-    if (out.size() > r.config().limits.max_output_bytes) fail(ErrorKind::limit, "join(): the result exceeds the output size limit");
+    out += (attribute.is_none() ? item : get_attribute_path(item, attribute.str(), max_size)).str();
+    if (out.size() > max_size) fail(ErrorKind::limit, "join(): the result exceeds the output size limit");
   }
   return Value(out);
 }
@@ -78,7 +81,7 @@ Value f_map(Renderer& r, const Value& v, CallArgs& a) {
   }
   if (attribute) {
     for (const Value& item : items_of(v)) {
-      Value x = get_attribute_path(item, attribute->str());
+      Value x = get_attribute_path(item, attribute->str(), r.config().limits.max_output_bytes);
       out.push_back(x.is_undefined() && fallback ? *fallback : x);
     }
     return Value::list(std::move(out));
@@ -110,7 +113,7 @@ Value select_impl(Renderer& r, const Value& v, CallArgs& a, bool by_attr, bool k
   rest.kwargs = a.kwargs;
   std::vector<Value> out;
   for (const Value& item : items_of(v)) {
-    const Value subject = by_attr ? get_attribute_path(item, attribute) : item;
+    const Value subject = by_attr ? get_attribute_path(item, attribute, r.config().limits.max_output_bytes) : item;
     bool ok;
     if (test.empty()) {
       ok = subject.truthy();
@@ -140,7 +143,8 @@ Value f_items(Renderer&, const Value& v, CallArgs&) {
   return pairs_of(v);
 }
 
-Value f_dictsort(Renderer&, const Value& v, CallArgs& a) {
+Value f_dictsort(Renderer& r, const Value& v, CallArgs& a) {
+  const size_t max_size = r.config().limits.max_output_bytes;
   if (!v.is_dict()) fail(ErrorKind::type, "dictsort(): expected a mapping");
   const bool case_sensitive = arg_or(a, 0, "case_sensitive", Value(false)).truthy();
   const std::string by = arg_or(a, 1, "by", Value("key")).str();
@@ -149,8 +153,8 @@ Value f_dictsort(Renderer&, const Value& v, CallArgs& a) {
   const size_t pos = by == "key" ? 0 : 1;
   std::vector<Value> pairs = pairs_of(v).list_obj().items;
   std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) {
-    const int c = value_compare(sort_key(x.list_obj().items[pos], Value::none(), case_sensitive),
-                                sort_key(y.list_obj().items[pos], Value::none(), case_sensitive));
+    const int c = value_compare(sort_key(x.list_obj().items[pos], Value::none(), case_sensitive, max_size),
+                                sort_key(y.list_obj().items[pos], Value::none(), case_sensitive, max_size));
     return reverse ? c > 0 : c < 0;
   });
   return Value::list(std::move(pairs));
@@ -158,12 +162,12 @@ Value f_dictsort(Renderer&, const Value& v, CallArgs& a) {
 
 Value f_list(Renderer&, const Value& v, CallArgs&) { return Value::list(items_of(v)); }
 
-Value f_unique(Renderer&, const Value& v, CallArgs& a) {
+Value f_unique(Renderer& r, const Value& v, CallArgs& a) {
   const bool case_sensitive = arg_or(a, 0, "case_sensitive", Value(false)).truthy();
   const Value attribute = arg_or(a, 1, "attribute", Value::none());
   std::vector<Value> seen, out;
   for (const Value& item : items_of(v)) {
-    const Value key = sort_key(item, attribute, case_sensitive);
+    const Value key = sort_key(item, attribute, case_sensitive, r.config().limits.max_output_bytes);
     bool dup = false;
     for (const Value& s : seen) dup |= values_equal(s, key);
     if (dup) continue;
@@ -173,13 +177,15 @@ Value f_unique(Renderer&, const Value& v, CallArgs& a) {
   return Value::list(std::move(out));
 }
 
-Value f_sort(Renderer&, const Value& v, CallArgs& a) {
+Value f_sort(Renderer& r, const Value& v, CallArgs& a) {
+  const size_t max_size = r.config().limits.max_output_bytes;
   const bool reverse = arg_or(a, 0, "reverse", Value(false)).truthy();
   const bool case_sensitive = arg_or(a, 1, "case_sensitive", Value(false)).truthy();
   const Value attribute = arg_or(a, 2, "attribute", Value::none());
   std::vector<Value> items = items_of(v);
   std::stable_sort(items.begin(), items.end(), [&](const Value& x, const Value& y) {
-    const int c = value_compare(sort_key(x, attribute, case_sensitive), sort_key(y, attribute, case_sensitive));
+    const int c = value_compare(sort_key(x, attribute, case_sensitive, max_size),
+                                sort_key(y, attribute, case_sensitive, max_size));
     return reverse ? c > 0 : c < 0;
   });
   return Value::list(std::move(items));
@@ -196,32 +202,38 @@ Value f_reverse(Renderer&, const Value& v, CallArgs&) {
   return Value::list(std::move(items));
 }
 
-Value min_max(const Value& v, CallArgs& a, bool want_max) {
+Value min_max(const Value& v, CallArgs& a, bool want_max, size_t max_size) {
   const bool case_sensitive = arg_or(a, 0, "case_sensitive", Value(false)).truthy();
   const Value attribute = arg_or(a, 1, "attribute", Value::none());
   std::vector<Value> items = items_of(v);
   if (items.empty()) return Value::undefined(std::string("No aggregated item, sequence was empty."));
   size_t best = 0;
   for (size_t i = 1; i < items.size(); ++i) {
-    const int c = value_compare(sort_key(items[i], attribute, case_sensitive), sort_key(items[best], attribute, case_sensitive));
+    const int c = value_compare(sort_key(items[i], attribute, case_sensitive, max_size),
+                                sort_key(items[best], attribute, case_sensitive, max_size));
     if (want_max ? c > 0 : c < 0) best = i;
   }
   return items[best];
 }
 
-Value f_min(Renderer&, const Value& v, CallArgs& a) { return min_max(v, a, false); }
-Value f_max(Renderer&, const Value& v, CallArgs& a) { return min_max(v, a, true); }
+Value f_min(Renderer& r, const Value& v, CallArgs& a) {
+  return min_max(v, a, false, r.config().limits.max_output_bytes);
+}
+Value f_max(Renderer& r, const Value& v, CallArgs& a) {
+  return min_max(v, a, true, r.config().limits.max_output_bytes);
+}
 
 Value f_sum(Renderer& r, const Value& v, CallArgs& a) {
   const Value attribute = arg_or(a, 0, "attribute", Value::none());
   Value total = arg_or(a, 1, "start", Value(int64_t{0}));
+  const size_t max_size = r.config().limits.max_output_bytes;
   for (const Value& item : items_of(v))
-    total = binary_op("+", total, attribute.is_none() ? item : get_attribute_path(item, attribute.str()),
-                      r.config().limits.max_output_bytes);
+    total = binary_op("+", total, attribute.is_none() ? item : get_attribute_path(item, attribute.str(), max_size),
+                      max_size);
   return total;
 }
 
-Value f_batch(Renderer&, const Value& v, CallArgs& a) {
+Value f_batch(Renderer& r, const Value& v, CallArgs& a) {
   const int64_t n = int_arg(a, 0, "linecount", 1, "batch");
   if (n <= 0) fail(ErrorKind::type, "batch(): linecount must be positive");
   const Value* fill = find_arg(a, 1, "fill_with");
@@ -234,8 +246,12 @@ Value f_batch(Renderer&, const Value& v, CallArgs& a) {
     }
   }
   if (!cur.empty()) {
-    if (fill && !fill->is_none())
+    if (fill && !fill->is_none()) {
+      // The last batch is filled up to `linecount` items, a number the template chooses: held to
+      // the output size limit (in items, as list * n is) before it is built.
+      check_size(static_cast<size_t>(n), r.config().limits.max_output_bytes);
       while (static_cast<int64_t>(cur.size()) < n) cur.push_back(*fill);
+    }
     out.push_back(Value::list(std::move(cur)));
   }
   return Value::list(std::move(out));
@@ -245,15 +261,17 @@ Value f_batch(Renderer&, const Value& v, CallArgs& a) {
 // (unpack them: {% for key, items in x|groupby('a') %}, or read g.grouper / g.list).
 Value f_groupby(Renderer& r, const Value& v, CallArgs& a) {
   const std::string attribute = arg_or(a, 0, "attribute", Value("")).str();
+  const size_t max_size = r.config().limits.max_output_bytes;
   CallArgs sort_args;
   sort_args.kwargs.emplace_back("attribute", Value(attribute));
   sort_args.kwargs.emplace_back("case_sensitive", arg_or(a, 2, "case_sensitive", Value(false)));
   const std::vector<Value> sorted = f_sort(r, v, sort_args).list_obj().items;
   std::vector<Value> out;
   for (size_t i = 0; i < sorted.size();) {
-    const Value key = get_attribute_path(sorted[i], attribute);
+    const Value key = get_attribute_path(sorted[i], attribute, max_size);
     std::vector<Value> group;
-    while (i < sorted.size() && values_equal(get_attribute_path(sorted[i], attribute), key)) group.push_back(sorted[i++]);
+    while (i < sorted.size() && values_equal(get_attribute_path(sorted[i], attribute, max_size), key))
+      group.push_back(sorted[i++]);
     Value pair = Value::tuple({key, Value::list(std::move(group))});
     pair.list_obj().fields = {"grouper", "list"};  // jinja2's _GroupTuple: unpacked, or .grouper / .list
     out.push_back(std::move(pair));

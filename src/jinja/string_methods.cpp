@@ -1,5 +1,8 @@
 #include "jinja/string_methods.h"
 
+#include <algorithm>
+
+#include "jinja/error.h"
 #include "jinja/unicode.h"
 
 namespace seam::jinja {
@@ -107,7 +110,19 @@ std::vector<std::string> py_splitlines(const std::string& s, bool keepends) {
   return lines;
 }
 
-std::string py_replace(const std::string& s, const std::string& old, const std::string& repl, int64_t count) {
+std::string py_replace(const std::string& s, const std::string& old, const std::string& repl, int64_t count,
+                       size_t max_size) {
+  // The number of replacements first, so the result's size is known before it is built.
+  int64_t matches = 0;
+  if (old.empty()) {
+    matches = static_cast<int64_t>(utf8_length(s)) + 1;
+  } else {
+    for (size_t p = s.find(old); p != std::string::npos && (count < 0 || matches < count);
+         p = s.find(old, p + old.size()))
+      ++matches;
+  }
+  if (count >= 0) matches = std::min(matches, count);
+  check_repeat_size(s.size() - size_t(matches) * old.size(), repl.size(), matches, max_size);
   if (old.empty()) {  // Python inserts `repl` between every character (and at both ends)
     std::string out;
     size_t i = 0;
@@ -177,10 +192,12 @@ int64_t py_count(const std::string& s, const std::string& sub) {
   return n;
 }
 
-std::string py_center(const std::string& s, int64_t width, bool left, bool right, const std::string& fill) {
+std::string py_center(const std::string& s, int64_t width, bool left, bool right, const std::string& fill,
+                      size_t max_size) {
   const int64_t len = static_cast<int64_t>(utf8_length(s));
   if (width <= len) return s;
   const int64_t pad = width - len;
+  check_repeat_size(s.size(), fill.size(), pad, max_size);
   int64_t l = 0, r = 0;
   if (left && right) {  // Python's center puts the odd space on the left when width is odd
     l = pad / 2 + (pad & width & 1);
