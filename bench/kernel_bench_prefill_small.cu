@@ -1,8 +1,9 @@
 // seam_kernel_bench's section for the small kernels of Qwen3-30B-A3B's prefill layer that sit
 // furthest above their floors (docs/performance.md, twenty-fifth pass: qk_norm_rope_store ~80 us a
 // layer against ~22 of bytes, moe_combine ~97 against ~42, moe_align ~19.6 for 0.4 MB): each
-// alone, in both its forms, at the model's shapes, so a change to one is measured before it is
-// measured in the model. Part of --moe.
+// alone, in each of its forms, at the model's shapes (and the RMSNorms), so a change to one is measured before it is
+// measured in the model; the q/k-norm forms and the combine also after their real predecessors
+// (the difference rows). Part of --moe.
 #include "backend/cuda/moe_experts_grouped.h"
 #include "backend/cuda/qk_norm_rope_store.h"
 #include "backend/cuda/rms_norm.h"

@@ -1,149 +1,182 @@
 #!/usr/bin/env python3
-"""Desk check of the FP8 decode kernel's register-fragment index maps (kv_fp8_frag.cuh,
-kv_fp8_tile.cuh's code_tile_offset, attention_decode.cu's output store), without a GPU.
+"""Desk check of the FP8 decode kernel's register-fragment index maps, without a GPU.
 
-It simulates, in exact arithmetic, what the PTX instructions the kernel uses give each lane
-(ldmatrix.x4 b16 on a tile of codes, the pairing of e4m3x4_to_pairs, mma.m16n8k16's A / B / C
-fragments, movmatrix.trans), with the same index expressions as the CUDA code transcribed here,
-and checks that S = Q K^T and O = P V come out whole for head dims 64, 128 and 256, that the 8 rows
-of every ldmatrix matrix sit in 8 different 16-byte bank groups, and that the bit decode of all
-256 codes equals the E4M3 values (NaN codes: +-480). It checks the maps as transcribed, not the
-compiled kernel: cuda_fp8_kv_test does that on the GPU (run it with SEAM_DECODE_FP8_REGS=1).
-Run: python3 tools/check_fp8_regs_fragments.py
+The maps live in src/backend/cuda/kv_fp8_frag.cuh (Q / K / V fragments), kv_fp8_tile.cuh
+(code_tile_offset: the swizzled tile of codes) and attention_decode.cu (the output store). This
+script simulates, in exact arithmetic, what each lane of a warp gets from the PTX instructions the
+kernel uses -- ldmatrix.x4 (b16 view) on a tile of codes, the byte pairing of e4m3x4_to_pairs,
+mma.m16n8k16's A / B / C fragments, movmatrix.trans -- with the kernel's index expressions
+transcribed, and checks for head dims 64, 128 and 256 that:
+  * S = Q K^T and O = P V come out whole (every entry, exactly);
+  * the 8 rows of every ldmatrix matrix sit in 8 different 16-byte bank groups;
+and that the bit decode (masks, shift, times 2^(7 - bias)) gives every E4M3 code's value in bf16
+and f16 (the NaN codes: +-480).
+
+It checks the maps as transcribed here, not the compiled kernel: cuda_fp8_kv_test does that on the
+GPU (run it with SEAM_DECODE_FP8_REGS=1). Run: python3 tools/check_fp8_regs_fragments.py
 """
 import random
 import struct
 
-random.seed(1)
-class M:
-  def __init__(s,r,c,v=0.0): s.r,s.c=r,c; s.a=[[v]*c for _ in range(r)]
-  def __getitem__(s,k):
-    i,j=k
-    if isinstance(j,slice): return s.a[i][j]
-    return s.a[i][j]
-  def __setitem__(s,k,v): i,j=k; s.a[i][j]=v
-def rnd(lo,hi,r,c):
-  m=M(r,c); m.a=[[float(random.randint(lo,hi-1)) for _ in range(c)] for _ in range(r)]; return m
-def mm(A,B):
-  R=M(A.r,B.c)
-  for i in range(A.r):
-    for j in range(B.c): R.a[i][j]=sum(A.a[i][k]*B.a[k][j] for k in range(A.c))
-  return R
-def T(A):
-  R=M(A.c,A.r)
-  for i in range(A.r):
-    for j in range(A.c): R.a[j][i]=A.a[i][j]
-  return R
-def eq(A,B): return A.a==B.a
-D=128
-for D in (64,128,256):
-  def off(row,chunk):
-    if D%128==0: return row*D+((chunk^(row&7))<<4)
-    return row*D+((chunk^((row>>1)&3))<<4)
-  K=rnd(-50,50,16,D)
-  V=rnd(-50,50,16,D)
-  Q=rnd(-50,50,16,D)
-  P=rnd(-5,5,16,16)
-  def smem(T):
-    m=[None]*(16*D)
-    for r in range(16):
-      for c in range(D//16):
-        m[off(r,c):off(r,c)+16]=T.a[r][c*16:c*16+16]
+KEYS = 16  # keys a warp tile
+
+
+def code_tile_offset(d, row, chunk):
+    """kv_fp8_tile.cuh: byte offset of (row, 16-byte chunk) in a [rows][d] tile of codes."""
+    if d % 128 == 0:
+        return row * d + ((chunk ^ (row & 7)) << 4)
+    return row * d + ((chunk ^ ((row >> 1) & 3)) << 4)
+
+
+def smem_tile(d, rows):
+    """A [16][d] matrix laid out as the ring's swizzled tile (one value a byte)."""
+    m = [None] * (KEYS * d)
+    for r in range(KEYS):
+        for c in range(d // 16):
+            at = code_tile_offset(d, r, c)
+            m[at:at + 16] = rows[r][c * 16:c * 16 + 16]
     return m
-  Ks,Vs=smem(K),smem(V)
-  # bank check for ldmatrix rows (8 rows of one matrix): 16B units mod 8 distinct
-  for p in range(D//32):
+
+
+def ldmatrix_x4(d, smem, p):
+    """ldmatrix.x4 (b16) with lane L addressing row (L/8 % 2) * 8 + L % 8, chunk 2p + L/16 (the
+    kernel's address); returns [lane][matrix] = the 4 bytes (2 b16) lane gets of that matrix."""
+    addr = [code_tile_offset(d, ((lane >> 3) & 1) * 8 + (lane & 7), 2 * p + (lane >> 4)) for lane in range(32)]
+    out = [[None] * 4 for _ in range(32)]
     for m in range(4):
-      units=[(off((m&1)*8+r, 2*p+(m>>1))//16)%8 for r in range(8)]
-      assert len(set(units))==8,(D,units)
-  def ldm_x4(S,p):
-    addr=[off(((L>>3)&1)*8+(L&7), 2*p+((L>>3)>>1)) for L in range(32)]
-    out=[[None]*4 for _ in range(32)]
-    for m in range(4):
-      for l in range(32):
-        a=addr[8*m+l//4]; b=4*(l%4)
-        out[l][m]=S[a+b:a+b+4]  # 4 codes
+        for lane in range(32):
+            a = addr[8 * m + lane // 4] + 4 * (lane % 4)  # row lane/4 of matrix m, b16 cols 2t, 2t+1
+            out[lane][m] = smem[a:a + 4]
     return out
-  def pairs(x): return (x[0],x[2]),(x[1],x[3])
-  def mma(C,a,b):  # per-lane fragments -> matrices
-    A=M(16,16);B=M(16,8)
-    for l in range(32):
-      g,t=l//4,l%4
-      A[g,2*t],A[g,2*t+1]=a[l][0];A[g+8,2*t],A[g+8,2*t+1]=a[l][1]
-      A[g,2*t+8],A[g,2*t+9]=a[l][2];A[g+8,2*t+8],A[g+8,2*t+9]=a[l][3]
-      B[2*t,g],B[2*t+1,g]=b[l][0];B[2*t+8,g],B[2*t+9,g]=b[l][1]
-    R=mm(A,B)
-    for l in range(32):
-      g,t=l//4,l%4
-      C[l]=[C[l][0]+R[g,2*t],C[l][1]+R[g,2*t+1],C[l][2]+R[g+8,2*t],C[l][3]+R[g+8,2*t+1]]
-  def trans(fr):
-    Mx=M(8,8)
-    for l in range(32):
-      g,t=l//4,l%4; Mx[g,2*t],Mx[g,2*t+1]=fr[l]
-    return [(Mx[2*(l%4),l//4],Mx[2*(l%4)+1,l//4]) for l in range(32)]
-  # Q fragments permuted
-  qf=[]
-  for ks in range(D//16):
-    f=[]
-    for l in range(32):
-      g,t=l//4,l%4;c=ks*16+4*t
-      lo=Q.a[g][c:c+4];hi=Q.a[g+8][c:c+4]
-      f.append(((lo[0],lo[2]),(hi[0],hi[2]),(lo[1],lo[3]),(hi[1],hi[3])))
-    qf.append(f)
-  s=[[[0.0]*4 for _ in range(32)] for _ in range(2)]
-  for p in range(D//32):
-    r=ldm_x4(Ks,p)
-    for m in range(4):
-      b=[pairs(r[l][m]) for l in range(32)]
-      mma(s[m&1],qf[2*p+(m>>1)],b)
-  S=M(16,16)
-  for n in range(2):
-    for l in range(32):
-      g,t=l//4,l%4
-      S[g,n*8+2*t],S[g,n*8+2*t+1],S[g+8,n*8+2*t],S[g+8,n*8+2*t+1]=s[n][l]
-  assert eq(S,mm(Q,T(K))),D
-  # PV
-  pa=[((P[l//4,2*(l%4)],P[l//4,2*(l%4)+1]),(P[l//4+8,2*(l%4)],P[l//4+8,2*(l%4)+1]),(P[l//4,2*(l%4)+8],P[l//4,2*(l%4)+9]),(P[l//4+8,2*(l%4)+8],P[l//4+8,2*(l%4)+9])) for l in range(32)]
-  o=[[[0.0]*4 for _ in range(32)] for _ in range(D//8)]
-  for p in range(D//32):
-    r=ldm_x4(Vs,p)
-    for h in range(2):
-      j=2*p+h
-      a=[pairs(r[l][2*h]) for l in range(32)]; bb=[pairs(r[l][2*h+1]) for l in range(32)]
-      mma(o[2*j],pa,list(zip(trans([x[0] for x in a]),trans([x[0] for x in bb]))))
-      mma(o[2*j+1],pa,list(zip(trans([x[1] for x in a]),trans([x[1] for x in bb]))))
-  O=M(16,D,None)
-  for n in range(D//8):
-    for l in range(32):
-      g,t=l//4,l%4
-      for e in range(4):
-        d=16*(n>>1)+4*t+2*(e&1)+(n&1)
-        O[g+8*(e>>1),d]=o[n][l][e]
-  assert eq(O,mm(P,V)),D
-  print("fragments ok, head dim", D)
+
+
+def pairs(x):
+    """e4m3x4_to_pairs: (byte 0, byte 2) and (byte 1, byte 3)."""
+    return (x[0], x[2]), (x[1], x[3])
+
+
+def mma(c, a, b):
+    """c += A B for m16n8k16 fragments: a[lane] = (a0, a1, a2, a3), b[lane] = (b0, b1), pairs each."""
+    A = [[0] * 16 for _ in range(16)]
+    B = [[0] * 8 for _ in range(16)]
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        (A[g][2 * t], A[g][2 * t + 1]), (A[g + 8][2 * t], A[g + 8][2 * t + 1]) = a[lane][0], a[lane][1]
+        (A[g][2 * t + 8], A[g][2 * t + 9]), (A[g + 8][2 * t + 8], A[g + 8][2 * t + 9]) = a[lane][2], a[lane][3]
+        (B[2 * t][g], B[2 * t + 1][g]), (B[2 * t + 8][g], B[2 * t + 9][g]) = b[lane][0], b[lane][1]
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        for e, (row, col) in enumerate(((g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t), (g + 8, 2 * t + 1))):
+            c[lane][e] += sum(A[row][k] * B[k][col] for k in range(16))
+
+
+def movmatrix_trans(frag):
+    """movmatrix.trans: lane (g, t) held M[g][2t], M[g][2t+1]; it now holds M[2t][g], M[2t+1][g]."""
+    m = [[None] * 8 for _ in range(8)]
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        m[g][2 * t], m[g][2 * t + 1] = frag[lane]
+    return [(m[2 * (lane % 4)][lane // 4], m[2 * (lane % 4) + 1][lane // 4]) for lane in range(32)]
+
+
+def fp8_regs_dim(n, e, lane):
+    """attention_decode.cu's output store: the dim of o[n][e] on the register path."""
+    return 16 * (n >> 1) + 4 * (lane & 3) + 2 * (e & 1) + (n & 1)
+
+
+def check_head_dim(d):
+    rnd = lambda rows, cols, lim: [[random.randint(-lim, lim) for _ in range(cols)] for _ in range(rows)]
+    Q, K, V, P = rnd(16, d, 50), rnd(KEYS, d, 50), rnd(KEYS, d, 50), rnd(16, KEYS, 5)
+    for p in range(d // 32):  # bank groups of every matrix's 8 rows
+        for m in range(4):
+            units = {(code_tile_offset(d, (m & 1) * 8 + r, 2 * p + (m >> 1)) // 16) % 8 for r in range(8)}
+            assert len(units) == 8, (d, p, m, units)
+    k_smem, v_smem = smem_tile(d, K), smem_tile(d, V)
+
+    # Q's A fragments under the dim map (load_q_fragments_fp8_regs): per k-step ks, lane (g, t)
+    # reads dims 16 ks + 4t .. + 3 of rows g and g + 8; a0 / a1 = (d0, d2), a2 / a3 = (d1, d3).
+    qf = []
+    for ks in range(d // 16):
+        f = []
+        for lane in range(32):
+            g, c = lane // 4, ks * 16 + 4 * (lane % 4)
+            lo, hi = Q[g][c:c + 4], Q[g + 8][c:c + 4]
+            f.append(((lo[0], lo[2]), (hi[0], hi[2]), (lo[1], lo[3]), (hi[1], hi[3])))
+        qf.append(f)
+    # QK (qk_tile_fp8_regs): matrix m of ldmatrix p is (key half m % 2, k-step 2p + m / 2).
+    s = [[[0] * 4 for _ in range(32)] for _ in range(2)]
+    for p in range(d // 32):
+        r = ldmatrix_x4(d, k_smem, p)
+        for m in range(4):
+            mma(s[m & 1], qf[2 * p + (m >> 1)], [pairs(r[lane][m]) for lane in range(32)])
+    for n in range(2):
+        for lane in range(32):
+            g, t = lane // 4, lane % 4
+            for e, (row, key) in enumerate(((g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t), (g + 8, 2 * t + 1))):
+                want = sum(Q[row][k] * K[n * 8 + key][k] for k in range(d))
+                assert s[n][lane][e] == want, ("S", d, n, lane, e)
+
+    # P V (pv_tile_fp8_regs): P's A fragment as pack_p_atoms makes it; matrix m of ldmatrix p is
+    # (key half m % 2, 16-dim block 2p + m / 2); the pairs transposed by movmatrix.
+    pa = []
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        pa.append(((P[g][2 * t], P[g][2 * t + 1]), (P[g + 8][2 * t], P[g + 8][2 * t + 1]),
+                   (P[g][2 * t + 8], P[g][2 * t + 9]), (P[g + 8][2 * t + 8], P[g + 8][2 * t + 9])))
+    o = [[[0] * 4 for _ in range(32)] for _ in range(d // 8)]
+    for p in range(d // 32):
+        r = ldmatrix_x4(d, v_smem, p)
+        for h in range(2):
+            j = 2 * p + h
+            keys_lo = [pairs(r[lane][2 * h]) for lane in range(32)]  # keys 0-7
+            keys_hi = [pairs(r[lane][2 * h + 1]) for lane in range(32)]  # keys 8-15
+            for which in range(2):  # 0: the (byte 0, byte 2) matrix -> o[2j]; 1: (1, 3) -> o[2j + 1]
+                b0 = movmatrix_trans([x[which] for x in keys_lo])
+                b1 = movmatrix_trans([x[which] for x in keys_hi])
+                mma(o[2 * j + which], pa, list(zip(b0, b1)))
+    for n in range(d // 8):
+        for lane in range(32):
+            for e in range(4):
+                row, dim = lane // 4 + 8 * (e >> 1), fp8_regs_dim(n, e, lane)
+                want = sum(P[row][k] * V[k][dim] for k in range(KEYS))
+                assert o[n][lane][e] == want, ("O", d, n, lane, e)
+    print("fragments ok, head dim", d)
 
 
 def e4m3(c):
-  s = -1.0 if c & 0x80 else 1.0
-  e, m = (c >> 3) & 15, c & 7
-  if e == 15 and m == 7:
-    return float('nan')
-  return s * (2.0**-6 * m / 8 if e == 0 else 2.0**(e - 7) * (1 + m / 8))
+    s = -1.0 if c & 0x80 else 1.0
+    e, m = (c >> 3) & 15, c & 7
+    if e == 15 and m == 7:
+        return float('nan')
+    return s * (2.0**-6 * m / 8 if e == 0 else 2.0**(e - 7) * (1 + m / 8))
 
 
-def bf16(b): return struct.unpack('<f', struct.pack('<I', b << 16))[0]
-def f16(b): return struct.unpack('<e', struct.pack('<H', b))[0]
+def bf16(bits):
+    return struct.unpack('<f', struct.pack('<I', bits << 16))[0]
 
 
-for name, shift, val, scale in (('bf16', 4, bf16, 2.0**120), ('f16', 1, f16, 2.0**8)):
-  for w in range(0, 256, 4):
-    x = w | (w + 1) << 8 | (w + 2) << 16 | (w + 3) << 24
-    x8 = (x << 8) & 0xffffffff
-    r02 = (x8 & 0x80008000) | ((x8 & 0x7f007f00) >> shift)
-    r13 = (x & 0x80008000) | ((x & 0x7f007f00) >> shift)
-    got = {w: val(r02 & 0xffff) * scale, w + 2: val(r02 >> 16) * scale,
-           w + 1: val(r13 & 0xffff) * scale, w + 3: val(r13 >> 16) * scale}
-    for c, v in got.items():
-      ref = e4m3(c)
-      assert (abs(v) == 480) if ref != ref else v == ref, (name, c, v, ref)
-  print("bit decode ok,", name)
+def f16(bits):
+    return struct.unpack('<e', struct.pack('<H', bits))[0]
+
+
+def check_bit_decode():
+    """kv_fp8.cuh's e4m3x4_to_pairs: shift per T, then T's value times 2^(7 - bias(T))."""
+    for name, shift, value, factor in (('bf16', 4, bf16, 2.0**120), ('f16', 1, f16, 2.0**8)):
+        for w in range(0, 256, 4):
+            x = w | (w + 1) << 8 | (w + 2) << 16 | (w + 3) << 24
+            x8 = (x << 8) & 0xffffffff
+            r02 = (x8 & 0x80008000) | ((x8 & 0x7f007f00) >> shift)
+            r13 = (x & 0x80008000) | ((x & 0x7f007f00) >> shift)
+            got = {w: value(r02 & 0xffff) * factor, w + 2: value(r02 >> 16) * factor,
+                   w + 1: value(r13 & 0xffff) * factor, w + 3: value(r13 >> 16) * factor}
+            for c, v in got.items():
+                ref = e4m3(c)
+                assert (abs(v) == 480) if ref != ref else v == ref, (name, c, v, ref)
+        print("bit decode ok,", name)
+
+
+if __name__ == '__main__':
+    random.seed(1)
+    for head_dim in (64, 128, 256):
+        check_head_dim(head_dim)
+    check_bit_decode()

@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_shared_kernel(
 // writes every value as one 2-byte access a lane and holds only one token's ~10 KB of heads in
 // flight a block, most of a block's life spent in its dependent chain (sum of squares, norm,
 // RoPE) with no load outstanding: ~1.5 TB/s at prefill sizes (the twenty-eighth pass: 60.6 us
-// alone for 88 MB at 4,096 tokens of Qwen3-30B-A3B). Here a block takes kTok tokens; all their
+// alone for 88 MB at 4,096 tokens of Qwen3-30B-A3B). Here a block takes a few tokens; all their
 // heads ([q | k | v] rows, 16-byte pieces) are copied to shared memory by cp.async at once, the
 // cos / sin of each token computed meanwhile; each warp then finishes heads from shared memory
 // with the shared-angle kernel's arithmetic in the same order (qk_norm_rope_head.cuh's helpers:
@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_shared_kernel(
 // place in shared memory, and the block stores q, k and the cache rows as 16-byte pieces. Same
 // values, same rounding, so the three forms store the same bits (cuda_qk_norm_rope_store_test).
 // Needs 16-byte aligned rows (qk_norm_rope_staged_applies); shared memory: the tokens' heads
-// [kTok][n_all][d] (T), their cos / sin [kTok][2 half], positions and slots [kTok] each, then each
+// [tok][n_all][d] (T), their cos / sin [tok][2 half], positions and slots [tok] each, then each
 // warp's normed head [kWarps][d] (float).
 struct StagedLayout {
   int tok;        // tokens a block
@@ -173,8 +173,8 @@ template <typename T>
 StagedLayout staged_layout(int n_all, int d, int half) {
   StagedLayout l{};
   l.heads = size_t(n_all) * size_t(d) * sizeof(T);
-  // ~24 KB of heads a block: 8 blocks an SM (the thread limit at 256 threads) then keep ~190 KB
-  // of loads in flight an SM, past what 4 TB/s needs (Little's law: ~30 KB an SM at ~1 us).
+  // ~24 KB of heads a block: at the kernel's 48 registers (ptxas, sm_90a) 5 blocks an SM keep
+  // ~100 KB of loads in flight an SM, past what 4 TB/s needs (Little's law: ~30 KB an SM at ~1 us).
   l.tok = int(std::clamp<size_t>(size_t(24576) / std::max<size_t>(l.heads, 1), 1, 8));
   l.bytes = size_t(l.tok) * (l.heads + size_t(2 * half) * sizeof(float) + 2 * sizeof(int32_t)) +
             size_t(kWarps) * size_t(d) * sizeof(float);

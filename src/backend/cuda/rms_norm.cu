@@ -153,16 +153,23 @@ void launch_rows(T* out, RowMap om, const T* x, RowMap xm, const T* w, int64_t n
   SEAM_CUDA_CHECK_LAUNCH();
 }
 
+// Whether 16-byte vectors reach every row: base pointers, dim-0 strides and (3-D) head strides
+// 16-byte aligned for out and x, and the weight's base.
+template <typename T>
+bool rows_vectorizable_all(const Tensor& out, const Tensor& x, const Tensor& weight) {
+  const int64_t d = x.size(-1);
+  auto vec_ok = [&](const Tensor& t) {
+    return rows_vectorizable(t, d) && (t.ndim == 2 || t.stride[1] % kVec<T> == 0);
+  };
+  return vec_ok(out) && vec_ok(x) && aligned16(weight.data);
+}
+
 template <typename T>
 void dispatch(const Tensor& out, const Tensor& x, const Tensor& weight, float eps, cudaStream_t stream,
               RmsNormKernel kernel) {
   const int d = int(x.size(-1));
   const RowMap om = row_map(out), xm = row_map(x);
-  // Vectors need every row start 16-byte aligned: base pointers, dim-0 strides and (3-D) head strides.
-  auto vec_ok = [&](const Tensor& t) {
-    return rows_vectorizable(t, d) && (t.ndim == 2 || t.stride[1] % kVec<T> == 0);
-  };
-  const bool vec = vec_ok(out) && vec_ok(x) && aligned16(weight.data);
+  const bool vec = rows_vectorizable_all<T>(out, x, weight);
   const int64_t n_rows = x.ndim == 3 ? x.size(0) * x.size(1) : x.size(0);
   const int nv = rows_kernel_vectors<T>(d);
   if (kernel == RmsNormKernel::rows_in_registers && vec && nv > 0 && n_rows > 0) {
@@ -197,11 +204,7 @@ RmsNormKernel rms_norm_kernel_default() {
 bool rms_norm_rows_applies(const Tensor& out, const Tensor& x, const Tensor& weight) {
   bool ok = false;
   SEAM_DISPATCH_FLOAT_TYPES(x.dtype, T, "rms_norm", [&] {
-    const int64_t d = x.size(-1);
-    auto vec_ok = [&](const Tensor& t) {
-      return rows_vectorizable(t, d) && (t.ndim == 2 || t.stride[1] % kVec<T> == 0);
-    };
-    ok = vec_ok(out) && vec_ok(x) && aligned16(weight.data) && rows_kernel_vectors<T>(d) > 0;
+    ok = rows_vectorizable_all<T>(out, x, weight) && rows_kernel_vectors<T>(x.size(-1)) > 0;
   });
   return ok;
 }
