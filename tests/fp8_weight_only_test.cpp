@@ -11,6 +11,8 @@
 // 0.15 relative of transformers' float32 logits of the unquantized model, the W8A8 formats'
 // bound (measured 2026-12-05: 0.048 to 0.066 on six models, 0.113 to 0.133 on tiny Gemma 3,
 // whose logits move most under any weight perturbation of this size).
+// With --quantization fp8 the stored FP8 weights run as FP8 layers with dynamic activations
+// instead: bit-equal to the W8A8 checkpoint with the same codes and scales.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -145,6 +147,51 @@ INSTANTIATE_TEST_SUITE_P(HfTiny, Fp8WeightOnlyModels,
                          ::testing::Values("tiny-mistral", "tiny-gemma3", "tiny-phi3", "tiny-phi4", "tiny-qwen3-moe",
                                            "tiny-qwen2-moe", "tiny-mixtral"),
                          [](const auto& info) { return hf_tiny_param_name(info.param); });
+
+// --quantization fp8 on a weight-only folder runs its stored FP8 weights as FP8 layers with dynamic
+// activations: per token for channel weights, 1x128 groups for 128x128 blocks. Then it is the W8A8
+// checkpoint with the same codes and scales, bit for bit: each weight-only folder here is a W8A8
+// export with its activation scheme removed (as_weight_only), compared with that export as it is.
+TEST(Fp8WeightOnly, QuantizationFlagRunsTheStoredWeightsAsFp8) {
+  const std::vector<RefPrompt> prompts = load_hf_reference(hf_tiny("tiny-mistral"));
+  const std::pair<Fp8ExportFormat, Fp8ActScheme> cases[] = {{Fp8ExportFormat::ct_channel, Fp8ActScheme::dynamic_per_token},
+                                                            {Fp8ExportFormat::ct_block, Fp8ActScheme::dynamic_group128}};
+  for (const auto& [format, act] : cases) {
+    const std::string w8a8 = export_moe("tiny-mistral", format), wo = as_weight_only(w8a8);
+    SCOPED_TRACE(wo);
+    ModelConfig c = load_model_config(wo);
+    ASSERT_TRUE(c.quant.weight_only);
+    apply_quantization_flag(c.quant, "fp8");
+    EXPECT_FALSE(c.quant.weight_only);
+    EXPECT_EQ(c.quant.act, act);
+    EXPECT_EQ(c.quant.method, load_model_config(w8a8).quant.method);
+    {
+      auto ck = Checkpoint::open(wo, c);
+      CpuBackend be;
+      LlamaModel m(be, c, *ck, DType::f32);
+      EXPECT_TRUE(m.layer_qkv(0).is_fp8());  // an FP8 layer now, not dequantized
+    }
+    EngineConfig cfg = tiny_engine_config(wo);
+    cfg.disable_cuda_graph = true;
+    cfg.quantization = "fp8";
+    const auto got = engine_prompt_logits(cfg, prompts);
+    const auto want = logits_of(w8a8, prompts);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << "prompt " << i;
+    // And not the weight-only run (the activations are quantized now).
+    EXPECT_NE(got, logits_of(wo, prompts));
+  }
+  // ModelOpt's FP8_PB_WO (128x128 blocks, weight-only) with the flag is the fp8 block format
+  // (Qwen3-FP8 style: the same blocks, dynamic 1x128 activation groups) of the same model.
+  const std::string pb = export_moe("tiny-mistral", Fp8ExportFormat::modelopt_pb_wo);
+  EngineConfig cfg = tiny_engine_config(pb);
+  cfg.disable_cuda_graph = true;
+  cfg.quantization = "fp8";
+  const auto got = engine_prompt_logits(cfg, prompts);
+  const auto want = logits_of(export_moe("tiny-mistral", Fp8ExportFormat::fp8_block), prompts);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << "FP8_PB_WO, prompt " << i;
+}
 
 // A weight-only folder that still stores an activation scale is inconsistent: refused by name.
 TEST(Fp8WeightOnly, AnActivationScaleIsRefused) {

@@ -15,7 +15,8 @@ void EngineFlags::add_to(CLI::App& app) {
   app.add_option("--dtype", c.dtype, "auto | bfloat16 | float16 | float32");
   app.add_option("--quantization", c.quantization,
                  "fp8: quantize a float checkpoint's linear layers to FP8 at load (per-channel weights, "
-                 "dynamic per-token activations); FP8 checkpoints load as FP8 without it");
+                 "dynamic per-token activations); FP8 checkpoints load as FP8 without it; a weight-only FP8 "
+                 "checkpoint (W8A16, dequantized at load without it) runs as FP8 with dynamic activations");
   app.add_option("--load-format", c.load_format,
                  "auto | safetensors | dummy: dummy builds the model from config.json alone with random weights "
                  "filled on the device (benchmarks; a tokenizer is still read from the folder)");

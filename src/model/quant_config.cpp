@@ -312,6 +312,18 @@ void apply_quantization_flag(QuantConfig& q, const std::string& flag) {
   if (flag.empty() || flag == "none") return;
   SEAM_CHECK(flag == "fp8", "--quantization: '", flag, "' is not one of fp8, none");
   if (q.method == QuantMethod::fp8) return;  // an FP8 checkpoint loads as it is (vLLM/sglang do the same)
+  if (q.weight_only) {
+    // A weight-only FP8 checkpoint (W8A16) with the flag: its stored FP8 weights run as FP8
+    // layers (FP8 bytes and tensor cores) with dynamic activations, per token, or in 1x128 groups
+    // for 128x128-block weights as the block formats do, instead of being dequantized to float at
+    // load. The activations' quantization error is the price: without the flag the checkpoint
+    // keeps W8A16's numerics (vLLM and sglang run W8A16 on Marlin kernels; seam has none).
+    q.weight_only = false;
+    q.act = q.weight == Fp8WeightScheme::block128 ? Fp8ActScheme::dynamic_group128 : Fp8ActScheme::dynamic_per_token;
+    q.act_amax_ub = 0.f;
+    q.source += " + --quantization fp8";
+    return;
+  }
   SEAM_CHECK(!q.quantized(), "--quantization fp8: the checkpoint is already quantized (", quant_method_name(q.method),
              ", ", q.source, "); drop the flag to load it as it is");
   q.method = QuantMethod::online_fp8;

@@ -62,7 +62,9 @@ QuantConfig load_quant_config(const std::string& dir);
 
 // Applies --quantization (sglang/vLLM's flag): "" or "none" keeps `q`; "fp8" quantizes a
 // float checkpoint at load (refused for a checkpoint already quantized with another
-// method; accepted and a no-op for a serialized FP8 one, as vLLM does).
+// method; accepted and a no-op for a serialized FP8 one, as vLLM does), and runs a weight-only
+// FP8 checkpoint's weights as FP8 layers with dynamic activations (per token; 1x128 groups for
+// block weights) instead of dequantizing them.
 void apply_quantization_flag(QuantConfig& q, const std::string& flag);
 
 }  // namespace seam
