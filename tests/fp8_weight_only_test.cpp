@@ -153,11 +153,19 @@ INSTANTIATE_TEST_SUITE_P(HfTiny, Fp8WeightOnlyModels,
 // checkpoint with the same codes and scales, bit for bit: each weight-only folder here is a W8A8
 // export with its activation scheme removed (as_weight_only), compared with that export as it is.
 TEST(Fp8WeightOnly, QuantizationFlagRunsTheStoredWeightsAsFp8) {
-  const std::vector<RefPrompt> prompts = load_hf_reference(hf_tiny("tiny-mistral"));
-  const std::pair<Fp8ExportFormat, Fp8ActScheme> cases[] = {{Fp8ExportFormat::ct_channel, Fp8ActScheme::dynamic_per_token},
-                                                            {Fp8ExportFormat::ct_block, Fp8ActScheme::dynamic_group128}};
-  for (const auto& [format, act] : cases) {
-    const std::string w8a8 = export_moe("tiny-mistral", format), wo = as_weight_only(w8a8);
+  struct Case {
+    std::string model;
+    Fp8ExportFormat format;
+    Fp8ActScheme act;
+  };
+  // A dense model in both schemes, and a mixture-of-experts one (its FP8 experts dequantized at
+  // load either way, its attention FP8 layers).
+  const Case cases[] = {{"tiny-mistral", Fp8ExportFormat::ct_channel, Fp8ActScheme::dynamic_per_token},
+                        {"tiny-mistral", Fp8ExportFormat::ct_block, Fp8ActScheme::dynamic_group128},
+                        {"tiny-qwen3-moe", Fp8ExportFormat::ct_channel, Fp8ActScheme::dynamic_per_token}};
+  for (const auto& [model, format, act] : cases) {
+    const std::vector<RefPrompt> prompts = load_hf_reference(hf_tiny(model));
+    const std::string w8a8 = export_moe(model, format), wo = as_weight_only(w8a8);
     SCOPED_TRACE(wo);
     ModelConfig c = load_model_config(wo);
     ASSERT_TRUE(c.quant.weight_only);
@@ -183,6 +191,7 @@ TEST(Fp8WeightOnly, QuantizationFlagRunsTheStoredWeightsAsFp8) {
   }
   // ModelOpt's FP8_PB_WO (128x128 blocks, weight-only) with the flag is the fp8 block format
   // (Qwen3-FP8 style: the same blocks, dynamic 1x128 activation groups) of the same model.
+  const std::vector<RefPrompt> prompts = load_hf_reference(hf_tiny("tiny-mistral"));
   const std::string pb = export_moe("tiny-mistral", Fp8ExportFormat::modelopt_pb_wo);
   EngineConfig cfg = tiny_engine_config(pb);
   cfg.disable_cuda_graph = true;
