@@ -131,6 +131,89 @@ TEST(JinjaLimits, MultipliedSizesAreBounded) {
   }
 }
 
+// Lists share their items, so a list can be a few KB in memory and gigabytes in text: W below is
+// 30**4 references to one 4000-byte string (3.2 GB printed). Every path that turns a value into
+// text holds it to the output size limit as it grows, with the error of 'x' * 10**12, instead of
+// building the whole text first.
+TEST(JinjaLimits, TheTextOfAValueIsBoundedByTheOutputSize) {
+  const auto o = small_limits();
+  const std::string big = "{% set s = 'x' * 4000 %}{% set W = [[[[[s]] * 30] * 30] * 30] * 30 %}";
+  // Building W is within the limit: only printing it is not.
+  EXPECT_EQ(render(big + "{{ W|length }} {{ W[0][0][0][0][0]|length }}", {}, o), "30 4000");
+  const std::vector<std::string> paths = {
+      "{{ W }}", "{{ {'k': W} }}", "{{ (W,) }}", "{{ ns }}", "{% filter upper %}{{ W }}{% endfilter %}",
+      "{{ W|string }}", "{{ W|pprint }}", "{{ W|upper }}", "{{ W|trim }}", "{{ W|e }}", "{{ W|replace('x', 'y') }}",
+      "{{ W|join(', ') }}", "{{ [W]|join }}", "{{ ['a', 'b']|join(W) }}", "{{ W ~ '' }}", "{{ 'a' ~ W }}",
+      "{{ '%s' % (W,) }}", "{{ '%r' % (W,) }}", "{{ '%s'|format(W) }}", "{{ '{}'.format(W) }}", "{{ '{!r}'.format(W) }}",
+      "{{ '{!s}'.format(W) }}", "{{ W|tojson }}", "{{ {'k': W}|tojson(indent=1) }}", "{{ W is lower }}",
+      "{{ [1].index(W) }}", "{{ {}[W] }}", "{{ raise_exception(W) }}", "{{ joiner(W)() }}",
+      "{{ [{'a': 1}]|map(attribute=W)|list }}", "{{ [1]|select(W)|list }}",
+  };
+  const auto start = std::chrono::steady_clock::now();
+  for (const std::string& path : paths) {
+    const std::string text = big + "{% set ns = namespace(w=W) %}" + path;
+    const RenderFailure f = render_error(text, {}, o);
+    EXPECT_EQ(f.kind, jinja::ErrorKind::limit) << path << ": " << f.message;
+    EXPECT_NE(f.message.find("grew past the output size limit (4096 bytes)"), std::string::npos) << path << ": " << f.message;
+  }
+  // Each fails within the first 4 KB of text, not after 3.2 GB of it.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  // The limit is the text's size: a list whose text is just 4096 bytes prints, one more byte fails.
+  const std::string fits = "{% set l = ['x' * 4092] %}";  // ['xxx...'] is 4096 bytes
+  EXPECT_EQ(render(fits + "{{ l|string|length }} {{ (l ~ '')|length }} {{ '{}'.format(l)|length }}", {}, o), "4096 4096 4096");
+  EXPECT_EQ(render_error(fits + "{{ l ~ '!' }}", {}, o).kind, jinja::ErrorKind::limit);
+  EXPECT_EQ(render_error("{% set l = ['x' * 4093] %}{{ l }}", {}, o).kind, jinja::ErrorKind::limit);
+  // The default limit (16 MiB) applies without options too.
+  EXPECT_EQ(render_error("{% set s = 'x' * 4000 %}{{ [[[[[s]] * 30] * 30] * 30] * 30 }}").kind, jinja::ErrorKind::limit);
+}
+
+// Under the limit, the text of nested values is Python's (expected strings from python3 / jinja2).
+TEST(JinjaLimits, TheTextOfAValueUnderTheLimitIsPythons) {
+  const auto o = small_limits();
+  const std::string v = "{% set v = [[1, 'a'], {'k': (2,), 3: none, 1.5: [true, false]}, \"it's\", '\"q\"', '\u00e9\\n\\t\\\\', 1e16, ()] %}";
+  const std::string printed = "[[1, 'a'], {'k': (2,), 3: None, 1.5: [True, False]}, \"it's\", '\"q\"', '\u00e9\\n\\t\\\\', 1e+16, ()]";
+  EXPECT_EQ(render(v + "{{ v }}|{{ v|string }}", {}, o), printed + "|" + printed);
+  const std::string w = "{% set v = [[1, 'a'], {'k': (2,), 3: none}] %}";
+  EXPECT_EQ(render(w + "{{ v|join('; ') }}|{{ [[1], (2, 'b'), {'c': 'd'}]|join }}|{{ v ~ '!' }}|{{ 1 ~ (1,) ~ none }}", {}, o),
+            "[1, 'a']; {'k': (2,), 3: None}|[1](2, 'b'){'c': 'd'}|[[1, 'a'], {'k': (2,), 3: None}]!|1(1,)None");
+  EXPECT_EQ(render(w + "{{ '%s|%r' % (v, v) }}|{{ '%s'|format(v) }}|{{ '{}|{!r}|{!s}'.format(v, 'x', v) }}|{{ v|tojson }}", {}, o),
+            "[[1, 'a'], {'k': (2,), 3: None}]|[[1, 'a'], {'k': (2,), 3: None}]|[[1, 'a'], {'k': (2,), 3: None}]|"
+            "[[1, 'a'], {'k': (2,), 3: None}]|'x'|[[1, 'a'], {'k': (2,), 3: None}]|[[1, \"a\"], {\"k\": [2], \"3\": null}]");
+  EXPECT_EQ(render("{% set ns = namespace(a=[1, 'b']) %}{{ ns }}|{{ [ns.a]|string }}|{{ {'x': [(1,)]}|tojson }}", {}, o),
+            "<Namespace {'a': [1, 'b']}>|[[1, 'b']]|{\"x\": [[1]]}");
+  EXPECT_EQ(render("{{ {0: 'a', none: [1.0, -0.0]} }}|{{ {'a': {'b': {}}}|string }}|{{ [{'k': ('x', 'y')}]|tojson(indent=1) }}", {}, o),
+            "{0: 'a', None: [1.0, -0.0]}|{'a': {'b': {}}}|[\n {\n  \"k\": [\n   \"x\",\n   \"y\"\n  ]\n }\n]");
+  EXPECT_EQ(render("{{ [[1], [2, 3]]|join(', ', attribute=0) }}|{{ ['a', ['b']]|upper }}|{{ [1, [2]] is lower }}", {}, o),
+            "1, 2|['A', ['B']]|False");
+}
+
+// A list built by repetition holds copies of its items: it is held to the limit in the bytes they
+// take (sizeof(Value) each, plus a string's text), as a string is in its bytes, not in its count
+// of items ([0] * 16000000 is 16M items under a 16 MiB limit, but over a GB of memory).
+TEST(JinjaLimits, ListsBuiltByRepetitionAreBoundedInBytes) {
+  const auto o = small_limits();
+  for (const std::string text : {"{{ ([0] * 100)|length }}", "{{ (['x' * 100] * 30)|length }}",
+                                 "{% set s = 'x' * 4000 %}{{ ([s] * 4000)|string }}", "{% set s = 'x' * 4000 %}{{ [s] * 4000 }}",
+                                 "{% set l = [0] * 30 %}{{ (l + l)|length }}", "{{ [1]|batch(100, 0)|list }}",
+                                 "{{ ((1,) * 2**62)|length }}", "{{ ([none] * w)|length }}"}) {
+    const RenderFailure f = render_error(text, {{"w", int64_t{1} << 62}}, o);
+    EXPECT_EQ(f.kind, jinja::ErrorKind::limit) << text << ": " << f.message;
+    EXPECT_NE(f.message.find("grew past the output size limit (4096 bytes)"), std::string::npos) << text << ": " << f.message;
+  }
+  // A few dozen items fit a 4 KB limit; a list of lists repeats references, not the lists' items.
+  EXPECT_EQ(render("{{ ([0] * 30)|length }} {{ ([[0] * 30] * 30)|length }} {{ ([0] * 15 + [1] * 15)|length }} "
+                   "{{ [1, 2]|batch(3, 'x')|list }} {{ (1,) * 2 }}", {}, o),
+            "30 30 30 [[1, 2, 'x']] (1, 1)");
+  // Ordinary templates' lists (thousands of items) fit the default limit; [0] * 16000000 does not.
+  EXPECT_EQ(render("{{ ([0] * 5000)|length }} {{ (['ab'] * 3000 + [0] * 3000)|length }}"), "5000 6000");
+  EXPECT_EQ(render_error("{{ ([0] * 16000000)|length }}").kind, jinja::ErrorKind::limit);
+  // An empty string or list repeats to itself at once, however large the count.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(render("{{ ('' * 10**18)|length }} {{ ([] * 10**18)|length }} {{ (() * w)|length }}", {{"w", int64_t{1} << 62}}, o),
+            "0 0 0");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
 // Integer arguments near int64's ends: no overflow past the bounds, no read past the text.
 TEST(JinjaLimits, HugeIntegerArgumentsDoNotOverflow) {
   EXPECT_EQ(render_error("{{ range(-(2**62), 2**62)|length }}").kind, jinja::ErrorKind::limit);

@@ -62,9 +62,10 @@ Value dict_fn(CallArgs& a) {
   return d;
 }
 
-// joiner(sep): returns "" the first time it is called, `sep` after.
-Value joiner_fn(CallArgs& a) {
-  const std::string sep = arg_or(a, 0, "sep", Value(", ")).str();
+// joiner(sep): returns "" the first time it is called, `sep` after. `max_size`: the output size
+// limit, for the text of a sep that is not a str.
+Value joiner_fn(CallArgs& a, size_t max_size) {
+  const std::string sep = arg_or(a, 0, "sep", Value(", ")).str(max_size);
   auto used = std::make_shared<bool>(false);
   return Value::function("joiner", [sep, used](CallArgs&) {
     if (!*used) {
@@ -102,13 +103,14 @@ Value cycler_fn(CallArgs& a) {
 
 void add_builtins(Scope& scope, const RenderConfig& config) {
   const int64_t max_items = config.limits.max_loop_iterations;
+  const size_t max_size = config.limits.max_output_bytes;
   scope.vars["range"] = Value::function("range", [max_items](CallArgs& a) { return range_fn(a, max_items); });
   scope.vars["namespace"] = Value::function("namespace", namespace_fn);
   scope.vars["dict"] = Value::function("dict", dict_fn);
-  scope.vars["joiner"] = Value::function("joiner", joiner_fn);
+  scope.vars["joiner"] = Value::function("joiner", [max_size](CallArgs& a) { return joiner_fn(a, max_size); });
   scope.vars["cycler"] = Value::function("cycler", cycler_fn);
-  scope.vars["raise_exception"] = Value::function("raise_exception", [](CallArgs& a) -> Value {
-    fail(ErrorKind::raised, a.args.empty() ? std::string() : a.args[0].str());
+  scope.vars["raise_exception"] = Value::function("raise_exception", [max_size](CallArgs& a) -> Value {
+    fail(ErrorKind::raised, a.args.empty() ? std::string() : a.args[0].str(max_size));
   });
   const std::optional<std::tm> fixed = config.fixed_now;
   scope.vars["strftime_now"] = Value::function("strftime_now", [fixed](CallArgs& a) {

@@ -31,10 +31,12 @@ class TemplateError : public Error {
 [[noreturn]] inline void fail(ErrorKind kind, const std::string& message) { throw TemplateError(kind, message); }
 
 // The output size limit (RenderConfig's max_output_bytes) on what a template builds on the way:
-// a string of more than `max_size` bytes, or a list of more than `max_size` items, fails
-// (ErrorKind::limit) before it is allocated. It bounds what a template, or the arguments it is
-// rendered with, can make the server allocate: 'x' * 10**12, 'x'.center(10**12),
-// '{:>1000000000000}'.format(1), ... must fail, not exhaust the host's memory.
+// a string of more than `max_size` bytes, or a list whose copied items take more than `max_size`
+// bytes (copy_bytes in value.h), fails (ErrorKind::limit) before it is allocated; a value turned
+// into text (str, repr, join, ~) fails as soon as its text passes `max_size`. It bounds what a
+// template, or the arguments it is rendered with, can make the server allocate: 'x' * 10**12,
+// 'x'.center(10**12), '{:>1000000000000}'.format(1), [0] * 10**8, ... must fail, not exhaust the
+// host's memory.
 [[noreturn]] inline void fail_size_limit(size_t max_size) {
   fail(ErrorKind::limit, "a string or list grew past the output size limit (" + std::to_string(max_size) + " bytes)");
 }

@@ -99,7 +99,7 @@ Renderer::Flow Renderer::exec(const Body& body, const std::shared_ptr<Scope>& sc
 Renderer::Flow Renderer::exec_stmt(const Stmt& s, const std::shared_ptr<Scope>& scope, std::string& out) {
   switch (s.kind) {
     case StmtKind::text: append(out, s.text); break;
-    case StmtKind::output: append(out, eval(*s.expr, scope).str()); break;
+    case StmtKind::output: append(out, text_of(eval(*s.expr, scope))); break;
     case StmtKind::if_:
       return exec(eval(*s.expr, scope).truthy() ? s.body : s.else_body, scope, out);
     case StmtKind::for_: exec_for(s, scope, eval(*s.expr, scope), 0, out); break;
@@ -119,13 +119,13 @@ Renderer::Flow Renderer::exec_stmt(const Stmt& s, const std::shared_ptr<Scope>& 
       CallArgs args = eval_args(call, scope, 1);
       // The body becomes `caller`, a macro with the call block's parameters.
       args.kwargs.emplace_back("caller", make_macro(s, scope));
-      append(out, this->call(callee, args).str());
+      append(out, text_of(this->call(callee, args)));
       break;
     }
     case StmtKind::filter_block: {
       std::string captured;
       exec(s.body, scope, captured);
-      append(out, eval_filter_chain(*s.expr2, scope, Value(std::move(captured))).str());
+      append(out, text_of(eval_filter_chain(*s.expr2, scope, Value(std::move(captured)))));
       break;
     }
     case StmtKind::with: {
@@ -367,8 +367,8 @@ Value Renderer::eval(const Expr& e, const std::shared_ptr<Scope>& scope) {
       Value l = eval(*e.children[0], scope);
       Value r = eval(*e.children[1], scope);
       if (e.name == "~") {
-        std::string s = l.str();
-        const std::string rs = r.str();
+        std::string s = text_of(l);
+        const std::string rs = text_of(r);
         check_size(s.size() + rs.size(), config_.limits.max_output_bytes);
         return Value(s + rs);
       }

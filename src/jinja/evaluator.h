@@ -64,6 +64,8 @@ class Renderer {
   Value eval_filter_chain(const Expr& e, const std::shared_ptr<Scope>& scope, const Value& subject);
   CallArgs eval_args(const Expr& e, const std::shared_ptr<Scope>& scope, size_t first);
   void append(std::string& out, const std::string& text) const;
+  // str(v) for the output and for ~, held to the output size limit while it is built.
+  std::string text_of(const Value& v) const { return v.str(config_.limits.max_output_bytes); }
 
   RenderConfig config_;
   std::shared_ptr<Scope> globals_;

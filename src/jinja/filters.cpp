@@ -19,23 +19,24 @@ namespace seam::jinja {
 
 namespace {
 
-// Filters that work on text take str(value), as jinja2's soft_str does (undefined -> "").
-std::string text_of(const Value& v) { return v.str(); }
+// Filters that work on text take str(value), as jinja2's soft_str does (undefined -> ""), and so
+// do their text arguments; a list's text is built held to the output size limit.
+std::string text_of(const Renderer& r, const Value& v) { return v.str(r.config().limits.max_output_bytes); }
 
-Value f_trim(Renderer&, const Value& v, CallArgs& a) {
+Value f_trim(Renderer& r, const Value& v, CallArgs& a) {
   const Value* chars = find_arg(a, 0, "chars");
   std::optional<std::string> set;
-  if (chars && !chars->is_none()) set = chars->str();
-  return Value(py_strip(text_of(v), set, true, true));
+  if (chars && !chars->is_none()) set = text_of(r, *chars);
+  return Value(py_strip(text_of(r, v), set, true, true));
 }
-Value f_upper(Renderer&, const Value& v, CallArgs&) { return Value(upper(text_of(v))); }
-Value f_lower(Renderer&, const Value& v, CallArgs&) { return Value(lower(text_of(v))); }
-Value f_capitalize(Renderer&, const Value& v, CallArgs&) { return Value(py_capitalize(text_of(v))); }
+Value f_upper(Renderer& r, const Value& v, CallArgs&) { return Value(upper(text_of(r, v))); }
+Value f_lower(Renderer& r, const Value& v, CallArgs&) { return Value(lower(text_of(r, v))); }
+Value f_capitalize(Renderer& r, const Value& v, CallArgs&) { return Value(py_capitalize(text_of(r, v))); }
 
 // jinja2's title: upper-cases the first letter of each word, words being split at
 // whitespace and - ( { [ <, and lower-cases the rest of the word.
-Value f_title(Renderer&, const Value& v, CallArgs&) {
-  const std::string s = text_of(v);
+Value f_title(Renderer& r, const Value& v, CallArgs&) {
+  const std::string s = text_of(r, v);
   std::string out;
   bool word_start = true;
   size_t i = 0;
@@ -52,16 +53,16 @@ Value f_replace(Renderer& r, const Value& v, CallArgs& a) {
   const Value* old_v = find_arg(a, 0, "old");
   const Value* new_v = find_arg(a, 1, "new");
   if (!old_v || !new_v) fail(ErrorKind::type, "replace(): expects 'old' and 'new'");
-  return Value(py_replace(text_of(v), old_v->str(), new_v->str(), int_arg(a, 2, "count", -1, "replace"),
+  return Value(py_replace(text_of(r, v), text_of(r, *old_v), text_of(r, *new_v), int_arg(a, 2, "count", -1, "replace"),
                           r.config().limits.max_output_bytes));
 }
 
-Value f_string(Renderer&, const Value& v, CallArgs&) { return Value(text_of(v)); }
+Value f_string(Renderer& r, const Value& v, CallArgs&) { return Value(text_of(r, v)); }
 Value f_safe(Renderer&, const Value& v, CallArgs&) { return v; }
 
-Value f_escape(Renderer&, const Value& v, CallArgs&) {
+Value f_escape(Renderer& r, const Value& v, CallArgs&) {
   std::string out;
-  for (char c : text_of(v)) {
+  for (char c : text_of(r, v)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -76,8 +77,8 @@ Value f_escape(Renderer&, const Value& v, CallArgs&) {
 
 // The width is the template's (or its arguments'): py_center holds the padding to the output size limit.
 Value f_center(Renderer& r, const Value& v, CallArgs& a) {
-  return Value(
-      py_center(text_of(v), int_arg(a, 0, "width", 80, "center"), true, true, " ", r.config().limits.max_output_bytes));
+  return Value(py_center(text_of(r, v), int_arg(a, 0, "width", 80, "center"), true, true, " ",
+                         r.config().limits.max_output_bytes));
 }
 
 Value f_indent(Renderer& r, const Value& v, CallArgs& a) {
@@ -90,7 +91,7 @@ Value f_indent(Renderer& r, const Value& v, CallArgs& a) {
   if (!width.is_string()) check_size(size_t(std::max<int64_t>(0, width.as_int())), max_size);
   const std::string indention = width.is_string() ? width.as_string() : std::string(std::max<int64_t>(0, width.as_int()), ' ');
   // As jinja2: a newline is appended before splitting, so a trailing newline is kept.
-  std::vector<std::string> lines = py_splitlines(text_of(v) + "\n", false);
+  std::vector<std::string> lines = py_splitlines(text_of(r, v) + "\n", false);
   size_t text_size = lines.empty() ? 0 : lines.size() - 1;  // the newlines between the lines
   int64_t indented = first ? 1 : 0;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -191,9 +192,9 @@ double round_half_even(double x, int64_t precision) {
   return std::nearbyint(x / scale) * scale;
 }
 
-Value f_round(Renderer&, const Value& v, CallArgs& a) {
+Value f_round(Renderer& r, const Value& v, CallArgs& a) {
   const int64_t precision = int_arg(a, 0, "precision", 0, "round");
-  const std::string method = arg_or(a, 1, "method", Value("common")).str();
+  const std::string method = text_of(r, arg_or(a, 1, "method", Value("common")));
   require_defined(v);
   if (!v.is_number()) fail(ErrorKind::type, std::string("round(): expected a number, got ") + v.type_name());
   const double x = v.as_double();
@@ -222,8 +223,8 @@ Value f_tojson(Renderer& r, const Value& v, CallArgs& a) {
     if (k == "separators" && !val.is_none()) {
       if (!val.is_list() || val.list_obj().items.size() != 2)
         fail(ErrorKind::type, "tojson(): separators must be an (item_separator, key_separator) pair");
-      o.item_separator = val.list_obj().items[0].str();
-      o.key_separator = val.list_obj().items[1].str();
+      o.item_separator = text_of(r, val.list_obj().items[0]);
+      o.key_separator = text_of(r, val.list_obj().items[1]);
     } else if (k == "sort_keys") {
       o.sort_keys = val.truthy();
     } else if (k == "ensure_ascii") {
@@ -237,14 +238,14 @@ Value f_tojson(Renderer& r, const Value& v, CallArgs& a) {
 
 Value f_format(Renderer& r, const Value& v, CallArgs& a) {
   std::vector<Value> values = a.args;
-  return binary_op("%", Value(text_of(v)), Value::tuple(std::move(values)), r.config().limits.max_output_bytes);
+  return binary_op("%", Value(text_of(r, v)), Value::tuple(std::move(values)), r.config().limits.max_output_bytes);
 }
 
-Value f_wordcount(Renderer&, const Value& v, CallArgs&) {
-  return Value(static_cast<int64_t>(py_split(text_of(v), std::nullopt, -1, false).size()));
+Value f_wordcount(Renderer& r, const Value& v, CallArgs&) {
+  return Value(static_cast<int64_t>(py_split(text_of(r, v), std::nullopt, -1, false).size()));
 }
 
-Value f_pprint(Renderer&, const Value& v, CallArgs&) { return Value(v.repr()); }
+Value f_pprint(Renderer& r, const Value& v, CallArgs&) { return Value(v.repr(r.config().limits.max_output_bytes)); }
 
 // attr(name) is Python's getattr only: a dict's keys are not its attributes (its methods are).
 Value f_attr(Renderer& r, const Value& v, CallArgs& a) {
@@ -258,11 +259,11 @@ Value f_attr(Renderer& r, const Value& v, CallArgs& a) {
   return get_attribute(v, name, max_size);
 }
 
-Value f_truncate(Renderer&, const Value& v, CallArgs& a) {
-  const std::string s = text_of(v);
+Value f_truncate(Renderer& r, const Value& v, CallArgs& a) {
+  const std::string s = text_of(r, v);
   const int64_t length = int_arg(a, 0, "length", 255, "truncate");
   const bool killwords = arg_or(a, 1, "killwords", Value(false)).truthy();
-  const std::string end = arg_or(a, 2, "end", Value("...")).str();
+  const std::string end = text_of(r, arg_or(a, 2, "end", Value("...")));
   const int64_t leeway = int_arg(a, 3, "leeway", 5, "truncate");
   // jinja2 asserts leeway >= 0; a negative one would also cut past the end of the text below.
   if (leeway < 0) fail(ErrorKind::type, "expected leeway >= 0, got " + std::to_string(leeway));

@@ -224,7 +224,7 @@ std::string format_real(double v, const Spec& p, size_t max_size) {
 }  // namespace
 
 std::string format_with_spec(const Value& v, const std::string& spec, size_t max_size) {
-  if (spec.empty()) return v.str();
+  if (spec.empty()) return v.str(max_size);
   const Spec p = parse(spec);
   // The field is at least `width` code points, so at least `width` bytes, whatever the value.
   if (p.width > 0) check_size(size_t(p.width), max_size);

@@ -123,8 +123,9 @@ std::string py_format(const std::string& f, const CallArgs& a, size_t max_size) 
           if (k == field) v = &val;
       }
       if (!v) fail(ErrorKind::type, "format(): no argument for field '{" + field + "}'");
-      const Value converted =
-          conversion == 'r' || conversion == 'a' ? Value(v->repr()) : conversion == 's' ? Value(v->str()) : *v;
+      const Value converted = conversion == 'r' || conversion == 'a' ? Value(v->repr(max_size))
+                              : conversion == 's'                    ? Value(v->str(max_size))
+                                                                     : *v;
       const std::string text = format_with_spec(converted, spec, max_size);
       check_size(out.size() + text.size(), max_size);
       out += text;
@@ -298,14 +299,15 @@ Value dict_method(const Value& d, const std::string& name) {
   return Value();
 }
 
-Value list_method(const Value& l, const std::string& name) {
+// `max_size`: the output size limit, for the text of a needle index() does not find.
+Value list_method(const Value& l, const std::string& name, size_t max_size) {
   if (name == "index")
-    return Value::function("list.index", [l](CallArgs& a) {
+    return Value::function("list.index", [l, max_size](CallArgs& a) {
       const Value needle = arg_or(a, 0, "value", Value());
       const auto& items = l.list_obj().items;
       for (size_t i = 0; i < items.size(); ++i)
         if (values_equal(items[i], needle)) return Value(static_cast<int64_t>(i));
-      fail(ErrorKind::type, needle.repr() + " is not in list");
+      fail(ErrorKind::type, needle.repr(max_size) + " is not in list");
     });
   if (name == "count")
     return Value::function("list.count", [l](CallArgs& a) {
@@ -356,7 +358,7 @@ Value get_attribute(const Value& obj, const std::string& name, size_t max_size) 
       const auto& fields = obj.list_obj().fields;
       for (size_t i = 0; i < fields.size() && i < obj.list_obj().items.size(); ++i)
         if (fields[i] == name) return obj.list_obj().items[i];
-      Value m = list_method(obj, name);
+      Value m = list_method(obj, name, max_size);
       return m.is_undefined() ? missing() : m;
     }
     default: return missing();
@@ -371,7 +373,7 @@ Value get_item(const Value& obj, const Value& key, size_t max_size) {
     }
     if (dict_key_hashable(key))
       if (const Value* v = obj.dict_obj().find(dict_key(key))) return *v;
-    return Value::undefined(quoted_type(obj) + " has no element " + key.repr());
+    return Value::undefined(quoted_type(obj) + " has no element " + key.repr(max_size));
   }
   if ((obj.is_list() || obj.is_string()) && (key.is_int() || key.is_bool())) {
     if (obj.is_list()) {
@@ -387,10 +389,10 @@ Value get_item(const Value& obj, const Value& key, size_t max_size) {
         return Value(out);
       }
     }
-    return Value::undefined(quoted_type(obj) + " has no element " + key.repr());
+    return Value::undefined(quoted_type(obj) + " has no element " + key.repr(max_size));
   }
   if (key.is_string()) return get_attribute(obj, key.as_string(), max_size);
-  return Value::undefined(quoted_type(obj) + " has no element " + key.repr());
+  return Value::undefined(quoted_type(obj) + " has no element " + key.repr(max_size));
 }
 
 Value slice_value(const Value& obj, const Value& start_v, const Value& stop_v, const Value& step_v) {

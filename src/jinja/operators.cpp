@@ -83,7 +83,7 @@ std::string printf_format(const std::string& f, const Value& b, size_t max_size)
     // A field is at least `width` code points, so at least `width` bytes.
     if (width > 0) check_size(size_t(width), max_size);
     if (spec == 's' || spec == 'r') {
-      std::string text = spec == 's' ? v.str() : v.repr();
+      std::string text = spec == 's' ? v.str(max_size) : v.repr(max_size);
       if (precision >= 0 && int64_t(utf8_length(text)) > precision) {
         std::vector<char32_t> cps = utf8_decode(text);
         cps.resize(size_t(precision));
@@ -118,6 +118,19 @@ std::string printf_format(const std::string& f, const Value& b, size_t max_size)
   }
   if (next < args.size()) fail(ErrorKind::type, "not all arguments converted during string formatting");
   return out;
+}
+
+// list * n: held to the limit in the bytes its copies take (copy_bytes), as str * n is in its
+// text, so [0] * 10**8 fails though its items are few bytes of template. An empty list repeats to
+// an empty list without counting to n ([] * 10**18 must not loop 10**18 times).
+Value repeat_list(const ListObj& seq, int64_t n, size_t max_size) {
+  check_repeat_size(0, copy_bytes(seq.items), n, max_size);
+  std::vector<Value> items;
+  if (!seq.items.empty()) {
+    items.reserve(seq.items.size() * size_t(n));
+    for (int64_t i = 0; i < n; ++i) items.insert(items.end(), seq.items.begin(), seq.items.end());
+  }
+  return seq.is_tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
 }
 
 }  // namespace
@@ -241,7 +254,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b, size_t ma
       return Value(a.as_string() + b.as_string());
     }
     if (a.is_list() && b.is_list()) {
-      check_size(a.list_obj().items.size() + b.list_obj().items.size(), max_size);
+      check_size(copy_bytes(a.list_obj().items) + copy_bytes(b.list_obj().items), max_size);
       if (a.list_obj().is_tuple != b.list_obj().is_tuple)
         fail(ErrorKind::type, std::string("can only concatenate ") + (a.list_obj().is_tuple ? "tuple" : "list") +
                                   " (not \"" + (b.list_obj().is_tuple ? "tuple" : "list") + "\") to " +
@@ -263,11 +276,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b, size_t ma
         check_repeat_size(0, seq->as_string().size(), n, max_size);
         return Value(py_repeat(seq->as_string(), n));
       }
-      check_repeat_size(0, seq->list_obj().items.size(), n, max_size);
-      std::vector<Value> items;
-      for (int64_t i = 0; i < n; ++i)
-        items.insert(items.end(), seq->list_obj().items.begin(), seq->list_obj().items.end());
-      return seq->list_obj().is_tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+      return repeat_list(seq->list_obj(), n, max_size);
     }
     if (seq) fail(ErrorKind::type, std::string("can't multiply sequence by non-int of type '") + count->type_name() + "'");
   }

@@ -39,8 +39,9 @@ std::vector<Value> items_of(const Value& v) {
 // For sort/unique/min/max: the key of an item (its attribute if given), lower-cased
 // strings unless case_sensitive, as jinja2's ignore_case postprocessor does.
 Value sort_key(const Value& item, const Value& attribute, bool case_sensitive, size_t max_size) {
-  Value k =
-      attribute.is_none() || attribute.is_undefined() ? item : get_attribute_path(item, attribute.str(), max_size);
+  Value k = attribute.is_none() || attribute.is_undefined()
+                ? item
+                : get_attribute_path(item, attribute.str(max_size), max_size);
   if (!case_sensitive && k.is_string()) return Value(lower(k.as_string()));
   return k;
 }
@@ -56,22 +57,27 @@ Value f_last(Renderer&, const Value& v, CallArgs&) {
 }
 
 Value f_join(Renderer& r, const Value& v, CallArgs& a) {
-  const std::string sep = arg_or(a, 0, "d", Value("")).str();
-  const Value attribute = arg_or(a, 1, "attribute", Value::none());
   const size_t max_size = r.config().limits.max_output_bytes;
+  const std::string sep = arg_or(a, 0, "d", Value("")).str(max_size);
+  const Value attribute = arg_or(a, 1, "attribute", Value::none());
   std::string out;
   bool first = true;
   for (const Value& item : items_of(v)) {
+    // An item's text (a list's, built held to the limit) and the separator, which repeats once
+    // per item, are checked before they are added, as str.join does.
+    const std::string text =
+        (attribute.is_none() ? item : get_attribute_path(item, attribute.str(max_size), max_size)).str(max_size);
+    check_size(out.size() + (first ? 0 : sep.size()) + text.size(), max_size);
     if (!first) out += sep;
+    out += text;
     first = false;
-    out += (attribute.is_none() ? item : get_attribute_path(item, attribute.str(), max_size)).str();
-    if (out.size() > max_size) fail(ErrorKind::limit, "join(): the result exceeds the output size limit");
   }
   return Value(out);
 }
 
 // map(attribute='x', default=d) or map('filter', args...).
 Value f_map(Renderer& r, const Value& v, CallArgs& a) {
+  const size_t max_size = r.config().limits.max_output_bytes;
   std::vector<Value> out;
   const Value* attribute = nullptr;
   const Value* fallback = nullptr;
@@ -81,13 +87,13 @@ Value f_map(Renderer& r, const Value& v, CallArgs& a) {
   }
   if (attribute) {
     for (const Value& item : items_of(v)) {
-      Value x = get_attribute_path(item, attribute->str(), r.config().limits.max_output_bytes);
+      Value x = get_attribute_path(item, attribute->str(max_size), max_size);
       out.push_back(x.is_undefined() && fallback ? *fallback : x);
     }
     return Value::list(std::move(out));
   }
   if (a.args.empty()) fail(ErrorKind::type, "map requires a filter argument");
-  const std::string filter = a.args[0].str();
+  const std::string filter = a.args[0].str(max_size);
   CallArgs rest;
   rest.args.assign(a.args.begin() + 1, a.args.end());
   rest.kwargs = a.kwargs;
@@ -100,20 +106,21 @@ Value f_map(Renderer& r, const Value& v, CallArgs& a) {
 
 // select/reject('test', args...) and selectattr/rejectattr('attr', 'test', args...).
 Value select_impl(Renderer& r, const Value& v, CallArgs& a, bool by_attr, bool keep_when) {
+  const size_t max_size = r.config().limits.max_output_bytes;
   size_t next = 0;
   std::string attribute;
   if (by_attr) {
     if (a.args.empty()) fail(ErrorKind::type, "selectattr/rejectattr need an attribute name");
-    attribute = a.args[next++].str();
+    attribute = a.args[next++].str(max_size);
   }
   std::string test;
-  if (next < a.args.size()) test = a.args[next++].str();
+  if (next < a.args.size()) test = a.args[next++].str(max_size);
   CallArgs rest;
   rest.args.assign(a.args.begin() + next, a.args.end());
   rest.kwargs = a.kwargs;
   std::vector<Value> out;
   for (const Value& item : items_of(v)) {
-    const Value subject = by_attr ? get_attribute_path(item, attribute, r.config().limits.max_output_bytes) : item;
+    const Value subject = by_attr ? get_attribute_path(item, attribute, max_size) : item;
     bool ok;
     if (test.empty()) {
       ok = subject.truthy();
@@ -147,7 +154,7 @@ Value f_dictsort(Renderer& r, const Value& v, CallArgs& a) {
   const size_t max_size = r.config().limits.max_output_bytes;
   if (!v.is_dict()) fail(ErrorKind::type, "dictsort(): expected a mapping");
   const bool case_sensitive = arg_or(a, 0, "case_sensitive", Value(false)).truthy();
-  const std::string by = arg_or(a, 1, "by", Value("key")).str();
+  const std::string by = arg_or(a, 1, "by", Value("key")).str(max_size);
   const bool reverse = arg_or(a, 2, "reverse", Value(false)).truthy();
   if (by != "key" && by != "value") fail(ErrorKind::type, "You can only sort by either \"key\" or \"value\"");
   const size_t pos = by == "key" ? 0 : 1;
@@ -228,8 +235,8 @@ Value f_sum(Renderer& r, const Value& v, CallArgs& a) {
   Value total = arg_or(a, 1, "start", Value(int64_t{0}));
   const size_t max_size = r.config().limits.max_output_bytes;
   for (const Value& item : items_of(v))
-    total = binary_op("+", total, attribute.is_none() ? item : get_attribute_path(item, attribute.str(), max_size),
-                      max_size);
+    total = binary_op(
+        "+", total, attribute.is_none() ? item : get_attribute_path(item, attribute.str(max_size), max_size), max_size);
   return total;
 }
 
@@ -248,8 +255,8 @@ Value f_batch(Renderer& r, const Value& v, CallArgs& a) {
   if (!cur.empty()) {
     if (fill && !fill->is_none()) {
       // The last batch is filled up to `linecount` items, a number the template chooses: held to
-      // the output size limit (in items, as list * n is) before it is built.
-      check_size(static_cast<size_t>(n), r.config().limits.max_output_bytes);
+      // the output size limit (in the bytes the copies of the fill take, as list * n is) before it is built.
+      check_repeat_size(0, copy_bytes(*fill), n - static_cast<int64_t>(cur.size()), r.config().limits.max_output_bytes);
       while (static_cast<int64_t>(cur.size()) < n) cur.push_back(*fill);
     }
     out.push_back(Value::list(std::move(cur)));
@@ -260,8 +267,8 @@ Value f_batch(Renderer& r, const Value& v, CallArgs& a) {
 // groupby(attribute): sorted by the attribute, then (grouper, list) pairs
 // (unpack them: {% for key, items in x|groupby('a') %}, or read g.grouper / g.list).
 Value f_groupby(Renderer& r, const Value& v, CallArgs& a) {
-  const std::string attribute = arg_or(a, 0, "attribute", Value("")).str();
   const size_t max_size = r.config().limits.max_output_bytes;
+  const std::string attribute = arg_or(a, 0, "attribute", Value("")).str(max_size);
   CallArgs sort_args;
   sort_args.kwargs.emplace_back("attribute", Value(attribute));
   sort_args.kwargs.emplace_back("case_sensitive", arg_or(a, 2, "case_sensitive", Value(false)));

@@ -212,6 +212,7 @@ std::string py_center(const std::string& s, int64_t width, bool left, bool right
 
 std::string py_repeat(const std::string& s, int64_t n) {
   std::string out;
+  if (s.empty()) return out;  // '' * 10**18 is '' at once, not after 10**18 empty appends
   if (n > 0) out.reserve(s.size() * size_t(n));
   for (int64_t i = 0; i < n; ++i) out += s;
   return out;

@@ -87,12 +87,12 @@ bool t_sameas(Renderer&, const Value& v, CallArgs& a) {
   return false;
 }
 
-bool t_lower(Renderer&, const Value& v, CallArgs&) {
-  const std::string s = v.str();
+bool t_lower(Renderer& r, const Value& v, CallArgs&) {
+  const std::string s = v.str(r.config().limits.max_output_bytes);
   return lower(s) == s && upper(s) != s;
 }
-bool t_upper(Renderer&, const Value& v, CallArgs&) {
-  const std::string s = v.str();
+bool t_upper(Renderer& r, const Value& v, CallArgs&) {
+  const std::string s = v.str(r.config().limits.max_output_bytes);
   return upper(s) == s && lower(s) != s;
 }
 

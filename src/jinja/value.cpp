@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "jinja/error.h"
 #include "jinja/unicode.h"
@@ -177,53 +178,99 @@ const char* Value::type_name() const {
   return "object";
 }
 
-std::string Value::str() const {
+namespace {
+
+// Writes Python's repr of a value into one string, held to `max_size` at each piece it adds: a
+// list's items are shared, so its text can be far larger than the memory it is printed from, and
+// it must fail as soon as it passes the limit, not once it is whole. Invariant: out_.size() <=
+// max_size_ after every append.
+class ReprWriter {
+ public:
+  explicit ReprWriter(size_t max_size) : max_size_(max_size) {}
+
+  std::string take() { return std::move(out_); }
+
+  void value(const Value& v, int depth) {
+    if (depth > 200) fail(ErrorKind::limit, "a value nested more than 200 deep cannot be printed");
+    switch (v.kind()) {
+      case Kind::undefined: return;
+      case Kind::none: return append("None");
+      case Kind::boolean: return append(v.as_bool() ? "True" : "False");
+      case Kind::integer: return append(std::to_string(v.as_int()));
+      case Kind::floating: return append(format_float(v.as_double()));
+      case Kind::string: return string(v.as_string());
+      case Kind::list: return list(v.list_obj(), depth);
+      case Kind::dict: return dict(v.dict_obj(), depth);
+      case Kind::function: return append("<function " + v.function_obj().name + ">");
+    }
+  }
+
+ private:
+  // A str's repr is at least its text and two quotes: checked before the escaped copy is made.
+  void string(const std::string& s) {
+    check_size(out_.size() + s.size() + 2, max_size_);
+    append(repr_string(s));
+  }
+
+  void list(const ListObj& l, int depth) {
+    append(l.is_tuple ? "(" : "[");
+    for (size_t i = 0; i < l.items.size(); ++i) {
+      if (i) append(", ");
+      value(l.items[i], depth + 1);
+    }
+    if (l.is_tuple && l.items.size() == 1) append(",");
+    append(l.is_tuple ? ")" : "]");
+  }
+
+  void dict(const DictObj& d, int depth) {
+    if (d.flavor == DictFlavor::loop) return append("<LoopContext>");
+    const bool ns = d.flavor == DictFlavor::namespace_;
+    append(ns ? "<Namespace {" : "{");
+    for (size_t i = 0; i < d.items.size(); ++i) {
+      if (i) append(", ");
+      // A namespace's keys are attribute names, always str; a dict's may be numbers or None.
+      if (ns) string(d.items[i].first);
+      else value(dict_key_value(d.items[i].first), depth + 1);
+      append(": ");
+      value(d.items[i].second, depth + 1);
+    }
+    append(ns ? "}>" : "}");
+  }
+
+  void append(std::string_view text) {
+    check_size(out_.size() + text.size(), max_size_);
+    out_ += text;
+  }
+
+  size_t max_size_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string Value::str(size_t max_size) const {
   switch (kind_) {
     case Kind::undefined: return "";
     case Kind::string: return str_;
-    default: return repr();
+    default: return repr(max_size);
   }
 }
 
-std::string Value::repr(int depth) const {
-  if (depth > 200) fail(ErrorKind::limit, "a value nested more than 200 deep cannot be printed");
-  switch (kind_) {
-    case Kind::undefined: return "";
-    case Kind::none: return "None";
-    case Kind::boolean: return int_ ? "True" : "False";
-    case Kind::integer: return std::to_string(int_);
-    case Kind::floating: return format_float(float_);
-    case Kind::string: return repr_string(str_);
-    case Kind::list: {
-      const bool tuple = list_->is_tuple;
-      std::string s = tuple ? "(" : "[";
-      for (size_t i = 0; i < list_->items.size(); ++i) {
-        if (i) s += ", ";
-        s += list_->items[i].repr(depth + 1);
-      }
-      if (tuple && list_->items.size() == 1) s += ",";
-      return s + (tuple ? ")" : "]");
-    }
-    case Kind::dict: {
-      if (dict_->flavor == DictFlavor::namespace_) {
-        std::string s = "<Namespace {";
-        for (size_t i = 0; i < dict_->items.size(); ++i) {
-          if (i) s += ", ";
-          s += repr_string(dict_->items[i].first) + ": " + dict_->items[i].second.repr(depth + 1);
-        }
-        return s + "}>";
-      }
-      if (dict_->flavor == DictFlavor::loop) return "<LoopContext>";
-      std::string s = "{";
-      for (size_t i = 0; i < dict_->items.size(); ++i) {
-        if (i) s += ", ";
-        s += dict_key_value(dict_->items[i].first).repr() + ": " + dict_->items[i].second.repr(depth + 1);
-      }
-      return s + "}";
-    }
-    case Kind::function: return "<function " + fn_->name + ">";
-  }
-  return "";
+std::string Value::repr(size_t max_size) const {
+  ReprWriter writer(max_size);
+  writer.value(*this, 0);
+  return writer.take();
+}
+
+size_t copy_bytes(const Value& v) {
+  const size_t text = v.is_string() ? v.as_string().size() : v.is_undefined() ? v.undefined_hint().size() : 0;
+  return sizeof(Value) + text;
+}
+
+size_t copy_bytes(const std::vector<Value>& items) {
+  size_t n = 0;
+  for (const Value& v : items) n += copy_bytes(v);
+  return n;
 }
 
 std::string format_float(double d) {

@@ -6,6 +6,7 @@
 // literal such as {0: 'a', 512: 'b'}) as a tagged string (dict_key); the insertion order is
 // kept, as Python dicts keep it.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -102,17 +103,24 @@ class Value {
 
   // Python's bool(x) (undefined is false).
   bool truthy() const;
-  // Python's str(x): None/True/False, float repr, repr() of lists and dicts; undefined prints "".
-  std::string str() const;
+  // No bound on the text str() and repr() build (callers outside a render).
+  static constexpr size_t kUnlimited = SIZE_MAX;
+  // Python's str(x): None/True/False, float repr, repr() of lists and dicts; undefined prints "";
+  // a string is itself (it exists already, so it is returned whatever its size).
+  // `max_size` bounds the text built for a list or dict, as repr's does.
+  std::string str(size_t max_size = kUnlimited) const;
   // Python's repr(x). A namespace can be made to contain itself; printing nests
   // at most 200 deep and then fails (ErrorKind::limit) rather than overflowing the stack.
-  std::string repr() const { return repr(0); }
+  // `max_size` is the renderer's output size limit (the renderer passes it; callers outside a
+  // render print unbounded): lists share their items, so [[s]] * 30 nested thrice is a few KB in
+  // memory and 30**3 copies of s in text. The text fails (fail_size_limit) as soon as it would
+  // pass `max_size`, before the rest of it is built.
+  std::string repr(size_t max_size = kUnlimited) const;
   // Python's type name ("str", "int", "NoneType", "list", "dict", ...).
   const char* type_name() const;
 
  private:
   explicit Value(Kind k) : kind_(k) {}
-  std::string repr(int depth) const;
   Kind kind_ = Kind::undefined;
   int64_t int_ = 0;
   double float_ = 0;
@@ -121,6 +129,13 @@ class Value {
   std::shared_ptr<DictObj> dict_;
   std::shared_ptr<FunctionObj> fn_;
 };
+
+// The bytes a copy of a value takes, roughly: the Value itself plus a string's text (or an
+// undefined value's hint); a list or dict is shared, not copied. A list built by repetition or
+// concatenation is held to the output size limit in these bytes, as a string is in its bytes:
+// [0] * 16000000 is 16M items of sizeof(Value), not 16 MB.
+size_t copy_bytes(const Value& v);
+size_t copy_bytes(const std::vector<Value>& items);
 
 // Python float repr (shortest round-trip digits; "1.0", "1e-05", "1e+16", "inf", "nan").
 std::string format_float(double d);
