@@ -7,6 +7,7 @@
 #include "core/fp8.h"
 #include "model/fp8_checkpoint.h"
 #include "model/fp8_dequant.h"
+#include "model/weight_folds.h"
 
 namespace seam {
 
@@ -51,14 +52,8 @@ Linear load_weight_only(Backend& backend, const std::vector<const HostTensor*>& 
     const size_t n = size_t(n_out * n_in);
     f32.resize(n);
     dequantize_fp8_weight(p, it->second, quant.weight, DType::f32, f32.data());
-    if (!folds.empty() && folds[i].active()) {
-      const Linear::RowFold& f = folds[i];
-      for (int64_t r = 0; r < n_out; ++r) {
-        if (r % f.period >= f.count) continue;
-        float* row = f32.data() + r * n_in;
-        for (int64_t k = 0; k < n_in; ++k) row[k] *= f.factor;
-      }
-    }
+    if (!folds.empty() && folds[i].active())
+      scale_periodic_rows(f32.data(), n_out, n_in, folds[i].period, folds[i].count, folds[i].factor);
     values[i].resize(n * esize);
     convert_from_f32(f32.data(), dtype, values[i].data(), n);  // DeviceWeight::upload's rounding
     views[i] = staged(p.name, dtype, {n_out, n_in}, values[i].data());

@@ -26,12 +26,16 @@ HostTensor fold_rotary_rows(const HostTensor& w, int head_dim, int rotary_dim, f
                             std::vector<float>& storage) {
   SEAM_ASSERT(w.shape.size() == 2 && w.shape[0] % head_dim == 0 && rotary_dim <= head_dim);
   HostTensor t = as_f32(w, storage);
-  const int64_t cols = w.shape[1];
-  for (int64_t row = 0; row < w.shape[0]; ++row) {
-    if (row % head_dim >= rotary_dim) continue;  // a pass-through dim keeps its scale
-    for (int64_t j = 0; j < cols; ++j) storage[size_t(row * cols + j)] *= factor;
-  }
+  scale_periodic_rows(storage.data(), w.shape[0], w.shape[1], head_dim, rotary_dim, factor);
   return t;
+}
+
+void scale_periodic_rows(float* rows, int64_t n_rows, int64_t cols, int64_t period, int64_t count, float factor) {
+  SEAM_ASSERT(period > 0 && count <= period);
+  for (int64_t row = 0; row < n_rows; ++row) {
+    if (row % period >= count) continue;  // a pass-through dim keeps its scale
+    for (int64_t j = 0; j < cols; ++j) rows[row * cols + j] *= factor;
+  }
 }
 
 }  // namespace seam

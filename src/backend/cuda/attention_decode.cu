@@ -463,8 +463,8 @@ void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, 
   const auto by_dim = [&](auto tag, auto kv_tag) {
     using T = decltype(tag);
     using KV = decltype(kv_tag);
-    // An FP8 cache's register path where switched on and the head dim has it.
-    const bool regs = kIsFp8<KV> && fp8_regs_enabled() && p.head_dim != 96;
+    // An FP8 cache's register path where switched on and the head dim has it (kFp8RegsDim).
+    const bool regs = kIsFp8<KV> && fp8_regs_enabled();
     const auto go = [&](auto d_tag) {
       constexpr int D = decltype(d_tag)::value;
       if constexpr (kIsFp8<KV> && kFp8RegsDim<D>)

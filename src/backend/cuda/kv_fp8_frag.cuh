@@ -40,6 +40,15 @@ __device__ __forceinline__ uint32_t movmatrix_trans(uint32_t a) {
   return d;
 }
 
+// ldmatrix.x4 of two 16-byte chunks (2p, 2p + 1) of both 8-key halves of a [16][D] tile of codes
+// (code_tile_offset): lane L addresses key (L / 8 % 2) * 8 + L % 8 of chunk 2p + L / 16, so matrix
+// m of r is (key half m % 2, chunk 2p + m / 2). QK reads K's k-steps this way, P V V's dim blocks.
+template <int D>
+__device__ __forceinline__ void ldmatrix_codes_x4(uint32_t (&r)[4], const uint8_t* codes, int p, int lane) {
+  const int mi = lane >> 3;
+  ldmatrix_x4(r, smem_addr(codes + code_tile_offset<D>((mi & 1) * 8 + (lane & 7), 2 * p + (mi >> 1))));
+}
+
 // The A fragments of 16 query rows under the register path's dim map (above): per k-step, a0 / a1
 // = (dim 4t, dim 4t + 2) of rows g / g + 8 and a2 / a3 = (dim 4t + 1, dim 4t + 3). A null row is
 // zero.
@@ -61,18 +70,17 @@ __device__ __forceinline__ void load_q_fragments_fp8_regs(uint32_t (&q)[D / 16][
 }
 
 // S (16 rows x 16 keys) = Q K^T from a K tile of codes [16][D] laid out by code_tile_offset.
-// One ldmatrix.x4 covers two k-steps of both 8-key halves: matrix m = (kg = m % 2, k-step
+// One ldmatrix_codes_x4 covers two k-steps of both 8-key halves: matrix m = (kg = m % 2, k-step
 // 2p + m / 2).
 template <typename T, int D>
 __device__ __forceinline__ void qk_tile_fp8_regs(float (&s)[2][4], const uint32_t (&q)[D / 16][4],
                                                  const uint8_t* k_codes, int lane) {
 #pragma unroll
   for (int n = 0; n < 2; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-  const int mi = lane >> 3, r8 = lane & 7;
 #pragma unroll
   for (int p = 0; p < D / 32; ++p) {
     uint32_t r[4];
-    ldmatrix_x4(r, smem_addr(k_codes + code_tile_offset<D>((mi & 1) * 8 + r8, 2 * p + (mi >> 1))));
+    ldmatrix_codes_x4<D>(r, k_codes, p, lane);
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
       uint32_t b0, b1;
@@ -83,16 +91,16 @@ __device__ __forceinline__ void qk_tile_fp8_regs(float (&s)[2][4], const uint32_
 }
 
 // O (16 rows x D, the permuted dims above) += P V, P packed as the A fragments of the 16 keys
-// (pack_p_atoms), from a V tile of codes [16][D] laid out by code_tile_offset. One ldmatrix.x4
-// covers two 16-dim blocks of both 8-key halves: matrix m = (kg = m % 2, block 2p + m / 2).
+// (pack_p_atoms), from a V tile of codes [16][D] laid out by code_tile_offset. One
+// ldmatrix_codes_x4 covers two 16-dim blocks of both 8-key halves: matrix m = (kg = m % 2, block
+// 2p + m / 2).
 template <typename T, int D>
 __device__ __forceinline__ void pv_tile_fp8_regs(float (&o)[D / 8][4], const uint32_t (&pa)[4],
                                                  const uint8_t* v_codes, int lane) {
-  const int mi = lane >> 3, r8 = lane & 7;
 #pragma unroll
   for (int p = 0; p < D / 32; ++p) {
     uint32_t r[4];
-    ldmatrix_x4(r, smem_addr(v_codes + code_tile_offset<D>((mi & 1) * 8 + r8, 2 * p + (mi >> 1))));
+    ldmatrix_codes_x4<D>(r, v_codes, p, lane);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {  // block j = 2p + h: matrices 2h (keys 0-7) and 2h + 1 (keys 8-15)
       const int j = 2 * p + h;

@@ -169,10 +169,10 @@ struct StagedLayout {
   size_t bytes;   // all of it
 };
 
-template <typename T>
-StagedLayout staged_layout(int n_all, int d, int half) {
+// elt: the activation dtype's bytes.
+StagedLayout staged_layout(int64_t n_all, int64_t d, int64_t half, size_t elt) {
   StagedLayout l{};
-  l.heads = size_t(n_all) * size_t(d) * sizeof(T);
+  l.heads = size_t(n_all) * size_t(d) * elt;
   // ~24 KB of heads a block: at the kernel's 48 registers (ptxas, sm_90a) 5 blocks an SM keep
   // ~100 KB of loads in flight an SM, past what 4 TB/s needs (Little's law: ~30 KB an SM at ~1 us).
   l.tok = int(std::clamp<size_t>(size_t(24576) / std::max<size_t>(l.heads, 1), 1, 8));
@@ -298,7 +298,7 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
   const int n_heads_all = a.n_heads + 2 * a.n_kv_heads;
   const dim3 grid(unsigned(q.size(0)), unsigned((n_heads_all + kWarps - 1) / kWarps));
   if (kernel == QkNormRopeKernel::staged && qk_norm_rope_staged_applies(q, k, v, k_cache, v_cache)) {
-    const StagedLayout l = staged_layout<T>(n_heads_all, a.d, a.half);
+    const StagedLayout l = staged_layout(n_heads_all, a.d, a.half, sizeof(T));
     const int n = int(q.size(0));
     launch_kernel(qk_norm_rope_store_staged_kernel<T>, dim3(div_up(n, l.tok)), kWarps * 32, l.bytes, stream, a, n,
                   l.tok, int(l.heads));
@@ -327,11 +327,8 @@ bool qk_norm_rope_staged_applies(const Tensor& q, const Tensor& k, const Tensor&
   if (!qk_norm_rope_shared_applies(d) || !rows_vectorizable(q, d) || !rows_vectorizable(k, d) ||
       !rows_vectorizable(v, d) || !aligned16(k_cache.data) || !aligned16(v_cache.data))
     return false;
-  // Within the default 48 KB a block (no opt-in attribute): one token's heads at most ~38 KB.
-  const size_t elt = dtype_size(q.dtype);
-  const size_t bytes = size_t(n_all * d) * elt + size_t(d) * sizeof(float) + 2 * sizeof(int32_t) +
-                       size_t(kWarps * d) * sizeof(float);
-  return bytes <= size_t(48) * 1024;
+  // Within the default 48 KB a block (no opt-in attribute), at the largest rotary half (d / 2).
+  return staged_layout(n_all, d, d / 2, dtype_size(q.dtype)).bytes <= size_t(48) * 1024;
 }
 
 QkNormRopeKernel qk_norm_rope_kernel_default() {
