@@ -53,7 +53,7 @@ section_configure() {
   local shared=()
   [ -d "$CARRY/shared" ] && shared=(-DSEAM_SHARED_DIR="$CARRY/shared")
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEAM_CUDA=ON "${shared[@]}" \
-    -DCMAKE_CUDA_ARCHITECTURES="${SEAM_CUDA_ARCHS:-90a}" 2>&1 | tee "$OUT/configure.log" | tail -5
+    -DCMAKE_CUDA_ARCHITECTURES="${SEAM_CUDA_ARCHS:-90a-real}" 2>&1 | tee "$OUT/configure.log" | tail -5
   [ "${PIPESTATUS[0]}" -eq 0 ] || { FAILED+=(configure); return 1; }
 }
 
