@@ -214,6 +214,22 @@ TEST(JinjaLimits, ListsBuiltByRepetitionAreBoundedInBytes) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
+// A string's characters are a Value each: a string iterated (a for loop, |list, |first, unpacking)
+// is held to the output size limit in the bytes its characters take, before they are built.
+TEST(JinjaLimits, AStringIteratedIsBoundedInTheBytesOfItsCharacters) {
+  const auto o = small_limits();
+  for (const std::string text : {"{% for c in 'x' * 1000 %}{% endfor %}", "{{ ('x' * 1000)|list|length }}",
+                                 "{{ ('x' * 1000)|first }}", "{% set a, b = 'x' * 1000 %}", "{{ ('x' * 1000)|join('-') }}",
+                                 "{{ ('é' * 500)|list|length }}"})
+    expect_size_limit(text, text);
+  // A short string iterates by code points as before.
+  EXPECT_EQ(render("{% for c in 'aé€' %}[{{ c }}]{% endfor %} {{ 'abc'|list }} {% set a, b = 'xy' %}{{ b }}{{ a }}", {}, o),
+            "[a][é][€] ['a', 'b', 'c'] yx");
+  // Under the default 16 MiB limit a 100,000-character string still iterates; a 16 MiB one does not.
+  EXPECT_EQ(render("{{ ('x' * 100000)|list|length }}"), "100000");
+  EXPECT_NE(render_error("{% for c in 'x' * 16000000 %}{% endfor %}").message.find("grew past the output size limit"), std::string::npos);
+}
+
 // Integer arguments near int64's ends: no overflow past the bounds, no read past the text.
 TEST(JinjaLimits, HugeIntegerArgumentsDoNotOverflow) {
   EXPECT_EQ(render_error("{{ range(-(2**62), 2**62)|length }}").kind, jinja::ErrorKind::limit);

@@ -1,5 +1,7 @@
 #include "jinja/evaluator.h"
 
+#include <algorithm>
+
 #include "jinja/error.h"
 #include "jinja/filters.h"
 #include "jinja/methods.h"
@@ -50,12 +52,12 @@ void Renderer::append(std::string& out, const std::string& text) const {
   out += text;
 }
 
-void assign_targets(Scope& scope, const std::vector<std::string>& names, const Value& value) {
+void assign_targets(Scope& scope, const std::vector<std::string>& names, const Value& value, size_t max_size) {
   if (names.size() == 1) {
     scope.vars[names[0]] = value;
     return;
   }
-  std::vector<Value> items = iterate(value);
+  std::vector<Value> items = iterate(value, max_size);
   if (items.size() != names.size())
     fail(ErrorKind::type, items.size() > names.size()
                               ? "too many values to unpack (expected " + std::to_string(names.size()) + ")"
@@ -64,7 +66,7 @@ void assign_targets(Scope& scope, const std::vector<std::string>& names, const V
   for (size_t i = 0; i < names.size(); ++i) scope.vars[names[i]] = items[i];
 }
 
-std::vector<Value> iterate(const Value& v) {
+std::vector<Value> iterate(const Value& v, size_t max_size) {
   switch (v.kind()) {
     case Kind::undefined: return {};  // jinja2's Undefined iterates as empty
     case Kind::list: return v.list_obj().items;
@@ -74,8 +76,12 @@ std::vector<Value> iterate(const Value& v) {
       return keys;
     }
     case Kind::string: {
-      std::vector<Value> chars;
       const std::string& s = v.as_string();
+      // Code points: the bytes that are not UTF-8 continuation bytes.
+      const size_t n = static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+      check_repeat_size(s.size(), sizeof(Value), static_cast<int64_t>(n), max_size);
+      std::vector<Value> chars;
+      chars.reserve(n);
       size_t i = 0;
       while (i < s.size()) {
         const size_t start = i;
@@ -149,20 +155,20 @@ void Renderer::exec_set(const Stmt& s, const std::shared_ptr<Scope>& scope, Valu
     target->dict_obj().set(s.attr, std::move(value));
     return;
   }
-  assign_targets(*scope, s.targets, value);
+  assign_targets(*scope, s.targets, value, config_.limits.max_output_bytes);
 }
 
 void Renderer::exec_for(const Stmt& s, const std::shared_ptr<Scope>& scope, const Value& iterable, int depth,
                         std::string& out) {
   if (iterable.is_none()) fail(ErrorKind::type, "'NoneType' object is not iterable");
-  std::vector<Value> items = iterate(iterable);
+  std::vector<Value> items = iterate(iterable, config_.limits.max_output_bytes);
   if (s.expr2) {  // the loop filter runs before the loop, so loop.length counts only the kept items
     std::vector<Value> kept;
     for (const Value& item : items) {
       count_iterations(1);
       auto probe = std::make_shared<Scope>();
       probe->parent = scope;
-      assign_targets(*probe, s.targets, item);
+      assign_targets(*probe, s.targets, item, config_.limits.max_output_bytes);
       if (eval(*s.expr2, probe).truthy()) kept.push_back(item);
     }
     items = std::move(kept);
@@ -219,7 +225,7 @@ void Renderer::exec_for(const Stmt& s, const std::shared_ptr<Scope>& scope, cons
                    {"changed", changed}};
     auto iter_scope = std::make_shared<Scope>();
     iter_scope->parent = scope;
-    assign_targets(*iter_scope, s.targets, items[i]);
+    assign_targets(*iter_scope, s.targets, items[i], config_.limits.max_output_bytes);
     iter_scope->vars["loop"] = Value(loop);
     const Flow f = exec(s.body, iter_scope, out);
     if (f == Flow::break_) break;

@@ -73,9 +73,12 @@ class Renderer {
   int call_depth_ = 0;
 };
 
-// Assigns `value` to `names` (one name, or unpacks a list over several).
-void assign_targets(Scope& scope, const std::vector<std::string>& names, const Value& value);
-// The items a for loop visits: a list's items, a dict's keys, a string's characters.
-std::vector<Value> iterate(const Value& v);
+// Assigns `value` to `names` (one name, or unpacks a list over several; max_size as iterate's).
+void assign_targets(Scope& scope, const std::vector<std::string>& names, const Value& value, size_t max_size);
+// The items a for loop visits: a list's items, a dict's keys, a string's characters. A string's
+// characters are a Value each (copy_bytes): a string whose characters would take more than
+// `max_size` (the output size limit) fails before they are built, as 'x' * 10**7 iterated would
+// otherwise take ~100 bytes a character.
+std::vector<Value> iterate(const Value& v, size_t max_size);
 
 }  // namespace seam::jinja

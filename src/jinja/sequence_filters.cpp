@@ -31,9 +31,9 @@ Value get_attribute_path(const Value& v, const std::string& path, size_t max_siz
 
 namespace {
 
-std::vector<Value> items_of(const Value& v) {
+std::vector<Value> items_of(const Value& v, size_t max_size) {
   if (v.is_none()) fail(ErrorKind::type, "'NoneType' object is not iterable");
-  return iterate(v);
+  return iterate(v, max_size);
 }
 
 // For sort/unique/min/max: the key of an item (its attribute if given), lower-cased
@@ -46,13 +46,13 @@ Value sort_key(const Value& item, const Value& attribute, bool case_sensitive, s
   return k;
 }
 
-Value f_first(Renderer&, const Value& v, CallArgs&) {
-  std::vector<Value> items = items_of(v);
+Value f_first(Renderer& r, const Value& v, CallArgs&) {
+  std::vector<Value> items = items_of(v, r.config().limits.max_output_bytes);
   return items.empty() ? Value::undefined("No first item, sequence was empty.") : items.front();
 }
 
-Value f_last(Renderer&, const Value& v, CallArgs&) {
-  std::vector<Value> items = items_of(v);
+Value f_last(Renderer& r, const Value& v, CallArgs&) {
+  std::vector<Value> items = items_of(v, r.config().limits.max_output_bytes);
   return items.empty() ? Value::undefined("No last item, sequence was empty.") : items.back();
 }
 
@@ -62,7 +62,7 @@ Value f_join(Renderer& r, const Value& v, CallArgs& a) {
   const Value attribute = arg_or(a, 1, "attribute", Value::none());
   std::string out;
   bool first = true;
-  for (const Value& item : items_of(v)) {
+  for (const Value& item : items_of(v, r.config().limits.max_output_bytes)) {
     // An item's text (a list's, built held to the limit) and the separator, which repeats once
     // per item, are checked before they are added, as str.join does.
     const std::string text =
@@ -86,7 +86,7 @@ Value f_map(Renderer& r, const Value& v, CallArgs& a) {
     if (k == "default") fallback = &val;
   }
   if (attribute) {
-    for (const Value& item : items_of(v)) {
+    for (const Value& item : items_of(v, r.config().limits.max_output_bytes)) {
       Value x = get_attribute_path(item, attribute->str(max_size), max_size);
       out.push_back(x.is_undefined() && fallback ? *fallback : x);
     }
@@ -97,7 +97,7 @@ Value f_map(Renderer& r, const Value& v, CallArgs& a) {
   CallArgs rest;
   rest.args.assign(a.args.begin() + 1, a.args.end());
   rest.kwargs = a.kwargs;
-  for (const Value& item : items_of(v)) {
+  for (const Value& item : items_of(v, r.config().limits.max_output_bytes)) {
     CallArgs call = rest;
     out.push_back(r.apply_filter(filter, item, call));
   }
@@ -119,7 +119,7 @@ Value select_impl(Renderer& r, const Value& v, CallArgs& a, bool by_attr, bool k
   rest.args.assign(a.args.begin() + next, a.args.end());
   rest.kwargs = a.kwargs;
   std::vector<Value> out;
-  for (const Value& item : items_of(v)) {
+  for (const Value& item : items_of(v, r.config().limits.max_output_bytes)) {
     const Value subject = by_attr ? get_attribute_path(item, attribute, max_size) : item;
     bool ok;
     if (test.empty()) {
@@ -167,13 +167,13 @@ Value f_dictsort(Renderer& r, const Value& v, CallArgs& a) {
   return Value::list(std::move(pairs));
 }
 
-Value f_list(Renderer&, const Value& v, CallArgs&) { return Value::list(items_of(v)); }
+Value f_list(Renderer& r, const Value& v, CallArgs&) { return Value::list(items_of(v, r.config().limits.max_output_bytes)); }
 
 Value f_unique(Renderer& r, const Value& v, CallArgs& a) {
   const bool case_sensitive = arg_or(a, 0, "case_sensitive", Value(false)).truthy();
   const Value attribute = arg_or(a, 1, "attribute", Value::none());
   std::vector<Value> seen, out;
-  for (const Value& item : items_of(v)) {
+  for (const Value& item : items_of(v, r.config().limits.max_output_bytes)) {
     const Value key = sort_key(item, attribute, case_sensitive, r.config().limits.max_output_bytes);
     bool dup = false;
     for (const Value& s : seen) dup |= values_equal(s, key);
@@ -189,7 +189,7 @@ Value f_sort(Renderer& r, const Value& v, CallArgs& a) {
   const bool reverse = arg_or(a, 0, "reverse", Value(false)).truthy();
   const bool case_sensitive = arg_or(a, 1, "case_sensitive", Value(false)).truthy();
   const Value attribute = arg_or(a, 2, "attribute", Value::none());
-  std::vector<Value> items = items_of(v);
+  std::vector<Value> items = items_of(v, r.config().limits.max_output_bytes);
   std::stable_sort(items.begin(), items.end(), [&](const Value& x, const Value& y) {
     const int c = value_compare(sort_key(x, attribute, case_sensitive, max_size),
                                 sort_key(y, attribute, case_sensitive, max_size));
@@ -198,13 +198,13 @@ Value f_sort(Renderer& r, const Value& v, CallArgs& a) {
   return Value::list(std::move(items));
 }
 
-Value f_reverse(Renderer&, const Value& v, CallArgs&) {
+Value f_reverse(Renderer& r, const Value& v, CallArgs&) {
   if (v.is_string()) {
     std::vector<char32_t> cps = utf8_decode(v.as_string());
     std::reverse(cps.begin(), cps.end());
     return Value(utf8_encode(cps));
   }
-  std::vector<Value> items = items_of(v);
+  std::vector<Value> items = items_of(v, r.config().limits.max_output_bytes);
   std::reverse(items.begin(), items.end());
   return Value::list(std::move(items));
 }
@@ -212,7 +212,7 @@ Value f_reverse(Renderer&, const Value& v, CallArgs&) {
 Value min_max(const Value& v, CallArgs& a, bool want_max, size_t max_size) {
   const bool case_sensitive = arg_or(a, 0, "case_sensitive", Value(false)).truthy();
   const Value attribute = arg_or(a, 1, "attribute", Value::none());
-  std::vector<Value> items = items_of(v);
+  std::vector<Value> items = items_of(v, max_size);
   if (items.empty()) return Value::undefined(std::string("No aggregated item, sequence was empty."));
   size_t best = 0;
   for (size_t i = 1; i < items.size(); ++i) {
@@ -234,7 +234,7 @@ Value f_sum(Renderer& r, const Value& v, CallArgs& a) {
   const Value attribute = arg_or(a, 0, "attribute", Value::none());
   Value total = arg_or(a, 1, "start", Value(int64_t{0}));
   const size_t max_size = r.config().limits.max_output_bytes;
-  for (const Value& item : items_of(v))
+  for (const Value& item : items_of(v, r.config().limits.max_output_bytes))
     total = binary_op(
         "+", total, attribute.is_none() ? item : get_attribute_path(item, attribute.str(max_size), max_size), max_size);
   return total;
@@ -245,7 +245,7 @@ Value f_batch(Renderer& r, const Value& v, CallArgs& a) {
   if (n <= 0) fail(ErrorKind::type, "batch(): linecount must be positive");
   const Value* fill = find_arg(a, 1, "fill_with");
   std::vector<Value> out, cur;
-  for (const Value& item : items_of(v)) {
+  for (const Value& item : items_of(v, r.config().limits.max_output_bytes)) {
     cur.push_back(item);
     if (static_cast<int64_t>(cur.size()) == n) {
       out.push_back(Value::list(std::move(cur)));
