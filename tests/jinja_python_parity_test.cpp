@@ -8,7 +8,8 @@
 //  - groupby's items with .grouper / .list;
 //  - str.find / rfind / count / startswith / endswith with start and end;
 //  - str.ljust / rjust / center with a fill character;
-//  - str.format's format specs ({:>5}, {:.2f}, {:05d}, {:,}, {:#x}, {:%}, ...) and !r / !s.
+//  - str.format's format specs ({:>5}, {:.2f}, {:05d}, {:,}, {:#x}, {:%}, ...) and !r / !s;
+//  - printf-style %(key)s fields over a dict, and the |format filter's keyword arguments.
 #include <gtest/gtest.h>
 
 #include "jinja_test_util.h"
@@ -97,6 +98,26 @@ TEST(JinjaPythonParity, StrFormatTakesFormatSpecs) {
             std::string::npos);
   EXPECT_NE(render_error("{{ '{:>5}'.format(none) }}").message.find("unsupported format string passed to NoneType"),
             std::string::npos);
+}
+
+TEST(JinjaPythonParity, PrintfFormatTakesMappingKeys) {
+  // Expected: Python 3's str % dict of the same fields (jinja2 passes % through), and jinja2's
+  // |format, which is value % (kwargs or args).
+  EXPECT_EQ(render("{{ '%(a)s-%(b)05.1f|%(a)-4d|%(a)r|%%|%(c(d))s|%()s' % {'a': 7, 'b': 2.25, 'c(d)': 'n', '': 'e'} }}"),
+            "7-002.2|7   |7|%|n|e");
+  // A dict is also the one value of a plain %s, and its unused items are no error.
+  EXPECT_EQ(render("{{ '%s' % {'a': 1} }}|{{ 'x' % {'a': 1} }}|{{ '%s %(a)s' % {'a': 1} }}|{{ '%(a)s' % {'a': 1, 'b': 2} }}"),
+            "{'a': 1}|x|{'a': 1} 1|1");
+  EXPECT_EQ(render("{{ '%(name)s is %(n)d'|format(name='x', n=3) }}|{{ '%s-%s'|format('a', 1) }}"), "x is 3|a-1");
+  // Python's errors: a missing key, no mapping, a plain field after a keyed one, an open key.
+  EXPECT_EQ(render_error("{{ '%(a)s' % {'b': 1} }}").message, "KeyError: 'a'");
+  EXPECT_EQ(render_error("{{ '%(a)s' % (1,) }}").message, "format requires a mapping");
+  EXPECT_EQ(render_error("{{ '%(a)s' % 1 }}").message, "format requires a mapping");
+  EXPECT_EQ(render_error("{{ '%(a)s %s' % {'a': 1} }}").message, "not enough arguments for format string");
+  EXPECT_EQ(render_error("{{ '%(a' % {'a': 1} }}").message, "incomplete format key");
+  EXPECT_EQ(render_error("{{ '%(a)s'|format(1, a=1) }}").message, "can't handle positional and keyword arguments at the same time");
+  // Positional formatting is unchanged.
+  EXPECT_EQ(render_error("{{ 'x' % (1,) }}").message, "not all arguments converted during string formatting");
 }
 
 }  // namespace

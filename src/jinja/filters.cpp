@@ -236,9 +236,19 @@ Value f_tojson(Renderer& r, const Value& v, CallArgs& a) {
   return Value(json_dumps(v, o, max_size));
 }
 
+// jinja2's do_format: value % (kwargs or args), so keyword arguments are the mapping of
+// %(key)s fields; both at once are refused.
 Value f_format(Renderer& r, const Value& v, CallArgs& a) {
-  std::vector<Value> values = a.args;
-  return binary_op("%", Value(text_of(r, v)), Value::tuple(std::move(values)), r.config().limits.max_output_bytes);
+  if (!a.args.empty() && !a.kwargs.empty())
+    fail(ErrorKind::type, "can't handle positional and keyword arguments at the same time");
+  Value values;
+  if (!a.kwargs.empty()) {
+    values = Value::dict();
+    for (const auto& [k, x] : a.kwargs) values.dict_obj().set(dict_key(Value(k)), x);
+  } else {
+    values = Value::tuple(a.args);
+  }
+  return binary_op("%", Value(text_of(r, v)), values, r.config().limits.max_output_bytes);
 }
 
 Value f_wordcount(Renderer& r, const Value& v, CallArgs&) {

@@ -51,13 +51,16 @@ void append_printf(std::string& out, const std::string& format, T x, size_t max_
   out.resize(at + size_t(n));
 }
 
-// printf-style formatting: %[flags][width][.precision] with s r d i f e g x o and %%; one
-// value, or a tuple of values. Width and precision drive the size of a field whatever the
-// value, so they are held to the output size limit before anything is formatted:
-// '%1000000000000d' % 1 fails rather than asking for a terabyte. %s and %r count code points,
-// as Python does.
+// printf-style formatting: %[(key)][flags][width][.precision] with s r d i f e g x o and %%;
+// one value, a tuple of values, or a dict whose items %(key)s names (Python's rules: a dict is
+// also the one value of a plain %s, a keyed field after the plain one has used it, but a plain
+// field after a keyed one has nothing left, and a dict's unused items are no error). Width and
+// precision drive the size of a field whatever the value, so they are held to the output size
+// limit before anything is formatted: '%1000000000000d' % 1 fails rather than asking for a
+// terabyte. %s and %r count code points, as Python does.
 std::string printf_format(const std::string& f, const Value& b, size_t max_size) {
   std::vector<Value> args = b.is_list() && b.list_obj().is_tuple ? b.list_obj().items : std::vector<Value>{b};
+  const bool mapping = b.is_dict();
   std::string out;
   size_t next = 0;
   for (size_t i = 0; i < f.size(); ++i) {
@@ -66,8 +69,26 @@ std::string printf_format(const std::string& f, const Value& b, size_t max_size)
       continue;
     }
     size_t j = i + 1;
+    const Value* keyed = nullptr;  // the dict's item a %(key) field names
+    if (f[j] == '(') {
+      // The key runs to the matching parenthesis (Python counts nested ones: '%(a(b))s' is key 'a(b)').
+      int depth = 1;
+      const size_t start = ++j;
+      while (j < f.size() && depth > 0) {
+        if (f[j] == '(') ++depth;
+        if (f[j] == ')') --depth;
+        ++j;
+      }
+      if (depth > 0) fail(ErrorKind::type, "incomplete format key");
+      if (!mapping) fail(ErrorKind::type, "format requires a mapping");
+      const std::string key = f.substr(start, j - 1 - start);
+      keyed = b.dict_obj().find(dict_key(Value(key)));
+      if (!keyed) fail(ErrorKind::type, "KeyError: " + Value(key).repr(max_size));
+      next = args.size();  // Python: no positional argument is left once a key is used
+    }
+    const size_t flags_start = j;
     while (j < f.size() && std::string("-+ 0#").find(f[j]) != std::string::npos) ++j;
-    const std::string flags = f.substr(i + 1, j - i - 1);
+    const std::string flags = f.substr(flags_start, j - flags_start);
     const int64_t width = j < f.size() && std::isdigit(static_cast<unsigned char>(f[j])) ? read_count(f, j) : -1;
     int64_t precision = -1;
     if (j < f.size() && f[j] == '.') precision = read_count(f, ++j);
@@ -78,8 +99,8 @@ std::string printf_format(const std::string& f, const Value& b, size_t max_size)
       out += '%';
       continue;
     }
-    if (next >= args.size()) fail(ErrorKind::type, "not enough arguments for format string");
-    const Value& v = args[next++];
+    if (!keyed && next >= args.size()) fail(ErrorKind::type, "not enough arguments for format string");
+    const Value& v = keyed ? *keyed : args[next++];
     // A field is at least `width` code points, so at least `width` bytes.
     if (width > 0) check_size(size_t(width), max_size);
     if (spec == 's' || spec == 'r') {
@@ -116,7 +137,7 @@ std::string printf_format(const std::string& f, const Value& b, size_t max_size)
       append_printf(out, c_format + spec, v.as_double(), max_size);
     }
   }
-  if (next < args.size()) fail(ErrorKind::type, "not all arguments converted during string formatting");
+  if (!mapping && next < args.size()) fail(ErrorKind::type, "not all arguments converted during string formatting");
   return out;
 }
 
