@@ -66,6 +66,28 @@ const SchemaCase kSuite[] = {
     {"tuple_allof",
      R"({"type":"array","prefixItems":[{"type":"integer"},{"allOf":[{"type":"string","maxLength":3}]},{"type":"null"}],
       "items":false})"},
+    {"all_of_objects",
+     R"({"$defs":{"base":{"type":"object","properties":{"id":{"type":"integer","minimum":1,"maximum":9}},"required":["id"]}},
+      "allOf":[{"$ref":"#/$defs/base"},{"type":"object","properties":{"name":{"type":"string","maxLength":3},
+      "id":{"type":"integer","maximum":5}},"required":["name"]}]})"},
+    {"all_of_bounds", R"({"type":"object","properties":{
+      "s":{"allOf":[{"type":["string","null"],"minLength":2},{"type":"string","maxLength":4}]},
+      "n":{"allOf":[{"type":"number"},{"type":"integer","minimum":-3},{"maximum":3}]},
+      "e":{"allOf":[{"enum":["a","b","c"]},{"enum":["c","b","z"]}]},
+      "l":{"allOf":[{"type":"array","items":{"type":"integer","minimum":0},"maxItems":3},{"items":{"maximum":2}}]}},
+      "required":["s","n","e","l"]})"},
+    {"all_of_distributed", R"({"allOf":[{"anyOf":[
+      {"type":"object","properties":{"kind":{"const":"a"},"x":{"type":"integer","minimum":0,"maximum":3}},"required":["kind","x"]},
+      {"type":"object","properties":{"kind":{"const":"b"},"y":{"type":"boolean"}},"required":["kind","y"]}]},
+      {"type":"object","properties":{"id":{"type":"integer","minimum":0,"maximum":99}},"required":["id"]}]})"},
+    {"all_of_additional", R"({"type":"object","properties":{
+      "closed":{"allOf":[{"type":"object","properties":{"a":{"type":"integer","minimum":0,"maximum":5},
+        "b":{"type":"string","maxLength":2}},"additionalProperties":false},
+        {"type":"object","properties":{"a":{"type":"integer"},"c":{"type":"boolean"}},"required":["a"]}]},
+      "typed":{"allOf":[{"type":"object","properties":{"a":{"type":"integer","minimum":0,"maximum":5}},
+        "additionalProperties":{"type":"integer","minimum":0,"maximum":9}},
+        {"type":"object","properties":{"b":{"type":"integer","minimum":3}},"required":["b"]}]}},
+      "required":["closed","typed"]})"},
     {"any_value", R"({})"},
     {"json_object_mode", ""},
     {"any_whitespace", R"({"type":"object","properties":{"x":{"type":"array","items":{"type":"integer"},"maxItems":3},
@@ -225,7 +247,6 @@ TEST(JsonSchema, UnsupportedKeywordsAreErrorsNamingThem) {
   expect_error(R"({"type":"string","pattern":"^a+","maxLength":3})", "'maxLength'");
   expect_error(R"({"type":"object","minProperties":1})", "'minProperties'");
   expect_error(R"({"if":{"type":"string"},"then":{"minLength":1}})", "'if'");
-  expect_error(R"({"allOf":[{"type":"string"},{"maxLength":2}]})", "'allOf'");
   expect_error(R"({"$ref":"http://example.com/s.json"})", "'$ref'");
   expect_error(R"({"$ref":"#/$defs/missing"})", "points to nothing");
   expect_error(R"({"type":"object","properties":{"a":{}},"required":["b"],"additionalProperties":false})",
@@ -240,6 +261,92 @@ TEST(JsonSchema, UnsupportedKeywordsAreErrorsNamingThem) {
   expect_error(
       R"({"oneOf":[{"type":"object","properties":{"k":{"const":"a"}}},{"type":"object","properties":{"k":{"const":"b"}}}]})",
       "'oneOf'");  // k not required: {} fits both
+}
+
+// allOf merged into one schema (schema_all_of.h): exactly the values every part accepts.
+TEST(JsonSchema, AllOfAcceptsWhatEveryPartAccepts) {
+  const std::string str = R"({"allOf":[{"type":"string"},{"maxLength":2},{"minLength":1}]})";
+  EXPECT_TRUE(accepts(str, R"("ab")"));
+  EXPECT_FALSE(accepts(str, R"("abc")"));
+  EXPECT_FALSE(accepts(str, R"("")"));
+  // The tightest bound of each keyword; integer within number.
+  const std::string n = R"({"allOf":[{"type":["number","string"],"minimum":-5},{"type":"integer","maximum":20},
+    {"minimum":-2,"maximum":40}]})";
+  for (int x = -10; x <= 30; ++x) EXPECT_EQ(accepts(n, std::to_string(x)), x >= -2 && x <= 20) << x;
+  EXPECT_FALSE(accepts(n, "1.5"));
+  EXPECT_FALSE(accepts(n, R"("a")"));
+  // Properties of every part, in order of first appearance; a property two parts constrain is held
+  // to both; required is the union; the keywords beside allOf are a part too.
+  const std::string obj = R"({"$defs":{"base":{"type":"object","properties":{"id":{"type":"integer","minimum":0}},
+    "required":["id"]}},"properties":{"tag":{"enum":["x","y"]}},
+    "allOf":[{"$ref":"#/$defs/base"},{"properties":{"id":{"maximum":9},"v":{"type":"boolean"}},"required":["v"]}]})";
+  EXPECT_TRUE(accepts(obj, R"({"tag":"x","id":3,"v":true})"));
+  EXPECT_TRUE(accepts(obj, R"({"id":9,"v":false})"));
+  EXPECT_FALSE(accepts(obj, R"({"id":10,"v":false})"));
+  EXPECT_FALSE(accepts(obj, R"({"id":3})"));
+  EXPECT_FALSE(accepts(obj, R"({"v":true})"));
+  EXPECT_FALSE(accepts(obj, R"({"tag":"z","id":3,"v":true})"));
+  // A part's additionalProperties: false drops what only other parts list (an optional c here).
+  const std::string closed = R"({"allOf":[{"type":"object","properties":{"a":{"type":"integer"}},"additionalProperties":false},
+    {"type":"object","properties":{"c":{"type":"integer"}}}]})";
+  EXPECT_TRUE(accepts(closed, R"({"a":1})"));
+  EXPECT_FALSE(accepts(closed, R"({"a":1,"c":2})"));
+  // An anyOf part is distributed over the others.
+  const std::string dist = R"({"allOf":[{"anyOf":[{"type":"integer","minimum":0},{"type":"string"}]},{"maximum":5,"maxLength":1}]})";
+  EXPECT_TRUE(accepts(dist, "5"));
+  EXPECT_FALSE(accepts(dist, "6"));
+  EXPECT_FALSE(accepts(dist, "-1"));
+  EXPECT_TRUE(accepts(dist, R"("a")"));
+  EXPECT_FALSE(accepts(dist, R"("ab")"));
+  // Enums keep their common values; a const must be among them.
+  const std::string e = R"({"allOf":[{"enum":[1,2,3,"a"]},{"enum":[3,"a",4]},{"type":"integer"}]})";
+  EXPECT_TRUE(accepts(e, "3"));
+  EXPECT_FALSE(accepts(e, "1"));
+  EXPECT_FALSE(accepts(e, R"("a")"));
+  EXPECT_TRUE(accepts(R"({"allOf":[{"const":2},{"enum":[1,2]}]})", "2"));
+  // true parts are no constraint; allOf of one schema is that schema.
+  EXPECT_TRUE(accepts(R"({"allOf":[true,{},{"type":"null"}]})", "null"));
+  EXPECT_FALSE(accepts(R"({"allOf":[true,{},{"type":"null"}]})", "1"));
+}
+
+// An enum or const beside a type accepts only its values of that type (2.0 is an integer).
+TEST(JsonSchema, EnumAndConstAreHeldToTheirType) {
+  const std::string e = R"({"enum":[3,"a",2.0,null],"type":["integer","null"]})";
+  EXPECT_TRUE(accepts(e, "3"));
+  EXPECT_TRUE(accepts(e, "2.0"));
+  EXPECT_TRUE(accepts(e, "null"));
+  EXPECT_FALSE(accepts(e, R"("a")"));
+  EXPECT_TRUE(accepts(R"({"const":1,"type":"number"})", "1"));
+  expect_error(R"({"const":"a","type":"integer"})", "its const is not of its type");
+  expect_error(R"({"enum":["a","b"],"type":"integer"})", "no value of its enum is of its type");
+  expect_error(R"({"const":1,"enum":[2]})", "its const is not in its enum");
+}
+
+TEST(JsonSchema, AllOfWithoutAnExactMergeIsAnError) {
+  expect_error(R"({"allOf":[{"type":"string"},{"type":"integer"}]})", "no type in common");
+  expect_error(R"({"allOf":[{"enum":[1]},{"enum":[2]}]})", "no value in common");
+  expect_error(R"({"allOf":[{"const":1},{"const":2}]})", "two different consts");
+  expect_error(R"({"allOf":[{"const":3},{"enum":[1,2]}]})", "const is not in its enum");
+  expect_error(R"({"allOf":[{"type":"string","pattern":"^a"},{"pattern":"b$"}]})",
+               "unsupported JSON Schema keyword 'pattern' at #/allOf");
+  expect_error(R"({"allOf":[{"type":"string","format":"date"},{"format":"email"}]})", "'format'");
+  expect_error(R"({"allOf":[{"type":"object","properties":{"a":{}},"additionalProperties":false},
+    {"type":"object","properties":{"b":{}},"required":["b"]}]})",
+               "'b' is required but one of its schemas allows no such property");
+  expect_error(R"({"allOf":[false,{"type":"null"}]})", "matches nothing");
+  expect_error(R"({"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"}]}},"allOf":[{"$ref":"#/$defs/a"},{"type":"null"}]})",
+               "nest too deeply");
+  expect_error(R"({"allOf":[{"oneOf":[{"type":"integer"},{"type":"number"}]},{"minimum":0}]})",
+               "keyword 'oneOf' at #/allOf: alternatives 0 and 1 may both match");
+  expect_error(R"({"allOf":[{"$ref":"http://example.com/s.json"},{"type":"null"}]})", "'$ref'");
+  expect_error(R"({"allOf":[]})", "expected a non-empty array");
+  // Distributed anyOf parts multiply; past the bound it is refused, not grown.
+  std::string many = R"({"allOf":[)";
+  for (int i = 0; i < 5; ++i)
+    many += std::string(i ? "," : "") + R"({"anyOf":[{"type":"integer"},{"type":"string"},{"type":"null"},{"type":"boolean"}]})";
+  expect_error(many + "]}", "more than 256 alternatives");
+  // An unsupported keyword in one part is still named.
+  expect_error(R"({"allOf":[{"type":"string"},{"not":{"const":"a"}}]})", "'not'");
 }
 
 TEST(JsonSchema, OneOfWithDisjointBranchesCompiles) {

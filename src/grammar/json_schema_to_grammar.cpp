@@ -1,5 +1,6 @@
 #include "grammar/json_schema_to_grammar.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -8,7 +9,9 @@
 #include "grammar/integer_range.h"
 #include "grammar/json_text.h"
 #include "grammar/regex_to_grammar.h"
+#include "grammar/schema_all_of.h"
 #include "grammar/schema_disjointness.h"
+#include "grammar/schema_common.h"
 #include "grammar/string_formats.h"
 
 namespace seam::grammar {
@@ -40,11 +43,6 @@ const std::set<std::string> kUnsupported = {"patternProperties",
                                             "additionalItems",
                                             "contentSchema"};
 
-// Keywords that are pure annotations or containers: no constraint of their own here.
-const std::set<std::string> kAnnotations = {
-    "title", "description", "default",    "examples",         "$schema",
-    "$id",   "$comment",    "deprecated", "readOnly",         "writeOnly",
-    "$defs", "definitions", "$anchor",    "contentMediaType", "contentEncoding"};
 
 class SchemaConverter {
  public:
@@ -63,11 +61,9 @@ class SchemaConverter {
  private:
   [[noreturn]] static void unsupported(const std::string& keyword, const std::string& path,
                                        const std::string& why = "") {
-    throw Error("unsupported JSON Schema keyword '" + keyword + "' at " + path + (why.empty() ? "" : ": " + why));
+    schema_unsupported(keyword, path, why);
   }
-  [[noreturn]] static void invalid(const std::string& path, const std::string& what) {
-    throw Error("invalid JSON Schema at " + path + ": " + what);
-  }
+  [[noreturn]] static void invalid(const std::string& path, const std::string& what) { schema_invalid(path, what); }
 
   // Whitespace between tokens: none in compact mode (spaces come only after , and :).
   Expr ws() { return o_.any_whitespace ? ref(ws_rule()) : empty(); }
@@ -132,16 +128,24 @@ class SchemaConverter {
     for (const auto& [k, v] : s.items())
       if (kUnsupported.count(k)) unsupported(k, path);
     if (s.contains("$ref")) return convert_ref(s, path);
+    // const / enum beside a type (or const beside an enum) accept only the values that are
+    // also of that type (in that enum): {"enum": [3, "a"], "type": "integer"} is 3 alone.
     if (s.contains("const")) {
       check_only(s, path, "const", {"const", "type", "enum"});
-      return literal(s["const"].dump());
+      const json& c = s["const"];
+      if (!value_has_type(s, c, path)) invalid(path, "its const is not of its type");
+      if (s.contains("enum") && (!s["enum"].is_array() || std::find(s["enum"].begin(), s["enum"].end(), c) == s["enum"].end()))
+        invalid(path, "its const is not in its enum");
+      return literal(c.dump());
     }
     if (s.contains("enum")) {
       check_only(s, path, "enum", {"enum", "type"});
       const json& e = s["enum"];
       if (!e.is_array() || e.empty()) invalid(path + "/enum", "expected a non-empty array");
       std::vector<Expr> alts;
-      for (const json& v : e) alts.push_back(literal(v.dump()));
+      for (const json& v : e)
+        if (value_has_type(s, v, path)) alts.push_back(literal(v.dump()));
+      if (alts.empty()) invalid(path, "no value of its enum is of its type");
       return choice(std::move(alts));
     }
     for (const char* k : {"anyOf", "oneOf"}) {
@@ -157,9 +161,10 @@ class SchemaConverter {
     }
     if (s.contains("allOf")) {
       const json& list = s["allOf"];
-      if (!list.is_array() || list.size() != 1) unsupported("allOf", path, "only a list of one schema is supported");
-      check_only(s, path, "allOf", {"allOf"});
-      return convert(list[0], path + "/allOf/0");
+      if (!list.is_array() || list.empty()) invalid(path + "/allOf", "expected a non-empty array");
+      // One schema alone is that schema; several (or keywords beside it) are merged into one.
+      if (list.size() == 1 && only_annotations_besides(s, "allOf")) return convert(list[0], path + "/allOf/0");
+      return convert(merge_all_of(s, root_, path), path + "/allOf");
     }
     std::vector<std::string> types;
     if (s.contains("type")) {
@@ -188,9 +193,39 @@ class SchemaConverter {
   static void check_only(const json& s, const std::string& path, const std::string& main,
                          const std::set<std::string>& allowed) {
     for (const auto& [k, v] : s.items()) {
-      if (allowed.count(k) || kAnnotations.count(k)) continue;
+      if (allowed.count(k) || is_schema_annotation(k)) continue;
       if (is_known_keyword(k)) unsupported(k, path, "not supported beside '" + main + "'");
     }
+  }
+
+  // Whether the JSON value v is of s's "type" (true when s has none). An integer is a number;
+  // a number with no fraction (2.0) is an integer, as JSON Schema counts it.
+  static bool value_has_type(const json& s, const json& v, const std::string& path) {
+    if (!s.contains("type")) return true;
+    const json& t = s["type"];
+    std::vector<std::string> types;
+    if (t.is_string()) {
+      types.push_back(t.get<std::string>());
+    } else if (t.is_array()) {
+      for (const json& x : t)
+        if (x.is_string()) types.push_back(x.get<std::string>());
+    }
+    if (types.empty()) invalid(path + "/type", "expected a type name or a non-empty list of them");
+    const bool integral = v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
+                                                    std::isfinite(v.get<double>()));
+    for (const std::string& name : types) {
+      if ((name == "null" && v.is_null()) || (name == "boolean" && v.is_boolean()) ||
+          (name == "string" && v.is_string()) || (name == "array" && v.is_array()) ||
+          (name == "object" && v.is_object()) || (name == "number" && v.is_number()) || (name == "integer" && integral))
+        return true;
+    }
+    return false;
+  }
+
+  static bool only_annotations_besides(const json& s, const std::string& main) {
+    for (const auto& [k, v] : s.items())
+      if (k != main && !is_schema_annotation(k)) return false;
+    return true;
   }
 
   static bool is_known_keyword(const std::string& k) {

@@ -5,7 +5,8 @@
 // items / prefixItems / minItems / maxItems, enum, const, anyOf, oneOf (when
 // its branches are provably disjoint: different types, different const/enum
 // values or a required discriminator property with disjoint values -- a
-// choice cannot enforce exactly-one otherwise), allOf with one schema, $ref to
+// choice cannot enforce exactly-one otherwise), allOf (merged into one schema
+// where the merge is exact: schema_all_of.h), $ref to
 // "#", "#/$defs/..", "#/definitions/.." and other local JSON pointers
 // (recursion included), string pattern / minLength / maxLength / format
 // (date, time, date-time, email, uuid, ipv4), integer minimum / maximum /
