@@ -2,8 +2,10 @@
 // covers every supported keyword, random token sequences drawn from the masks
 // (two real tokenizers) must parse as JSON and validate against the schema;
 // what the engine cannot enforce must be an error naming the keyword.
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include "core/error.h"
 #include "grammar/json_schema_to_grammar.h"
@@ -88,6 +90,10 @@ const SchemaCase kSuite[] = {
         "additionalProperties":{"type":"integer","minimum":0,"maximum":9}},
         {"type":"object","properties":{"b":{"type":"integer","minimum":3}},"required":["b"]}]}},
       "required":["closed","typed"]})"},
+    {"number_ranges", R"({"type":"object","properties":{"p":{"type":"number","minimum":0,"maximum":1},
+      "price":{"type":"number","exclusiveMinimum":0,"maximum":99.99},"t":{"type":"number","minimum":-273.15,"maximum":-200.5},
+      "x":{"type":"number","minimum":-1.25,"exclusiveMaximum":0.75},"y":{"type":"number","exclusiveMaximum":-0.001},
+      "z":{"type":"number","minimum":12.5}},"required":["p","price","t","x","y","z"]})"},
     {"any_value", R"({})"},
     {"json_object_mode", ""},
     {"any_whitespace", R"({"type":"object","properties":{"x":{"type":"array","items":{"type":"integer"},"maxItems":3},
@@ -239,8 +245,8 @@ TEST(JsonSchema, UnsupportedKeywordsAreErrorsNamingThem) {
   expect_error(R"({"type":"object","properties":{"a":{"not":{"type":"string"}}}})", "keyword 'not' at #/properties/a");
   expect_error(R"({"type":"array","uniqueItems":true})", "'uniqueItems'");
   expect_error(R"({"type":"integer","multipleOf":3})", "'multipleOf'");
-  expect_error(R"({"type":"number","maximum":3.5})", "'maximum'");
-  expect_error(R"({"type":"number","minimum":1})", "'minimum'");
+  expect_error(R"({"type":"number","maximum":1e16})", "keyword 'maximum' at #: number bounds beyond 1e15");
+  expect_error(R"({"type":"number","minimum":2.5,"exclusiveMaximum":2.5})", "no number lies within");
   expect_error(R"({"type":"string","format":"hostname"})", "format 'hostname'");
   expect_error(R"J({"type":"string","pattern":"(a)\\1"})J", "backreferences");
   expect_error(R"J({"type":"string","pattern":"a(?=b)"})J", "lookaround");
@@ -261,6 +267,63 @@ TEST(JsonSchema, UnsupportedKeywordsAreErrorsNamingThem) {
   expect_error(
       R"({"oneOf":[{"type":"object","properties":{"k":{"const":"a"}}},{"type":"object","properties":{"k":{"const":"b"}}}]})",
       "'oneOf'");  // k not required: {} fits both
+}
+
+// Number bounds (decimal_range.h): plain decimals whose exact value is within the bounds. Against a
+// double comparison (what a validator does), for every candidate: accepted implies within (never
+// looser); within implies accepted for plain decimals of up to 4 places that are not within 1e-9 of
+// an exclusive bound (the grammar moves those to the next double inward) and not "-0".
+TEST(JsonSchema, NumberBoundsAcceptTheDecimalsWithinThem) {
+  struct Case {
+    std::optional<double> lo, hi;
+    bool lo_ex, hi_ex;
+  };
+  const std::vector<Case> cases = {{0.0, 1.0, false, false},    {0.0, std::nullopt, true, false}, {-1.25, 0.75, false, true},
+                                   {std::nullopt, -0.001, false, true}, {12.5, std::nullopt, false, false},
+                                   {-273.15, -200.5, false, false}, {0.1, 0.3, true, true},     {2.5, 2.5, false, false},
+                                   {-3.0, 3.0, true, true},       {0.05, 0.0625, false, false},   {-10.0, -9.99, false, false},
+                                   {99.5, 100.25, false, false}};
+  std::vector<std::string> candidates;
+  for (int whole : {0, 1, 2, 3, 9, 10, 12, 13, 99, 100, 101, 200, 273, 274}) {
+    for (const char* sign : {"", "-"}) {
+      const std::string w = std::string(sign) + std::to_string(whole);
+      candidates.push_back(w);
+      for (const char* f : {".0", ".00", ".001", ".0009", ".049", ".05", ".0625", ".0626", ".06", ".1", ".1000", ".15",
+                            ".2", ".25", ".2500", ".2501", ".3", ".3001", ".5", ".75", ".7499", ".9", ".99", ".999"})
+        candidates.push_back(w + f);
+    }
+  }
+  for (const char* odd : {"1e2", "-0", "00.5", "1.", ".5", "+1", "0.1e1"}) candidates.push_back(odd);
+  for (const Case& c : cases) {
+    nlohmann::json schema = {{"type", "number"}};
+    if (c.lo) schema[c.lo_ex ? "exclusiveMinimum" : "minimum"] = *c.lo;
+    if (c.hi) schema[c.hi_ex ? "exclusiveMaximum" : "maximum"] = *c.hi;
+    SCOPED_TRACE(schema.dump());
+    int n_accepted = 0;
+    for (const std::string& text : candidates) {
+      const bool accepted = accepts(schema.dump(), text);
+      n_accepted += accepted;
+      const bool plain = text.find_first_of("e.") == std::string::npos ? text != "-0" && text.rfind("00", 0) != 0 && text[0] != '+'
+                                                                       : text.find('e') == std::string::npos && text.front() != '.' &&
+                                                                             text.back() != '.' && text.rfind("00", 0) != 0;
+      const double v = std::strtod(text.c_str(), nullptr);
+      const bool within = (!c.lo || (c.lo_ex ? v > *c.lo : v >= *c.lo)) && (!c.hi || (c.hi_ex ? v < *c.hi : v <= *c.hi));
+      if (accepted) EXPECT_TRUE(plain && within) << text;
+      const bool near_exclusive = (c.lo_ex && std::fabs(v - *c.lo) < 1e-9) || (c.hi_ex && std::fabs(v - *c.hi) < 1e-9);
+      if (plain && within && !near_exclusive && text != "-0" && text.rfind("-0.0", 0) != 0 && text.rfind("-0.00", 0) != 0)
+        EXPECT_TRUE(accepted) << text;
+    }
+    EXPECT_GT(n_accepted, 0);
+  }
+  // Exclusive bounds: the bound itself, in any spelling, is refused; the nearest short decimals are taken.
+  EXPECT_FALSE(accepts(R"({"type":"number","exclusiveMaximum":0.5})", "0.5"));
+  EXPECT_FALSE(accepts(R"({"type":"number","exclusiveMaximum":0.5})", "0.50000"));
+  EXPECT_TRUE(accepts(R"({"type":"number","exclusiveMaximum":0.5})", "0.4999999"));
+  EXPECT_FALSE(accepts(R"({"type":"number","exclusiveMinimum":0})", "0.0"));
+  EXPECT_TRUE(accepts(R"({"type":"number","exclusiveMinimum":0})", "0.000001"));
+  // Draft 4's boolean exclusiveMinimum modifies minimum.
+  EXPECT_FALSE(accepts(R"({"type":"number","minimum":1,"exclusiveMinimum":true})", "1"));
+  EXPECT_TRUE(accepts(R"({"type":"number","minimum":1,"exclusiveMinimum":true})", "1.01"));
 }
 
 // allOf merged into one schema (schema_all_of.h): exactly the values every part accepts.

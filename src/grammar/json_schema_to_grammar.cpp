@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "grammar/decimal_range.h"
 #include "grammar/integer_range.h"
 #include "grammar/json_text.h"
 #include "grammar/regex_to_grammar.h"
@@ -96,7 +97,7 @@ class SchemaConverter {
     } else if (what == "string") {
       g_.add_rule(name, seq({literal("\""), star(json_any_string_char()), literal("\"")}));
     } else if (what == "number") {
-      g_.add_rule(name, number_expr(false));
+      g_.add_rule(name, number_expr());
     } else if (what == "integer") {
       g_.add_rule(name, integer_range(std::nullopt, std::nullopt));
     }
@@ -108,11 +109,11 @@ class SchemaConverter {
       if (r.name == name) r.body = std::move(body);
   }
 
-  static Expr number_expr(bool non_negative) {
+  static Expr number_expr() {
     const Expr digits = plus(char_class({{'0', '9'}}));
     Expr intpart = choice({literal("0"), seq({char_class({{'1', '9'}}), star(char_class({{'0', '9'}}))})});
     return seq(
-        {non_negative ? empty() : optional(literal("-")), std::move(intpart), optional(seq({literal("."), digits})),
+        {optional(literal("-")), std::move(intpart), optional(seq({literal("."), digits})),
          optional(
              seq({char_class({{'e', 'e'}, {'E', 'E'}}), optional(char_class({{'+', '+'}, {'-', '-'}})), digits}))});
   }
@@ -605,13 +606,7 @@ class SchemaConverter {
   Expr convert_number(const json& s, const std::string& path) {
     const Bounds b = bounds(s, path);
     if (!b.lo && !b.hi) return any_rule("number");
-    if (b.hi || b.hi_exclusive)
-      unsupported(s.contains("maximum") ? "maximum" : "exclusiveMaximum", path,
-                  "bounds on non-integer numbers are enforced only as minimum 0");
-    if (*b.lo != 0 || b.lo_exclusive)
-      unsupported(s.contains("minimum") ? "minimum" : "exclusiveMinimum", path,
-                  "bounds on non-integer numbers are enforced only as minimum 0");
-    return number_expr(true);
+    return decimal_range(NumberBounds{b.lo, b.hi, b.lo_exclusive, b.hi_exclusive}, path);
   }
 
   const json& root_;

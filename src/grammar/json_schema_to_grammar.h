@@ -10,7 +10,8 @@
 // "#", "#/$defs/..", "#/definitions/.." and other local JSON pointers
 // (recursion included), string pattern / minLength / maxLength / format
 // (date, time, date-time, email, uuid, ipv4), integer minimum / maximum /
-// exclusiveMinimum / exclusiveMaximum, number minimum 0, null, boolean.
+// exclusiveMinimum / exclusiveMaximum, number bounds of any kind (plain decimals
+// within them: decimal_range.h), null, boolean.
 // Annotations (title, description, default, examples, $schema, $id, $comment,
 // deprecated, readOnly, writeOnly) and unknown keywords are ignored (a
 // validator ignores them too). Anything else a schema asks for is a seam::Error
