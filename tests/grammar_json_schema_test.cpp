@@ -94,6 +94,12 @@ const SchemaCase kSuite[] = {
       "price":{"type":"number","exclusiveMinimum":0,"maximum":99.99},"t":{"type":"number","minimum":-273.15,"maximum":-200.5},
       "x":{"type":"number","minimum":-1.25,"exclusiveMaximum":0.75},"y":{"type":"number","exclusiveMaximum":-0.001},
       "z":{"type":"number","minimum":12.5}},"required":["p","price","t","x","y","z"]})"},
+    {"tuples", R"({"type":"object","properties":{
+      "pair":{"type":"array","prefixItems":[{"type":"string","maxLength":3},{"type":"integer","minimum":0,"maximum":9}],
+        "minItems":2,"maxItems":2},
+      "head":{"type":"array","prefixItems":[{"const":"cmd"}],"items":{"type":"integer","minimum":0,"maximum":99},"maxItems":4},
+      "short":{"type":"array","prefixItems":[{"type":"boolean"},{"type":"null"},{"type":"boolean"}],"items":false,"minItems":1}},
+      "required":["pair","head","short"]})"},
     {"any_value", R"({})"},
     {"json_object_mode", ""},
     {"any_whitespace", R"({"type":"object","properties":{"x":{"type":"array","items":{"type":"integer"},"maxItems":3},
@@ -324,6 +330,36 @@ TEST(JsonSchema, NumberBoundsAcceptTheDecimalsWithinThem) {
   // Draft 4's boolean exclusiveMinimum modifies minimum.
   EXPECT_FALSE(accepts(R"({"type":"number","minimum":1,"exclusiveMinimum":true})", "1"));
   EXPECT_TRUE(accepts(R"({"type":"number","minimum":1,"exclusiveMinimum":true})", "1.01"));
+}
+
+// prefixItems: the tuple's schemas in order, then "items" for the rest (any when absent, none when
+// false) within minItems / maxItems; the whole tuple unless minItems asks for fewer.
+TEST(JsonSchema, PrefixItemsWithTheItemsAfterThem) {
+  const std::string open = R"({"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":{"type":"boolean"},"maxItems":4})";
+  EXPECT_TRUE(accepts(open, R"(["a",1])"));
+  EXPECT_TRUE(accepts(open, R"(["a",1,true,false])"));
+  EXPECT_FALSE(accepts(open, R"(["a",1,true,false,true])"));
+  EXPECT_FALSE(accepts(open, R"(["a",1,2])"));
+  EXPECT_FALSE(accepts(open, R"(["a"])"));  // no minItems: the whole tuple
+  EXPECT_FALSE(accepts(open, R"([1,"a"])"));
+  const std::string fixed = R"({"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"minItems":2,"maxItems":2})";
+  EXPECT_TRUE(accepts(fixed, R"(["a",1])"));
+  EXPECT_FALSE(accepts(fixed, R"(["a",1,1])"));
+  const std::string shorter = R"({"type":"array","prefixItems":[{"type":"string"},{"type":"integer"},{"type":"null"}],"items":false,"minItems":1})";
+  EXPECT_TRUE(accepts(shorter, R"(["a"])"));
+  EXPECT_TRUE(accepts(shorter, R"(["a",2])"));
+  EXPECT_TRUE(accepts(shorter, R"(["a",2,null])"));
+  EXPECT_FALSE(accepts(shorter, R"([])"));
+  EXPECT_FALSE(accepts(shorter, R"(["a",2,null,null])"));
+  // More items required than the tuple has: the rest from "items".
+  const std::string more = R"({"type":"array","prefixItems":[{"const":0}],"items":{"const":1},"minItems":3})";
+  EXPECT_FALSE(accepts(more, "[0,1]"));
+  EXPECT_TRUE(accepts(more, "[0,1,1]"));
+  EXPECT_TRUE(accepts(more, "[0,1,1,1,1]"));
+  // maxItems below the tuple's length cuts it.
+  EXPECT_TRUE(accepts(R"({"type":"array","prefixItems":[{"const":0},{"const":1}],"maxItems":1})", "[0]"));
+  EXPECT_FALSE(accepts(R"({"type":"array","prefixItems":[{"const":0},{"const":1}],"maxItems":1})", "[0,1]"));
+  expect_error(R"({"type":"array","prefixItems":[{"const":0}],"items":false,"minItems":2})", "minItems is over the tuple's length");
 }
 
 // allOf merged into one schema (schema_all_of.h): exactly the values every part accepts.

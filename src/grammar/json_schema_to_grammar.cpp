@@ -482,25 +482,39 @@ class SchemaConverter {
     const std::optional<int> min_items = count_keyword(s, "minItems", path);
     const std::optional<int> max_items = count_keyword(s, "maxItems", path);
     if (min_items && max_items && *min_items > *max_items) invalid(path, "minItems is over maxItems");
+    const json any_schema = true;
     if (s.contains("prefixItems")) {
       const json& p = s["prefixItems"];
       if (!p.is_array()) invalid(path + "/prefixItems", "expected an array");
-      if (!(s.contains("items") && s["items"] == false))
-        unsupported("prefixItems", path, "only with \"items\": false (a fixed tuple)");
       const int n = static_cast<int>(p.size());
-      if ((min_items && *min_items > n) || (max_items && *max_items < n))
-        unsupported("prefixItems", path, "minItems/maxItems other than the tuple's length");
-      // The whole tuple (shorter prefixes are valid too but never produced).
-      std::vector<Expr> items{literal("["), ws()};
-      for (int i = 0; i < n; ++i) {
-        if (i) items.push_back(comma());
-        items.push_back(convert(p[static_cast<size_t>(i)], path + "/prefixItems/" + std::to_string(i)));
+      const json* rest = &any_schema;  // the items after the tuple (absent: any)
+      if (s.contains("items")) {
+        if (s["items"].is_array()) unsupported("items", path, "a list of schemas beside prefixItems");
+        rest = &s["items"];
       }
-      items.push_back(ws());
-      items.push_back(literal("]"));
-      return seq(std::move(items));
+      const bool closed = *rest == false;
+      const int hi = max_items ? *max_items : (closed ? n : kUnbounded);
+      // A tuple is written whole unless minItems allows fewer (JSON Schema would take any prefix;
+      // a model asked for a tuple is asked for all of it).
+      const int lo = min_items ? *min_items : std::min(n, hi == kUnbounded ? n : hi);
+      if (closed && lo > n) invalid(path, "minItems is over the tuple's length with \"items\": false");
+      if (hi == 0) return seq({literal("["), ws(), literal("]")});
+      // after(i): what follows the i-th element (1-based) once written.
+      std::optional<Expr> extra_item;
+      if (!closed && (hi == kUnbounded || hi > n)) extra_item = rule_for("item", convert(*rest, path + "/items"));
+      Expr after = empty();
+      if (extra_item)
+        after = repeat(seq({comma(), *extra_item}), std::max(lo - n, 0), hi == kUnbounded ? kUnbounded : hi - n);
+      for (int i = std::min(n, hi == kUnbounded ? n : hi) - 1; i >= 1; --i) {
+        Expr next = seq({comma(), convert(p[static_cast<size_t>(i)], path + "/prefixItems/" + std::to_string(i)), after});
+        after = i >= lo ? optional(std::move(next)) : std::move(next);
+      }
+      Expr body = n > 0 ? seq({convert(p[0], path + "/prefixItems/0"), after}) : empty();
+      if (n == 0 && extra_item)  // prefixItems: [] is the plain items case
+        body = seq({*extra_item, repeat(seq({comma(), *extra_item}), std::max(lo - 1, 0), hi == kUnbounded ? kUnbounded : hi - 1)});
+      if (lo == 0) body = optional(std::move(body));
+      return seq({literal("["), ws(), std::move(body), ws(), literal("]")});
     }
-    const json any_schema = true;
     const json* item_schema = &any_schema;
     if (s.contains("items")) {
       const json& it = s["items"];

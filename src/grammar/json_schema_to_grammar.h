@@ -2,7 +2,8 @@
 //
 // Enforced: type (one or a list; inferred from the keywords when missing),
 // properties / required / additionalProperties (false, true or a schema),
-// items / prefixItems / minItems / maxItems, enum, const, anyOf, oneOf (when
+// items / prefixItems (a tuple, then "items" for the rest; whole unless
+// minItems asks for fewer) / minItems / maxItems, enum, const, anyOf, oneOf (when
 // its branches are provably disjoint: different types, different const/enum
 // values or a required discriminator property with disjoint values -- a
 // choice cannot enforce exactly-one otherwise), allOf (merged into one schema
