@@ -5,6 +5,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "grammar_test_util.h"
 
@@ -49,6 +50,147 @@ inline bool check_time(const std::string& s) {
          two_digits(s, i + 4, 59);
 }
 
+inline std::vector<std::string> split(const std::string& s, char c) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i)
+    if (i == s.size() || s[i] == c) out.push_back(s.substr(start, i - start)), start = i + 1;
+  return out;
+}
+
+inline bool check_ipv4(const std::string& s) {
+  const auto parts = split(s, '.');
+  if (parts.size() != 4) return false;
+  for (const std::string& p : parts)
+    if (p.empty() || p.size() > 3 || !all_of(p, "0123456789") || (p.size() > 1 && p[0] == '0') || std::stoi(p) > 255)
+      return false;
+  return true;
+}
+
+// RFC 4291 section 2.2: eight groups of 1-4 hex digits, the last two possibly an IPv4 address,
+// one run of groups (at least one) possibly written "::".
+inline bool check_ipv6(const std::string& s) {
+  const size_t dc = s.find("::");
+  if (dc != std::string::npos && s.find("::", dc + 1) != std::string::npos) return false;
+  auto groups = [](const std::string& part, bool last, int& n) {
+    if (part.empty()) return true;
+    const auto gs = split(part, ':');
+    for (size_t i = 0; i < gs.size(); ++i) {
+      if (last && i + 1 == gs.size() && gs[i].find('.') != std::string::npos) {
+        if (!check_ipv4(gs[i])) return false;
+        n += 2;
+        continue;
+      }
+      if (gs[i].empty() || gs[i].size() > 4 || !all_of(gs[i], "0123456789abcdefABCDEF")) return false;
+      ++n;
+    }
+    return true;
+  };
+  int n = 0;
+  if (dc == std::string::npos) return groups(s, true, n) && n == 8;
+  return groups(s.substr(0, dc), false, n) && groups(s.substr(dc + 2), true, n) && n <= 7;
+}
+
+// RFC 1123: labels of 1-63 letters, digits and hyphens, not beginning or ending with a hyphen;
+// at most 253 characters.
+inline bool check_hostname(const std::string& s) {
+  if (s.empty() || s.size() > 253) return false;
+  for (const std::string& l : split(s, '.'))
+    if (l.empty() || l.size() > 63 || l.front() == '-' || l.back() == '-' ||
+        !all_of(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"))
+      return false;
+  return true;
+}
+
+// RFC 3339 Appendix A: "P" then nW alone, or date units Y M D and / or "T" with time units H M S,
+// each side a run of consecutive units (Y then M then D, never Y then D), at least one unit.
+inline bool check_duration(const std::string& s) {
+  if (s.size() < 3 || s[0] != 'P') return false;
+  size_t i = 1;
+  auto units = [&](const std::string& order, bool& any) {
+    int next = -1;  // the index in `order` of the last unit read
+    while (i < s.size() && isdigit(static_cast<unsigned char>(s[i]))) {
+      const size_t start = i;
+      while (i < s.size() && isdigit(static_cast<unsigned char>(s[i]))) ++i;
+      if (i == start || i >= s.size()) return false;
+      const size_t u = order.find(s[i]);
+      if (u == std::string::npos || (next >= 0 && int(u) != next + 1)) return false;
+      next = int(u);
+      any = true;
+      ++i;
+    }
+    return true;
+  };
+  if (s.back() == 'W') return s.size() > 2 && all_of(s.substr(1, s.size() - 2), "0123456789");
+  bool any_date = false, any_time = false;
+  if (!units("YMD", any_date)) return false;
+  if (i < s.size()) {
+    if (s[i] != 'T') return false;
+    ++i;
+    if (!units("HMS", any_time) || !any_time) return false;
+  }
+  return i == s.size() && (any_date || any_time);
+}
+
+// RFC 3986: an absolute URI (scheme ":" hier-part ["?" query] ["#" fragment]), or with `relative`
+// a relative reference (no scheme; its first segment has no ':').
+inline bool check_uri(const std::string& s, bool relative) {
+  const std::string unreserved = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~";
+  const std::string sub_delims = "!$&'()*+,;=";
+  auto chars_ok = [&](const std::string& t, const std::string& extra) {
+    const std::string allowed = unreserved + sub_delims + extra;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t[i] == '%') {
+        if (i + 2 >= t.size() || !isxdigit(static_cast<unsigned char>(t[i + 1])) ||
+            !isxdigit(static_cast<unsigned char>(t[i + 2])))
+          return false;
+        i += 2;
+        continue;
+      }
+      // A loop, not std::string::find: GCC 12 warns of a false over-read in find's inlined memchr here.
+      bool in = false;
+      for (char a : allowed) in = in || a == t[i];
+      if (!in) return false;
+    }
+    return true;
+  };
+  std::string rest = s;
+  if (!relative) {
+    const size_t colon = s.find(':');
+    if (colon == std::string::npos || colon == 0 || !isalpha(static_cast<unsigned char>(s[0]))) return false;
+    if (!all_of(s.substr(0, colon), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")) return false;
+    rest = s.substr(colon + 1);
+  }
+  std::string fragment, query;
+  const size_t hash = rest.find('#');
+  if (hash != std::string::npos) fragment = rest.substr(hash + 1), rest = rest.substr(0, hash);
+  const size_t q = rest.find('?');
+  if (q != std::string::npos) query = rest.substr(q + 1), rest = rest.substr(0, q);
+  if (!chars_ok(fragment, ":@/?") || !chars_ok(query, ":@/?")) return false;
+  std::string path = rest;
+  if (rest.rfind("//", 0) == 0) {
+    const size_t slash = rest.find('/', 2);
+    std::string authority = rest.substr(2, slash == std::string::npos ? std::string::npos : slash - 2);
+    path = slash == std::string::npos ? "" : rest.substr(slash);
+    const size_t at = authority.rfind('@');
+    if (at != std::string::npos) {
+      if (!chars_ok(authority.substr(0, at), ":")) return false;
+      authority = authority.substr(at + 1);
+    }
+    const size_t colon = authority.rfind(':');
+    if (colon != std::string::npos) {
+      if (!all_of(authority.substr(colon + 1), "0123456789")) return false;
+      authority = authority.substr(0, colon);
+    }
+    if (!chars_ok(authority, "")) return false;
+  } else if (path.rfind("//", 0) == 0 || (relative && path.find(':') < path.find('/'))) {
+    return false;  // "//" begins an authority; a relative path's first segment would read as a scheme
+  }
+  for (const std::string& seg : split(path, '/'))
+    if (!chars_ok(seg, ":@")) return false;
+  return true;
+}
+
 inline bool check_format(const std::string& f, const std::string& s) {
   if (f == "date") return check_date(s);
   if (f == "time") return check_time(s);
@@ -83,6 +225,11 @@ inline bool check_format(const std::string& f, const std::string& s) {
     return at != std::string::npos && at > 0 && s.find('@', at + 1) == std::string::npos &&
            s.find('.', at) != std::string::npos && s.back() != '.';
   }
+  if (f == "ipv6") return check_ipv6(s);
+  if (f == "hostname") return check_hostname(s);
+  if (f == "duration") return check_duration(s);
+  if (f == "uri") return check_uri(s, false);
+  if (f == "uri-reference") return check_uri(s, false) || check_uri(s, true);
   return false;
 }
 
