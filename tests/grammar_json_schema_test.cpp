@@ -489,8 +489,20 @@ TEST(JsonSchema, AllOfWithoutAnExactMergeIsAnError) {
   // Distributed anyOf parts multiply; past the bound it is refused, not grown.
   std::string many = R"({"allOf":[)";
   for (int i = 0; i < 5; ++i)
-    many += std::string(i ? "," : "") + R"({"anyOf":[{"type":"integer"},{"type":"string"},{"type":"null"},{"type":"boolean"}]})";
+    many += std::string(i ? "," : "") + R"({"anyOf":[{"minimum":0},{"minimum":1},{"minimum":2},{"minimum":3}]})";
   expect_error(many + "]}", "more than 256 alternatives");
+  // The budget is the whole schema's: an allOf nested in each distributed branch is merged again
+  // for every copy, and 100 branches each carrying a 100-way distribution are 10,000 merges.
+  std::string alts = "[", keyed = "[";
+  for (int i = 0; i < 100; ++i) {
+    alts += std::string(i ? "," : "") + R"({"const":)" + std::to_string(i) + "}";
+    keyed += std::string(i ? "," : "") + R"({"properties":{"k":{"const":)" + std::to_string(i) + "}}}";
+  }
+  alts += "]", keyed += "]";
+  const std::string inner = R"({"allOf":[{"anyOf":)" + alts + R"(},{"type":"integer"}]})";
+  expect_error(R"({"allOf":[{"anyOf":)" + keyed + R"(},{"type":"object","properties":{"p":)" + inner + "}}]}",
+               "more than 256 alternatives");
+  EXPECT_NO_THROW(json_schema_to_grammar(std::string_view(inner)));
   // An unsupported keyword in one part is still named.
   expect_error(R"({"allOf":[{"type":"string"},{"not":{"const":"a"}}]})", "'not'");
 }

@@ -165,7 +165,7 @@ class SchemaConverter {
       if (!list.is_array() || list.empty()) invalid(path + "/allOf", "expected a non-empty array");
       // One schema alone is that schema; several (or keywords beside it) are merged into one.
       if (list.size() == 1 && only_annotations_besides(s, "allOf")) return convert(list[0], path + "/allOf/0");
-      return convert(merge_all_of(s, root_, path), path + "/allOf");
+      return convert(merge_all_of(s, root_, path, all_of_budget_), path + "/allOf");
     }
     std::vector<std::string> types;
     if (s.contains("type")) {
@@ -627,6 +627,7 @@ class SchemaConverter {
   JsonSchemaOptions o_;
   Grammar g_;
   std::map<std::string, std::string> ref_rules_;  // $ref target -> rule name
+  size_t all_of_budget_ = kAllOfBranchBudget;      // merge_all_of's, for the whole schema
 };
 
 }  // namespace

@@ -15,9 +15,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// Past this many branches an anyOf distributed over the other parts (a product when several
-// parts have one) is refused rather than grown.
-constexpr size_t kMaxDistributedBranches = 256;
 // Local $refs followed through allOf before a cycle is assumed (A: {allOf: [{$ref: A}]}).
 constexpr int kMaxRefDepth = 32;
 
@@ -26,7 +23,7 @@ const std::set<std::string> kUpperBounds = {"maximum", "exclusiveMaximum", "maxL
 
 class AllOfMerger {
  public:
-  AllOfMerger(const json& root, std::string path) : root_(root), path_(std::move(path)) {}
+  AllOfMerger(const json& root, std::string path, size_t& budget) : root_(root), path_(std::move(path)), budget_(budget) {}
 
   json merge(const json& schema) {
     std::vector<json> parts;
@@ -79,13 +76,10 @@ class AllOfMerger {
   json distribute(const std::vector<json>& parts, size_t at, const char* keyword) {
     const json& alts = parts[at][keyword];
     if (!alts.is_array() || alts.empty()) schema_invalid(path_ + "/allOf", std::string("expected a non-empty ") + keyword);
-    size_t branches = 1;
-    for (const json& p : parts)
-      for (const char* k : {"anyOf", "oneOf"})
-        if (p.contains(k) && p[k].is_array()) branches *= std::max<size_t>(1, p[k].size());
-    if (branches > kMaxDistributedBranches)
-      schema_unsupported("allOf", path_, "its anyOf / oneOf parts combine into more than " +
-                                             std::to_string(kMaxDistributedBranches) + " alternatives");
+    if (alts.size() > budget_)
+      schema_unsupported("allOf", path_, "its anyOf / oneOf parts distributed over the other parts make more than " +
+                                             std::to_string(kAllOfBranchBudget) + " alternatives in the schema");
+    budget_ -= alts.size();
     // A oneOf stays exact as a choice only when its alternatives cannot overlap (as the converter
     // asks of any oneOf); the distributed branches are then disjoint too.
     if (std::string(keyword) == "oneOf")
@@ -289,12 +283,13 @@ class AllOfMerger {
 
   const json& root_;
   const std::string path_;
+  size_t& budget_;
 };
 
 }  // namespace
 
-json merge_all_of(const json& schema, const json& root, const std::string& path) {
-  return AllOfMerger(root, path).merge(schema);
+json merge_all_of(const json& schema, const json& root, const std::string& path, size_t& branch_budget) {
+  return AllOfMerger(root, path, branch_budget).merge(schema);
 }
 
 }  // namespace seam::grammar

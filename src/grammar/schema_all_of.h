@@ -12,18 +12,27 @@
 //    the allOf of the parts' schemas; a part that does not say leaves it to the converter's default;
 //  - required: the union; items: the allOf of the parts' items;
 //  - an anyOf / oneOf part is distributed: allOf [anyOf [A, B], C] is anyOf [allOf [A, C],
-//    allOf [B, C]] (oneOf only when its alternatives are provably disjoint, as the converter asks).
+//    allOf [B, C]] (oneOf only when its alternatives are provably disjoint, as the converter asks),
+//    within a budget of branches for the whole schema.
 // Anything else that two parts set differently (two patterns, two formats, two prefixItems) has no
 // exact merge here and is an "unsupported JSON Schema keyword" error naming it, like the
 // converter's; a merge that leaves nothing to accept is an "invalid JSON Schema" error.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <cstddef>
 #include <string>
 
 namespace seam::grammar {
 
+// A conversion's budget of branches that allOf distribution may create (json_schema_to_grammar).
+inline constexpr size_t kAllOfBranchBudget = 256;
+
 // `schema` holds "allOf" (an array); `root` resolves local $refs; `path` names `schema` in errors.
+// `branch_budget` is what is left of the whole conversion's budget of distributed branches: each
+// distribution takes its branches from it and one that does not fit is refused. A per-merge bound
+// would not do: each branch copies the other parts, and an allOf nested in them is merged again
+// for every copy, so nesting would multiply the work.
 nlohmann::ordered_json merge_all_of(const nlohmann::ordered_json& schema, const nlohmann::ordered_json& root,
-                                    const std::string& path);
+                                    const std::string& path, size_t& branch_budget);
 
 }  // namespace seam::grammar
