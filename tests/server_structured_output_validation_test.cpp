@@ -86,6 +86,10 @@ std::vector<Case> suite() {
        R"({"type": "object", "properties": {"i": {"type": "integer", "minimum": -5, "maximum": 5}, "j": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 100}}, "required": ["i", "j"]})"},
       {"null_boolean",
        R"({"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "boolean"}, "c": {"type": ["boolean", "null"]}}, "required": ["a", "b", "c"]})"},
+      {"all_of",
+       R"({"allOf": [{"type": "object", "properties": {"id": {"type": "integer", "minimum": 1, "maximum": 99}}, "required": ["id"]}, {"properties": {"ok": {"type": "boolean"}, "id": {"maximum": 50}}, "required": ["ok"]}]})"},
+      {"tuple_then_items",
+       R"({"type": "array", "prefixItems": [{"type": "integer", "minimum": 0, "maximum": 9}, {"enum": ["a", "b"]}], "items": {"type": "boolean"}, "maxItems": 4})"},
   };
   std::vector<Case> cases;
   int k = 0;
@@ -97,6 +101,10 @@ std::vector<Case> suite() {
   cases.push_back({"email_number",
                    schema_field(R"({"type": "object", "properties": {"e": {"type": "string", "format": "email"}, "x": {"type": "number", "minimum": 0}}, "required": ["e", "x"]})", k++),
                    "schema", R"({"type": "object", "properties": {"e": {"type": "string", "format": "email"}, "x": {"type": "number", "minimum": 0}}, "required": ["e", "x"]})", false});
+  const std::string ranges = R"({"type": "object", "properties": {"p": {"type": "number", "minimum": 0, "maximum": 1}, "t": {"type": "number", "exclusiveMinimum": -5.5, "maximum": -0.25}}, "required": ["p", "t"]})";
+  cases.push_back({"number_ranges", schema_field(ranges, k++), "schema", ranges, false});
+  const std::string formats = R"({"type": "object", "properties": {"ip6": {"type": "string", "format": "ipv6"}, "host": {"type": "string", "format": "hostname"}, "d": {"type": "string", "format": "duration"}, "u": {"type": "string", "format": "uri"}}, "required": ["ip6", "host", "d", "u"]})";
+  cases.push_back({"more_formats", schema_field(formats, k++), "schema", formats, false});
   cases.push_back({"json_object", R"({"response_format": {"type": "json_object"}})", "schema", R"({"type": "object"})", false});
   cases.push_back({"json_object_vllm", R"({"structured_outputs": {"json_object": true}})", "schema", R"({"type": "object"})", false});
   // Regexes, EBNF (with an equivalent regex to check), choices.
