@@ -147,11 +147,111 @@ TEST(ToolCallParser, DeepSeekV3) {
 
 TEST(ToolCallParser, UnknownNameIsAnErrorListingTheNames) {
   try {
-    make_tool_call_parser("pythonic");
+    make_tool_call_parser("harmony");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("llama3, hermes, qwen25, mistral, deepseekv3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("llama3, hermes, qwen25, qwen3_coder, mistral, deepseekv3, deepseekv31, kimi_k2, "
+                                         "glm45, glm47, pythonic"),
+              std::string::npos)
+        << e.what();
   }
+}
+
+TEST(ToolCallParser, DeepSeekV31) {
+  const std::string call1 = "<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Tokyo\"}<｜tool▁call▁end｜>";
+  const std::string call2 = "<｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}<｜tool▁call▁end｜>";
+  expect_parse("deepseekv31", "Checking.<｜tool▁calls▁begin｜>" + call1 + call2 + "<｜tool▁calls▁end｜>", "Checking.",
+               {{"get_weather", R"({"city":"Tokyo"})"}, {"get_time", "{}"}});
+  // V3's fenced form is not V3.1's: the text stays content.
+  const std::string v3 = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```<｜tool▁call▁end｜>"
+                         "<｜tool▁calls▁end｜>";
+  expect_parse("deepseekv31", v3, v3, {});
+}
+
+TEST(ToolCallParser, KimiK2) {
+  expect_parse("kimi_k2",
+               "Let me look.<|tool_calls_section_begin|>\n<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+               "{\"city\": \"Beijing\"}<|tool_call_end|>\n<|tool_call_begin|>functions.get_time:1<|tool_call_argument_begin|>{}"
+               "<|tool_call_end|><|tool_calls_section_end|>",
+               "Let me look.", {{"get_weather", R"({"city":"Beijing"})"}, {"get_time", "{}"}});
+  const std::string bad = "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>[1]"
+                          "<|tool_call_end|><|tool_calls_section_end|>";
+  expect_parse("kimi_k2", bad, bad, {});
+  expect_parse("kimi_k2", "a <|tool_calls_sec", "a <|tool_calls_sec", {});
+}
+
+// The request's tools, for the formats whose parameter values are raw text.
+nlohmann::ordered_json typed_tools() {
+  return nlohmann::ordered_json::parse(R"([{"type": "function", "function": {"name": "search", "parameters": {"type": "object",
+    "properties": {"q": {"type": "string"}, "n": {"type": "integer"}, "x": {"type": "number"}, "exact": {"type": "boolean"},
+    "tags": {"type": "array", "items": {"type": "string"}}, "opts": {"type": "object"}, "id": {"type": ["string", "null"]},
+    "alt": {"anyOf": [{"type": "null"}, {"type": "integer"}]}}}}}])");
+}
+
+Parsed parse_typed(const std::string& parser, const std::string& text) {
+  auto p = make_tool_call_parser(parser, typed_tools());
+  Parsed out;
+  merge(out, p->feed(text));
+  merge(out, p->finish());
+  return out;
+}
+
+TEST(ToolCallParser, Qwen3CoderTypesValuesByTheTools) {
+  const std::string text =
+      "I'll search.\n<tool_call>\n<function=search>\n<parameter=q>\nred \"fox\"\n</parameter>\n<parameter=n>\n5\n"
+      "</parameter>\n<parameter=x>\n2.50\n</parameter>\n<parameter=exact>\nTrue\n</parameter>\n<parameter=tags>\n[\"a\", "
+      "\"b\"]\n</parameter>\n<parameter=opts>\n{\"k\": 1}\n</parameter>\n<parameter=id>\n007\n</parameter>\n"
+      "<parameter=alt>\n3\n</parameter>\n<parameter=extra>\n42\n</parameter>\n</function>\n</tool_call>";
+  const Parsed p = parse_typed("qwen3_coder", text);
+  EXPECT_EQ(p.content, "I'll search.\n");
+  ASSERT_EQ(p.calls.size(), 1u);
+  EXPECT_EQ(p.calls[0].first, "search");
+  // A declared string keeps its text (007 stays a string); an undeclared parameter is a string.
+  EXPECT_EQ(p.calls[0].second, R"({"q":"red \"fox\"","n":5,"x":2.5,"exact":true,"tags":["a","b"],"opts":{"k":1},"id":"007","alt":3,"extra":"42"})");
+  // Values that do not fit their type stay strings; null is null.
+  const Parsed q = parse_typed("qwen3_coder", "<tool_call><function=search><parameter=n>five</parameter><parameter=exact>maybe"
+                                               "</parameter><parameter=q>null</parameter></function></tool_call>");
+  ASSERT_EQ(q.calls.size(), 1u);
+  EXPECT_EQ(q.calls[0].second, R"({"n":"five","exact":"maybe","q":null})");
+  // Split invariance, several functions, a bare <function=...>, an unclosed call at the end.
+  expect_parse("qwen3_coder",
+               "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n<function=g>\n</function>\n"
+               "</tool_call>",
+               "", {{"f", R"({"a":"1"})"}, {"g", "{}"}});
+  expect_parse("qwen3_coder", "ok <function=f><parameter=a>x</parameter></function> done", "ok done", {{"f", R"({"a":"x"})"}});
+  expect_parse("qwen3_coder", "<tool_call><function=f><parameter=a>x", "", {{"f", R"({"a":"x"})"}});
+  expect_parse("qwen3_coder", "<tool_call>{\"name\": \"f\"}</tool_call>", "<tool_call>{\"name\": \"f\"}</tool_call>", {});
+}
+
+TEST(ToolCallParser, Glm45) {
+  const Parsed p = parse_typed("glm45",
+                               "<tool_call>search\n<arg_key>q</arg_key>\n<arg_value>北京 weather</arg_value>\n<arg_key>n"
+                               "</arg_key>\n<arg_value>3</arg_value>\n<arg_key>tags</arg_key>\n<arg_value>[\"x\"]</arg_value>\n"
+                               "</tool_call>");
+  ASSERT_EQ(p.calls.size(), 1u);
+  EXPECT_EQ(p.calls[0].first, "search");
+  EXPECT_EQ(p.calls[0].second, R"({"q":"北京 weather","n":3,"tags":["x"]})");
+  expect_parse("glm45",
+               "Sure.\n<tool_call>get_time\n<arg_key>tz</arg_key>\n<arg_value>CET</arg_value>\n</tool_call>\n<tool_call>"
+               "ping\n</tool_call>",
+               "Sure.\n", {{"get_time", R"({"tz":"CET"})"}, {"ping", "{}"}});
+  // GLM-4.7 writes no newline after the name.
+  expect_parse("glm47", "<tool_call>f<arg_key>a</arg_key><arg_value>{\"k\": [1]}</arg_value></tool_call>", "",
+               {{"f", R"({"a":{"k":[1]}})"}});
+  expect_parse("glm45", "<tool_call>f\n<arg_key>a</arg_key>oops</tool_call>", "<tool_call>f\n<arg_key>a</arg_key>oops</tool_call>", {});
+}
+
+TEST(ToolCallParser, Pythonic) {
+  expect_parse("pythonic", "[get_weather(city=\"San Francisco\", days=3), get_time(tz='CET', utc=True, x=None)]", "",
+               {{"get_weather", R"({"city":"San Francisco","days":3})"}, {"get_time", R"({"tz":"CET","utc":true,"x":null})"}});
+  expect_parse("pythonic", " [f(a=[1, 2.5, -3e2], b={'k': (1, 'two'), 3: False}, c='it\\'s \\u00e9\\n')]", "",
+               {{"f", R"({"a":[1,2.5,-300.0],"b":{"k":[1,"two"],"3":false},"c":"it's é\n"})"}});
+  expect_parse("pythonic", "Calling.<|python_start|>[f()]<|python_end|> Done.", "Calling.Done.", {{"f", "{}"}});
+  // Not a call list: content. A positional argument, text after a '[' that is no call, a later '['.
+  expect_parse("pythonic", "[f(1)]", "[f(1)]", {});
+  expect_parse("pythonic", "[1, 2] are numbers", "[1, 2] are numbers", {});
+  expect_parse("pythonic", "See [f(a=1)]", "See [f(a=1)]", {});
+  expect_parse("pythonic", "[f(a=1)", "[f(a=1)", {});
 }
 
 std::pair<std::string, std::string> reason(const std::string& name, const std::vector<std::string>& pieces) {
@@ -191,6 +291,22 @@ TEST(ReasoningParser, Qwen3OnlyWhenTheOutputOpensThinking) {
   expect_reasoning("qwen3", "answer without thinking </think>", "", "answer without thinking </think>");
   expect_reasoning("qwen3", "<thin", "", "<thin");
   expect_reasoning("qwen3", "<think>cut off", "cut off", "");
+}
+
+TEST(ReasoningParser, QwenThinkingGlmAndKimi) {
+  expect_reasoning("qwen3-thinking", "plan first</think>\n\nanswer", "plan first", "answer");
+  expect_reasoning("glm45", "<think>hmm</think>ok", "hmm", "ok");
+  expect_reasoning("glm45", "no thinking", "", "no thinking");
+  expect_reasoning("kimi", "\u25c1think\u25b7step 1\u25c1/think\u25b7\nresult", "step 1", "result");
+  expect_reasoning("kimi", "<think>not kimi's tag</think>", "", "<think>not kimi's tag</think>");
+  EXPECT_EQ(make_reasoning_parser("glm45", true, false), nullptr) << "glm45 with enable_thinking false";
+  EXPECT_NE(make_reasoning_parser("kimi", true, false), nullptr);
+  try {
+    check_reasoning_parser_name("r2");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("deepseek-r1, qwen3, qwen3-thinking, glm45, kimi"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ReasoningParser, RequestSwitches) {

@@ -55,10 +55,10 @@ int serve_command(int argc, char** argv) {
                  "built-in shortcut: llama-2 | llama-3 | llama-3.1 | chatml | mistral | plain (default: the "
                  "model's own template, rendered by the Jinja engine, else plain)");
   app.add_option("--tool-call-parser", opt.tool_call_parser,
-                 "parse tool calls out of chat output (sglang's names): llama3 | hermes | qwen25 | mistral | "
-                 "deepseekv3; without it, chat requests with tools get 400");
+                 "parse tool calls out of chat output (sglang's names): llama3 | hermes | qwen25 | qwen3_coder | mistral | "
+                 "deepseekv3 | deepseekv31 | kimi_k2 | glm45 | glm47 | pythonic; without it, chat requests with tools get 400");
   app.add_option("--reasoning-parser", opt.reasoning_parser,
-                 "split <think>...</think> into reasoning_content: deepseek-r1 | qwen3");
+                 "split <think>...</think> into reasoning_content: deepseek-r1 | qwen3 | qwen3-thinking | glm45 | kimi");
   app.add_option("--served-model-name", opt.served_model_name,
                  "the model name of the API (default: the model folder's name)");
   app.add_option("--api-key", opt.api_key,

@@ -254,7 +254,7 @@ std::shared_ptr<ChatOutput> CompletionJob::make_chat_output() const {
     reasoning = make_reasoning_parser(ctx_.reasoning_parser, request_.separate_reasoning, enable_thinking);
   }
   std::unique_ptr<ToolCallParser> tools;
-  if (!request_.tools.is_null() && !ctx_.tool_call_parser.empty()) tools = make_tool_call_parser(ctx_.tool_call_parser);
+  if (!request_.tools.is_null() && !ctx_.tool_call_parser.empty()) tools = make_tool_call_parser(ctx_.tool_call_parser, request_.tools);
   if (!reasoning && !tools) return nullptr;
   return std::make_shared<ChatOutput>(std::move(reasoning), std::move(tools));
 }

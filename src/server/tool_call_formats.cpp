@@ -1,9 +1,11 @@
-// The tool-call formats of ToolCallParser (see tool_call_parser.h), by sglang's names.
+// The tool-call formats of ToolCallParser (see tool_call_parser.h) whose calls are JSON, by
+// sglang's names, and the registry of every format.
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "server/tool_call_formats.h"
 #include "server/tool_call_parser.h"
 
 namespace seam {
@@ -12,15 +14,10 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 using tool_call_detail::json_value_end;
-using tool_call_detail::partial_suffix;
+using tool_call_formats::find_marker;
+using tool_call_formats::is_space;
+using tool_call_formats::skip_space;
 constexpr size_t npos = std::string::npos;
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-size_t skip_space(std::string_view s, size_t i = 0) {
-  while (i < s.size() && is_space(s[i])) ++i;
-  return i;
-}
 
 // JSON text -> value; discarded (is_discarded) when not valid JSON.
 ojson parse_json(std::string_view text) { return ojson::parse(text.begin(), text.end(), nullptr, false); }
@@ -40,17 +37,6 @@ bool call_from_json(const ojson& j, Call& call) {
     call.arguments = j[key].dump(-1, ' ', false, ojson::error_handler_t::replace);
   }
   return true;
-}
-
-// Finds `marker` in buf; else holds back a partial marker at its end.
-size_t find_marker(std::string_view buf, std::string_view marker, size_t& marker_len, size_t& held) {
-  const size_t p = buf.find(marker);
-  if (p != npos) {
-    marker_len = marker.size();
-    return p;
-  }
-  held = partial_suffix(buf, marker);
-  return npos;
 }
 
 // <tool_call>{json}</tool_call>: one region per call.
@@ -168,8 +154,14 @@ class MistralParser : public ToolCallParser {
 
 // DeepSeek V3: <｜tool▁calls▁begin｜> then per call
 // <｜tool▁call▁begin｜>TYPE<｜tool▁sep｜>NAME\n```json\nARGS\n```<｜tool▁call▁end｜>, then
-// <｜tool▁calls▁end｜>. One region for the whole block.
+// <｜tool▁calls▁end｜>. One region for the whole block. V3.1 (`v31`) writes each call as
+// <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>.
 class DeepSeekV3Parser : public ToolCallParser {
+ public:
+  explicit DeepSeekV3Parser(bool v31) : v31_(v31) {}
+
+ private:
+  bool v31_;
   static constexpr std::string_view k_begin = "<｜tool▁calls▁begin｜>";
   static constexpr std::string_view k_end = "<｜tool▁calls▁end｜>";
   static constexpr std::string_view k_call_begin = "<｜tool▁call▁begin｜>";
@@ -180,9 +172,16 @@ class DeepSeekV3Parser : public ToolCallParser {
     return find_marker(buf, k_begin, marker_len, held);
   }
   // One call's text between its begin and end markers.
-  static bool parse_call(std::string_view s, Call& call) {
+  bool parse_call(std::string_view s, Call& call) const {
     const size_t sep = s.find(k_sep);
     if (sep == npos) return false;
+    if (v31_) {
+      call.name = std::string(s.substr(0, sep));
+      const ojson args = parse_json(s.substr(sep + k_sep.size()));
+      if (call.name.empty() || call.name.find_first_of("<\n") != npos || !args.is_object()) return false;
+      call.arguments = args.dump(-1, ' ', false, ojson::error_handler_t::replace);
+      return true;
+    }
     std::string_view rest = s.substr(sep + k_sep.size());
     const size_t nl = rest.find('\n');
     if (nl == npos) return false;
@@ -226,18 +225,80 @@ class DeepSeekV3Parser : public ToolCallParser {
   }
 };
 
+// Kimi K2: <|tool_calls_section_begin|> then per call
+// <|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>ARGS<|tool_call_end|>, then
+// <|tool_calls_section_end|>. One region for the section.
+class KimiK2Parser : public ToolCallParser {
+  static constexpr std::string_view k_begin = "<|tool_calls_section_begin|>";
+  static constexpr std::string_view k_end = "<|tool_calls_section_end|>";
+  static constexpr std::string_view k_call_begin = "<|tool_call_begin|>";
+  static constexpr std::string_view k_args = "<|tool_call_argument_begin|>";
+  static constexpr std::string_view k_call_end = "<|tool_call_end|>";
+
+  size_t find_start(std::string_view buf, bool, size_t& marker_len, size_t& held) const override {
+    return find_marker(buf, k_begin, marker_len, held);
+  }
+  // "functions.get_weather:0" -> "get_weather" (the id's namespace and call index dropped).
+  static std::string name_of(std::string_view id) {
+    const size_t b = id.find_first_not_of(" \t\n\r"), e = id.find_last_not_of(" \t\n\r");
+    if (b == npos) return "";
+    id = id.substr(b, e - b + 1);
+    if (id.substr(0, 10) == "functions.") id.remove_prefix(10);
+    const size_t colon = id.rfind(':');
+    if (colon != npos) id = id.substr(0, colon);
+    return std::string(id);
+  }
+  size_t parse_region(std::string_view buf, bool final, std::vector<Call>& calls, bool& done,
+                      bool& failed) const override {
+    const size_t e = buf.find(k_end);
+    if (e == npos && !final) return 0;
+    std::string_view body = e == npos ? buf : buf.substr(0, e);
+    for (size_t i = skip_space(body); i < body.size(); i = skip_space(body, i)) {
+      const size_t args = body.find(k_args, i), close = body.find(k_call_end, i);
+      Call call;
+      if (body.substr(i, k_call_begin.size()) != k_call_begin || args == npos || close == npos || args > close) {
+        failed = true;
+        calls.clear();
+        return 0;
+      }
+      call.name = name_of(body.substr(i + k_call_begin.size(), args - i - k_call_begin.size()));
+      const ojson j = parse_json(body.substr(args + k_args.size(), close - args - k_args.size()));
+      if (call.name.empty() || !j.is_object()) {
+        failed = true;
+        calls.clear();
+        return 0;
+      }
+      call.arguments = j.dump(-1, ' ', false, ojson::error_handler_t::replace);
+      calls.push_back(std::move(call));
+      i = close + k_call_end.size();
+    }
+    if (calls.empty()) {
+      failed = true;
+      return 0;
+    }
+    done = true;
+    return e == npos ? buf.size() : e + k_end.size();
+  }
+};
+
 }  // namespace
 
 const std::vector<std::string>& tool_call_parser_names() {
-  static const std::vector<std::string> names = {"llama3", "hermes", "qwen25", "mistral", "deepseekv3"};
+  static const std::vector<std::string> names = {"llama3",      "hermes",   "qwen25", "qwen3_coder", "mistral",
+                                                 "deepseekv3",  "deepseekv31", "kimi_k2", "glm45", "glm47",
+                                                 "pythonic"};
   return names;
 }
 
-std::unique_ptr<ToolCallParser> make_tool_call_parser(const std::string& name) {
+std::unique_ptr<ToolCallParser> make_tool_call_parser(const std::string& name, const nlohmann::ordered_json& tools) {
   if (name == "llama3") return std::make_unique<Llama3Parser>();
   if (name == "hermes" || name == "qwen25") return std::make_unique<HermesParser>();
+  if (name == "qwen3_coder") return tool_call_formats::make_qwen3_coder_parser(tools);
   if (name == "mistral") return std::make_unique<MistralParser>();
-  if (name == "deepseekv3") return std::make_unique<DeepSeekV3Parser>();
+  if (name == "deepseekv3" || name == "deepseekv31") return std::make_unique<DeepSeekV3Parser>(name == "deepseekv31");
+  if (name == "kimi_k2") return std::make_unique<KimiK2Parser>();
+  if (name == "glm45" || name == "glm47") return tool_call_formats::make_glm45_parser(tools);
+  if (name == "pythonic") return tool_call_formats::make_pythonic_parser();
   std::string list;
   for (const std::string& n : tool_call_parser_names()) list += (list.empty() ? "" : ", ") + n;
   throw Error("--tool-call-parser: unknown parser '" + name + "' (one of " + list + ")");

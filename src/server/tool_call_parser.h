@@ -18,8 +18,16 @@
 //   qwen25     same as hermes
 //   mistral    `[TOOL_CALLS] [{"name": N, "arguments": {...}}, ...]`
 //   deepseekv3 `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>N\n```json\n{...}\n```<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>`
+//   deepseekv31 `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>N<｜tool▁sep｜>{...}<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>`
+//   kimi_k2    `<|tool_calls_section_begin|><|tool_call_begin|>functions.N:0<|tool_call_argument_begin|>{...}<|tool_call_end|>...<|tool_calls_section_end|>`
+//   qwen3_coder `<tool_call><function=N><parameter=K>V</parameter>...</function></tool_call>`
+//   glm45      `<tool_call>N\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>...</tool_call>` (glm47: no \n after N)
+//              (these two: each V is raw text, typed by the request's tools: tool_call_formats.h)
+//   pythonic   `[f(a=1, b="x"), g()]` at the start of the output or after <|python_start|> (Llama 3.2 / 4)
 #pragma once
 #include <memory>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,7 +89,10 @@ class ToolCallParser {
 };
 
 // The parser named `name` (one of tool_call_parser_names()); throws seam::Error otherwise.
-std::unique_ptr<ToolCallParser> make_tool_call_parser(const std::string& name);
+// `tools`: the request's tools, which the formats with raw-text parameter values (qwen3_coder,
+// glm45, glm47) read the parameters' types from.
+std::unique_ptr<ToolCallParser> make_tool_call_parser(const std::string& name,
+                                                      const nlohmann::ordered_json& tools = nlohmann::ordered_json());
 const std::vector<std::string>& tool_call_parser_names();
 
 // Helpers shared by the formats (tool_call_formats.cpp).
