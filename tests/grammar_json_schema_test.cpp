@@ -503,6 +503,14 @@ TEST(JsonSchema, AllOfWithoutAnExactMergeIsAnError) {
   expect_error(R"({"allOf":[{"anyOf":)" + keyed + R"(},{"type":"object","properties":{"p":)" + inner + "}}]}",
                "more than 256 alternatives");
   EXPECT_NO_THROW(json_schema_to_grammar(std::string_view(inner)));
+  // $refs through allOf form a DAG that doubles at each level: 2^12 copies of d0 here (2^k for k
+  // levels: the depth bound alone would let 2^16 through) unless the copies are budgeted.
+  std::string defs = R"({"$defs":{"d0":{"type":"object","properties":{"a":{"type":"string","description":")" +
+                     std::string(2000, 'x') + R"("}}})";
+  for (int i = 1; i <= 12; ++i)
+    defs += ",\"d" + std::to_string(i) + R"(":{"allOf":[{"$ref":"#/$defs/d)" + std::to_string(i - 1) +
+            R"("},{"$ref":"#/$defs/d)" + std::to_string(i - 1) + R"("}]})";
+  expect_error(defs + R"(},"allOf":[{"$ref":"#/$defs/d12"},{"type":"object"}]})", "schema nodes");
   // An unsupported keyword in one part is still named.
   expect_error(R"({"allOf":[{"type":"string"},{"not":{"const":"a"}}]})", "'not'");
 }

@@ -44,7 +44,6 @@ const std::set<std::string> kUnsupported = {"patternProperties",
                                             "additionalItems",
                                             "contentSchema"};
 
-
 class SchemaConverter {
  public:
   SchemaConverter(const json& root, const JsonSchemaOptions& o) : root_(root), o_(o) {}
@@ -627,7 +626,7 @@ class SchemaConverter {
   JsonSchemaOptions o_;
   Grammar g_;
   std::map<std::string, std::string> ref_rules_;  // $ref target -> rule name
-  size_t all_of_budget_ = kAllOfBranchBudget;      // merge_all_of's, for the whole schema
+  AllOfBudget all_of_budget_;                      // merge_all_of's, for the whole schema
 };
 
 }  // namespace

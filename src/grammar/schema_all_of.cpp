@@ -23,7 +23,7 @@ const std::set<std::string> kUpperBounds = {"maximum", "exclusiveMaximum", "maxL
 
 class AllOfMerger {
  public:
-  AllOfMerger(const json& root, std::string path, size_t& budget) : root_(root), path_(std::move(path)), budget_(budget) {}
+  AllOfMerger(const json& root, std::string path, AllOfBudget& budget) : root_(root), path_(std::move(path)), budget_(budget) {}
 
   json merge(const json& schema) {
     std::vector<json> parts;
@@ -45,6 +45,10 @@ class AllOfMerger {
       return;
     }
     if (!s.is_object()) schema_invalid(path_ + "/allOf", "a schema must be an object or a boolean");
+    size_t n = 0;
+    for (const auto& [k, v] : s.items())
+      if (k != "allOf" && k != "$ref" && !is_schema_annotation(k)) n += 1 + nodes_of(v);
+    charge(n);  // before the copy
     json own = json::object();
     for (const auto& [k, v] : s.items())
       if (k != "allOf" && k != "$ref" && !is_schema_annotation(k)) own[k] = v;
@@ -55,6 +59,24 @@ class AllOfMerger {
       if (!list.is_array() || list.empty()) schema_invalid(path_ + "/allOf", "expected a non-empty array");
       for (const json& sub : list) expand(sub, depth + 1, parts);
     }
+  }
+
+  // The nodes of `j` (AllOfBudget's count), without copying it.
+  static size_t nodes_of(const json& j) {
+    size_t n = 1;
+    if (j.is_string()) n += j.get_ref<const std::string&>().size();
+    if (j.is_object())
+      for (const auto& [k, v] : j.items()) n += k.size() + nodes_of(v);
+    if (j.is_array())
+      for (const json& v : j) n += nodes_of(v);
+    return n;
+  }
+
+  void charge(size_t nodes) {
+    if (nodes > budget_.nodes)
+      schema_unsupported("allOf", path_, "merging its schemas would copy more than " + std::to_string(AllOfBudget{}.nodes) +
+                                             " schema nodes in the schema");
+    budget_.nodes -= nodes;
   }
 
   const json& resolve(const json& ref) const {
@@ -76,10 +98,13 @@ class AllOfMerger {
   json distribute(const std::vector<json>& parts, size_t at, const char* keyword) {
     const json& alts = parts[at][keyword];
     if (!alts.is_array() || alts.empty()) schema_invalid(path_ + "/allOf", std::string("expected a non-empty ") + keyword);
-    if (alts.size() > budget_)
+    if (alts.size() > budget_.branches)
       schema_unsupported("allOf", path_, "its anyOf / oneOf parts distributed over the other parts make more than " +
                                              std::to_string(kAllOfBranchBudget) + " alternatives in the schema");
-    budget_ -= alts.size();
+    budget_.branches -= alts.size();
+    size_t rest_nodes = 0;
+    for (const json& p : parts) rest_nodes += nodes_of(p);
+    charge(alts.size() * rest_nodes);  // each branch repeats the other parts
     // A oneOf stays exact as a choice only when its alternatives cannot overlap (as the converter
     // asks of any oneOf); the distributed branches are then disjoint too.
     if (std::string(keyword) == "oneOf")
@@ -283,13 +308,13 @@ class AllOfMerger {
 
   const json& root_;
   const std::string path_;
-  size_t& budget_;
+  AllOfBudget& budget_;
 };
 
 }  // namespace
 
-json merge_all_of(const json& schema, const json& root, const std::string& path, size_t& branch_budget) {
-  return AllOfMerger(root, path, branch_budget).merge(schema);
+json merge_all_of(const json& schema, const json& root, const std::string& path, AllOfBudget& budget) {
+  return AllOfMerger(root, path, budget).merge(schema);
 }
 
 }  // namespace seam::grammar

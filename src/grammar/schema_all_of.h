@@ -24,15 +24,20 @@
 
 namespace seam::grammar {
 
-// A conversion's budget of branches that allOf distribution may create (json_schema_to_grammar).
-inline constexpr size_t kAllOfBranchBudget = 256;
+// What the merges of one conversion (json_schema_to_grammar) may still create: distributed branches,
+// and schema nodes copied (parts, and the parts each branch repeats; a node is an object member,
+// an array item or a scalar, a string counted by its bytes too). Each merge takes from the
+// conversion's budget, and one that does not fit is refused. A per-merge bound would not do: each
+// branch copies the other parts, and an allOf nested in them is merged again for every copy, so
+// nesting would multiply the work; $refs through allOf can copy one large schema many times.
+struct AllOfBudget {
+  size_t branches = 256;
+  size_t nodes = size_t{1} << 20;
+};
+inline constexpr size_t kAllOfBranchBudget = AllOfBudget{}.branches;
 
 // `schema` holds "allOf" (an array); `root` resolves local $refs; `path` names `schema` in errors.
-// `branch_budget` is what is left of the whole conversion's budget of distributed branches: each
-// distribution takes its branches from it and one that does not fit is refused. A per-merge bound
-// would not do: each branch copies the other parts, and an allOf nested in them is merged again
-// for every copy, so nesting would multiply the work.
 nlohmann::ordered_json merge_all_of(const nlohmann::ordered_json& schema, const nlohmann::ordered_json& root,
-                                    const std::string& path, size_t& branch_budget);
+                                    const std::string& path, AllOfBudget& budget);
 
 }  // namespace seam::grammar
