@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "core/error.h"
 #include "server/chat_output.h"
@@ -213,6 +214,12 @@ TEST(ToolCallParser, Qwen3CoderTypesValuesByTheTools) {
                                                "</parameter><parameter=q>null</parameter></function></tool_call>");
   ASSERT_EQ(q.calls.size(), 1u);
   EXPECT_EQ(q.calls[0].second, R"({"n":"five","exact":"maybe","q":null})");
+  const Parsed big = parse_typed("qwen3_coder", "<tool_call><function=search><parameter=n>+7</parameter><parameter=x>1e400"
+                                                 "</parameter></function><function=search><parameter=n>123456789012345678901234567890"
+                                                 "</parameter></function></tool_call>");
+  ASSERT_EQ(big.calls.size(), 2u);
+  EXPECT_EQ(big.calls[0].second, R"({"n":7,"x":"1e400"})");
+  EXPECT_EQ(big.calls[1].second, R"({"n":"123456789012345678901234567890"})");
   // Split invariance, several functions, a bare <function=...>, an unclosed call at the end.
   expect_parse("qwen3_coder",
                "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n<function=g>\n</function>\n"
@@ -252,6 +259,33 @@ TEST(ToolCallParser, Pythonic) {
   expect_parse("pythonic", "[1, 2] are numbers", "[1, 2] are numbers", {});
   expect_parse("pythonic", "See [f(a=1)]", "See [f(a=1)]", {});
   expect_parse("pythonic", "[f(a=1)", "[f(a=1)", {});
+}
+
+// Text made of the formats' own pieces in random order (markers, brackets, quotes, names, values):
+// no parser throws, and each gives the same content and calls however the text is split.
+TEST(ToolCallParser, ArbitraryPiecesNeverThrowAndSplitTheSame) {
+  const std::vector<std::string> pieces = {
+      "<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>", "<arg_key>",
+      "</arg_key>", "<arg_value>", "</arg_value>", "[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>",
+      "<|python_end|>", "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
+      "<|tool_call_argument_begin|>", "<|tool_call_end|>", "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>",
+      "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>", "```json", "```", "{", "}", "[", "]", "(", ")",
+      "\"", "'", ":", ",", "=", ">", "\n", " ", "\\", "name", "search", "n", "q", "functions.f:0", "1", "-2.5e3",
+      "True", "None", "null", "\"name\": \"f\"", "\"arguments\": {}", "é", "\xff"};
+  std::mt19937 rng(7);
+  for (const std::string& parser : tool_call_parser_names()) {
+    for (int trial = 0; trial < 150; ++trial) {
+      std::string text;
+      const int n = 1 + int(rng() % 24);
+      for (int k = 0; k < n; ++k) text += pieces[rng() % pieces.size()];
+      Parsed whole;
+      ASSERT_NO_THROW(whole = parse_once(parser, text)) << parser << ": " << text;
+      const size_t cut = rng() % (text.size() + 1);
+      const Parsed split = parse_pieces(parser, {text.substr(0, cut), text.substr(cut)});
+      ASSERT_EQ(split.content, whole.content) << parser << " split at " << cut << " of: " << text;
+      ASSERT_EQ(split.calls, whole.calls) << parser << " split at " << cut << " of: " << text;
+    }
+  }
 }
 
 std::pair<std::string, std::string> reason(const std::string& name, const std::vector<std::string>& pieces) {

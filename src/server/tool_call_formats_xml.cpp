@@ -239,7 +239,11 @@ std::string ToolParameterTypes::value_json(const std::string& function, const st
   const std::string type = type_of(function, param);
   const std::string as_string = ojson(raw).dump(-1, ' ', false, ojson::error_handler_t::replace);
   if (type == "string" || type == "str" || type == "text") return as_string;
-  if (type.rfind("int", 0) == 0) return is_integer_text(text) ? ojson(std::stoll(text)).dump() : as_string;
+  if (type.rfind("int", 0) == 0) {
+    if (!is_integer_text(text)) return as_string;
+    const ojson j = parse_json(text[0] == '+' ? std::string_view(text).substr(1) : std::string_view(text));
+    return j.is_number_integer() ? dump(j) : as_string;  // past 64 bits nlohmann reads a float: kept as text
+  }
   if (type.rfind("num", 0) == 0 || type.rfind("float", 0) == 0) {
     const ojson j = parse_json(text);  // "5" stays an integer, "5.0" a float, as Python's conversion
     return j.is_number() ? dump(j) : as_string;
