@@ -92,10 +92,14 @@ inline bool check_ipv6(const std::string& s) {
 }
 
 // RFC 1123: labels of 1-63 letters, digits and hyphens, not beginning or ending with a hyphen;
-// at most 253 characters.
+// at most 253 characters; never the dotted-decimal form #.#.#.# (every label digits).
 inline bool check_hostname(const std::string& s) {
   if (s.empty() || s.size() > 253) return false;
-  for (const std::string& l : split(s, '.'))
+  const auto labels = split(s, '.');
+  bool all_digits = true;
+  for (const std::string& l : labels) all_digits = all_digits && all_of(l, "0123456789");
+  if (all_digits) return false;
+  for (const std::string& l : labels)
     if (l.empty() || l.size() > 63 || l.front() == '-' || l.back() == '-' ||
         !all_of(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"))
       return false;

@@ -219,9 +219,11 @@ TEST(JinjaLimits, ListsBuiltByRepetitionAreBoundedInBytes) {
 TEST(JinjaLimits, AStringIteratedIsBoundedInTheBytesOfItsCharacters) {
   const auto o = small_limits();
   for (const std::string text : {"{% for c in 'x' * 1000 %}{% endfor %}", "{{ ('x' * 1000)|list|length }}",
-                                 "{{ ('x' * 1000)|first }}", "{% set a, b = 'x' * 1000 %}", "{{ ('x' * 1000)|join('-') }}",
+                                 "{% set a, b = 'x' * 1000 %}", "{{ ('x' * 1000)|join('-') }}",
                                  "{{ ('é' * 500)|list|length }}"})
     expect_size_limit(text, text);
+  // |first and |last take the character without iterating: any length the limit lets exist.
+  EXPECT_EQ(render("{{ ('é' + 'x' * 1000)|first }}{{ ('x' * 1000 + '€')|last }}{{ ''|first }}|", {}, o), "é€|");
   // A short string iterates by code points as before.
   EXPECT_EQ(render("{% for c in 'aé€' %}[{{ c }}]{% endfor %} {{ 'abc'|list }} {% set a, b = 'xy' %}{{ b }}{{ a }}", {}, o),
             "[a][é][€] ['a', 'b', 'c'] yx");

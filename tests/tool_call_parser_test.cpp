@@ -259,6 +259,13 @@ TEST(ToolCallParser, Pythonic) {
   expect_parse("pythonic", "[1, 2] are numbers", "[1, 2] are numbers", {});
   expect_parse("pythonic", "See [f(a=1)]", "See [f(a=1)]", {});
   expect_parse("pythonic", "[f(a=1)", "[f(a=1)", {});
+  // Python's other escapes; an unhashable key and nesting past the parser's depth are not calls.
+  expect_parse("pythonic", "[f(s='\\a\\b\\f\\v\\012\\101')]", "", {{"f", R"({"s":"\u0007\b\f\u000b\nA"})"}});
+  expect_parse("pythonic", "[f(d={[1]: 2})]", "[f(d={[1]: 2})]", {});
+  const std::string deep = "[f(a=" + std::string(100, '[') + std::string(100, ']') + ")]";
+  EXPECT_EQ(parse_once("pythonic", deep).content, deep);
+  const std::string ok = "[f(a=" + std::string(60, '[') + std::string(60, ']') + ")]";
+  EXPECT_EQ(parse_once("pythonic", ok).calls.size(), 1u);
 }
 
 // Text made of the formats' own pieces in random order (markers, brackets, quotes, names, values):

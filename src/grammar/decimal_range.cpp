@@ -116,7 +116,12 @@ Expr decimal_range(const NumberBounds& bounds, const std::string& path) {
       schema_unsupported(key, path, "number bounds beyond 1e15 are not supported");
   if (lo && bounds.lo_exclusive) lo = *lo == 0 ? kPositive : std::nextafter(*lo, std::numeric_limits<double>::infinity());
   if (hi && bounds.hi_exclusive) hi = *hi == 0 ? -kPositive : std::nextafter(*hi, -std::numeric_limits<double>::infinity());
-  if (lo && hi && *lo > *hi) schema_invalid(path, "no number lies within its minimum and maximum");
+  if (lo && hi && *lo > *hi) {
+    const bool empty = *bounds.lo > *bounds.hi || (*bounds.lo == *bounds.hi && (bounds.lo_exclusive || bounds.hi_exclusive));
+    if (empty) schema_invalid(path, "no number lies within its minimum and maximum");
+    // Only the moves inward emptied it: an exclusive 0 with a bound under 1e-30, or bounds an ulp apart.
+    schema_unsupported(bounds.lo_exclusive ? lo_key : hi_key, path, "exclusive bounds this close together are not supported");
+  }
   std::vector<Expr> alts;
   // x >= 0: [max(lo, 0), hi].
   if (!hi || *hi >= 0) {

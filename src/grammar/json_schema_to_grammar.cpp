@@ -320,8 +320,8 @@ class SchemaConverter {
       }
       if (node->is_object() && node->contains(token)) {
         node = &(*node)[token];
-      } else if (node->is_array() && !token.empty() && token.find_first_not_of("0123456789") == std::string::npos &&
-                 std::stoul(token) < node->size()) {
+      } else if (node->is_array() && !token.empty() && token.size() <= 9 &&
+                 token.find_first_not_of("0123456789") == std::string::npos && std::stoul(token) < node->size()) {
         node = &(*node)[std::stoul(token)];
       } else {
         invalid(path + "/$ref", "'" + target + "' points to nothing");

@@ -40,6 +40,9 @@ class AllOfMerger {
   // flattened, annotation-only and `true` schemas dropped.
   void expand(const json& s, int depth, std::vector<json>& parts) {
     if (depth > kMaxRefDepth) schema_invalid(path_ + "/allOf", "$refs through allOf nest too deeply (a cycle?)");
+    // Every visit costs a node, whatever it copies: $refs fanning out through allOf to cheap leaves
+    // would otherwise be walked ~10^depth times for free.
+    charge(1);
     if (s.is_boolean()) {
       if (!s.get<bool>()) schema_invalid(path_ + "/allOf", "the schema 'false' matches nothing");
       return;
@@ -175,7 +178,7 @@ class AllOfMerger {
     std::vector<std::string> prop_order;
     std::map<std::string, std::vector<json>> prop_schemas;
     std::vector<std::string> required;
-    std::vector<json> items;
+    std::vector<json> items, items_prefixes;  // each part's items, and the prefixItems beside it
     bool object_keywords = false;
     for (const json& p : parts) {
       for (const auto& [k, v] : p.items()) {
@@ -202,6 +205,10 @@ class AllOfMerger {
           object_keywords = true;
         } else if (k == "items") {
           items.push_back(v);
+          items_prefixes.push_back(p.contains("prefixItems") ? p["prefixItems"] : json());
+        } else if ((k == "exclusiveMinimum" || k == "exclusiveMaximum") && v.is_boolean()) {
+          // Draft 4's flag modifies its part's minimum / maximum, which the merge takes apart from it.
+          schema_unsupported(k, path_ + "/allOf", "draft 4's boolean form is not merged");
         } else if (k == "enum") {
           if (!v.is_array()) schema_invalid(path_ + "/allOf", "'enum' must be an array");
           if (!m.contains("enum")) {
@@ -230,7 +237,14 @@ class AllOfMerger {
     if (types) m["type"] = types->size() == 1 ? json((*types)[0]) : json(*types);
     // A const beside an enum, or either beside a type, is checked by the converter.
     if (m.contains("enum") && m["enum"].empty()) schema_invalid(path_ + "/allOf", "its enums have no value in common");
-    if (!items.empty()) m["items"] = all_of(items);
+    if (!items.empty()) {
+      // A part's "items" covers the elements after its own prefixItems (all of them when it has
+      // none); beside another part's tuple it would apply from a different index.
+      for (const json& prefix : items_prefixes)
+        if (m.contains("prefixItems") && prefix != m["prefixItems"])
+          schema_unsupported("items", path_ + "/allOf", "one part's items beside another part's prefixItems has no single equivalent here");
+      m["items"] = all_of(items);
+    }
     if (object_keywords) merge_object(parts, prop_order, prop_schemas, required, m);
     return m;
   }

@@ -63,11 +63,16 @@ std::string ipv6_regex() {
 }
 
 // RFC 1123 host names: letters, digits and inner hyphens, labels of at most 63 characters, at
-// most 253 in all. The total is kept by the shape rather than counted: a first label of up to 63,
-// at most 7 more of up to 25 each (63 + 7 * 26 = 245), stricter than the RFC, never looser.
+// most 253 in all, never the dotted-decimal form of an address (#.#.#.#). Kept by the shape
+// rather than counted: a first label of up to 63, at most 7 more of up to 25 each (63 + 7 * 26 =
+// 245), the last label beginning with a letter (so no all-numeric form) -- stricter than the RFC,
+// never looser.
 std::string hostname_regex() {
-  auto label = [](int max) { return cat({"[A-Za-z0-9]([A-Za-z0-9-]{0,", std::to_string(max - 2), "}[A-Za-z0-9])?"}); };
-  return cat({label(63), "(\\.", label(25), "){0,7}"});
+  auto label = [](std::string_view first, int max) {
+    return cat({first, "([A-Za-z0-9-]{0,", std::to_string(max - 2), "}[A-Za-z0-9])?"});
+  };
+  const std::string any = "[A-Za-z0-9]", letter = "[A-Za-z]";
+  return cat({"(", label(letter, 63), "|", label(any, 63), "(\\.", label(any, 25), "){0,6}\\.", label(letter, 25), ")"});
 }
 
 // RFC 3339 Appendix A's ISO 8601 durations: P[nY[nM[nD]]|nM[nD]|nD][T(nH[nM[nS]]|nM[nS]|nS)], or PnW.

@@ -46,12 +46,28 @@ Value sort_key(const Value& item, const Value& attribute, bool case_sensitive, s
   return k;
 }
 
+// A string's first / last character directly: iterating it would build a Value a character,
+// which the output limit refuses past ~160k characters (items_of), and s|last must not fail there.
 Value f_first(Renderer& r, const Value& v, CallArgs&) {
+  if (v.is_string()) {
+    const std::string& s = v.as_string();
+    if (s.empty()) return Value::undefined("No first item, sequence was empty.");
+    size_t i = 0;
+    utf8_next(s, i);
+    return Value(s.substr(0, i));
+  }
   std::vector<Value> items = items_of(v, r.config().limits.max_output_bytes);
   return items.empty() ? Value::undefined("No first item, sequence was empty.") : items.front();
 }
 
 Value f_last(Renderer& r, const Value& v, CallArgs&) {
+  if (v.is_string()) {
+    const std::string& s = v.as_string();
+    if (s.empty()) return Value::undefined("No last item, sequence was empty.");
+    size_t start = s.size() - 1;  // back to the last code point's lead byte
+    while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+    return Value(s.substr(start));
+  }
   std::vector<Value> items = items_of(v, r.config().limits.max_output_bytes);
   return items.empty() ? Value::undefined("No last item, sequence was empty.") : items.back();
 }

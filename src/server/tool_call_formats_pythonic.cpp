@@ -114,15 +114,25 @@ class PythonCallList {
       if (!eat(':')) return false;
       ws();
       if (!value(v)) return false;
-      // json.dumps writes a non-string key as its JSON text (1 -> "1", True -> "true").
+      // json.dumps writes a non-string key as its JSON text (1 -> "1", True -> "true"); a list or
+      // dict is no key in Python (unhashable).
+      if (k.is_array() || k.is_object()) return false;
       out[k.is_string() ? k.get<std::string>() : k.dump()] = std::move(v);
       ws();
       if (eat('}')) return true;
       if (!eat(',')) return false;
     }
   }
+  // Nesting deeper than this is not a call (the parser recurses, on model output).
+  static constexpr int kMaxDepth = 64;
+
   bool value(ojson& out) {
-    if (at_end()) return false;
+    if (at_end() || depth_ >= kMaxDepth) return false;
+    struct Nest {
+      int& d;
+      explicit Nest(int& depth) : d(depth) { ++d; }
+      ~Nest() { --d; }
+    } nest(depth_);
     const char c = s_[i_];
     if (c == '\'' || c == '"') return string(out);
     if (c == '[') return ++i_, sequence(']', out);
@@ -212,7 +222,17 @@ class PythonCallList {
         case 'n': text += '\n'; break;
         case 't': text += '\t'; break;
         case 'r': text += '\r'; break;
-        case '0': text += '\0'; break;
+        case 'a': text += '\a'; break;
+        case 'b': text += '\b'; break;
+        case 'f': text += '\f'; break;
+        case 'v': text += '\v'; break;
+        case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
+          // Octal: up to three digits.
+          uint32_t o = uint32_t(e - '0');
+          for (int k = 0; k < 2 && i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '7'; ++k) o = o * 8 + uint32_t(s_[i_++] - '0');
+          utf8(text, o);
+          break;
+        }
         case '\\': case '\'': case '"': text += e; break;
         case 'x': if (!hex(2, cp)) return false; utf8(text, cp); break;
         case 'u': if (!hex(4, cp)) return false; utf8(text, cp); break;
@@ -227,6 +247,7 @@ class PythonCallList {
 
   std::string_view s_;
   size_t i_ = 0;
+  int depth_ = 0;
   bool incomplete_ = false;
 };
 
