@@ -41,9 +41,10 @@ Value range_fn(CallArgs& a, int64_t max_items) {
 }
 
 // namespace(mapping?, **kwargs): the one mutable object ({% set ns.x = ... %}).
-Value namespace_fn(CallArgs& a) {
+Value namespace_fn(CallArgs& a, NamespaceRegistry& made) {
   auto ns = std::make_shared<DictObj>();
   ns->flavor = DictFlavor::namespace_;
+  made.push_back(ns);
   for (const Value& v : a.args) {
     if (!v.is_dict()) fail(ErrorKind::type, "namespace() takes a mapping or keyword arguments");
     for (const auto& [k, val] : v.dict_obj().items) ns->set(k, val);
@@ -101,11 +102,20 @@ Value cycler_fn(CallArgs& a) {
 
 }  // namespace
 
-void add_builtins(Scope& scope, const RenderConfig& config) {
+void release_namespaces(NamespaceRegistry& namespaces) {
+  for (const std::weak_ptr<DictObj>& w : namespaces)
+    if (auto ns = w.lock()) {
+      std::vector<std::pair<std::string, Value>> items;
+      items.swap(ns->items);  // destroyed here, after ns no longer holds them
+    }
+  namespaces.clear();
+}
+
+void add_builtins(Scope& scope, const RenderConfig& config, const std::shared_ptr<NamespaceRegistry>& namespaces) {
   const int64_t max_items = config.limits.max_loop_iterations;
   const size_t max_size = config.limits.max_output_bytes;
   scope.vars["range"] = Value::function("range", [max_items](CallArgs& a) { return range_fn(a, max_items); });
-  scope.vars["namespace"] = Value::function("namespace", namespace_fn);
+  scope.vars["namespace"] = Value::function("namespace", [namespaces](CallArgs& a) { return namespace_fn(a, *namespaces); });
   scope.vars["dict"] = Value::function("dict", dict_fn);
   scope.vars["joiner"] = Value::function("joiner", [max_size](CallArgs& a) { return joiner_fn(a, max_size); });
   scope.vars["cycler"] = Value::function("cycler", cycler_fn);

@@ -30,7 +30,13 @@ std::string Template::render(const std::vector<std::pair<std::string, Value>>& c
   // Two scopes: the builtins below, the caller's variables (and top-level sets) above,
   // so a template may shadow a builtin without losing it for other renders.
   auto builtins = std::make_shared<Scope>();
-  add_builtins(*builtins, options_->render);
+  auto namespaces = std::make_shared<NamespaceRegistry>();
+  add_builtins(*builtins, options_->render, namespaces);
+  // However the render ends, the namespaces it made let go of their contents (builtins.h).
+  struct Release {
+    NamespaceRegistry& n;
+    ~Release() { release_namespaces(n); }
+  } release{*namespaces};
   auto globals = std::make_shared<Scope>();
   globals->parent = builtins;
   for (const auto& [k, v] : context) globals->vars[k] = v;

@@ -62,7 +62,7 @@ struct Reader {
   size_t at = 0;
   void take(void* dst, size_t n) {
     SEAM_CHECK(at + n <= in.size(), "a tensor-parallel step message is truncated (", in.size(), " bytes)");
-    std::memcpy(dst, in.data() + at, n);
+    if (n > 0) std::memcpy(dst, in.data() + at, n);  // an empty vector's data() may be null: memcpy's UB
     at += n;
   }
   template <typename T>
