@@ -80,6 +80,34 @@ TEST(RequestErrors, DeeplyNestedOverflowHasABoundedPath) {
   EXPECT_LT(std::string(api_error_of(seed.substr(1)).what()).size(), 400u);
 }
 
+// JSON nested past k_max_json_depth is refused before anything walks it: a 200 kB body (or string
+// field) of '[' overflowed the stack of whatever recursed over it (the chat template's values: a
+// segfault of `seam chat-template` with such tools, and of the server's handler).
+TEST(RequestErrors, DeepNestingIsRefusedBeforeAnythingWalksIt) {
+  const auto nested = [](size_t d) { return std::string(d, '[') + std::string(d, ']'); };
+  EXPECT_NO_THROW((void)parse_json_document(nested(k_max_json_depth)));
+  EXPECT_THROW((void)parse_json_document(nested(k_max_json_depth + 1)), JsonParseError);
+  EXPECT_EQ(json_nesting_depth("{\"a\": \"[[[{{{\\\"[\", \"b\": [[{}]]}"), 4u);  // brackets in strings do not count
+  const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], )";
+  const ApiError tools = api_error_of(chat + R"("tools": [{"type": "function", "function": {"name": "f", "parameters": )" +
+                                          nested(100000) + "}}]}",
+                                      ApiKind::chat);
+  EXPECT_EQ(tools.status(), 400);
+  EXPECT_NE(std::string(tools.what()).find("nested deeper than 256 levels"), std::string::npos) << tools.what();
+  EXPECT_LT(std::string(tools.what()).size(), 400u);
+  // JSON held in string fields: a schema given as text, a past tool call's arguments.
+  const ApiError schema = api_error_of(chat + R"("json_schema": ")" + nested(5000) + "\"}", ApiKind::chat);
+  EXPECT_EQ(schema.status(), 400);
+  EXPECT_NE(std::string(schema.what()).find("nests deeper than 256"), std::string::npos) << schema.what();
+  const ApiError args = api_error_of(
+      R"({"tools": [{"type": "function", "function": {"name": "f"}}], "messages": [{"role": "user", "content": "x"},
+      {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": ")" +
+          nested(5000) + R"("}}]}]})",
+      ApiKind::chat);
+  EXPECT_EQ(args.status(), 400);
+  EXPECT_NE(std::string(args.what()).find("nests deeper than 256"), std::string::npos) << args.what();
+}
+
 TEST(RequestErrors, JsonErrorTextDropsTheLibraryTag) {
   try {
     (void)parse_json_document("{\"a\": }");

@@ -101,6 +101,10 @@ TEST(ToolCallParser, Hermes) {
     expect_parse(name, "\n \n", "\n \n", {});
     expect_parse(name, "x < y and <tool_ca", "x < y and <tool_ca", {});
     expect_parse(name, "no calls at all, {\"name\": \"f\"}", "no calls at all, {\"name\": \"f\"}", {});
+    // Arguments nested past k_max_json_depth are not a call (nothing walks them): content.
+    const std::string deep = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": " + std::string(300, '[') +
+                             std::string(300, ']') + "}}</tool_call>";
+    expect_parse(name, deep, deep, {});
     // Strings holding braces and escaped quotes.
     expect_parse(name, "<tool_call>{\"name\": \"echo\", \"arguments\": {\"s\": \"}\\\"{\"}}</tool_call>", "",
                  {{"echo", R"({"s":"}\"{"})"}});

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/json_lines.h"
 #include "core/error.h"
+#include "core/json_parse.h"
 #include "jinja/error.h"
 
 namespace seam::cli {
@@ -52,6 +53,8 @@ int chat_template_lines(const jinja::HfChatTemplate& chat_template, std::istream
       in, err,
       [&](const std::string& line) {
         jinja::ChatRequest request;
+        if (json_nesting_depth(line) > k_max_json_depth)
+          throw Error("JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels");
         try {
           request = jinja::ChatRequest::from_json(nlohmann::ordered_json::parse(line));
         } catch (const json::exception& e) {

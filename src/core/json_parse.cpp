@@ -1,5 +1,6 @@
 #include "core/json_parse.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace seam {
@@ -58,12 +59,39 @@ std::string json_error_text(const json::exception& e) {
   return text;
 }
 
+size_t json_nesting_depth(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > k_max_json_depth) return deepest;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 json parse_json_document(std::string_view text) {
   std::vector<PathFrame> frames;
   const json::parser_callback_t track = [&frames](int, json::parse_event_t event, json& parsed) {
     switch (event) {
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start:
+        if (frames.size() >= k_max_json_depth)  // before nlohmann builds it (json_parse.h)
+          throw JsonParseError("JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels at '" +
+                                   path_of(frames) + "'",
+                               path_of(frames));
         frames.push_back(PathFrame{event == json::parse_event_t::array_start, "", 0});
         break;
       case json::parse_event_t::key:

@@ -24,8 +24,18 @@ class JsonParseError : public Error {
 };
 
 // Throws JsonParseError; the message says where ("at line 1, column 13") and
-// what, without library tags.
+// what, without library tags. A document nested deeper than k_max_json_depth is refused.
 nlohmann::json parse_json_document(std::string_view text);
+
+// How deep JSON from untrusted input may nest arrays and objects. Everything that walks a
+// document afterwards (the chat template's values, dumps, the schema converter) recurses once a
+// level, so a 200 KB body of '[' would overflow a thread's stack and take the server down.
+// Python's json module stops near 1,000; a real request nests a few dozen at most.
+inline constexpr size_t k_max_json_depth = 256;
+
+// The deepest nesting of arrays and objects in `text` (string contents skipped), counting no
+// further than k_max_json_depth + 1; for JSON held in a string field before it is parsed.
+size_t json_nesting_depth(std::string_view text);
 
 // `what` of a nlohmann exception without its "[json.exception.<kind>.<n>] " tag.
 std::string json_error_text(const nlohmann::json::exception& e);

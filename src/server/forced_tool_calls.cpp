@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
+
 namespace seam {
 
 namespace {
@@ -83,7 +85,9 @@ void ForcedToolCalls::parse_items(ToolParseDelta& out) {
       if (buf_[pos_] != '{') failed_ = true;
       return;  // an item not complete yet
     }
-    const ojson item = ojson::parse(buf_.substr(pos_, n), nullptr, false);
+    const ojson item = json_nesting_depth(std::string_view(buf_).substr(pos_, n)) > k_max_json_depth
+                           ? ojson(ojson::value_t::discarded)  // too deep to walk (json_parse.h): not a call
+                           : ojson::parse(buf_.substr(pos_, n), nullptr, false);
     const auto name = item.is_object() ? item.find("name") : item.end();
     const auto params = item.is_object() ? item.find("parameters") : item.end();
     if (item.is_discarded() || !item.is_object() || name == item.end() || !name->is_string() || params == item.end() ||

@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/json_parse.h"
 #include "server/api_error.h"
 
 namespace seam {
@@ -48,6 +49,8 @@ bool read_bool(const ojson& v, const std::string& key) {
 // Re-dumped from the order-keeping parse, so the properties keep the client's order.
 std::string read_schema(const ojson& v, const std::string& key, bool string_allowed) {
   if (string_allowed && v.is_string()) {
+    if (json_nesting_depth(v.get<std::string>()) > k_max_json_depth)
+      throw bad_request("'" + key + "' nests deeper than " + std::to_string(k_max_json_depth) + " levels", key);
     const ojson parsed = ojson::parse(v.get<std::string>(), nullptr, false);
     if (parsed.is_discarded()) throw bad_request("'" + key + "' is a string that is not valid JSON", key);
     if (!parsed.is_object())

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 #include "server/tool_call_formats.h"
 #include "server/tool_call_parser.h"
 
@@ -20,7 +21,11 @@ using tool_call_formats::skip_space;
 constexpr size_t npos = std::string::npos;
 
 // JSON text -> value; discarded (is_discarded) when not valid JSON.
-ojson parse_json(std::string_view text) { return ojson::parse(text.begin(), text.end(), nullptr, false); }
+// Too deep for what walks it afterwards (json_parse.h): discarded, so the text is not a call.
+ojson parse_json(std::string_view text) {
+  if (json_nesting_depth(text) > k_max_json_depth) return ojson(ojson::value_t::discarded);
+  return ojson::parse(text.begin(), text.end(), nullptr, false);
+}
 
 // {"name": N, "arguments"|"parameters": {...}} -> a call; false when it is not one.
 template <typename Call>

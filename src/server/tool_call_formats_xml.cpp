@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/json_parse.h"
 #include "server/tool_call_formats.h"
 
 namespace seam::tool_call_formats {
@@ -17,7 +18,11 @@ namespace {
 using ojson = nlohmann::ordered_json;
 constexpr size_t npos = std::string::npos;
 
-ojson parse_json(std::string_view text) { return ojson::parse(text.begin(), text.end(), nullptr, false); }
+// Too deep for what walks it afterwards (json_parse.h): discarded, so the text is not a call.
+ojson parse_json(std::string_view text) {
+  if (json_nesting_depth(text) > k_max_json_depth) return ojson(ojson::value_t::discarded);
+  return ojson::parse(text.begin(), text.end(), nullptr, false);
+}
 
 std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 

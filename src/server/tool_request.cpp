@@ -1,5 +1,6 @@
 #include "server/tool_request.h"
 
+#include "core/json_parse.h"
 #include "server/api_error.h"
 #include "server/tool_choice_constraint.h"
 
@@ -76,6 +77,8 @@ ojson read_tool_calls(const ojson& calls, const std::string& at) {
     if (!name || !name->is_string()) throw wrong(ck + ".function.name", "must be a string");
     ojson call = c;
     if (const ojson* args = find(*f, "arguments"); args && args->is_string()) {
+      if (json_nesting_depth(args->get<std::string>()) > k_max_json_depth)
+        throw wrong(ck + ".function.arguments", "nests deeper than " + std::to_string(k_max_json_depth) + " levels");
       ojson parsed = ojson::parse(args->get<std::string>(), nullptr, false);
       if (parsed.is_discarded())
         throw wrong(ck + ".function.arguments", "must be a JSON object or a string holding one");
