@@ -168,17 +168,7 @@ class SchemaConverter {
     }
     std::vector<std::string> types;
     if (s.contains("type")) {
-      const json& t = s["type"];
-      if (t.is_string()) {
-        types.push_back(t.get<std::string>());
-      } else if (t.is_array() && !t.empty()) {
-        for (const json& x : t) {
-          if (!x.is_string()) invalid(path + "/type", "expected type names");
-          types.push_back(x.get<std::string>());
-        }
-      } else {
-        invalid(path + "/type", "expected a type name or a non-empty list of them");
-      }
+      types = schema_type_names(s["type"], path);
     } else {
       types = infer_types(s);
       if (types.empty()) return any_rule("value");
@@ -202,15 +192,7 @@ class SchemaConverter {
   // a number with no fraction (2.0) is an integer, as JSON Schema counts it.
   static bool value_has_type(const json& s, const json& v, const std::string& path) {
     if (!s.contains("type")) return true;
-    const json& t = s["type"];
-    std::vector<std::string> types;
-    if (t.is_string()) {
-      types.push_back(t.get<std::string>());
-    } else if (t.is_array()) {
-      for (const json& x : t)
-        if (x.is_string()) types.push_back(x.get<std::string>());
-    }
-    if (types.empty()) invalid(path + "/type", "expected a type name or a non-empty list of them");
+    const std::vector<std::string> types = schema_type_names(s["type"], path);
     const bool integral = v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
                                                     std::isfinite(v.get<double>()));
     for (const std::string& name : types) {

@@ -137,21 +137,6 @@ class AllOfMerger {
     return json{{"anyOf", std::move(out)}};
   }
 
-  static std::vector<std::string> types_of(const json& t, const std::string& path) {
-    std::vector<std::string> out;
-    if (t.is_string()) {
-      out.push_back(t.get<std::string>());
-    } else if (t.is_array() && !t.empty()) {
-      for (const json& x : t) {
-        if (!x.is_string()) schema_invalid(path + "/type", "expected type names");
-        out.push_back(x.get<std::string>());
-      }
-    } else {
-      schema_invalid(path + "/type", "expected a type name or a non-empty list of them");
-    }
-    return out;
-  }
-
   // The types both lists admit; an integer is a number.
   static std::vector<std::string> common_types(const std::vector<std::string>& a, const std::vector<std::string>& b) {
     auto has = [](const std::vector<std::string>& l, const std::string& t) {
@@ -183,7 +168,7 @@ class AllOfMerger {
     for (const json& p : parts) {
       for (const auto& [k, v] : p.items()) {
         if (k == "type") {
-          const std::vector<std::string> t = types_of(v, path_);
+          const std::vector<std::string> t = schema_type_names(v, path_);
           types = types ? common_types(*types, t) : t;
           if (types->empty()) schema_invalid(path_ + "/allOf", "its schemas have no type in common");
         } else if (k == "properties") {

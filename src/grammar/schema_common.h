@@ -4,6 +4,9 @@
 #pragma once
 #include <set>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 
@@ -18,6 +21,23 @@ namespace seam::grammar {
 // A schema that is malformed, or that accepts nothing.
 [[noreturn]] inline void schema_invalid(const std::string& path, const std::string& what) {
   throw Error("invalid JSON Schema at " + path + ": " + what);
+}
+
+// A schema's "type" value `t`: one type name or a non-empty list of them; anything else is an
+// invalid-schema error at path.
+inline std::vector<std::string> schema_type_names(const nlohmann::ordered_json& t, const std::string& path) {
+  std::vector<std::string> out;
+  if (t.is_string()) {
+    out.push_back(t.get<std::string>());
+  } else if (t.is_array() && !t.empty()) {
+    for (const auto& x : t) {
+      if (!x.is_string()) schema_invalid(path + "/type", "expected type names");
+      out.push_back(x.get<std::string>());
+    }
+  } else {
+    schema_invalid(path + "/type", "expected a type name or a non-empty list of them");
+  }
+  return out;
 }
 
 // Keywords that are pure annotations or containers: no constraint of their own here.

@@ -36,6 +36,8 @@ std::vector<Value> items_of(const Value& v, size_t max_size) {
   return iterate(v, max_size);
 }
 
+std::vector<Value> items_of(const Renderer& r, const Value& v) { return items_of(v, r.config().limits.max_output_bytes); }
+
 // For sort/unique/min/max: the key of an item (its attribute if given), lower-cased
 // strings unless case_sensitive, as jinja2's ignore_case postprocessor does.
 Value sort_key(const Value& item, const Value& attribute, bool case_sensitive, size_t max_size) {
@@ -56,7 +58,7 @@ Value f_first(Renderer& r, const Value& v, CallArgs&) {
     utf8_next(s, i);
     return Value(s.substr(0, i));
   }
-  std::vector<Value> items = items_of(v, r.config().limits.max_output_bytes);
+  std::vector<Value> items = items_of(r, v);
   return items.empty() ? Value::undefined("No first item, sequence was empty.") : items.front();
 }
 
@@ -68,7 +70,7 @@ Value f_last(Renderer& r, const Value& v, CallArgs&) {
     while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
     return Value(s.substr(start));
   }
-  std::vector<Value> items = items_of(v, r.config().limits.max_output_bytes);
+  std::vector<Value> items = items_of(r, v);
   return items.empty() ? Value::undefined("No last item, sequence was empty.") : items.back();
 }
 
@@ -78,7 +80,7 @@ Value f_join(Renderer& r, const Value& v, CallArgs& a) {
   const Value attribute = arg_or(a, 1, "attribute", Value::none());
   std::string out;
   bool first = true;
-  for (const Value& item : items_of(v, r.config().limits.max_output_bytes)) {
+  for (const Value& item : items_of(r, v)) {
     // An item's text (a list's, built held to the limit) and the separator, which repeats once
     // per item, are checked before they are added, as str.join does.
     const std::string text =
@@ -102,7 +104,7 @@ Value f_map(Renderer& r, const Value& v, CallArgs& a) {
     if (k == "default") fallback = &val;
   }
   if (attribute) {
-    for (const Value& item : items_of(v, r.config().limits.max_output_bytes)) {
+    for (const Value& item : items_of(r, v)) {
       Value x = get_attribute_path(item, attribute->str(max_size), max_size);
       out.push_back(x.is_undefined() && fallback ? *fallback : x);
     }
@@ -113,7 +115,7 @@ Value f_map(Renderer& r, const Value& v, CallArgs& a) {
   CallArgs rest;
   rest.args.assign(a.args.begin() + 1, a.args.end());
   rest.kwargs = a.kwargs;
-  for (const Value& item : items_of(v, r.config().limits.max_output_bytes)) {
+  for (const Value& item : items_of(r, v)) {
     CallArgs call = rest;
     out.push_back(r.apply_filter(filter, item, call));
   }
@@ -135,7 +137,7 @@ Value select_impl(Renderer& r, const Value& v, CallArgs& a, bool by_attr, bool k
   rest.args.assign(a.args.begin() + next, a.args.end());
   rest.kwargs = a.kwargs;
   std::vector<Value> out;
-  for (const Value& item : items_of(v, r.config().limits.max_output_bytes)) {
+  for (const Value& item : items_of(r, v)) {
     const Value subject = by_attr ? get_attribute_path(item, attribute, max_size) : item;
     bool ok;
     if (test.empty()) {
@@ -183,13 +185,13 @@ Value f_dictsort(Renderer& r, const Value& v, CallArgs& a) {
   return Value::list(std::move(pairs));
 }
 
-Value f_list(Renderer& r, const Value& v, CallArgs&) { return Value::list(items_of(v, r.config().limits.max_output_bytes)); }
+Value f_list(Renderer& r, const Value& v, CallArgs&) { return Value::list(items_of(r, v)); }
 
 Value f_unique(Renderer& r, const Value& v, CallArgs& a) {
   const bool case_sensitive = arg_or(a, 0, "case_sensitive", Value(false)).truthy();
   const Value attribute = arg_or(a, 1, "attribute", Value::none());
   std::vector<Value> seen, out;
-  for (const Value& item : items_of(v, r.config().limits.max_output_bytes)) {
+  for (const Value& item : items_of(r, v)) {
     const Value key = sort_key(item, attribute, case_sensitive, r.config().limits.max_output_bytes);
     bool dup = false;
     for (const Value& s : seen) dup |= values_equal(s, key);
@@ -205,7 +207,7 @@ Value f_sort(Renderer& r, const Value& v, CallArgs& a) {
   const bool reverse = arg_or(a, 0, "reverse", Value(false)).truthy();
   const bool case_sensitive = arg_or(a, 1, "case_sensitive", Value(false)).truthy();
   const Value attribute = arg_or(a, 2, "attribute", Value::none());
-  std::vector<Value> items = items_of(v, r.config().limits.max_output_bytes);
+  std::vector<Value> items = items_of(r, v);
   std::stable_sort(items.begin(), items.end(), [&](const Value& x, const Value& y) {
     const int c = value_compare(sort_key(x, attribute, case_sensitive, max_size),
                                 sort_key(y, attribute, case_sensitive, max_size));
@@ -220,7 +222,7 @@ Value f_reverse(Renderer& r, const Value& v, CallArgs&) {
     std::reverse(cps.begin(), cps.end());
     return Value(utf8_encode(cps));
   }
-  std::vector<Value> items = items_of(v, r.config().limits.max_output_bytes);
+  std::vector<Value> items = items_of(r, v);
   std::reverse(items.begin(), items.end());
   return Value::list(std::move(items));
 }
@@ -250,7 +252,7 @@ Value f_sum(Renderer& r, const Value& v, CallArgs& a) {
   const Value attribute = arg_or(a, 0, "attribute", Value::none());
   Value total = arg_or(a, 1, "start", Value(int64_t{0}));
   const size_t max_size = r.config().limits.max_output_bytes;
-  for (const Value& item : items_of(v, r.config().limits.max_output_bytes))
+  for (const Value& item : items_of(r, v))
     total = binary_op(
         "+", total, attribute.is_none() ? item : get_attribute_path(item, attribute.str(max_size), max_size), max_size);
   return total;
@@ -261,7 +263,7 @@ Value f_batch(Renderer& r, const Value& v, CallArgs& a) {
   if (n <= 0) fail(ErrorKind::type, "batch(): linecount must be positive");
   const Value* fill = find_arg(a, 1, "fill_with");
   std::vector<Value> out, cur;
-  for (const Value& item : items_of(v, r.config().limits.max_output_bytes)) {
+  for (const Value& item : items_of(r, v)) {
     cur.push_back(item);
     if (static_cast<int64_t>(cur.size()) == n) {
       out.push_back(Value::list(std::move(cur)));

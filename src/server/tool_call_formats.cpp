@@ -15,17 +15,12 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 using tool_call_detail::json_value_end;
+using tool_call_formats::dump_json;
 using tool_call_formats::find_marker;
 using tool_call_formats::is_space;
+using tool_call_formats::parse_json;
 using tool_call_formats::skip_space;
 constexpr size_t npos = std::string::npos;
-
-// JSON text -> value; discarded (is_discarded) when not valid JSON.
-// Too deep for what walks it afterwards (json_parse.h): discarded, so the text is not a call.
-ojson parse_json(std::string_view text) {
-  if (json_nesting_depth(text) > k_max_json_depth) return ojson(ojson::value_t::discarded);
-  return ojson::parse(text.begin(), text.end(), nullptr, false);
-}
 
 // {"name": N, "arguments"|"parameters": {...}} -> a call; false when it is not one.
 template <typename Call>
@@ -39,7 +34,7 @@ bool call_from_json(const ojson& j, Call& call) {
   } else if (j[key].is_string()) {  // already a JSON string
     call.arguments = j[key].get<std::string>();
   } else {
-    call.arguments = j[key].dump(-1, ' ', false, ojson::error_handler_t::replace);
+    call.arguments = dump_json(j[key]);
   }
   return true;
 }
@@ -74,24 +69,7 @@ class Llama3Parser : public ToolCallParser {
   static constexpr std::string_view k_tag = "<|python_tag|>";
 
   size_t find_start(std::string_view buf, bool at_output_start, size_t& marker_len, size_t& held) const override {
-    size_t brace = npos;
-    if (at_output_start) {
-      const size_t i = skip_space(buf);
-      if (i == buf.size()) {  // only whitespace so far: it may precede a call
-        held = buf.size();
-        return npos;
-      }
-      if (buf[i] == '{') brace = i;
-    }
-    size_t tag_len = 0, tag_held = 0;
-    const size_t tag = find_marker(buf, k_tag, tag_len, tag_held);
-    if (brace != npos && (tag == npos || brace < tag)) {
-      marker_len = 0;  // the brace is the call's own text
-      return brace;
-    }
-    marker_len = tag_len;
-    held = tag_held;
-    return tag;
+    return tool_call_formats::find_opener_or_marker(buf, at_output_start, '{', k_tag, marker_len, held);
   }
   size_t parse_region(std::string_view buf, bool final, std::vector<Call>& calls, bool& done,
                       bool& failed) const override {
@@ -157,34 +135,71 @@ class MistralParser : public ToolCallParser {
   }
 };
 
-// DeepSeek V3: <｜tool▁calls▁begin｜> then per call
-// <｜tool▁call▁begin｜>TYPE<｜tool▁sep｜>NAME\n```json\nARGS\n```<｜tool▁call▁end｜>, then
-// <｜tool▁calls▁end｜>. One region for the whole block. V3.1 (`v31`) writes each call as
-// <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>.
-class DeepSeekV3Parser : public ToolCallParser {
- public:
-  explicit DeepSeekV3Parser(bool v31) : v31_(v31) {}
+// A block of calls: BEGIN, then per call CALL_BEGIN <the call's text> CALL_END (whitespace between),
+// then END; one region for the block (DeepSeek V3 / V3.1, Kimi K2). Each format reads one call's text.
+class CallBlockParser : public ToolCallParser {
+ protected:
+  struct Markers {
+    std::string_view begin, end, call_begin, call_end;
+  };
+  explicit CallBlockParser(Markers m) : m_(m) {}
+  // One call's text between its begin and end markers; false when it is not a call.
+  virtual bool parse_call(std::string_view text, Call& call) const = 0;
 
  private:
-  bool v31_;
-  static constexpr std::string_view k_begin = "<｜tool▁calls▁begin｜>";
-  static constexpr std::string_view k_end = "<｜tool▁calls▁end｜>";
-  static constexpr std::string_view k_call_begin = "<｜tool▁call▁begin｜>";
-  static constexpr std::string_view k_call_end = "<｜tool▁call▁end｜>";
-  static constexpr std::string_view k_sep = "<｜tool▁sep｜>";
-
   size_t find_start(std::string_view buf, bool, size_t& marker_len, size_t& held) const override {
-    return find_marker(buf, k_begin, marker_len, held);
+    return find_marker(buf, m_.begin, marker_len, held);
   }
-  // One call's text between its begin and end markers.
-  bool parse_call(std::string_view s, Call& call) const {
+  size_t parse_region(std::string_view buf, bool final, std::vector<Call>& calls, bool& done,
+                      bool& failed) const override {
+    const size_t e = buf.find(m_.end);
+    if (e == npos && !final) return 0;
+    std::string_view body = e == npos ? buf : buf.substr(0, e);
+    for (size_t i = skip_space(body); i < body.size(); i = skip_space(body, i)) {
+      const size_t close = body.find(m_.call_end, i);
+      Call call;
+      if (body.substr(i, m_.call_begin.size()) != m_.call_begin || close == npos ||
+          !parse_call(body.substr(i + m_.call_begin.size(), close - i - m_.call_begin.size()), call)) {
+        failed = true;
+        calls.clear();
+        return 0;
+      }
+      calls.push_back(std::move(call));
+      i = close + m_.call_end.size();
+    }
+    if (calls.empty()) {
+      failed = true;
+      return 0;
+    }
+    done = true;
+    return e == npos ? buf.size() : e + m_.end.size();
+  }
+
+  Markers m_;
+};
+
+// DeepSeek V3: <｜tool▁calls▁begin｜> then per call
+// <｜tool▁call▁begin｜>TYPE<｜tool▁sep｜>NAME\n```json\nARGS\n```<｜tool▁call▁end｜>, then
+// <｜tool▁calls▁end｜>. V3.1 (`v31`) writes each call as
+// <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>.
+class DeepSeekV3Parser : public CallBlockParser {
+ public:
+  explicit DeepSeekV3Parser(bool v31)
+      : CallBlockParser({"<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>"}),
+        v31_(v31) {}
+
+ private:
+  static constexpr std::string_view k_sep = "<｜tool▁sep｜>";
+  bool v31_;
+
+  bool parse_call(std::string_view s, Call& call) const override {
     const size_t sep = s.find(k_sep);
     if (sep == npos) return false;
     if (v31_) {
       call.name = std::string(s.substr(0, sep));
       const ojson args = parse_json(s.substr(sep + k_sep.size()));
       if (call.name.empty() || call.name.find_first_of("<\n") != npos || !args.is_object()) return false;
-      call.arguments = args.dump(-1, ' ', false, ojson::error_handler_t::replace);
+      call.arguments = dump_json(args);
       return true;
     }
     std::string_view rest = s.substr(sep + k_sep.size());
@@ -201,48 +216,23 @@ class DeepSeekV3Parser : public ToolCallParser {
     const ojson args = parse_json(rest.substr(0, close));
     if (args.is_discarded() || !args.is_object()) return false;
     if (!std::all_of(rest.begin() + long(close) + 3, rest.end(), is_space)) return false;
-    call.arguments = args.dump(-1, ' ', false, ojson::error_handler_t::replace);
+    call.arguments = dump_json(args);
     return true;
-  }
-  size_t parse_region(std::string_view buf, bool final, std::vector<Call>& calls, bool& done,
-                      bool& failed) const override {
-    const size_t e = buf.find(k_end);
-    if (e == npos && !final) return 0;
-    std::string_view body = e == npos ? buf : buf.substr(0, e);
-    for (size_t i = skip_space(body); i < body.size(); i = skip_space(body, i)) {
-      const size_t close = body.find(k_call_end, i);
-      Call call;
-      if (body.substr(i, k_call_begin.size()) != k_call_begin || close == npos ||
-          !parse_call(body.substr(i + k_call_begin.size(), close - i - k_call_begin.size()), call)) {
-        failed = true;
-        calls.clear();
-        return 0;
-      }
-      calls.push_back(std::move(call));
-      i = close + k_call_end.size();
-    }
-    if (calls.empty()) {
-      failed = true;
-      return 0;
-    }
-    done = true;
-    return e == npos ? buf.size() : e + k_end.size();
   }
 };
 
 // Kimi K2: <|tool_calls_section_begin|> then per call
 // <|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>ARGS<|tool_call_end|>, then
-// <|tool_calls_section_end|>. One region for the section.
-class KimiK2Parser : public ToolCallParser {
-  static constexpr std::string_view k_begin = "<|tool_calls_section_begin|>";
-  static constexpr std::string_view k_end = "<|tool_calls_section_end|>";
-  static constexpr std::string_view k_call_begin = "<|tool_call_begin|>";
-  static constexpr std::string_view k_args = "<|tool_call_argument_begin|>";
-  static constexpr std::string_view k_call_end = "<|tool_call_end|>";
+// <|tool_calls_section_end|>.
+class KimiK2Parser : public CallBlockParser {
+ public:
+  KimiK2Parser()
+      : CallBlockParser({"<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
+                         "<|tool_call_end|>"}) {}
 
-  size_t find_start(std::string_view buf, bool, size_t& marker_len, size_t& held) const override {
-    return find_marker(buf, k_begin, marker_len, held);
-  }
+ private:
+  static constexpr std::string_view k_args = "<|tool_call_argument_begin|>";
+
   // "functions.get_weather:0" -> "get_weather" (the id's namespace and call index dropped).
   static std::string name_of(std::string_view id) {
     const size_t b = id.find_first_not_of(" \t\n\r"), e = id.find_last_not_of(" \t\n\r");
@@ -253,40 +243,29 @@ class KimiK2Parser : public ToolCallParser {
     if (colon != npos) id = id.substr(0, colon);
     return std::string(id);
   }
-  size_t parse_region(std::string_view buf, bool final, std::vector<Call>& calls, bool& done,
-                      bool& failed) const override {
-    const size_t e = buf.find(k_end);
-    if (e == npos && !final) return 0;
-    std::string_view body = e == npos ? buf : buf.substr(0, e);
-    for (size_t i = skip_space(body); i < body.size(); i = skip_space(body, i)) {
-      const size_t args = body.find(k_args, i), close = body.find(k_call_end, i);
-      Call call;
-      if (body.substr(i, k_call_begin.size()) != k_call_begin || args == npos || close == npos || args > close) {
-        failed = true;
-        calls.clear();
-        return 0;
-      }
-      call.name = name_of(body.substr(i + k_call_begin.size(), args - i - k_call_begin.size()));
-      const ojson j = parse_json(body.substr(args + k_args.size(), close - args - k_args.size()));
-      if (call.name.empty() || !j.is_object()) {
-        failed = true;
-        calls.clear();
-        return 0;
-      }
-      call.arguments = j.dump(-1, ' ', false, ojson::error_handler_t::replace);
-      calls.push_back(std::move(call));
-      i = close + k_call_end.size();
-    }
-    if (calls.empty()) {
-      failed = true;
-      return 0;
-    }
-    done = true;
-    return e == npos ? buf.size() : e + k_end.size();
+  bool parse_call(std::string_view s, Call& call) const override {
+    const size_t args = s.find(k_args);
+    if (args == npos) return false;
+    call.name = name_of(s.substr(0, args));
+    const ojson j = parse_json(s.substr(args + k_args.size()));
+    if (call.name.empty() || !j.is_object()) return false;
+    call.arguments = dump_json(j);
+    return true;
   }
 };
 
 }  // namespace
+
+namespace tool_call_formats {
+
+ojson parse_json(std::string_view text) {
+  if (json_nesting_depth(text) > k_max_json_depth) return ojson(ojson::value_t::discarded);
+  return ojson::parse(text.begin(), text.end(), nullptr, false);
+}
+
+std::string dump_json(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
+
+}  // namespace tool_call_formats
 
 const std::vector<std::string>& tool_call_parser_names() {
   static const std::vector<std::string> names = {"llama3",      "hermes",   "qwen25", "qwen3_coder", "mistral",

@@ -2,6 +2,7 @@
 // and the registry, tool_call_formats_xml.cpp the formats that write parameters as tagged raw text,
 // tool_call_formats_pythonic.cpp the Python-call format).
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,12 +31,38 @@ inline size_t find_marker(std::string_view buf, std::string_view marker, size_t&
   return std::string_view::npos;
 }
 
+// JSON text of model output -> a value; discarded when not valid JSON, or when nested past
+// k_max_json_depth (too deep for what walks it afterwards: core/json_parse.h), so not a call.
+nlohmann::ordered_json parse_json(std::string_view text);
+// A value as the arguments' JSON text (compact; invalid UTF-8 replaced).
+std::string dump_json(const nlohmann::ordered_json& j);
+
+// Where a call region starts, for formats whose call may open the output bare (Llama 3's '{',
+// pythonic's '[') or follow `marker` anywhere: the opener at the output's start when it comes
+// before any marker (marker_len 0: the opener is the call's own text), else the marker.
+inline size_t find_opener_or_marker(std::string_view buf, bool at_output_start, char opener, std::string_view marker,
+                                    size_t& marker_len, size_t& held) {
+  size_t tag_len = 0, tag_held = 0;
+  const size_t tag = find_marker(buf, marker, tag_len, tag_held);
+  if (at_output_start) {
+    const size_t i = skip_space(buf);
+    if (i < buf.size() && buf[i] == opener && (tag == std::string_view::npos || i < tag)) {
+      marker_len = 0;
+      return i;
+    }
+  }
+  marker_len = tag_len;
+  held = tag_held;
+  return tag;
+}
+
 // The types a request's tools declare for their parameters, for formats whose parameter values are
 // raw text (qwen3_coder, glm45).
 class ToolParameterTypes {
  public:
   // `tools`: the request's tools (OpenAI's [{"type": "function", "function": {name, parameters}}]).
-  explicit ToolParameterTypes(const nlohmann::ordered_json& tools) : tools_(tools) {}
+  // Read once into a table of declared types: the parser keeps no copy of the tools.
+  explicit ToolParameterTypes(const nlohmann::ordered_json& tools);
 
   // The JSON text of parameter `param` of function `function` written as `raw` (sglang's rules):
   // "null" (any case) is null; a declared string stays the text; integer: the text when it is an
@@ -46,11 +73,11 @@ class ToolParameterTypes {
   std::string value_json(const std::string& function, const std::string& param, const std::string& raw) const;
 
  private:
-  // The declared type ("" when unknown): "type" (the first that is not "null" of a list), else the
-  // first anyOf / oneOf branch's, else inferred from enum, properties or items.
-  std::string type_of(const std::string& function, const std::string& param) const;
+  // A parameter's declared type ("" when unknown): "type" (the first that is not "null" of a list),
+  // else the first anyOf / oneOf branch's, else inferred from enum, properties or items.
+  static std::string declared_type(const nlohmann::ordered_json& schema);
 
-  nlohmann::ordered_json tools_;
+  std::map<std::string, std::map<std::string, std::string>> types_;  // function -> parameter -> type
 };
 
 std::unique_ptr<ToolCallParser> make_qwen3_coder_parser(const nlohmann::ordered_json& tools);

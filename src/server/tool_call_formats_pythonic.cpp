@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "server/tool_call_formats.h"
+#include "tokenizer/utf8.h"
 
 namespace seam::tool_call_formats {
 
@@ -182,18 +183,6 @@ class PythonCallList {
     out = j;
     return true;
   }
-  static void utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += char(cp);
-    } else if (cp < 0x800) {
-      out += char(0xC0 | (cp >> 6)), out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += char(0xE0 | (cp >> 12)), out += char(0x80 | ((cp >> 6) & 0x3F)), out += char(0x80 | (cp & 0x3F));
-    } else {
-      out += char(0xF0 | (cp >> 18)), out += char(0x80 | ((cp >> 12) & 0x3F)), out += char(0x80 | ((cp >> 6) & 0x3F)),
-          out += char(0x80 | (cp & 0x3F));
-    }
-  }
   bool hex(size_t n, uint32_t& cp) {
     cp = 0;
     for (size_t k = 0; k < n; ++k, ++i_) {
@@ -230,13 +219,13 @@ class PythonCallList {
           // Octal: up to three digits.
           uint32_t o = uint32_t(e - '0');
           for (int k = 0; k < 2 && i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '7'; ++k) o = o * 8 + uint32_t(s_[i_++] - '0');
-          utf8(text, o);
+          utf8::append(text, o);
           break;
         }
         case '\\': case '\'': case '"': text += e; break;
-        case 'x': if (!hex(2, cp)) return false; utf8(text, cp); break;
-        case 'u': if (!hex(4, cp)) return false; utf8(text, cp); break;
-        case 'U': if (!hex(8, cp)) return false; utf8(text, cp); break;
+        case 'x': if (!hex(2, cp)) return false; utf8::append(text, cp); break;
+        case 'u': if (!hex(4, cp)) return false; utf8::append(text, cp); break;
+        case 'U': if (!hex(8, cp)) return false; utf8::append(text, cp); break;
         case '\n': break;  // a line continuation
         default: text += '\\', text += e;  // Python keeps an unknown escape as written
       }
@@ -255,18 +244,7 @@ class PythonicParser : public ToolCallParser {
   static constexpr std::string_view k_start = "<|python_start|>", k_end = "<|python_end|>";
 
   size_t find_start(std::string_view buf, bool at_output_start, size_t& marker_len, size_t& held) const override {
-    size_t tag_len = 0, tag_held = 0;
-    const size_t tag = find_marker(buf, k_start, tag_len, tag_held);
-    if (at_output_start) {
-      const size_t i = skip_space(buf);
-      if (i < buf.size() && buf[i] == '[' && (tag == npos || i < tag)) {
-        marker_len = 0;  // the bracket is the list's own text
-        return i;
-      }
-    }
-    marker_len = tag_len;
-    held = tag_held;
-    return tag;
+    return find_opener_or_marker(buf, at_output_start, '[', k_start, marker_len, held);
   }
 
   size_t parse_region(std::string_view buf, bool final, std::vector<Call>& calls, bool& done,
@@ -287,7 +265,7 @@ class PythonicParser : public ToolCallParser {
       return 0;
     }
     for (const auto& c : *parsed)
-      calls.push_back(Call{c.name, c.arguments.dump(-1, ' ', false, ojson::error_handler_t::replace)});
+      calls.push_back(Call{c.name, dump_json(c.arguments)});
     done = true;
     return end;
   }

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/json_parse.h"
 #include "server/tool_call_formats.h"
 
 namespace seam::tool_call_formats {
@@ -18,13 +17,6 @@ namespace {
 using ojson = nlohmann::ordered_json;
 constexpr size_t npos = std::string::npos;
 
-// Too deep for what walks it afterwards (json_parse.h): discarded, so the text is not a call.
-ojson parse_json(std::string_view text) {
-  if (json_nesting_depth(text) > k_max_json_depth) return ojson(ojson::value_t::discarded);
-  return ojson::parse(text.begin(), text.end(), nullptr, false);
-}
-
-std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
 std::string trimmed(std::string_view s) {
   const size_t b = skip_space(s);
@@ -106,7 +98,7 @@ class Qwen3CoderParser : public ToolCallParser {
       args[key] = parse_json(types_.value_json(call.name, key, value));
       i = s.substr(close, k_param_end.size()) == k_param_end ? close + k_param_end.size() : close;
     }
-    call.arguments = dump(args);
+    call.arguments = dump_json(args);
     return true;
   }
 
@@ -191,7 +183,7 @@ class Glm45Parser : public ToolCallParser {
       args[key] = parse_json(types_.value_json(call.name, key, value));
       i = value_end + k_value_end.size();
     }
-    call.arguments = dump(args);
+    call.arguments = dump_json(args);
     calls.push_back(std::move(call));
     done = true;
     return used;
@@ -202,38 +194,42 @@ class Glm45Parser : public ToolCallParser {
 
 }  // namespace
 
-std::string ToolParameterTypes::type_of(const std::string& function, const std::string& param) const {
-  if (!tools_.is_array()) return "";
-  for (const ojson& t : tools_) {
+ToolParameterTypes::ToolParameterTypes(const ojson& tools) {
+  if (!tools.is_array()) return;
+  for (const ojson& t : tools) {
     if (!t.is_object() || !t.contains("function") || !t["function"].is_object()) continue;
     const ojson& f = t["function"];
-    if (!f.contains("name") || f["name"] != function || !f.contains("parameters") || !f["parameters"].is_object())
-      continue;
-    const ojson& params = f["parameters"];
-    const ojson& props = params.contains("properties") && params["properties"].is_object() ? params["properties"] : params;
-    if (!props.contains(param) || !props[param].is_object()) return "";
-    const ojson* s = &props[param];
-    for (const char* k : {"anyOf", "oneOf"})  // the first branch that says
-      if (!s->contains("type") && s->contains(k) && (*s)[k].is_array())
-        for (const ojson& b : (*s)[k])
-          if (b.is_object() && b.contains("type") && !(b["type"].is_string() && b["type"] == "null")) {
-            s = &b;
-            break;
-          }
-    if (s->contains("type")) {
-      const ojson& ty = (*s)["type"];
-      if (ty.is_string()) return lower(ty.get<std::string>());
-      if (ty.is_array())
-        for (const ojson& x : ty)
-          if (x.is_string() && x != "null") return lower(x.get<std::string>());
-      return "";
-    }
-    if (s->contains("enum") && (*s)["enum"].is_array() && !(*s)["enum"].empty())
-      return (*s)["enum"][0].is_string() ? "string" : "";
-    if (s->contains("properties")) return "object";
-    if (s->contains("items")) return "array";
+    if (!f.contains("name") || !f["name"].is_string() || types_.count(f["name"].get<std::string>())) continue;
+    auto& params = types_[f["name"].get<std::string>()];  // the first tool of a name, as a lookup finds it
+    if (!f.contains("parameters") || !f["parameters"].is_object()) continue;
+    const ojson& p = f["parameters"];
+    const ojson& props = p.contains("properties") && p["properties"].is_object() ? p["properties"] : p;
+    for (const auto& [name, schema] : props.items())
+      if (schema.is_object()) params[name] = declared_type(schema);
+  }
+}
+
+std::string ToolParameterTypes::declared_type(const ojson& schema) {
+  const ojson* s = &schema;
+  for (const char* k : {"anyOf", "oneOf"})  // the first branch that says
+    if (!s->contains("type") && s->contains(k) && (*s)[k].is_array())
+      for (const ojson& b : (*s)[k])
+        if (b.is_object() && b.contains("type") && !(b["type"].is_string() && b["type"] == "null")) {
+          s = &b;
+          break;
+        }
+  if (s->contains("type")) {
+    const ojson& ty = (*s)["type"];
+    if (ty.is_string()) return lower(ty.get<std::string>());
+    if (ty.is_array())
+      for (const ojson& x : ty)
+        if (x.is_string() && x != "null") return lower(x.get<std::string>());
     return "";
   }
+  if (s->contains("enum") && (*s)["enum"].is_array() && !(*s)["enum"].empty())
+    return (*s)["enum"][0].is_string() ? "string" : "";
+  if (s->contains("properties")) return "object";
+  if (s->contains("items")) return "array";
   return "";
 }
 
@@ -241,26 +237,28 @@ std::string ToolParameterTypes::value_json(const std::string& function, const st
                                            const std::string& raw) const {
   const std::string text = trimmed(raw);
   if (lower(text) == "null") return "null";
-  const std::string type = type_of(function, param);
-  const std::string as_string = ojson(raw).dump(-1, ' ', false, ojson::error_handler_t::replace);
+  const auto f = types_.find(function);
+  const auto t = f == types_.end() ? std::map<std::string, std::string>::const_iterator() : f->second.find(param);
+  const std::string type = f == types_.end() || t == f->second.end() ? "" : t->second;
+  const std::string as_string = dump_json(ojson(raw));
   if (type == "string" || type == "str" || type == "text") return as_string;
   if (type.rfind("int", 0) == 0) {
     if (!is_integer_text(text)) return as_string;
     const ojson j = parse_json(text[0] == '+' ? std::string_view(text).substr(1) : std::string_view(text));
-    return j.is_number_integer() ? dump(j) : as_string;  // past 64 bits nlohmann reads a float: kept as text
+    return j.is_number_integer() ? dump_json(j) : as_string;  // past 64 bits nlohmann reads a float: kept as text
   }
   if (type.rfind("num", 0) == 0 || type.rfind("float", 0) == 0) {
     const ojson j = parse_json(text);  // "5" stays an integer, "5.0" a float, as Python's conversion
-    return j.is_number() ? dump(j) : as_string;
+    return j.is_number() ? dump_json(j) : as_string;
   }
   if (type == "boolean" || type == "bool") {
     const std::string l = lower(text);
     return l == "true" || l == "false" ? l : as_string;
   }
   const ojson j = parse_json(text);
-  if (type == "object" || type == "dict") return j.is_object() ? dump(j) : as_string;
-  if (type == "array" || type == "list") return j.is_array() ? dump(j) : as_string;
-  return j.is_object() || j.is_array() ? dump(j) : as_string;
+  if (type == "object" || type == "dict") return j.is_object() ? dump_json(j) : as_string;
+  if (type == "array" || type == "list") return j.is_array() ? dump_json(j) : as_string;
+  return j.is_object() || j.is_array() ? dump_json(j) : as_string;
 }
 
 std::unique_ptr<ToolCallParser> make_qwen3_coder_parser(const ojson& tools) {
