@@ -384,6 +384,8 @@ int run(int argc, char** argv) {
     bench_moe_align(b, n);
     bench_rms_norm_rows(b, n);
   }
+  // Where the register form starts to win (the by_rows rule's threshold, kRmsNormRegisterRows).
+  for (int n : {256, 512, 1024, 2048}) bench_rms_norm_rows(b, n);
   if (moe_only) return 0;
   // Batch 1 at the contexts of the decode benchmarks (latency-bound) and of serving's 1,024-token prompts.
   for (int ctx : {160, 1152}) bench_decode_attention(b, 1, ctx, false);

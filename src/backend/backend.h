@@ -415,7 +415,7 @@ class Backend {
   }
   // `down`: the weight of the linear_fp8 of act the caller runs next (the MLP's down
   // projection), or null. A backend that hands that op act's FP8 codes made here may then leave
-  // act itself unwritten (CUDA past the GEMV batches under SEAM_FP8_ACT_SKIP=1: act is read by
+  // act itself unwritten (CUDA past the GEMV batches, unless SEAM_FP8_ACT_SKIP=0: act is read by
   // nothing else); the caller must then run exactly that op next and read act nowhere else.
   virtual void rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
                                         float eps, const Fp8Weight& w, Activation a,

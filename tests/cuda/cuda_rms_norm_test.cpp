@@ -16,9 +16,12 @@ namespace {
 class CudaRmsNorm : public CudaTest {};
 
 const DType kDtypes[] = {DType::f32, DType::f16, DType::bf16};
-const cuda::RmsNormKernel kKernels[] = {cuda::RmsNormKernel::by_size, cuda::RmsNormKernel::rows_in_registers};
+const cuda::RmsNormKernel kKernels[] = {cuda::RmsNormKernel::by_size, cuda::RmsNormKernel::rows_in_registers,
+                                        cuda::RmsNormKernel::by_rows};
 
-const char* name(cuda::RmsNormKernel k) { return k == cuda::RmsNormKernel::by_size ? "by_size" : "rows_in_registers"; }
+const char* name(cuda::RmsNormKernel k) {
+  return k == cuda::RmsNormKernel::by_size ? "by_size" : k == cuda::RmsNormKernel::by_rows ? "by_rows" : "rows_in_registers";
+}
 
 TEST_F(CudaRmsNorm, BothKernelsMatchTheCpu) {
   for (DType t : kDtypes)
@@ -64,6 +67,28 @@ TEST_F(CudaRmsNorm, PerHeadRowsInPlace) {
       cpu.rms_norm(rq, rq, host_view(w_h, {d}), 1e-6f);
       expect_close(download(qkv), round_to(ref, t), tolerance_for(t), "per-head rms_norm");
     }
+}
+
+// The default rule (by_rows) is the register form's bits from kRmsNormRegisterRows rows on and the
+// by-size kernel's below: the forms sum in different orders, so a wrong threshold or a rule that
+// ignored the row count shows as a bit difference on one side.
+TEST_F(CudaRmsNorm, ByRowsPicksTheRegisterFormFromItsThresholdOn) {
+  const int64_t d = 2048, edge = cuda::kRmsNormRegisterRows;
+  for (int64_t n : {edge - 1, edge, edge + 77}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    auto x_h = round_to(random_normal(size_t(n * d), rng, 2.f), DType::bf16);
+    auto w_h = round_to(random_normal(size_t(d), rng), DType::bf16);
+    Tensor x = upload(x_h, DType::bf16, {n, d}), w = upload(w_h, DType::bf16, {d});
+    auto run = [&](cuda::RmsNormKernel k) {
+      Tensor out = empty(DType::bf16, {n, d});
+      cuda::launch_rms_norm(out, x, w, 1e-5f, stream(), k);
+      return download(out);
+    };
+    const auto by_rows = run(cuda::RmsNormKernel::by_rows), by_size = run(cuda::RmsNormKernel::by_size),
+               regs = run(cuda::RmsNormKernel::rows_in_registers);
+    ASSERT_NE(by_size, regs) << "the two forms must differ somewhere for the rule to be visible";
+    EXPECT_EQ(by_rows, n >= edge ? regs : by_size);
+  }
 }
 
 }  // namespace

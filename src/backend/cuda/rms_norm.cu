@@ -172,7 +172,9 @@ void dispatch(const Tensor& out, const Tensor& x, const Tensor& weight, float ep
   const bool vec = rows_vectorizable_all<T>(out, x, weight);
   const int64_t n_rows = x.ndim == 3 ? x.size(0) * x.size(1) : x.size(0);
   const int nv = rows_kernel_vectors<T>(d);
-  if (kernel == RmsNormKernel::rows_in_registers && vec && nv > 0 && n_rows > 0) {
+  const bool registers = kernel == RmsNormKernel::rows_in_registers ||
+                         (kernel == RmsNormKernel::by_rows && n_rows >= kRmsNormRegisterRows);
+  if (registers && vec && nv > 0 && n_rows > 0) {
     auto go = [&](auto n) {
       launch_kernel(rms_norm_rows_kernel<T, decltype(n)::value>, div_up(n_rows, 8), 256, 0, stream, out.ptr<T>(), om,
                     x.ptr<T>(), xm, weight.ptr<T>(), n_rows, d, eps);
@@ -195,10 +197,9 @@ void dispatch(const Tensor& out, const Tensor& x, const Tensor& weight, float ep
 }  // namespace
 
 RmsNormKernel rms_norm_kernel_default() {
-  // 0: by_size (the default), 1: rows_in_registers where it applies (built 2026-12-05 without a
-  // device: not yet measured; docs/performance.md, twenty-ninth pass).
-  static const int v = env_choice("SEAM_RMS_NORM_KERNEL", 0, {0, 1});
-  return v == 1 ? RmsNormKernel::rows_in_registers : RmsNormKernel::by_size;
+  // 0: by_size, 1: rows_in_registers where it applies, 2: by_rows (the default; rms_norm.h).
+  static const int v = env_choice("SEAM_RMS_NORM_KERNEL", 2, {0, 1, 2});
+  return v == 0 ? RmsNormKernel::by_size : v == 1 ? RmsNormKernel::rows_in_registers : RmsNormKernel::by_rows;
 }
 
 bool rms_norm_rows_applies(const Tensor& out, const Tensor& x, const Tensor& weight) {

@@ -6,11 +6,17 @@
 #include "core/tensor.h"
 
 namespace seam::cuda {
-// Two kernels: by_size (a warp a row for many rows of <= 1,024, else a block a row; the default)
-// and rows_in_registers (a warp a row held in registers, 16-byte vectors: rows up to 2,048 bf16 /
-// 1,024 f32 with 16-byte aligned rows, else by_size runs; SEAM_RMS_NORM_KERNEL=1). They agree to
-// float rounding (different summation orders).
-enum class RmsNormKernel { by_size, rows_in_registers };
+// Two kernels: by_size (a warp a row for many rows of <= 1,024, else a block a row) and
+// rows_in_registers (a warp a row held in registers, 16-byte vectors: rows up to 2,048 bf16 /
+// 1,024 f32 with 16-byte aligned rows, else by_size runs). by_rows (the default) takes
+// rows_in_registers from kRmsNormRegisterRows rows on, by_size below: measured on the H200
+// (docs/performance.md, thirty-first pass), the register form is faster at prefill's row counts
+// (10.8 against 14.5 us at 4,096 x 2,048) and slower at decode's (3.9 against 2.0 us at 64
+// rows: one warp's chain a row, too few rows to hide it). SEAM_RMS_NORM_KERNEL: 0 by_size,
+// 1 rows_in_registers wherever it applies, 2 by_rows. The kernels agree to float rounding
+// (different summation orders).
+enum class RmsNormKernel { by_size, rows_in_registers, by_rows };
+constexpr int64_t kRmsNormRegisterRows = 1024;
 RmsNormKernel rms_norm_kernel_default();
 // Whether rows_in_registers runs for these operands.
 bool rms_norm_rows_applies(const Tensor& out, const Tensor& x, const Tensor& weight);
