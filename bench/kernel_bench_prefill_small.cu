@@ -34,17 +34,21 @@ void bench_qk_norm_rope_store(Bench& b, int n) {
   };
   const double bytes = double(n) * d * 2 * (2.0 * (heads + kv) + kv + 2.0 * kv);
   const std::string shape = std::to_string(n) + " tok 32/4 heads d128 bf16";
-  for (cuda::QkNormRopeKernel k :
-       {cuda::QkNormRopeKernel::per_head, cuda::QkNormRopeKernel::shared_angles, cuda::QkNormRopeKernel::staged}) {
+  const auto form_name = [](cuda::QkNormRopeKernel k) {
+    return k == cuda::QkNormRopeKernel::per_head        ? "per-head"
+           : k == cuda::QkNormRopeKernel::shared_angles ? "shared"
+           : k == cuda::QkNormRopeKernel::staged        ? "staged"
+                                                        : "vector";
+  };
+  const cuda::QkNormRopeKernel forms[] = {cuda::QkNormRopeKernel::per_head, cuda::QkNormRopeKernel::shared_angles,
+                                          cuda::QkNormRopeKernel::staged, cuda::QkNormRopeKernel::vector};
+  for (cuda::QkNormRopeKernel k : forms) {
     // In place on qkv every call, as in the model (the values stay finite: each call renormalises).
     const double us = b.time_us([&](int) {
       cuda::launch_qk_norm_rope_store(heads_of(0, heads), heads_of(heads, kv), heads_of(heads + kv, kv), qn, kn, 1e-6f,
                                       pos, tables, kc, vc, slots, b.stream(), k);
     });
-    b.row(k == cuda::QkNormRopeKernel::per_head        ? "qk_norm_rope_store per-head"
-          : k == cuda::QkNormRopeKernel::shared_angles ? "qk_norm_rope_store shared"
-                                                       : "qk_norm_rope_store staged",
-          shape, us, bytes, 0);
+    b.row(std::string("qk_norm_rope_store ") + form_name(k), shape, us, bytes, 0);
   }
   // Each form after its real predecessor, the qkv GEMM (hidden 2,048 -> 5,120, cuBLAS): its own
   // cost is (GEMM + form) - GEMM, both timed the same way (a PDL-launched kernel's trace time
@@ -54,17 +58,13 @@ void bench_qk_norm_rope_store(Bench& b, int n) {
     const double gemm_us = b.time_us([&](int) { b.gpu().linear(qkv, x, wq, Tensor{}); });
     b.row("qkv GEMM (the predecessor)", std::to_string(n) + " x 2048 -> 5120 bf16", gemm_us, 0,
           2.0 * double(n) * 2048 * double(width));
-    for (cuda::QkNormRopeKernel k :
-         {cuda::QkNormRopeKernel::per_head, cuda::QkNormRopeKernel::shared_angles, cuda::QkNormRopeKernel::staged}) {
+    for (cuda::QkNormRopeKernel k : forms) {
       const double both_us = b.time_us([&](int) {
         b.gpu().linear(qkv, x, wq, Tensor{});
         cuda::launch_qk_norm_rope_store(heads_of(0, heads), heads_of(heads, kv), heads_of(heads + kv, kv), qn, kn, 1e-6f,
                                         pos, tables, kc, vc, slots, b.stream(), k);
       });
-      b.row(k == cuda::QkNormRopeKernel::per_head        ? "  per-head after the GEMM (difference)"
-            : k == cuda::QkNormRopeKernel::shared_angles ? "  shared after the GEMM (difference)"
-                                                         : "  staged after the GEMM (difference)",
-            shape, both_us - gemm_us, bytes, 0);
+      b.row(std::string("  ") + form_name(k) + " after the GEMM (difference)", shape, both_us - gemm_us, bytes, 0);
     }
   }
   b.release_all();

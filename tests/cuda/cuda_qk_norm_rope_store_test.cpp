@@ -1,12 +1,13 @@
-// qk_norm_rope_store's three kernels (qk_norm_rope_store.h): the shared-angle and staged forms must
-// store the per-head kernel's bits in qkv and in both caches, at decode and prefill sizes, for every float
-// dtype, full and partial rotary (a rotary half not a multiple of 16: pairs and pass-through dims
+// qk_norm_rope_store's four kernels (qk_norm_rope_store.h): the shared-angle and staged forms must
+// store the per-head kernel's bits (the vector form its values to the dtype's rounding) in qkv and
+// in both caches, at decode and prefill sizes, for every float dtype, full and partial rotary (a rotary half not a multiple of 16: pairs and pass-through dims
 // across lanes), LongRoPE's second table, heads of 16 to 256 dims (idle lanes; the largest form) and a
 // head dim past the form's limit (the launcher runs the per-head kernel), heads whose rows are not
 // 16-byte pieces (the staged form falls back), blocks of tokens the last one partial, slots out of
 // range skipped; and each must replay from a captured graph with new positions and slots. The per-head
 // kernel itself is held against the CPU ops by cuda_decode_fusions_test.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -82,7 +83,7 @@ TEST_F(CudaQkNormRopeStore, SharedAndStagedStoreThePerHeadKernelsBits) {
           return r;
         };
         const Case a = run(cuda::QkNormRopeKernel::per_head), b = run(cuda::QkNormRopeKernel::shared_angles);
-        const Case st = run(cuda::QkNormRopeKernel::staged);
+        const Case st = run(cuda::QkNormRopeKernel::staged), ve = run(cuda::QkNormRopeKernel::vector);
         gpu->synchronize();
         // Which shapes the staged kernel itself runs (else the test would compare a fallback).
         {
@@ -91,6 +92,16 @@ TEST_F(CudaQkNormRopeStore, SharedAndStagedStoreThePerHeadKernelsBits) {
           EXPECT_EQ(cuda::qk_norm_rope_staged_applies(heads_of(x, 0, c.heads), heads_of(x, c.heads, c.kv),
                                                       heads_of(x, c.heads + c.kv, c.kv), a.kc, a.vc),
                     pieces);
+        }
+        // Which shapes the vector kernel runs: 16-byte rows, full rotary, d / kVec a power of two
+        // from 2 to 32 lanes.
+        {
+          Tensor x = empty(t, {n, width});
+          const int64_t v = 16 / int64_t(dtype_size(t)), lanes = d % v == 0 ? d / v : 0;
+          const bool runs = c.rot == d && lanes >= 2 && lanes <= 32 && (lanes & (lanes - 1)) == 0;
+          EXPECT_EQ(cuda::qk_norm_rope_vector_applies(heads_of(x, 0, c.heads), heads_of(x, c.heads, c.kv),
+                                                      heads_of(x, c.heads + c.kv, c.kv), a.kc, a.vc, tables),
+                    runs);
         }
         auto same_bits = [](const std::vector<float>& x, const std::vector<float>& y, const char* what) {
           ASSERT_EQ(x.size(), y.size());
@@ -107,6 +118,32 @@ TEST_F(CudaQkNormRopeStore, SharedAndStagedStoreThePerHeadKernelsBits) {
         same_bits(qkv_a, download(st.qkv), "staged qkv");
         same_bits(kc_a, download(st.kc), "staged k_cache");
         same_bits(download(a.vc), download(st.vc), "staged v_cache");
+        // The vector form sums a head's squares in another order, so its scale may be a float
+        // rounding off and a normed value one T spacing (u |x|) off; a rotated value then moves by
+        // at most u (|x0| + |x1|) <= 2 u max|r| plus its own rounding u max|r|: each value within
+        // 3 u of the head's largest magnitude (the per-head kernel's), and at 2-byte dtypes nearly
+        // all bit-equal (a scale one float rounding off moves a rounded value rarely).
+        auto close_by_head = [&](const std::vector<float>& x, const std::vector<float>& y, const char* what) {
+          ASSERT_EQ(x.size(), y.size());
+          const float ulp = t == DType::f32 ? 0x1p-23f : t == DType::f16 ? 0x1p-10f : 0x1p-7f;
+          size_t n_far = 0, n_diff = 0, first = 0;
+          for (size_t h0 = 0; h0 < x.size(); h0 += size_t(d)) {
+            float big = 0.f;
+            for (size_t i = h0; i < h0 + size_t(d); ++i)
+              if (std::isfinite(x[i])) big = std::max(big, std::fabs(x[i]));
+            for (size_t i = h0; i < h0 + size_t(d); ++i) {
+              if (std::memcmp(&x[i], &y[i], sizeof(float)) == 0) continue;
+              ++n_diff;
+              if (!(std::fabs(x[i] - y[i]) <= 3.f * ulp * big) && n_far++ == 0) first = i;
+            }
+          }
+          EXPECT_EQ(n_far, 0u) << what << ": " << n_far << " past the bound; first at " << first << " per-head "
+                               << x[first] << " vector " << y[first];
+          if (t != DType::f32) EXPECT_LE(n_diff * 100, x.size()) << what << ": " << n_diff << " differ";
+        };
+        close_by_head(qkv_a, download(ve.qkv), "vector qkv");
+        close_by_head(kc_a, download(ve.kc), "vector k_cache");
+        same_bits(download(a.vc), download(ve.vc), "vector v_cache");
         // Not vacuous: the kernels normalised and rotated (q changed), and stored the valid rows.
         EXPECT_NE(std::memcmp(qkv_a.data(), qkv_h.data(), size_t(d) * sizeof(float)), 0);
         const int64_t row = int64_t(slots[0]) * c.kv * d;
@@ -119,6 +156,7 @@ TEST_F(CudaQkNormRopeStore, SharedAndStagedStoreThePerHeadKernelsBits) {
 // per-head kernel's, run eagerly on the same inputs.
 TEST_F(CudaQkNormRopeStore, SharedAnglesReplaysInAGraph) { replays_in_a_graph(cuda::QkNormRopeKernel::shared_angles); }
 TEST_F(CudaQkNormRopeStore, StagedReplaysInAGraph) { replays_in_a_graph(cuda::QkNormRopeKernel::staged); }
+TEST_F(CudaQkNormRopeStore, VectorReplaysInAGraph) { replays_in_a_graph(cuda::QkNormRopeKernel::vector); }
 
 void CudaQkNormRopeStore::replays_in_a_graph(cuda::QkNormRopeKernel form) {
   const DType t = DType::bf16;
@@ -157,7 +195,9 @@ void CudaQkNormRopeStore::replays_in_a_graph(cuda::QkNormRopeKernel form) {
     gpu->copy_h2d(pos_d.data, pos.data(), size_t(n) * 4);
     gpu->copy_h2d(slots_d.data, slots.data(), size_t(n) * 4);
     gpu->replay(*g);
-    launch(qkv_e, kc_e, vc_e, cuda::QkNormRopeKernel::per_head);
+    // The vector form against itself run eagerly (its values are the per-head kernel's to T's
+    // rounding: the test above); the others against the per-head kernel's bits.
+    launch(qkv_e, kc_e, vc_e, form == cuda::QkNormRopeKernel::vector ? form : cuda::QkNormRopeKernel::per_head);
     gpu->synchronize();
     const auto got = download(qkv), want = download(qkv_e);
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << "qkv";

@@ -271,6 +271,145 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_staged_kernel(
   }
 }
 
+// The vector form (QkNormRopeKernel::vector). ncu on the H200 (thirty-first pass) showed the
+// shared-angle and staged kernels issue-bound, not waiting on memory: 75-79 % of issue slots busy,
+// ~85 instructions an element (2-byte accesses a lane, lane-strided dims, integer index work),
+// against 88 MB that 4 TB/s moves in 22 us. Here a head is L = d / kVec lanes, each holding kVec
+// consecutive dims (one 16-byte load and store); a warp holds 32 / L heads. A lane's sum of
+// squares is its kVec dims in order, then the group's butterfly (xor L/2 .. 1); the normed values
+// (rounded to T, qk_normed) are swapped with the rotary partner lane (xor L/2: full rotary, so
+// dim i pairs with i + d/2, held L/2 lanes on) as packed T, and each lane rotates its pairs with
+// rope_rotate and keeps its own half. The block's tokens' cos / sin are computed once into
+// shared memory while every head's load is in flight (a lane group holds up to kVecItems heads
+// in registers). Not the per-head kernel's summation order: the scale may differ by a float
+// rounding, so the stored values agree to T's rounding, not bit for bit (the test's bound).
+// Needs 16-byte rows, full rotary, L a power of two <= 32 (d 16..256 at 2 bytes, 8..128 at f32):
+// qk_norm_rope_vector_applies.
+constexpr int kVecItems = 8;  // heads a lane group holds in registers
+
+struct VectorLayout {
+  int lanes = 0;  // L: lanes a head
+  int tok = 0;    // tokens a block (0: the form does not apply to this head count)
+};
+
+VectorLayout vector_layout(int64_t n_all, int64_t d, size_t elt) {
+  VectorLayout l;
+  const int64_t v = 16 / int64_t(elt);
+  if (d % v != 0) return l;
+  const int64_t lanes = d / v;
+  if (lanes < 1 || lanes > 32 || (lanes & (lanes - 1)) != 0 || lanes < 2) return l;
+  l.lanes = int(lanes);
+  const int64_t groups = kWarps * 32 / lanes;
+  l.tok = int(std::min<int64_t>(4, groups * kVecItems / std::max<int64_t>(n_all, 1)));
+  return l;
+}
+
+template <typename T>
+__device__ __forceinline__ uint4 pack_t(const float (&f)[kVec<T>]) {
+  uint4 raw;
+  T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < kVec<T>; ++i) e[i] = from_float<T>(f[i]);
+  return raw;
+}
+template <typename T>
+__device__ __forceinline__ void unpack_t(const uint4& raw, float (&f)[kVec<T>]) {
+  const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < kVec<T>; ++i) f[i] = to_float(e[i]);
+}
+
+template <typename T, int L>
+__global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_vector_kernel(QkArgs<T> a, int n, int tok_per_block) {
+  pdl_begin();
+  constexpr int V = kVec<T>, D = L * V, HALF = D / 2, G = kWarps * 32 / L;
+  extern __shared__ float cs[];  // [tok][2 HALF]: cos then sin
+  const int g = int(threadIdx.x) / L, gl = int(threadIdx.x) % L;
+  const int warp_g0 = (int(threadIdx.x) & ~31) / L;  // the warp's first group
+  const int n_qk = a.n_heads + a.n_kv_heads, n_all = n_qk + a.n_kv_heads;
+  const int64_t tok0 = int64_t(blockIdx.x) * tok_per_block;
+  const int n_tok = n - tok0 < tok_per_block ? int(n - tok0) : tok_per_block;
+  const int n_items = n_tok * n_all;  // item = t * n_all + head
+  auto row = [&](int64_t tok, int head) -> T* {
+    return head < a.n_heads ? a.q + tok * a.q_stride + int64_t(head) * D
+           : head < n_qk    ? a.k + tok * a.k_stride + int64_t(head - a.n_heads) * D
+                            : const_cast<T*>(a.v) + tok * a.v_stride + int64_t(head - n_qk) * D;
+  };
+  // Every head's 16 bytes issued before the angle chain.
+  uint4 raw[kVecItems];
+#pragma unroll
+  for (int m = 0; m < kVecItems; ++m) {
+    const int item = g + m * G;
+    if (item < n_items) {
+      const int t = item / n_all;
+      raw[m] = *reinterpret_cast<const uint4*>(row(tok0 + t, item - t * n_all) + gl * V);
+    } else {
+      raw[m] = make_uint4(0u, 0u, 0u, 0u);  // an idle lane's head: computed on, never stored
+    }
+  }
+  for (int i = int(threadIdx.x); i < n_tok * HALF; i += kWarps * 32) {
+    const int t = i / HALF, j = i % HALF;
+    float s, c;
+    sincosf(a.angles.angle(a.positions[tok0 + t], j), &s, &c);  // as the other forms (and rope_kernel)
+    cs[t * 2 * HALF + j] = c;
+    cs[t * 2 * HALF + HALF + j] = s;
+  }
+  __syncthreads();  // the only block barrier
+  const bool lo = gl < L / 2;
+  const int pair0 = (lo ? gl : gl - L / 2) * V;  // the pair index of this lane's first dim
+#pragma unroll
+  for (int m = 0; m < kVecItems; ++m) {
+    if (warp_g0 + m * G >= n_items) break;  // warp-uniform: the shuffles below take the whole warp
+    const int item = g + m * G;
+    const bool active = item < n_items;
+    const int t = active ? item / n_all : 0, head = active ? item - t * n_all : 0;
+    const bool is_v = head >= n_qk, is_q = head < a.n_heads;
+    // Every lane computes (v heads and idle lanes too, their results unused): the shuffles are the warp's.
+    float x[V];
+    unpack_t<T>(raw[m], x);
+    float ss = 0.f;
+#pragma unroll
+    for (int k = 0; k < V; ++k) ss = qk_norm_square_add(ss, x[k]);
+#pragma unroll
+    for (int o = L / 2; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    const float scale = qk_norm_scale(ss, D, a.eps);
+    float w[V], y[V];
+    load_vec<T>((is_q ? a.q_norm : a.k_norm) + gl * V, w);
+#pragma unroll
+    for (int k = 0; k < V; ++k) y[k] = qk_normed<T>(x[k], scale, from_float<T>(w[k]));
+    const uint4 mine = pack_t<T>(y);  // exact: y is already rounded to T
+    uint4 other;
+    other.x = __shfl_xor_sync(0xffffffffu, mine.x, L / 2);
+    other.y = __shfl_xor_sync(0xffffffffu, mine.y, L / 2);
+    other.z = __shfl_xor_sync(0xffffffffu, mine.z, L / 2);
+    other.w = __shfl_xor_sync(0xffffffffu, mine.w, L / 2);
+    if (!active) continue;
+    const int64_t tok = tok0 + t;
+    const int64_t slot = a.slots[tok];
+    const bool store = slot >= 0 && slot < a.n_slots;
+    if (is_v) {
+      if (store)
+        *reinterpret_cast<uint4*>(a.v_cache + (slot * a.n_kv_heads + (head - n_qk)) * D + gl * V) = raw[m];
+      continue;
+    }
+    float p[V], r[V];
+    unpack_t<T>(other, p);
+    const float* cst = cs + t * 2 * HALF + pair0;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      float r0, r1;
+      // (x0, x1) = (dim i, dim i + HALF): this lane holds x0 in the low half, x1 in the high.
+      if (lo) rope_rotate(y[k], p[k], cst[k], cst[HALF + k], r0, r1);
+      else rope_rotate(p[k], y[k], cst[k], cst[HALF + k], r0, r1);
+      r[k] = lo ? r0 : r1;
+    }
+    const uint4 out = pack_t<T>(r);
+    *reinterpret_cast<uint4*>(row(tok, head) + gl * V) = out;
+    if (!is_q && store)
+      *reinterpret_cast<uint4*>(a.k_cache + (slot * a.n_kv_heads + (head - a.n_heads)) * D + gl * V) = out;
+  }
+}
+
 template <typename T>
 void launch_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm, const Tensor& k_norm,
                   float eps, const Tensor& positions, const RopeTables& t, const Tensor& k_cache,
@@ -297,7 +436,22 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
   a.n_slots = k_cache.size(0);
   const int n_heads_all = a.n_heads + 2 * a.n_kv_heads;
   const dim3 grid(unsigned(q.size(0)), unsigned((n_heads_all + kWarps - 1) / kWarps));
-  if (kernel == QkNormRopeKernel::staged && qk_norm_rope_staged_applies(q, k, v, k_cache, v_cache)) {
+  if (kernel == QkNormRopeKernel::vector && qk_norm_rope_vector_applies(q, k, v, k_cache, v_cache, t)) {
+    const VectorLayout l = vector_layout(n_heads_all, a.d, sizeof(T));
+    const int n = int(q.size(0));
+    const size_t smem = size_t(l.tok) * size_t(a.d) * sizeof(float);  // tok x 2 half cos / sin
+    auto go = [&](auto lanes) {
+      launch_kernel(qk_norm_rope_store_vector_kernel<T, decltype(lanes)::value>, dim3(div_up(n, l.tok)), kWarps * 32,
+                    smem, stream, a, n, l.tok);
+    };
+    switch (l.lanes) {
+      case 2: go(std::integral_constant<int, 2>{}); break;
+      case 4: go(std::integral_constant<int, 4>{}); break;
+      case 8: go(std::integral_constant<int, 8>{}); break;
+      case 16: go(std::integral_constant<int, 16>{}); break;
+      default: go(std::integral_constant<int, 32>{}); break;
+    }
+  } else if (kernel == QkNormRopeKernel::staged && qk_norm_rope_staged_applies(q, k, v, k_cache, v_cache)) {
     const StagedLayout l = staged_layout(n_heads_all, a.d, a.half, sizeof(T));
     const int n = int(q.size(0));
     launch_kernel(qk_norm_rope_store_staged_kernel<T>, dim3(div_up(n, l.tok)), kWarps * 32, l.bytes, stream, a, n,
@@ -331,12 +485,25 @@ bool qk_norm_rope_staged_applies(const Tensor& q, const Tensor& k, const Tensor&
   return staged_layout(n_all, d, d / 2, dtype_size(q.dtype)).bytes <= size_t(48) * 1024;
 }
 
+bool qk_norm_rope_vector_applies(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& k_cache,
+                                 const Tensor& v_cache, const RopeTables& t) {
+  const int64_t d = q.size(2), n_all = q.size(1) + 2 * k.size(1);
+  if (t.inv_freq.size(0) * 2 != d || !rows_vectorizable(q, d) || !rows_vectorizable(k, d) ||
+      !rows_vectorizable(v, d) || !aligned16(k_cache.data) || !aligned16(v_cache.data))
+    return false;
+  return vector_layout(n_all, d, dtype_size(q.dtype)).tok >= 1;
+}
+
 QkNormRopeKernel qk_norm_rope_kernel_default() {
   // 1: shared_angles, the default (H200, 2026-12-05: Qwen3-30B-A3B prefill of 4,096 +0.6 % alone,
   // docs/performance.md, twenty-eighth pass), 0: per_head, 2: staged (built 2026-12-05 without a
   // device: not yet measured, so not the default; docs/performance.md, twenty-ninth pass).
-  static const int v = env_choice("SEAM_QK_NORM_ROPE_KERNEL", 1, {0, 1, 2});
-  return v == 2 ? QkNormRopeKernel::staged : v == 1 ? QkNormRopeKernel::shared_angles : QkNormRopeKernel::per_head;
+  // 3: vector (built 2026-12-05 after the ncu reading: not yet measured end to end).
+  static const int v = env_choice("SEAM_QK_NORM_ROPE_KERNEL", 1, {0, 1, 2, 3});
+  return v == 3   ? QkNormRopeKernel::vector
+         : v == 2 ? QkNormRopeKernel::staged
+         : v == 1 ? QkNormRopeKernel::shared_angles
+                  : QkNormRopeKernel::per_head;
 }
 
 void launch_qk_norm_rope_store(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm,

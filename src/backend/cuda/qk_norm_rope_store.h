@@ -21,13 +21,20 @@ namespace seam::cuda {
 // each head read once; head_dim <= 256, else per_head runs) and staged (a block's few tokens'
 // heads copied to shared memory as 16-byte pieces, finished there, stored as 16-byte pieces;
 // 16-byte aligned rows and head_dim <= 256, else shared_angles / per_head runs). The default is
-// shared_angles; SEAM_QK_NORM_ROPE_KERNEL=0 (read once) selects per_head, =2 staged.
-enum class QkNormRopeKernel { per_head, shared_angles, staged };
+// shared_angles; SEAM_QK_NORM_ROPE_KERNEL=0 (read once) selects per_head, =2 staged, =3 vector.
+// vector (a head on d / kVec lanes, 16-byte accesses, the rotary partner by a shuffle; 16-byte
+// rows and full rotary, else the launcher falls back as for staged) sums each head's squares in
+// another order, so it stores the other forms' values to T's rounding, not their bits.
+enum class QkNormRopeKernel { per_head, shared_angles, staged, vector };
 QkNormRopeKernel qk_norm_rope_kernel_default();
 bool qk_norm_rope_shared_applies(int64_t head_dim);
 // Whether the staged kernel runs for these operands (else the launcher falls back).
 bool qk_norm_rope_staged_applies(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& k_cache,
                                  const Tensor& v_cache);
+
+// Whether the vector kernel runs for these operands (else the launcher falls back).
+bool qk_norm_rope_vector_applies(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& k_cache,
+                                 const Tensor& v_cache, const RopeTables& t);
 
 void launch_qk_norm_rope_store(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& q_norm,
                                const Tensor& k_norm, float eps, const Tensor& positions, const RopeTables& t,
