@@ -281,8 +281,9 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_staged_kernel(
 // dim i pairs with i + d/2, held L/2 lanes on) as packed T, and each lane rotates its pairs with
 // rope_rotate and keeps its own half. The block's tokens' cos / sin are computed once into
 // shared memory while every head's load is in flight (a lane group holds up to kVecItems heads
-// in registers). Not the per-head kernel's summation order: the scale may differ by a float
-// rounding, so the stored values agree to T's rounding, not bit for bit (the test's bound).
+// in registers). Not the per-head kernel's summation order: the two float32 sums of squares,
+// hence the scales, may differ by a few roundings, so the stored values agree to T's rounding
+// (at f32, to ~d float roundings), not bit for bit (cuda_qk_norm_rope_store_test derives the bound).
 // Needs 16-byte rows, full rotary, L a power of two <= 32 (d 16..256 at 2 bytes, 8..128 at f32):
 // qk_norm_rope_vector_applies.
 constexpr int kVecItems = 8;  // heads a lane group holds in registers
@@ -297,7 +298,7 @@ VectorLayout vector_layout(int64_t n_all, int64_t d, size_t elt) {
   const int64_t v = 16 / int64_t(elt);
   if (d % v != 0) return l;
   const int64_t lanes = d / v;
-  if (lanes < 1 || lanes > 32 || (lanes & (lanes - 1)) != 0 || lanes < 2) return l;
+  if (lanes < 2 || lanes > 32 || (lanes & (lanes - 1)) != 0) return l;  // a partner lane; one warp at most
   l.lanes = int(lanes);
   const int64_t groups = kWarps * 32 / lanes;
   l.tok = int(std::min<int64_t>(4, groups * kVecItems / std::max<int64_t>(n_all, 1)));
