@@ -18,6 +18,7 @@
 #            ($SCHEMA, default bench/schemas/nested.json) and without, interleaved, ROUNDS rounds
 # Results: $OUT/summary.txt (one line a run), $OUT/bench.jsonl (the raw JSON lines).
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/serve_wait.sh"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT=${OUT:-/tmp/seam_out}
 MODELS=${MODELS:-/tmp/seam_models}
@@ -85,7 +86,7 @@ for s in "${sections[@]}"; do
         /tmp/seam_$side/build-gpu/seam serve --model-path "$MODELS/llama-3.1-8b" --device cuda --dtype bfloat16 \
           --port 30123 --max-running-requests 256 --context-length 4096 > "$OUT/serve_$side.log" 2>&1 &
         pid=$!
-        for i in $(seq 1 240); do curl -sf localhost:30123/health > /dev/null 2>&1 && break; sleep 0.5; done
+        wait_healthy 30123 $pid
         log "serving $side, 64 clients $(date -u +%T)"
         /tmp/seam_$side/build-gpu/seam bench-serving --port 30123 --num-prompts 192 --random-input-len 1024 \
           --random-output-len 256 --random-range-ratio 1 --max-concurrency 64 2>&1 | tee -a "$OUT/serving.log" | tail -4 | tee -a "$OUT/summary.txt"
@@ -99,7 +100,7 @@ for s in "${sections[@]}"; do
       /tmp/seam_head/build-gpu/seam serve --model-path "$MODELS/llama-3.1-8b" --device cuda --dtype bfloat16 \
         --port 30123 --max-running-requests 256 --context-length 4096 --disable-radix-cache > "$OUT/serve_structured.log" 2>&1 &
       pid=$!
-      for i in $(seq 1 240); do curl -sf localhost:30123/health > /dev/null 2>&1 && break; sleep 0.5; done
+      wait_healthy 30123 $pid
       for r in $(seq 1 "$ROUNDS"); do
         for mode in plain schema; do
           log "structured r$r $mode, 64 clients $(date -u +%T)"

@@ -7,6 +7,7 @@
 # STEPS (default "make parity bench serve delete") picks the steps, so that the GPU-heavy model
 # making can overlap a build and the timed steps run alone.
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/serve_wait.sh"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT=${OUT:-/tmp/seam_out}
 MODELS=${MODELS:-/tmp/seam_models}
@@ -46,7 +47,7 @@ for m in "$@"; do
     "$BUILD/seam" serve --model-path "$MODELS/$m" --device cuda --dtype bfloat16 --port 30123 \
       --max-running-requests 256 --context-length 4096 --disable-radix-cache > "$OUT/serve_$m.log" 2>&1 &
     pid=$!
-    for i in $(seq 1 240); do curl -sf localhost:30123/health > /dev/null 2>&1 && break; sleep 0.5; done
+    wait_healthy 30123 $pid
     log "serving $m, 64 clients $(date -u +%T)"
     "$BUILD/seam" bench-serving --port 30123 --num-prompts 192 --random-input-len 1024 --random-output-len 256 \
       --random-range-ratio 1 --max-concurrency 64 2>&1 | tee -a "$OUT/serving_$m.log" | tail -4 | tee -a "$OUT/summary.txt"

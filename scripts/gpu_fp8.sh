@@ -15,6 +15,7 @@
 # bytes read per step (linears at 1 byte fp8 / 2 bf16, + the head) / 4.3e12 B/s; prefill = linear
 # FLOPs / 1.58e15 (FP8 dense peak; bf16: 0.79e15) + causal attention FLOPs / 0.79e15 (bf16).
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/serve_wait.sh"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT=${OUT:-/tmp/seam_out}
 MODELS=${MODELS:-/tmp/seam_models_config}
@@ -96,7 +97,7 @@ if in_time serving; then
     > "$OUT/serve_fp8.log" 2>&1 &
   pid=$!
   up=0
-  for i in $(seq 1 180); do curl -sf "localhost:$PORT/health" > /dev/null 2>&1 && { up=1; break; }; sleep 0.5; done
+  wait_healthy "$PORT" $pid 90 && up=1
   if [ $up = 1 ]; then
     grep -E "ready in|KV pool" "$OUT/serve_fp8.log" | tail -2 | tee -a "$OUT/summary.txt"
     for cc in 64 1; do

@@ -12,6 +12,7 @@
 # so `git rev-parse` there can name an earlier commit; record the commit on this side, or build
 # from a snapshot (scripts/device_tree.sh).
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/serve_wait.sh"
 OUT=${OUT:-/tmp/seam_out}
 mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -96,7 +97,7 @@ if has serving; then
       "$BUILD/seam" serve --model-path "$MODELS/$m" --device cuda --dtype bfloat16 --port 30123 $mixed \
         --max-running-requests 256 --context-length 4096 > "$OUT/serve_$m.log" 2>&1 &
       pid=$!
-      for i in $(seq 1 240); do curl -sf localhost:30123/health > /dev/null 2>&1 && break; sleep 0.5; done
+      wait_healthy 30123 $pid
       for cc in ${CONCURRENCY:-1 16 64 128}; do
         n=$(( cc == 1 ? 8 : (cc == 16 ? 64 : (cc == 64 ? 192 : 256)) ))
         [ -n "$mixed" ] && [ "$cc" != 64 ] && continue

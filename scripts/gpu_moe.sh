@@ -45,6 +45,7 @@
 #            /metrics after each run (~2-3 min)
 # Results: $OUT/summary.txt (one line a run), $OUT/bench.jsonl, logs beside them.
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/serve_wait.sh"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT=${OUT:-/tmp/seam_out}
 MODELS=${MODELS:-/tmp/seam_models}
@@ -170,7 +171,7 @@ serve() {  # mixed (0/1): one server, then 1 client and 64 clients against it
     --max-running-requests 256 --context-length 4096 --disable-radix-cache "${flags[@]}" \
     > "$OUT/serve_mixed${mixed}.log" 2>&1 &
   local pid=$!
-  for _ in $(seq 1 360); do curl -sf "localhost:$PORT/health" > /dev/null 2>&1 && break; sleep 0.5; done
+  wait_healthy "$PORT" $pid 180
   for clients in 1 64; do
     local prompts=${SERVE_PROMPTS_1:-6}
     [ "$clients" = 64 ] && prompts=${SERVE_PROMPTS_64:-128}
