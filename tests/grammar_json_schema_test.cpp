@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <regex>
 
 #include "core/error.h"
 #include "grammar/json_schema_to_grammar.h"
@@ -284,6 +285,71 @@ TEST(JsonSchema, StringLengthCountsEscapesAsOneCharacter) {
   EXPECT_FALSE(accepts(s, R"("abc")"));
 }
 
+void expect_error(const std::string& schema, const std::string& needle);
+
+// pattern / format beside minLength / maxLength: exactly the strings the pattern matches (a
+// search unless anchored; std::regex_search as the oracle) whose length is within the bounds,
+// every string over {a, b, c, x} of up to 5 characters checked for each pattern and bound pair.
+TEST(JsonSchema, PatternWithLengthIsTheIntersection) {
+  const auto vocab = test_vocab("stories260K").vocab;
+  const char* patterns[] = {"^[ab]+$", "a|bb", "^(ab|c)*$", "^a{2,5}b?$", "x", "^[a-c]*c$", "^(a|b)(c|x)?$"};
+  const std::pair<int, int> bounds[] = {{0, 3}, {2, 4}, {1, -1}, {3, 3}, {0, 0}, {4, -1}};
+  std::vector<std::string> texts{""};
+  for (size_t i = 0; i < texts.size() && texts[i].size() < 5; ++i)
+    for (char c : std::string("abcx")) texts.push_back(texts[i] + c);
+  int n_checked = 0, n_accepted = 0;
+  for (const char* p : patterns)
+    for (auto [lo, hi] : bounds) {
+      nlohmann::json schema = {{"type", "string"}, {"pattern", p}, {"minLength", lo}};
+      if (hi >= 0) schema["maxLength"] = hi;
+      SCOPED_TRACE(schema.dump());
+      const std::regex oracle(p);
+      bool any = false;
+      for (const std::string& t : texts)
+        any = any || (std::regex_search(t, oracle) && int(t.size()) >= lo && (hi < 0 || int(t.size()) <= hi));
+      if (!any) {  // nothing satisfies both: an invalid schema, said so
+        expect_error(schema.dump(), "invalid JSON Schema");
+        continue;
+      }
+      auto g = std::make_shared<const CompiledGrammar>(json_schema_to_grammar(std::string_view(schema.dump())), vocab,
+                                                       CompileOptions{false});
+      for (const std::string& t : texts) {
+        const bool want = std::regex_search(t, oracle) && int(t.size()) >= lo && (hi < 0 || int(t.size()) <= hi);
+        GrammarMatcher m(g);
+        const bool got = m.accept_bytes(nlohmann::json(t).dump()) && m.can_end();
+        EXPECT_EQ(got, want) << "'" << t << "'";
+        ++n_checked;
+        n_accepted += got;
+      }
+    }
+  EXPECT_GT(n_checked, 30000);
+  EXPECT_GT(n_accepted, 1000);  // not vacuous
+}
+
+// Lengths count decoded characters (an escape is one), formats take bounds too, a bound the
+// pattern's shape already keeps changes nothing, and a pattern too large to bound is refused.
+TEST(JsonSchema, PatternWithLengthEdges) {
+  const std::string esc = R"({"type":"string","pattern":"^[a-z\\n]+$","maxLength":2})";
+  EXPECT_TRUE(accepts(esc, R"("a\n")"));
+  EXPECT_TRUE(accepts(esc, R"("\n\n")"));
+  EXPECT_FALSE(accepts(esc, R"("ab\n")"));
+  const std::string date = R"({"type":"string","format":"date","minLength":1,"maxLength":64})";
+  EXPECT_TRUE(accepts(date, R"("2024-02-29")"));
+  EXPECT_FALSE(accepts(date, R"("2023-02-29")"));
+  const std::string uuid_short = R"({"type":"string","format":"uuid","maxLength":35})";
+  expect_error(uuid_short, "invalid JSON Schema");  // a uuid is 36 characters
+  const std::string email = R"({"type":"string","format":"email","maxLength":8})";
+  EXPECT_TRUE(accepts(email, R"("ab@c.de")"));
+  EXPECT_FALSE(accepts(email, R"("abc@d.efg")"));
+  const std::string url = R"({"type":"string","format":"uri","minLength":1,"maxLength":40})";
+  EXPECT_TRUE(accepts(url, R"("https://example.com/a?b=c")"));
+  EXPECT_TRUE(accepts(url, R"("https://example.com/aaaaaaaaaaaaaaaaaaaa")"));    // 40 characters
+  EXPECT_FALSE(accepts(url, R"("https://example.com/aaaaaaaaaaaaaaaaaaaaa")"));  // 41
+  EXPECT_FALSE(accepts(url, R"("not a uri")"));
+  // Counted repeats past the position limit: refused, naming the keyword.
+  expect_error(R"({"type":"string","pattern":"^(a{100}b?){100}$","maxLength":5000})", "'maxLength'");
+}
+
 void expect_error(const std::string& schema, const std::string& needle) {
   try {
     json_schema_to_grammar(std::string_view(schema));
@@ -307,7 +373,6 @@ TEST(JsonSchema, UnsupportedKeywordsAreErrorsNamingThem) {
   expect_error(R"({"type":"string","format":"idn-email"})", "format 'idn-email'");
   expect_error(R"J({"type":"string","pattern":"(a)\\1"})J", "backreferences");
   expect_error(R"J({"type":"string","pattern":"a(?=b)"})J", "lookaround");
-  expect_error(R"({"type":"string","pattern":"^a+","maxLength":3})", "'maxLength'");
   expect_error(R"({"type":"object","minProperties":1})", "'minProperties'");
   expect_error(R"({"if":{"type":"string"},"then":{"minLength":1}})", "'if'");
   expect_error(R"({"$ref":"http://example.com/s.json"})", "'$ref'");

@@ -105,6 +105,9 @@ std::vector<Case> suite() {
   cases.push_back({"number_ranges", schema_field(ranges, k++), "schema", ranges, false});
   const std::string formats = R"({"type": "object", "properties": {"ip6": {"type": "string", "format": "ipv6"}, "host": {"type": "string", "format": "hostname"}, "d": {"type": "string", "format": "duration"}, "u": {"type": "string", "format": "uri"}}, "required": ["ip6", "host", "d", "u"]})";
   cases.push_back({"more_formats", schema_field(formats, k++), "schema", formats, false});
+  // pattern / format beside minLength / maxLength (the length-bounded intersection), pydantic's HttpUrl among them.
+  const std::string bounded = R"({"type": "object", "properties": {"slug": {"type": "string", "pattern": "^[a-z0-9-]+$", "minLength": 3, "maxLength": 12}, "url": {"type": "string", "format": "uri", "minLength": 1, "maxLength": 2083}, "code": {"type": "string", "pattern": "[0-9]", "maxLength": 4}}, "required": ["slug", "url", "code"]})";
+  cases.push_back({"pattern_lengths", schema_field(bounded, k++), "schema", bounded, false});
   cases.push_back({"json_object", R"({"response_format": {"type": "json_object"}})", "schema", R"({"type": "object"})", false});
   cases.push_back({"json_object_vllm", R"({"structured_outputs": {"json_object": true}})", "schema", R"({"type": "object"})", false});
   // Regexes, EBNF (with an equivalent regex to check), choices.

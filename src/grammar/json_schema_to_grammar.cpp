@@ -9,6 +9,7 @@
 #include "grammar/decimal_range.h"
 #include "grammar/integer_range.h"
 #include "grammar/json_text.h"
+#include "grammar/regex_length.h"
 #include "grammar/regex_to_grammar.h"
 #include "grammar/schema_all_of.h"
 #include "grammar/schema_disjointness.h"
@@ -533,14 +534,27 @@ class SchemaConverter {
       pattern = s["pattern"].get<std::string>();
     }
     if (!pattern.empty() || anchored_from_format) {
-      if (min_len || max_len)
-        unsupported(min_len ? "minLength" : "maxLength", path, "not supported together with 'pattern' or 'format'");
-      RegexExpr r = regex_to_expr(pattern, /*json_string=*/true);
+      const RegexAst ast = parse_regex(pattern);
+      if (min_len || max_len) {
+        // Lengths the pattern's own shape already keeps need nothing more (a date's 10
+        // characters under maxLength 64); else the exact intersection (regex_length.h).
+        LengthRange len = regex_length_range(ast.root);
+        if (!ast.anchored_start || !ast.anchored_end) len.max = kUnbounded;  // a search: any characters around
+        const int lo = min_len.value_or(0), hi = max_len ? *max_len : kUnbounded;
+        const bool kept = lo <= len.min && (hi == kUnbounded || (len.max != kUnbounded && len.max <= hi));
+        if (!kept) {
+          LengthBoundedPattern b = length_bounded_pattern(ast, lo, hi, g_);
+          if (b.status == LengthBoundedPattern::Status::kTooLarge)
+            unsupported(min_len ? "minLength" : "maxLength", path, "beside 'pattern' / 'format': " + b.detail);
+          if (b.status == LengthBoundedPattern::Status::kEmpty) invalid(path, b.detail);
+          return seq({literal("\""), std::move(b.expr), literal("\"")});
+        }
+      }
       // JSON Schema's pattern is a search: unanchored ends take any characters.
       std::vector<Expr> parts{literal("\"")};
-      if (!r.anchored_start) parts.push_back(star(json_any_string_char()));
-      parts.push_back(std::move(r.expr));
-      if (!r.anchored_end) parts.push_back(star(json_any_string_char()));
+      if (!ast.anchored_start) parts.push_back(star(json_any_string_char()));
+      parts.push_back(regex_node_to_expr(ast.root, /*json_string=*/true));
+      if (!ast.anchored_end) parts.push_back(star(json_any_string_char()));
       parts.push_back(literal("\""));
       return seq(std::move(parts));
     }

@@ -16,11 +16,11 @@ std::vector<CodeRange> complement(const std::vector<CodeRange>& r) { return char
 
 class RegexParser {
  public:
-  RegexParser(std::string_view s, bool json_string) : s_(s), json_(json_string) {}
+  explicit RegexParser(std::string_view s) : s_(s) {}
 
-  RegexExpr run() {
-    RegexExpr out;
-    out.expr = parse_alternation(0);
+  RegexAst run() {
+    RegexAst out;
+    out.root = parse_alternation(0);
     if (pos_ < s_.size()) fail(pos_, "unmatched ')'");
     // Search semantics (JSON Schema's pattern) need each end anchored in every
     // top-level alternative or in none.
@@ -43,23 +43,33 @@ class RegexParser {
     return [this](size_t at, const std::string& what) { return error_text(at, what); };
   }
 
-  Expr chars(const std::vector<CodeRange>& ranges) {
-    return json_ ? json_string_char(char_class(ranges).ranges) : char_class(ranges);
+  static RegexNode chars(const std::vector<CodeRange>& ranges) {
+    RegexNode n;
+    n.kind = RegexNode::Kind::kChar;
+    n.ranges = char_class(ranges).ranges;
+    return n;
   }
-  Expr one(char32_t c) { return chars({{c, c}}); }
+  static RegexNode one(char32_t c) { return chars({{c, c}}); }
+  static RegexNode node(RegexNode::Kind kind, std::vector<RegexNode> items) {
+    if (kind != RegexNode::Kind::kSeq && items.size() == 1) return std::move(items[0]);
+    RegexNode n;
+    n.kind = kind;
+    n.items = std::move(items);
+    return n;
+  }
 
-  Expr parse_alternation(int depth) {
-    std::vector<Expr> alts;
+  RegexNode parse_alternation(int depth) {
+    std::vector<RegexNode> alts;
     alts.push_back(parse_concat(depth));
     while (pos_ < s_.size() && s_[pos_] == '|') {
       ++pos_;
       alts.push_back(parse_concat(depth));
     }
-    return choice(std::move(alts));
+    return node(RegexNode::Kind::kAlt, std::move(alts));
   }
 
-  Expr parse_concat(int depth) {
-    std::vector<Expr> items;
+  RegexNode parse_concat(int depth) {
+    std::vector<RegexNode> items;
     if (depth == 0) {
       ++n_alternatives_;
       if (pos_ < s_.size() && s_[pos_] == '^') {
@@ -80,11 +90,11 @@ class RegexParser {
       items.push_back(parse_quantified(depth));
     }
     if (depth == 0 && pos_ < s_.size() && s_[pos_] == ')') fail(pos_, "unmatched ')'");
-    return seq(std::move(items));
+    return node(RegexNode::Kind::kSeq, std::move(items));
   }
 
-  Expr parse_quantified(int depth) {
-    Expr e = parse_atom(depth);
+  RegexNode parse_quantified(int depth) {
+    RegexNode e = parse_atom(depth);
     for (;;) {
       if (pos_ >= s_.size()) return e;
       const size_t at = pos_;
@@ -106,7 +116,12 @@ class RegexParser {
         fail(pos_, "possessive quantifiers are not supported");
       if (hi != kUnbounded && hi < lo) fail(at, "quantifier {m,n} with n < m");
       if (lo > kMaxRepeat || hi > kMaxRepeat) fail(at, "quantifier count over " + std::to_string(kMaxRepeat));
-      e = repeat(std::move(e), lo, hi);
+      RegexNode r;
+      r.kind = RegexNode::Kind::kRepeat;
+      r.items.push_back(std::move(e));
+      r.min = lo;
+      r.max = hi;
+      e = std::move(r);
     }
   }
 
@@ -134,7 +149,7 @@ class RegexParser {
     return true;
   }
 
-  Expr parse_atom(int depth) {
+  RegexNode parse_atom(int depth) {
     const size_t at = pos_;
     const char c = s_[pos_];
     switch (c) {
@@ -156,7 +171,7 @@ class RegexParser {
             fail(at, "inline flags and other (?...) groups are not supported");
           }
         }
-        Expr inner = parse_alternation(depth + 1);
+        RegexNode inner = parse_alternation(depth + 1);
         if (pos_ >= s_.size() || s_[pos_] != ')') fail(at, "'(' is never closed");
         ++pos_;
         return inner;
@@ -268,7 +283,7 @@ class RegexParser {
     return v;
   }
 
-  Expr parse_escape_atom() {
+  RegexNode parse_escape_atom() {
     std::vector<CodeRange> ranges;
     char32_t ch = 0;
     if (parse_escape(ranges, ch)) return chars(ranges);
@@ -295,7 +310,6 @@ class RegexParser {
 
   static constexpr int kMaxRepeat = 10000;
   std::string_view s_;
-  bool json_;
   size_t pos_ = 0;
   int n_alternatives_ = 0;  // top-level ones
   int n_start_anchors_ = 0;
@@ -304,7 +318,29 @@ class RegexParser {
 
 }  // namespace
 
-RegexExpr regex_to_expr(std::string_view pattern, bool json_string) { return RegexParser(pattern, json_string).run(); }
+RegexAst parse_regex(std::string_view pattern) { return RegexParser(pattern).run(); }
+
+Expr regex_node_to_expr(const RegexNode& n, bool json_string) {
+  switch (n.kind) {
+    case RegexNode::Kind::kChar:
+      return json_string ? json_string_char(n.ranges) : char_class(n.ranges);
+    case RegexNode::Kind::kSeq:
+    case RegexNode::Kind::kAlt: {
+      std::vector<Expr> items;
+      items.reserve(n.items.size());
+      for (const RegexNode& c : n.items) items.push_back(regex_node_to_expr(c, json_string));
+      return n.kind == RegexNode::Kind::kSeq ? seq(std::move(items)) : choice(std::move(items));
+    }
+    case RegexNode::Kind::kRepeat:
+      return repeat(regex_node_to_expr(n.items[0], json_string), n.min, n.max);
+  }
+  return empty();
+}
+
+RegexExpr regex_to_expr(std::string_view pattern, bool json_string) {
+  const RegexAst ast = parse_regex(pattern);
+  return {regex_node_to_expr(ast.root, json_string), ast.anchored_start, ast.anchored_end};
+}
 
 Grammar regex_to_grammar(std::string_view pattern) {
   Grammar g;

@@ -8,10 +8,32 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "grammar/grammar_ir.h"
 
 namespace seam::grammar {
+
+// The parsed pattern: one-character leaves (code-point classes) under sequence, alternation and
+// counted repetition. regex_node_to_expr lowers it to the IR; regex_length.h bounds its length.
+struct RegexNode {
+  enum class Kind { kChar, kSeq, kAlt, kRepeat };
+  Kind kind = Kind::kSeq;             // an empty kSeq matches the empty string
+  std::vector<CodeRange> ranges;      // kChar: sorted, merged
+  std::vector<RegexNode> items;       // kSeq / kAlt: the parts; kRepeat: the one body
+  int min = 0, max = kUnbounded;      // kRepeat
+};
+
+struct RegexAst {
+  RegexNode root;
+  bool anchored_start = false;  // the pattern began with ^
+  bool anchored_end = false;    // the pattern ended with $
+};
+
+// Parses a pattern (seam::Error naming the refused construct).
+RegexAst parse_regex(std::string_view pattern);
+// The IR of a node; json_string: each character as it is written inside a JSON string.
+Expr regex_node_to_expr(const RegexNode& n, bool json_string);
 
 struct RegexExpr {
   Expr expr;
