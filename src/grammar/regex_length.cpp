@@ -220,7 +220,7 @@ LengthBoundedPattern length_bounded_pattern(const RegexAst& ast, int min_len, in
   const bool bounded = max_len != kUnbounded;
   const int cap = bounded ? max_len : min_len;
   auto next_count = [&](int c) { return bounded ? c + 1 : std::min(c + 1, cap); };
-  auto key = [&](int p, int c) { return int64_t(p) * (cap + 1) + c; };
+  auto key = [&](int p, int c) { return int64_t(p) * (int64_t(cap) + 1) + c; };  // cap may be INT_MAX
 
   // Forward: the (position, count) pairs reachable from (start, 0) within the bound.
   std::unordered_map<int64_t, int> id;  // key -> state index
