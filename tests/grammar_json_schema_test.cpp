@@ -289,10 +289,12 @@ void expect_error(const std::string& schema, const std::string& needle);
 
 // pattern / format beside minLength / maxLength: exactly the strings the pattern matches (a
 // search unless anchored; std::regex_search as the oracle) whose length is within the bounds,
-// every string over {a, b, c, x} of up to 5 characters checked for each pattern and bound pair.
+// every string over {a, b, c, x} of up to 5 characters checked for each pattern and bound pair
+// (nullable stars, empty alternatives and nested counts among the patterns).
 TEST(JsonSchema, PatternWithLengthIsTheIntersection) {
   const auto vocab = test_vocab("stories260K").vocab;
-  const char* patterns[] = {"^[ab]+$", "a|bb", "^(ab|c)*$", "^a{2,5}b?$", "x", "^[a-c]*c$", "^(a|b)(c|x)?$"};
+  const char* patterns[] = {"^[ab]+$",   "a|bb",          "^(ab|c)*$",       "^a{2,5}b?$", "x",
+                            "^[a-c]*c$", "^(a|b)(c|x)?$", "^(a?b?)*c?$",     "^(|x)(a|)+$", "^(a{0,2}x){1,2}$"};
   const std::pair<int, int> bounds[] = {{0, 3}, {2, 4}, {1, -1}, {3, 3}, {0, 0}, {4, -1}};
   std::vector<std::string> texts{""};
   for (size_t i = 0; i < texts.size() && texts[i].size() < 5; ++i)
