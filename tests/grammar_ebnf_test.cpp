@@ -83,5 +83,17 @@ TEST(Ebnf, ParseErrorsNameLineAndColumn) {
   expect_ebnf_error("root ::= (\"a\"?)*", "a repeated expression can match the empty string");
 }
 
+// Nesting is bounded where it is parsed, as in the regex front end (a grammar 100,000 groups
+// deep crashed the compiling thread's stack before the bound).
+TEST(Ebnf, NestingIsBoundedWhereItIsParsed) {
+  auto nested = [](int n) { return "root ::= " + std::string(size_t(n), '(') + "\"a\"" + std::string(size_t(n), ')'); };
+  EXPECT_NO_THROW(parse_ebnf(nested(kMaxGroupNesting), "root"));
+  expect_ebnf_error(nested(kMaxGroupNesting + 1), "groups nested deeper than 256");
+  expect_ebnf_error(nested(100000), "groups nested deeper than 256");
+  EXPECT_NO_THROW(parse_ebnf("root ::= \"a\"{2} * ? +", "root"));
+  expect_ebnf_error("root ::= \"a\"*+?*+", "repetition operators in a row");
+  expect_ebnf_error("root ::= \"a\"" + std::string(100000, '*'), "repetition operators in a row");
+}
+
 }  // namespace
 }  // namespace seam::grammar::test

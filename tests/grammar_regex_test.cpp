@@ -116,6 +116,22 @@ TEST(Regex, RefusedConstructsAreClearErrors) {
   expect_regex_error("a{10001}", "over 10000");
 }
 
+// Nesting is bounded where it is parsed (kMaxGroupNesting groups, kMaxStackedQuantifiers in a
+// row): a request's pattern 100,000 groups deep, or with 100,000 stacked quantifiers, crashed
+// the compiling thread's stack (a segfault of seam generate) before the bound.
+TEST(Regex, NestingIsBoundedWhereItIsParsed) {
+  auto nested = [](int n) { return std::string(size_t(n), '(') + "a" + std::string(size_t(n), ')'); };
+  EXPECT_NO_THROW(regex_to_grammar(nested(kMaxGroupNesting)));
+  expect_regex_error(nested(kMaxGroupNesting + 1), "groups nested deeper than 256");
+  expect_regex_error(nested(100000), "groups nested deeper than 256");
+  EXPECT_NO_THROW(regex_to_grammar("a{2}{1,2}?{3}*"));  // four, a lazy one among them
+  expect_regex_error("a{2}{1,2}{3}**", "quantifiers in a row");
+  std::string stacked = "a";
+  for (int i = 0; i < 100000; ++i) stacked += "{1}";
+  expect_regex_error(stacked, "quantifiers in a row");
+  expect_regex_error("a" + std::string(100000, '*'), "quantifiers in a row");
+}
+
 TEST(Regex, AnchorsAndSearchSemantics) {
   const RegexExpr a = regex_to_expr("^ab$");
   EXPECT_TRUE(a.anchored_start);

@@ -290,7 +290,16 @@ TEST_F(ServerStructuredOutput, ConstraintsThatDoNotCompileAre400sNamingTheField)
     const char* extra;
     const char* param;
   };
+  // Constraints nested past the parsers' bounds (a hostile request: 100,000 groups or stacked
+  // quantifiers overflowed the compiling thread's stack before they were bounded).
+  const std::string deep_regex = ojson{{"regex", std::string(100000, '(') + "a" + std::string(100000, ')')}}.dump();
+  const std::string stacked_regex = ojson{{"guided_regex", "a" + std::string(100000, '*')}}.dump();
+  const std::string deep_ebnf =
+      ojson{{"ebnf", "root ::= " + std::string(100000, '(') + "\"a\"" + std::string(100000, ')')}}.dump();
   for (const Bad& b : std::vector<Bad>{
+           {deep_regex.c_str(), "regex"},
+           {stacked_regex.c_str(), "guided_regex"},
+           {deep_ebnf.c_str(), "ebnf"},
            {R"({"regex": "(ab"})", "regex"},
            {R"({"guided_regex": "a{3,1}"})", "guided_regex"},
            {R"({"ebnf": "root ::= missing"})", "ebnf"},

@@ -133,7 +133,9 @@ class EbnfParser {
       ++pos_;
       skip_space();
       if (pos_ < s_.size() && s_[pos_] == '=') fail(pos_, "lookahead assertions '(= ...)' are not supported");
+      if (++group_depth_ > kMaxGroupNesting) fail(at, "groups nested deeper than " + std::to_string(kMaxGroupNesting));
       Expr inner = parse_alternatives(true);
+      --group_depth_;
       skip_space();
       if (pos_ >= s_.size() || s_[pos_] != ')') fail(at, "'(' is never closed");
       ++pos_;
@@ -147,13 +149,15 @@ class EbnfParser {
 
   // Postfix operators, which may follow after spaces (as in GBNF).
   Expr parse_postfix(Expr e) {
-    for (;;) {
+    for (int stacked = 0;; ++stacked) {
       const size_t before = pos_;
       skip_blanks();
       if (pos_ >= s_.size() || (s_[pos_] != '*' && s_[pos_] != '+' && s_[pos_] != '?' && s_[pos_] != '{')) {
         pos_ = before;
         return e;
       }
+      if (stacked >= kMaxStackedQuantifiers)
+        fail(pos_, "more than " + std::to_string(kMaxStackedQuantifiers) + " repetition operators in a row (group the item)");
       const char c = s_[pos_];
       if (c == '*') {
         ++pos_;
@@ -310,6 +314,7 @@ class EbnfParser {
   static constexpr int kMaxRepeat = 10000;
   std::string_view s_;
   size_t pos_ = 0;
+  int group_depth_ = 0;  // ( ) open around the current position (kMaxGroupNesting)
   std::map<std::string, size_t> defined_;
   std::map<std::string, size_t> referenced_;  // name -> first use
 };

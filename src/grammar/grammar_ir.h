@@ -27,6 +27,13 @@ struct Expr {
 
 inline constexpr int kUnbounded = -1;
 
+// How deep the text front ends (regex, EBNF) let expressions nest: groups in groups, and
+// quantifiers stacked on one item. The parsers and every later pass (lowering, the length
+// intersection, printing) recurse on that depth, so input past it would overflow the stack of
+// whichever thread compiles a request's constraint: it is a parse error instead.
+inline constexpr int kMaxGroupNesting = 256;
+inline constexpr int kMaxStackedQuantifiers = 4;
+
 Expr empty();
 Expr literal(std::string utf8);
 // A class from ranges (any order, overlapping allowed); negated = the complement

@@ -95,7 +95,7 @@ class RegexParser {
 
   RegexNode parse_quantified(int depth) {
     RegexNode e = parse_atom(depth);
-    for (;;) {
+    for (int stacked = 0;; ++stacked) {
       if (pos_ >= s_.size()) return e;
       const size_t at = pos_;
       const char c = s_[pos_];
@@ -115,6 +115,8 @@ class RegexParser {
       else if (pos_ < s_.size() && s_[pos_] == '+')
         fail(pos_, "possessive quantifiers are not supported");
       if (hi != kUnbounded && hi < lo) fail(at, "quantifier {m,n} with n < m");
+      if (stacked >= kMaxStackedQuantifiers)
+        fail(at, "more than " + std::to_string(kMaxStackedQuantifiers) + " quantifiers in a row (group the item)");
       if (lo > kMaxRepeat || hi > kMaxRepeat) fail(at, "quantifier count over " + std::to_string(kMaxRepeat));
       RegexNode r;
       r.kind = RegexNode::Kind::kRepeat;
@@ -171,6 +173,8 @@ class RegexParser {
             fail(at, "inline flags and other (?...) groups are not supported");
           }
         }
+        if (depth + 1 > kMaxGroupNesting)
+          fail(at, "groups nested deeper than " + std::to_string(kMaxGroupNesting));
         RegexNode inner = parse_alternation(depth + 1);
         if (pos_ >= s_.size() || s_[pos_] != ')') fail(at, "'(' is never closed");
         ++pos_;
