@@ -95,5 +95,32 @@ TEST(Ebnf, NestingIsBoundedWhereItIsParsed) {
   expect_ebnf_error("root ::= \"a\"" + std::string(100000, '*'), "repetition operators in a row");
 }
 
+// Grammars as long as a request can make them: a chain of 100,000 rules each calling the next
+// (expanding its first position, and the left-recursion check, recursed once a rule and
+// overflowed the stack; adding a rule scanned every name, 13 s to parse it), the same chain
+// nullable (the nullable pass took a sweep a rule), and closed into a cycle (left recursion,
+// reported with the cycle's first rules only).
+TEST(Ebnf, LongChainsOfRulesCompileWithoutRecursion) {
+  constexpr int n = 100000;
+  auto chain = [&](const std::string& last, bool nullable) {
+    std::string t = "root ::= r0\n";
+    for (int i = 0; i < n; ++i)
+      t += "r" + std::to_string(i) + " ::= r" + std::to_string(i + 1) + (nullable ? " | \"b\"" : "") + "\n";
+    return t + "r" + std::to_string(n) + " ::= " + last + "\n";
+  };
+  const auto vocab = test_vocab("stories260K").vocab;
+  for (bool nullable : {false, true}) {
+    SCOPED_TRACE(nullable ? "nullable" : "plain");
+    auto g = std::make_shared<const CompiledGrammar>(parse_ebnf(chain("\"a\"", nullable), "root"), vocab,
+                                                     CompileOptions{false});
+    GrammarMatcher m(g);
+    EXPECT_TRUE(m.accept_bytes("a"));
+    EXPECT_TRUE(m.can_end());
+    GrammarMatcher m2(g);
+    EXPECT_EQ(m2.accept_bytes("b"), nullable);
+  }
+  expect_ebnf_error(chain("r0 \"a\"", false), "left recursion is not supported (r0 -> r1 -> r2 -> r3 -> r4 -> r5 -> r6 -> r7 -> ... -> r0)");
+}
+
 }  // namespace
 }  // namespace seam::grammar::test

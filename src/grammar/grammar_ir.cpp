@@ -146,19 +146,22 @@ Expr ref(std::string rule_name) {
 }
 
 void Grammar::add_rule(std::string name, Expr body) {
-  SEAM_CHECK(!has_rule(name), "grammar: rule '", name, "' is defined twice");
+  const auto [it, fresh] = index_.try_emplace(name, rules.size());
+  SEAM_CHECK(fresh, "grammar: rule '", name, "' is defined twice");
   rules.push_back({std::move(name), std::move(body)});
 }
 
-bool Grammar::has_rule(const std::string& name) const {
-  for (const Rule& r : rules)
-    if (r.name == name) return true;
-  return false;
+bool Grammar::has_rule(const std::string& name) const { return index_.count(name) != 0; }
+
+Rule* Grammar::find_rule(const std::string& name) {
+  const auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &rules[it->second];
 }
 
 std::string Grammar::fresh_name(const std::string& stem) const {
   if (!has_rule(stem)) return stem;
-  for (int i = 1;; ++i) {
+  int& i = next_suffix_[stem];  // suffixes below it are taken (names are never removed)
+  for (i = std::max(i, 1);; ++i) {
     std::string n = stem + "_" + std::to_string(i);
     if (!has_rule(n)) return n;
   }

@@ -1,6 +1,5 @@
 #include "grammar/grammar_program.h"
 
-#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -234,24 +233,32 @@ class Lowerer {
     if (e.max > e.min) out.push_back(call(prev));
   }
 
+  // Both passes are linear in the program and iterate (no recursion on the grammar's shape): a
+  // request's grammar of 100,000 rules each calling the next overflowed the stack of the
+  // recursive search this replaced, and a chain of nullable rules took a pass per rule.
   void check_left_recursion() {
     const size_t n = p_.rule_names.size();
+    // Nullable rules by a worklist: each alternative keeps a cursor at its first element not yet
+    // known to be nullable and waits on that element's rule; a rule found nullable moves the
+    // cursors waiting on it.
     std::vector<char> nullable(n, 0);
-    auto elem_nullable = [&](const Element& el) { return el.kind == Element::Kind::kRef && nullable[el.arg]; };
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t r = 0; r < n; ++r) {
-        if (nullable[r]) continue;
-        for (uint32_t pos : p_.rule_alternatives[r]) {
-          uint32_t q = pos;
-          while (p_.elements[q].kind != Element::Kind::kEnd && elem_nullable(p_.elements[q])) ++q;
-          if (p_.elements[q].kind == Element::Kind::kEnd) {
-            nullable[r] = 1;
-            changed = true;
-            break;
-          }
-        }
-      }
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> waiting(n);  // rule -> (owner, cursor)
+    std::vector<uint32_t> found;
+    auto advance = [&](uint32_t owner, uint32_t q) {
+      while (p_.elements[q].kind == Element::Kind::kRef && nullable[p_.elements[q].arg]) ++q;
+      if (p_.elements[q].kind == Element::Kind::kEnd) {
+        if (!nullable[owner]) nullable[owner] = 1, found.push_back(owner);
+      } else if (p_.elements[q].kind == Element::Kind::kRef) {
+        waiting[p_.elements[q].arg].emplace_back(owner, q);
+      }  // a byte element: this alternative is never empty
+    };
+    for (uint32_t r = 0; r < n; ++r)
+      for (uint32_t pos : p_.rule_alternatives[r]) advance(r, pos);
+    while (!found.empty()) {
+      const uint32_t s = found.back();
+      found.pop_back();
+      std::vector<std::pair<uint32_t, uint32_t>> w = std::move(waiting[s]);
+      for (const auto& [owner, q] : w) advance(owner, q + 1);
     }
     // Edges r -> s where s is called with only nullable elements before it.
     std::vector<std::vector<uint32_t>> edges(n);
@@ -263,32 +270,42 @@ class Lowerer {
         }
       }
     }
+    // A cycle among those edges is left recursion: depth-first search with an explicit stack.
     std::vector<char> color(n, 0);  // 0 new, 1 on the path, 2 done
-    std::vector<uint32_t> path;
-    std::function<void(uint32_t)> visit = [&](uint32_t r) {
-      color[r] = 1;
-      path.push_back(r);
-      for (uint32_t s : edges[r]) {
+    std::vector<std::pair<uint32_t, size_t>> path;  // (rule, next edge to follow)
+    for (uint32_t root = 0; root < n; ++root) {
+      if (color[root] != 0) continue;
+      color[root] = 1;
+      path.emplace_back(root, 0);
+      while (!path.empty()) {
+        auto& [r, next] = path.back();
+        if (next == edges[r].size()) {
+          color[r] = 2;
+          path.pop_back();
+          continue;
+        }
+        const uint32_t s = edges[r][next++];
         if (color[s] == 1) {
-          std::string cycle;
+          std::string cycle;  // the cycle's first 8 rules (a hostile one may have 100,000)
+          int shown = 0;
           bool on = false;
-          for (uint32_t x : path) {
+          for (const auto& [x, unused] : path) {
             if (x == s) on = true;
-            if (on) cycle += p_.rule_names[x] + " -> ";
+            if (on && shown++ < 8) cycle += p_.rule_names[x] + " -> ";
           }
+          if (shown > 8) cycle += "... -> ";
           cycle += p_.rule_names[s];
           const bool repeat = p_.rule_names[s].find("#repeat") != std::string::npos;
           SEAM_CHECK(false, "grammar: ",
                      repeat ? "a repeated expression can match the empty string" : "left recursion is not supported",
                      " (", cycle, ")");
         }
-        if (color[s] == 0) visit(s);
+        if (color[s] == 0) {
+          color[s] = 1;
+          path.emplace_back(s, 0);  // `r` / `next` may dangle past this point
+        }
       }
-      path.pop_back();
-      color[r] = 2;
-    };
-    for (uint32_t r = 0; r < n; ++r)
-      if (color[r] == 0) visit(r);
+    }
   }
 
   const Grammar& g_;

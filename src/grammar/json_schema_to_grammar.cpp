@@ -105,8 +105,7 @@ class SchemaConverter {
   }
 
   void set_rule(const std::string& name, Expr body) {
-    for (Rule& r : g_.rules)
-      if (r.name == name) r.body = std::move(body);
+    if (Rule* r = g_.find_rule(name)) r->body = std::move(body);
   }
 
   static Expr number_expr() {

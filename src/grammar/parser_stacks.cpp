@@ -15,34 +15,44 @@ void StackArena::truncate(size_t mark) {
   nodes_.resize(std::min(mark, nodes_.size()));
 }
 
-void StackStepper::expand(int32_t node, ParserState& out) {
-  if (node < 0) {
-    if (node == kNoParent)
-      out.can_end = true;
-    else
-      out.escaped = true;
-    return;
-  }
-  if (seen_.size() <= static_cast<size_t>(node)) seen_.resize(arena_.size() + 64, 0);
-  if (seen_[static_cast<size_t>(node)] == generation_) return;
-  seen_[static_cast<size_t>(node)] = generation_;
-  const StackNode n = arena_[node];
-  const Element& e = p_.elements[n.pos];
-  switch (e.kind) {
-    case Element::Kind::kBytes:
-      out.stacks.push_back(node);
-      return;
-    case Element::Kind::kEnd:
-      // n.parent's top is already the return position.
-      expand(n.parent, out);
-      return;
-    case Element::Kind::kRef: {
-      // A call right before the end of an alternative is a tail call: it
-      // returns where this rule returns, so the stack does not grow.
-      const int32_t ret =
-          p_.elements[n.pos + 1].kind == Element::Kind::kEnd ? n.parent : arena_.get(n.pos + 1, n.parent);
-      for (uint32_t alt : p_.rule_alternatives[e.arg]) expand(arena_.get(alt, ret), out);
-      return;
+// Iterative (an explicit work list, not recursion): a chain of calls as long as the grammar's
+// rules, or of returns as deep as the stack, would otherwise be C++ stack depth, and a request's
+// grammar of 100,000 rules each calling the next overflowed it. The result is a set (finish
+// sorts it), so the visiting order does not matter.
+void StackStepper::expand(int32_t start, ParserState& out) {
+  work_.clear();
+  work_.push_back(start);
+  while (!work_.empty()) {
+    const int32_t node = work_.back();
+    work_.pop_back();
+    if (node < 0) {
+      if (node == kNoParent)
+        out.can_end = true;
+      else
+        out.escaped = true;
+      continue;
+    }
+    if (seen_.size() <= static_cast<size_t>(node)) seen_.resize(arena_.size() + 64, 0);
+    if (seen_[static_cast<size_t>(node)] == generation_) continue;
+    seen_[static_cast<size_t>(node)] = generation_;
+    const StackNode n = arena_[node];
+    const Element& e = p_.elements[n.pos];
+    switch (e.kind) {
+      case Element::Kind::kBytes:
+        out.stacks.push_back(node);
+        break;
+      case Element::Kind::kEnd:
+        // n.parent's top is already the return position.
+        work_.push_back(n.parent);
+        break;
+      case Element::Kind::kRef: {
+        // A call right before the end of an alternative is a tail call: it
+        // returns where this rule returns, so the stack does not grow.
+        const int32_t ret =
+            p_.elements[n.pos + 1].kind == Element::Kind::kEnd ? n.parent : arena_.get(n.pos + 1, n.parent);
+        for (uint32_t alt : p_.rule_alternatives[e.arg]) work_.push_back(arena_.get(alt, ret));
+        break;
+      }
     }
   }
 }

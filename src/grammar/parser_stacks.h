@@ -72,6 +72,7 @@ class StackStepper {
   const GrammarProgram& p_;
   StackArena& arena_;
   std::vector<uint32_t> seen_;  // [node] the generation that expanded it
+  std::vector<int32_t> work_;   // expand's work list (kept: no allocation a call)
   uint32_t generation_ = 0;
   ParserState tmp_;
 };

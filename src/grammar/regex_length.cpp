@@ -281,7 +281,7 @@ LengthBoundedPattern length_bounded_pattern(const RegexAst& ast, int min_len, in
   // One rule a live state: accept here (the empty alternative) and / or one character of a
   // follow position, then that position's state. Each character class is one shared rule.
   // Names: a fresh stem, then '#' and a number (unique by construction; no front end's fresh
-  // names contain '#'), added to g.rules directly (add_rule's duplicate scan is linear).
+  // names contain '#').
   const std::string stem = g.fresh_name("strlen");
   auto state_name = [&](int s) { return stem + "#s" + std::to_string(s); };
   std::vector<char> atom_used(a.atoms().size(), 0);
@@ -295,10 +295,10 @@ LengthBoundedPattern length_bounded_pattern(const RegexAst& ast, int min_len, in
       atom_used[size_t(atom)] = 1;
       alts.push_back(seq({ref(stem + "#c" + std::to_string(atom)), ref(state_name(t))}));
     }
-    g.rules.push_back({state_name(int(s)), choice(std::move(alts))});
+    g.add_rule(state_name(int(s)), choice(std::move(alts)));
   }
   for (size_t i = 0; i < atom_used.size(); ++i)
-    if (atom_used[i]) g.rules.push_back({stem + "#c" + std::to_string(i), a.atoms()[i]});
+    if (atom_used[i]) g.add_rule(stem + "#c" + std::to_string(i), a.atoms()[i]);
   g.add_rule(stem, ref(state_name(0)));  // the stem itself, so fresh_name never hands it out again
   out.expr = ref(stem);
   return out;
