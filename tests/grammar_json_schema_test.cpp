@@ -352,6 +352,28 @@ TEST(JsonSchema, PatternWithLengthEdges) {
   expect_error(R"({"type":"string","pattern":"^(a{100}b?){100}$","maxLength":5000})", "'maxLength'");
 }
 
+// A chain of $defs each referring to the next nests the conversion past the text's own depth
+// bound: 20,000 of them overflowed the compiling thread's stack. A chain of 200 still converts;
+// 20,000 is a clear error (through $ref alone, and through allOf / anyOf / items on the way).
+TEST(JsonSchema, ReferenceChainsAreBounded) {
+  auto chain = [](int n, const std::string& wrap) {
+    nlohmann::json defs;
+    for (int i = 0; i < n; ++i) {
+      const nlohmann::json r = {{"$ref", "#/$defs/a" + std::to_string(i + 1)}};
+      defs["a" + std::to_string(i)] = wrap == "items"   ? nlohmann::json{{"type", "array"}, {"items", r}}
+                                       : wrap.empty()  ? r
+                                                        : nlohmann::json{{wrap, {r}}};
+    }
+    defs["a" + std::to_string(n)] = {{"type", "integer"}};
+    return nlohmann::json{{"$defs", defs}, {"$ref", "#/$defs/a0"}}.dump();
+  };
+  EXPECT_TRUE(accepts(chain(200, ""), "7"));
+  for (const std::string wrap : {"", "allOf", "anyOf", "items"}) {
+    SCOPED_TRACE(wrap);
+    expect_error(chain(20000, wrap), "nested deeper than 512 levels");
+  }
+}
+
 void expect_error(const std::string& schema, const std::string& needle) {
   try {
     json_schema_to_grammar(std::string_view(schema));

@@ -120,6 +120,17 @@ class SchemaConverter {
   // ---- dispatch ----
 
   Expr convert(const json& s, const std::string& path) {
+    // Each level of a schema is a level of this recursion; the text's own nesting is bounded
+    // (k_max_json_depth) but $refs chain past it: a chain of 20,000 $defs each referring to the
+    // next overflowed the stack of the compiling thread.
+    struct Depth {
+      int& d;
+      explicit Depth(int& x) : d(++x) {}
+      ~Depth() { --d; }
+    } depth(depth_);
+    if (depth_ > kMaxConvertDepth)
+      unsupported("$ref", path, "schemas nested deeper than " + std::to_string(kMaxConvertDepth) +
+                                     " levels, counting each reference followed, are not supported");
     if (s.is_boolean()) {
       if (s.get<bool>()) return any_rule("value");
       invalid(path, "the schema 'false' matches nothing");
@@ -621,6 +632,8 @@ class SchemaConverter {
   JsonSchemaOptions o_;
   Grammar g_;
   std::map<std::string, std::string> ref_rules_;  // $ref target -> rule name
+  static constexpr int kMaxConvertDepth = 512;
+  int depth_ = 0;  // convert()'s current depth
   AllOfBudget all_of_budget_;                      // merge_all_of's, for the whole schema
 };
 
