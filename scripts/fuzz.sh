@@ -18,7 +18,8 @@ cmake -S fuzz -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=
   "${launcher[@]}" >/dev/null
 ninja -C "$build" -j"$jobs" >/dev/null
 mkdir -p "$build/artifacts"
-targets=(request_json_fuzz safetensors_header_fuzz config_json_fuzz tokenizer_json_fuzz http_request_fuzz json_schema_fuzz)
+targets=(request_json_fuzz safetensors_header_fuzz config_json_fuzz tokenizer_json_fuzz http_request_fuzz json_schema_fuzz
+         grammar_text_fuzz)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 failed=0
