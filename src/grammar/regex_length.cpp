@@ -12,12 +12,11 @@ namespace seam::grammar {
 
 namespace {
 
-constexpr long long kInf = -1;  // LengthRange's "no bound", as kUnbounded
 
 constexpr long long kHuge = 1LL << 50;  // lengths saturate here: nested counts cannot overflow
-long long add_len(long long a, long long b) { return a == kInf || b == kInf ? kInf : std::min(a + b, kHuge); }
+long long add_len(long long a, long long b) { return a == kUnbounded || b == kUnbounded ? kUnbounded : std::min(a + b, kHuge); }
 long long mul_len(long long a, long long k) {
-  if (a == kInf) return k == 0 ? 0 : kInf;
+  if (a == kUnbounded) return k == 0 ? 0 : kUnbounded;
   return a == 0 || k == 0 ? 0 : (a > kHuge / k ? kHuge : a * k);
 }
 
@@ -184,13 +183,13 @@ LengthRange regex_length_range(const RegexNode& n) {
       for (size_t i = 1; i < n.items.size(); ++i) {
         const LengthRange x = regex_length_range(n.items[i]);
         r.min = std::min(r.min, x.min);
-        r.max = r.max == kInf || x.max == kInf ? kInf : std::max(r.max, x.max);
+        r.max = r.max == kUnbounded || x.max == kUnbounded ? kUnbounded : std::max(r.max, x.max);
       }
       return r;
     }
     case RegexNode::Kind::kRepeat: {
       const LengthRange x = regex_length_range(n.items[0]);
-      return {mul_len(x.min, n.min), n.max == kUnbounded ? (x.max == 0 ? 0 : kInf) : mul_len(x.max, n.max)};
+      return {mul_len(x.min, n.min), n.max == kUnbounded ? (x.max == 0 ? 0 : kUnbounded) : mul_len(x.max, n.max)};
     }
   }
   return {0, 0};

@@ -35,21 +35,30 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { re
 template <typename T>
 constexpr int kVec = 16 / int(sizeof(T));
 
+// A 16-byte vector's kVec<T> values as floats, and floats rounded to T packed into one.
 template <typename T>
-__device__ __forceinline__ void load_vec(const T* p, float (&f)[kVec<T>]) {
-  const uint4 raw = *reinterpret_cast<const uint4*>(p);
+__device__ __forceinline__ void unpack_vec(const uint4& raw, float (&f)[kVec<T>]) {
   const T* e = reinterpret_cast<const T*>(&raw);
 #pragma unroll
   for (int i = 0; i < kVec<T>; ++i) f[i] = to_float(e[i]);
 }
-
 template <typename T>
-__device__ __forceinline__ void store_vec(T* p, const float (&f)[kVec<T>]) {
+__device__ __forceinline__ uint4 pack_vec(const float (&f)[kVec<T>]) {
   uint4 raw;
   T* e = reinterpret_cast<T*>(&raw);
 #pragma unroll
   for (int i = 0; i < kVec<T>; ++i) e[i] = from_float<T>(f[i]);
-  *reinterpret_cast<uint4*>(p) = raw;
+  return raw;
+}
+
+template <typename T>
+__device__ __forceinline__ void load_vec(const T* p, float (&f)[kVec<T>]) {
+  unpack_vec<T>(*reinterpret_cast<const uint4*>(p), f);
+}
+
+template <typename T>
+__device__ __forceinline__ void store_vec(T* p, const float (&f)[kVec<T>]) {
+  *reinterpret_cast<uint4*>(p) = pack_vec<T>(f);
 }
 
 // ---- reductions ----

@@ -6,14 +6,6 @@
 
 namespace seam::cuda {
 
-// The kVec<T> elements of a raw 16-byte vector as floats (as load_vec converts them).
-template <typename T>
-__device__ __forceinline__ void unpack_vec(const uint4& raw, float (&f)[kVec<T>]) {
-  const T* e = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-  for (int i = 0; i < kVec<T>; ++i) f[i] = to_float(e[i]);
-}
-
 // Called by every thread of every block (256 threads, as rms_norm_add_kernel) once the block's
 // share of out [d] is written: residual [d] += rms_norm(out) * weight (eps), by the last block to
 // arrive, exactly as rms_norm_add_kernel computes it. *counter is zero before the launch and left

@@ -305,21 +305,6 @@ VectorLayout vector_layout(int64_t n_all, int64_t d, size_t elt) {
   return l;
 }
 
-template <typename T>
-__device__ __forceinline__ uint4 pack_t(const float (&f)[kVec<T>]) {
-  uint4 raw;
-  T* e = reinterpret_cast<T*>(&raw);
-#pragma unroll
-  for (int i = 0; i < kVec<T>; ++i) e[i] = from_float<T>(f[i]);
-  return raw;
-}
-template <typename T>
-__device__ __forceinline__ void unpack_t(const uint4& raw, float (&f)[kVec<T>]) {
-  const T* e = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-  for (int i = 0; i < kVec<T>; ++i) f[i] = to_float(e[i]);
-}
-
 template <typename T, int L>
 __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_vector_kernel(QkArgs<T> a, int n, int tok_per_block) {
   pdl_begin();
@@ -367,7 +352,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_vector_kernel(
     const bool is_v = head >= n_qk, is_q = head < a.n_heads;
     // Every lane computes (v heads and idle lanes too, their results unused): the shuffles are the warp's.
     float x[V];
-    unpack_t<T>(raw[m], x);
+    unpack_vec<T>(raw[m], x);
     float ss = 0.f;
 #pragma unroll
     for (int k = 0; k < V; ++k) ss = qk_norm_square_add(ss, x[k]);
@@ -378,7 +363,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_vector_kernel(
     load_vec<T>((is_q ? a.q_norm : a.k_norm) + gl * V, w);
 #pragma unroll
     for (int k = 0; k < V; ++k) y[k] = qk_normed<T>(x[k], scale, from_float<T>(w[k]));
-    const uint4 mine = pack_t<T>(y);  // exact: y is already rounded to T
+    const uint4 mine = pack_vec<T>(y);  // exact: y is already rounded to T
     uint4 other;
     other.x = __shfl_xor_sync(0xffffffffu, mine.x, L / 2);
     other.y = __shfl_xor_sync(0xffffffffu, mine.y, L / 2);
@@ -394,7 +379,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_vector_kernel(
       continue;
     }
     float p[V], r[V];
-    unpack_t<T>(other, p);
+    unpack_vec<T>(other, p);
     const float* cst = cs + t * 2 * HALF + pair0;
 #pragma unroll
     for (int k = 0; k < V; ++k) {
@@ -404,7 +389,7 @@ __global__ void __launch_bounds__(kWarps * 32) qk_norm_rope_store_vector_kernel(
       else rope_rotate(p[k], y[k], cst[k], cst[HALF + k], r0, r1);
       r[k] = lo ? r0 : r1;
     }
-    const uint4 out = pack_t<T>(r);
+    const uint4 out = pack_vec<T>(r);
     *reinterpret_cast<uint4*>(row(tok, head) + gl * V) = out;
     if (!is_q && store)
       *reinterpret_cast<uint4*>(a.k_cache + (slot * a.n_kv_heads + (head - a.n_heads)) * D + gl * V) = out;
