@@ -20,12 +20,6 @@ namespace seam::cuda::gemv_detail {
 constexpr int kWarps = 8;   // per block; the block's rows times the K slices of each row
 constexpr int kUnroll = 4;  // 16-byte weight loads in flight per lane before any math
 
-template <typename T>
-__device__ __forceinline__ void unpack(const uint4& raw, float (&f)[8]) {
-  const T* e = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-  for (int i = 0; i < 8; ++i) f[i] = to_float(e[i]);
-}
 
 // Everything a launch passes, by value.
 template <typename T, typename TO>
@@ -184,11 +178,11 @@ __device__ __forceinline__ void gemv_body(const GemvArgs<T, TO>& a) {
     for (int r = 0; r < M; ++r) ss[r] = 0.f;
     for (int v = threadIdx.x; v < n_vec; v += kWarps * 32) {
       float gf[8];
-      unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.norm_w) + v), gf);
+      unpack_vec<T>(__ldg(reinterpret_cast<const uint4*>(a.norm_w) + v), gf);
 #pragma unroll
       for (int r = 0; r < M; ++r) {
         float xf[8];
-        unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.x + r * a.x_stride) + v), xf);
+        unpack_vec<T>(__ldg(reinterpret_cast<const uint4*>(a.x + r * a.x_stride) + v), xf);
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
           ss[r] = fmaf(xf[i], xf[i], ss[r]);
@@ -249,14 +243,14 @@ __device__ __forceinline__ void gemv_body(const GemvArgs<T, TO>& a) {
         const int j = base + u * 32;
         if (j >= v_end) break;
         float gf[8];
-        if constexpr (NORM == kNormInline) unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.norm_w) + j), gf);
+        if constexpr (NORM == kNormInline) unpack_vec<T>(__ldg(reinterpret_cast<const uint4*>(a.norm_w) + j), gf);
 #pragma unroll
         for (int r = 0; r < M; ++r) {
           float xf[8];
           if constexpr (NORM == kNormStaged || NORM == kNormExact) {
-            unpack<T>(reinterpret_cast<const uint4*>(xs + r * n_in)[j], xf);
+            unpack_vec<T>(reinterpret_cast<const uint4*>(xs + r * n_in)[j], xf);
           } else {
-            unpack<T>(__ldg(reinterpret_cast<const uint4*>(a.x + r * a.x_stride) + j), xf);
+            unpack_vec<T>(__ldg(reinterpret_cast<const uint4*>(a.x + r * a.x_stride) + j), xf);
           }
           if constexpr (NORM == kNormInline) {
 #pragma unroll
@@ -268,7 +262,7 @@ __device__ __forceinline__ void gemv_body(const GemvArgs<T, TO>& a) {
 #pragma unroll
           for (int q = 0; q < R; ++q) {
             float wf[8];
-            unpack<T>(cur[q][u], wf);
+            unpack_vec<T>(cur[q][u], wf);
 #pragma unroll
             for (int i = 0; i < 8; ++i) acc[q][r] = fmaf(wf[i], xf[i], acc[q][r]);
           }

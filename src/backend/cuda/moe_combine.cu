@@ -12,8 +12,8 @@ namespace {
 
 // 8 consecutive expert outputs from 16-bit rows or float32 ones (two 16-byte loads).
 //
-// kVector false is the form as first built: unpack8's `const uint4&` parameter bound straight to
-// the global row (`*reinterpret_cast<const uint4*>(p)`) is no copy, so unpack8's 2-byte element
+// kVector false is the form as first built: unpack_vec's `const uint4&` parameter bound straight to
+// the global row (`*reinterpret_cast<const uint4*>(p)`) is no copy, so unpack_vec's 2-byte element
 // reads are global loads themselves: the PTX has eight ld.global.u16 a row vector, not one
 // ld.global.v4 (read off the PTX, 2026-12-04). A warp's such load spans 512 bytes for 64 useful
 // ones, eight times over: the likely reason this kernel ran at ~1.5 TB/s (~97 us a Qwen3-30B-A3B
@@ -24,9 +24,9 @@ template <typename T, bool kVector>
 __device__ __forceinline__ void load8(const T* p, float (&f)[8]) {
   if constexpr (kVector) {
     const uint4 raw = *reinterpret_cast<const uint4*>(p);  // a value: one 16-byte load
-    unpack8<T>(raw, f);
+    unpack_vec<T>(raw, f);
   } else {
-    unpack8<T>(*reinterpret_cast<const uint4*>(p), f);
+    unpack_vec<T>(*reinterpret_cast<const uint4*>(p), f);
   }
 }
 template <typename T, bool kVector>

@@ -13,15 +13,6 @@ __device__ __forceinline__ int expert_of(const int32_t* ids, int64_t slot, int n
   return e < 0 || e >= n_experts ? 0 : e;
 }
 
-// The 8 16-bit elements of a 16-byte vector, as float32 (T: __half or __nv_bfloat16).
-template <typename T>
-__device__ __forceinline__ void unpack8(const uint4& raw, float (&f)[8]) {
-  static_assert(sizeof(T) == 2, "unpack8: 16-bit elements");
-  const T* e = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-  for (int i = 0; i < 8; ++i) f[i] = to_float(e[i]);
-}
-
 // The slots s < n_slots with expert_of(ids, s) == e, in increasing order, into list; returns their
 // count (every thread). Called by the whole block (kWarps warps, all of them: the ballot and the
 // barriers need every thread); list is visible to all after it returns. Slot order makes the

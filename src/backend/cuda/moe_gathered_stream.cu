@@ -53,9 +53,9 @@ __global__ void __launch_bounds__(kGuWarps * 32)
       const int j = base + q * 32;
       if (j >= n_vec) break;
       float xf[8], gf[8], uf[8];
-      unpack8<T>(__ldg(xv + j), xf);
-      unpack8<T>(cg[q], gf);
-      unpack8<T>(cu[q], uf);
+      unpack_vec<T>(__ldg(xv + j), xf);
+      unpack_vec<T>(cg[q], gf);
+      unpack_vec<T>(cu[q], uf);
 #pragma unroll
       for (int c = 0; c < 8; ++c) {
         gs = fmaf(gf[c], xf[c], gs);
@@ -113,8 +113,8 @@ __global__ void __launch_bounds__(kDnWarps * 32)
       if (t >= total) break;
       const int j = t / n_vec, c = t - j * n_vec;
       float df[8], af[8];
-      unpack8<T>(cur[q], df);
-      unpack8<T>(__ldg(a_row + j * a_vecs + c), af);
+      unpack_vec<T>(cur[q], df);
+      unpack_vec<T>(__ldg(a_row + j * a_vecs + c), af);
       float y = 0.f;
 #pragma unroll
       for (int i = 0; i < 8; ++i) y = fmaf(df[i], af[i], y);

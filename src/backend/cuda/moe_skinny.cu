@@ -55,12 +55,12 @@ __device__ __forceinline__ void gate_up_chunk(T* act, int64_t act_stride, const 
       const int j = base + q * 32;
       if (j >= n_vec) break;
       float gf[8], uf[8];
-      unpack8<T>(cg[q], gf);
-      unpack8<T>(cu[q], uf);
+      unpack_vec<T>(cg[q], gf);
+      unpack_vec<T>(cu[q], uf);
 #pragma unroll
       for (int i = 0; i < M; ++i) {
         float xf[8];
-        unpack8<T>(__ldg(xv + xo[i] + j), xf);
+        unpack_vec<T>(__ldg(xv + xo[i] + j), xf);
 #pragma unroll
         for (int c = 0; c < 8; ++c) {
           ga[i] = fmaf(gf[c], xf[c], ga[i]);
@@ -155,11 +155,11 @@ __device__ __forceinline__ void down_chunk(T* y, int64_t y_stride, const T* act,
       if (j >= n_vec) break;
       float wf[kDnRows][8];
 #pragma unroll
-      for (int q = 0; q < kDnRows; ++q) unpack8<T>(cur[q][v], wf[q]);
+      for (int q = 0; q < kDnRows; ++q) unpack_vec<T>(cur[q][v], wf[q]);
 #pragma unroll
       for (int i = 0; i < M; ++i) {
         float af[8];
-        unpack8<T>(__ldg(av + ao[i] + j), af);
+        unpack_vec<T>(__ldg(av + ao[i] + j), af);
 #pragma unroll
         for (int q = 0; q < kDnRows; ++q)
 #pragma unroll

@@ -359,7 +359,7 @@ __device__ __forceinline__ void fused_combine(const SkinnyMoeArgs<T>& a, const i
     for (int j = 0; j < a.k; ++j) {
       const float w = a.weights[i * a.k + j];
       float y[8];
-      unpack8<T>(__ldcg(reinterpret_cast<const uint4*>(a.out + (i * a.k + j) * a.out_stride + v * 8)), y);
+      unpack_vec<T>(__ldcg(reinterpret_cast<const uint4*>(a.out + (i * a.k + j) * a.out_stride + v * 8)), y);
 #pragma unroll
       for (int c = 0; c < 8; ++c) acc[c] += w * y[c];
     }
