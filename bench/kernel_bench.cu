@@ -386,6 +386,8 @@ int run(int argc, char** argv) {
   }
   // Where the register form starts to win (the by_rows rule's threshold, kRmsNormRegisterRows).
   for (int n : {256, 512, 1024, 2048}) bench_rms_norm_rows(b, n);
+  // And where the vector q/k-norm form starts to win (slower at 64 and 1 tokens, faster at 4,096).
+  for (int n : {128, 256, 512, 1024, 2048}) bench_qk_norm_rope_store(b, n);
   if (moe_only) return 0;
   // Batch 1 at the contexts of the decode benchmarks (latency-bound) and of serving's 1,024-token prompts.
   for (int ctx : {160, 1152}) bench_decode_attention(b, 1, ctx, false);

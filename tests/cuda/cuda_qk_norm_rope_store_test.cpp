@@ -1,4 +1,4 @@
-// qk_norm_rope_store's four kernels (qk_norm_rope_store.h): the shared-angle and staged forms must
+// qk_norm_rope_store's four kernels and the default rule between two of them (qk_norm_rope_store.h): the shared-angle and staged forms must
 // store the per-head kernel's bits (the vector form its values to the dtype's rounding) in qkv and
 // in both caches, at decode and prefill sizes, for every float dtype, full and partial rotary (a rotary half not a multiple of 16: pairs and pass-through dims
 // across lanes), LongRoPE's second table, heads of 16 to 256 dims (idle lanes; the largest form) and a
@@ -151,6 +151,40 @@ TEST_F(CudaQkNormRopeStore, SharedAndStagedStoreThePerHeadKernelsBits) {
         const int64_t row = int64_t(slots[0]) * c.kv * d;
         EXPECT_FALSE(std::isnan(kc_a[size_t(row)]));
       }
+}
+
+// The default rule (by_tokens): shared_angles' bits below kQkNormVectorTokens tokens and the vector
+// form's from there on, at Qwen3-30B-A3B's heads (where both forms apply).
+TEST_F(CudaQkNormRopeStore, ByTokensTakesEachFormOnItsSideOfTheThreshold) {
+  const DType t = DType::bf16;
+  const int64_t heads = 32, kv = 4, d = 128, width = (heads + 2 * kv) * d;
+  HiLoTable f = hi_lo_table(d / 2, 1000000.0);
+  Tensor f_d = upload(f.hi, DType::f32, {d / 2}), flo_d = upload(f.lo, DType::f32, {d / 2});
+  const RopeTables tables(f_d, Tensor(), 0, flo_d, Tensor());
+  Tensor qn = upload(round_to(random_normal(size_t(d), rng), t), t, {d});
+  Tensor kn = upload(round_to(random_normal(size_t(d), rng), t), t, {d});
+  for (const int64_t n : {cuda::kQkNormVectorTokens - 1, cuda::kQkNormVectorTokens}) {
+    SCOPED_TRACE("tokens " + std::to_string(n));
+    const auto qkv_h = round_to(random_normal(size_t(n * width), rng, 5.f), t);
+    std::vector<int32_t> pos(static_cast<size_t>(n)), slots(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) pos[size_t(i)] = slots[size_t(i)] = int32_t(i);
+    Tensor pos_d = upload_index(pos, {n}), slots_d = upload_index(slots, {n});
+    auto run = [&](cuda::QkNormRopeKernel kernel) {
+      Tensor qkv = upload(qkv_h, t, {n, width}), kc = empty(t, {n, kv, d}), vc = empty(t, {n, kv, d});
+      cuda::launch_qk_norm_rope_store(qkv.slice_cols(0, heads * d).unflatten_last(heads, d),
+                                      qkv.slice_cols(heads * d, kv * d).unflatten_last(kv, d),
+                                      qkv.slice_cols((heads + kv) * d, kv * d).unflatten_last(kv, d), qn, kn, 1e-6f,
+                                      pos_d, tables, kc, vc, slots_d, stream(), kernel);
+      gpu->synchronize();
+      return std::make_pair(download(qkv), download(kc));
+    };
+    const auto rule = run(cuda::QkNormRopeKernel::by_tokens);
+    const auto shared = run(cuda::QkNormRopeKernel::shared_angles), vector = run(cuda::QkNormRopeKernel::vector);
+    ASSERT_NE(shared.first, vector.first) << "the forms must differ somewhere, else the test tells nothing";
+    const auto& want = n >= cuda::kQkNormVectorTokens ? vector : shared;
+    EXPECT_TRUE(rule.first == want.first) << "qkv";
+    EXPECT_TRUE(rule.second == want.second) << "k_cache";
+  }
 }
 
 // A decode step's use, as the per-head kernel's graph test: captured once, replayed with new

@@ -422,6 +422,9 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
   a.n_slots = k_cache.size(0);
   const int n_heads_all = a.n_heads + 2 * a.n_kv_heads;
   const dim3 grid(unsigned(q.size(0)), unsigned((n_heads_all + kWarps - 1) / kWarps));
+  // The token count is fixed for a graph's key, so a captured graph keeps its form on every replay.
+  if (kernel == QkNormRopeKernel::by_tokens)
+    kernel = q.size(0) >= kQkNormVectorTokens ? QkNormRopeKernel::vector : QkNormRopeKernel::shared_angles;
   if (kernel == QkNormRopeKernel::vector && qk_norm_rope_vector_applies(q, k, v, k_cache, v_cache, t)) {
     const VectorLayout l = vector_layout(n_heads_all, a.d, sizeof(T));
     const int n = int(q.size(0));
@@ -484,9 +487,12 @@ QkNormRopeKernel qk_norm_rope_kernel_default() {
   // 1: shared_angles, the default (H200, 2026-12-05: Qwen3-30B-A3B prefill of 4,096 +0.6 % alone,
   // docs/performance.md, twenty-eighth pass), 0: per_head, 2: staged (built 2026-12-05 without a
   // device: not yet measured, so not the default; docs/performance.md, twenty-ninth pass).
-  // 3: vector (built 2026-12-05 after the ncu reading: not yet measured end to end).
-  static const int v = env_choice("SEAM_QK_NORM_ROPE_KERNEL", 1, {0, 1, 2, 3});
-  return v == 3   ? QkNormRopeKernel::vector
+  // 3: vector (built 2026-12-05 after the ncu reading) everywhere it applies.
+  // 4: by_tokens, the default since the thirty-second pass (vector at prefill sizes: Qwen3-30B-A3B prefill
+  // of 4,096 +0.9 to +1.3 % on the H100 with vector everywhere, which cost batch 1 +2.5 %; docs/performance.md).
+  static const int v = env_choice("SEAM_QK_NORM_ROPE_KERNEL", 4, {0, 1, 2, 3, 4});
+  return v == 4   ? QkNormRopeKernel::by_tokens
+         : v == 3 ? QkNormRopeKernel::vector
          : v == 2 ? QkNormRopeKernel::staged
          : v == 1 ? QkNormRopeKernel::shared_angles
                   : QkNormRopeKernel::per_head;

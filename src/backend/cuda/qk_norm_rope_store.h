@@ -21,11 +21,16 @@ namespace seam::cuda {
 // each head read once; head_dim <= 256, else per_head runs) and staged (a block's few tokens'
 // heads copied to shared memory as 16-byte pieces, finished there, stored as 16-byte pieces;
 // 16-byte aligned rows and head_dim <= 256, else shared_angles / per_head runs). The default is
-// shared_angles; SEAM_QK_NORM_ROPE_KERNEL=0 (read once) selects per_head, =2 staged, =3 vector.
+// by_tokens; SEAM_QK_NORM_ROPE_KERNEL=0 (read once) selects per_head, =1 shared_angles, =2 staged, =3 vector.
 // vector (a head on d / kVec lanes, 16-byte accesses, the rotary partner by a shuffle; 16-byte
 // rows and full rotary, else the launcher falls back as for staged) sums each head's squares in
 // another order, so it stores the other forms' values to T's rounding, not their bits.
-enum class QkNormRopeKernel { per_head, shared_angles, staged, vector };
+// by_tokens (the default, SEAM_QK_NORM_ROPE_KERNEL=4) takes vector from kQkNormVectorTokens tokens on and
+// shared_angles below: measured on the H100 (docs/performance.md, thirty-second pass) vector is faster at
+// prefill's token counts (50.3 against 59.1 us at 4,096 tokens, 12.7 against 15.4 at 1,024) and slower at
+// decode's (8.8 against 3.0 us at 64, 4.5 against 2.3 at 1; 10.3 against 9.0 at 512).
+enum class QkNormRopeKernel { per_head, shared_angles, staged, vector, by_tokens };
+constexpr int64_t kQkNormVectorTokens = 1024;
 QkNormRopeKernel qk_norm_rope_kernel_default();
 bool qk_norm_rope_shared_applies(int64_t head_dim);
 // Whether the staged kernel runs for these operands (else the launcher falls back).
