@@ -49,7 +49,7 @@ TEST_F(CudaQkNormRopeStore, SharedAndStagedStoreThePerHeadKernelsBits) {
   EXPECT_FALSE(cuda::qk_norm_rope_shared_applies(320));
   for (DType t : kDtypes)
     for (const Shape& c : kShapes)
-      for (int64_t n : {1, 7, 300}) {
+      for (int64_t n : {1, 7, 300, 1000}) {  // 1,000: the vector form's several tokens a block, the last partial
         SCOPED_TRACE(std::string(short_name(t)) + " heads " + std::to_string(c.heads) + "/" + std::to_string(c.kv) +
                      " d " + std::to_string(c.d) + " rot " + std::to_string(c.rot) + " n " + std::to_string(n));
         const int64_t d = c.d, width = (c.heads + 2 * c.kv) * d, n_slots = n + 5;
