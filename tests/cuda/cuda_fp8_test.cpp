@@ -5,6 +5,10 @@
 // activation producers. The batch-1..4 GEMV alone: cuda_fp8_gemv_test.cpp.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
+
+#include "backend/cuda/fp8_scaled_gated_act_quantize.h"
 #include "fp8_test_fixture.h"
 
 namespace seam::test {
@@ -355,6 +359,72 @@ TEST_F(CudaFp8, GatedActQuantizeEqualsActThenQuantize) {
             }
           }
   EXPECT_GT(n_lt, 0) << "the lt route applied to no case";
+}
+
+// fp8_scaled_gated_act_quantize on clusters of 2 and 4 CTAs a row (SEAM_FP8_GATED_CLUSTER, the decode-batch
+// layout) stores the one-CTA kernel's act, codes and scales bit for bit: rows from 1 to past the SMs' count
+// (where the 256-thread layout takes over), widths whose rows fill 2 chunks of 1,024 threads to their last
+// vector (16,384), part of it (14,336: Llama-3.1-8B) or only just need the 1,024-thread layout (4,104),
+// per-channel and per-tensor weight scales, both activations, both 16-bit dtypes, with and without the
+// amax clamp, and an outlier row (its amax in one CTA of the cluster only).
+TEST_F(CudaFp8, ScaledGatedActQuantizeOnClustersEqualsOneBlock) {
+  int n_cluster_cases = 0;
+  for (DType t : {DType::bf16, DType::f16})
+    for (Activation f : {Activation::silu, Activation::gelu_tanh})
+      for (Fp8WeightScheme wsch : {Fp8WeightScheme::per_channel, Fp8WeightScheme::per_tensor})
+        for (int64_t n : {1, 7, 64, 200})
+          for (int64_t inter : {14336, 16384, 4104}) {
+            const float ub = n == 7 ? 40.f : 0.f;
+            SCOPED_TRACE(std::string(short_name(t)) + " " + activation_name(f) + " n " + std::to_string(n) + " inter " +
+                         std::to_string(inter) + (wsch == Fp8WeightScheme::per_tensor ? " per-tensor" : " per-channel"));
+            std::vector<float> sums_h = random_normal(size_t(n * 2 * inter), rng, 3000.f);
+            if (n > 1) sums_h[size_t(2 * inter + inter - 3)] = 9.0e5f;  // row 1: an up outlier near its end
+            const Tensor sums = upload(sums_h, DType::f32, {n, 2 * inter});
+            const Tensor xs = upload(random_normal(size_t(n), rng, 0.05f), DType::f32, {n});
+            void* wd = gpu->alloc(size_t(2 * inter * 16));
+            owned_.push_back(wd);
+            Fp8Weight w;
+            w.w = Tensor(wd, DType::fp8_e4m3, Device::cuda, {2 * inter, 16});  // only its shape is read
+            w.w_scheme = wsch;
+            w.w_scale = wsch == Fp8WeightScheme::per_channel
+                            ? upload(random_normal(size_t(2 * inter), rng, 0.01f), DType::f32, {2 * inter})
+                            : upload({0.0123f}, DType::f32, {1});
+            w.act = Fp8ActScheme::dynamic_per_token;
+            struct Out {
+              Tensor act, scales;
+              void* codes;
+            };
+            auto run = [&](int cluster) {
+              Out o{empty(t, {n, inter}), empty(DType::f32, {n}), gpu->alloc(size_t(n * inter))};
+              owned_.push_back(o.codes);
+              EXPECT_TRUE(cuda::fp8_scaled_gated_act_quantize_applies(o.act, w));
+              cuda::launch_fp8_scaled_gated_act_quantize(o.act, static_cast<uint8_t*>(o.codes), o.scales.ptr<float>(),
+                                                         sums.ptr<float>(), xs.ptr<float>(), w, f, ub, stream(), true,
+                                                         cluster);
+              return o;
+            };
+            std::vector<Out> outs;
+            for (int cluster : {1, 2, 4}) outs.push_back(run(cluster));
+            gpu->synchronize();
+            auto codes_of = [&](const Out& o) {
+              std::vector<uint8_t> c(size_t(n * inter));
+              gpu->copy_d2h(c.data(), o.codes, c.size());
+              return c;
+            };
+            const auto act1 = download(outs[0].act), sc1 = download(outs[0].scales);
+            const auto codes1 = codes_of(outs[0]);
+            for (size_t k = 1; k < outs.size(); ++k) {
+              SCOPED_TRACE("cluster of " + std::to_string(k == 1 ? 2 : 4));
+              EXPECT_EQ(download(outs[k].act), act1);
+              EXPECT_EQ(download(outs[k].scales), sc1);
+              EXPECT_EQ(codes_of(outs[k]), codes1);
+              ++n_cluster_cases;
+            }
+            // Not vacuous: the rows were written (no poison left) and quantized (a nonzero code).
+            for (float v : sc1) ASSERT_TRUE(std::isfinite(v) && v > 0.f);
+            EXPECT_NE(std::count(codes1.begin(), codes1.end(), uint8_t(0)), std::ptrdiff_t(codes1.size()));
+          }
+  EXPECT_GT(n_cluster_cases, 0);
 }
 
 }  // namespace

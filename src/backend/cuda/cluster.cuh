@@ -26,6 +26,15 @@ __device__ __forceinline__ uint32_t map_shared(uint32_t addr, uint32_t rank) {
   return r;
 }
 
+// A float in another CTA's shared memory: `addr` from map_shared (distributed shared memory).
+__device__ __forceinline__ float load_shared_f32(uint32_t addr) {
+  float v = 0.f;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
+#endif
+  return v;
+}
+
 // Every thread of every CTA of the cluster: e.g. after the mbarrier inits, before any CTA
 // signals another's barriers or writes its shared memory.
 __device__ __forceinline__ void sync() {

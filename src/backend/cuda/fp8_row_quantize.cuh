@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/cuda/cluster.cuh"
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/fp8_act.cuh"
 
@@ -76,6 +77,39 @@ __device__ __forceinline__ void quantize_row_chunks(const uint4 (&v)[kChunks], i
 #pragma unroll
   for (int s = 0; s < kChunks; ++s) {
     const int c = s * kThreads + tid;
+    if (c < n_chunks) reinterpret_cast<uint64_t*>(codes_row)[c] = chunk_codes<T>(v[s], sc);
+  }
+}
+
+// quantize_row_chunks' per-token dynamic scheme for a row spread over a cluster of kCluster CTAs of
+// kThreads threads (sm_90, launched with clusters of kCluster along x): the cluster's threads are
+// one row's kCluster * kThreads threads, thread t of CTA rank r holding chunk c in slot s where
+// c = s * kCluster * kThreads + r * kThreads + t. The row's amax is each CTA's block_max, then the
+// max of the kCluster CTAs' through distributed shared memory (`part`: one __shared__ float of the
+// calling CTA); max is exact and order-free, so scale and codes are the one-CTA path's bits.
+template <typename T, int kThreads, int kChunks, int kCluster>
+__device__ __forceinline__ void quantize_row_chunks_cluster(const uint4 (&v)[kChunks], int n_chunks, float ub,
+                                                            uint8_t* codes_row, float* scales, int64_t row,
+                                                            float* scratch, float* part) {
+  static_assert(kThreads % 32 == 0 && kCluster >= 2, "whole warps; a cluster of one is quantize_row_chunks");
+  const uint32_t rank = cluster::cta_rank();
+  const int vt = int(rank) * kThreads + int(threadIdx.x);
+  float a = 0.f;
+#pragma unroll
+  for (int s = 0; s < kChunks; ++s)
+    if (s * kCluster * kThreads + vt < n_chunks) a = fmaxf(a, chunk_amax<T>(v[s]));
+  a = block_max(a, scratch);
+  if (threadIdx.x == 0) *part = a;
+  cluster::sync();  // every CTA's part written and visible to the cluster
+  const uint32_t mine = static_cast<uint32_t>(__cvta_generic_to_shared(part));
+#pragma unroll
+  for (int r = 0; r < kCluster; ++r) a = fmaxf(a, cluster::load_shared_f32(cluster::map_shared(mine, uint32_t(r))));
+  cluster::sync();  // no CTA exits (its shared memory gone) while another may still read its part
+  const float sc = fp8_act_scale(a, ub);
+  if (rank == 0 && threadIdx.x == 0) scales[row] = sc;
+#pragma unroll
+  for (int s = 0; s < kChunks; ++s) {
+    const int c = s * kCluster * kThreads + vt;
     if (c < n_chunks) reinterpret_cast<uint64_t*>(codes_row)[c] = chunk_codes<T>(v[s], sc);
   }
 }

@@ -1,7 +1,9 @@
 #include "backend/cuda/fp8_scaled_gated_act_quantize.h"
 
 #include "backend/cuda/activation.cuh"
+#include "backend/cuda/cluster.cuh"
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/fp8_act.cuh"
 #include "backend/cuda/fp8_row_quantize.cuh"
 
@@ -41,7 +43,13 @@ __device__ __forceinline__ void load_scales8(float (&d)[8], const float* ws, int
 // not what held the kernel. The scale loads were part of it (load_scales8: ~16 µs a call); the
 // rest, the kernel still well under its 4 TB/s, is not known (docs/performance.md).
 // kWriteAct false: act is not stored (the values, codes and scales are the same).
-template <typename T, Activation F, int kRowThreads, int kChunks, bool kWriteAct>
+// kCluster > 1 (decode batches, SEAM_FP8_GATED_CLUSTER): a row on a cluster of kCluster CTAs of kRowThreads
+// threads, launched as clusters along x (grid n * kCluster), holding its chunks as one CTA of
+// kCluster * kRowThreads threads would (quantize_row_chunks_cluster), so the row's loads come from kCluster SMs.
+// Why: a decode batch's 64 rows ran on 64 of 132 SMs, 8.5-8.8 us for 7.3 MB of sums (FP8 Llama-3.1-8B batch 64,
+// H200 trace, thirty-second pass), far under the bandwidth; each SM had ~230 KB to fetch with the loads one SM
+// keeps in flight.
+template <typename T, Activation F, int kRowThreads, int kChunks, bool kWriteAct, int kCluster = 1>
 __global__ void __launch_bounds__(kRowThreads)
     fp8_scaled_gated_act_quantize_kernel(T* act, int64_t act_stride, uint8_t* codes, float* scales, const float* sums,
                                          const float* xs, const float* ws, int ws_step, int inter, float ub) {
@@ -49,7 +57,10 @@ __global__ void __launch_bounds__(kRowThreads)
   static_assert(kChunks % kWave == 0, "whole waves");
   pdl_begin();
   __shared__ float scratch[32];
-  const int64_t row = blockIdx.x;
+  __shared__ float part;  // this CTA's amax, read by the cluster's other CTAs (kCluster > 1)
+  constexpr int kVT = kRowThreads * kCluster;  // the row's threads
+  const int64_t row = blockIdx.x / kCluster;
+  const int vt = (kCluster > 1 ? int(cluster::cta_rank()) : 0) * kRowThreads + int(threadIdx.x);
   const float4* gate = reinterpret_cast<const float4*>(sums + row * 2 * inter);
   const float4* up = gate + inter / 4;
   uint4* out = reinterpret_cast<uint4*>(act + row * act_stride);
@@ -61,7 +72,7 @@ __global__ void __launch_bounds__(kRowThreads)
     float4 g[kWave][2], u[kWave][2];
 #pragma unroll
     for (int j = 0; j < kWave; ++j) {
-      const int c = (s0 + j) * kRowThreads + int(threadIdx.x);
+      const int c = (s0 + j) * kVT + vt;
       const bool in = c < n_chunks;
       g[j][0] = in ? gate[2 * c] : make_float4(0.f, 0.f, 0.f, 0.f);
       g[j][1] = in ? gate[2 * c + 1] : make_float4(0.f, 0.f, 0.f, 0.f);
@@ -70,7 +81,7 @@ __global__ void __launch_bounds__(kRowThreads)
     }
 #pragma unroll
     for (int j = 0; j < kWave; ++j) {
-      const int s = s0 + j, c = s * kRowThreads + int(threadIdx.x);
+      const int s = s0 + j, c = s * kVT + vt;
       v[s] = make_uint4(0, 0, 0, 0);
       if (c >= n_chunks) continue;
       T* ve = reinterpret_cast<T*>(&v[s]);
@@ -86,13 +97,17 @@ __global__ void __launch_bounds__(kRowThreads)
       if constexpr (kWriteAct) out[c] = v[s];
     }
   }
-  quantize_row_chunks<T, kRowThreads, kChunks>(v, n_chunks, int(Fp8ActScheme::dynamic_per_token), 0.f, ub,
-                                               codes + row * inter, scales, row, gridDim.x, scratch);
+  if constexpr (kCluster == 1)
+    quantize_row_chunks<T, kRowThreads, kChunks>(v, n_chunks, int(Fp8ActScheme::dynamic_per_token), 0.f, ub,
+                                                 codes + row * inter, scales, row, gridDim.x, scratch);
+  else
+    quantize_row_chunks_cluster<T, kRowThreads, kChunks, kCluster>(v, n_chunks, ub, codes + row * inter, scales, row,
+                                                                    scratch, &part);
 }
 
 template <typename T, bool kWriteAct>
 void launch_typed(const Tensor& act, uint8_t* codes, float* scales, const float* sums, const float* xs,
-                  const Fp8Weight& w, Activation f, float ub, cudaStream_t stream) {
+                  const Fp8Weight& w, Activation f, float ub, cudaStream_t stream, int cluster) {
   if constexpr (sizeof(T) != 2) {
     SEAM_ASSERT(false, "fp8 scaled gated act quantize: 16-bit outputs only");
   } else {
@@ -115,8 +130,24 @@ void launch_typed(const Tensor& act, uint8_t* codes, float* scales, const float*
       with_row_chunks(chunks256, [&](auto k) {
         if constexpr (decltype(k)::value <= 8) launch(std::integral_constant<int, 256>{}, k);
       });
-    else
+    else if (cluster == 1)
       launch(std::integral_constant<int, 1024>{}, std::integral_constant<int, 2>{});
+    else {
+      // The 1,024-thread layout on a cluster of 2 CTAs of 512 or 4 of 256 (the same chunk to thread map).
+      const auto launch_cluster = [&](auto c) {
+        constexpr int C = decltype(c)::value, kThreadsC = 1024 / C;
+        auto kernel = f == Activation::silu
+                          ? fp8_scaled_gated_act_quantize_kernel<T, Activation::silu, kThreadsC, 2, kWriteAct, C>
+                          : fp8_scaled_gated_act_quantize_kernel<T, Activation::gelu_tanh, kThreadsC, 2, kWriteAct, C>;
+        launch_kernel_clusters(unsigned(C), kernel, dim3(unsigned(n * C)), kThreadsC, 0, stream, act.ptr<T>(),
+                               act.stride[0], codes, scales, sums, xs, w.w_scale.ptr<const float>(), ws_step,
+                               int(inter), ub);
+      };
+      if (cluster == 2)
+        launch_cluster(std::integral_constant<int, 2>{});
+      else
+        launch_cluster(std::integral_constant<int, 4>{});
+    }
     SEAM_CUDA_CHECK_LAUNCH();
   }
 }
@@ -133,9 +164,18 @@ bool fp8_scaled_gated_act_quantize_applies(const Tensor& act, const Fp8Weight& w
          w.w.defined() && w.w.ndim == 2 && w.w.size(0) == 2 * inter;
 }
 
+int fp8_gated_cluster_default() {
+  // 1: one CTA a row (the default); 2 / 4: a decode batch's row on a cluster of that many CTAs (built without
+  // a device in the thirty-second pass: off until measured, docs/performance.md).
+  static const int v = env_choice("SEAM_FP8_GATED_CLUSTER", 1, {1, 2, 4});
+  return v;
+}
+
 void launch_fp8_scaled_gated_act_quantize(const Tensor& act, uint8_t* codes, float* scales, const float* sums,
                                           const float* xs, const Fp8Weight& w, Activation f, float ub,
-                                          cudaStream_t stream, bool write_act) {
+                                          cudaStream_t stream, bool write_act, int cluster) {
+  SEAM_CHECK(cluster == 1 || cluster == 2 || cluster == 4, "fp8 scaled gated act quantize: clusters of 1, 2 or 4, not ",
+             cluster);
   SEAM_CHECK(fp8_scaled_gated_act_quantize_applies(act, w), "fp8 scaled gated act quantize: not available for act ",
              act.shape_str(), " (16-bit, packed aligned rows, inter % 8 == 0 and <= ", kMaxInter,
              ", a per-channel or per-tensor weight of 2 inter rows, per-token activations)");
@@ -145,9 +185,9 @@ void launch_fp8_scaled_gated_act_quantize(const Tensor& act, uint8_t* codes, flo
   SEAM_CHECK(act.size(0) <= INT32_MAX, "fp8 scaled gated act quantize: too many rows");
   SEAM_DISPATCH_FLOAT_TYPES(act.dtype, T, "fp8 scaled gated act quantize", [&] {
     if (write_act)
-      launch_typed<T, true>(act, codes, scales, sums, xs, w, f, ub, stream);
+      launch_typed<T, true>(act, codes, scales, sums, xs, w, f, ub, stream, cluster);
     else
-      launch_typed<T, false>(act, codes, scales, sums, xs, w, f, ub, stream);
+      launch_typed<T, false>(act, codes, scales, sums, xs, w, f, ub, stream, cluster);
   });
 }
 

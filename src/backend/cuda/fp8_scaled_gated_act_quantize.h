@@ -21,9 +21,12 @@ bool fp8_scaled_gated_act_quantize_applies(const Tensor& act, const Fp8Weight& w
 // (fp8_quantize.h, per token); codes [n, inter] E4M3 and scales [n] float32 of act (rows of one
 // chunk: the caller offsets them); ub > 0 clamps the amax (Fp8Weight::act_amax_ub). write_act
 // false leaves act unwritten (its codes and scales are the same: the caller's consumer reads only
-// those; act's shape still sizes the launch).
+// those; act's shape still sizes the launch). cluster (1, 2 or 4): where fewer rows than twice the SMs
+// take the 1,024-thread row layout, that layout on a cluster of `cluster` CTAs (the same bits; sm_90).
+int fp8_gated_cluster_default();  // SEAM_FP8_GATED_CLUSTER, 1 unless set
 void launch_fp8_scaled_gated_act_quantize(const Tensor& act, uint8_t* codes, float* scales, const float* sums,
                                           const float* xs, const Fp8Weight& w, Activation f, float ub,
-                                          cudaStream_t stream, bool write_act = true);
+                                          cudaStream_t stream, bool write_act = true,
+                                          int cluster = fp8_gated_cluster_default());
 
 }  // namespace seam::cuda
