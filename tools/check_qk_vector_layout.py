@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks qk_norm_rope_store's vector form (src/backend/cuda/qk_norm_rope_store.cu,
 qk_norm_rope_store_vector_kernel) as transcribed here, without a GPU: its index expressions
-(vector_layout's tokens a block, a lane group's items g + m G, the warp-uniform break, the
+(vector_layout's tokens a block and the launcher's clamp of them, a lane group's items g + m G, the warp-uniform break, the
 butterfly over xor L/2 .. 1, the rotary partner at xor L/2, pair0 and the cos / sin offsets) run
 lane by lane in Python with the kernel's float32 arithmetic (each operation rounded to float32),
 against a per-head reference (the per-head kernel's algorithm: a head's RMS norm, normed values
@@ -18,7 +18,7 @@ import random
 import struct
 import sys
 
-K_WARPS, K_VEC_ITEMS = 8, 8
+K_WARPS, K_VEC_ITEMS, K_VECTOR_BLOCKS = 8, 8, 256
 NAN = float("nan")
 
 
@@ -52,6 +52,11 @@ def vector_layout(n_all, d, elt):
     return lanes, min(4, groups * K_VEC_ITEMS // max(n_all, 1))
 
 
+def launch_tokens(n, layout_tok):
+    """The launcher's tokens a block: several only once that leaves >= K_VECTOR_BLOCKS blocks."""
+    return max(1, min(n // K_VECTOR_BLOCKS, layout_tok))
+
+
 def angles(pos, half):
     a = [pos * 1e6 ** (-i / half) for i in range(half)]
     return [f32(math.cos(v)) for v in a], [f32(math.sin(v)) for v in a]
@@ -69,13 +74,16 @@ def grid(a, b, c):
     return [[[NAN] * c for _ in range(b)] for _ in range(a)]
 
 
-def run_vector(qkv, heads, kv, d, dtype, pos, slots, n_slots, qn, kn, mutate=None):
-    """qkv: [n][n_all][d] lists, rewritten in place; returns (qkv, k cache, v cache, writes)."""
+def run_vector(qkv, heads, kv, d, dtype, pos, slots, n_slots, qn, kn, mutate=None, full_blocks=False):
+    """qkv: [n][n_all][d] lists, rewritten in place; returns (qkv, k cache, v cache, writes). full_blocks:
+    the layout's most tokens a block, as the launcher gives them from 256 of them a block on (the kernel's
+    code is the same whatever n; a few tokens stand for many here)."""
     n = len(qkv)
     elt = {"f32": 4, "f16": 2, "bf16": 2}[dtype]
     V = 16 // elt
-    L, tok = vector_layout(heads + 2 * kv, d, elt)
-    assert tok >= 1
+    L, layout_tok = vector_layout(heads + 2 * kv, d, elt)
+    assert layout_tok >= 1
+    tok = layout_tok if full_blocks else launch_tokens(n, layout_tok)
     G, HALF, n_qk, n_all = K_WARPS * 32 // L, d // 2, heads + kv, heads + 2 * kv
     x = qkv
     kc, vc = grid(n_slots, kv, d), grid(n_slots, kv, d)
@@ -182,7 +190,7 @@ def reference(qkv, heads, kv, d, dtype, pos, slots, n_slots, qn, kn):
     return x, kc, vc
 
 
-def check(heads, kv, d, dtype, n, rng, mutate=None):
+def check(heads, kv, d, dtype, n, rng, mutate=None, full_blocks=False):
     n_all, n_slots = heads + 2 * kv, n + 5
     draw = [[round_t([rng.gauss(0, 7) for _ in range(d)], dtype) for _ in range(n_all)] for _ in range(n)]
     qn, kn = round_t([rng.gauss(0, 1) for _ in range(d)], dtype), round_t([rng.gauss(0, 1) for _ in range(d)], dtype)
@@ -195,7 +203,7 @@ def check(heads, kv, d, dtype, n, rng, mutate=None):
     if n > 2:
         slots[2] = -1
     copy = lambda: [[list(h) for h in tk] for tk in draw]
-    got = run_vector(copy(), heads, kv, d, dtype, pos, slots, n_slots, qn, kn, mutate)
+    got = run_vector(copy(), heads, kv, d, dtype, pos, slots, n_slots, qn, kn, mutate, full_blocks)
     want = reference(copy(), heads, kv, d, dtype, pos, slots, n_slots, qn, kn)
     u = {"f32": 2.0 ** -23, "f16": 2.0 ** -10, "bf16": 2.0 ** -7}[dtype]
     L = vector_layout(n_all, d, 4 if dtype == "f32" else 2)[0]
@@ -221,13 +229,14 @@ def main():
         for heads, kv, d in shapes:
             if vector_layout(heads + 2 * kv, d, 4 if dtype == "f32" else 2)[1] < 1:
                 continue
-            for n in (1, 7):
-                if not check(heads, kv, d, dtype, n, rng):
-                    print(f"FAIL {dtype} {heads}/{kv} d {d} n {n}")
+            for n, full in ((1, False), (7, False), (7, True)):
+                if not check(heads, kv, d, dtype, n, rng, full_blocks=full):
+                    print(f"FAIL {dtype} {heads}/{kv} d {d} n {n}{' (full blocks)' if full else ''}")
                     return 1
                 n_cases += 1
+    assert launch_tokens(64, 3) == 1 and launch_tokens(768, 3) == 3 and launch_tokens(512, 3) == 2
     for mutate in ("partner", "cos"):
-        if check(32, 4, 128, "bf16", 7, rng, mutate):
+        if check(32, 4, 128, "bf16", 7, rng, mutate, full_blocks=True):
             print(f"FAIL: the mutation '{mutate}' was not caught")
             return 1
     print(f"ok: {n_cases} cases match the per-head reference; both mutations caught")
