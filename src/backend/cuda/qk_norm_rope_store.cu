@@ -431,7 +431,7 @@ void launch_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
     const int n = int(q.size(0));
     // Fewer tokens a block than the layout holds while that leaves under kVectorBlocks blocks: a lane
     // group's heads are a serial chain (each its reduction and shuffles), so at few tokens more,
-    // shorter blocks finish sooner (thirty-second pass: 8.7 us at 64 tokens in 22 blocks of 3).
+    // shorter blocks finish sooner (thirty-second pass, H100: 64 tokens 8.8 us in 22 blocks of 3, 4.7 in 64 of 1).
     const int tok = std::clamp(n / kVectorBlocks, 1, l.tok);
     const size_t smem = size_t(tok) * size_t(a.d) * sizeof(float);  // tok x 2 half cos / sin
     auto go = [&](auto lanes) {
@@ -494,7 +494,8 @@ QkNormRopeKernel qk_norm_rope_kernel_default() {
   // device: not yet measured, so not the default; docs/performance.md, twenty-ninth pass).
   // 3: vector (built 2026-12-05 after the ncu reading) everywhere it applies.
   // 4: by_tokens, the default since the thirty-second pass (vector at prefill sizes: Qwen3-30B-A3B prefill
-  // of 4,096 +0.9 to +1.3 % on the H100 with vector everywhere, which cost batch 1 +2.5 %; docs/performance.md).
+  // of 4,096 +0.8 % on the H200 and +0.9 % on an H100 against shared_angles, decode unchanged; vector
+  // everywhere cost batch 1 +2.6 % on the H100; docs/performance.md).
   static const int v = env_choice("SEAM_QK_NORM_ROPE_KERNEL", 4, {0, 1, 2, 3, 4});
   return v == 4   ? QkNormRopeKernel::by_tokens
          : v == 3 ? QkNormRopeKernel::vector

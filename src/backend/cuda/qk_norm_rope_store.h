@@ -26,9 +26,9 @@ namespace seam::cuda {
 // rows and full rotary, else the launcher falls back as for staged) sums each head's squares in
 // another order, so it stores the other forms' values to T's rounding, not their bits.
 // by_tokens (the default, SEAM_QK_NORM_ROPE_KERNEL=4) takes vector from kQkNormVectorTokens tokens on and
-// shared_angles below: measured on the H100 (docs/performance.md, thirty-second pass) vector is faster at
-// prefill's token counts (50.3 against 59.1 us at 4,096 tokens, 12.7 against 15.4 at 1,024) and slower at
-// decode's (8.8 against 3.0 us at 64, 4.5 against 2.3 at 1; 10.3 against 9.0 at 512).
+// shared_angles below: measured on the H200 (docs/performance.md, thirty-second pass) vector is faster at
+// prefill's token counts (46.1 against 60.7 us at 4,096 tokens, 13.0 against 15.8 at 1,024), level at 512
+// (8.8 / 9.0) and slower at decode's (4.8 against 3.0 us at 64, 4.6 against 2.3 at 1).
 enum class QkNormRopeKernel { per_head, shared_angles, staged, vector, by_tokens };
 constexpr int64_t kQkNormVectorTokens = 1024;
 QkNormRopeKernel qk_norm_rope_kernel_default();
