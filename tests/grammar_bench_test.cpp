@@ -28,6 +28,9 @@ const char* kSchemas[][2] = {
     {"recursive", R"({"$defs":{"n":{"type":"object","properties":{"v":{"type":"string"},"kids":{"type":"array",
       "items":{"$ref":"#/$defs/n"}}},"required":["v","kids"]}},"$ref":"#/$defs/n"})"},
     {"json_object", ""},
+    // pydantic's HttpUrl: a format beside a length bound (the pattern times a character count, regex_length.h).
+    {"httpurl", R"({"type":"object","properties":{"url":{"type":"string","format":"uri","minLength":1,
+      "maxLength":2083}},"required":["url"]})"},
 };
 
 std::shared_ptr<const TokenVocabulary> synthetic_vocab(size_t n) {
