@@ -4,7 +4,8 @@
 // same walk again (cache warm).
 // Quick by default (the 4000-token llama3-style vocabulary, a few schemas);
 // SEAM_GRAMMAR_BENCH=1 runs the whole suite also on a synthetic 128K-token
-// vocabulary (llama3-style tokens and pairs of them: Llama-3's size).
+// vocabulary (llama3-style tokens and pairs of them: Llama-3's size); SEAM_GRAMMAR_BENCH_ONLY=<name>
+// one schema; SEAM_GRAMMAR_BENCH_NO_BANDS=1 without count_band.h's shared masks.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -64,13 +65,18 @@ double percentile(std::vector<double> v, double p) {
 
 void bench(const std::string& vocab_name, std::shared_ptr<const TokenVocabulary> vocab, size_t n_schemas,
            int n_samples) {
-  for (size_t i = 0; i < n_schemas; ++i) {
+  const char* only = std::getenv("SEAM_GRAMMAR_BENCH_ONLY");  // one schema by name (and n_schemas ignored)
+  for (size_t i = 0; i < (only ? std::size(kSchemas) : n_schemas); ++i) {
+    if (only && std::string(only) != kSchemas[i][0]) continue;
     Constraint c{*kSchemas[i][1] ? ConstraintKind::kJsonSchema : ConstraintKind::kJsonObject, kSchemas[i][1], {}};
+    // SEAM_GRAMMAR_BENCH_NO_BANDS=1: without count_band.h's shared masks (their before / after).
+    CompileOptions options;
+    options.share_count_band_masks = std::getenv("SEAM_GRAMMAR_BENCH_NO_BANDS") == nullptr;
     const auto t0 = clock_type::now();
-    auto g = std::make_shared<const CompiledGrammar>(constraint_grammar(c), vocab);
+    auto g = std::make_shared<const CompiledGrammar>(constraint_grammar(c), vocab, options);
     const double compile_ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
     // The same grammar without a state-mask cache: every mask computed.
-    CompileOptions no_cache;
+    CompileOptions no_cache = options;
     no_cache.state_mask_cache_bytes = 0;
     auto g_uncached = std::make_shared<const CompiledGrammar>(constraint_grammar(c), vocab, no_cache);
     std::vector<double> cold_us, warm_us, uncached_us;

@@ -1,6 +1,9 @@
 #include "grammar/compiled_grammar.h"
 
+#include <algorithm>
+
 #include "core/error.h"
+#include "grammar/count_band.h"
 
 namespace seam::grammar {
 
@@ -12,6 +15,12 @@ CompiledGrammar::CompiledGrammar(const Grammar& g, std::shared_ptr<const TokenVo
       state_masks_(options.state_mask_cache_bytes) {
   SEAM_CHECK(vocab_ != nullptr, "grammar: compiled without a vocabulary");
   for (const Element& e : program_.elements) n_byte_positions_ += e.kind == Element::Kind::kBytes;
+  if (options.share_count_band_masks) {
+    size_t longest = 0;
+    for (int32_t id = 0; id < vocab_->vocab_size(); ++id) longest = std::max(longest, vocab_->bytes(id).size());
+    mask_alias_ = count_band_aliases(program_, int(std::min<size_t>(longest, 1 << 20)));
+    for (uint32_t p = 0; p < mask_alias_.size(); ++p) n_shared_mask_positions_ += mask_alias_[p] != p;
+  }
   if (!options.precompute_masks) return;
   // The start state's stack tops: what every request's first mask needs.
   StackArena arena;
@@ -25,7 +34,16 @@ CompiledGrammar::CompiledGrammar(const Grammar& g, std::shared_ptr<const TokenVo
   }
 }
 
-std::shared_ptr<const PositionMask> CompiledGrammar::stack_top_mask(const std::vector<uint32_t>& frames) const {
+std::shared_ptr<const PositionMask> CompiledGrammar::stack_top_mask(const std::vector<uint32_t>& given) const {
+  // A frame in a count band's state stands for the same place in the band's canonical state: the same mask
+  // (count_band.h), computed and kept once.
+  std::vector<uint32_t> shared;
+  if (!mask_alias_.empty()) {
+    shared = given;
+    for (uint32_t& f : shared)
+      if (f < mask_alias_.size()) f = mask_alias_[f];
+  }
+  const std::vector<uint32_t>& frames = mask_alias_.empty() ? given : shared;
   const std::string key(reinterpret_cast<const char*>(frames.data()), frames.size() * sizeof(uint32_t));
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -25,6 +25,7 @@ struct CompileOptions {
   bool precompute_masks = true;  // the start state's stack-top masks at compile time (else on first use)
   size_t stack_top_mask_bytes = size_t{16} << 20;   // beyond this, stack-top masks are computed but not kept
   size_t state_mask_cache_bytes = size_t{4} << 20;  // the per-grammar cache of masks by parser state
+  bool share_count_band_masks = true;  // count_band.h: one stack-top mask for a length-bounded pattern's like states
 };
 
 class CompiledGrammar {
@@ -46,11 +47,15 @@ class CompiledGrammar {
   // state-mask cache, which has its own bound).
   size_t memory_bytes() const;
   size_t n_byte_positions() const { return n_byte_positions_; }
+  // Positions whose stack-top masks are another position's (count_band.h); 0 without bands.
+  size_t n_shared_mask_positions() const { return n_shared_mask_positions_; }
 
  private:
   GrammarProgram program_;
   std::shared_ptr<const TokenVocabulary> vocab_;
   size_t n_byte_positions_ = 0;
+  std::vector<uint32_t> mask_alias_;  // count_band_aliases (empty: every position its own)
+  size_t n_shared_mask_positions_ = 0;
   mutable std::mutex mu_;
   CompileOptions options_;
   mutable std::unordered_map<std::string, std::shared_ptr<const PositionMask>> stack_top_masks_;

@@ -222,6 +222,7 @@ class Lowerer {
     }
     // O_1 ::= u | "";  O_k ::= u O_{k-1} | ""
     uint32_t prev = 0;
+    std::vector<uint32_t> chain;
     for (int k = 1; k <= e.max - e.min; ++k) {
       const uint32_t o = new_rule(owner + "#repeat");
       if (k == 1)
@@ -229,7 +230,9 @@ class Lowerer {
       else
         set_alternatives(o, {{u, call(prev)}, {}});
       prev = o;
+      chain.push_back(o);
     }
+    if (chain.size() > 1) p_.repeat_chains.push_back(std::move(chain));
     if (e.max > e.min) out.push_back(call(prev));
   }
 

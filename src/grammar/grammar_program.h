@@ -38,6 +38,9 @@ struct GrammarProgram {
   std::vector<std::vector<uint32_t>> rule_alternatives;  // [rule] the start positions
   std::vector<std::string> rule_names;                   // [rule]
   uint32_t root_rule = 0;
+  // Each bounded repetition's optional tail O_1 .. O_K (O_k: up to k more units, then the caller's
+  // continuation), [k - 1] = O_k: count_band.h gives its rules far from the bound one mask.
+  std::vector<std::vector<uint32_t>> repeat_chains;
 };
 
 // Limits that keep a hostile grammar from exhausting memory at compile time.

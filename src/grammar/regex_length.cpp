@@ -277,12 +277,41 @@ LengthBoundedPattern length_bounded_pattern(const RegexAst& ast, int min_len, in
     return out;
   }
 
+  // With an upper bound, the count band in which a state behaves as every other state of its position
+  // does, for a token of up to T characters (count_band.h): from count min_len on (ending allowed) to
+  // max_len - D - T, where D is the most characters any live position still needs to reach a final one.
+  // The band's ends go into the state rules' names, which CompiledGrammar reads once T is known.
+  int band_hi = -1;  // max_len - D; -1: no band (no upper bound)
+  if (bounded) {
+    std::vector<int> dist(n_pos + 1, -1);  // fewest characters from a position to a final one
+    std::vector<std::vector<int>> rev(n_pos + 1);
+    for (size_t p = 0; p <= n_pos; ++p)
+      for (int q : follow[p]) rev[size_t(q)].push_back(int(p));
+    std::deque<int> bfs;
+    for (size_t p = 0; p <= n_pos; ++p)
+      if (final_pos[p]) dist[p] = 0, bfs.push_back(int(p));
+    while (!bfs.empty()) {
+      const int q = bfs.front();
+      bfs.pop_front();
+      for (int p : rev[size_t(q)])
+        if (dist[size_t(p)] < 0) dist[size_t(p)] = dist[size_t(q)] + 1, bfs.push_back(p);
+    }
+    const int d_max = *std::max_element(dist.begin(), dist.end());
+    band_hi = max_len - d_max;
+  }
+
   // One rule a live state: accept here (the empty alternative) and / or one character of a
   // follow position, then that position's state. Each character class is one shared rule.
-  // Names: a fresh stem, then '#' and a number (unique by construction; no front end's fresh
-  // names contain '#').
+  // Names: a fresh stem, then '#' (no front end's fresh names contain '#'): "#c<atom>" a class,
+  // "#s<state>" a state, or with an upper bound "#b<position>.<count>.<min_len>.<band_hi>"
+  // (count_band.h parses it).
   const std::string stem = g.fresh_name("strlen");
-  auto state_name = [&](int s) { return stem + "#s" + std::to_string(s); };
+  auto state_name = [&](int s) {
+    if (band_hi < 0) return stem + "#s" + std::to_string(s);
+    const auto [p, c] = states[size_t(s)];
+    return stem + "#b" + std::to_string(p) + "." + std::to_string(c) + "." + std::to_string(min_len) + "." +
+           std::to_string(band_hi);
+  };
   std::vector<char> atom_used(a.atoms().size(), 0);
   for (size_t s = 0; s < n_states; ++s) {
     if (!live[s]) continue;
