@@ -16,9 +16,7 @@ CompiledGrammar::CompiledGrammar(const Grammar& g, std::shared_ptr<const TokenVo
   SEAM_CHECK(vocab_ != nullptr, "grammar: compiled without a vocabulary");
   for (const Element& e : program_.elements) n_byte_positions_ += e.kind == Element::Kind::kBytes;
   if (options.share_count_band_masks) {
-    size_t longest = 0;
-    for (int32_t id = 0; id < vocab_->vocab_size(); ++id) longest = std::max(longest, vocab_->bytes(id).size());
-    mask_alias_ = count_band_aliases(program_, int(std::min<size_t>(longest, 1 << 20)));
+    mask_alias_ = count_band_aliases(program_, int(std::min<size_t>(vocab_->max_token_bytes(), 1 << 20)));
     for (uint32_t p = 0; p < mask_alias_.size(); ++p) n_shared_mask_positions_ += mask_alias_[p] != p;
   }
   if (!options.precompute_masks) return;

@@ -5,7 +5,6 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <tuple>
 
 namespace seam::grammar {
 

@@ -29,6 +29,7 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes, std::vector<boo
     in_trie_[id] = !special[id] && !bytes_[id].empty() && !is_stop(static_cast<int32_t>(id));
     if (in_trie_[id]) sorted_ids_.push_back(static_cast<int32_t>(id));
     h = fnv1a(h, bytes_[id]);
+    max_token_bytes_ = std::max(max_token_bytes_, bytes_[id].size());
     h = fnv1a(h, in_trie_[id] ? "\x01" : "\x02");
   }
   for (int32_t id : stop_ids_) h = fnv1a(h, std::to_string(id));

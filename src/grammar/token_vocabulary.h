@@ -43,6 +43,8 @@ class TokenVocabulary {
   const std::vector<int32_t>& sorted_ids() const { return sorted_ids_; }
   // A fingerprint of bytes, flags and stop ids: what a compiled grammar depends on.
   uint64_t fingerprint() const { return fingerprint_; }
+  // The longest token's bytes (any id): the most characters one token can take (count_band.h).
+  size_t max_token_bytes() const { return max_token_bytes_; }
 
  private:
   void build(uint32_t self, uint32_t lo, uint32_t hi, size_t depth);
@@ -53,6 +55,7 @@ class TokenVocabulary {
   std::vector<int32_t> sorted_ids_;  // trie tokens sorted by bytes (a DFS order of the trie)
   std::vector<TrieNode> trie_;
   uint64_t fingerprint_ = 0;
+  size_t max_token_bytes_ = 0;
 };
 
 }  // namespace seam::grammar
