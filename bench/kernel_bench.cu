@@ -321,7 +321,8 @@ int run(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const bool gemv_only = argc > 1 && std::strcmp(argv[1], "--gemv") == 0;
   const bool small_m = argc > 1 && std::strcmp(argv[1], "--small-m") == 0;
-  // --focus: the fused FP8 gated producer alone (kernel_bench_fp8_act.cu), then decode attention
+  // --focus: the fused FP8 gated producer alone (kernel_bench_fp8_act.cu), the residual's scale epilogue
+  // and next norm as two kernels and as one (kernel_bench_fp8_norm.cu), then decode attention
   // at batch 1 and 32,768 / 4,096 keys on a bf16 and an FP8 cache (the FP8-KV decode target's).
   const bool focus = argc > 1 && std::strcmp(argv[1], "--focus") == 0;
   std::string why;
@@ -345,6 +346,7 @@ int run(int argc, char** argv) {
   }
   if (focus) {
     bench_fp8_scaled_gated_act(b);
+    bench_fp8_scale_norm_quantize(b);
     AttnShape fp8_kv;
     fp8_kv.kv_fp8 = true;
     for (int ctx : {32768, 4096})

@@ -198,6 +198,7 @@ inline std::vector<int32_t> random_topk_ids(int64_t n, int64_t E, int64_t k, uin
 void bench_fp8_gemm(Bench& b);
 void bench_fp8_skinny(Bench& b);
 void bench_fp8_scaled_gated_act(Bench& b);
+void bench_fp8_scale_norm_quantize(Bench& b);
 void bench_moe_grouped(Bench& b, int n_tokens);
 void bench_moe_skinny(Bench& b, int n_tokens);
 void bench_moe_batch1(Bench& b, const char* model, int64_t E, int64_t I, int64_t H, int64_t k);

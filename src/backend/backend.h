@@ -404,6 +404,17 @@ class Backend {
   // (copies w there and the results back); CUDA quantizes on the device.
   virtual void quantize_fp8_per_channel(Tensor codes, Tensor scales, Tensor w);
   virtual void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate);
+  // residual += x @ W^T (+ bias): linear_fp8 with accumulate, where the caller's very next op is an
+  // FP8 norm fusion (rms_norm_linear_fp8, rms_norm_qkv_rope_store_fp8 or rms_norm_gate_up_act_fp8)
+  // of residual with norm_weight and eps into the FP8 linear `next`. A backend may compute that
+  // norm's FP8 activations in this product's epilogue and hand them to that op (CUDA past the GEMV
+  // batches under SEAM_FP8_NORM_EPILOGUE=1: cuda/fp8_scale_norm_quantize.h); the caller must then run
+  // exactly that op next, on this residual. The default is linear_fp8 alone.
+  virtual void linear_fp8_accumulate_before_norm(Tensor residual, Tensor x, const Fp8Weight& w, Tensor bias,
+                                                 Tensor norm_weight, float eps, const Fp8Weight& next) {
+    (void)norm_weight, (void)eps, (void)next;  // the next op norms residual itself
+    linear_fp8(residual, x, w, bias, true);
+  }
   // An FP8 layer's norm fusions: rms_norm_linear and rms_norm_gate_up_act with linear_fp8 as the
   // product (same shapes; normed and gate_up are scratch a fusing backend may leave unwritten).
   // These defaults decompose; CUDA fuses the norm, the activation quantization and the GLU into

@@ -75,6 +75,15 @@ class Linear {
     if (is_fp8()) return backend_->linear_fp8(out, x, fp8_, bias(), true);
     backend_->linear_accumulate(out, x, weight(), bias());
   }
+  // accumulate, where the caller's very next op is `next`'s norm fusion (apply_rms_normed,
+  // apply_rms_normed_rope_store or apply_rms_normed_act) of out with norm_weight and eps: an FP8
+  // pair runs Backend::linear_fp8_accumulate_before_norm (the backend may make that norm's FP8
+  // activations here); anything else is accumulate.
+  void accumulate_before_norm(Tensor out, Tensor x, Tensor norm_weight, float eps, const Linear& next) const {
+    if (is_fp8() && next.is_fp8())
+      return backend_->linear_fp8_accumulate_before_norm(out, x, fp8_, bias(), norm_weight, eps, next.fp8_);
+    accumulate(out, x);
+  }
   // A sublayer's output projection and post-norm: out = x @ W^T (+ b), then residual +=
   // rms_norm(out) * norm_weight (Backend::linear_rms_norm_add). An FP8 layer runs linear_fp8
   // and rms_norm_add.

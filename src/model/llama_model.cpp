@@ -216,8 +216,12 @@ void LlamaModel::pre_attention(int i, const ForwardBuffers& buf, const KvCacheVi
                               r.tables(), r.k_cache, r.v_cache, r.slots, r.kv_scales);
 }
 
-void LlamaModel::accumulate_row_parallel(const Linear& l, Tensor residual, Tensor x) const {
-  if (!config_.tp.active()) return l.accumulate(residual, x);  // TP 1: no collective, no copy
+void LlamaModel::accumulate_row_parallel(const Linear& l, Tensor residual, Tensor x, const NextNorm& next) const {
+  if (!config_.tp.active()) {  // TP 1: no collective, no copy
+    if (next.linear != nullptr)
+      return l.accumulate_before_norm(residual, x, next.norm_weight, config_.rms_norm_eps, *next.linear);
+    return l.accumulate(residual, x);
+  }
   // Every rank holds the same residual. Rank 0 adds its partial product to it, the others
   // overwrite it with theirs; the sum over ranks is then residual + the whole product.
   if (config_.tp.rank == 0)
@@ -230,15 +234,23 @@ void LlamaModel::accumulate_row_parallel(const Linear& l, Tensor residual, Tenso
 void LlamaModel::post_attention(int i, const ForwardBuffers& buf, int n) const {
   const Layer& l = layers_[size_t(i)];
   Tensor residual = buf.residual.rows(n), gate_up = buf.gate_up.rows(n), act = buf.act.rows(n);
-  accumulate_row_parallel(l.o_proj, residual, buf.attn_out.rows(n));  // residual += o_proj(attn)
   // A sparse layer: the recipe's activation is SiLU (MoeLayer's experts are SiLU-only; the
   // constructor checks it).
-  if (l.moe) return l.moe->forward(buf, l.ln_post.tensor(), config_.rms_norm_eps, n);
+  if (l.moe) {
+    accumulate_row_parallel(l.o_proj, residual, buf.attn_out.rows(n));  // residual += o_proj(attn)
+    return l.moe->forward(buf, l.ln_post.tensor(), config_.rms_norm_eps, n);
+  }
+  // residual += o_proj(attn); the MLP's norm fusion of residual is the next op.
+  accumulate_row_parallel(l.o_proj, residual, buf.attn_out.rows(n), {&l.gate_up, l.ln_post.tensor()});
   // down_proj is the next op on act and the only reader of it (accumulate_row_parallel applies
   // it first, then the collective): an FP8 backend may skip writing act.
   l.gate_up.apply_rms_normed_act(act, gate_up, buf.normed.rows(n), residual, l.ln_post.tensor(),
                                  config_.rms_norm_eps, recipe_.activation, &l.down);
-  accumulate_row_parallel(l.down, residual, act);  // residual += down_proj(act)
+  // residual += down_proj(act). run_piece runs the next layer's pre_attention right after this, whose
+  // first op is its qkv's norm fusion of residual with ln_in.
+  NextNorm next{};
+  if (i + 1 < config_.n_layers) next = {&layers_[size_t(i + 1)].qkv, layers_[size_t(i + 1)].ln_in.tensor()};
+  accumulate_row_parallel(l.down, residual, act, next);
 }
 
 // Gemma: each sublayer's output is normed before it joins the residual. `normed` holds the

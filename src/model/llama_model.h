@@ -87,9 +87,16 @@ class LlamaModel {
     std::unique_ptr<MoeLayer> moe;  // sparse layers: the feed-forward instead of gate_up / down
   };
 
+  // The norm fusion the caller runs right after a row-parallel accumulate: its norm weight and the
+  // linear it feeds (Linear::accumulate_before_norm: an FP8 backend may make that norm's activations
+  // in the product's epilogue). linear null: none named.
+  struct NextNorm {  // no member initializers: `{}` (a null linear) is a default argument below
+    const Linear* linear;
+    Tensor norm_weight;
+  };
   // residual += l(x) for a row-parallel layer (o_proj, down): with TP, the partial products
-  // of every rank summed by an all-reduce.
-  void accumulate_row_parallel(const Linear& l, Tensor residual, Tensor x) const;
+  // of every rank summed by an all-reduce. `next`: see NextNorm (used at TP 1 only).
+  void accumulate_row_parallel(const Linear& l, Tensor residual, Tensor x, const NextNorm& next = {}) const;
   void pre_attention(int layer, const ForwardBuffers& buf, const KvCacheView& kv, int n) const;
   void post_attention(int layer, const ForwardBuffers& buf, int n) const;
   void post_attention_sandwich(int layer, const ForwardBuffers& buf, int n) const;

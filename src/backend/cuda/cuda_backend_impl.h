@@ -102,6 +102,8 @@ class CudaBackend final : public Backend {
   bool supports_fp8() const override { return true; }
   void quantize_fp8_per_channel(Tensor codes, Tensor scales, Tensor w) override;  // cuda_fp8_ops.cpp
   void linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) override;  // cuda_fp8_ops.cpp
+  void linear_fp8_accumulate_before_norm(Tensor residual, Tensor x, const Fp8Weight& w, Tensor bias,
+                                         Tensor norm_weight, float eps, const Fp8Weight& next) override;
   void rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps, const Fp8Weight& w,
                            Tensor bias) override;  // cuda_fp8_ops.cpp
   void rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight, float eps,
@@ -142,6 +144,17 @@ class CudaBackend final : public Backend {
   int device_id() const { return device_id_; }
 
  private:
+  // linear_fp8_accumulate_before_norm's record of the activations it made (fp8_prenorm_ below).
+  struct Fp8PreNorm {
+    const void* x = nullptr;
+    const void* g = nullptr;
+    float eps = 0.f;
+    int64_t n = 0, n_in = 0;
+    Fp8ActScheme act = Fp8ActScheme::dynamic_per_token;
+    float ub = 0.f;
+    const void* input_scale = nullptr;  // static schemes: the scale tensor they were made with
+    Tensor codes, scales;
+  };
   // The batch-1..4 FP8 GEMV (fp8_gemv.h) on this backend's inner loop (SEAM_FP8_GEMV).
   void fp8_gemv(const Tensor& out, const Tensor& x, const Fp8Weight& w, const Tensor& bias, bool accumulate,
                 const Fp8GemvFusion& f = {}) {
@@ -160,7 +173,7 @@ class CudaBackend final : public Backend {
   // rms_norm_gate_up_act_fp8 past the decode batches with the gated activation in the
   // warp-specialised GEMM's epilogue; false (nothing run) where that does not apply.
   bool gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, const Tensor& x, const Tensor& norm_weight,
-                           float eps, const Fp8Weight& w, Activation a);
+                           float eps, const Fp8Weight& w, Activation a, const Fp8PreNorm& pre);
   // The same past the GEMV on cuBLASLt's unscaled product with the scales, the gated activation
   // and act's quantizer in one kernel after it (fp8_scaled_gated_act_quantize.h), under
   // SEAM_FP8_GATED_ROUTE=lt; false (nothing run) where it does not apply.
@@ -168,7 +181,7 @@ class CudaBackend final : public Backend {
   // SEAM_FP8_ACT_SKIP=1 (the default) and down's activation scheme gate_up's, act is left unwritten: down
   // reads the codes this makes (fp8_pending_.act_unwritten).
   bool gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, const Tensor& x, const Tensor& norm_weight,
-                          float eps, const Fp8Weight& w, Activation a, const Fp8Weight* down);
+                          float eps, const Fp8Weight& w, Activation a, const Fp8Weight* down, const Fp8PreNorm& pre);
   // Clears fp8_pending_ (an FP8 op other than the linear_fp8 that takes it). Throws an internal
   // error if act was left unwritten for codes no op took: the caller broke
   // rms_norm_gate_up_act_fp8's contract, and a later read of act would see garbage.
@@ -178,7 +191,7 @@ class CudaBackend final : public Backend {
   // launch_rope_store_kv_from_fp8_sums), under SEAM_FP8_QKV_ROPE_FUSED=1; false (nothing run) where
   // it does not apply.
   bool qkv_rope_store_fp8_lt(const Tensor& qkv, const Tensor& x, const Tensor& norm_weight, float eps,
-                             const Fp8Weight& w, const Tensor& bias, const RopeStoreArgs& r);
+                             const Fp8Weight& w, const Tensor& bias, const RopeStoreArgs& r, const Fp8PreNorm& pre);
   // Whether a norm-fused FP8 product of x's rows takes cuBLASLt's unscaled sums here: past the
   // GEMV, under a SEAM_FP8_GEMM mode that routes per-channel products to cuBLASLt (not wgmma or ws;
   // nor rows SEAM_FP8_SKINNY=on gives the skinny GEMM; the weight's own checks are the caller's),
@@ -254,6 +267,21 @@ class CudaBackend final : public Backend {
   };
   Fp8PendingAct fp8_pending_;
   Fp8Scratch fp8_pending_scratch_;  // fp8_pending_'s codes and scales
+  // linear_fp8_accumulate_before_norm's FP8 activations of the next norm fusion (past GEMV batches,
+  // SEAM_FP8_NORM_EPILOGUE=1): codes / scales of rms_norm(x) * g under the next linear's scheme. The
+  // next FP8 op takes them if it is that norm fusion of that x (pointer, rows, width, g, eps and
+  // scheme equal: fp8_norm_codes) and drops them either way, as fp8_pending_.
+  Fp8PreNorm fp8_prenorm_;
+  Fp8Scratch fp8_prenorm_scratch_;  // fp8_prenorm_'s codes and scales
+  // The FP8 activations of rms_norm(x) * g for w's product: fp8_prenorm_'s where `pre` (the record the
+  // calling op took) is this norm's, else made now by the norm kernel (fp8_rms_norm_quantize.h) into
+  // the FP8 scratch.
+  std::pair<Tensor, Tensor> fp8_norm_codes(const Fp8PreNorm& pre, const Tensor& x, const Tensor& norm_weight,
+                                           float eps, const Fp8Weight& w);
+  // SEAM_FP8_NORM_EPILOGUE (0, the default until measured, or 1), read at construction: 1 lets
+  // linear_fp8_accumulate_before_norm run the product's scale epilogue, the next norm and its
+  // quantization as one kernel on cuBLASLt's sums (bit-equal to the decomposition; an A/B switch).
+  bool fp8_norm_epilogue_ = false;
   // linear_fp8's cuBLASLt GEMMs (fp8_cublaslt.h), fast accumulation unless SEAM_FP8_ACCUM=promoted.
   Fp8CublasLt fp8_cublaslt_;
   // SEAM_FP8_GEMM, read at construction (per backend, so a test builds one of each): which

@@ -27,6 +27,7 @@
 // (tickets + partials) follows the same rule; a new block's tickets are zeroed when it is
 // allocated (outside capture, on the backend's stream before the launch that uses it).
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "backend/cuda/cuda_backend_impl.h"
@@ -40,6 +41,7 @@
 #include "backend/cuda/fp8_gemv.h"
 #include "backend/cuda/fp8_quantize.h"
 #include "backend/cuda/fp8_rms_norm_quantize.h"
+#include "backend/cuda/fp8_scale_norm_quantize.h"
 #include "backend/cuda/fp8_scaled_gated_act_quantize.h"
 #include "backend/cuda/rope_from_fp8_sums.h"
 #include "backend/op_checks.h"
@@ -117,6 +119,7 @@ void CudaBackend::drop_fp8_pending() {
 
 void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) {
   op_checks::linear_fp8(out, x, w, bias, Device::cuda);
+  fp8_prenorm_ = {};  // not a norm fusion: whatever linear_fp8_accumulate_before_norm left is not for this
   const Fp8PendingAct pending = std::exchange(fp8_pending_, Fp8PendingAct{});
   const int64_t n = x.size(0), n_in = x.size(1);
   const bool takes = pending.x == x.data && pending.n == n && pending.n_in == n_in && pending.act == w.act &&
@@ -131,6 +134,57 @@ void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bi
   const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
   launch_fp8_quantize_act(codes, scales, x, w, stream_);
   fp8_product(out, codes, scales, w, bias, accumulate);
+}
+
+// Past the GEMV on cuBLASLt's unscaled sums (the route linear_fp8 takes there for per-channel
+// weights): x's codes as linear_fp8 makes or takes them, the product, then one kernel a row chunk
+// for the scale epilogue (+ residual) and the next norm's FP8 activations
+// (fp8_scale_norm_quantize.h), recorded in fp8_prenorm_ for that norm fusion. Elsewhere, or under
+// SEAM_FP8_NORM_EPILOGUE=0, linear_fp8 alone (the next op then norms residual itself).
+void CudaBackend::linear_fp8_accumulate_before_norm(Tensor residual, Tensor x, const Fp8Weight& w, Tensor bias,
+                                                    Tensor norm_weight, float eps, const Fp8Weight& next) {
+  fp8_prenorm_ = {};
+  const bool shape_ok = x.ndim == 2 && residual.ndim == 2 && residual.size(0) == x.size(0) &&
+                        next.w.defined() && next.w.ndim == 2 && next.w.size(1) == residual.size(1);
+  if (!fp8_norm_epilogue_ || !shape_ok || !fp8_sums_route(x, norm_weight) ||
+      !fp8_scale_norm_quantize_applies(residual, w, bias, norm_weight, next))
+    return linear_fp8(residual, x, w, bias, true);
+  op_checks::linear_fp8(residual, x, w, bias, Device::cuda);
+  const int64_t n = x.size(0), n_in = x.size(1), n_out = residual.size(1);
+  const Fp8CublasLt::SumsRun run = fp8_cublaslt_.sums_ready(n, w, capturing_);
+  if (!run.ready()) return linear_fp8(residual, x, w, bias, true);
+  // x's codes: the gated activation's (fp8_pending_) where they are x's, as linear_fp8 takes them.
+  const Fp8PendingAct pending = std::exchange(fp8_pending_, Fp8PendingAct{});
+  const bool takes = pending.x == x.data && pending.n == n && pending.n_in == n_in && pending.act == w.act &&
+                     pending.ub == w.act_amax_ub && x.stride[0] == n_in;
+  SEAM_CHECK(takes || !pending.act_unwritten, "internal error: rms_norm_gate_up_act_fp8 left act unwritten for the FP8 "
+             "codes of a linear_fp8 that does not take them");
+  Tensor codes = pending.codes, scales = pending.scales;
+  if (!takes) {
+    std::tie(codes, scales) = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
+    launch_fp8_quantize_act(codes, scales, x, w, stream_);
+  }
+  const auto [next_codes, next_scales] = fp8_act_buffers(fp8_prenorm_scratch_, n, n_out, next.act);
+  fp8_cublaslt_.run_sums(run, codes, w, stream_, [&](int64_t r0, int64_t m, const float* sums) {
+    launch_fp8_scale_norm_quantize(residual.slice_rows(r0, m), sums, scales.ptr<const float>() + r0, w, bias,
+                                   norm_weight, eps, next, next_codes.ptr<uint8_t>(), next_scales.ptr<float>(), r0, n,
+                                   stream_);
+  });
+  fp8_prenorm_ = {residual.data,  norm_weight.data, eps,         n,          n_out, next.act, next.act_amax_ub,
+                  next.act == Fp8ActScheme::static_per_tensor ? next.input_scale.data : nullptr,
+                  next_codes,     next_scales};
+}
+
+std::pair<Tensor, Tensor> CudaBackend::fp8_norm_codes(const Fp8PreNorm& pre, const Tensor& x,
+                                                      const Tensor& norm_weight, float eps, const Fp8Weight& w) {
+  const int64_t n = x.size(0), n_in = x.size(1);
+  const bool same_scale = w.act != Fp8ActScheme::static_per_tensor || pre.input_scale == w.input_scale.data;
+  if (pre.x != nullptr && pre.x == x.data && pre.g == norm_weight.data && pre.eps == eps && pre.n == n &&
+      pre.n_in == n_in && x.stride[0] == n_in && pre.act == w.act && pre.ub == w.act_amax_ub && same_scale)
+    return {pre.codes, pre.scales};
+  auto buffers = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
+  launch_fp8_rms_norm_quantize(buffers.first, buffers.second, x, norm_weight, eps, w, stream_);
+  return buffers;
 }
 
 // The load-time weight quantization is the per-token activation quantizer's math over the
@@ -171,6 +225,7 @@ bool norm_fusable(const Tensor& x, const Tensor& normed, const Tensor& norm_weig
 void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                       const Fp8Weight& w, Tensor bias) {
   drop_fp8_pending();  // only the linear_fp8 right after rms_norm_gate_up_act_fp8 takes it
+  const Fp8PreNorm pre = std::exchange(fp8_prenorm_, Fp8PreNorm{});
   const Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   if (norm_fusable(x, normed, norm_weight) && fp8_gemv_fusion_applies(out, x, w, f)) {
     op_checks::linear_fp8(out, x, w, bias, Device::cuda);
@@ -178,10 +233,8 @@ void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tenso
   }
   op_checks::linear_fp8(out, x, w, bias, Device::cuda);
   SEAM_CHECK(norm_weight.defined() && norm_weight.device == Device::cuda, "rms_norm: weight is not on the cuda device");
-  const int64_t n = x.size(0), n_in = x.size(1);
-  if (n == 0) return;
-  const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
-  launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
+  if (x.size(0) == 0) return;
+  const auto [codes, scales] = fp8_norm_codes(pre, x, norm_weight, eps, w);
   fp8_product(out, codes, scales, w, bias, false);
 }
 
@@ -191,6 +244,7 @@ void CudaBackend::rms_norm_linear_fp8(Tensor out, Tensor normed, Tensor x, Tenso
 void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor x, Tensor norm_weight, float eps,
                                               const Fp8Weight& w, Tensor bias, const RopeStoreArgs& r) {
   drop_fp8_pending();
+  const Fp8PreNorm pre = std::exchange(fp8_prenorm_, Fp8PreNorm{});
   Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   f.rope_store = true;
   f.rope = r;
@@ -203,7 +257,8 @@ void CudaBackend::rms_norm_qkv_rope_store_fp8(Tensor qkv, Tensor normed, Tensor 
     op_checks::store_kv(r.k_cache, r.v_cache, h.k, h.v, r.slots, Device::cuda, r.kv_scales);
     return fp8_gemv(qkv, x, w, bias, false, f);
   }
-  if (qkv_rope_store_fp8_lt(qkv, x, norm_weight, eps, w, bias, r)) return;
+  if (qkv_rope_store_fp8_lt(qkv, x, norm_weight, eps, w, bias, r, pre)) return;
+  fp8_prenorm_ = pre;  // for the decomposition's rms_norm_linear_fp8, its first FP8 op
   Backend::rms_norm_qkv_rope_store_fp8(qkv, normed, x, norm_weight, eps, w, bias, r);
 }
 
@@ -225,7 +280,8 @@ bool CudaBackend::fp8_sums_route(const Tensor& x, const Tensor& norm_weight) con
 // it back. Under a static activation scheme the norm writes the static scale per row, as for
 // fp8_product.
 bool CudaBackend::qkv_rope_store_fp8_lt(const Tensor& qkv, const Tensor& x, const Tensor& norm_weight, float eps,
-                                        const Fp8Weight& w, const Tensor& bias, const RopeStoreArgs& r) {
+                                        const Fp8Weight& w, const Tensor& bias, const RopeStoreArgs& r,
+                                        const Fp8PreNorm& pre) {
   if (!fp8_qkv_rope_fused_ || !fp8_sums_route(x, norm_weight) || qkv.ndim != 2 || qkv.size(0) != x.size(0) ||
       qkv.dtype != x.dtype || !r.k_cache.defined() || r.k_cache.ndim != 3 ||
       (w.act != Fp8ActScheme::dynamic_per_token && w.act != Fp8ActScheme::static_per_tensor) ||
@@ -236,11 +292,10 @@ bool CudaBackend::qkv_rope_store_fp8_lt(const Tensor& qkv, const Tensor& x, cons
   const RopeStoreArgs::Qkv h = r.split_qkv(qkv);
   op_checks::rope(h.q, h.k, r.positions, r.tables(), Device::cuda);
   op_checks::store_kv(r.k_cache, r.v_cache, h.k, h.v, r.slots, Device::cuda, r.kv_scales);
-  const int64_t n = x.size(0), n_in = x.size(1);
+  const int64_t n = x.size(0);
   const Fp8CublasLt::SumsRun run = fp8_cublaslt_.sums_ready(n, w, capturing_);
   if (!run.ready()) return false;
-  const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
-  launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
+  const auto [codes, scales] = fp8_norm_codes(pre, x, norm_weight, eps, w);
   fp8_cublaslt_.run_sums(run, codes, w, stream_, [&](int64_t r0, int64_t m, const float* sums) {
     launch_rope_store_kv_from_fp8_sums(qkv.slice_rows(r0, m), r.n_heads, sums, scales.ptr<const float>() + r0, w, bias,
                                        r.positions.slice_rows(r0, m), r.tables(), r.k_cache, r.v_cache,
@@ -256,16 +311,17 @@ bool CudaBackend::qkv_rope_store_fp8_lt(const Tensor& qkv, const Tensor& x, cons
 // result is the decomposition's bit for bit (cuda_fp8_test, GatedActQuantizeEqualsActThenQuantize).
 // False (nothing run) where the fused product does not apply.
 bool CudaBackend::gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, const Tensor& x,
-                                      const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a) {
+                                      const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a,
+                                      const Fp8PreNorm& pre) {
   if (!fp8_gated_epilogue_ || !fp8_ws_mode() || x.ndim != 2 || x.size(0) <= kFp8WsMinRows ||
       !act.defined() || act.dtype != x.dtype || act.ndim != 2 || act.size(0) != x.size(0) || !act.rows_contiguous() ||
       !norm_weight.defined() || norm_weight.device != Device::cuda)
     return false;
   const int64_t n = x.size(0), n_in = x.size(1), inter = act.size(1);
   op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);  // the decomposition's checks, same errors
-  const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
-  if (!fp8_gemm_wgmma_ws_glu_applies(act, codes, w)) return false;
-  launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
+  // The codes' shape alone decides whether the fused product applies: check it before making them.
+  if (!fp8_gemm_wgmma_ws_glu_applies(act, fp8_act_buffers(fp8_scratch_, n, n_in, w.act).first, w)) return false;
+  const auto [codes, scales] = fp8_norm_codes(pre, x, norm_weight, eps, w);
   launch_fp8_gemm_wgmma_ws_glu(act, codes, scales, w, a, stream_);
   // A static scheme's scale is the down projection's own: its linear_fp8 quantizes act itself.
   if (w.act == Fp8ActScheme::static_per_tensor) return true;
@@ -277,22 +333,21 @@ bool CudaBackend::gate_up_act_fp8_glu(const Tensor& act, const Tensor& gate_up, 
 
 bool CudaBackend::gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, const Tensor& x,
                                      const Tensor& norm_weight, float eps, const Fp8Weight& w, Activation a,
-                                     const Fp8Weight* down) {
+                                     const Fp8Weight* down, const Fp8PreNorm& pre) {
   if (!fp8_gated_lt_ || !fp8_sums_route(x, norm_weight) || !act.defined() || act.dtype != x.dtype || act.ndim != 2 ||
       act.size(0) != x.size(0) || !act.rows_contiguous() || !fp8_scaled_gated_act_quantize_applies(act, w))
     return false;
-  const int64_t n = x.size(0), n_in = x.size(1), inter = act.size(1);
+  const int64_t n = x.size(0), inter = act.size(1);
   op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);  // the decomposition's checks, same errors
   const Fp8CublasLt::SumsRun run = fp8_cublaslt_.sums_ready(n, w, capturing_);
   if (!run.ready()) return false;
-  const auto [codes, scales] = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);
   const auto [act_codes, act_scales] = fp8_act_buffers(fp8_pending_scratch_, n, inter, w.act);
   // act may stay unwritten where the named down projection takes these codes: linear_fp8's
   // conditions for taking them (same act, shape and scheme) hold by construction there.
   const bool write_act = !(fp8_act_skip_ && down != nullptr && down->act == w.act &&
                            down->act_amax_ub == w.act_amax_ub && down->w.defined() && down->w.ndim == 2 &&
                            down->w.size(1) == inter && act.stride[0] == inter);
-  launch_fp8_rms_norm_quantize(codes, scales, x, norm_weight, eps, w, stream_);
+  const auto [codes, scales] = fp8_norm_codes(pre, x, norm_weight, eps, w);
   fp8_cublaslt_.run_sums(run, codes, w, stream_, [&](int64_t r0, int64_t m, const float* sums) {
     launch_fp8_scaled_gated_act_quantize(act.slice_rows(r0, m), act_codes.ptr<uint8_t>() + r0 * inter,
                                          act_scales.ptr<float>() + r0, sums, scales.ptr<const float>() + r0, w, a,
@@ -305,6 +360,7 @@ bool CudaBackend::gate_up_act_fp8_lt(const Tensor& act, const Tensor& gate_up, c
 void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor normed, Tensor x, Tensor norm_weight,
                                            float eps, const Fp8Weight& w, Activation a, const Fp8Weight* down) {
   drop_fp8_pending();
+  const Fp8PreNorm pre = std::exchange(fp8_prenorm_, Fp8PreNorm{});
   Fp8GemvFusion f = norm_fusion(norm_weight, eps);
   f.glu = true;
   f.glu_act = a;
@@ -314,8 +370,9 @@ void CudaBackend::rms_norm_gate_up_act_fp8(Tensor act, Tensor gate_up, Tensor no
     op_checks::linear_fp8(gate_up, x, w, Tensor(), Device::cuda);
     return fp8_gemv(act, x, w, Tensor(), false, f);
   }
-  if (gate_up_act_fp8_lt(act, gate_up, x, norm_weight, eps, w, a, down)) return;
-  if (gate_up_act_fp8_glu(act, gate_up, x, norm_weight, eps, w, a)) return;
+  if (gate_up_act_fp8_lt(act, gate_up, x, norm_weight, eps, w, a, down, pre)) return;
+  if (gate_up_act_fp8_glu(act, gate_up, x, norm_weight, eps, w, a, pre)) return;
+  fp8_prenorm_ = pre;  // for the decomposition's rms_norm_linear_fp8
   rms_norm_linear_fp8(gate_up, normed, x, norm_weight, eps, w, Tensor());
   // The gated activation writes act and, under a dynamic scheme (the model's layers share the
   // activation scheme, so the down projection's is gate_up's), its FP8 codes for the next

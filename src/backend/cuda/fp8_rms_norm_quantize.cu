@@ -3,6 +3,7 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/fp8_act.cuh"
 #include "backend/cuda/fp8_row_quantize.cuh"
+#include "backend/cuda/rms_norm_chunks.cuh"
 
 namespace seam::cuda {
 
@@ -57,7 +58,8 @@ __global__ void __launch_bounds__(kThreads)
 // The register path (fp8_row_quantize.cuh): x and the norm weight read once in 16-byte
 // vectors; the chunk layout is rms_norm.cu's vector walk at kThreads (thread t, step s:
 // elements 8 (t + s kThreads)), so the sum of squares is summed in rms_norm.cu's order and the
-// normed values are the kernel above's, bit for bit. That kernel re-reads the row for the
+// normed values are the kernel above's, bit for bit (rms_norm_chunks.cuh: the norm shared with
+// fp8_scale_norm_quantize.cu). That kernel re-reads the row for the
 // amax and the codes over 2-byte loads (54 µs for 4,096 x 4,096 bf16 on the H200).
 template <typename T, int kChunks>
 __global__ void __launch_bounds__(kThreads)
@@ -67,34 +69,14 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ float scratch[32];
   const int64_t row = blockIdx.x;
   const uint4* xr = reinterpret_cast<const uint4*>(x + row * x_stride);
-  const uint4* gr = reinterpret_cast<const uint4*>(g);
   const int n_chunks = n_in / 8;
   uint4 v[kChunks];
-  float ss = 0.f;
 #pragma unroll
   for (int s = 0; s < kChunks; ++s) {
     const int c = s * kThreads + int(threadIdx.x);
     v[s] = c < n_chunks ? xr[c] : make_uint4(0, 0, 0, 0);
-    if (c >= n_chunks) continue;
-    const T* e = reinterpret_cast<const T*>(&v[s]);
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const float f = to_float(e[i]);
-      ss += f * f;
-    }
   }
-  ss = block_sum(ss, scratch);
-  const float inv_rms = 1.f / sqrtf(ss / float(n_in) + eps);
-#pragma unroll
-  for (int s = 0; s < kChunks; ++s) {
-    const int c = s * kThreads + int(threadIdx.x);
-    if (c >= n_chunks) continue;
-    const uint4 w = gr[c];
-    const T* we = reinterpret_cast<const T*>(&w);
-    T* e = reinterpret_cast<T*>(&v[s]);
-#pragma unroll
-    for (int i = 0; i < 8; ++i) e[i] = from_float<T>(to_float(e[i]) * inv_rms * to_float(we[i]));
-  }
+  rms_norm_row_chunks<T, kThreads, kChunks>(v, n_chunks, g, n_in, eps, scratch);
   const float static_scale = act == int(Fp8ActScheme::static_per_tensor) ? *input_scale : 0.f;
   quantize_row_chunks<T, kThreads, kChunks>(v, n_chunks, act, static_scale, ub, codes + row * n_in, scales, row,
                                             gridDim.x, scratch);
