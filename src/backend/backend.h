@@ -408,7 +408,7 @@ class Backend {
   // FP8 norm fusion (rms_norm_linear_fp8, rms_norm_qkv_rope_store_fp8 or rms_norm_gate_up_act_fp8)
   // of residual with norm_weight and eps into the FP8 linear `next`. A backend may compute that
   // norm's FP8 activations in this product's epilogue and hand them to that op (CUDA past the GEMV
-  // batches under SEAM_FP8_NORM_EPILOGUE=1: cuda/fp8_scale_norm_quantize.h); the caller must then run
+  // batches unless SEAM_FP8_NORM_EPILOGUE=0: cuda/fp8_scale_norm_quantize.h); the caller must then run
   // exactly that op next, on this residual. The default is linear_fp8 alone.
   virtual void linear_fp8_accumulate_before_norm(Tensor residual, Tensor x, const Fp8Weight& w, Tensor bias,
                                                  Tensor norm_weight, float eps, const Fp8Weight& next) {

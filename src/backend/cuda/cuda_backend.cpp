@@ -60,7 +60,7 @@ CudaBackend::CudaBackend(int device_id) : device_id_(device_id) {
   fp8_gated_lt_ = env_name_choice("SEAM_FP8_GATED_ROUTE", 1, {"ws", "lt"}) == 1;
   fp8_qkv_rope_fused_ = env_choice("SEAM_FP8_QKV_ROPE_FUSED", 1, {0, 1}) == 1;
   fp8_act_skip_ = env_choice("SEAM_FP8_ACT_SKIP", 1, {0, 1}) == 1;
-  fp8_norm_epilogue_ = env_choice("SEAM_FP8_NORM_EPILOGUE", 0, {0, 1}) == 1;
+  fp8_norm_epilogue_ = env_choice("SEAM_FP8_NORM_EPILOGUE", 1, {0, 1}) == 1;
   const int fp8_gemv = env_name_choice("SEAM_FP8_GEMV", 0, {"auto", "mma", "fma"});
   int n = 0;
   SEAM_CUDA_CHECK(cudaGetDeviceCount(&n));

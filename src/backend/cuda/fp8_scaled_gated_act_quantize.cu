@@ -165,8 +165,8 @@ bool fp8_scaled_gated_act_quantize_applies(const Tensor& act, const Fp8Weight& w
 }
 
 int fp8_gated_cluster_default() {
-  // 1: one CTA a row (the default); 2 / 4: a decode batch's row on a cluster of that many CTAs (built without
-  // a device in the thirty-second pass: off until measured, docs/performance.md).
+  // 1: one CTA a row (the default); 2 / 4: a decode batch's row on a cluster of that many CTAs (the same bits;
+  // clusters of 4 measured no faster end to end, FP8 8B batch 64 on an H100: docs/performance.md, thirty-third pass).
   static const int v = env_choice("SEAM_FP8_GATED_CLUSTER", 1, {1, 2, 4});
   return v;
 }
