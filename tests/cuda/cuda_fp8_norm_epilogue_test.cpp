@@ -51,8 +51,8 @@ class CudaFp8NormEpilogue : public CudaFp8 {
 };
 
 // One product before one norm fusion (rms_norm_linear_fp8), per dtype, row count (the GEMV's rows,
-// a decode batch, a prefill chunk), width (one, two and a partial chunk a thread; 2,064 leaves some
-// threads a chunk short), bias, and the next linear's activation scheme (per-token, static).
+// a decode batch, a prefill chunk), width (at most 1, 2 and 3 chunks a thread; 2,064 and 5,120 leave
+// some threads a chunk short), bias, and the next linear's activation scheme (per-token, static).
 TEST_F(CudaFp8NormEpilogue, ProductThenNormEqualsDecomposition) {
   int n_fused = 0;
   for (DType t : {DType::bf16, DType::f16})
