@@ -144,6 +144,15 @@ class CudaBackend final : public Backend {
   int device_id() const { return device_id_; }
 
  private:
+  // rms_norm_gate_up_act_fp8's record of act's codes (fp8_pending_ below).
+  struct Fp8PendingAct {
+    const void* x = nullptr;
+    int64_t n = 0, n_in = 0;
+    Fp8ActScheme act = Fp8ActScheme::dynamic_per_token;
+    float ub = 0.f;
+    Tensor codes, scales;
+    bool act_unwritten = false;  // act itself was not written (SEAM_FP8_ACT_SKIP): these codes must be taken
+  };
   // linear_fp8_accumulate_before_norm's record of the activations it made (fp8_prenorm_ below).
   struct Fp8PreNorm {
     const void* x = nullptr;
@@ -186,6 +195,10 @@ class CudaBackend final : public Backend {
   // error if act was left unwritten for codes no op took: the caller broke
   // rms_norm_gate_up_act_fp8's contract, and a later read of act would see garbage.
   void drop_fp8_pending();
+  // Whether x's FP8 codes are `pending`'s (taken from fp8_pending_ by the linear_fp8 of x, or by
+  // linear_fp8_accumulate_before_norm): same x, shape and scheme. Throws an internal error where act
+  // was left unwritten for codes this op does not take.
+  static bool takes_pending(const Fp8PendingAct& pending, const Tensor& x, const Fp8Weight& w);
   // rms_norm_qkv_rope_store_fp8 past the GEMV on cuBLASLt's unscaled product with the scale
   // epilogue, RoPE and the KV store in one kernel after it (rope_from_fp8_sums.h,
   // launch_rope_store_kv_from_fp8_sums), under SEAM_FP8_QKV_ROPE_FUSED=1; false (nothing run) where
@@ -257,14 +270,6 @@ class CudaBackend final : public Backend {
   // rms_norm_gate_up_act_fp8's act already quantized (past GEMV batches) for the down projection:
   // the very next linear_fp8 call takes the codes if its x is this act under the same scheme,
   // and drops them either way (the model's MLP calls down_proj right after).
-  struct Fp8PendingAct {
-    const void* x = nullptr;
-    int64_t n = 0, n_in = 0;
-    Fp8ActScheme act = Fp8ActScheme::dynamic_per_token;
-    float ub = 0.f;
-    Tensor codes, scales;
-    bool act_unwritten = false;  // act itself was not written (SEAM_FP8_ACT_SKIP): these codes must be taken
-  };
   Fp8PendingAct fp8_pending_;
   Fp8Scratch fp8_pending_scratch_;  // fp8_pending_'s codes and scales
   // linear_fp8_accumulate_before_norm's FP8 activations of the next norm fusion (past GEMV batches,

@@ -117,15 +117,20 @@ void CudaBackend::drop_fp8_pending() {
              "linear_fp8, and another op ran first");
 }
 
+bool CudaBackend::takes_pending(const Fp8PendingAct& pending, const Tensor& x, const Fp8Weight& w) {
+  const bool takes = pending.x == x.data && pending.n == x.size(0) && pending.n_in == x.size(1) &&
+                     pending.act == w.act && pending.ub == w.act_amax_ub && x.stride[0] == x.size(1);
+  SEAM_CHECK(takes || !pending.act_unwritten, "internal error: rms_norm_gate_up_act_fp8 left act unwritten for the FP8 "
+             "codes of a linear_fp8 that does not take them");
+  return takes;
+}
+
 void CudaBackend::linear_fp8(Tensor out, Tensor x, const Fp8Weight& w, Tensor bias, bool accumulate) {
   op_checks::linear_fp8(out, x, w, bias, Device::cuda);
   fp8_prenorm_ = {};  // not a norm fusion: whatever linear_fp8_accumulate_before_norm left is not for this
   const Fp8PendingAct pending = std::exchange(fp8_pending_, Fp8PendingAct{});
+  const bool takes = takes_pending(pending, x, w);
   const int64_t n = x.size(0), n_in = x.size(1);
-  const bool takes = pending.x == x.data && pending.n == n && pending.n_in == n_in && pending.act == w.act &&
-                     pending.ub == w.act_amax_ub && x.stride[0] == n_in;
-  SEAM_CHECK(takes || !pending.act_unwritten, "internal error: rms_norm_gate_up_act_fp8 left act unwritten for the FP8 "
-             "codes of a linear_fp8 that does not take them");
   if (n == 0) return;
   // Where act was not written its codes are the only input, whatever the row count.
   if (takes && pending.act_unwritten) return fp8_product(out, pending.codes, pending.scales, w, bias, accumulate);
@@ -155,10 +160,7 @@ void CudaBackend::linear_fp8_accumulate_before_norm(Tensor residual, Tensor x, c
   if (!run.ready()) return linear_fp8(residual, x, w, bias, true);
   // x's codes: the gated activation's (fp8_pending_) where they are x's, as linear_fp8 takes them.
   const Fp8PendingAct pending = std::exchange(fp8_pending_, Fp8PendingAct{});
-  const bool takes = pending.x == x.data && pending.n == n && pending.n_in == n_in && pending.act == w.act &&
-                     pending.ub == w.act_amax_ub && x.stride[0] == n_in;
-  SEAM_CHECK(takes || !pending.act_unwritten, "internal error: rms_norm_gate_up_act_fp8 left act unwritten for the FP8 "
-             "codes of a linear_fp8 that does not take them");
+  const bool takes = takes_pending(pending, x, w);
   Tensor codes = pending.codes, scales = pending.scales;
   if (!takes) {
     std::tie(codes, scales) = fp8_act_buffers(fp8_scratch_, n, n_in, w.act);

@@ -35,22 +35,8 @@ __global__ void fp8_scale_epilogue_vec_kernel(T* out, int64_t out_stride, const 
   const int64_t i = blockIdx.y;
   const int64_t o = (int64_t(blockIdx.x) * kThreads + threadIdx.x) * 8;
   if (o >= n_out) return;
-  const float4* sp = reinterpret_cast<const float4*>(sums + i * n_out + o);
-  const float4 s0 = sp[0], s1 = sp[1];
-  const float sum[8] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
-  const float x_scale = xs[i];
   T* dst = out + i * out_stride + o;
-  uint4 prev = accumulate ? *reinterpret_cast<const uint4*>(dst) : make_uint4(0, 0, 0, 0);
-  uint4 b = bias ? *reinterpret_cast<const uint4*>(bias + o) : make_uint4(0, 0, 0, 0);
-  const T* pe = reinterpret_cast<const T*>(&prev);
-  const T* be = reinterpret_cast<const T*>(&b);
-  uint4 r;
-  T* re = reinterpret_cast<T*>(&r);
-#pragma unroll
-  for (int e = 0; e < 8; ++e)
-    re[e] = scaled_output<T>(sum[e], x_scale, ws[(o + e) * ws_step], bias ? be + e : nullptr,
-                             accumulate ? pe + e : nullptr);
-  *reinterpret_cast<uint4*>(dst) = r;
+  *reinterpret_cast<uint4*>(dst) = scaled_output_chunk<T>(sums + i * n_out, xs[i], ws, ws_step, o, bias, dst, accumulate);
 }
 
 // The vector kernel where it applies (16-bit outputs, aligned rows of whole vectors); a

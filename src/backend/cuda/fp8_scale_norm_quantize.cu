@@ -13,7 +13,7 @@ namespace {
 constexpr int kThreads = 256;
 
 // One block a row. Each thread makes its chunks of the new residual row as
-// fp8_scale_epilogue.cu's vector kernel does (two 16-byte loads of sums, scaled_output with the
+// fp8_scale_epilogue.cu's vector kernel does (scaled_output_chunk: two 16-byte loads of sums, scaled_output with the
 // previous value), stores them and keeps them in registers; then the norm and the codes exactly as
 // the norm kernel computes them from the stored row.
 template <typename T, int kChunks>
@@ -36,17 +36,7 @@ __global__ void __launch_bounds__(kThreads)
     v[s] = make_uint4(0, 0, 0, 0);
     if (c >= n_chunks) continue;
     const int o = c * 8;
-    const float4* sp = reinterpret_cast<const float4*>(sr + o);
-    const float4 s0 = sp[0], s1 = sp[1];
-    const float sum[8] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
-    const uint4 prev = *reinterpret_cast<const uint4*>(rr + o);
-    const uint4 b = bias ? *reinterpret_cast<const uint4*>(bias + o) : make_uint4(0, 0, 0, 0);
-    const T* pe = reinterpret_cast<const T*>(&prev);
-    const T* be = reinterpret_cast<const T*>(&b);
-    T* re = reinterpret_cast<T*>(&v[s]);
-#pragma unroll
-    for (int e = 0; e < 8; ++e)
-      re[e] = scaled_output<T>(sum[e], x_scale, ws[(o + e) * ws_step], bias ? be + e : nullptr, pe + e);
+    v[s] = scaled_output_chunk<T>(sr, x_scale, ws, ws_step, o, bias, rr + o, true);
     *reinterpret_cast<uint4*>(rr + o) = v[s];
   }
   rms_norm_row_chunks<T, kThreads, kChunks>(v, n_chunks, g, n_out, eps, scratch);

@@ -19,4 +19,29 @@ __device__ __forceinline__ T scaled_output(float sum, float x_scale, float w_sca
   return from_float<T>(prev ? __fadd_rn(to_float(*prev), y) : y);
 }
 
+// Eight consecutive outputs o .. o + 7 of one row (16-bit T): the row's sums read as two 16-byte
+// vectors, bias (or null) and, when accumulating, the old outputs at out_o as one 16-byte vector each;
+// scaled_output per element. The vector form every 16-byte consumer of the sums shares
+// (fp8_scale_epilogue.cu, fp8_scale_norm_quantize.cu), so their outputs agree bit for bit.
+template <typename T>
+__device__ __forceinline__ uint4 scaled_output_chunk(const float* sums_row, float x_scale, const float* ws,
+                                                     int64_t ws_step, int64_t o, const T* bias, const T* out_o,
+                                                     bool accumulate) {
+  static_assert(sizeof(T) == 2, "8 outputs of 16 bits: one 16-byte vector");
+  const float4* sp = reinterpret_cast<const float4*>(sums_row + o);
+  const float4 s0 = sp[0], s1 = sp[1];
+  const float sum[8] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
+  const uint4 prev = accumulate ? *reinterpret_cast<const uint4*>(out_o) : make_uint4(0, 0, 0, 0);
+  const uint4 b = bias ? *reinterpret_cast<const uint4*>(bias + o) : make_uint4(0, 0, 0, 0);
+  const T* pe = reinterpret_cast<const T*>(&prev);
+  const T* be = reinterpret_cast<const T*>(&b);
+  uint4 r;
+  T* re = reinterpret_cast<T*>(&r);
+#pragma unroll
+  for (int e = 0; e < 8; ++e)
+    re[e] = scaled_output<T>(sum[e], x_scale, ws[(o + e) * ws_step], bias ? be + e : nullptr,
+                             accumulate ? pe + e : nullptr);
+  return r;
+}
+
 }  // namespace seam::cuda
