@@ -323,7 +323,8 @@ int run(int argc, char** argv) {
   const bool small_m = argc > 1 && std::strcmp(argv[1], "--small-m") == 0;
   // --focus: the fused FP8 gated producer alone (kernel_bench_fp8_act.cu), the residual's scale epilogue
   // and next norm as two kernels and as one (kernel_bench_fp8_norm.cu), then decode attention
-  // at batch 1 and 32,768 / 4,096 keys on a bf16 and an FP8 cache (the FP8-KV decode target's).
+  // at batch 1 and 32,768 / 4,096 keys on a bf16 and an FP8 cache (the FP8-KV decode target's),
+  // and at batch 64 and 192 / 1,152 keys.
   const bool focus = argc > 1 && std::strcmp(argv[1], "--focus") == 0;
   std::string why;
   if (!cuda_device_present(&why)) {
@@ -351,6 +352,9 @@ int run(int argc, char** argv) {
     fp8_kv.kv_fp8 = true;
     for (int ctx : {32768, 4096})
       for (const AttnShape& sh : {AttnShape{}, fp8_kv}) bench_decode_attention(b, 1, ctx, false, sh);
+    // Batch 64 at the decode benchmarks' short context and at serving's 1,024-token prompts: 512
+    // (sequence, kv head) blocks where the ring's shared memory allows two an SM (two waves).
+    for (int ctx : {192, 1152}) bench_decode_attention(b, 64, ctx, false);
     return 0;
   }
   if (gemv_only || small_m) {

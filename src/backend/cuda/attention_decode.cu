@@ -1,4 +1,5 @@
-// Flash-decoding: grid (split, kv head, decode sequence), 4 warps per block.
+// Flash-decoding: grid (split, kv head, decode sequence), 4 warps per block, or 2 where
+// decode_block_warps.h's rule (SEAM_DECODE_BLOCK_WARPS) makes one wave of two that way.
 //
 // Within a block the warps take 16-key tiles of the split's range in turn, each
 // with its own 3-stage cp.async ring (warp-local: no block barrier in the loop).
@@ -25,6 +26,7 @@
 #include <type_traits>
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/decode_block_warps.h"
 #include "backend/cuda/diagnostic_switch.h"
 #include "backend/cuda/flash_mma.cuh"
 #include "backend/cuda/kv_fp8_frag.cuh"
@@ -35,7 +37,8 @@ namespace seam::cuda {
 
 namespace {
 
-constexpr int kWarps = 4;
+constexpr int kWarps = kDecodeWarpsWide;  // the most warps a block has (the merge's layout is sized for it)
+static_assert(kDecodeWarpsNarrow <= kWarps);
 constexpr int kTileKeys = 16;  // keys per warp tile
 constexpr int kStages = 3;     // cp.async ring depth per warp
 constexpr int kMaxSplits = 64;
@@ -81,17 +84,18 @@ bool fp8_regs_enabled() {
 template <int D>
 constexpr bool kFp8RegsDim = D == 64 || D % 128 == 0;  // code_tile_offset's head dims
 
-// Bytes of each warp's cp.async ring (KV elements), then (FP8, not kRegs) of its dequantised T
-// tile pair.
+// Bytes of a block of `warps` warps' cp.async rings (KV elements), then (FP8, not kRegs) of their
+// dequantised T tile pairs; the warps' merge reuses the memory afterwards ((m, l) laid out for
+// kWarps warps, then each warp's 16 rows of o).
 template <typename T, typename KV, int D>
-constexpr size_t decode_ring_bytes() {
-  return size_t(kWarps) * kStages * 2 * kTileKeys * D * sizeof(KV);
+__host__ __device__ constexpr size_t decode_ring_bytes(int warps) {
+  return size_t(warps) * kStages * 2 * kTileKeys * D * sizeof(KV);
 }
 template <typename T, typename KV, int D, bool kRegs = false>
-constexpr size_t decode_smem_bytes() {
-  const size_t tiles = kIsFp8<KV> && !kRegs ? size_t(kWarps) * 2 * kTileKeys * D * sizeof(T) : 0;
-  const size_t merge = size_t(kWarps) * 16 * (D + 2) * sizeof(float);
-  return decode_ring_bytes<T, KV, D>() + tiles > merge ? decode_ring_bytes<T, KV, D>() + tiles : merge;
+constexpr size_t decode_smem_bytes(int warps) {
+  const size_t tiles = kIsFp8<KV> && !kRegs ? size_t(warps) * 2 * kTileKeys * D * sizeof(T) : 0;
+  const size_t merge = (size_t(kWarps) * 2 * 16 + size_t(warps) * 16 * D) * sizeof(float);
+  return decode_ring_bytes<T, KV, D>(warps) + tiles > merge ? decode_ring_bytes<T, KV, D>(warps) + tiles : merge;
 }
 
 // The last split block of (dseq, kvh) merges the n_active splits' partials of the group's query
@@ -105,7 +109,7 @@ __device__ void merge_splits(const AttentionParams& p, int n_splits, int n_activ
   float* ms = smem;                       // [group][kMaxSplits]: m_i, then the weight 2^(m_i - M) / L
   float* ls = smem + group * kMaxSplits;  // [group][kMaxSplits]: l_i
   const int64_t base = (int64_t(dseq) * p.n_heads + int64_t(kvh) * group) * n_splits;  // part of (row 0, split 0)
-  for (int it = threadIdx.x; it < group * n_active; it += kWarps * 32) {
+  for (int it = threadIdx.x; it < group * n_active; it += blockDim.x) {
     const int row = it / n_active, split = it % n_active;
     const int64_t part = base + int64_t(row) * n_splits + split;
     ms[row * kMaxSplits + split] = __ldcg(part_ml + part * 2);
@@ -127,7 +131,7 @@ __device__ void merge_splits(const AttentionParams& p, int n_splits, int n_activ
     for (int i = 0; i < n_active; ++i) m_row[i] *= inv;
   }
   __syncthreads();
-  for (int it = threadIdx.x; it < group * D; it += kWarps * 32) {
+  for (int it = threadIdx.x; it < group * D; it += blockDim.x) {
     const int row = it / D, d = it % D;
     const float* po = part_o + (base + int64_t(row) * n_splits) * D + d;
     const float* w = ms + row * kMaxSplits;
@@ -154,6 +158,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   extern __shared__ __align__(128) unsigned char smem_raw[];
   constexpr int kTile = kTileKeys * D;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int n_warps = int(blockDim.x) >> 5;  // kWarps or kDecodeWarpsNarrow (launch_typed)
   const int split = blockIdx.x, kvh = blockIdx.y, dseq = blockIdx.z;
   const int seq = p.n_prefill_seqs + dseq;
   const int group = p.group;
@@ -184,13 +189,13 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
 
   KV* ring = reinterpret_cast<KV*>(smem_raw) + size_t(warp) * kStages * 2 * kTile;
   // FP8: the warp's dequantised K and V tiles (unused, and not allocated, for a float cache).
-  T* deq = reinterpret_cast<T*>(smem_raw + decode_ring_bytes<T, KV, D>()) + size_t(warp) * 2 * kTile;
-  // Warp w handles tiles w, w + 4, ...: its i-th tile is tile w + 4i.
-  const int my_tiles = n_tiles > warp ? (n_tiles - warp + kWarps - 1) / kWarps : 0;
+  T* deq = reinterpret_cast<T*>(smem_raw + decode_ring_bytes<T, KV, D>(n_warps)) + size_t(warp) * 2 * kTile;
+  // Warp w handles tiles w, w + n_warps, ...: its i-th tile is tile w + n_warps * i.
+  const int my_tiles = n_tiles > warp ? (n_tiles - warp + n_warps - 1) / n_warps : 0;
   // Page-table entries travel a tile ahead: lane l (< 16) holds in `slot_next` the slot of key l
   // of the next tile to issue, and the copies take it by shuffle.
   auto fetch_slot = [&](int i) -> int32_t {
-    const int key = k_begin + (warp + kWarps * i) * kTileKeys + (lane & 15);
+    const int key = k_begin + (warp + n_warps * i) * kTileKeys + (lane & 15);
     return i < my_tiles && key < k_end ? slots[key] : 0;
   };
   int32_t slot_next = fetch_slot(0);
@@ -199,7 +204,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
       KV* kt = ring + (i % kStages) * 2 * kTile;
       const int32_t held = slot_next;
       const auto slot_of = [&](int row) { return __shfl_sync(0xffffffffu, held, row); };
-      const int key0 = k_begin + (warp + kWarps * i) * kTileKeys;
+      const int key0 = k_begin + (warp + n_warps * i) * kTileKeys;
       if constexpr (kIsFp8<KV>)
         flash::load_kv_tile_fp8<D, kTileKeys, kRegs>(kt, kt + kTile, k_cache, v_cache, slot_of, key0, k_end,
                                                      p.n_kv_heads, kvh, lane, 32);
@@ -214,7 +219,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
   // issue order (one commit group per tile) is the same either way.
   int n_issued = 0;
   while (n_issued < kStages - 1 &&
-         (n_issued >= my_tiles || k_begin + (warp + kWarps * n_issued + 1) * kTileKeys < seq_len))
+         (n_issued >= my_tiles || k_begin + (warp + n_warps * n_issued + 1) * kTileKeys < seq_len))
     issue(n_issued++);
   pdl_begin();
   while (n_issued < kStages - 1) issue(n_issued++);
@@ -246,7 +251,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
       }
       flash::qk_tile<T, D, kTileKeys / 8>(s, qf, k_tile, lane);
     }
-    const int key0 = k_begin + (warp + kWarps * i) * kTileKeys;
+    const int key0 = k_begin + (warp + n_warps * i) * kTileKeys;
 #pragma unroll
     for (int n = 0; n < kTileKeys / 8; ++n)
 #pragma unroll
@@ -272,11 +277,11 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
     l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
   }
 
-  // Merge the 4 warps: each writes its rows' (m, l) and o to shared memory.
+  // Merge the block's warps: each writes its rows' (m, l) and o to shared memory.
   __syncthreads();
   float* ms = reinterpret_cast<float*>(smem_raw);   // [kWarps][16]
   float* ls = ms + kWarps * 16;                     // [kWarps][16]
-  float* os = ls + kWarps * 16;                     // [kWarps][16][D]
+  float* os = ls + kWarps * 16;                     // [n_warps][16][D]
   const int t2 = (lane & 3) * 2;
   if ((lane & 3) == 0) {
     ms[warp * 16 + r_lo] = m[0];
@@ -302,15 +307,17 @@ __global__ void __launch_bounds__(kWarps * 32) flash_decode_kernel(AttentionPara
     }
   }
   __syncthreads();
-  for (int it = threadIdx.x; it < group * D; it += kWarps * 32) {
+  for (int it = threadIdx.x; it < group * D; it += blockDim.x) {
     const int row = it / D, d = it % D;
     float mx = -INFINITY;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, ms[w * 16 + row]);
+    for (int w = 0; w < kWarps; ++w)
+      if (w < n_warps) mx = fmaxf(mx, ms[w * 16 + row]);
     const float m_use = mx == -INFINITY ? 0.f : mx;
     float sum_l = 0.f, sum_o = 0.f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
+      if (w >= n_warps) break;
       const float f = exp2f(ms[w * 16 + row] - m_use);
       sum_l += ls[w * 16 + row] * f;
       sum_o += os[(w * 16 + row) * D + d] * f;
@@ -391,21 +398,41 @@ __global__ void combine_kernel(AttentionParams p, int n_splits, int min_keys, co
   dst[threadIdx.x] = from_float<T>(acc);
 }
 
+// SEAM_DECODE_BLOCK_WARPS: 0 (decode_block_warps.h's rule, the default), 2 or 4 (always that many).
+int block_warps_mode() {
+  static const int mode = env_choice("SEAM_DECODE_BLOCK_WARPS", 0, {0, kDecodeWarpsNarrow, kWarps});
+  return mode;
+}
+
 template <typename T, typename KV, int D, bool kRegs>
 void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int* counters, int n_counters,
                   int n_sms, cudaStream_t stream) {
-  constexpr size_t smem = decode_smem_bytes<T, KV, D, kRegs>();
+  constexpr size_t smem_wide = decode_smem_bytes<T, KV, D, kRegs>(kWarps);
+  constexpr size_t smem_narrow = decode_smem_bytes<T, KV, D, kRegs>(kDecodeWarpsNarrow);
+  static_assert(smem_wide >= smem_narrow);
   constexpr auto kernel = flash_decode_kernel<T, KV, D, kRegs>;
   once_per_device(reinterpret_cast<const void*>(kernel), [] {
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_wide)));
   });
-  static const int blocks_per_sm = [] {  // once per instantiation (one GPU model a process)
+  // Resident blocks an SM of each layout, once per instantiation (one GPU model a process).
+  static const int per_sm_wide = [] {
     int n = 0;
-    SEAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kWarps * 32, smem));
+    SEAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kWarps * 32, smem_wide));
     return std::max(n, 1);
   }();
-  const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, blocks_per_sm);
+  static const int per_sm_narrow = [] {
+    int n = 0;
+    SEAM_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kDecodeWarpsNarrow * 32, smem_narrow));
+    return std::max(n, 1);
+  }();
   const int n_dec = p.n_seqs - p.n_prefill_seqs;
+  // Host sizes only (decode rows, kv heads, SMs), so a graph's layout is the one its capture chose.
+  const int warps = choose_decode_block_warps(block_warps_mode(), int64_t(n_dec) * p.n_kv_heads,
+                                              int64_t(per_sm_wide) * n_sms, int64_t(per_sm_narrow) * n_sms);
+  const bool narrow = warps == kDecodeWarpsNarrow;
+  const size_t smem = narrow ? smem_narrow : smem_wide;
+  const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, narrow ? per_sm_narrow : per_sm_wide);
   const int64_t n_parts = int64_t(n_dec) * p.n_heads * n_splits;
   float* part_o = scratch;                    // [n_dec, n_heads, n_splits, D]
   float* part_ml = scratch + n_parts * D;     // [n_dec, n_heads, n_splits, 2]
@@ -414,9 +441,9 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
   // The last split merges where every (sequence, kv head) has an arrival counter.
   const bool fused = n_splits > 1 && counters != nullptr && int64_t(n_dec) * p.n_kv_heads <= n_counters &&
                      fused_combine_enabled();
-  static_assert(smem >= 2 * 16 * kMaxSplits * sizeof(float),
+  static_assert(smem_narrow >= 2 * 16 * kMaxSplits * sizeof(float),
                 "merge_splits keeps 2 floats per (query head, split) of a group of up to 16 in shared memory");
-  launch_kernel(kernel, grid, kWarps * 32, smem, stream, p, n_splits, min_keys, part_o, part_ml,
+  launch_kernel(kernel, grid, unsigned(warps * 32), smem, stream, p, n_splits, min_keys, part_o, part_ml,
                 fused ? counters : nullptr);
   SEAM_CUDA_CHECK_LAUNCH();
   if (n_splits > 1 && !fused) {
