@@ -121,12 +121,8 @@ void launch_typed(const Tensor& act, uint8_t* codes, float* scales, const float*
       launch_kernel(kernel, dim3(unsigned(n)), kThreadsC, 0, stream, act.ptr<T>(), act.stride[0], codes, scales, sums,
                     xs, w.w_scale.ptr<const float>(), ws_step, int(inter), ub);
     };
-    // Rows to fill every SM twice over: 256 threads a row, 2, 4 or 8 chunks a thread (kMaxInter =
-    // 16,384 = 256 x 8 x 8 values), in waves. Fewer rows (decode batches): up to 1,024 threads a
-    // row and one wave, since there the rows in flight, not the SMs' overlap, bound the kernel.
-    const int64_t n_sms = current_device_sms();
     const int chunks256 = fp8_row_chunks(inter, 256);
-    if (chunks256 <= 2 || n >= 2 * n_sms)
+    if (!fp8_scaled_gated_act_decode_layout(n, inter))
       with_row_chunks(chunks256, [&](auto k) {
         if constexpr (decltype(k)::value <= 8) launch(std::integral_constant<int, 256>{}, k);
       });
@@ -162,6 +158,13 @@ bool fp8_scaled_gated_act_quantize_applies(const Tensor& act, const Fp8Weight& w
          (w.w_scheme == Fp8WeightScheme::per_tensor ||
           (w.w_scheme == Fp8WeightScheme::per_channel && aligned16(w.w_scale.data))) &&
          w.w.defined() && w.w.ndim == 2 && w.w.size(0) == 2 * inter;
+}
+
+bool fp8_scaled_gated_act_decode_layout(int64_t n, int64_t inter) {
+  // Rows to fill every SM twice over: 256 threads a row, 2, 4 or 8 chunks a thread (kMaxInter =
+  // 16,384 = 256 x 8 x 8 values), in waves. Fewer rows (decode batches): up to 1,024 threads a
+  // row and one wave, since there the rows in flight, not the SMs' overlap, bound the kernel.
+  return fp8_row_chunks(inter, 256) > 2 && n < 2 * int64_t(current_device_sms());
 }
 
 int fp8_gated_cluster_default() {

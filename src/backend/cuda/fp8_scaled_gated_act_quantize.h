@@ -24,6 +24,9 @@ bool fp8_scaled_gated_act_quantize_applies(const Tensor& act, const Fp8Weight& w
 // those; act's shape still sizes the launch). cluster (1, 2 or 4): where fewer rows than twice the SMs
 // take the 1,024-thread row layout, that layout on a cluster of `cluster` CTAs (the same bits; sm_90).
 int fp8_gated_cluster_default();  // SEAM_FP8_GATED_CLUSTER, 1 unless set
+// Whether n rows of act [n, inter] take the decode layout (1,024 threads a row, one wave: fewer rows
+// than twice the SMs, rows wider than 2 chunks of 256 threads), the only layout `cluster` changes.
+bool fp8_scaled_gated_act_decode_layout(int64_t n, int64_t inter);
 void launch_fp8_scaled_gated_act_quantize(const Tensor& act, uint8_t* codes, float* scales, const float* sums,
                                           const float* xs, const Fp8Weight& w, Activation f, float ub,
                                           cudaStream_t stream, bool write_act = true,
