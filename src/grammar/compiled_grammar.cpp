@@ -1,6 +1,7 @@
 #include "grammar/compiled_grammar.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/error.h"
 #include "grammar/count_band.h"
@@ -34,20 +35,21 @@ CompiledGrammar::CompiledGrammar(const Grammar& g, std::shared_ptr<const TokenVo
 
 std::shared_ptr<const PositionMask> CompiledGrammar::stack_top_mask(const std::vector<uint32_t>& given) const {
   // A frame in a count band's state stands for the same place in the band's canonical state: the same mask
-  // (count_band.h), computed and kept once.
-  std::vector<uint32_t> shared;
-  if (!mask_alias_.empty()) {
-    shared = given;
-    for (uint32_t& f : shared)
-      if (f < mask_alias_.size()) f = mask_alias_[f];
+  // (count_band.h), computed and kept once. The key is written from the aliased frames directly; the
+  // aliased frames themselves are made only for a mask not yet kept.
+  const auto frame = [&](size_t i) { return given[i] < mask_alias_.size() ? mask_alias_[given[i]] : given[i]; };
+  std::string key(given.size() * sizeof(uint32_t), '\0');
+  for (size_t i = 0; i < given.size(); ++i) {
+    const uint32_t f = frame(i);
+    std::memcpy(key.data() + i * sizeof(uint32_t), &f, sizeof(uint32_t));
   }
-  const std::vector<uint32_t>& frames = mask_alias_.empty() ? given : shared;
-  const std::string key(reinterpret_cast<const char*>(frames.data()), frames.size() * sizeof(uint32_t));
   {
     std::lock_guard<std::mutex> lock(mu_);
     const auto it = stack_top_masks_.find(key);
     if (it != stack_top_masks_.end()) return it->second;
   }
+  std::vector<uint32_t> frames(given.size());
+  for (size_t i = 0; i < given.size(); ++i) frames[i] = frame(i);
   // Computed outside the lock; two threads may both compute one, the first stays.
   auto mask = std::make_shared<const PositionMask>(compute_position_mask(program_, *vocab_, frames));
   std::lock_guard<std::mutex> lock(mu_);

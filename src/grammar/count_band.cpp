@@ -1,35 +1,11 @@
 #include "grammar/count_band.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
-#include <string>
-#include <string_view>
 
 namespace seam::grammar {
 
 namespace {
-
-struct BandedState {
-  std::string_view stem;
-  long long position = 0, count = 0, min_len = 0, band_hi = 0;
-};
-
-// Parses "<stem>#b<position>.<count>.<min_len>.<band_hi>"; false for any other name.
-bool parse_banded(std::string_view name, BandedState& s) {
-  const size_t at = name.rfind("#b");
-  if (at == std::string_view::npos) return false;
-  s.stem = name.substr(0, at);
-  const char* p = name.data() + at + 2;
-  const char* end = name.data() + name.size();
-  long long* fields[] = {&s.position, &s.count, &s.min_len, &s.band_hi};
-  for (int i = 0; i < 4; ++i) {
-    const auto r = std::from_chars(p, end, *fields[i]);
-    if (r.ec != std::errc() || (i < 3 ? (r.ptr == end || *r.ptr != '.') : r.ptr != end)) return false;
-    p = r.ptr + (i < 3 ? 1 : 0);
-  }
-  return true;
-}
 
 // The element count of the alternative starting at `start` (through its kEnd).
 size_t alt_length(const GrammarProgram& g, uint32_t start) {
@@ -79,17 +55,14 @@ void alias_rule(const GrammarProgram& g, uint32_t r, uint32_t canon, std::vector
 std::vector<uint32_t> count_band_aliases(const GrammarProgram& program, int max_token_bytes) {
   const size_t n_rules = program.rule_names.size();
   std::vector<int> family(n_rules, -1);
-  // Length-bounded patterns: (stem, position) -> the band's states by count (rule ids); every state of
-  // the (stem, position) is of its family (a band state's successor may lie past the band).
-  std::map<std::pair<std::string_view, long long>, int> family_of;
-  std::vector<std::map<long long, uint32_t>> bands;
-  for (uint32_t r = 0; r < n_rules; ++r) {
-    BandedState s;
-    if (!parse_banded(program.rule_names[r], s)) continue;
-    const auto [it, fresh] = family_of.try_emplace({s.stem, s.position}, int(bands.size()));
-    if (fresh) bands.emplace_back();
-    family[r] = it->second;
-    if (s.count >= s.min_len && s.count <= s.band_hi - max_token_bytes) bands[size_t(it->second)][s.count] = r;
+  // Length-bounded patterns: each family's band states by count (rule ids); every state of a family
+  // is of it (a band state's successor may lie past the band).
+  std::vector<std::map<int, uint32_t>> bands;
+  for (const GrammarProgram::BandState& s : program.band_states) {
+    if (s.family >= bands.size()) bands.resize(size_t(s.family) + 1);
+    family[s.rule] = int(s.family);
+    if (s.count >= s.min_len && int64_t(s.count) <= int64_t(s.band_hi) - max_token_bytes)
+      bands[s.family][s.count] = s.rule;
   }
   // Bounded repetitions: O_k with k > T units left never runs out within a token of T bytes (a unit
   // takes at least one byte: a repeated unit that can match nothing is refused at lowering).

@@ -14,7 +14,8 @@
 // canonical state (its lowest count there). Tokens the mask leaves uncertain are still checked
 // against the real stack, so this changes which masks are computed, never a mask's content.
 //
-// regex_length names such state rules "<stem>#b<position>.<count>.<min_len>.<band_hi>".
+// regex_length records each state rule's family (pattern and position), count and band ends in
+// Grammar::count_band_states, which the lowering carries into GrammarProgram::band_states by rule id.
 //
 // A bounded repetition u{m,n} (a plain string's maxLength, an array's maxItems) is the same case:
 // its optional tail O_k (up to k more units) behaves as O_{T+1} for every k > T, since a token of

@@ -54,9 +54,23 @@ struct Rule {
   Expr body;
 };
 
+// A length-bounded pattern's state rule (regex_length.h) as count_band.h needs it: states of one
+// family (one pattern's one character position) differ only in their count of characters so far,
+// and those whose counts lie in the band [min_len, band_hi - T] behave alike for any token of up to
+// T bytes. Kept beside the rules by name; the lowering carries it into the program by rule id.
+struct CountBandState {
+  std::string rule;    // the state rule's name
+  std::string family;  // the same string for every state of one pattern's one position
+  int count = 0;       // characters matched so far
+  int min_len = 0;     // the pattern's minLength
+  int band_hi = 0;     // maxLength minus the most characters any live position still needs
+};
+
 struct Grammar {
   std::vector<Rule> rules;  // read and change bodies freely; add only through add_rule (the name index)
   std::string root = "root";
+  // Band facts of some rules (count_band.h); rules named here must exist when the grammar is lowered.
+  std::vector<CountBandState> count_band_states;
 
   // Adds a rule; a name already present is an error (seam::Error).
   void add_rule(std::string name, Expr body);

@@ -85,6 +85,7 @@ class Lowerer {
       set_alternatives(static_cast<uint32_t>(i), alts);
     }
     check_left_recursion();
+    lower_band_states();
     return std::move(p_);
   }
 
@@ -206,6 +207,18 @@ class Lowerer {
       it = class_rules_.emplace(key, r).first;
     }
     out.push_back(call(it->second));
+  }
+
+  // The grammar's band facts by rule id (names resolved here, families numbered in order of first use).
+  void lower_band_states() {
+    std::unordered_map<std::string, uint32_t> families;
+    p_.band_states.reserve(g_.count_band_states.size());
+    for (const CountBandState& s : g_.count_band_states) {
+      const auto rule = rule_ids_.find(s.rule);
+      SEAM_ASSERT(rule != rule_ids_.end(), "a count band state names the rule '", s.rule, "', which is not there");
+      const auto family = families.try_emplace(s.family, uint32_t(families.size())).first->second;
+      p_.band_states.push_back({rule->second, family, s.count, s.min_len, s.band_hi});
+    }
   }
 
   void emit_repeat(const Expr& e, const std::string& owner, Seq& out) {

@@ -41,6 +41,13 @@ struct GrammarProgram {
   // Each bounded repetition's optional tail O_1 .. O_K (O_k: up to k more units, then the caller's
   // continuation), [k - 1] = O_k: count_band.h gives its rules far from the bound one mask.
   std::vector<std::vector<uint32_t>> repeat_chains;
+  // The grammar's CountBandState entries by rule id, each family numbered (count_band.h).
+  struct BandState {
+    uint32_t rule = 0;
+    uint32_t family = 0;
+    int count = 0, min_len = 0, band_hi = 0;
+  };
+  std::vector<BandState> band_states;
 };
 
 // Limits that keep a hostile grammar from exhausting memory at compile time.

@@ -280,7 +280,7 @@ LengthBoundedPattern length_bounded_pattern(const RegexAst& ast, int min_len, in
   // With an upper bound, the count band in which a state behaves as every other state of its position
   // does, for a token of up to T characters (count_band.h): from count min_len on (ending allowed) to
   // max_len - D - T, where D is the most characters any live position still needs to reach a final one.
-  // The band's ends go into the state rules' names, which CompiledGrammar reads once T is known.
+  // The band's ends go into the grammar's count_band_states, which CompiledGrammar reads once T is known.
   int band_hi = -1;  // max_len - D; -1: no band (no upper bound)
   if (bounded) {
     std::vector<int> dist(n_pos + 1, -1);  // fewest characters from a position to a final one
@@ -303,15 +303,10 @@ LengthBoundedPattern length_bounded_pattern(const RegexAst& ast, int min_len, in
   // One rule a live state: accept here (the empty alternative) and / or one character of a
   // follow position, then that position's state. Each character class is one shared rule.
   // Names: a fresh stem, then '#' (no front end's fresh names contain '#'): "#c<atom>" a class,
-  // "#s<state>" a state, or with an upper bound "#b<position>.<count>.<min_len>.<band_hi>"
-  // (count_band.h parses it).
+  // "#s<state>" a state; with an upper bound each state also gets a CountBandState (family: the stem
+  // and its position).
   const std::string stem = g.fresh_name("strlen");
-  auto state_name = [&](int s) {
-    if (band_hi < 0) return stem + "#s" + std::to_string(s);
-    const auto [p, c] = states[size_t(s)];
-    return stem + "#b" + std::to_string(p) + "." + std::to_string(c) + "." + std::to_string(min_len) + "." +
-           std::to_string(band_hi);
-  };
+  auto state_name = [&](int s) { return stem + "#s" + std::to_string(s); };
   std::vector<char> atom_used(a.atoms().size(), 0);
   for (size_t s = 0; s < n_states; ++s) {
     if (!live[s]) continue;
@@ -324,6 +319,10 @@ LengthBoundedPattern length_bounded_pattern(const RegexAst& ast, int min_len, in
       alts.push_back(seq({ref(stem + "#c" + std::to_string(atom)), ref(state_name(t))}));
     }
     g.add_rule(state_name(int(s)), choice(std::move(alts)));
+    if (band_hi >= 0) {
+      const auto [p, c] = states[s];
+      g.count_band_states.push_back({state_name(int(s)), stem + "#p" + std::to_string(p), c, min_len, band_hi});
+    }
   }
   for (size_t i = 0; i < atom_used.size(); ++i)
     if (atom_used[i]) g.add_rule(stem + "#c" + std::to_string(i), a.atoms()[i]);
