@@ -67,7 +67,8 @@ size_t CompiledGrammar::n_stack_top_masks() const {
 size_t CompiledGrammar::memory_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return program_.elements.size() * sizeof(Element) + program_.byte_sets.size() * sizeof(ByteSet) +
-         mask_alias_.size() * sizeof(uint32_t) + mask_bytes_ + 256;
+         program_.band_states.size() * sizeof(GrammarProgram::BandState) + mask_alias_.size() * sizeof(uint32_t) +
+         mask_bytes_ + 256;
 }
 
 }  // namespace seam::grammar
