@@ -2,6 +2,9 @@
 // rows, mixed batches (prefill first, then decode), GQA groups 1/2/4/7, head dims
 // 64/96/128/256 (tensor-core kernels) and 8 (CUDA-core kernel), f32/f16/bf16, q as a
 // strided view inside qkv, KV slots scattered through a page table.
+#include <cstdlib>
+
+#include "backend/cuda/attention_decode.h"
 #include "cuda_attention_fixture.h"
 
 namespace seam::test {
@@ -34,6 +37,27 @@ TEST_F(CudaAttention, MixedPrefillAndDecode) {
 TEST_F(CudaAttention, LongContextDecodeUsesManySplits) {
   const std::vector<Seq> seqs = {{1, 32767}, {1, 20000}};
   for (DType t : {DType::bf16, DType::f16}) check(t, {32, 8, 128}, seqs, 0, false, "long decode");
+}
+
+TEST_F(CudaAttention, DecodeBatchesWhereTheRuleTakesNarrowBlocks) {
+  // 64 decode rows of assorted lengths: 512 (row, kv head) pairs at 32/8 x 128 and 256 at 8/4 x 256. On a
+  // 132-SM Hopper (H100 / H200) a 4-warp block (96 / 192 KB of rings) fits 2 / 1 an SM and a 2-warp
+  // block 4 / 2, so decode_block_warps.h's rule takes 2 warps for both: its layout against the CPU,
+  // eagerly with the lengths known and replayed in a graph without them.
+  std::vector<Seq> seqs;
+  for (int i = 0; i < 64; ++i) seqs.push_back({1, (i * 37) % 1500 + 1});
+  int n_sms = 0, major = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&n_sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  for (DType t : {DType::bf16, DType::f16})
+    for (const Shape& sh : {Shape{32, 8, 128}, Shape{8, 4, 256}}) {
+      const int warps = cuda::flash_decode_block_warps(t, int(sh.d), false, 64, int(sh.kv_heads), n_sms);
+      if (major == 9 && n_sms == 132 && std::getenv("SEAM_DECODE_BLOCK_WARPS") == nullptr)
+        EXPECT_EQ(warps, 2) << "the rule's narrow layout at d " << sh.d;
+      const std::string what = "64 decode rows on " + std::to_string(warps) + "-warp blocks";
+      check(t, sh, seqs, 0, true, what);
+      check(t, sh, seqs, 0, false, what, std::nullopt, 0, {}, true);
+    }
 }
 
 TEST_F(CudaAttention, LongPrefillAgainstLongPrefix) {

@@ -404,35 +404,47 @@ int block_warps_mode() {
   return mode;
 }
 
+// One instantiation's shared memory and resident blocks an SM in each layout (the occupancy queried
+// once per instantiation: one GPU model a process), and the layout a batch takes.
+template <typename T, typename KV, int D, bool kRegs>
+struct DecodeLayouts {
+  static constexpr size_t smem_wide = decode_smem_bytes<T, KV, D, kRegs>(kWarps);
+  static constexpr size_t smem_narrow = decode_smem_bytes<T, KV, D, kRegs>(kDecodeWarpsNarrow);
+  static_assert(smem_wide >= smem_narrow);
+  static constexpr auto kernel = flash_decode_kernel<T, KV, D, kRegs>;
+
+  static void allow_smem() {
+    once_per_device(reinterpret_cast<const void*>(kernel), [] {
+      SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_wide)));
+    });
+  }
+  static int per_sm(int warps) {
+    allow_smem();
+    static const int wide = occupancy(kWarps, smem_wide), narrow = occupancy(kDecodeWarpsNarrow, smem_narrow);
+    return warps == kDecodeWarpsNarrow ? narrow : wide;
+  }
+  // Host sizes only (decode rows, kv heads, SMs), so a graph's layout is the one its capture chose.
+  static int warps_for(int64_t n_dec, int n_kv_heads, int n_sms) {
+    return choose_decode_block_warps(block_warps_mode(), n_dec * n_kv_heads, int64_t(per_sm(kWarps)) * n_sms,
+                                     int64_t(per_sm(kDecodeWarpsNarrow)) * n_sms);
+  }
+
+ private:
+  static int occupancy(int warps, size_t smem) {
+    int n = 0;
+    SEAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, warps * 32, smem));
+    return std::max(n, 1);
+  }
+};
+
 template <typename T, typename KV, int D, bool kRegs>
 void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int* counters, int n_counters,
                   int n_sms, cudaStream_t stream) {
-  constexpr size_t smem_wide = decode_smem_bytes<T, KV, D, kRegs>(kWarps);
-  constexpr size_t smem_narrow = decode_smem_bytes<T, KV, D, kRegs>(kDecodeWarpsNarrow);
-  static_assert(smem_wide >= smem_narrow);
-  constexpr auto kernel = flash_decode_kernel<T, KV, D, kRegs>;
-  once_per_device(reinterpret_cast<const void*>(kernel), [] {
-    SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_wide)));
-  });
-  // Resident blocks an SM of each layout, once per instantiation (one GPU model a process).
-  static const int per_sm_wide = [] {
-    int n = 0;
-    SEAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kWarps * 32, smem_wide));
-    return std::max(n, 1);
-  }();
-  static const int per_sm_narrow = [] {
-    int n = 0;
-    SEAM_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kDecodeWarpsNarrow * 32, smem_narrow));
-    return std::max(n, 1);
-  }();
+  using L = DecodeLayouts<T, KV, D, kRegs>;
   const int n_dec = p.n_seqs - p.n_prefill_seqs;
-  // Host sizes only (decode rows, kv heads, SMs), so a graph's layout is the one its capture chose.
-  const int warps = choose_decode_block_warps(block_warps_mode(), int64_t(n_dec) * p.n_kv_heads,
-                                              int64_t(per_sm_wide) * n_sms, int64_t(per_sm_narrow) * n_sms);
-  const bool narrow = warps == kDecodeWarpsNarrow;
-  const size_t smem = narrow ? smem_narrow : smem_wide;
-  const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, narrow ? per_sm_narrow : per_sm_wide);
+  const int warps = L::warps_for(n_dec, p.n_kv_heads, n_sms);
+  const size_t smem = warps == kDecodeWarpsNarrow ? L::smem_narrow : L::smem_wide;
+  const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, L::per_sm(warps));
   const int64_t n_parts = int64_t(n_dec) * p.n_heads * n_splits;
   float* part_o = scratch;                    // [n_dec, n_heads, n_splits, D]
   float* part_ml = scratch + n_parts * D;     // [n_dec, n_heads, n_splits, 2]
@@ -441,9 +453,9 @@ void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes
   // The last split merges where every (sequence, kv head) has an arrival counter.
   const bool fused = n_splits > 1 && counters != nullptr && int64_t(n_dec) * p.n_kv_heads <= n_counters &&
                      fused_combine_enabled();
-  static_assert(smem_narrow >= 2 * 16 * kMaxSplits * sizeof(float),
+  static_assert(L::smem_narrow >= 2 * 16 * kMaxSplits * sizeof(float),
                 "merge_splits keeps 2 floats per (query head, split) of a group of up to 16 in shared memory");
-  launch_kernel(kernel, grid, unsigned(warps * 32), smem, stream, p, n_splits, min_keys, part_o, part_ml,
+  launch_kernel(L::kernel, grid, unsigned(warps * 32), smem, stream, p, n_splits, min_keys, part_o, part_ml,
                 fused ? counters : nullptr);
   SEAM_CUDA_CHECK_LAUNCH();
   if (n_splits > 1 && !fused) {
@@ -483,22 +495,24 @@ int flash_decode_splits(const AttentionParams& p, size_t scratch_bytes, int n_sm
   return int(splits);
 }
 
-void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int* counters,
-                         int n_counters, int n_sms, cudaStream_t stream) {
-  if (p.n_seqs - p.n_prefill_seqs <= 0) return;
-  SEAM_ASSERT(flash_decode_supported(dtype, p.head_dim, p.group));
-  const auto by_dim = [&](auto tag, auto kv_tag) {
+namespace {
+
+// Calls f(T{}, KV{}, integral_constant<int, D>, bool_constant<kRegs>) for the instantiation that runs
+// this dtype, cache and head dim (an FP8 cache's register path where switched on and the head dim has
+// it: kFp8RegsDim).
+template <typename F>
+decltype(auto) with_instantiation(DType dtype, bool kv_fp8, int head_dim, F&& f) {
+  const auto by_dim = [&](auto tag, auto kv_tag) -> decltype(auto) {
     using T = decltype(tag);
     using KV = decltype(kv_tag);
-    // An FP8 cache's register path where switched on and the head dim has it (kFp8RegsDim).
     const bool regs = kIsFp8<KV> && fp8_regs_enabled();
-    const auto go = [&](auto d_tag) {
+    const auto go = [&](auto d_tag) -> decltype(auto) {
       constexpr int D = decltype(d_tag)::value;
       if constexpr (kIsFp8<KV> && kFp8RegsDim<D>)
-        if (regs) return launch_typed<T, KV, D, true>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
-      return launch_typed<T, KV, D, false>(p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
+        if (regs) return f(T{}, KV{}, d_tag, std::true_type{});
+      return f(T{}, KV{}, d_tag, std::false_type{});
     };
-    switch (p.head_dim) {
+    switch (head_dim) {
       case 64: return go(std::integral_constant<int, 64>{});
       case 96: return go(std::integral_constant<int, 96>{});
       case 128: return go(std::integral_constant<int, 128>{});
@@ -506,8 +520,30 @@ void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, 
     }
   };
   if (dtype == DType::bf16)
-    return p.kv_fp8 ? by_dim(__nv_bfloat16{}, Fp8{}) : by_dim(__nv_bfloat16{}, __nv_bfloat16{});
-  return p.kv_fp8 ? by_dim(__half{}, Fp8{}) : by_dim(__half{}, __half{});
+    return kv_fp8 ? by_dim(__nv_bfloat16{}, Fp8{}) : by_dim(__nv_bfloat16{}, __nv_bfloat16{});
+  return kv_fp8 ? by_dim(__half{}, Fp8{}) : by_dim(__half{}, __half{});
+}
+
+}  // namespace
+
+void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int* counters,
+                         int n_counters, int n_sms, cudaStream_t stream) {
+  if (p.n_seqs - p.n_prefill_seqs <= 0) return;
+  SEAM_ASSERT(flash_decode_supported(dtype, p.head_dim, p.group));
+  with_instantiation(dtype, p.kv_fp8, p.head_dim, [&](auto t, auto kv, auto d, auto regs) {
+    launch_typed<decltype(t), decltype(kv), decltype(d)::value, decltype(regs)::value>(
+        p, scratch, scratch_bytes, counters, n_counters, n_sms, stream);
+  });
+}
+
+int flash_decode_block_warps(DType dtype, int head_dim, bool kv_fp8, int64_t n_decode_rows, int n_kv_heads,
+                             int n_sms) {
+  SEAM_CHECK(flash_decode_supported(dtype, head_dim, 1), "flash decode: no kernel for ", dtype_name(dtype),
+             " at head dim ", head_dim);
+  return with_instantiation(dtype, kv_fp8, head_dim, [&](auto t, auto kv, auto d, auto regs) {
+    return DecodeLayouts<decltype(t), decltype(kv), decltype(d)::value, decltype(regs)::value>::warps_for(
+        n_decode_rows, n_kv_heads, n_sms);
+  });
 }
 
 }  // namespace seam::cuda

@@ -24,6 +24,12 @@ bool flash_decode_supported(DType dtype, int head_dim, int group);
 void launch_flash_decode(const AttentionParams& p, DType dtype, float* scratch, size_t scratch_bytes, int* counters,
                          int n_counters, int n_sms, cudaStream_t stream);
 
+// The warps a block of this decode batch gets on this GPU (decode_block_warps.h's rule over the
+// kernel's occupancy, under SEAM_DECODE_BLOCK_WARPS): what launch_flash_decode launches. n_sms: the
+// count the backend passes it. Tests ask it to show which layout ran.
+int flash_decode_block_warps(DType dtype, int head_dim, bool kv_fp8, int64_t n_decode_rows, int n_kv_heads,
+                             int n_sms);
+
 // The split count for these sizes: one wave of resident blocks (blocks_per_sm from the
 // occupancy of the kernel), capped by kMaxSplits, the scratch and the keys a row reads (eager
 // max_seq_len, or the window).
