@@ -336,8 +336,10 @@ int run(int argc, char** argv) {
   // not yet run on a GPU), so it is turned on here unless already set (=0 times the unfused ops).
   setenv("SEAM_MOE_FUSED_ROUTE", "1", 0);
   Bench b;
-  std::printf("seam kernel bench on %s (Llama-3.1-8B shapes, bf16; ceilings: copy %.1f TB/s, GEMM %.0f TFLOP/s)\n\n",
-              b.gpu().name().c_str(), kCopyTBs, kGemmTFlops);
+  std::printf(
+      "seam kernel bench on %s (Llama-3.1-8B shapes, bf16; ceilings: copy %.2f TB/s measured now, GEMM %.0f TFLOP/s "
+      "measured on the H200)\n\n",
+      b.gpu().name().c_str(), b.copy_tbs(), kGemmTFlops);
   std::printf("| %-26s | %-34s | %10s | %-16s | %-18s |\n", "op", "shape", "time (us)", "achieved", "of ceiling");
   std::printf("|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(), std::string(36, '-').c_str(),
               std::string(12, '-').c_str(), std::string(18, '-').c_str(), std::string(20, '-').c_str());

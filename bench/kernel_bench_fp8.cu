@@ -21,7 +21,7 @@ void bench_fp8_gemm(Bench& b) {
   auto row = [&](const std::string& op, const std::string& shape, double us, double bytes, double flops) {
     const double gbs = bytes / (us * 1e-6) / 1e9, tflops = flops / (us * 1e-6) / 1e12;
     std::printf("| %-40s | %-26s | %10.1f | %7.1f TFLOP/s %5.1f%% | %6.0f GB/s %5.1f%% |\n", op.c_str(), shape.c_str(),
-                us, tflops, 100 * tflops / kFp8TFlops, gbs, 100 * gbs / (kCopyTBs * 1000));
+                us, tflops, 100 * tflops / kFp8TFlops, gbs, 100 * gbs / (b.copy_tbs() * 1000));
     std::fflush(stdout);
   };
   int n_sms = 0;

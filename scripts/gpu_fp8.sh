@@ -12,10 +12,12 @@
 #   EXTRA_SERVE_ARGS: more `seam serve` flags (e.g. --disable-output-overlap for its A/B); the serving
 #   step also prints the GPU busy fraction and the host phases of /metrics.
 # Floors (Llama-3.1-8B: 6.98e9 linear weights in 32 layers, a 0.525e9 bf16 head): decode = weight
-# bytes read per step (linears at 1 byte fp8 / 2 bf16, + the head) / 4.3e12 B/s; prefill = linear
+# bytes read per step (linears at 1 byte fp8 / 2 bf16, + the head) / SEAM_FLOOR_BW (scripts/floor_bandwidth.sh:
+# 4.3e12 B/s on the H200, an estimate on an H100); prefill = linear
 # FLOPs / 1.58e15 (FP8 dense peak; bf16: 0.79e15) + causal attention FLOPs / 0.79e15 (bf16).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/serve_wait.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/floor_bandwidth.sh"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT=${OUT:-/tmp/seam_out}
 MODELS=${MODELS:-/tmp/seam_models_config}
@@ -72,14 +74,15 @@ if "--mode" in args and "extend" in args:
     t = lin / peak + att / 0.79e15
     floor = f"floor {t * 1e3:.2f} ms = {n / t:,.0f} tok/s (linear {lin:.3g} FLOP / {peak:.3g}, attention {att:.3g} / 0.79e15)"
 else:
-    t = wb / 4.3e12
+    bw = float(os.environ["SEAM_FLOOR_BW"])
+    t = wb / bw
     batch = max(1, get("--batch-size"))
-    floor = f"floor {t * 1e3:.3f} ms/step = {batch / t:,.0f} tok/s ({wb / 1e9:.2f} GB / 4.3 TB/s)"
+    floor = f"floor {t * 1e3:.3f} ms/step = {batch / t:,.0f} tok/s ({wb / 1e9:.2f} GB / {bw / 1e12:.2f} TB/s)"
 print(f"{label} {quant} | {shown} | {floor}")
 ' | tee -a "$OUT/summary.txt"
 }
 
-log "fp8 linear bench $(date -u +%T) build $BUILD model $MODEL ${DUMMY[*]}"
+log "fp8 linear bench $(date -u +%T) build $BUILD model $MODEL ${DUMMY[*]}; floors at $SEAM_FLOOR_BW B/s ($SEAM_FLOOR_BW_WHY)"
 if [ ! -f "$MODELS/$MODEL/config.json" ]; then
   log "make $MODEL (config only)"
   timeout 120 python3 "$ROOT/tools/make_random_models.py" "$MODELS" --only "$MODEL" --config-only 2>&1 \

@@ -2,7 +2,7 @@
 # FP8 KV cache on the GPU (issue 22 item 4): decode batch 1 at a 32,768-token context on the
 # random-weight Llama-3.1-8B shape with FP8 weights (--quantization fp8), --kv-cache-dtype auto
 # (bf16) against fp8_e4m3, each with its memory floor: (weights read by a decode step + the KV
-# bytes of the context) / 4.3e12 B/s, and the KV pool's token count of each at the default memory
+# bytes of the context) / SEAM_FLOOR_BW (scripts/floor_bandwidth.sh: 4.3e12 B/s on the H200), and the KV pool's token count of each at the default memory
 # budget (--max-total-tokens set past it, so the pool is sized by memory: FP8 should hold twice the
 # tokens). The FP8 cache halves the KV bytes (65,536 B a token instead of 131,072), so the step
 # should get faster by about the KV half: 2.15 GB / 4.3e12 = 0.5 ms. Target: <= 2.8 ms (floor
@@ -18,6 +18,7 @@
 # are decode-graph replays.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$ROOT/scripts/floor_bandwidth.sh"
 BUILD=${BUILD:-/tmp/seam_head/build-gpu}
 MODEL_DIR=${MODEL_DIR:-/tmp/seam_models_config/llama-3.1-8b}
 OUT=${OUT:-/tmp/seam_out}
@@ -57,7 +58,7 @@ done
 # and their per-channel scales, the bf16 head and norms (the embedding table: one row), plus
 # the context's K and V of every layer.
 python3 - "$MODEL_DIR/config.json" "$CTX" "${results[@]}" <<'PY' | tee -a "$OUT/summary.txt"
-import json, sys
+import json, os, sys
 c = json.load(open(sys.argv[1])); ctx = int(sys.argv[2])
 h, inter, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
 nh, nkv = c["num_attention_heads"], c.get("num_key_value_heads", c["num_attention_heads"])
@@ -66,7 +67,7 @@ vocab = c["vocab_size"]
 linear = h * nh * d + 2 * h * nkv * d + nh * d * h + 3 * h * inter
 scales = 4 * (nh * d + 2 * nkv * d + h + 2 * inter + h)  # float32, one per output channel
 weights = L * (linear + scales + 2 * 2 * h) + 2 * (vocab * h + h)
-bw = 4.3e12
+bw = float(os.environ["SEAM_FLOOR_BW"])
 pools = {}
 for line in sys.argv[3:]:
     kv, _, js = line.partition(" ")
@@ -79,7 +80,7 @@ for line in sys.argv[3:]:
         got = f"{lat_ms:.3f} ms ({j.get('decode_path', '?')}), {lat_ms / floor_ms:.2f}x the floor; KV pool {pools[kv]} tokens"
     except Exception:
         got = "no result (timeout or error: see fp8_kv_<kv>.stderr)"
-    print(f"kv {kv:9s}: weights {weights / 1e9:.2f} GB + KV {kv_bytes / 1e9:.2f} GB -> floor {floor_ms:.3f} ms; measured {got}")
+    print(f"kv {kv:9s}: weights {weights / 1e9:.2f} GB + KV {kv_bytes / 1e9:.2f} GB -> floor {floor_ms:.3f} ms at {bw / 1e12:.2f} TB/s; measured {got}")
 kv_half = ctx * L * nkv * d * 2 / bw * 1e3
 print(f"expected gain from the FP8 cache: the KV half, {kv_half:.3f} ms; target fp8_e4m3 <= 2.8 ms")
 if pools.get("auto") and pools.get("fp8_e4m3"):

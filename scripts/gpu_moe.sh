@@ -46,6 +46,7 @@
 # Results: $OUT/summary.txt (one line a run), $OUT/bench.jsonl, logs beside them.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/serve_wait.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/floor_bandwidth.sh"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT=${OUT:-/tmp/seam_out}
 MODELS=${MODELS:-/tmp/seam_models}
@@ -126,7 +127,7 @@ done
 
 if step bench; then
   q="$DUMMY/qwen3-30b-a3b" x="$DUMMY/mixtral-8x7b"
-  log "bench $(date -u +%T) (floors: weight bytes / 4.3e12 B/s, tools/moe_floor.py)"
+  log "bench $(date -u +%T) (floors: weight bytes / $SEAM_FLOOR_BW B/s, $SEAM_FLOOR_BW_WHY; tools/moe_floor.py)"
   bench qwen3-30b-a3b "$q" "decode 1" --batch-size 1 --input-len 128 --output-len 64 --cuda-graph-bs 1 \
     --piecewise-cuda-graph-tokens 128
   for v in $GROUPED_VARIANTS; do

@@ -5,7 +5,8 @@
   tools/moe_floor.py CONFIG.json extend TOKENS            one prefill of TOKENS tokens (one sequence)
 
 Prints one line: the weight bytes the step must read (16-bit weights), the floor they set at
-4.3e12 B/s (the H200's measured copy bandwidth, as docs/performance.md uses), the KV bytes a
+SEAM_FLOOR_BW B/s (default 4.3e12, the H200's measured copy bandwidth, as docs/performance.md uses;
+scripts/floor_bandwidth.sh sets it for the GPU in use), the KV bytes a
 decode step reads at CONTEXT (default 160: bench input 128 + half of 64 outputs) and, for
 extend, the matmul floor at 989e12 FLOP/s (dense bf16); the step floor is the larger.
 
@@ -14,9 +15,10 @@ routing an expert is missed by all B tokens with probability (1 - k/E)^B and a s
 E * (1 - (1 - k/E)^B) experts per sparse layer (Qwen3-30B-A3B at 64 rows: 125.9 of 128).
 """
 import json
+import os
 import sys
 
-BW, FLOPS, BYTES = 4.3e12, 989e12, 2
+BW, FLOPS, BYTES = float(os.environ.get("SEAM_FLOOR_BW", "4.3e12")), 989e12, 2
 
 
 def shape(cfg):
