@@ -42,7 +42,8 @@ static_assert(kDecodeWarpsNarrow <= kWarps);
 constexpr int kTileKeys = 16;  // keys per warp tile
 constexpr int kStages = 3;     // cp.async ring depth per warp
 constexpr int kMaxSplits = 64;
-// Fewest keys a split is given by default (one tile per warp). The split count is baked
+// Fewest keys a split is given by default (one tile per warp of a 4-warp block, two of a
+// 2-warp one; the batch-1 shapes it was measured on take 4 warps). The split count is baked
 // into a graph for the longest context it may meet; a shorter context uses only
 // active_splits() of them, so short contexts skip the empty splits and, with one active
 // split, the combine pass. At batch 1 a short context is latency-bound, and more splits
