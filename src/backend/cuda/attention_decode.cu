@@ -414,20 +414,28 @@ struct DecodeLayouts {
   static_assert(smem_wide >= smem_narrow);
   static constexpr auto kernel = flash_decode_kernel<T, KV, D, kRegs>;
 
+  // The kernel's shared-memory limit raised on the current device (each launch checks; set once a device).
   static void allow_smem() {
     once_per_device(reinterpret_cast<const void*>(kernel), [] {
       SEAM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_wide)));
     });
   }
-  static int per_sm(int warps) {
-    allow_smem();
-    static const int wide = occupancy(kWarps, smem_wide), narrow = occupancy(kDecodeWarpsNarrow, smem_narrow);
-    return warps == kDecodeWarpsNarrow ? narrow : wide;
+  struct PerSm {
+    int wide = 1, narrow = 1;
+    int of(int warps) const { return warps == kDecodeWarpsNarrow ? narrow : wide; }
+  };
+  static const PerSm& per_sm() {
+    static const PerSm v = [] {
+      allow_smem();  // the occupancy of smem_wide needs the raised limit
+      return PerSm{occupancy(kWarps, smem_wide), occupancy(kDecodeWarpsNarrow, smem_narrow)};
+    }();
+    return v;
   }
   // Host sizes only (decode rows, kv heads, SMs), so a graph's layout is the one its capture chose.
   static int warps_for(int64_t n_dec, int n_kv_heads, int n_sms) {
-    return choose_decode_block_warps(block_warps_mode(), n_dec * n_kv_heads, int64_t(per_sm(kWarps)) * n_sms,
-                                     int64_t(per_sm(kDecodeWarpsNarrow)) * n_sms);
+    const PerSm& c = per_sm();
+    return choose_decode_block_warps(block_warps_mode(), n_dec * n_kv_heads, int64_t(c.wide) * n_sms,
+                                     int64_t(c.narrow) * n_sms);
   }
 
  private:
@@ -442,10 +450,11 @@ template <typename T, typename KV, int D, bool kRegs>
 void launch_typed(const AttentionParams& p, float* scratch, size_t scratch_bytes, int* counters, int n_counters,
                   int n_sms, cudaStream_t stream) {
   using L = DecodeLayouts<T, KV, D, kRegs>;
+  L::allow_smem();
   const int n_dec = p.n_seqs - p.n_prefill_seqs;
   const int warps = L::warps_for(n_dec, p.n_kv_heads, n_sms);
   const size_t smem = warps == kDecodeWarpsNarrow ? L::smem_narrow : L::smem_wide;
-  const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, L::per_sm(warps));
+  const int n_splits = flash_decode_splits(p, scratch_bytes, n_sms, L::per_sm().of(warps));
   const int64_t n_parts = int64_t(n_dec) * p.n_heads * n_splits;
   float* part_o = scratch;                    // [n_dec, n_heads, n_splits, D]
   float* part_ml = scratch + n_parts * D;     // [n_dec, n_heads, n_splits, 2]
